@@ -1,0 +1,20 @@
+#pragma once
+// Elementwise unary ops on float32 tensors of any shape, on the tensor's device.
+#include "kernels/dense/unary_math.hpp"
+#include "kernels/tensor.hpp"
+
+namespace topo {
+
+Tensor unary(UnaryOp op, const Tensor& x, float alpha = 0.f);
+// grad_x = grad * f'(x); `y` is the forward output (needed by Exp, Tanh, Sigmoid).
+Tensor unary_backward(UnaryOp op, const Tensor& grad, const Tensor& x, const Tensor& y, float alpha = 0.f);
+
+inline Tensor relu(const Tensor& x) { return unary(UnaryOp::Relu, x); }
+inline Tensor leaky_relu(const Tensor& x, float slope = 0.01f) { return unary(UnaryOp::LeakyRelu, x, slope); }
+inline Tensor gelu(const Tensor& x) { return unary(UnaryOp::Gelu, x); }
+inline Tensor exp(const Tensor& x) { return unary(UnaryOp::Exp, x); }
+inline Tensor log(const Tensor& x) { return unary(UnaryOp::Log, x); }
+inline Tensor tanh(const Tensor& x) { return unary(UnaryOp::Tanh, x); }
+inline Tensor sigmoid(const Tensor& x) { return unary(UnaryOp::Sigmoid, x); }
+
+}  // namespace topo

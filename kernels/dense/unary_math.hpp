@@ -1,0 +1,60 @@
+#pragma once
+// Elementwise unary functions and their derivatives: the math the CPU and CUDA backends share.
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/hd.hpp"
+
+namespace topo {
+
+enum class UnaryOp : std::uint8_t { Relu, LeakyRelu, Gelu, Exp, Log, Tanh, Sigmoid, Neg, Scale };
+
+// `alpha`: negative slope for LeakyRelu, factor for Scale; ignored otherwise.
+TOPO_HD float unary_forward(UnaryOp op, float x, float alpha) {
+  switch (op) {
+    case UnaryOp::Relu: return x > 0.f ? x : 0.f;
+    case UnaryOp::LeakyRelu: return x > 0.f ? x : alpha * x;
+    case UnaryOp::Gelu: {  // tanh approximation, as in GPT-2 / llm.c
+      const float c = 0.7978845608f;  // sqrt(2/pi)
+      return 0.5f * x * (1.f + tanhf(c * (x + 0.044715f * x * x * x)));
+    }
+    case UnaryOp::Exp: return expf(x);
+    case UnaryOp::Log: return logf(x);
+    case UnaryOp::Tanh: return tanhf(x);
+    case UnaryOp::Sigmoid: return 1.f / (1.f + expf(-x));
+    case UnaryOp::Neg: return -x;
+    case UnaryOp::Scale: return alpha * x;
+  }
+  return 0.f;
+}
+
+// d(out)/d(x) times `grad`, given the input x and the forward output y (whichever is cheaper is used).
+TOPO_HD float unary_backward(UnaryOp op, float grad, float x, float y, float alpha) {
+  switch (op) {
+    case UnaryOp::Relu: return x > 0.f ? grad : 0.f;
+    case UnaryOp::LeakyRelu: return x > 0.f ? grad : alpha * grad;
+    case UnaryOp::Gelu: {
+      const float c = 0.7978845608f;
+      const float inner = c * (x + 0.044715f * x * x * x);
+      const float t = tanhf(inner);
+      const float sech2 = 1.f - t * t;
+      return grad * (0.5f * (1.f + t) + 0.5f * x * sech2 * c * (1.f + 3.f * 0.044715f * x * x));
+    }
+    case UnaryOp::Exp: return grad * y;
+    case UnaryOp::Log: return grad / x;
+    case UnaryOp::Tanh: return grad * (1.f - y * y);
+    case UnaryOp::Sigmoid: return grad * y * (1.f - y);
+    case UnaryOp::Neg: return -grad;
+    case UnaryOp::Scale: return alpha * grad;
+  }
+  return 0.f;
+}
+
+namespace cuda {
+// Device launchers (unary_cuda.cu); pointers are device memory, n elements.
+void unary_forward(UnaryOp op, const float* x, float* y, std::int64_t n, float alpha);
+void unary_backward(UnaryOp op, const float* grad, const float* x, const float* y, float* dx, std::int64_t n,
+                    float alpha);
+}  // namespace cuda
+
+}  // namespace topo

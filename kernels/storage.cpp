@@ -1,0 +1,157 @@
+#include "kernels/storage.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <new>
+
+#include "kernels/error.hpp"
+
+#if TOPO_WITH_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace topo {
+
+namespace {
+constexpr std::size_t kCpuAlignment = 64;
+std::size_t round_up(std::size_t n, std::size_t m) { return (n + m - 1) / m * m; }
+
+#if TOPO_WITH_CUDA
+void cuda_check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess) fail("CUDA error in {}: {}", what, cudaGetErrorString(status));
+}
+#endif
+}  // namespace
+
+Storage::Storage(std::size_t bytes, Device device) : bytes_(bytes), device_(device) {
+  if (device.is_cpu()) {
+    // Never a null pointer, even for empty tensors, so views stay well-defined.
+    data_ = std::aligned_alloc(kCpuAlignment, round_up(bytes == 0 ? 1 : bytes, kCpuAlignment));
+    if (data_ == nullptr) fail("out of host memory allocating {} bytes", bytes);
+  } else {
+    require_available(device);
+    data_ = cuda_memory::allocate(bytes, device.index);
+  }
+}
+
+Storage::~Storage() {
+  if (device_.is_cpu()) {
+    std::free(data_);
+  } else {
+    cuda_memory::release(data_, bytes_, device_.index);
+  }
+}
+
+void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t bytes) {
+  if (bytes == 0) return;
+  if (dst_device.is_cpu() && src_device.is_cpu()) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+#if TOPO_WITH_CUDA
+  const cudaMemcpyKind kind = dst_device.is_cpu()   ? cudaMemcpyDeviceToHost
+                              : src_device.is_cpu() ? cudaMemcpyHostToDevice
+                                                    : cudaMemcpyDeviceToDevice;
+  cuda_check(cudaMemcpy(dst, src, bytes, kind), "cudaMemcpy");
+#else
+  fail("copy between {} and {} needs the CUDA backend, which this build lacks", src_device.str(), dst_device.str());
+#endif
+}
+
+void zero_bytes(void* dst, Device device, std::size_t bytes) {
+  if (bytes == 0) return;
+  if (device.is_cpu()) {
+    std::memset(dst, 0, bytes);
+    return;
+  }
+#if TOPO_WITH_CUDA
+  cuda_check(cudaMemset(dst, 0, bytes), "cudaMemset");
+#else
+  fail("zeroing memory on {} needs the CUDA backend, which this build lacks", device.str());
+#endif
+}
+
+namespace cuda_memory {
+namespace {
+// Blocks are cached by (device, rounded size). Small sizes round to 512 B, large ones to 2 MiB, so a
+// block can be reused by requests of nearly the same size without splitting.
+struct Cache {
+  std::mutex mutex;
+  std::multimap<std::pair<int, std::size_t>, void*> free_blocks;
+  Stats stats;
+};
+Cache& cache() {
+  static Cache* c = new Cache;  // leaked on purpose: storage may be released during static destruction
+  return *c;
+}
+std::size_t block_size(std::size_t bytes) {
+  if (bytes == 0) bytes = 1;
+  return bytes < (1u << 20) ? round_up(bytes, 512) : round_up(bytes, 2u << 20);
+}
+}  // namespace
+
+void* allocate(std::size_t bytes, int device_index) {
+#if TOPO_WITH_CUDA
+  const std::size_t size = block_size(bytes);
+  Cache& c = cache();
+  {
+    std::lock_guard<std::mutex> lock(c.mutex);
+    auto it = c.free_blocks.find({device_index, size});
+    if (it != c.free_blocks.end()) {
+      void* ptr = it->second;
+      c.free_blocks.erase(it);
+      c.stats.bytes_cached -= size;
+      c.stats.bytes_in_use += size;
+      return ptr;
+    }
+  }
+  cuda_check(cudaSetDevice(device_index), "cudaSetDevice");
+  void* ptr = nullptr;
+  if (cudaMalloc(&ptr, size) != cudaSuccess) {
+    (void)cudaGetLastError();
+    empty_cache();  // out of memory with blocks parked in the cache: give them back and try once more
+    cuda_check(cudaMalloc(&ptr, size), "cudaMalloc");
+  }
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.stats.bytes_in_use += size;
+  c.stats.driver_allocations += 1;
+  return ptr;
+#else
+  (void)bytes;
+  fail("CUDA allocation on device {} needs the CUDA backend, which this build lacks", device_index);
+#endif
+}
+
+void release(void* ptr, std::size_t bytes, int device_index) {
+  if (ptr == nullptr) return;
+  const std::size_t size = block_size(bytes);
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  c.free_blocks.insert({{device_index, size}, ptr});
+  c.stats.bytes_in_use -= size;
+  c.stats.bytes_cached += size;
+}
+
+void empty_cache() {
+#if TOPO_WITH_CUDA
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  for (auto& [key, ptr] : c.free_blocks) {
+    cudaSetDevice(key.first);
+    cudaFree(ptr);
+  }
+  c.free_blocks.clear();
+  c.stats.bytes_cached = 0;
+#endif
+}
+
+Stats stats() {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  return c.stats;
+}
+
+}  // namespace cuda_memory
+}  // namespace topo

@@ -1,0 +1,46 @@
+#pragma once
+// Storage: one device allocation shared by every tensor view onto it. CPU memory is 64-byte aligned;
+// CUDA memory comes from a caching allocator over cudaMalloc (never managed memory), so the training loop's
+// repeated same-sized allocations do not reach the driver.
+#include <cstddef>
+#include <memory>
+
+#include "kernels/device.hpp"
+
+namespace topo {
+
+class Storage {
+ public:
+  Storage(std::size_t bytes, Device device);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  std::size_t bytes() const { return bytes_; }
+  Device device() const { return device_; }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+  Device device_;
+};
+
+// Copies `bytes` between any two devices (host<->host, host<->device, device<->device).
+void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t bytes);
+// Sets `bytes` to zero on `device`.
+void zero_bytes(void* dst, Device device, std::size_t bytes);
+
+namespace cuda_memory {
+// The caching allocator behind CUDA storage (also used directly by kernels for scratch space).
+void* allocate(std::size_t bytes, int device_index);
+void release(void* ptr, std::size_t bytes, int device_index);
+// Returns cached blocks to the driver.
+void empty_cache();
+struct Stats {
+  std::size_t bytes_in_use = 0, bytes_cached = 0, driver_allocations = 0;
+};
+Stats stats();
+}  // namespace cuda_memory
+
+}  // namespace topo

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The whole test suite from a fresh machine: set up and build (scripts/setup.sh), then every ctest test.
+# Tests labelled `gpu` are reported as skipped where no CUDA device exists.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"

@@ -1,0 +1,50 @@
+#include "kernels/tensor.hpp"
+#include "tests/support/testing.hpp"
+
+using namespace topo;
+
+TEST_CASE("tensor: views share storage; reshape and slice_rows are zero-copy") {
+  Tensor t = Tensor::arange(12, DType::F32).reshape({3, 4});
+  CHECK(t.shape() == Shape{3, 4});
+  Tensor rows = t.slice_rows(1, 3);
+  CHECK(rows.shape() == Shape{2, 4});
+  CHECK(rows.shares_storage_with(t));
+  CHECK(rows.to_vector<float>()[0] == 4.f);
+  rows.data<float>()[0] = 40.f;
+  CHECK(t.to_vector<float>()[4] == 40.f);
+  CHECK(t.reshape({-1}).shape() == Shape{12});
+  CHECK(t.reshape({2, -1, 2}).shape() == Shape{2, 3, 2});
+  CHECK(t.clone().shares_storage_with(t) == false);
+}
+
+TEST_CASE("tensor: bad shapes, dtypes and devices are topo::Error naming the values") {
+  Tensor t = Tensor::zeros({3, 4});
+  CHECK_THROWS_WITH_AS(t.reshape({5, 2}), doctest::Contains("[3, 4] -> [5, 2]"), Error);
+  CHECK_THROWS_AS(t.reshape({-1, -1}), Error);
+  CHECK_THROWS_WITH_AS(t.slice_rows(2, 4), doctest::Contains("[2, 4)"), Error);
+  CHECK_THROWS_WITH_AS(t.data<std::int64_t>(), doctest::Contains("int64"), Error);
+  CHECK_THROWS_AS(t.size(2), Error);
+  CHECK_THROWS_AS(Tensor::empty({-1}), Error);
+  CHECK_THROWS_AS(Device::parse("gpu"), Error);
+  CHECK(Device::parse("cuda:1") == Device::cuda(1));
+}
+
+TEST_CASE("device discovery fails soft without a driver") {
+  const int count = cuda_device_count();  // must not throw, whatever the machine
+  CHECK(count >= 0);
+  if (count == 0) {
+    CHECK_THROWS_WITH_AS(Tensor::zeros({2}, DType::F32, Device::cuda()), doctest::Contains("cuda:0"), Error);
+    CHECK_THROWS_AS(require_available(Device::cuda()), Error);
+  }
+  CHECK_NOTHROW(require_available(Device::cpu()));
+}
+
+TEST_CASE("tensor: from_vector, to_vector and item round-trip every dtype") {
+  CHECK(Tensor::from_vector(std::vector<std::int32_t>{1, 2, 3}, {3}).to_vector<std::int32_t>() ==
+        std::vector<std::int32_t>{1, 2, 3});
+  CHECK(Tensor::full({1}, 2.5f).item() == 2.5f);
+  CHECK_THROWS_AS(Tensor::from_vector(std::vector<float>{1, 2}, {3}), Error);
+  Tensor z = Tensor::zeros({0, 5});
+  CHECK(z.numel() == 0);
+  CHECK(z.to_vector<float>().empty());
+}

@@ -1,0 +1,54 @@
+#include <cmath>
+
+#include "kernels/dense/unary.hpp"
+#include "tests/support/testing.hpp"
+
+using namespace topo;
+using topo::testing::kAwkwardSizes;
+
+namespace {
+// Naive reference, written independently of unary_math.hpp.
+float reference(UnaryOp op, float x, float alpha) {
+  switch (op) {
+    case UnaryOp::Relu: return std::max(x, 0.f);
+    case UnaryOp::LeakyRelu: return x >= 0 ? x : alpha * x;
+    case UnaryOp::Gelu: return 0.5f * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+    case UnaryOp::Exp: return std::exp(x);
+    case UnaryOp::Log: return std::log(x);
+    case UnaryOp::Tanh: return std::tanh(x);
+    case UnaryOp::Sigmoid: return 1 / (1 + std::exp(-x));
+    case UnaryOp::Neg: return -x;
+    case UnaryOp::Scale: return alpha * x;
+  }
+  return 0;
+}
+}  // namespace
+
+TEST_CASE("unary ops match the reference at awkward sizes, forward and backward (finite differences)") {
+  const UnaryOp ops[] = {UnaryOp::Relu, UnaryOp::LeakyRelu, UnaryOp::Gelu, UnaryOp::Exp, UnaryOp::Log,
+                         UnaryOp::Tanh, UnaryOp::Sigmoid,   UnaryOp::Neg,  UnaryOp::Scale};
+  for (UnaryOp op : ops) {
+    for (std::int64_t rows : kAwkwardSizes) {
+      CAPTURE(static_cast<int>(op));
+      CAPTURE(rows);
+      const float lo = op == UnaryOp::Log ? 0.1f : -3.f;
+      // Inputs keep 0.01 away from 0 so the central differences below never straddle relu's kink.
+      std::vector<float> init = topo::testing::random_uniform({rows, 33}, rows + 11, lo, 3.f).to_vector<float>();
+      for (float& v : init) v += v < 0 ? -0.01f : 0.01f;
+      Tensor x = Tensor::from_vector(init, {rows, 33});
+      const float alpha = 0.3f;
+      Tensor y = unary(op, x, alpha);
+      std::vector<float> xs = x.to_vector<float>(), expected(xs.size());
+      for (std::size_t i = 0; i < xs.size(); ++i) expected[i] = reference(op, xs[i], alpha);
+      TOPO_CHECK_CLOSE(y.to_vector<float>(), expected, 1e-5, 1e-5);
+
+      // Derivative against central differences of the reference.
+      Tensor ones = Tensor::full(x.shape(), 1.f);
+      std::vector<float> dx = unary_backward(op, ones, x, y, alpha).to_vector<float>(), numeric(xs.size());
+      const float h = 1e-3f;
+      for (std::size_t i = 0; i < xs.size(); ++i)
+        numeric[i] = (reference(op, xs[i] + h, alpha) - reference(op, xs[i] - h, alpha)) / (2 * h);
+      TOPO_CHECK_CLOSE(dx, numeric, 2e-2, 2e-2);
+    }
+  }
+}

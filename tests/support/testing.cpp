@@ -1,0 +1,55 @@
+#include "tests/support/testing.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+namespace topo::testing {
+
+bool is_gpu_suite(int argc, char** argv) {
+  (void)argc;
+  const std::string name = std::filesystem::path(argv[0]).filename().string();
+  return name == "topo_test_gpu";
+}
+
+Tensor random_uniform(const Shape& shape, std::uint64_t seed, float lo, float hi, Device device) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(static_cast<std::size_t>(shape_numel(shape)));
+  for (float& x : v) x = dist(rng);
+  return Tensor::from_vector(v, shape, device);
+}
+
+Tensor random_ids(const Shape& shape, std::int64_t high, std::uint64_t seed, Device device) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<std::int64_t> dist(0, high - 1);
+  std::vector<std::int64_t> v(static_cast<std::size_t>(shape_numel(shape)));
+  for (auto& x : v) x = dist(rng);
+  return Tensor::from_vector(v, shape, device);
+}
+
+double closeness(const std::vector<float>& a, const std::vector<float>& b, double atol, double rtol,
+                 std::size_t* where) {
+  double worst = 0;
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    const double err = std::abs(double(a[i]) - double(b[i]));
+    const double c = std::isfinite(a[i]) == std::isfinite(b[i]) && (std::isfinite(a[i]) || a[i] == b[i])
+                         ? (std::isfinite(a[i]) ? err / (atol + rtol * std::abs(double(b[i]))) : 0.0)
+                         : INFINITY;
+    if (!(c <= worst)) {  // also catches NaN
+      worst = std::isnan(c) ? INFINITY : c;
+      if (where) *where = i;
+    }
+  }
+  return worst;
+}
+
+std::string shared_data_path(const std::string& relative) {
+  const std::filesystem::path path = std::filesystem::path(TOPO_SHARED_DATA) / relative;
+  if (std::filesystem::exists(path)) return path.string();
+  const char* ci = std::getenv("CI");
+  if (ci != nullptr && std::string(ci) == "true") FAIL("data set missing under CI: " << path.string());
+  return "";
+}
+
+}  // namespace topo::testing

@@ -1,0 +1,43 @@
+#pragma once
+// Shared test helpers: random tensors, the awkward sizes every op is checked at, and closeness checks
+// that report the worst element.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/tensor.hpp"
+
+namespace topo::testing {
+
+// The sizes DGL and llm.c test at: powers of two and their awkward neighbours.
+inline const std::vector<std::int64_t> kAwkwardSizes = {1, 7, 31, 33, 257};
+
+// Uniform [lo, hi) float32 tensor from a seeded generator.
+Tensor random_uniform(const Shape& shape, std::uint64_t seed, float lo = -1.f, float hi = 1.f,
+                      Device device = Device::cpu());
+// Uniform integer ids in [0, high) as int64.
+Tensor random_ids(const Shape& shape, std::int64_t high, std::uint64_t seed, Device device = Device::cpu());
+
+// Largest |a-b| / (atol + rtol*|b|) over all elements; <= 1 means close. `where` gets the worst index.
+double closeness(const std::vector<float>& a, const std::vector<float>& b, double atol, double rtol,
+                 std::size_t* where = nullptr);
+
+// Path inside ../shared/data, or "" when it is missing. Under CI=true a missing data set fails the test.
+std::string shared_data_path(const std::string& relative);
+
+}  // namespace topo::testing
+
+// CHECK that two float vectors (or tensors, via to_vector) agree within atol + rtol*|expected|.
+#define TOPO_CHECK_CLOSE(actual, expected, atol, rtol)                                                             \
+  do {                                                                                                             \
+    const std::vector<float> topo_a_ = (actual), topo_b_ = (expected);                                             \
+    REQUIRE(topo_a_.size() == topo_b_.size());                                                                     \
+    std::size_t topo_at_ = 0;                                                                                      \
+    const double topo_c_ = ::topo::testing::closeness(topo_a_, topo_b_, (atol), (rtol), &topo_at_);               \
+    INFO("worst element " << topo_at_ << ": " << (topo_a_.empty() ? 0.f : topo_a_[topo_at_]) << " vs "           \
+                          << (topo_b_.empty() ? 0.f : topo_b_[topo_at_]));                                        \
+    CHECK(topo_c_ <= 1.0);                                                                                         \
+  } while (0)
