@@ -1,0 +1,24 @@
+#pragma once
+// Row gathers and scatters, concatenation and splitting. Index tensors are int32 or int64; an index out of
+// range is a topo::Error naming its position and value.
+#include <vector>
+
+#include "kernels/tensor.hpp"
+
+namespace topo {
+
+// out[i, ...] = x[index[i], ...]: x [N, ...], index [M] -> [M, ...].
+Tensor index_select(const Tensor& x, const Tensor& index);
+// out [num_rows, ...] = 0; out[index[i], ...] += src[i, ...]: the backward of index_select.
+// CPU: deterministic (threads own column ranges, no atomics).
+Tensor index_add(std::int64_t num_rows, const Tensor& index, const Tensor& src);
+
+// Embedding lookup: weight [V, D], ids of any shape -> ids.shape + [D]. Backward: embedding_backward.
+Tensor embedding(const Tensor& weight, const Tensor& ids);
+Tensor embedding_backward(const Tensor& grad, const Tensor& ids, std::int64_t num_embeddings);
+
+// Concatenation along `dim` (all other dims equal); split is its inverse (sizes sum to x.size(dim)).
+Tensor concat(const std::vector<Tensor>& xs, int dim);
+std::vector<Tensor> split(const Tensor& x, const std::vector<std::int64_t>& sizes, int dim);
+
+}  // namespace topo

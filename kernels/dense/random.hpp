@@ -1,0 +1,17 @@
+#pragma once
+// Counter-based random numbers: the value at position i depends only on (seed, offset + i), so CPU and
+// CUDA draw identical masks and initialisations, in any order, on any number of threads.
+#include "kernels/tensor.hpp"
+
+namespace topo {
+
+// y = x * mask / (1 - p), mask_i = (uniform(seed, offset + i) >= p). p in [0, 1); p = 0 returns x.
+Tensor dropout(const Tensor& x, float p, std::uint64_t seed, std::uint64_t offset = 0);
+// Regenerates the same mask: grad_x = grad * mask / (1 - p).
+Tensor dropout_backward(const Tensor& grad, float p, std::uint64_t seed, std::uint64_t offset = 0);
+
+// Fresh tensors for initialisation.
+Tensor random_uniform(const Shape& shape, float lo, float hi, std::uint64_t seed, Device device = Device::cpu());
+Tensor random_normal(const Shape& shape, float mean, float stddev, std::uint64_t seed, Device device = Device::cpu());
+
+}  // namespace topo
