@@ -211,7 +211,7 @@ std::int64_t HeteroGraph::total_num_edges() const {
   return n;
 }
 
-const EdgeList HeteroGraph::edges(int r) const {
+EdgeList HeteroGraph::edges(int r) const {
   const auto& rel = relation(r);
   return EdgeList{rel.src, rel.dst, rel.batch_num_edges};
 }

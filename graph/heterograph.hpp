@@ -93,8 +93,8 @@ class HeteroGraph {
   std::int64_t total_num_edges() const;
 
   // --- formats
-  const EdgeList edges(int relation) const;  // COO (shares the graph's tensors)
-  const EdgeList edges(const std::string& etype) const { return edges(relation_id(etype)); }
+  EdgeList edges(int relation) const;  // COO (shares the graph's tensors)
+  EdgeList edges(const std::string& etype) const { return edges(relation_id(etype)); }
   // CSR by source: rows = src nodes, indices = dst ids, eids = COO ids. Built on first use.
   const CsrView& out_csr(int relation) const;
   const CsrView& out_csr(const std::string& etype) const { return out_csr(relation_id(etype)); }
