@@ -167,6 +167,47 @@ HeteroGraph batch(const std::vector<HeteroGraph>& graphs_in) {
   return device.is_cpu() ? out : out.to(device);
 }
 
+std::vector<HeteroGraph> unbatch(const HeteroGraph& g_in) {
+  const HeteroGraph g = g_in.to(Device::cpu());
+  const std::int64_t B = g.batch_size();
+  const int ntypes = g.num_node_types(), nrel = g.num_relations();
+  std::vector<std::vector<std::int64_t>> node_off(ntypes), edge_off(nrel);
+  for (int t = 0; t < ntypes; ++t) node_off[t] = prefix(g.batch_num_nodes(t));
+  for (int r = 0; r < nrel; ++r) edge_off[r] = prefix(g.batch_num_edges(r));
+  std::vector<HeteroGraph> out;
+  out.reserve(static_cast<std::size_t>(B));
+  for (std::int64_t b = 0; b < B; ++b) {
+    std::vector<NodeTypeSpec> types;
+    for (int t = 0; t < ntypes; ++t) types.push_back({g.node_types()[t], node_off[t][b + 1] - node_off[t][b]});
+    std::vector<RelationSpec> rels;
+    for (int r = 0; r < nrel; ++r) {
+      const CanonicalEType& et = g.canonical_etype(r);
+      const EdgeList all = g.edges(r);
+      const std::int64_t e0 = edge_off[r][b], e1 = edge_off[r][b + 1];
+      const std::vector<Tensor> src = {all.src.slice_rows(e0, e1)}, dst = {all.dst.slice_rows(e0, e1)};
+      const std::vector<std::int64_t> span = {0, e1 - e0};
+      rels.push_back({et, EdgeList{offset_concat(src, span, {-node_off[g.node_type_id(et.src_type)][b]}, g.id_dtype()),
+                                   offset_concat(dst, span, {-node_off[g.node_type_id(et.dst_type)][b]}, g.id_dtype()),
+                                   {}}});
+    }
+    try {
+      out.emplace_back(types, rels);
+    } catch (const Error& e) {
+      fail("unbatch: graph {} of {}: {} (are its edges contiguous and in batch order?)", b, B, e.what());
+    }
+    HeteroGraph& h = out.back();
+    for (int t = 0; t < ntypes; ++t)
+      for (const auto& [name, value] : g.ndata_map(t))
+        h.set_ndata(g.node_types()[t], name, value.slice_rows(node_off[t][b], node_off[t][b + 1]));
+    for (int r = 0; r < nrel; ++r)
+      for (const auto& [name, value] : g.edata_map(r))
+        h.set_edata(r, name, value.slice_rows(edge_off[r][b], edge_off[r][b + 1]));
+  }
+  if (!g_in.device().is_cpu())
+    for (auto& h : out) h = h.to(g_in.device());
+  return out;
+}
+
 std::vector<std::int64_t> batch_node_offsets(const HeteroGraph& g, const std::string& ntype) {
   return prefix(g.batch_num_nodes(ntype));
 }

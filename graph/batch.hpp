@@ -24,6 +24,11 @@ std::vector<std::int64_t> batch_edge_offsets(const HeteroGraph& g, const std::st
 std::vector<Tensor> unbatch_nodes(const HeteroGraph& g, const std::string& ntype, const Tensor& rows);
 std::vector<Tensor> unbatch_edges(const HeteroGraph& g, const std::string& etype, const Tensor& rows);
 
+// The inverse of batch(): one graph per batch member, ids shifted back to each graph's own numbering,
+// features split by rows (zero-copy views). Needs each graph's edges to be contiguous and in batch order (as
+// batch() and the batched builders make them); otherwise the per-graph validation names the stray edge.
+std::vector<HeteroGraph> unbatch(const HeteroGraph& g);
+
 // Concatenates tensors along dim 0 (same trailing shape, dtype and device) on their device.
 Tensor concat_rows(const std::vector<Tensor>& parts);
 

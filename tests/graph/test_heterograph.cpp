@@ -266,6 +266,22 @@ TEST_CASE("batch: offsets, features and unbatch are exact") {
     const std::string want = fmt::format("unbatch nodes of 'a': tensor [{}] has {} rows, the batch has {}", n + 1, n + 1, n);
     CHECK_THROWS_WITH_AS(unbatch_nodes(b, "a", Tensor::zeros({n + 1})), want.c_str(), Error);
   }
+  // unbatch() inverts batch(): structure and features.
+  const auto back = unbatch(b);
+  REQUIRE(back.size() == graphs.size());
+  for (std::size_t k = 0; k < graphs.size(); ++k) {
+    for (int t = 0; t < b.num_node_types(); ++t) CHECK(back[k].num_nodes(t) == graphs[k].num_nodes(t));
+    for (int r = 0; r < b.num_relations(); ++r) CHECK(back[k].edges(r).pairs() == graphs[k].edges(r).pairs());
+    CHECK(back[k].ndata("a", "h").to_vector<float>() == feats[k].to_vector<float>());
+    CHECK(back[k].edata("y", "w").to_vector<float>() == graphs[k].edata("y", "w").to_vector<float>());
+  }
+  // A batched graph whose edges cross graphs cannot be unbatched: the message names the graph.
+  const HeteroGraph crossing({builders::node_type("t", {2, 2})},
+                             {{{"t", "e", "t"}, EdgeList{EdgeList::from_pairs({{0, 3}, {2, 3}}).src,
+                                                         EdgeList::from_pairs({{0, 3}, {2, 3}}).dst, {1, 1}}}});
+  CHECK_THROWS_WITH_AS(unbatch(crossing),
+                       doctest::Contains("unbatch: graph 0 of 2: relation (t, e, t): dst[0] = 3 is not a valid 't' node id"),
+                       Error);
   // Batching batches flattens; a feature missing in one graph is an error.
   const HeteroGraph bb = batch({b, batch({graphs[0]})});
   CHECK(bb.batch_size() == 7);
