@@ -105,7 +105,7 @@ void coo_to_csr_impl(const T* rows, const T* cols, std::int64_t nnz, std::int64_
   }
   if (num_rows > 0) {
     temp_bytes = bytes - static_cast<std::size_t>(base - static_cast<char*>(scratch));
-    check(cub::DeviceScan::InclusiveSum(base, temp_bytes, counts, indptr + 1, num_rows),
+    check(cub::DeviceScan::InclusiveSum(base, temp_bytes, static_cast<const T*>(counts), indptr + 1, num_rows),
           "cub::DeviceScan::InclusiveSum");
   }
 }
