@@ -124,6 +124,18 @@ EdgeList window_batch(const std::vector<std::int64_t>& lengths, std::int64_t wid
 }
 EdgeList window(std::int64_t n, std::int64_t width, DType dtype) { return window_batch({n}, width, dtype); }
 
+std::vector<std::int64_t> fractional_widths(const std::vector<std::int64_t>& lengths, std::int64_t divisor) {
+  TOPO_CHECK(divisor >= 1, "fractional_widths: divisor {} must be >= 1", divisor);
+  check_lengths(lengths, "fractional_widths");
+  std::vector<std::int64_t> out;
+  out.reserve(lengths.size());
+  for (std::int64_t n : lengths) {
+    const std::int64_t w = std::max<std::int64_t>(1, (n + divisor - 1) / divisor);
+    out.push_back(w % 2 == 1 ? w : w + 1);
+  }
+  return out;
+}
+
 EdgeList full_batch(const std::vector<std::int64_t>& lengths, DType dtype) {
   check_lengths(lengths, "full");
   const auto node_off = exclusive_prefix(lengths);

@@ -47,11 +47,16 @@ EdgeList window_batch(const std::vector<std::int64_t>& lengths, std::int64_t wid
 EdgeList window_batch(const std::vector<std::int64_t>& lengths, const std::vector<std::int64_t>& widths,
                       DType dtype = DType::I32);
 
+// Per-sentence width for a scale given as a fraction of the length (Multi-Scale Transformer's N/16, N/8,
+// N/4): ceil(n / divisor) rounded up to odd, at least 1. divisor must be positive.
+std::vector<std::int64_t> fractional_widths(const std::vector<std::int64_t>& lengths, std::int64_t divisor);
+
 // Every j -> every i, self included (n^2 edges).
 EdgeList full(std::int64_t n, DType dtype = DType::I32);
 EdgeList full_batch(const std::vector<std::int64_t>& lengths, DType dtype = DType::I32);
 
-// i -> i.
+// i -> i. Between two node types with the same per-graph counts this is the one-to-one relation
+// (e.g. token embedding e_i -> satellite h_i in the Star-Transformer).
 EdgeList self_loops(std::int64_t n, DType dtype = DType::I32);
 EdgeList self_loops_batch(const std::vector<std::int64_t>& lengths, DType dtype = DType::I32);
 

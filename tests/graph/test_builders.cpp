@@ -173,3 +173,10 @@ TEST_CASE("direct batched builders equal batch() of per-graph graphs") {
     }
   }
 }
+
+TEST_CASE("fractional_widths: ceil(n / d) rounded up to odd") {
+  // By hand: 16/4 = 4 -> 5; 17/4 -> 5; 9/4 -> 3 -> 3; 1/4 -> 1; 0 -> 1; 100/16 -> 7 -> 7; 96/16 = 6 -> 7.
+  CHECK(builders::fractional_widths({16, 17, 9, 1, 0}, 4) == std::vector<std::int64_t>{5, 5, 3, 1, 1});
+  CHECK(builders::fractional_widths({100, 96}, 16) == std::vector<std::int64_t>{7, 7});
+  CHECK_THROWS_WITH_AS(builders::fractional_widths({4}, 0), "fractional_widths: divisor 0 must be >= 1", Error);
+}
