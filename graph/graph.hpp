@@ -1,0 +1,8 @@
+#pragma once
+// The graph layer in one include: heterographs, builders, batching, homogeneous views, DOT export.
+#include "graph/batch.hpp"
+#include "graph/builders.hpp"
+#include "graph/dot.hpp"
+#include "graph/edge_list.hpp"
+#include "graph/heterograph.hpp"
+#include "graph/homogeneous.hpp"

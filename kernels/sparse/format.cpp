@@ -1,0 +1,152 @@
+// COO -> CSR conversion. CPU strategy: a parallel stable counting sort.
+//  1. Edges are cut into T contiguous chunks (T = threads); each thread histograms its chunk's rows into
+//     its own counts[t][*] (no atomics) and checks ids.
+//  2. One pass over rows turns counts into indptr and into each thread's first slot per row:
+//     slot[t][r] = indptr[r] + sum_{t' < t} counts[t'][r]. (Serial, O(T * rows): small next to the edges.)
+//  3. Each thread scatters its chunk in edge order into its slots. Chunks are ordered by edge id and the
+//     slots of thread t precede those of t+1, so every row lists its edges by increasing id whatever T is.
+#include "kernels/sparse/format.hpp"
+
+#include <omp.h>
+
+#include <vector>
+
+#include "kernels/dispatch.hpp"
+#include "kernels/parallel.hpp"
+
+namespace topo {
+namespace {
+
+template <class T>
+[[noreturn]] void report_bad_id(const T* ids, std::int64_t n, std::int64_t count, const char* what) {
+  for (std::int64_t e = 0; e < n; ++e)
+    if (!id_in_range(ids[e], count))
+      fail("coo_to_csr: {}[{}] = {} is outside [0, {})", what, e, static_cast<std::int64_t>(ids[e]), count);
+  fail("coo_to_csr: a {} id is out of range", what);  // unreachable: the parallel pass saw one
+}
+
+template <class T>
+void coo_to_csr_cpu(const T* rows, const T* cols, std::int64_t nnz, std::int64_t num_rows, std::int64_t num_cols,
+                    T* indptr, T* indices, T* eids) {
+  // Below ~64k edges the parallel region and T histograms cost more than they save.
+  const int threads = (nnz < (std::int64_t{1} << 16) || omp_in_parallel()) ? 1 : omp_get_max_threads();
+  const std::int64_t chunk = threads > 0 ? (nnz + threads - 1) / threads : nnz;
+  std::vector<std::int64_t> slots(static_cast<std::size_t>(threads) * static_cast<std::size_t>(num_rows), 0);
+  std::vector<unsigned char> bad(static_cast<std::size_t>(threads) * 2, 0);
+
+  auto histogram = [&](int t) {
+    const std::int64_t begin = std::min(nnz, t * chunk), end = std::min(nnz, begin + chunk);
+    std::int64_t* count = slots.data() + static_cast<std::size_t>(t) * num_rows;
+    bool bad_row = false, bad_col = false;
+    for (std::int64_t e = begin; e < end; ++e) {
+      const T r = rows[e];
+      if (!id_in_range(r, num_rows)) { bad_row = true; continue; }
+      bad_col |= !id_in_range(cols[e], num_cols);
+      ++count[r];
+    }
+    bad[2 * t] = bad_row;
+    bad[2 * t + 1] = bad_col;
+  };
+  auto scatter = [&](int t) {
+    const std::int64_t begin = std::min(nnz, t * chunk), end = std::min(nnz, begin + chunk);
+    std::int64_t* slot = slots.data() + static_cast<std::size_t>(t) * num_rows;
+    for (std::int64_t e = begin; e < end; ++e) {
+      const std::int64_t pos = slot[rows[e]]++;
+      indices[pos] = cols[e];
+      eids[pos] = static_cast<T>(e);
+    }
+  };
+
+  if (threads == 1) {
+    histogram(0);
+  } else {
+#pragma omp parallel num_threads(threads)
+    histogram(omp_get_thread_num());
+  }
+  for (int t = 0; t < threads; ++t) {
+    if (bad[2 * t]) report_bad_id(rows, nnz, num_rows, "rows");
+    if (bad[2 * t + 1]) report_bad_id(cols, nnz, num_cols, "cols");
+  }
+  std::int64_t running = 0;
+  for (std::int64_t r = 0; r < num_rows; ++r) {
+    indptr[r] = static_cast<T>(running);
+    for (int t = 0; t < threads; ++t) {
+      std::int64_t& s = slots[static_cast<std::size_t>(t) * num_rows + r];
+      const std::int64_t c = s;
+      s = running;
+      running += c;
+    }
+  }
+  indptr[num_rows] = static_cast<T>(running);
+  if (threads == 1) {
+    scatter(0);
+  } else {
+#pragma omp parallel num_threads(threads)
+    scatter(omp_get_thread_num());
+  }
+}
+
+template <class T>
+void degrees_cpu(const T* indptr, T* degrees, std::int64_t num_rows) {
+  parallel_for(num_rows, 1, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t r = b; r < e; ++r) degrees[r] = degree_at(indptr, r);
+  });
+}
+
+}  // namespace
+
+CsrView coo_to_csr(const Tensor& rows, const Tensor& cols, std::int64_t num_rows, std::int64_t num_cols) {
+  TOPO_CHECK(rows.defined() && cols.defined(), "coo_to_csr: rows and cols must be defined tensors");
+  TOPO_CHECK(rows.ndim() == 1 && cols.ndim() == 1 && rows.numel() == cols.numel(),
+             "coo_to_csr: rows {} and cols {} must be 1-d of one length", shape_str(rows.shape()),
+             shape_str(cols.shape()));
+  TOPO_CHECK(rows.dtype() == cols.dtype() && rows.dtype() != DType::F32,
+             "coo_to_csr: rows ({}) and cols ({}) must share an integer dtype", dtype_name(rows.dtype()),
+             dtype_name(cols.dtype()));
+  TOPO_CHECK(num_rows >= 0 && num_cols >= 0, "coo_to_csr: bad matrix size {} x {}", num_rows, num_cols);
+  check_same_device(rows, cols, "coo_to_csr");
+  const std::int64_t nnz = rows.numel();
+  if (rows.dtype() == DType::I32)
+    TOPO_CHECK(nnz <= INT32_MAX && num_rows < INT32_MAX,
+               "coo_to_csr: {} edges / {} rows do not fit int32 ids: use int64", nnz, num_rows);
+  const Device device = rows.device();
+  CsrView out;
+  out.num_rows = num_rows;
+  out.num_cols = num_cols;
+  out.indptr = Tensor::empty({num_rows + 1}, rows.dtype(), device);
+  out.indices = Tensor::empty({nnz}, rows.dtype(), device);
+  out.eids = Tensor::empty({nnz}, rows.dtype(), device);
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    TOPO_ON_DEVICE(
+        device,
+        coo_to_csr_cpu<T>(rows.data<T>(), cols.data<T>(), nnz, num_rows, num_cols, out.indptr.data<T>(),
+                          out.indices.data<T>(), out.eids.data<T>()),
+        {
+          const std::size_t bytes = cuda::coo_to_csr_scratch_bytes(nnz, num_rows, sizeof(T) == 8);
+          Tensor scratch = Tensor::empty({static_cast<std::int64_t>(bytes / 8 + 1)}, DType::I64, device);
+          cuda::coo_to_csr(rows.data<T>(), cols.data<T>(), nnz, num_rows, out.indptr.data<T>(),
+                           out.indices.data<T>(), out.eids.data<T>(), scratch.raw_data(), bytes);
+        });
+  };
+  if (rows.dtype() == DType::I32) run(std::int32_t{});
+  else run(std::int64_t{});
+  return out;
+}
+
+Tensor degrees_from_indptr(const Tensor& indptr) {
+  TOPO_CHECK(indptr.defined() && indptr.ndim() == 1 && indptr.numel() >= 1 && indptr.dtype() != DType::F32,
+             "degrees_from_indptr: indptr must be a non-empty 1-d integer tensor, got {}", indptr.str());
+  const std::int64_t num_rows = indptr.numel() - 1;
+  Tensor out = Tensor::empty({num_rows}, indptr.dtype(), indptr.device());
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    TOPO_ON_DEVICE(indptr.device(), degrees_cpu<T>(indptr.data<T>(), out.data<T>(), num_rows),
+                   cuda::degrees_from_indptr(indptr.data<T>(), out.data<T>(), num_rows));
+  };
+  if (indptr.dtype() == DType::I32) run(std::int32_t{});
+  else run(std::int64_t{});
+  return out;
+}
+
+}  // namespace topo

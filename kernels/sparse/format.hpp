@@ -1,0 +1,35 @@
+#pragma once
+// Plain-array sparse formats: no graph objects here (graph/ owns topology and hands kernels these views).
+// A CsrView is a compressed-row matrix over edge ids: row r's entries are positions
+// [indptr[r], indptr[r+1]) of `indices` (the column of each entry) and `eids` (the COO edge id of each entry).
+// All three arrays share one integer dtype (int32 or int64) and one device.
+#include <cstdint>
+
+#include "kernels/sparse/format_math.hpp"
+#include "kernels/tensor.hpp"
+
+namespace topo {
+
+struct CsrView {
+  Tensor indptr;   // [num_rows + 1]
+  Tensor indices;  // [nnz] column ids, rows concatenated
+  Tensor eids;     // [nnz] COO edge id of each entry (a permutation of 0..nnz-1)
+  std::int64_t num_rows = 0;
+  std::int64_t num_cols = 0;
+
+  std::int64_t nnz() const { return indices.defined() ? indices.numel() : 0; }
+  DType dtype() const { return indptr.dtype(); }
+  Device device() const { return indptr.device(); }
+};
+
+// COO (rows[e], cols[e]) for e in 0..nnz-1 -> CSR over rows. Within a row, entries are ordered by edge id
+// (a stable sort), so the result is deterministic on every backend and thread count.
+// rows/cols: [nnz] int32 or int64 (same dtype, same device); the output has their dtype and device.
+// On the CPU every id is checked (topo::Error names the array, position and value); the CUDA path trusts
+// its input (graph/ validates at construction) but never writes out of bounds on a bad row id.
+CsrView coo_to_csr(const Tensor& rows, const Tensor& cols, std::int64_t num_rows, std::int64_t num_cols);
+
+// Per-row entry counts indptr[r+1] - indptr[r]: [num_rows], same dtype and device as indptr.
+Tensor degrees_from_indptr(const Tensor& indptr);
+
+}  // namespace topo
