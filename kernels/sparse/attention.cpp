@@ -1,0 +1,182 @@
+#include "kernels/sparse/attention.hpp"
+
+#include "kernels/dispatch.hpp"
+#include "kernels/sparse/attention_math.hpp"
+#include "kernels/sparse/csr_checks.hpp"
+#include "kernels/sparse/index_dispatch.hpp"
+#include "kernels/sparse/row_partition.hpp"
+
+namespace topo {
+namespace {
+
+struct Dims {
+  std::int64_t heads, dk, dv;
+};
+
+inline float dot(const float* a, const float* b, std::int64_t n) {
+  float s = 0.f;
+#pragma omp simd reduction(+ : s)
+  for (std::int64_t i = 0; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+template <class Id>
+void attention_rows_cpu(const Id* indptr, const Id* indices, std::int64_t begin, std::int64_t end, Dims d,
+                        float scale, const float* q, const float* k, const float* v, float* out, float* lse) {
+  for (std::int64_t r = begin; r < end; ++r) {
+    for (std::int64_t h = 0; h < d.heads; ++h) {
+      const float* qr = q + (r * d.heads + h) * d.dk;
+      float* o = out + (r * d.heads + h) * d.dv;
+      for (std::int64_t i = 0; i < d.dv; ++i) o[i] = 0.f;
+      float m = -INFINITY, l = 0.f;
+      for (std::int64_t j = indptr[r]; j < indptr[r + 1]; ++j) {
+        const std::int64_t u = indices[j];
+        float rescale;
+        const float p = online_softmax_push(m, l, scale * dot(qr, k + (u * d.heads + h) * d.dk, d.dk), rescale);
+        const float* vr = v + (u * d.heads + h) * d.dv;
+#pragma omp simd
+        for (std::int64_t i = 0; i < d.dv; ++i) o[i] = o[i] * rescale + p * vr[i];
+      }
+      const float inv = l > 0.f ? 1.f / l : 0.f;
+      for (std::int64_t i = 0; i < d.dv; ++i) o[i] *= inv;
+      lse[r * d.heads + h] = online_softmax_lse(m, l);
+    }
+  }
+}
+
+template <class Id>
+void backward_dst_rows_cpu(const Id* indptr, const Id* indices, const Id* eids, std::int64_t begin, std::int64_t end,
+                           Dims d, float scale, const float* q, const float* k, const float* v, const float* out,
+                           const float* lse, const float* dout, float* dq, float* p, float* ds) {
+  for (std::int64_t r = begin; r < end; ++r) {
+    for (std::int64_t h = 0; h < d.heads; ++h) {
+      const std::int64_t rh = r * d.heads + h;
+      const float* qr = q + rh * d.dk;
+      const float* gr = dout + rh * d.dv;
+      float* dqr = dq + rh * d.dk;
+      for (std::int64_t i = 0; i < d.dk; ++i) dqr[i] = 0.f;
+      const float delta = dot(gr, out + rh * d.dv, d.dv);  // sum_u p_u (dout . v_u)
+      for (std::int64_t j = indptr[r]; j < indptr[r + 1]; ++j) {
+        const std::int64_t u = indices[j], e = eids[j];
+        const float* kr = k + (u * d.heads + h) * d.dk;
+        const float pe = expf(scale * dot(qr, kr, d.dk) - lse[rh]);
+        const float dse = pe * (dot(gr, v + (u * d.heads + h) * d.dv, d.dv) - delta);
+        p[e * d.heads + h] = pe;
+        ds[e * d.heads + h] = dse;
+#pragma omp simd
+        for (std::int64_t i = 0; i < d.dk; ++i) dqr[i] += scale * dse * kr[i];
+      }
+    }
+  }
+}
+
+template <class Id>
+void backward_src_rows_cpu(const Id* indptr, const Id* indices, const Id* eids, std::int64_t begin, std::int64_t end,
+                           Dims d, float scale, const float* q, const float* dout, const float* p, const float* ds,
+                           float* dk, float* dv) {
+  for (std::int64_t u = begin; u < end; ++u) {
+    for (std::int64_t h = 0; h < d.heads; ++h) {
+      float* dkr = dk + (u * d.heads + h) * d.dk;
+      float* dvr = dv + (u * d.heads + h) * d.dv;
+      for (std::int64_t i = 0; i < d.dk; ++i) dkr[i] = 0.f;
+      for (std::int64_t i = 0; i < d.dv; ++i) dvr[i] = 0.f;
+      for (std::int64_t j = indptr[u]; j < indptr[u + 1]; ++j) {
+        const std::int64_t t = indices[j], e = eids[j];
+        const float pe = p[e * d.heads + h], dse = scale * ds[e * d.heads + h];
+        const float* qr = q + (t * d.heads + h) * d.dk;
+        const float* gr = dout + (t * d.heads + h) * d.dv;
+#pragma omp simd
+        for (std::int64_t i = 0; i < d.dk; ++i) dkr[i] += dse * qr[i];
+#pragma omp simd
+        for (std::int64_t i = 0; i < d.dv; ++i) dvr[i] += pe * gr[i];
+      }
+    }
+  }
+}
+
+Dims check_attention(const CsrView& in_csr, const Tensor& q, const Tensor& k, const Tensor& v, const char* op) {
+  const Device device = q.device();
+  check_csr(in_csr, device, op);
+  check_rows(q, in_csr.num_rows, device, op, "q");
+  check_rows(k, in_csr.num_cols, device, op, "k");
+  check_rows(v, in_csr.num_cols, device, op, "v");
+  TOPO_CHECK(q.ndim() == 3 && k.ndim() == 3 && v.ndim() == 3, "{}: q, k, v must be [rows, heads, dim], got {}, {}, {}",
+             op, q.str(), k.str(), v.str());
+  TOPO_CHECK(q.size(1) == k.size(1) && k.size(1) == v.size(1), "{}: head counts differ: q {}, k {}, v {}", op,
+             q.str(), k.str(), v.str());
+  TOPO_CHECK(q.size(2) == k.size(2), "{}: q {} and k {} differ in head dim", op, q.str(), k.str());
+  return Dims{q.size(1), q.size(2), v.size(2)};
+}
+
+}  // namespace
+
+AttentionOutput sparse_attention(const CsrView& in_csr, const Tensor& q, const Tensor& k, const Tensor& v,
+                                 float scale) {
+  const Dims d = check_attention(in_csr, q, k, v, "sparse_attention");
+  const Device device = q.device();
+  AttentionOutput result{Tensor::empty({in_csr.num_rows, d.heads, d.dv}, DType::F32, device),
+                         Tensor::empty({in_csr.num_rows, d.heads}, DType::F32, device)};
+  const float *qp = q.data<float>(), *kp = k.data<float>(), *vp = v.data<float>();
+  float *op = result.out.data<float>(), *lp = result.lse.data<float>();
+  TOPO_DISPATCH_INDEX(in_csr.dtype(), Id, {
+    const Id* indptr = in_csr.indptr.data<Id>();
+    const Id* indices = in_csr.indices.data<Id>();
+    TOPO_ON_DEVICE(device,
+                   parallel_rows(indptr, in_csr.num_rows, d.heads * (d.dk + d.dv),
+                                 [&](std::int64_t b, std::int64_t e) {
+                                   attention_rows_cpu(indptr, indices, b, e, d, scale, qp, kp, vp, op, lp);
+                                 }),
+                   cuda::sparse_attention(indptr, indices, in_csr.num_rows, d.heads, d.dk, d.dv, scale, qp, kp, vp, op,
+                                          lp));
+  });
+  return result;
+}
+
+AttentionGrads sparse_attention_backward(const CsrView& in_csr, const CsrView& out_csr, const Tensor& q,
+                                         const Tensor& k, const Tensor& v, const AttentionOutput& forward,
+                                         const Tensor& grad_out, float scale) {
+  const char* op = "sparse_attention_backward";
+  const Dims d = check_attention(in_csr, q, k, v, op);
+  const Device device = q.device();
+  check_csr(out_csr, device, op);
+  TOPO_CHECK(out_csr.num_rows == in_csr.num_cols && out_csr.num_cols == in_csr.num_rows &&
+                 out_csr.nnz() == in_csr.nnz() && out_csr.dtype() == in_csr.dtype(),
+             "{}: out_csr ({} x {}, {} entries) is not the reverse of in_csr ({} x {}, {} entries)", op,
+             out_csr.num_rows, out_csr.num_cols, out_csr.nnz(), in_csr.num_rows, in_csr.num_cols, in_csr.nnz());
+  check_same_shape(grad_out, forward.out, op);
+  check_same_device(grad_out, q, op);
+
+  AttentionGrads g{Tensor::empty(q.shape(), DType::F32, device), Tensor::empty(k.shape(), DType::F32, device),
+                   Tensor::empty(v.shape(), DType::F32, device)};
+  // Per-edge softmax weights and score gradients: written by the destination pass, read by the source pass.
+  Tensor p = Tensor::empty({in_csr.nnz(), d.heads}, DType::F32, device);
+  Tensor ds = Tensor::empty({in_csr.nnz(), d.heads}, DType::F32, device);
+  const float *qp = q.data<float>(), *kp = k.data<float>(), *vp = v.data<float>();
+  const float *outp = forward.out.data<float>(), *lsep = forward.lse.data<float>(), *gp = grad_out.data<float>();
+  float *dqp = g.dq.data<float>(), *dkp = g.dk.data<float>(), *dvp = g.dv.data<float>();
+  float *pp = p.data<float>(), *dsp = ds.data<float>();
+  TOPO_DISPATCH_INDEX(in_csr.dtype(), Id, {
+    const Id *in_ptr = in_csr.indptr.data<Id>(), *in_idx = in_csr.indices.data<Id>(), *in_eid = in_csr.eids.data<Id>();
+    const Id *out_ptr = out_csr.indptr.data<Id>(), *out_idx = out_csr.indices.data<Id>(),
+             *out_eid = out_csr.eids.data<Id>();
+    TOPO_ON_DEVICE(
+        device,
+        {
+          parallel_rows(in_ptr, in_csr.num_rows, d.heads * (d.dk + d.dv), [&](std::int64_t b, std::int64_t e) {
+            backward_dst_rows_cpu(in_ptr, in_idx, in_eid, b, e, d, scale, qp, kp, vp, outp, lsep, gp, dqp, pp, dsp);
+          });
+          parallel_rows(out_ptr, out_csr.num_rows, d.heads * (d.dk + d.dv), [&](std::int64_t b, std::int64_t e) {
+            backward_src_rows_cpu(out_ptr, out_idx, out_eid, b, e, d, scale, qp, gp, pp, dsp, dkp, dvp);
+          });
+        },
+        {
+          cuda::sparse_attention_backward_dst(in_ptr, in_idx, in_eid, in_csr.num_rows, d.heads, d.dk, d.dv, scale, qp,
+                                              kp, vp, outp, lsep, gp, dqp, pp, dsp);
+          cuda::sparse_attention_backward_src(out_ptr, out_idx, out_eid, out_csr.num_rows, d.heads, d.dk, d.dv, scale,
+                                              qp, gp, pp, dsp, dkp, dvp);
+        });
+  });
+  return g;
+}
+
+}  // namespace topo

@@ -1,0 +1,25 @@
+#include "kernels/sparse/csr_checks.hpp"
+
+namespace topo {
+
+void check_csr(const CsrView& csr, Device device, const char* op) {
+  TOPO_CHECK(csr.indptr.defined() && csr.indices.defined() && csr.eids.defined(), "{}: incomplete CSR view", op);
+  TOPO_CHECK(csr.indptr.ndim() == 1 && csr.indptr.numel() == csr.num_rows + 1,
+             "{}: indptr {} does not match {} rows", op, csr.indptr.str(), csr.num_rows);
+  TOPO_CHECK(csr.indices.dtype() == csr.indptr.dtype() && csr.eids.dtype() == csr.indptr.dtype(),
+             "{}: CSR arrays differ in dtype: indptr {}, indices {}, eids {}", op, csr.indptr.str(),
+             csr.indices.str(), csr.eids.str());
+  TOPO_CHECK(csr.eids.numel() == csr.indices.numel(), "{}: eids {} and indices {} differ in length", op,
+             csr.eids.str(), csr.indices.str());
+  TOPO_CHECK(csr.indptr.device() == device && csr.indices.device() == device && csr.eids.device() == device,
+             "{}: graph on {} but features on {}", op, csr.indptr.device().str(), device.str());
+}
+
+void check_rows(const Tensor& t, std::int64_t rows, Device device, const char* op, const char* what) {
+  TOPO_CHECK(t.defined(), "{}: {} is missing", op, what);
+  check_dtype(t, DType::F32, op, what);
+  TOPO_CHECK(t.ndim() >= 1 && t.size(0) == rows, "{}: {} {} must have {} rows", op, what, t.str(), rows);
+  TOPO_CHECK(t.device() == device, "{}: {} on {} but the graph is on {}", op, what, t.device().str(), device.str());
+}
+
+}  // namespace topo

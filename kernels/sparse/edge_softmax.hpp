@@ -1,0 +1,15 @@
+#pragma once
+// Edge softmax: normalises per-edge logits over the entries of each CSR row. Pass a graph's CSC (rows =
+// destinations) for norm_by = dst — the attention case — or its CSR (rows = sources) for norm_by = src.
+#include "kernels/sparse/format.hpp"
+
+namespace topo {
+
+// logits: [nnz, ...] by edge id (trailing dims are independent columns, e.g. heads). Returns the same shape.
+// Edges in no row are left at 0. Parallel strategy (CPU): rows in work-balanced ranges, one pass of
+// max/exp/normalise per row and column, no heap allocation inside the parallel loop, no atomics.
+Tensor edge_softmax(const CsrView& csr, const Tensor& logits);
+// grad_logits from the forward output y and grad_y: dx = y * (dy - sum_row(dy * y)).
+Tensor edge_softmax_backward(const CsrView& csr, const Tensor& y, const Tensor& grad_y);
+
+}  // namespace topo

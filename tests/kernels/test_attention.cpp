@@ -1,0 +1,114 @@
+#include <cmath>
+
+#include "kernels/sparse/attention.hpp"
+#include "kernels/sparse/edge_softmax.hpp"
+#include "kernels/sparse/sddmm.hpp"
+#include "kernels/sparse/spmm.hpp"
+#include "tests/kernels/sparse_test_graphs.hpp"
+#include "tests/support/testing.hpp"
+
+using namespace topo;
+using namespace topo::testing;
+
+namespace {
+
+// Dense masked attention, straight from the formula, in double: each destination over its in-edge list.
+std::vector<float> ref_attention(const CooGraph& g, const std::vector<float>& q, const std::vector<float>& k,
+                                 const std::vector<float>& v, std::int64_t H, std::int64_t dk, std::int64_t dv,
+                                 float scale) {
+  std::vector<float> out(g.num_dst * H * dv, 0.f);
+  for (std::int64_t t = 0; t < g.num_dst; ++t)
+    for (std::int64_t h = 0; h < H; ++h) {
+      std::vector<double> s;
+      std::vector<std::int64_t> us;
+      for (std::int64_t e = 0; e < g.num_edges(); ++e) {
+        if (g.dst[e] != t) continue;
+        double d = 0;
+        for (std::int64_t i = 0; i < dk; ++i) d += double(q[(t * H + h) * dk + i]) * k[(g.src[e] * H + h) * dk + i];
+        s.push_back(scale * d);
+        us.push_back(g.src[e]);
+      }
+      if (s.empty()) continue;
+      const double m = *std::max_element(s.begin(), s.end());
+      double z = 0;
+      for (double x : s) z += std::exp(x - m);
+      for (std::size_t j = 0; j < s.size(); ++j)
+        for (std::int64_t i = 0; i < dv; ++i)
+          out[(t * H + h) * dv + i] += static_cast<float>(std::exp(s[j] - m) / z * v[(us[j] * H + h) * dv + i]);
+    }
+  return out;
+}
+
+double weighted_sum(const std::vector<float>& a, const std::vector<float>& r) {
+  double s = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) s += double(a[i]) * r[i];
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("sparse_attention equals dense masked attention and the three-kernel composition") {
+  for (const CooGraph& g : test_graphs())
+    for (auto [H, dk, dv] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{1, 1, 1}, {6, 50, 50}, {2, 7, 64}}) {
+      CAPTURE(g.name);
+      CAPTURE(H);
+      CAPTURE(dk);
+      CAPTURE(dv);
+      const float scale = 1.f / std::sqrt(float(dk));
+      Tensor q = random_uniform({g.num_dst, H, dk}, 1), k = random_uniform({g.num_src, H, dk}, 2),
+             v = random_uniform({g.num_src, H, dv}, 3);
+      AttentionOutput fused = sparse_attention(g.in, q, k, v, scale);
+      const auto expected = ref_attention(g, q.to_vector<float>(), k.to_vector<float>(), v.to_vector<float>(), H, dk,
+                                          dv, scale);
+      TOPO_CHECK_CLOSE(fused.out.to_vector<float>(), expected, 1e-5, 1e-4);
+
+      // Composition: scores (Dot on pre-scaled q) -> edge softmax -> weighted sum of v.
+      std::vector<float> qs = q.to_vector<float>();
+      for (float& x : qs) x *= scale;
+      Tensor scores = gsddmm(SddmmOp::Dot, g.in, Tensor::from_vector(qs, q.shape()), k, Target::V, Target::U);
+      Tensor a = edge_softmax(g.in, scores);
+      Tensor composed = gspmm(MessageOp::UMulE, SpmmReduce::Sum, g.in, v, a).out;
+      TOPO_CHECK_CLOSE(fused.out.to_vector<float>(), composed.to_vector<float>(), 1e-5, 1e-4);
+    }
+}
+
+TEST_CASE("sparse_attention backward matches finite differences for q, k and v") {
+  for (const CooGraph& g : {ring_relay_graph(5), random_graph(7, 9, 30, 4), window_graph(9, 3)}) {
+    CAPTURE(g.name);
+    const std::int64_t H = 2, dk = 3, dv = 4;
+    const float scale = 0.7f;
+    Tensor q = random_uniform({g.num_dst, H, dk}, 1), k = random_uniform({g.num_src, H, dk}, 2),
+           v = random_uniform({g.num_src, H, dv}, 3);
+    Tensor R = random_uniform({g.num_dst, H, dv}, 4);
+    AttentionOutput fwd = sparse_attention(g.in, q, k, v, scale);
+    AttentionGrads grads = sparse_attention_backward(g.in, g.out, q, k, v, fwd, R, scale);
+    const auto rv = R.to_vector<float>();
+    std::vector<float> qv = q.to_vector<float>(), kv = k.to_vector<float>(), vv = v.to_vector<float>();
+    auto loss = [&] { return weighted_sum(ref_attention(g, qv, kv, vv, H, dk, dv, scale), rv); };
+    const float h = 1e-2f;
+    for (auto [values, analytic] : {std::pair{&qv, grads.dq}, {&kv, grads.dk}, {&vv, grads.dv}}) {
+      std::vector<float> numeric(values->size());
+      for (std::size_t i = 0; i < values->size(); ++i) {
+        const float x = (*values)[i];
+        (*values)[i] = x + h;
+        const double lp = loss();
+        (*values)[i] = x - h;
+        const double lm = loss();
+        (*values)[i] = x;
+        numeric[i] = static_cast<float>((lp - lm) / (2 * h));
+      }
+      TOPO_CHECK_CLOSE(analytic.to_vector<float>(), numeric, 2e-3, 2e-2);
+    }
+  }
+}
+
+TEST_CASE("sparse_attention: destinations without in-edges give 0; mismatched shapes are errors") {
+  CooGraph g = random_graph(5, 8, 10, 9);  // destinations 4..7 have no in-edges
+  Tensor q = random_uniform({8, 2, 3}, 1), k = random_uniform({5, 2, 3}, 2), v = random_uniform({5, 2, 3}, 3);
+  const auto out = sparse_attention(g.in, q, k, v, 1.f).out.to_vector<float>();
+  for (std::int64_t i = 4 * 6; i < 8 * 6; ++i) CHECK(out[i] == 0.f);
+  CHECK_THROWS_WITH_AS(sparse_attention(g.in, q, random_uniform({5, 3, 3}, 1), v, 1.f),
+                       doctest::Contains("head counts differ"), Error);
+  CHECK_THROWS_WITH_AS(sparse_attention(g.in, random_uniform({7, 2, 3}, 1), k, v, 1.f),
+                       doctest::Contains("must have 8 rows"), Error);
+}
