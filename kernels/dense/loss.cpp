@@ -97,7 +97,9 @@ Tensor cross_entropy_backward(const Tensor& grad, const Tensor& logits, const Te
             const float* row = xp + r * c;
             const float m = row_max(row, c);
             const float inv = 1.f / row_sum_exp(row, c, m);
-            for (std::int64_t j = 0; j < c; ++j) drow[j] = ce_grad(row[j], m, inv, j == t, scale);
+            // Target column separately so the main loop has no per-element compare (it vectorizes).
+            for (std::int64_t j = 0; j < c; ++j) drow[j] = ce_grad(row[j], m, inv, false, scale);
+            drow[t] = ce_grad(row[t], m, inv, true, scale);
           }
         });
       },
@@ -121,13 +123,9 @@ Tensor mse(const Tensor& pred, const Tensor& target) {
         parallel_for(chunks, kMseChunk, [&](std::int64_t b, std::int64_t e) {
           for (std::int64_t k = b; k < e; ++k) {
             const std::int64_t begin = k * kMseChunk, end = std::min(n, begin + kMseChunk);
-            float lanes[kLossLanes] = {};
-            std::int64_t i = begin;
-            for (; i + kLossLanes <= end; i += kLossLanes)
-              for (int l = 0; l < kLossLanes; ++l) lanes[l] += mse_term(pp[i + l], tp[i + l]);
-            double s = 0;
-            for (; i < end; ++i) s += mse_term(pp[i], tp[i]);
-            for (int l = 0; l < kLossLanes; ++l) s += lanes[l];
+            float s = 0.f;
+            TOPO_SIMD_REDUCE(+ : s)
+            for (std::int64_t i = begin; i < end; ++i) s += mse_term(pp[i], tp[i]);
             partial[k] = s;
           }
         });
