@@ -33,9 +33,8 @@ TOPO_HD void philox_mulhilo(std::uint32_t a, std::uint32_t b, std::uint32_t& hi,
 TOPO_HD Philox4 philox4x32_10_raw(Philox4 ctr, std::uint32_t k0, std::uint32_t k1) {
   std::uint32_t c0 = ctr.v[0], c1 = ctr.v[1], c2 = ctr.v[2], c3 = ctr.v[3];
   // Fully unrolled so host loops over many blocks vectorize (GCC leaves a 10-trip loop as control flow).
-#if defined(__CUDACC__)
-#pragma unroll
-#elif defined(__GNUC__) && !defined(__clang__)
+  // nvcc unrolls a constant trip count by itself.
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
 #pragma GCC unroll 10
 #endif
   for (int round = 0; round < 10; ++round) {
