@@ -124,7 +124,7 @@ Tensor mse(const Tensor& pred, const Tensor& target) {
           for (std::int64_t k = b; k < e; ++k) {
             const std::int64_t begin = k * kMseChunk, end = std::min(n, begin + kMseChunk);
             float s = 0.f;
-            TOPO_SIMD_REDUCE(+ : s)
+            TOPO_LOSS_SIMD_REDUCE(+ : s)
             for (std::int64_t i = begin; i < end; ++i) s += mse_term(pp[i], tp[i]);
             partial[k] = s;
           }

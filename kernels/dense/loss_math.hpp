@@ -15,10 +15,10 @@ namespace topo {
 // Host loops that reduce floats: `omp simd reduction` lets the compiler reorder the sum/max into vector
 // lanes, which it may not do on its own without -ffast-math. Absent (plain loop) in CUDA translation units.
 #if defined(_OPENMP) && !defined(__CUDACC__)
-#define TOPO_PRAGMA(x) _Pragma(#x)
-#define TOPO_SIMD_REDUCE(clause) TOPO_PRAGMA(omp simd reduction(clause))
+#define TOPO_LOSS_PRAGMA(x) _Pragma(#x)
+#define TOPO_LOSS_SIMD_REDUCE(clause) TOPO_LOSS_PRAGMA(omp simd reduction(clause))
 #else
-#define TOPO_SIMD_REDUCE(clause)
+#define TOPO_LOSS_SIMD_REDUCE(clause)
 #endif
 
 // MSE partial sums cover fixed chunks of this many elements, so the summation tree depends only on n.
@@ -58,7 +58,7 @@ TOPO_HD float loss_exp(float x) {
 
 TOPO_HD float row_max(const float* x, std::int64_t c) {
   float m = -INFINITY;
-  TOPO_SIMD_REDUCE(max : m)
+  TOPO_LOSS_SIMD_REDUCE(max : m)
   for (std::int64_t j = 0; j < c; ++j) m = x[j] > m ? x[j] : m;
   return m;
 }
@@ -66,7 +66,7 @@ TOPO_HD float row_max(const float* x, std::int64_t c) {
 // sum_j exp(x_j - m).
 TOPO_HD float row_sum_exp(const float* x, std::int64_t c, float m) {
   float s = 0.f;
-  TOPO_SIMD_REDUCE(+ : s)
+  TOPO_LOSS_SIMD_REDUCE(+ : s)
   for (std::int64_t j = 0; j < c; ++j) s += loss_exp(x[j] - m);
   return s;
 }
