@@ -4,6 +4,8 @@
 #include <unordered_set>
 #include <utility>
 
+#include "kernels/dense/binary.hpp"
+
 
 namespace topo::nn {
 
@@ -11,13 +13,7 @@ namespace {
 thread_local bool t_grad_enabled = true;
 
 // dst += src, in place. dst is owned by the caller (never aliases another Var's gradient).
-void accumulate_(Tensor& dst, const Tensor& src) {
-  // Host loop until the dense binary kernels (axpy_) are merged.
-  TOPO_CHECK(!dst.device().is_cuda(), "autograd: accumulation on {} not available yet", dst.str());
-  float* d = dst.data<float>();
-  const float* s = src.data<float>();
-  for (std::int64_t i = 0; i < dst.numel(); ++i) d[i] += s[i];
-}
+void accumulate_(Tensor& dst, const Tensor& src) { axpy_(dst, 1.f, src); }
 
 // Leaves keep their own copy of the first gradient: a node may hand the same tensor to several inputs
 // (add passes grad through to both sides), and later in-place accumulation must not touch the others.

@@ -23,10 +23,11 @@ inline Var leaf_away_from_zero(const Shape& shape, std::uint64_t seed, float mar
 
 }  // namespace topo::nn::testing
 
-// Runs gradcheck and CHECKs it, printing the worst element on failure.
-#define TOPO_GRADCHECK(f, ...)                                          \
+// TOPO_GRADCHECK(f, inputs[, options]): runs gradcheck and CHECKs it, printing the worst element on failure.
+// Variadic so lambdas with several captures need no extra parentheses.
+#define TOPO_GRADCHECK(...)                                             \
   do {                                                                  \
-    const auto topo_gc_ = ::topo::nn::gradcheck((f), __VA_ARGS__);     \
+    const auto topo_gc_ = ::topo::nn::gradcheck(__VA_ARGS__);           \
     INFO(topo_gc_.message);                                             \
     CHECK(topo_gc_.ok);                                                 \
   } while (0)
