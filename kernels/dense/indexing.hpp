@@ -1,8 +1,10 @@
 #pragma once
 // Row gathers and scatters, concatenation and splitting. Index tensors are int32 or int64; an index out of
 // range is a topo::Error naming its position and value.
+#include <optional>
 #include <vector>
 
+#include "kernels/dense/indexing_math.hpp"
 #include "kernels/tensor.hpp"
 
 namespace topo {
@@ -20,5 +22,9 @@ Tensor embedding_backward(const Tensor& grad, const Tensor& ids, std::int64_t nu
 // Concatenation along `dim` (all other dims equal); split is its inverse (sizes sum to x.size(dim)).
 Tensor concat(const std::vector<Tensor>& xs, int dim);
 std::vector<Tensor> split(const Tensor& x, const std::vector<std::int64_t>& sizes, int dim);
+
+// Scans an int32/int64 index tensor of any shape against [0, limit), skipping entries equal to `ignore`
+// (see IndexScan). On CUDA this synchronises (one small copy back). Shared by the ops that validate ids.
+IndexScan scan_indices(const Tensor& index, std::int64_t limit, std::optional<std::int64_t> ignore = {});
 
 }  // namespace topo

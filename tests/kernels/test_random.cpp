@@ -1,0 +1,228 @@
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/dense/random.hpp"
+#include "kernels/dense/random_math.hpp"
+#include "tests/support/testing.hpp"
+
+using namespace topo;
+using topo::testing::kAwkwardSizes;
+
+namespace {
+
+// Reference stream, written from the layout documented in random_math.hpp: element g of stream `tag`
+// is word g % 4 of Philox4x32-10(counter = {g / 4 low, g / 4 high, tag, 0}, key = {seed low, seed high}).
+std::uint32_t ref_word(std::uint64_t seed, std::uint32_t tag, std::uint64_t g) {
+  const std::uint64_t block = g / 4;
+  const Philox4 ctr{{std::uint32_t(block & 0xffffffffu), std::uint32_t(block >> 32), tag, 0u}};
+  return philox4x32_10_raw(ctr, std::uint32_t(seed & 0xffffffffu), std::uint32_t(seed >> 32)).v[g % 4];
+}
+double ref_uniform(std::uint64_t seed, std::uint64_t g) { return std::ldexp(double(ref_word(seed, 0, g) >> 8), -24); }
+double ref_normal(std::uint64_t seed, std::uint64_t g) {
+  const std::uint64_t first = g - g % 2;  // the pair (2k, 2k+1) shares two uniforms
+  const double u1 = std::ldexp(double((ref_word(seed, 1, first) >> 8) + 1), -24);
+  const double u2 = std::ldexp(double(ref_word(seed, 1, first + 1) >> 8), -24);
+  const double r = std::sqrt(-2 * std::log(u1)), a = 2 * M_PI * u2;
+  return g % 2 == 0 ? r * std::cos(a) : r * std::sin(a);
+}
+
+struct Moments {
+  double mean = 0, var = 0;
+};
+Moments moments(const std::vector<float>& v) {
+  Moments m;
+  for (float x : v) m.mean += x;
+  m.mean /= double(v.size());
+  for (float x : v) m.var += (x - m.mean) * (x - m.mean);
+  m.var /= double(v.size());
+  return m;
+}
+
+std::vector<float> concat_vec(std::vector<float> a, const std::vector<float>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+}  // namespace
+
+TEST_CASE("philox4x32-10 matches the Random123 known-answer vectors") {
+  struct Kat {
+    Philox4 ctr;
+    std::uint32_t k0, k1;
+    Philox4 expected;
+  };
+  const Kat kats[] = {
+      {{{0, 0, 0, 0}}, 0, 0, {{0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u}}},
+      {{{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}}, 0xffffffffu, 0xffffffffu,
+       {{0x408f276du, 0x41c83b0eu, 0xa20bc7c6u, 0x6d5451fdu}}},
+      {{{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}}, 0xa4093822u, 0x299f31d0u,
+       {{0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u}}},
+  };
+  for (const Kat& k : kats) {
+    const Philox4 out = philox4x32_10_raw(k.ctr, k.k0, k.k1);
+    for (int i = 0; i < 4; ++i) CHECK(out.v[i] == k.expected.v[i]);
+  }
+}
+
+TEST_CASE("random_uniform and random_normal match the reference stream at awkward sizes") {
+  for (std::int64_t n : kAwkwardSizes) {
+    CAPTURE(n);
+    const std::uint64_t seed = 0x1234'5678'9abc'def0ull + n;
+    std::vector<float> u = random_uniform({n, 3}, -2.f, 3.f, seed).to_vector<float>();
+    std::vector<float> z = random_normal({n, 3}, 1.5f, 0.5f, seed).to_vector<float>();
+    std::vector<float> ru(u.size()), rz(z.size());
+    for (std::size_t i = 0; i < u.size(); ++i) {
+      ru[i] = float(-2.0 + 5.0 * ref_uniform(seed, i));
+      rz[i] = float(1.5 + 0.5 * ref_normal(seed, i));
+    }
+    TOPO_CHECK_CLOSE(u, ru, 1e-6, 1e-6);
+    TOPO_CHECK_CLOSE(z, rz, 1e-5, 1e-5);
+  }
+}
+
+TEST_CASE("uniform and normal draws have the right moments over 2^20 draws") {
+  const std::int64_t n = 1 << 20;
+  const std::vector<float> u = random_uniform({n}, 0.f, 1.f, 7).to_vector<float>();
+  const Moments mu = moments(u);
+  // Standard error of the mean: sqrt(1/12 / n) ~ 2.8e-4; of the variance ~ 8e-5.
+  CHECK(std::abs(mu.mean - 0.5) < 2e-3);
+  CHECK(std::abs(mu.var - 1.0 / 12) < 1e-3);
+  bool in_range = true;
+  for (float x : u) in_range = in_range && x >= 0.f && x < 1.f;
+  CHECK(in_range);
+
+  const std::vector<float> w = random_uniform({n}, -3.f, 5.f, 8).to_vector<float>();
+  const Moments mw = moments(w);
+  CHECK(std::abs(mw.mean - 1.0) < 2e-2);
+  CHECK(std::abs(mw.var - 64.0 / 12) < 5e-2);
+
+  const std::vector<float> z = random_normal({n}, 0.f, 1.f, 9).to_vector<float>();
+  const Moments mz = moments(z);
+  CHECK(std::abs(mz.mean) < 5e-3);
+  CHECK(std::abs(mz.var - 1.0) < 1e-2);
+  std::int64_t within = 0;
+  for (float x : z) within += std::abs(x) < 1.f;
+  CHECK(std::abs(double(within) / n - 0.682689492) < 3e-3);  // P(|Z| < 1)
+
+  const std::vector<float> s = random_normal({n}, 2.f, 3.f, 10).to_vector<float>();
+  const Moments ms = moments(s);
+  CHECK(std::abs(ms.mean - 2.0) < 2e-2);
+  CHECK(std::abs(ms.var - 9.0) < 1e-1);
+}
+
+TEST_CASE("dropout matches the reference mask at awkward sizes and offsets; backward regenerates it") {
+  for (std::int64_t n : kAwkwardSizes) {
+    for (std::uint64_t offset : {0ull, 1ull, 3ull, 6ull, 1000003ull}) {
+      CAPTURE(n);
+      CAPTURE(offset);
+      const float p = 0.3f;
+      const std::uint64_t seed = 42 + n;
+      // Values in [0.5, 1.5): never zero, so a zero output means a dropped element.
+      Tensor x = topo::testing::random_uniform({n, 5}, n, 0.5f, 1.5f);
+      const std::vector<float> xs = x.to_vector<float>();
+      const std::vector<float> y = dropout(x, p, seed, offset).to_vector<float>();
+      const std::vector<float> g = dropout_backward(x, p, seed, offset).to_vector<float>();
+      std::vector<float> expected(xs.size());
+      for (std::size_t i = 0; i < xs.size(); ++i)
+        expected[i] = ref_uniform(seed, offset + i) >= p ? float(xs[i] / (1.0 - p)) : 0.f;
+      TOPO_CHECK_CLOSE(y, expected, 1e-6, 1e-6);
+      TOPO_CHECK_CLOSE(g, expected, 1e-6, 1e-6);
+      bool same_mask = true;
+      for (std::size_t i = 0; i < xs.size(); ++i) same_mask = same_mask && ((y[i] == 0.f) == (expected[i] == 0.f));
+      CHECK(same_mask);
+    }
+  }
+}
+
+TEST_CASE("dropout keeps about 1 - p of the elements, scaled by 1/(1-p)") {
+  const std::int64_t n = 1 << 20;
+  Tensor ones = Tensor::full({n}, 1.f);
+  for (float p : {0.1f, 0.5f, 0.9f}) {
+    CAPTURE(p);
+    const std::vector<float> y = dropout(ones, p, 123, 0).to_vector<float>();
+    std::int64_t kept = 0;
+    bool values_ok = true;
+    for (float v : y) {
+      if (v != 0.f) {
+        ++kept;
+        values_ok = values_ok && std::abs(v - 1.0 / (1.0 - p)) < 1e-5;
+      }
+    }
+    CHECK(values_ok);
+    CHECK(std::abs(double(kept) / n - (1.0 - p)) < 3e-3);  // standard error <= 5e-4
+  }
+}
+
+TEST_CASE("dropout is deterministic in (seed, offset) and differs across offsets and seeds") {
+  Tensor x = Tensor::full({4096}, 1.f);
+  const std::vector<float> a = dropout(x, 0.5f, 5, 100).to_vector<float>();
+  CHECK(a == dropout(x, 0.5f, 5, 100).to_vector<float>());
+  const std::vector<float> b = dropout(x, 0.5f, 5, 101).to_vector<float>();
+  const std::vector<float> c = dropout(x, 0.5f, 6, 100).to_vector<float>();
+  std::int64_t same_b = 0, same_c = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    same_b += a[i] == b[i];
+    same_c += a[i] == c[i];
+  }
+  // Independent masks agree on about half the positions.
+  CHECK(same_b < 2400);
+  CHECK(same_c < 2400);
+  CHECK(random_normal({100}, 0, 1, 1).to_vector<float>() == random_normal({100}, 0, 1, 1).to_vector<float>());
+  CHECK(random_normal({100}, 0, 1, 1).to_vector<float>() != random_normal({100}, 0, 1, 2).to_vector<float>());
+}
+
+TEST_CASE("dropout over a tensor equals dropout over its two halves at offsets 0 and n/2") {
+  for (std::int64_t n : {2, 7, 33, 257, 100003}) {
+    CAPTURE(n);
+    Tensor x = topo::testing::random_uniform({n}, n, 0.5f, 1.5f);
+    const std::int64_t half = n / 2;
+    const std::vector<float> whole = dropout(x, 0.25f, 77, 0).to_vector<float>();
+    const std::vector<float> parts =
+        concat_vec(dropout(x.slice_rows(0, half), 0.25f, 77, 0).to_vector<float>(),
+                   dropout(x.slice_rows(half, n), 0.25f, 77, std::uint64_t(half)).to_vector<float>());
+    CHECK(whole == parts);
+  }
+}
+
+TEST_CASE("CPU random results do not depend on the number of OpenMP threads") {
+  const int saved = num_threads();
+  const std::int64_t n = (1 << 18) + 3;
+  Tensor x = topo::testing::random_uniform({n}, 3, 0.5f, 1.5f);
+  std::vector<std::vector<float>> runs[3];
+  for (int threads : {1, 2, 5}) {
+    set_num_threads(threads);
+    runs[0].push_back(dropout(x, 0.4f, 9, 11).to_vector<float>());
+    runs[1].push_back(random_uniform({n}, -1.f, 1.f, 9).to_vector<float>());
+    runs[2].push_back(random_normal({n}, 0.f, 1.f, 9).to_vector<float>());
+  }
+  set_num_threads(saved);
+  for (auto& r : runs) {
+    CHECK(r[0] == r[1]);
+    CHECK(r[0] == r[2]);
+  }
+}
+
+TEST_CASE("dropout edge cases and errors name the value") {
+  Tensor x = topo::testing::random_uniform({3, 4}, 1);
+  Tensor same = dropout(x, 0.f, 1);
+  CHECK(same.shares_storage_with(x));
+  CHECK(same.to_vector<float>() == x.to_vector<float>());
+  CHECK(dropout(Tensor::empty({0}), 0.5f, 1).numel() == 0);
+  for (float p : {-0.25f, 1.f, 1.5f}) {
+    CAPTURE(p);
+    try {
+      (void)dropout(x, p, 1);
+      FAIL("no error for p = " << p);
+    } catch (const Error& e) {
+      CHECK(std::string(e.what()).find(fmt::format("{}", p)) != std::string::npos);
+    }
+    CHECK_THROWS_AS(dropout_backward(x, p, 1), Error);
+  }
+  CHECK_THROWS_AS(dropout(x, std::nanf(""), 1), Error);
+  CHECK_THROWS_AS(dropout(Tensor::arange(4), 0.5f, 1), Error);
+  CHECK_THROWS_AS(random_uniform({3}, 1.f, 0.f, 1), Error);
+  CHECK_THROWS_AS(random_normal({3}, 0.f, -1.f, 1), Error);
+  CHECK(random_uniform({0}, 0.f, 1.f, 1).numel() == 0);
+}
