@@ -89,3 +89,12 @@ TEST_CASE("split: gradcheck through every piece and with unused pieces") {
   TOPO_GRADCHECK([](const Inputs& v) { return tanh(split(v[0], {2, 3, 2}, 0)[1]); }, {leaf({7, 4}, 71)});
   TOPO_GRADCHECK([](const Inputs& v) { return split(v[0], {4, 3}, -1)[0]; }, {leaf({2, 3, 7}, 72)});
 }
+
+TEST_CASE("indexing ops reject bad input with topo::Error") {
+  Var x = leaf({7, 5}, 77);
+  CHECK_THROWS_AS(index_select(x, Tensor::from_vector(std::vector<std::int64_t>{7}, {1})), Error);
+  CHECK_THROWS_AS(embedding(x, Tensor::from_vector(std::vector<std::int64_t>{-1}, {1})), Error);
+  CHECK_THROWS_AS(concat({x, leaf({7, 4}, 78)}, 0), Error);
+  CHECK_THROWS_AS(concat({}, 0), Error);
+  CHECK_THROWS_AS(split(x, {3, 3}, 0), Error);
+}
