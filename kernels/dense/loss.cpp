@@ -7,6 +7,7 @@
 // Targets are validated first (scan_indices), so a bad target is a topo::Error naming the row and value.
 #include "kernels/dense/loss.hpp"
 
+#include <algorithm>
 #include <vector>
 
 #include "kernels/dense/indexing.hpp"
