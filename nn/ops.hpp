@@ -1,0 +1,109 @@
+#pragma once
+// Differentiable ops on Vars: each runs a kernel from kernels/dense and records its backward on the tape.
+// Shapes follow the kernels (kernels/dense/*.hpp); errors name the offending shapes.
+#include <cstdint>
+#include <vector>
+
+#include "nn/autograd.hpp"
+#include "nn/var.hpp"
+
+namespace topo::nn {
+
+// ---- linear algebra (ops_matmul.cpp)
+// op(a) @ op(b). 2-D: [M,K] @ [K,N]; batched: [B,M,K] @ [B,K,N], or [B,M,K] @ [K,N] sharing b.
+Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = false);
+
+// ---- elementwise with broadcasting (ops_binary.cpp); backward sums the gradient back to each shape
+Var add(const Var& a, const Var& b);
+Var sub(const Var& a, const Var& b);
+Var mul(const Var& a, const Var& b);
+Var div(const Var& a, const Var& b);
+Var add_scalar(const Var& x, float c);
+
+Var operator+(const Var& a, const Var& b);
+Var operator-(const Var& a, const Var& b);
+Var operator*(const Var& a, const Var& b);
+Var operator/(const Var& a, const Var& b);
+Var operator+(const Var& a, float c);
+Var operator+(float c, const Var& a);
+Var operator-(const Var& a, float c);
+Var operator-(float c, const Var& a);
+Var operator*(const Var& a, float c);
+Var operator*(float c, const Var& a);
+Var operator/(const Var& a, float c);
+Var operator/(float c, const Var& a);
+Var operator-(const Var& a);
+
+// ---- elementwise unary (ops_unary.cpp)
+Var mul_scalar(const Var& x, float c);
+Var neg(const Var& x);
+Var relu(const Var& x);
+Var leaky_relu(const Var& x, float slope = 0.01f);
+Var gelu(const Var& x);  // tanh approximation
+Var exp(const Var& x);
+Var log(const Var& x);
+Var tanh(const Var& x);
+Var sigmoid(const Var& x);
+// Zero-copy view with a new shape (one dim may be -1); the gradient is reshaped back.
+Var reshape(const Var& x, const Shape& shape);
+
+// ---- reductions and normalisation (ops_reduce.cpp); dim may be negative
+Var sum(const Var& x, int dim, bool keepdim = false);
+Var mean(const Var& x, int dim, bool keepdim = false);
+// Max along dim; the gradient goes to the (first) arg-max of each slice.
+Var max(const Var& x, int dim, bool keepdim = false);
+Var sum_all(const Var& x);   // 0-d
+Var mean_all(const Var& x);  // 0-d
+// Along the last dimension.
+Var softmax(const Var& x);
+Var log_softmax(const Var& x);
+// Over the last dimension D; gamma, beta: [D] or undefined Vars (no scale / no shift).
+Var layer_norm(const Var& x, const Var& gamma, const Var& beta, float eps = 1e-5f);
+
+// ---- randomness (ops_index.cpp)
+// Counter-based dropout state: a mask is a function of (seed, offset); each dropout call consumes
+// numel offsets, so successive masks never repeat. Not thread-safe: one generator per thread.
+class Generator {
+ public:
+  explicit Generator(std::uint64_t seed = 0x5eed) : seed_(seed) {}
+  std::uint64_t seed() const { return seed_; }
+  std::uint64_t offset() const { return offset_; }
+  void set_seed(std::uint64_t seed) {
+    seed_ = seed;
+    offset_ = 0;
+  }
+  // Returns the current offset and advances it by n.
+  std::uint64_t advance(std::uint64_t n) {
+    const std::uint64_t at = offset_;
+    offset_ += n;
+    return at;
+  }
+
+ private:
+  std::uint64_t seed_;
+  std::uint64_t offset_ = 0;
+};
+// The process-wide generator used when none is passed, and its reseeding.
+Generator& default_generator();
+void set_seed(std::uint64_t seed);
+
+// Training: zeroes each element with probability p and scales the rest by 1/(1-p). Not training (or
+// p == 0): returns x itself. p must be in [0, 1).
+Var dropout(const Var& x, float p, bool training, Generator& gen = default_generator());
+
+// ---- indexing and shape (ops_index.cpp); index tensors are int32/int64, never differentiated
+// weight [V, D], ids of any shape -> ids.shape + [D].
+Var embedding(const Var& weight, const Tensor& ids);
+// x [N, ...], index [M] -> [M, ...]; backward scatters-adds rows.
+Var index_select(const Var& x, const Tensor& index);
+Var concat(const std::vector<Var>& xs, int dim);
+// Pieces along dim with the given sizes (summing to x.size(dim)).
+std::vector<Var> split(const Var& x, const std::vector<std::int64_t>& sizes, int dim);
+
+// ---- losses (ops_loss.cpp), 0-d results
+// logits [N, C], targets int64 [N]; mean over rows whose target != ignore_index (0 when all are ignored).
+Var cross_entropy(const Var& logits, const Tensor& targets, std::int64_t ignore_index = -100);
+// mean((pred - target)^2); both may require grad.
+Var mse(const Var& pred, const Var& target);
+
+}  // namespace topo::nn

@@ -1,0 +1,89 @@
+// Dropout, embedding, row gathers, concat and split.
+#include "kernels/dense/indexing.hpp"
+#include "kernels/dense/random.hpp"
+#include "nn/ops.hpp"
+
+namespace topo::nn {
+
+Generator& default_generator() {
+  static Generator generator;
+  return generator;
+}
+void set_seed(std::uint64_t seed) { default_generator().set_seed(seed); }
+
+Var dropout(const Var& x, float p, bool training, Generator& gen) {
+  TOPO_CHECK(p >= 0.f && p < 1.f, "dropout: p must be in [0, 1), got {}", p);
+  if (!training || p == 0.f) return x;
+  const std::uint64_t seed = gen.seed(), offset = gen.advance(static_cast<std::uint64_t>(x.numel()));
+  return make_output(
+      topo::dropout(x.data(), p, seed, offset), {x},
+      [p, seed, offset](const Tensor& g, const std::vector<bool>&) {
+        return std::vector<Tensor>{dropout_backward(g, p, seed, offset)};
+      },
+      "dropout");
+}
+
+Var embedding(const Var& weight, const Tensor& ids) {
+  return make_output(
+      topo::embedding(weight.data(), ids), {weight},
+      [ids, rows = weight.size(0)](const Tensor& g, const std::vector<bool>&) {
+        return std::vector<Tensor>{embedding_backward(g, ids, rows)};
+      },
+      "embedding");
+}
+
+Var index_select(const Var& x, const Tensor& index) {
+  return make_output(
+      topo::index_select(x.data(), index), {x},
+      [index, rows = x.size(0)](const Tensor& g, const std::vector<bool>&) {
+        return std::vector<Tensor>{index_add(rows, index, g)};
+      },
+      "index_select");
+}
+
+Var concat(const std::vector<Var>& xs, int dim) {
+  TOPO_CHECK(!xs.empty(), "concat: no inputs");
+  std::vector<Tensor> data;
+  std::vector<std::int64_t> sizes;
+  for (const Var& x : xs) {
+    data.push_back(x.data());
+    sizes.push_back(x.size(dim));
+  }
+  return make_output(
+      topo::concat(data, dim), xs,
+      [sizes, dim](const Tensor& g, const std::vector<bool>&) { return topo::split(g, sizes, dim); }, "concat");
+}
+
+std::vector<Var> split(const Var& x, const std::vector<std::int64_t>& sizes, int dim) {
+  std::vector<Tensor> pieces = topo::split(x.data(), sizes, dim);
+  const int d = dim < 0 ? dim + x.ndim() : dim;  // topo::split has validated dim and sizes
+  const std::int64_t total = x.size(d);
+  std::vector<Var> out;
+  std::int64_t begin = 0;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    // Each piece is its own node: its gradient is padded with zeros to x's shape. Summing the pieces'
+    // padded gradients costs O(pieces * numel), fine for the few pieces (heads, q/k/v) split is used for.
+    const std::int64_t before = begin, after = total - begin - sizes[i];
+    out.push_back(make_output(
+        pieces[i], {x},
+        [shape = x.shape(), d, before, after](const Tensor& g, const std::vector<bool>&) {
+          std::vector<Tensor> parts;
+          Shape pad = shape;
+          if (before > 0) {
+            pad[d] = before;
+            parts.push_back(Tensor::zeros(pad, DType::F32, g.device()));
+          }
+          parts.push_back(g);
+          if (after > 0) {
+            pad[d] = after;
+            parts.push_back(Tensor::zeros(pad, DType::F32, g.device()));
+          }
+          return std::vector<Tensor>{parts.size() == 1 ? g : topo::concat(parts, d)};
+        },
+        "split"));
+    begin += sizes[i];
+  }
+  return out;
+}
+
+}  // namespace topo::nn

@@ -1,0 +1,101 @@
+#include "nn/var.hpp"
+
+#include <utility>
+#include <vector>
+
+#include "nn/autograd.hpp"
+
+namespace topo::nn {
+
+VarImpl::~VarImpl() {
+  // Dropping the last handle to the end of a long chain would destroy impl -> node -> impl -> ...
+  // recursively and overflow the stack. Instead, nodes whose last owner is being dropped are unlinked
+  // here one at a time: their inputs' nodes are moved onto an explicit stack before they die.
+  if (!node) return;
+  std::vector<std::shared_ptr<Node>> stack;
+  stack.push_back(std::move(node));
+  while (!stack.empty()) {
+    std::shared_ptr<Node> n = std::move(stack.back());
+    stack.pop_back();
+    if (n.use_count() != 1) continue;  // still owned elsewhere: dropping our reference is shallow
+    for (auto& in : n->inputs)
+      if (in && in.use_count() == 1 && in->node) stack.push_back(std::move(in->node));
+    // n dies here; the impls it frees have no node left, so their destructors return at once.
+  }
+}
+
+Var::Var(Tensor data, bool requires_grad) : impl_(std::make_shared<VarImpl>()) {
+  TOPO_CHECK(data.defined(), "Var: the data tensor is undefined");
+  TOPO_CHECK(!requires_grad || data.dtype() == DType::F32, "Var: requires_grad needs float32 data, got {}",
+             data.str());
+  impl_->data = std::move(data);
+  impl_->requires_grad = requires_grad;
+}
+
+VarImpl& Var::checked() const {
+  TOPO_CHECK(impl_ != nullptr, "Var: use of an undefined Var");
+  return *impl_;
+}
+
+const Tensor& Var::data() const { return checked().data; }
+
+void Var::set_data(Tensor data) {
+  TOPO_CHECK(is_leaf(), "Var::set_data on the output of {}: only leaves can be overwritten", op_name());
+  TOPO_CHECK(data.defined(), "Var::set_data: the data tensor is undefined");
+  TOPO_CHECK(!requires_grad() || data.dtype() == DType::F32, "Var::set_data: a Var requiring grad needs float32, got {}",
+             data.str());
+  impl_->data = std::move(data);
+}
+
+const Tensor& Var::grad() const { return checked().grad; }
+
+void Var::set_grad(Tensor grad) {
+  VarImpl& v = checked();
+  if (grad.defined()) {
+    TOPO_CHECK(grad.shape() == v.data.shape() && grad.dtype() == DType::F32 && grad.device() == v.data.device(),
+               "Var::set_grad: gradient {} does not match data {}", grad.str(), v.data.str());
+  }
+  v.grad = std::move(grad);
+}
+
+void Var::zero_grad() { checked().grad = Tensor(); }
+
+bool Var::requires_grad() const { return checked().requires_grad; }
+
+void Var::set_requires_grad(bool requires_grad) {
+  VarImpl& v = checked();
+  TOPO_CHECK(!v.node, "Var::set_requires_grad on the output of {}: only leaves can change it", op_name());
+  TOPO_CHECK(!requires_grad || v.data.dtype() == DType::F32, "Var: requires_grad needs float32 data, got {}",
+             v.data.str());
+  v.requires_grad = requires_grad;
+}
+
+void Var::retain_grad() {
+  VarImpl& v = checked();
+  TOPO_CHECK(v.requires_grad, "Var::retain_grad on a Var that does not require grad");
+  v.retains_grad = true;
+}
+
+bool Var::is_leaf() const { return checked().node == nullptr; }
+
+std::string Var::op_name() const {
+  const VarImpl& v = checked();
+  return v.node ? v.node->name : "";
+}
+
+Var Var::detach() const { return Var(checked().data, false); }
+
+void Var::backward(bool retain_graph) const {
+  const VarImpl& v = checked();
+  TOPO_CHECK(v.data.numel() == 1,
+             "backward() without a grad_output needs a one-element Var, got shape {}; pass the output gradient",
+             shape_str(v.data.shape()));
+  run_backward(*this, Tensor::full(v.data.shape(), 1.f, v.data.device()), retain_graph);
+}
+
+void Var::backward(const Tensor& grad_output, bool retain_graph) const {
+  checked();
+  run_backward(*this, grad_output, retain_graph);
+}
+
+}  // namespace topo::nn
