@@ -1,6 +1,7 @@
 #pragma once
-// The graph layer in one include: heterographs, builders, batching, homogeneous views, DOT export.
+// The graph layer in one include: heterographs, builders, batching, blocks, homogeneous views, DOT export.
 #include "graph/batch.hpp"
+#include "graph/block.hpp"
 #include "graph/builders.hpp"
 #include "graph/dot.hpp"
 #include "graph/edge_list.hpp"
