@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "models/model.hpp"
+#include "models/sequence_embedding.hpp"
 #include "models/star_transformer/topology.hpp"
 #include "nn/attention.hpp"
 
@@ -25,6 +26,7 @@ struct StarConfig {
   std::int64_t layers = 2;
   std::int64_t max_length = 256;  // learned positions; a longer sentence is an error naming its length
   float dropout = 0.f;            // on the embedding output
+  EmbeddingConfig embedding() const { return {vocab_size, input_dim, hidden, max_length, dropout}; }
   StarVariant variant = StarVariant::Full;
   bool residual = false;
 };
@@ -39,25 +41,19 @@ class StarTransformer : public SequenceEncoder {
   const StarConfig& config() const { return config_; }
 
   // E: token (or feature) embedding + position embedding, dropout applied: [total tokens, hidden].
-  nn::Var embed(const SequenceBatch& batch) const;
+  nn::Var embed(const SequenceBatch& batch) const { return embedding->forward(batch); }
 
   struct Layer : nn::Module {
     Layer(std::int64_t hidden, std::int64_t heads);
     std::shared_ptr<nn::GraphMultiHeadAttention> satellite_attention, relay_attention;
     std::shared_ptr<nn::LayerNorm> satellite_norm, relay_norm;
   };
-  std::shared_ptr<nn::Embedding> token_embedding;  // when vocab_size > 0
-  std::shared_ptr<nn::Linear> feature_projection;  // when input_dim > 0
-  std::shared_ptr<nn::Embedding> position_embedding;
-  std::shared_ptr<nn::Dropout> embedding_dropout;
+  std::shared_ptr<SequenceEmbedding> embedding;
   std::shared_ptr<nn::ModuleList> layers;
   const Layer& layer(std::size_t i) const { return *layers->at<Layer>(i); }
 
  private:
   StarConfig config_;
 };
-
-// Position of every token within its sentence: int64 [total tokens].
-Tensor positions_in_sentence(const std::vector<std::int64_t>& lengths, Device device = Device::cpu());
 
 }  // namespace topo::models
