@@ -2,14 +2,17 @@
 // CPU strategy:
 //  - inner == 1 (reducing the last dim): rows of n contiguous floats, rows split across threads; each row is
 //    accumulated in 16 independent lanes so the loop vectorizes, then the lanes are combined.
-//  - inner > 1: work items are (outer index, block of <= 256 inner positions), split across threads; each
-//    item keeps its block of accumulators on the stack and streams the n rows of the block into it, so the
-//    inner loop is contiguous over `inner` and vectorizes.
+//  - inner > 1: work items are (outer index, block of <= 1024 inner positions, part of n), split across
+//    threads; each item keeps its block of accumulators on the stack (L1) and streams its rows into it, so
+//    memory is read in contiguous 4 KiB runs and the inner loop vectorizes over `inner`. Parts of n (for long
+//    reduced dims, e.g. a bias gradient [R, D] -> [D]) are combined afterwards in a fixed order.
+//  - reduce_backward: rows of n when inner == 1, else rows of inner; either way a contiguous simd loop.
 //  - sum_all: fixed chunks of 64 Ki elements (independent of the thread count, so the result is
 //    deterministic), summed in lanes, combined in order in double.
 #include "kernels/dense/reduce.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "kernels/dispatch.hpp"
@@ -19,7 +22,7 @@ namespace topo {
 namespace {
 
 constexpr int kLanes = 16;
-constexpr std::int64_t kBlock = 256;
+constexpr std::int64_t kBlock = 1024;  // accumulators for a 4 KiB row segment, kept in L1
 
 // Sum or max of a contiguous row of n >= 1 floats.
 template <ReduceOp OP>
@@ -60,19 +63,30 @@ void reduce_cpu(const float* x, float* y, std::int64_t* argmax, std::int64_t out
     });
     return;
   }
+  // Work items: (o, block of inner, part of n). Parts split a long reduced dim so that few (o, block) pairs
+  // still give every thread work; their number depends only on n, so results do not depend on the thread
+  // count. Parts write partials that are combined below in part order.
   const std::int64_t blocks = (inner + kBlock - 1) / kBlock;
-  parallel_for(outer * blocks, n * std::min(inner, kBlock), [&](std::int64_t begin, std::int64_t end) {
+  const std::int64_t parts = std::clamp<std::int64_t>(n / 64, 1, 16);
+  const std::int64_t per_part = (n + parts - 1) / parts;
+  std::vector<float> part_val(parts > 1 ? static_cast<std::size_t>(parts * outer * inner) : 0);
+  std::vector<std::int64_t> part_arg(parts > 1 && argmax ? part_val.size() : 0);
+  float* pv = parts > 1 ? part_val.data() : y;              // [parts, outer, inner]
+  std::int64_t* pa = parts > 1 ? part_arg.data() : argmax;  // idem, or null
+  parallel_for(outer * blocks * parts, per_part * std::min(inner, kBlock), [&](std::int64_t begin, std::int64_t end) {
     float acc[kBlock];
     std::int64_t arg[kBlock];
     for (std::int64_t item = begin; item < end; ++item) {
-      const std::int64_t o = item / blocks, j0 = (item % blocks) * kBlock, len = std::min(kBlock, inner - j0);
+      const std::int64_t p = item % parts, ob = item / parts;
+      const std::int64_t o = ob / blocks, j0 = (ob % blocks) * kBlock, len = std::min(kBlock, inner - j0);
+      const std::int64_t k0 = std::min(n, p * per_part), k1 = std::min(n, k0 + per_part);
       const float* base = x + o * n * inner + j0;
       if constexpr (OP == ReduceOp::Max) {
         for (std::int64_t j = 0; j < len; ++j) {
-          acc[j] = base[j];
-          arg[j] = 0;
+          acc[j] = k0 < k1 ? base[k0 * inner + j] : -INFINITY;
+          arg[j] = k0;
         }
-        for (std::int64_t k = 1; k < n; ++k) {
+        for (std::int64_t k = k0 + 1; k < k1; ++k) {
           const float* row = base + k * inner;
 #pragma omp simd
           for (std::int64_t j = 0; j < len; ++j) {
@@ -83,18 +97,35 @@ void reduce_cpu(const float* x, float* y, std::int64_t* argmax, std::int64_t out
         }
       } else {
         for (std::int64_t j = 0; j < len; ++j) acc[j] = 0.f;
-        for (std::int64_t k = 0; k < n; ++k) {
+        for (std::int64_t k = k0; k < k1; ++k) {
           const float* row = base + k * inner;
 #pragma omp simd
           for (std::int64_t j = 0; j < len; ++j) acc[j] = reduce_combine(OP, acc[j], row[j]);
         }
       }
-      float* out = y + o * inner + j0;
-      for (std::int64_t j = 0; j < len; ++j) out[j] = reduce_finish(OP, acc[j], n);
+      float* out = pv + (p * outer + o) * inner + j0;
+      if (parts > 1)
+        std::copy(acc, acc + len, out);
+      else
+        for (std::int64_t j = 0; j < len; ++j) out[j] = reduce_finish(OP, acc[j], n);
       if constexpr (OP == ReduceOp::Max) {
-        if (argmax)
-          for (std::int64_t j = 0; j < len; ++j) argmax[o * inner + j0 + j] = arg[j];
+        if (pa) std::copy(arg, arg + len, pa + (p * outer + o) * inner + j0);
       }
+    }
+  });
+  if (parts == 1) return;
+  const std::int64_t total = outer * inner;
+  parallel_for(total, parts, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) {
+      float acc = pv[i];
+      std::int64_t arg = pa ? pa[i] : 0;
+      for (std::int64_t p = 1; p < parts; ++p) {
+        const float v = pv[p * total + i];
+        if (OP == ReduceOp::Max && pa && v > acc) arg = pa[p * total + i];
+        acc = reduce_combine(OP, acc, v);
+      }
+      y[i] = reduce_finish(OP, acc, n);
+      if (OP == ReduceOp::Max && argmax) argmax[i] = arg;
     }
   });
 }
@@ -102,12 +133,24 @@ void reduce_cpu(const float* x, float* y, std::int64_t* argmax, std::int64_t out
 template <ReduceOp OP>
 void reduce_backward_cpu(const float* g, const std::int64_t* argmax, float* dx, std::int64_t outer, std::int64_t n,
                          std::int64_t inner) {
+  if (inner == 1) {  // rows of n along the reduced dim: contiguous over k
+    parallel_for(outer, n, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t o = begin; o < end; ++o) {
+        const float go = g[o];
+        const std::int64_t arg = OP == ReduceOp::Max ? argmax[o] : 0;
+        float* out = dx + o * n;
+#pragma omp simd
+        for (std::int64_t k = 0; k < n; ++k) out[k] = reduce_grad(OP, go, n, k, arg);
+      }
+    });
+    return;
+  }
   parallel_for(outer * n, inner, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
       const std::int64_t o = r / n, k = r % n;
       const float* gr = g + o * inner;
       float* out = dx + r * inner;
-      if (OP == ReduceOp::Max) {
+      if constexpr (OP == ReduceOp::Max) {
         const std::int64_t* ar = argmax + o * inner;
 #pragma omp simd
         for (std::int64_t j = 0; j < inner; ++j) out[j] = reduce_grad(OP, gr[j], n, k, ar[j]);
