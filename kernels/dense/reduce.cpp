@@ -88,11 +88,16 @@ void reduce_cpu(const float* x, float* y, std::int64_t* argmax, std::int64_t out
         }
         for (std::int64_t k = k0 + 1; k < k1; ++k) {
           const float* row = base + k * inner;
+          if (pa) {
 #pragma omp simd
-          for (std::int64_t j = 0; j < len; ++j) {
-            const bool greater = row[j] > acc[j];
-            acc[j] = greater ? row[j] : acc[j];
-            arg[j] = greater ? k : arg[j];
+            for (std::int64_t j = 0; j < len; ++j) {
+              const bool greater = row[j] > acc[j];
+              acc[j] = greater ? row[j] : acc[j];
+              arg[j] = greater ? k : arg[j];
+            }
+          } else {  // no argmax wanted: a plain max, half the work
+#pragma omp simd
+            for (std::int64_t j = 0; j < len; ++j) acc[j] = reduce_combine(OP, acc[j], row[j]);
           }
         }
       } else {
