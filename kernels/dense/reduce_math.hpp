@@ -26,6 +26,42 @@ TOPO_HD float reduce_grad(ReduceOp op, float g, std::int64_t n, std::int64_t k, 
   return 0.f;
 }
 
+#if !defined(__CUDACC__)
+// CPU row helpers: sum / max of term(k) for k in [0, d) in 16 independent lanes, so the loop vectorizes
+// without `omp simd reduction` (which gcc 12 lowers to gathers through a per-lane stack array when a loop
+// has several reductions or inlined calls). Used by softmax and layer_norm rows.
+template <class F>
+inline float lane_sum(std::int64_t d, F term) {
+  float lanes[16] = {};
+  std::int64_t k = 0;
+  for (; k + 16 <= d; k += 16) {
+#pragma omp simd
+    for (int l = 0; l < 16; ++l) lanes[l] += term(k + l);
+  }
+  float s = 0.f;
+  for (; k < d; ++k) s += term(k);
+  for (int l = 0; l < 16; ++l) s += lanes[l];
+  return s;
+}
+template <class F>
+inline float lane_max(std::int64_t d, F term) {
+  float lanes[16];
+  for (int l = 0; l < 16; ++l) lanes[l] = -__builtin_inff();
+  std::int64_t k = 0;
+  for (; k + 16 <= d; k += 16) {
+#pragma omp simd
+    for (int l = 0; l < 16; ++l) {
+      const float v = term(k + l);
+      lanes[l] = v > lanes[l] ? v : lanes[l];
+    }
+  }
+  float m = -__builtin_inff();
+  for (; k < d; ++k) m = term(k) > m ? term(k) : m;
+  for (int l = 0; l < 16; ++l) m = lanes[l] > m ? lanes[l] : m;
+  return m;
+}
+#endif
+
 namespace cuda {
 // Device launchers (reduce_cuda.cu); pointers are device memory. y, argmax: [outer, inner]; argmax may be null.
 void reduce_dim(ReduceOp op, const float* x, float* y, std::int64_t* argmax, std::int64_t outer, std::int64_t n,
