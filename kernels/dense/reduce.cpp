@@ -22,7 +22,7 @@ namespace topo {
 namespace {
 
 constexpr int kLanes = 16;
-constexpr std::int64_t kBlock = 1024;  // accumulators for a 4 KiB row segment, kept in L1
+constexpr std::int64_t kBlock = 4096;  // accumulators for a 16 KiB row segment (L1): long runs the prefetcher follows
 
 // Sum or max of a contiguous row of n >= 1 floats.
 template <ReduceOp OP>
@@ -75,7 +75,7 @@ void reduce_cpu(const float* x, float* y, std::int64_t* argmax, std::int64_t out
   std::int64_t* pa = parts > 1 ? part_arg.data() : argmax;  // idem, or null
   parallel_for(outer * blocks * parts, per_part * std::min(inner, kBlock), [&](std::int64_t begin, std::int64_t end) {
     float acc[kBlock];
-    std::int64_t arg[kBlock];
+    std::int32_t arg[kBlock];  // 32-bit so index blends are as wide as the float ones (n < 2^31 is checked)
     for (std::int64_t item = begin; item < end; ++item) {
       const std::int64_t p = item % parts, ob = item / parts;
       const std::int64_t o = ob / blocks, j0 = (ob % blocks) * kBlock, len = std::min(kBlock, inner - j0);
@@ -84,7 +84,7 @@ void reduce_cpu(const float* x, float* y, std::int64_t* argmax, std::int64_t out
       if constexpr (OP == ReduceOp::Max) {
         for (std::int64_t j = 0; j < len; ++j) {
           acc[j] = k0 < k1 ? base[k0 * inner + j] : -INFINITY;
-          arg[j] = k0;
+          arg[j] = static_cast<std::int32_t>(k0);
         }
         for (std::int64_t k = k0 + 1; k < k1; ++k) {
           const float* row = base + k * inner;
@@ -93,7 +93,7 @@ void reduce_cpu(const float* x, float* y, std::int64_t* argmax, std::int64_t out
             for (std::int64_t j = 0; j < len; ++j) {
               const bool greater = row[j] > acc[j];
               acc[j] = greater ? row[j] : acc[j];
-              arg[j] = greater ? k : arg[j];
+              arg[j] = greater ? static_cast<std::int32_t>(k) : arg[j];
             }
           } else {  // no argmax wanted: a plain max, half the work
 #pragma omp simd
@@ -208,6 +208,8 @@ Shape result_shape(const Shape& shape, int dim, bool keepdim) {
 Tensor reduce(ReduceOp op, const Tensor& x, int dim, bool keepdim, Tensor* argmax) {
   check_dtype(x, DType::F32, "reduce", "x");
   const View v = view_of(x.shape(), dim, "reduce");
+  TOPO_CHECK(!argmax || v.n < (std::int64_t{1} << 31), "reduce: argmax over dim {} of shape {} exceeds 2^31",
+             dim, shape_str(x.shape()));
   TOPO_CHECK(op != ReduceOp::Max || v.n > 0, "reduce: max over the empty dim {} of shape {}", dim,
              shape_str(x.shape()));
   const Shape out_shape = result_shape(x.shape(), v.dim, keepdim);
