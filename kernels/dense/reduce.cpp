@@ -180,6 +180,21 @@ float sum_all_cpu(const float* x, std::int64_t n) {
   return static_cast<float>(total);
 }
 
+#if TOPO_WITH_CUDA
+// Allocates the partials scratch the CUDA strided reduction needs for long reduced dims, then launches.
+void reduce_cuda(ReduceOp op, const float* x, float* y, std::int64_t* argmax, std::int64_t outer, std::int64_t n,
+                 std::int64_t inner, Device device) {
+  const std::int64_t parts = cuda::reduce_parts(outer, n, inner);
+  Tensor part_val, part_arg;
+  if (parts > 1) {
+    part_val = Tensor::empty({parts, outer * inner}, DType::F32, device);
+    if (argmax) part_arg = Tensor::empty({parts, outer * inner}, DType::I64, device);
+  }
+  cuda::reduce_dim(op, x, y, argmax, outer, n, inner, parts > 1 ? part_val.data<float>() : nullptr,
+                   part_arg.defined() ? part_arg.data<std::int64_t>() : nullptr);
+}
+#endif
+
 struct View {
   std::int64_t outer = 1, n = 1, inner = 1;
   int dim = 0;
@@ -229,7 +244,7 @@ Tensor reduce(ReduceOp op, const Tensor& x, int dim, bool keepdim, Tensor* argma
         case ReduceOp::Mean: reduce_cpu<ReduceOp::Mean>(xp, yp, nullptr, v.outer, v.n, v.inner); break;
         case ReduceOp::Max: reduce_cpu<ReduceOp::Max>(xp, yp, ap, v.outer, v.n, v.inner); break;
       },
-      cuda::reduce_dim(op, xp, yp, ap, v.outer, v.n, v.inner));
+      reduce_cuda(op, xp, yp, ap, v.outer, v.n, v.inner, x.device()));
   return y;
 }
 

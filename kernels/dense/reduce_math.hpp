@@ -63,9 +63,19 @@ inline float lane_max(std::int64_t d, F term) {
 #endif
 
 namespace cuda {
+// How many parts of n the CUDA strided reduction (inner > 1) splits into: one thread per output is enough
+// when there are many outputs, but a bias gradient [R, D] -> [D] has only D of them, so long reduced dims are
+// cut into parts reduced in parallel and combined in order (deterministic). 1 = no split.
+inline std::int64_t reduce_parts(std::int64_t outer, std::int64_t n, std::int64_t inner) {
+  if (inner == 1 || outer * inner >= 32768 || n < 256) return 1;
+  const std::int64_t parts = n / 64;
+  return parts < 256 ? parts : 256;
+}
 // Device launchers (reduce_cuda.cu); pointers are device memory. y, argmax: [outer, inner]; argmax may be null.
+// part_val / part_arg: scratch of reduce_parts(...) * outer * inner floats / int64s when that is > 1 (part_arg
+// only with argmax), else null.
 void reduce_dim(ReduceOp op, const float* x, float* y, std::int64_t* argmax, std::int64_t outer, std::int64_t n,
-                std::int64_t inner);
+                std::int64_t inner, float* part_val, std::int64_t* part_arg);
 // dx: [outer, n, inner] from grad [outer, inner] (argmax needed for Max).
 void reduce_dim_backward(ReduceOp op, const float* grad, const std::int64_t* argmax, float* dx, std::int64_t outer,
                          std::int64_t n, std::int64_t inner);
