@@ -2,9 +2,9 @@
 // CPU strategy:
 //  - inner == 1 (reducing the last dim): rows of n contiguous floats, rows split across threads; each row is
 //    accumulated in 16 independent lanes so the loop vectorizes, then the lanes are combined.
-//  - inner > 1: work items are (outer index, block of <= 1024 inner positions, part of n), split across
+//  - inner > 1: work items are (outer index, block of <= 4096 inner positions, part of n), split across
 //    threads; each item keeps its block of accumulators on the stack (L1) and streams its rows into it, so
-//    memory is read in contiguous 4 KiB runs and the inner loop vectorizes over `inner`. Parts of n (for long
+//    memory is read in contiguous runs of up to 16 KiB and the inner loop vectorizes over `inner`. Parts of n (for long
 //    reduced dims, e.g. a bias gradient [R, D] -> [D]) are combined afterwards in a fixed order.
 //  - reduce_backward: rows of n when inner == 1, else rows of inner; either way a contiguous simd loop.
 //  - sum_all: fixed chunks of 64 Ki elements (independent of the thread count, so the result is
@@ -22,7 +22,7 @@ namespace topo {
 namespace {
 
 constexpr int kLanes = 16;
-constexpr std::int64_t kBlock = 4096;  // accumulators for a 16 KiB row segment (L1): long runs the prefetcher follows
+constexpr std::int64_t kBlock = 4096;  // 16 KiB row segments: runs long enough for the prefetcher
 
 // Sum or max of a contiguous row of n >= 1 floats.
 template <ReduceOp OP>
