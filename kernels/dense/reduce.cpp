@@ -41,9 +41,28 @@ float reduce_row(const float* x, std::int64_t n) {
   return acc;
 }
 
+// Sum of n contiguous floats in fixed 64 Ki chunks (thread-count independent, deterministic), combined in double.
+float sum_all_cpu(const float* x, std::int64_t n) {
+  constexpr std::int64_t kChunk = 1 << 16;
+  const std::int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<float> part(static_cast<std::size_t>(chunks));
+  parallel_for(chunks, kChunk, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t c = begin; c < end; ++c)
+      part[c] = reduce_row<ReduceOp::Sum>(x + c * kChunk, std::min(kChunk, n - c * kChunk));
+  });
+  double total = 0;
+  for (float p : part) total += p;
+  return static_cast<float>(total);
+}
+
 template <ReduceOp OP>
 void reduce_cpu(const float* x, float* y, std::int64_t* argmax, std::int64_t outer, std::int64_t n,
                 std::int64_t inner) {
+  if (inner == 1 && OP != ReduceOp::Max && outer < 4 && n >= (std::int64_t{1} << 17)) {
+    // A few very long rows: split each row instead of the rows, or one thread would do all the work.
+    for (std::int64_t o = 0; o < outer; ++o) y[o] = reduce_finish(OP, sum_all_cpu(x + o * n, n), n);
+    return;
+  }
   if (inner == 1) {
     parallel_for(outer, n, [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t o = begin; o < end; ++o) {
@@ -165,19 +184,6 @@ void reduce_backward_cpu(const float* g, const std::int64_t* argmax, float* dx, 
       }
     }
   });
-}
-
-float sum_all_cpu(const float* x, std::int64_t n) {
-  constexpr std::int64_t kChunk = 1 << 16;
-  const std::int64_t chunks = (n + kChunk - 1) / kChunk;
-  std::vector<float> part(static_cast<std::size_t>(chunks));
-  parallel_for(chunks, kChunk, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t c = begin; c < end; ++c)
-      part[c] = reduce_row<ReduceOp::Sum>(x + c * kChunk, std::min(kChunk, n - c * kChunk));
-  });
-  double total = 0;
-  for (float p : part) total += p;
-  return static_cast<float>(total);
 }
 
 #if TOPO_WITH_CUDA

@@ -73,6 +73,7 @@ std::vector<Shape> test_shapes() {
   shapes.push_back({31, 257});
   shapes.push_back({257});
   shapes.push_back({128, 128, 300});  // the benchmark batch: exercises the threaded paths
+  shapes.push_back({2, 200000});      // few long rows: each row split across threads
   return shapes;
 }
 
