@@ -141,6 +141,12 @@ std::string cpu_model_name() {
   return "unknown";
 }
 
+double load_average() {
+  std::ifstream in("/proc/loadavg");
+  double load = -1;
+  return (in >> load) ? load : -1.0;
+}
+
 std::size_t last_level_cache_bytes() {
   for (const char* path : {"/sys/devices/system/cpu/cpu0/cache/index3/size",
                            "/sys/devices/system/cpu/cpu0/cache/index2/size"}) {
@@ -153,7 +159,10 @@ std::size_t last_level_cache_bytes() {
 }
 
 Machine::Machine(MachineOptions options)
-    : options_(options), cpu_model_(cpu_model_name()), llc_bytes_(last_level_cache_bytes()) {}
+    : options_(options),
+      cpu_model_(cpu_model_name()),
+      llc_bytes_(last_level_cache_bytes()),
+      load_at_start_(load_average()) {}
 
 int Machine::threads() const { return omp_get_max_threads(); }
 
@@ -213,6 +222,8 @@ nlohmann::json Machine::to_json() {
           {"threads", threads()},
           {"cpu_model", cpu_model_},
           {"llc_bytes", llc_bytes_},
+          {"load_average_start", load_at_start_},
+          {"load_average_end", load_average()},
           {"bytes_counted", "reads + writes; write-allocate traffic not counted (triad: 12 bytes per element)"},
           {"triad", triad}};
 }

@@ -40,6 +40,9 @@ struct SgemmMeasurement {
 SgemmMeasurement measure_sgemm(int n, const TimingOptions& timing);
 
 std::string cpu_model_name();          // /proc/cpuinfo "model name", or "unknown"
+// The 1-minute load average (/proc/loadavg), or -1. The cores may be shared: a load near or above the
+// thread count means other processes competed for them and the figures of this run are pessimistic.
+double load_average();
 std::size_t last_level_cache_bytes();  // sysfs / sysconf, 32 MiB when neither answers
 
 struct MachineOptions {
@@ -76,6 +79,7 @@ class Machine {
   MachineOptions options_;
   std::string cpu_model_;
   std::size_t llc_bytes_;
+  double load_at_start_;
   std::map<std::int64_t, TriadMeasurement> triad_;  // by elements per array
   std::optional<SgemmMeasurement> sgemm_;
 };

@@ -40,6 +40,10 @@ int run(const std::string& suite_name, const std::string& json_path, int threads
 
   Machine machine({.quick = quick});
   std::fprintf(stderr, "measuring machine limits (%d threads)...\n", machine.threads());
+  if (const double load = load_average(); load > 0.5) {
+    std::fprintf(stderr, "warning: load average %.2f before starting: other processes share the cores, "
+                 "expect pessimistic and noisy figures\n", load);
+  }
   machine.measure_all();
   Report report;
   Runner runner(machine, report, quick ? TimingOptions::quick() : TimingOptions{}, quick);
@@ -50,8 +54,9 @@ int run(const std::string& suite_name, const std::string& json_path, int threads
   }
 
   const nlohmann::json machine_json = machine.to_json();  // after the suites: includes every triad size used
-  fmt::print("machine: {} | {} threads | stream triad {:.1f} GB/s | sgemm {:.1f} GFLOP/s\n", machine.cpu_model(),
-             machine.threads(), machine.stream_gbs(), machine.sgemm_gflops());
+  fmt::print("machine: {} | {} threads | stream triad {:.1f} GB/s | sgemm {:.1f} GFLOP/s | load {:.2f} -> {:.2f}\n",
+             machine.cpu_model(), machine.threads(), machine.stream_gbs(), machine.sgemm_gflops(),
+             machine_json["load_average_start"].get<double>(), machine_json["load_average_end"].get<double>());
   std::string ladder;
   for (const auto& t : machine_json["triad"]) {
     ladder += fmt::format(" {:.2f} MB: {:.0f} GB/s |", t["working_set_bytes"].get<double>() / 1e6,
