@@ -1,11 +1,12 @@
 #pragma once
 // Elementwise binary ops with numpy broadcasting (shapes aligned from the right; each dim equal or 1).
 // The common cases have fast paths: equal shapes, a row vector over [..., D], and a scalar.
+#include "kernels/dense/binary_math.hpp"
 #include "kernels/tensor.hpp"
 
 namespace topo {
 
-enum class BinaryOp : std::uint8_t { Add, Sub, Mul, Div };
+// BinaryOp lives in binary_math.hpp (shared with the CUDA kernels).
 
 // The broadcast shape of a and b; throws topo::Error naming both shapes when they do not broadcast.
 Shape broadcast_shape(const Shape& a, const Shape& b);

@@ -1,10 +1,11 @@
 #pragma once
 // Reductions along one dimension. dim may be negative (counts from the end).
+#include "kernels/dense/reduce_math.hpp"
 #include "kernels/tensor.hpp"
 
 namespace topo {
 
-enum class ReduceOp : std::uint8_t { Sum, Mean, Max };
+// ReduceOp lives in reduce_math.hpp (shared with the CUDA kernels).
 
 // Reduces `dim`; keepdim keeps it as size 1. For Max, `argmax` (when non-null) receives int64 indices
 // along `dim`, shaped like the result. Max over an empty dim is a topo::Error.

@@ -1,0 +1,121 @@
+// Dense matrix products. CPU: OpenBLAS cblas_sgemm, row-major.
+//  - 2-D, and 3-D a with a shared 2-D b (not transposed a): one sgemm, the batch flattened into M; OpenBLAS
+//    threads it over the OpenMP pool.
+//  - batched with small items (M*N*K <= 2^21): OpenMP over the batch; inside the parallel region the OpenMP
+//    build of OpenBLAS runs single-threaded, so there is no oversubscription.
+//  - batched with big items: one threaded sgemm per item, in order.
+// CUDA: cuBLAS (gemm_cuda.cu), strided-batched for 3-D operands (stride 0 shares b).
+#include "kernels/dense/gemm.hpp"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+
+#include "kernels/dense/binary.hpp"
+#include "kernels/dense/gemm_math.hpp"
+#include "kernels/dispatch.hpp"
+
+namespace topo {
+namespace {
+
+struct Plan {
+  std::int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool batched = false;   // a is 3-D
+  bool shared_b = false;  // a is 3-D, b 2-D
+  Shape c_shape;
+};
+
+Plan plan_for(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, const char* op) {
+  check_dtype(a, DType::F32, op, "a");
+  check_dtype(b, DType::F32, op, "b");
+  check_same_device(a, b, op);
+  const Shape &as = a.shape(), &bs = b.shape();
+  const auto bad = [&](const char* why) {
+    fail("{}: cannot multiply {}{} by {}{}: {}", op, shape_str(as), trans_a ? "^T" : "", shape_str(bs),
+         trans_b ? "^T" : "", why);
+  };
+  if (a.ndim() < 2 || a.ndim() > 3 || b.ndim() < 2 || b.ndim() > 3) bad("operands must be 2-D or 3-D");
+  if (a.ndim() == 2 && b.ndim() == 3) bad("a 2-D a with a 3-D b is not supported");
+  Plan p;
+  p.batched = a.ndim() == 3;
+  p.shared_b = p.batched && b.ndim() == 2;
+  if (p.batched) {
+    p.batch = as[0];
+    if (!p.shared_b && bs[0] != p.batch) bad("batch sizes differ");
+  }
+  const std::int64_t a_rows = as[as.size() - 2], a_cols = as.back();
+  const std::int64_t b_rows = bs[bs.size() - 2], b_cols = bs.back();
+  p.m = trans_a ? a_cols : a_rows;
+  p.k = trans_a ? a_rows : a_cols;
+  const std::int64_t kb = trans_b ? b_cols : b_rows;
+  p.n = trans_b ? b_rows : b_cols;
+  if (p.k != kb) bad("inner dims differ");
+  p.c_shape = p.batched ? Shape{p.batch, p.m, p.n} : Shape{p.m, p.n};
+  return p;
+}
+
+void sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+           std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+              static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(std::max<std::int64_t>(lda, 1)), b,
+              static_cast<int>(std::max<std::int64_t>(ldb, 1)), beta, c,
+              static_cast<int>(std::max<std::int64_t>(ldc, 1)));
+}
+
+void gemm_cpu(const Plan& p, bool ta, bool tb, float alpha, const float* a, std::int64_t lda, const float* b,
+              std::int64_t ldb, float beta, float* c) {
+  if (!p.batched) return sgemm(ta, tb, p.m, p.n, p.k, alpha, a, lda, b, ldb, beta, c, p.n);
+  if (p.shared_b && !ta) return sgemm(false, tb, p.batch * p.m, p.n, p.k, alpha, a, lda, b, ldb, beta, c, p.n);
+  const std::int64_t sa = p.m * p.k, sb = p.shared_b ? 0 : p.k * p.n, sc = p.m * p.n;
+  const bool small = p.m * p.n * p.k <= (std::int64_t{1} << 21);
+  if (small && p.batch > 1 && omp_get_max_threads() > 1 && !omp_in_parallel()) {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < p.batch; ++i)
+      sgemm(ta, tb, p.m, p.n, p.k, alpha, a + i * sa, lda, b + i * sb, ldb, beta, c + i * sc, p.n);
+  } else {
+    for (std::int64_t i = 0; i < p.batch; ++i)
+      sgemm(ta, tb, p.m, p.n, p.k, alpha, a + i * sa, lda, b + i * sb, ldb, beta, c + i * sc, p.n);
+  }
+}
+
+}  // namespace
+
+void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta, Tensor& c) {
+  const Plan p = plan_for(a, b, trans_a, trans_b, "gemm");
+  check_dtype(c, DType::F32, "gemm", "c");
+  check_same_device(a, c, "gemm");
+  TOPO_CHECK(c.shape() == p.c_shape, "gemm: c is {} but {}{} @ {}{} is {}", shape_str(c.shape()),
+             shape_str(a.shape()), trans_a ? "^T" : "", shape_str(b.shape()), trans_b ? "^T" : "",
+             shape_str(p.c_shape));
+  for (std::int64_t v : {p.batch * p.m, p.n, p.k})
+    TOPO_CHECK(v <= (std::int64_t{1} << 31) - 1, "gemm: dimension {} of {} @ {} exceeds the BLAS int range", v,
+               shape_str(a.shape()), shape_str(b.shape()));
+  if (c.numel() == 0) return;
+  if (p.k == 0) {  // empty inner dim: c = beta * c (BLAS rejects a zero leading dim)
+    if (beta == 0.f)
+      fill_(c, 0.f);
+    else
+      c.copy_from(mul_scalar(c, beta));
+    return;
+  }
+  const float *ap = a.data<float>(), *bp = b.data<float>();
+  float* cp = c.data<float>();
+  const std::int64_t lda = a.shape().back(), ldb = b.shape().back();
+  TOPO_ON_DEVICE(a.device(), gemm_cpu(p, trans_a, trans_b, alpha, ap, lda, bp, ldb, beta, cp), {
+    if (p.shared_b && !trans_a)
+      cuda::gemm(false, trans_b, 1, p.batch * p.m, p.n, p.k, alpha, ap, lda, 0, bp, ldb, 0, beta, cp, p.n, 0);
+    else
+      cuda::gemm(trans_a, trans_b, p.batch, p.m, p.n, p.k, alpha, ap, lda, p.m * p.k, bp, ldb,
+                 p.shared_b ? 0 : p.k * p.n, beta, cp, p.n, p.m * p.n);
+  });
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
+  const Plan p = plan_for(a, b, trans_a, trans_b, "matmul");
+  Tensor c = Tensor::empty(p.c_shape, DType::F32, a.device());
+  gemm(trans_a, trans_b, 1.f, a, b, 0.f, c);
+  return c;
+}
+
+}  // namespace topo

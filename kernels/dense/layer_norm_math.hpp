@@ -1,0 +1,34 @@
+#pragma once
+// Layer-norm math shared by the CPU and CUDA backends, per element of a row of D, given the row statistics.
+// gamma / beta may be absent (scale 1, shift 0): callers pass has_gamma / has_beta flags.
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/hd.hpp"
+
+namespace topo {
+
+// rstd from the row's (biased) variance.
+TOPO_HD float layer_norm_rstd(float var, float eps) { return 1.f / sqrtf(var + eps); }
+// y = (x - mean) * rstd * gamma + beta
+TOPO_HD float layer_norm_apply(float x, float mean, float rstd, float gamma, float beta) {
+  return (x - mean) * rstd * gamma + beta;
+}
+// dx from dxhat = grad * gamma, xhat = (x - mean) * rstd and the row means of dxhat and dxhat * xhat:
+// dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)).
+TOPO_HD float layer_norm_dx(float dxhat, float xhat, float rstd, float mean_dxhat, float mean_dxhat_xhat) {
+  return rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat);
+}
+
+namespace cuda {
+// Device launchers (layer_norm_cuda.cu). x, y: [rows, d]; gamma, beta: [d] or null; mean, rstd: [rows].
+void layer_norm_forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
+                        std::int64_t rows, std::int64_t d, float eps);
+// dx: [rows, d]. dgamma / dbeta ([d], or null when not wanted) are summed over rows deterministically through
+// `partials`, device scratch of layer_norm_partial_count(rows) * 2 * d floats.
+inline std::int64_t layer_norm_partial_count(std::int64_t rows) { return rows < 256 ? rows : 256; }
+void layer_norm_backward(const float* grad, const float* x, const float* gamma, const float* mean, const float* rstd,
+                         float* dx, float* dgamma, float* dbeta, float* partials, std::int64_t rows, std::int64_t d);
+}  // namespace cuda
+
+}  // namespace topo
