@@ -3,6 +3,9 @@
 // - stream triad a[i] = b[i] + s*c[i] bandwidth, all OpenMP threads, at any working-set size (cached per
 //   size), so a memory-bound op is compared with triad at ITS OWN working-set size (L2, L3 or DRAM);
 // - sgemm peak: cblas_sgemm (the OpenMP build of OpenBLAS) on large square matrices.
+// A limit is the BEST sample (STREAM reports its best rate too): the cores may be shared with other
+// processes, which can only slow a sample down, so the fastest one is the most faithful to the hardware.
+// Benchmarks report their median against it, so a fraction near 1 means "at the limit".
 // Triad bytes: 3 arrays x 4 bytes per element per pass (read b, read c, write a). Write-allocate traffic
 // on a is NOT counted (STREAM's convention, and the rule every Work::bytes_moved follows).
 #include <cstddef>
@@ -22,7 +25,8 @@ struct TriadMeasurement {
   std::int64_t elements = 0;     // per array
   int passes_per_sample = 0;     // triad passes inside one timed sample (small sets need many)
   Stats stats;                   // per sample
-  double gbs = 0;                // 12 * elements * passes / median sample time
+  double gbs = 0;                // 12 * elements * passes / fastest sample time (STREAM's "best rate")
+  double median_gbs = 0;         // the same at the median sample time
 };
 
 // Triad on three float arrays whose total size is about `working_set_bytes` (at least 3 elements each).
@@ -34,8 +38,8 @@ TriadMeasurement measure_triad(double working_set_bytes, const TimingOptions& ti
 struct SgemmMeasurement {
   int n = 0;  // C[n,n] = A[n,n] @ B[n,n]
   Stats stats;
-  double gflops = 0;       // 2 n^3 / median
-  double best_gflops = 0;  // 2 n^3 / min
+  double gflops = 0;         // 2 n^3 / fastest call: the peak
+  double median_gflops = 0;  // 2 n^3 / median call
 };
 SgemmMeasurement measure_sgemm(int n, const TimingOptions& timing);
 
@@ -63,7 +67,7 @@ class Machine {
   // Triad bandwidth with each array 4x the last-level cache: the DRAM limit (GB/s).
   double stream_gbs();
   double stream_working_set_bytes() const;
-  // sgemm at sgemm_n^3 (median GFLOP/s).
+  // sgemm at sgemm_n^3 (best GFLOP/s).
   double sgemm_gflops();
   // Triad bandwidth at this working-set size (GB/s), measured on first request for that size.
   double triad_gbs(double working_set_bytes);
