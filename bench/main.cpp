@@ -59,7 +59,7 @@ int run(const std::string& suite_name, const std::string& json_path, int threads
              machine_json["load_average_start"].get<double>(), machine_json["load_average_end"].get<double>());
   std::string ladder;
   for (const auto& t : machine_json["triad"]) {
-    ladder += fmt::format(" {:.2f} MB: {:.0f} GB/s |", t["working_set_bytes"].get<double>() / 1e6,
+    ladder += fmt::format(" {:.2f} MiB: {:.0f} GB/s |", t["working_set_bytes"].get<double>() / 1048576.0,
                           t["gbs"].get<double>());
   }
   fmt::print("triad by working set:{}\n\n{}", ladder, report.table());

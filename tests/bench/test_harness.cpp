@@ -156,6 +156,12 @@ TEST_CASE("the report's JSON has the machine block and one record per result, ev
     for (std::size_t i = 0; i < src.size(); ++i) dst[i] = dst[i] * 0.5f + src[i];
   });
 
+  // Triad is measured once per working-set size: asking again returns the cached figure, not a new one.
+  const double triad = machine.triad_gbs(bytes);
+  CHECK(machine.triad_gbs(bytes) == triad);
+  CHECK(copy.triad_gbs == triad);
+  CHECK_THROWS_AS(machine.triad_gbs(4), topo::Error);
+
   const nlohmann::json j = report.to_json(machine.to_json());
   REQUIRE(j.contains("machine"));
   REQUIRE(j.contains("results"));
