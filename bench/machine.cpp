@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -184,9 +185,14 @@ double Machine::stream_gbs() { return triad_gbs(stream_working_set_bytes()); }
 double Machine::triad_gbs(double working_set_bytes) {
   TOPO_CHECK(std::isfinite(working_set_bytes) && working_set_bytes >= 12.0,
              "triad_gbs: working set of {} bytes is too small", working_set_bytes);
-  const std::int64_t key = std::max<std::int64_t>(3, std::llround(working_set_bytes / 12.0));
+  // Sizes within ~1% share one measurement (elements per array rounded to 7 significant bits): relu's
+  // 2x and mul's 2x-plus-a-row working sets need not be measured twice, the bandwidth cannot tell them apart.
+  std::int64_t key = std::max<std::int64_t>(3, std::llround(working_set_bytes / 12.0));
+  const std::int64_t step = std::int64_t{1} << std::max(0, static_cast<int>(std::bit_width(
+                                                               static_cast<std::uint64_t>(key))) - 7);
+  key = std::max<std::int64_t>(3, (key + step / 2) / step * step);
   auto it = triad_.find(key);
-  if (it == triad_.end()) it = triad_.emplace(key, measure_triad(working_set_bytes, triad_timing())).first;
+  if (it == triad_.end()) it = triad_.emplace(key, measure_triad(12.0 * key, triad_timing())).first;
   return it->second.gbs;
 }
 

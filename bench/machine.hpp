@@ -69,7 +69,8 @@ class Machine {
   double stream_working_set_bytes() const;
   // sgemm at sgemm_n^3 (best GFLOP/s).
   double sgemm_gflops();
-  // Triad bandwidth at this working-set size (GB/s), measured on first request for that size.
+  // Triad bandwidth at this working-set size (GB/s), measured on first request for that size (sizes
+  // within ~1% of one another share a measurement).
   double triad_gbs(double working_set_bytes);
   // Measures the standard ladder of working-set sizes (256 KiB .. 64 MiB) plus stream and sgemm.
   void measure_all();
