@@ -2,9 +2,7 @@
 // Softmax math shared by the CPU and CUDA backends. A row is the last dim; callers compute the row's max and
 // sum (or log-sum) and apply these per element.
 #include <cstdint>
-#if !defined(__CUDACC__)
-#include <bit>
-#endif
+#include <cstring>
 
 #include "kernels/hd.hpp"
 
@@ -29,7 +27,8 @@ TOPO_HD float exp_approx(float x) {
 #if defined(__CUDA_ARCH__)
   const float scale = __int_as_float(bits);
 #else
-  const float scale = std::bit_cast<float>(bits);
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
 #endif
   const float e = p * scale;
   return x < -87.0f ? 0.f : (x != x ? x : e);  // NaN stays NaN

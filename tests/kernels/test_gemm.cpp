@@ -1,0 +1,139 @@
+#include <array>
+#include <string>
+
+#include "kernels/dense/gemm.hpp"
+#include "tests/support/testing.hpp"
+
+using namespace topo;
+using topo::testing::random_uniform;
+
+namespace {
+
+// Naive c = alpha * op(a) @ op(b) + beta * c0 for one [m, n] item; a/b/c0 row-major as stored.
+std::vector<float> reference(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                             const float* a, const float* b, float beta, const float* c0) {
+  std::vector<float> c(static_cast<std::size_t>(m * n));
+  for (std::int64_t i = 0; i < m; ++i)
+    for (std::int64_t j = 0; j < n; ++j) {
+      double acc = 0;
+      for (std::int64_t p = 0; p < k; ++p) {
+        const double av = ta ? a[p * m + i] : a[i * k + p];
+        const double bv = tb ? b[j * k + p] : b[p * n + j];
+        acc += av * bv;
+      }
+      c[i * n + j] = static_cast<float>(alpha * acc + (c0 ? beta * c0[i * n + j] : 0.0));
+    }
+  return c;
+}
+
+Shape stored(bool trans, std::int64_t rows, std::int64_t cols) { return trans ? Shape{cols, rows} : Shape{rows, cols}; }
+
+}  // namespace
+
+TEST_CASE("2-D gemm and matmul match a naive loop for all four transpose combinations") {
+  std::uint64_t seed = 61;
+  std::vector<std::array<std::int64_t, 3>> sizes;
+  for (std::int64_t m : {1, 7, 33})
+    for (std::int64_t n : {1, 7, 33})
+      for (std::int64_t k : {1, 7, 33}) sizes.push_back({m, n, k});
+  sizes.push_back({257, 31, 33});
+  sizes.push_back({31, 257, 7});
+  sizes.push_back({33, 7, 257});
+  for (const auto& [m, n, k] : sizes)
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        CAPTURE(m);
+        CAPTURE(n);
+        CAPTURE(k);
+        CAPTURE(ta);
+        CAPTURE(tb);
+        Tensor a = random_uniform(stored(ta, m, k), seed++), b = random_uniform(stored(tb, k, n), seed++);
+        const std::vector<float> av = a.to_vector<float>(), bv = b.to_vector<float>();
+        Tensor c = matmul(a, b, ta, tb);
+        REQUIRE(c.shape() == Shape{m, n});
+        TOPO_CHECK_CLOSE(c.to_vector<float>(), reference(ta, tb, m, n, k, 1.f, av.data(), bv.data(), 0.f, nullptr),
+                         1e-5, 1e-5);
+        Tensor c0 = random_uniform({m, n}, seed++);
+        const std::vector<float> c0v = c0.to_vector<float>();
+        gemm(ta, tb, 0.5f, a, b, -2.f, c0);
+        TOPO_CHECK_CLOSE(c0.to_vector<float>(), reference(ta, tb, m, n, k, 0.5f, av.data(), bv.data(), -2.f, c0v.data()),
+                         1e-5, 1e-5);
+      }
+}
+
+TEST_CASE("batched gemm and a shared 2-D b match per-item loops") {
+  std::uint64_t seed = 71;
+  struct Case {
+    std::int64_t batch, m, n, k;
+  };
+  // Small items run parallel over the batch; the 2 x 129^3 case is big enough for one threaded sgemm per item.
+  const Case cases[] = {{1, 7, 33, 31}, {3, 1, 7, 33}, {7, 33, 1, 7}, {16, 33, 33, 33}, {2, 129, 129, 129}};
+  for (const Case& cs : cases)
+    for (bool shared : {false, true})
+      for (bool ta : {false, true})
+        for (bool tb : {false, true}) {
+          CAPTURE(cs.batch);
+          CAPTURE(cs.m);
+          CAPTURE(shared);
+          CAPTURE(ta);
+          CAPTURE(tb);
+          Shape as = stored(ta, cs.m, cs.k), bs = stored(tb, cs.k, cs.n);
+          as.insert(as.begin(), cs.batch);
+          if (!shared) bs.insert(bs.begin(), cs.batch);
+          Tensor a = random_uniform(as, seed++), b = random_uniform(bs, seed++);
+          Tensor c0 = random_uniform({cs.batch, cs.m, cs.n}, seed++);
+          const std::vector<float> av = a.to_vector<float>(), bv = b.to_vector<float>(), c0v = c0.to_vector<float>();
+          std::vector<float> expected, expected_plain;
+          for (std::int64_t i = 0; i < cs.batch; ++i) {
+            const float* ai = av.data() + i * cs.m * cs.k;
+            const float* bi = bv.data() + (shared ? 0 : i * cs.k * cs.n);
+            const std::vector<float> item =
+                reference(ta, tb, cs.m, cs.n, cs.k, 2.f, ai, bi, 0.5f, c0v.data() + i * cs.m * cs.n);
+            expected.insert(expected.end(), item.begin(), item.end());
+            const std::vector<float> plain = reference(ta, tb, cs.m, cs.n, cs.k, 1.f, ai, bi, 0.f, nullptr);
+            expected_plain.insert(expected_plain.end(), plain.begin(), plain.end());
+          }
+          Tensor c = matmul(a, b, ta, tb);
+          REQUIRE(c.shape() == Shape{cs.batch, cs.m, cs.n});
+          TOPO_CHECK_CLOSE(c.to_vector<float>(), expected_plain, 1e-5, 1e-5);
+          gemm(ta, tb, 2.f, a, b, 0.5f, c0);
+          TOPO_CHECK_CLOSE(c0.to_vector<float>(), expected, 1e-5, 1e-5);
+        }
+}
+
+TEST_CASE("gemm edge cases: empty inner dim, empty result") {
+  Tensor c = Tensor::full({3, 2}, 4.f);
+  gemm(false, false, 1.f, Tensor::zeros({3, 0}), Tensor::zeros({0, 2}), 0.5f, c);
+  CHECK(c.to_vector<float>() == std::vector<float>(6, 2.f));
+  CHECK(matmul(Tensor::zeros({3, 0}), Tensor::zeros({0, 2})).to_vector<float>() == std::vector<float>(6, 0.f));
+  CHECK(matmul(Tensor::zeros({0, 4}), Tensor::zeros({4, 2})).shape() == Shape{0, 2});
+  CHECK(matmul(Tensor::zeros({2, 0, 4}), Tensor::zeros({4, 3})).shape() == Shape{2, 0, 3});
+}
+
+TEST_CASE("gemm errors name both shapes") {
+  const auto message = [](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const topo::Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  std::string msg = message([] { matmul(Tensor::zeros({7, 31}), Tensor::zeros({33, 5})); });
+  CHECK(msg.find("[7, 31]") != std::string::npos);
+  CHECK(msg.find("[33, 5]") != std::string::npos);
+  msg = message([] { matmul(Tensor::zeros({2, 3, 4}), Tensor::zeros({5, 4, 6})); });
+  CHECK(msg.find("[2, 3, 4]") != std::string::npos);
+  CHECK(msg.find("[5, 4, 6]") != std::string::npos);
+  msg = message([] {
+    Tensor c = Tensor::zeros({3, 3});
+    gemm(false, false, 1.f, Tensor::zeros({3, 4}), Tensor::zeros({4, 5}), 0.f, c);
+  });
+  CHECK(msg.find("[3, 4]") != std::string::npos);
+  CHECK(msg.find("[4, 5]") != std::string::npos);
+  CHECK(msg.find("[3, 3]") != std::string::npos);
+  CHECK_THROWS_AS(matmul(Tensor::zeros({4}), Tensor::zeros({4, 5})), topo::Error);
+  CHECK_THROWS_AS(matmul(Tensor::zeros({3, 4}), Tensor::zeros({2, 4, 5})), topo::Error);
+  CHECK_THROWS_AS(matmul(Tensor::zeros({3, 4}), Tensor::zeros({4, 5}, DType::I64)), topo::Error);
+  CHECK(matmul(Tensor::zeros({3, 4}), Tensor::zeros({5, 4}), false, true).shape() == Shape{3, 5});
+}
