@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "graph/heterograph.hpp"
+#include "nn/ops.hpp"  // UDFs are written with the dense ops
 #include "nn/sparse_ops.hpp"
 
 namespace topo::nn {
