@@ -57,7 +57,9 @@ TEST_CASE("CUDA sparse ops and message passing equal the CPU ones, forward and g
         compare([&](const std::vector<Var>& x) { return gspmm(csr_of(x[0]), op, r, x[0], x[1]); },
                 {leaves({t.num_src, 6, 7}, 1), leaves({t.num_edges(), 6, 1}, 2, 0.5f, 1.5f)}, 3);
       }
-    compare([&](const std::vector<Var>& x) { return gsddmm(csr_of(x[0]), SddmmOp::Dot, x[0], x[1], Target::V, Target::U); },
+    compare([&](const std::vector<Var>& x) {
+      return gsddmm(csr_of(x[0]), SddmmOp::Dot, x[0], x[1], Target::V, Target::U);
+    },
             {leaves({t.num_dst, 6, 7}, 4), leaves({t.num_src, 6, 7}, 5)}, 6);
     compare([&](const std::vector<Var>& x) { return edge_softmax(csr_of(x[0]), x[0], NormBy::Src); },
             {leaves({t.num_edges(), 6}, 7)}, 8);
