@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 
@@ -202,6 +203,33 @@ void save_checkpoint(const std::string& path, const Module& model, const Optimiz
     ::fsync(dir);
     ::close(dir);
   }
+}
+
+std::string checkpoint_path(const std::string& dir, std::int64_t step) {
+  TOPO_CHECK(step >= 0, "checkpoint_path: step must be >= 0, got {}", step);
+  return (std::filesystem::path(dir) / fmt::format("step_{:08d}.ckpt", step)).string();
+}
+
+std::string latest_checkpoint(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  TOPO_CHECK(fs::is_directory(dir, ec), "latest_checkpoint: {} is not a directory", dir);
+  std::string best;
+  std::int64_t best_step = -1;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    // Exactly "step_<digits>.ckpt"; "step_..ckpt.tmp.XXXXXX" leftovers do not match.
+    if (name.size() <= 10 || name.rfind("step_", 0) != 0 || name.substr(name.size() - 5) != ".ckpt") continue;
+    const std::string digits = name.substr(5, name.size() - 10);
+    if (digits.empty() || digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::int64_t step = std::stoll(digits);
+    if (step > best_step) {
+      best_step = step;
+      best = entry.path().string();
+    }
+  }
+  TOPO_CHECK(!ec, "latest_checkpoint: cannot list {}: {}", dir, ec.message());
+  return best;
 }
 
 nlohmann::json read_checkpoint_index(const std::string& path) { return parse(path, read_file(path)).index; }
