@@ -3,11 +3,11 @@
 // (serial below the grain). A broadcast is first collapsed to a few dims (BroadcastPlan), so equal shapes,
 // a row over [R, D], a column over [R, D] and a scalar all reduce to a contiguous inner loop in which each
 // operand has stride 1 or 0; that loop is specialised per op and per stride pair so it vectorizes.
-#include "kernels/profile.hpp"
 #include "kernels/dense/binary.hpp"
 
 #include <algorithm>
 
+#include "kernels/profile.hpp"
 #include "kernels/dense/reduce.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/parallel.hpp"

@@ -5,7 +5,6 @@
 //    build of OpenBLAS runs single-threaded, so there is no oversubscription.
 //  - batched with big items: one threaded sgemm per item, in order.
 // CUDA: cuBLAS (gemm_cuda.cu), strided-batched for 3-D operands (stride 0 shares b).
-#include "kernels/profile.hpp"
 #include "kernels/dense/gemm.hpp"
 
 #include <cblas.h>
@@ -13,6 +12,7 @@
 
 #include <algorithm>
 
+#include "kernels/profile.hpp"
 #include "kernels/dense/binary.hpp"
 #include "kernels/dense/gemm_math.hpp"
 #include "kernels/dispatch.hpp"

@@ -9,11 +9,11 @@
 //   outer * K contiguous runs, one memcpy each.
 // Indices are validated before any kernel runs (CPU: a serial scan; CUDA: a scan kernel whose first bad
 // position comes back with one small copy), so a bad id is a topo::Error and never a stray write.
-#include "kernels/profile.hpp"
 #include "kernels/dense/indexing.hpp"
 
 #include <cstring>
 
+#include "kernels/profile.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/parallel.hpp"
 

@@ -4,12 +4,12 @@
 //  - backward: rows are cut into a fixed number of chunks (independent of the thread count); each chunk
 //    computes dx row by row and accumulates its own dgamma/dbeta partial rows; the partials are then summed in
 //    chunk order. Deterministic, no atomics. Per-element math in layer_norm_math.hpp.
-#include "kernels/profile.hpp"
 #include "kernels/dense/layer_norm.hpp"
 
 #include <algorithm>
 #include <vector>
 
+#include "kernels/profile.hpp"
 #include "kernels/dense/layer_norm_math.hpp"
 #include "kernels/dense/reduce_math.hpp"
 #include "kernels/dispatch.hpp"

@@ -5,12 +5,12 @@
 // - mse: parallel_for over fixed chunks of kMseChunk elements, one double partial per chunk, summed
 //   serially: again independent of the thread count.
 // Targets are validated first (scan_indices), so a bad target is a topo::Error naming the row and value.
-#include "kernels/profile.hpp"
 #include "kernels/dense/loss.hpp"
 
 #include <algorithm>
 #include <vector>
 
+#include "kernels/profile.hpp"
 #include "kernels/dense/indexing.hpp"
 #include "kernels/dense/loss_math.hpp"
 #include "kernels/dispatch.hpp"

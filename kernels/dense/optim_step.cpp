@@ -1,9 +1,9 @@
 // Fused optimizer steps. CPU strategy: one flat loop over elements in contiguous chunks across OpenMP
 // threads (serial for small tensors); each element's update is independent, so results do not depend
 // on the thread count. The per-element math is optim_step_math.hpp, shared with the CUDA kernels.
-#include "kernels/profile.hpp"
 #include "kernels/dense/optim_step.hpp"
 
+#include "kernels/profile.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/parallel.hpp"
 

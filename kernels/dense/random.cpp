@@ -1,12 +1,12 @@
 // Dropout and random initialisation. CPU strategy: parallel_for over contiguous element chunks; inside a
 // chunk, Philox blocks are generated in small stack batches (16 blocks = 64 draws, no heap) and applied in a
 // flat loop. Values depend only on (seed, offset + i), so the thread count never changes the result.
-#include "kernels/profile.hpp"
 #include "kernels/dense/random.hpp"
 
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/profile.hpp"
 #include "kernels/dense/random_math.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/parallel.hpp"

@@ -9,13 +9,13 @@
 //  - reduce_backward: rows of n when inner == 1, else rows of inner; either way a contiguous simd loop.
 //  - sum_all: fixed chunks of 64 Ki elements (independent of the thread count, so the result is
 //    deterministic), summed in lanes, combined in order in double.
-#include "kernels/profile.hpp"
 #include "kernels/dense/reduce.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "kernels/profile.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/parallel.hpp"
 

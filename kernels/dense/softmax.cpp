@@ -1,11 +1,11 @@
 // Softmax and log-softmax over the last dim D. CPU strategy: rows split in contiguous chunks across threads;
 // each row is read from memory once (max pass), then revisited while it sits in L1 (exp + sum, then scale),
 // every pass a simd loop. The per-element math (including a vectorizable exp) is softmax_math.hpp.
-#include "kernels/profile.hpp"
 #include "kernels/dense/softmax.hpp"
 
 #include <cmath>
 
+#include "kernels/profile.hpp"
 #include "kernels/dense/reduce_math.hpp"
 #include "kernels/dense/softmax_math.hpp"
 #include "kernels/dispatch.hpp"

@@ -1,6 +1,6 @@
-#include "kernels/profile.hpp"
 #include "kernels/sparse/attention.hpp"
 
+#include "kernels/profile.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/sparse/attention_math.hpp"
 #include "kernels/sparse/csr_checks.hpp"

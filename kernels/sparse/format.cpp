@@ -5,13 +5,13 @@
 //     slot[t][r] = indptr[r] + sum_{t' < t} counts[t'][r]. (Serial, O(T * rows): small next to the edges.)
 //  3. Each thread scatters its chunk in edge order into its slots. Chunks are ordered by edge id and the
 //     slots of thread t precede those of t+1, so every row lists its edges by increasing id whatever T is.
-#include "kernels/profile.hpp"
 #include "kernels/sparse/format.hpp"
 
 #include <omp.h>
 
 #include <vector>
 
+#include "kernels/profile.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/parallel.hpp"
 

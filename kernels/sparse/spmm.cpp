@@ -1,6 +1,6 @@
-#include "kernels/profile.hpp"
 #include "kernels/sparse/spmm.hpp"
 
+#include "kernels/profile.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/sparse/bcast.hpp"
 #include "kernels/sparse/csr_checks.hpp"

@@ -1,6 +1,6 @@
-#include "kernels/profile.hpp"
 #include "kernels/sparse/spmm_backward.hpp"
 
+#include "kernels/profile.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/sparse/csr_checks.hpp"
 #include "kernels/sparse/index_dispatch.hpp"
