@@ -1,0 +1,282 @@
+// Checkpoint files: a JSON index and a raw little-endian payload; atomic writes via temp + fsync + rename.
+#include "nn/checkpoint.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+
+namespace topo::nn {
+namespace {
+
+constexpr char kMagic[8] = {'T', 'O', 'P', 'O', 'C', 'K', 'P', '1'};
+constexpr std::uint64_t kAlign = 64;
+constexpr std::int64_t kFormat = 1;
+
+std::uint64_t align_up(std::uint64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
+
+std::uint64_t fnv1a(const unsigned char* p, std::size_t n) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ULL;
+  return h;
+}
+
+DType parse_dtype(const std::string& path, const std::string& name, const std::string& s) {
+  if (s == "float32") return DType::F32;
+  if (s == "int32") return DType::I32;
+  if (s == "int64") return DType::I64;
+  fail("checkpoint {}: tensor '{}' has unknown dtype '{}'", path, name, s);
+}
+
+std::string directory_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+// The tensors a model (+ optimizer) owns, by checkpoint name, in a fixed order.
+std::vector<std::pair<std::string, Tensor>> live_tensors(const Module& model, const Optimizer* optimizer) {
+  std::vector<std::pair<std::string, Tensor>> out;
+  for (const auto& [name, v] : model.named_parameters()) out.emplace_back("param/" + name, v.data());
+  if (optimizer) {
+    const auto names = optimizer->buffer_names();
+    const auto& state = optimizer->state();
+    for (std::size_t g = 0; g < state.size(); ++g)
+      for (std::size_t i = 0; i < state[g].size(); ++i)
+        for (std::size_t b = 0; b < names.size(); ++b)
+          out.emplace_back(fmt::format("optim/{}/{}/{}", g, i, names[b]), state[g][i].buffers.at(b));
+  }
+  return out;
+}
+
+// Writes all of `bytes` or throws with errno's message.
+void write_all(int fd, const void* data, std::size_t n, const std::string& tmp) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) fail("checkpoint: writing {} failed: {}", tmp, std::strerror(errno));
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+struct FileBytes {
+  std::vector<unsigned char> bytes;
+};
+
+FileBytes read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  TOPO_CHECK(in.good(), "checkpoint {}: cannot open for reading", path);
+  const std::streamoff size = in.tellg();
+  TOPO_CHECK(size >= 0, "checkpoint {}: cannot determine its size", path);
+  FileBytes f;
+  f.bytes.resize(static_cast<std::size_t>(size));
+  in.seekg(0);
+  in.read(reinterpret_cast<char*>(f.bytes.data()), size);
+  TOPO_CHECK(in.good() || size == 0, "checkpoint {}: read failed", path);
+  return f;
+}
+
+struct Parsed {
+  nlohmann::json index;
+  std::size_t payload_start = 0;
+};
+
+// Validates the header, index and payload size/checksum; every failure names the file.
+Parsed parse(const std::string& path, const FileBytes& f) {
+  const auto& b = f.bytes;
+  TOPO_CHECK(b.size() >= 16 && std::memcmp(b.data(), kMagic, 8) == 0,
+             "checkpoint {}: not a topograph checkpoint (bad magic or shorter than its header, {} bytes)", path,
+             b.size());
+  std::uint64_t index_bytes = 0;
+  std::memcpy(&index_bytes, b.data() + 8, 8);
+  TOPO_CHECK(index_bytes <= b.size() - 16, "checkpoint {}: truncated (index of {} bytes, file of {})", path,
+             index_bytes, b.size());
+  Parsed p;
+  try {
+    p.index = nlohmann::json::parse(b.begin() + 16, b.begin() + 16 + static_cast<std::ptrdiff_t>(index_bytes));
+  } catch (const nlohmann::json::exception& e) {
+    fail("checkpoint {}: corrupt index: {}", path, e.what());
+  }
+  p.payload_start = align_up(16 + index_bytes);
+  try {
+    TOPO_CHECK(p.index.at("format").get<std::int64_t>() == kFormat, "checkpoint {}: unsupported format {}", path,
+               p.index.at("format").dump());
+    const auto payload_bytes = p.index.at("payload_bytes").get<std::uint64_t>();
+    TOPO_CHECK(p.payload_start + payload_bytes == b.size(),
+               "checkpoint {}: truncated or padded: expected {} bytes, found {}", path,
+               p.payload_start + payload_bytes, b.size());
+    const auto sum = p.index.at("payload_fnv1a").get<std::uint64_t>();
+    TOPO_CHECK(fnv1a(b.data() + p.payload_start, payload_bytes) == sum,
+               "checkpoint {}: payload checksum mismatch (corrupt file)", path);
+    for (const auto& t : p.index.at("tensors")) {
+      const auto off = t.at("offset").get<std::uint64_t>(), n = t.at("nbytes").get<std::uint64_t>();
+      TOPO_CHECK(off <= payload_bytes && n <= payload_bytes - off,
+                 "checkpoint {}: tensor '{}' lies outside the payload", path, t.at("name").get<std::string>());
+    }
+  } catch (const nlohmann::json::exception& e) {
+    fail("checkpoint {}: malformed index: {}", path, e.what());
+  }
+  return p;
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& path, const Module& model, const Optimizer* optimizer,
+                     const Generator* generator, std::int64_t step, const nlohmann::json& metadata) {
+  TOPO_CHECK(!path.empty(), "save_checkpoint: empty path");
+  // Index and payload layout.
+  nlohmann::json index;
+  index["format"] = kFormat;
+  index["step"] = step;
+  index["metadata"] = metadata;
+  if (generator) index["rng"] = {{"seed", generator->seed()}, {"offset", generator->offset()}};
+  if (optimizer) {
+    nlohmann::json groups = nlohmann::json::array();
+    for (std::size_t g = 0; g < optimizer->state().size(); ++g) {
+      std::vector<std::int64_t> steps;
+      for (const ParamState& s : optimizer->state()[g]) steps.push_back(s.step);
+      groups.push_back({{"name", optimizer->groups()[g].name}, {"steps", steps}});
+    }
+    index["optimizer"] = {{"kind", optimizer->kind()}, {"lr", optimizer->lr()}, {"groups", groups}};
+  }
+  std::vector<Tensor> host;
+  nlohmann::json tensors = nlohmann::json::array();
+  std::uint64_t offset = 0;
+  for (const auto& [name, t] : live_tensors(model, optimizer)) {
+    host.push_back(t.to(Device::cpu()));
+    tensors.push_back({{"name", name},
+                       {"dtype", std::string(dtype_name(t.dtype()))},
+                       {"shape", t.shape()},
+                       {"offset", offset},
+                       {"nbytes", t.nbytes()}});
+    offset = align_up(offset + t.nbytes());
+  }
+  const std::uint64_t payload_bytes = offset;
+  std::vector<unsigned char> payload(payload_bytes, 0);
+  for (std::size_t i = 0; i < host.size(); ++i)
+    if (host[i].nbytes() > 0)
+      std::memcpy(payload.data() + tensors[i]["offset"].get<std::uint64_t>(), host[i].raw_data(), host[i].nbytes());
+  index["tensors"] = tensors;
+  index["payload_bytes"] = payload_bytes;
+  index["payload_fnv1a"] = fnv1a(payload.data(), payload.size());
+  const std::string text = index.dump();
+  const std::uint64_t index_bytes = text.size();
+  const std::vector<unsigned char> pad(align_up(16 + index_bytes) - (16 + index_bytes), 0);
+
+  // Temp file beside the target (same filesystem, so rename is atomic).
+  std::string tmp = path + ".tmp.XXXXXX";
+  const int fd = ::mkstemp(tmp.data());
+  TOPO_CHECK(fd >= 0, "save_checkpoint: cannot create a temp file for {} in {}: {}", path, directory_of(path),
+             std::strerror(errno));
+  try {
+    write_all(fd, kMagic, 8, tmp);
+    write_all(fd, &index_bytes, 8, tmp);
+    write_all(fd, text.data(), text.size(), tmp);
+    write_all(fd, pad.data(), pad.size(), tmp);
+    write_all(fd, payload.data(), payload.size(), tmp);
+    TOPO_CHECK(::fsync(fd) == 0, "save_checkpoint: fsync of {} failed: {}", tmp, std::strerror(errno));
+  } catch (...) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  if (::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    fail("save_checkpoint: closing {} failed: {}", tmp, std::strerror(err));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    fail("save_checkpoint: cannot rename the temp file onto {}: {}", path, std::strerror(err));
+  }
+  // Persist the rename itself (best effort: some filesystems refuse fsync on directories).
+  const int dir = ::open(directory_of(path).c_str(), O_RDONLY | O_DIRECTORY);
+  if (dir >= 0) {
+    ::fsync(dir);
+    ::close(dir);
+  }
+}
+
+nlohmann::json read_checkpoint_index(const std::string& path) { return parse(path, read_file(path)).index; }
+
+CheckpointInfo load_checkpoint(const std::string& path, Module& model, Optimizer* optimizer, Generator* generator) {
+  const FileBytes f = read_file(path);
+  const Parsed p = parse(path, f);
+  const nlohmann::json& index = p.index;
+  CheckpointInfo info;
+  std::map<std::string, nlohmann::json> stored;
+  std::vector<std::pair<std::string, Tensor>> live;
+  try {
+    for (const auto& t : index.at("tensors")) stored[t.at("name").get<std::string>()] = t;
+    live = live_tensors(model, optimizer);
+    // Validate everything before modifying anything.
+    for (const auto& [name, t] : live) {
+      const auto it = stored.find(name);
+      TOPO_CHECK(it != stored.end(), "checkpoint {}: missing tensor '{}' (the model or optimizer has it)", path,
+                 name);
+      const DType dt = parse_dtype(path, name, it->second.at("dtype").get<std::string>());
+      const Shape shape = it->second.at("shape").get<Shape>();
+      TOPO_CHECK(dt == t.dtype() && shape == t.shape(), "checkpoint {}: tensor '{}' is {}{} in the file but {}{} live",
+                 path, name, dtype_name(dt), shape_str(shape), dtype_name(t.dtype()), shape_str(t.shape()));
+      TOPO_CHECK(it->second.at("nbytes").get<std::uint64_t>() == t.nbytes(),
+                 "checkpoint {}: tensor '{}' has a wrong byte count", path, name);
+    }
+    for (const auto& [name, t] : stored) {
+      const bool is_optim = name.rfind("optim/", 0) == 0;
+      if (is_optim && !optimizer) continue;  // optimizer state not requested
+      bool found = false;
+      for (const auto& l : live) found = found || l.first == name;
+      TOPO_CHECK(found, "checkpoint {}: unexpected tensor '{}' (not in the live model/optimizer)", path, name);
+    }
+    if (optimizer) {
+      TOPO_CHECK(index.contains("optimizer"), "checkpoint {}: holds no optimizer state", path);
+      const auto& o = index.at("optimizer");
+      TOPO_CHECK(o.at("kind").get<std::string>() == optimizer->kind(),
+                 "checkpoint {}: optimizer is '{}' in the file but '{}' live", path, o.at("kind").get<std::string>(),
+                 optimizer->kind());
+      TOPO_CHECK(o.at("groups").size() == optimizer->state().size(),
+                 "checkpoint {}: {} optimizer groups in the file but {} live", path, o.at("groups").size(),
+                 optimizer->state().size());
+      for (std::size_t g = 0; g < optimizer->state().size(); ++g)
+        TOPO_CHECK(o.at("groups")[g].at("steps").size() == optimizer->state()[g].size(),
+                   "checkpoint {}: optimizer group {} has {} params in the file but {} live", path, g,
+                   o.at("groups")[g].at("steps").size(), optimizer->state()[g].size());
+    }
+    if (generator) TOPO_CHECK(index.contains("rng"), "checkpoint {}: holds no RNG state", path);
+
+    // Apply.
+    for (auto& [name, t] : live) {
+      const auto off = stored[name].at("offset").get<std::uint64_t>();
+      Tensor src = Tensor::empty(t.shape(), t.dtype(), Device::cpu());
+      if (t.nbytes() > 0) std::memcpy(src.raw_data(), f.bytes.data() + p.payload_start + off, t.nbytes());
+      t.copy_from(src);  // into the live storage, on its device
+    }
+    if (optimizer) {
+      const auto& o = index.at("optimizer");
+      for (std::size_t g = 0; g < optimizer->state().size(); ++g)
+        for (std::size_t i = 0; i < optimizer->state()[g].size(); ++i)
+          optimizer->state()[g][i].step = o.at("groups")[g].at("steps")[i].get<std::int64_t>();
+      optimizer->set_lr(o.at("lr").get<float>());
+    }
+    if (generator) {
+      generator->set_seed(index.at("rng").at("seed").get<std::uint64_t>());
+      generator->advance(index.at("rng").at("offset").get<std::uint64_t>());
+    }
+    info.step = index.at("step").get<std::int64_t>();
+    info.metadata = index.value("metadata", nlohmann::json());
+  } catch (const nlohmann::json::exception& e) {
+    fail("checkpoint {}: malformed index: {}", path, e.what());
+  }
+  // Gradients from before the load belong to other parameter values.
+  model.zero_grad();
+  return info;
+}
+
+}  // namespace topo::nn

@@ -1,0 +1,44 @@
+#pragma once
+// Checkpoints: named parameters + optimizer state + RNG state + step + a JSON metadata blob in one file.
+//
+// Layout (little-endian):
+//   "TOPOCKP1" (8 bytes) | u64 index_bytes | JSON index | zero padding to a 64-byte boundary | payload
+// The JSON index holds {"format", "step", "rng": {seed, offset}, "metadata", "optimizer": {kind, lr,
+// groups: [{name, steps: [...]}]}, "tensors": [{name, dtype, shape, offset, nbytes}], "payload_bytes",
+// "payload_fnv1a"} with offsets relative to the payload start. Parameters are stored as "param/<name>",
+// optimizer buffers as "optim/<group>/<index>/<buffer>".
+//
+// Writing is atomic: a temp file in the target's directory is written, fsynced and renamed over the
+// target (then the directory is fsynced), so a crash leaves either the old file or the new one, never a
+// partial one; on any failure the temp file is removed. Loading checks the magic, sizes and the payload
+// checksum (a truncated or corrupt file is a topo::Error naming the file) and validates names, shapes and
+// dtypes against the live model and optimizer before touching them, reporting the first mismatch by name.
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "nn/module.hpp"
+#include "nn/ops.hpp"
+#include "nn/optim.hpp"
+
+namespace topo::nn {
+
+struct CheckpointInfo {
+  std::int64_t step = 0;
+  nlohmann::json metadata;  // null when none was saved
+};
+
+// `optimizer` and `generator` may be null (not saved). Tensors on CUDA are copied to the host.
+void save_checkpoint(const std::string& path, const Module& model, const Optimizer* optimizer,
+                     const Generator* generator, std::int64_t step, const nlohmann::json& metadata = {});
+
+// Restores into live objects (parameters keep their device; data is copied into them). A null
+// optimizer / generator skips that part; a non-null one requires it in the file.
+CheckpointInfo load_checkpoint(const std::string& path, Module& model, Optimizer* optimizer,
+                               Generator* generator);
+
+// Only the index (for tools: inspect a checkpoint's step, metadata, tensor list). Validates the header.
+nlohmann::json read_checkpoint_index(const std::string& path);
+
+}  // namespace topo::nn

@@ -1,0 +1,134 @@
+// Layers: thin compositions of the differentiable ops (nn/ops.hpp); no kernels of their own.
+#include "nn/layers.hpp"
+
+#include <cmath>
+
+namespace topo::nn {
+
+Var apply(Activation act, const Var& x, float leaky_slope) {
+  switch (act) {
+    case Activation::Identity: return x;
+    case Activation::Relu: return relu(x);
+    case Activation::Gelu: return gelu(x);
+    case Activation::Tanh: return tanh(x);
+    case Activation::LeakyRelu: return leaky_relu(x, leaky_slope);
+  }
+  fail("apply: unknown activation {}", static_cast<int>(act));
+}
+
+Activation parse_activation(const std::string& name) {
+  if (name == "identity" || name == "none") return Activation::Identity;
+  if (name == "relu") return Activation::Relu;
+  if (name == "gelu") return Activation::Gelu;
+  if (name == "tanh") return Activation::Tanh;
+  if (name == "leaky_relu") return Activation::LeakyRelu;
+  fail("unknown activation '{}' (expected relu, gelu, tanh, leaky_relu or identity)", name);
+}
+
+std::string activation_name(Activation act) {
+  switch (act) {
+    case Activation::Identity: return "identity";
+    case Activation::Relu: return "relu";
+    case Activation::Gelu: return "gelu";
+    case Activation::Tanh: return "tanh";
+    case Activation::LeakyRelu: return "leaky_relu";
+  }
+  return "?";
+}
+
+// ---- Linear
+
+Linear::Linear(std::int64_t in_features, std::int64_t out_features, bool with_bias)
+    : in_(in_features), out_(out_features) {
+  TOPO_CHECK(in_features > 0 && out_features > 0, "Linear: sizes must be positive, got in={} out={}",
+             in_features, out_features);
+  const float bound = 1.f / std::sqrt(static_cast<float>(in_features));
+  weight = register_parameter("weight", {out_, in_}, init::InitSpec::kaiming_uniform(std::sqrt(5.f)));
+  if (with_bias) bias = register_parameter("bias", {out_}, init::InitSpec::uniform(-bound, bound));
+}
+
+Var Linear::forward(const Var& x) const {
+  TOPO_CHECK(x.ndim() >= 1 && x.size(-1) == in_, "Linear: input {} does not end in in_features = {}",
+             shape_str(x.shape()), in_);
+  Shape out_shape = x.shape();
+  out_shape.back() = out_;
+  // [..., in] -> [N, in] @ W^T -> [N, out]: one GEMM with W read transposed, nothing materialised.
+  Var y = matmul(reshape(x, {-1, in_}), weight, false, true);
+  if (bias.defined()) y = add(y, bias);
+  return reshape(y, out_shape);
+}
+
+// ---- Embedding
+
+Embedding::Embedding(std::int64_t num_embeddings, std::int64_t dim, bool frozen) {
+  TOPO_CHECK(num_embeddings > 0 && dim > 0, "Embedding: sizes must be positive, got num={} dim={}",
+             num_embeddings, dim);
+  weight = register_parameter("weight", {num_embeddings, dim}, init::InitSpec::normal(0.f, 1.f), !frozen);
+}
+
+Embedding::Embedding(Tensor weights, bool frozen) {
+  weight = register_parameter("weight", std::move(weights), !frozen, init::InitSpec::keep());
+}
+
+std::shared_ptr<Embedding> Embedding::from_pretrained(const Tensor& weights, bool frozen) {
+  TOPO_CHECK(weights.defined() && weights.ndim() == 2 && weights.numel() > 0,
+             "Embedding::from_pretrained: weights must be a non-empty [num, dim] tensor, got {}",
+             weights.defined() ? weights.str() : std::string("undefined"));
+  check_dtype(weights, DType::F32, "Embedding::from_pretrained", "weights");
+  return std::shared_ptr<Embedding>(new Embedding(weights.clone(), frozen));
+}
+
+Var Embedding::forward(const Tensor& ids) const { return embedding(weight, ids); }
+
+// ---- LayerNorm
+
+LayerNorm::LayerNorm(std::int64_t dim, float eps, bool affine) : dim_(dim), eps_(eps) {
+  TOPO_CHECK(dim > 0, "LayerNorm: dim must be positive, got {}", dim);
+  TOPO_CHECK(eps > 0.f, "LayerNorm: eps must be positive, got {}", eps);
+  if (affine) {
+    weight = register_parameter("weight", {dim}, init::InitSpec::ones());
+    bias = register_parameter("bias", {dim}, init::InitSpec::zeros());
+  }
+}
+
+Var LayerNorm::forward(const Var& x) const {
+  TOPO_CHECK(x.ndim() >= 1 && x.size(-1) == dim_, "LayerNorm: input {} does not end in dim = {}",
+             shape_str(x.shape()), dim_);
+  return layer_norm(x, weight, bias, eps_);
+}
+
+// ---- Dropout
+
+Dropout::Dropout(float p, Generator* gen) : p_(p), gen_(gen) {
+  TOPO_CHECK(p >= 0.f && p < 1.f, "Dropout: p must be in [0, 1), got {}", p);
+}
+
+Var Dropout::forward(const Var& x) const {
+  if (!is_training() || p_ == 0.f) return x;
+  return dropout(x, p_, true, gen_ ? *gen_ : default_generator());
+}
+
+// ---- MLP
+
+MLP::MLP(std::int64_t in, const std::vector<std::int64_t>& hidden, std::int64_t out, Activation activation,
+         float dropout_p, Generator* gen)
+    : act_(activation) {
+  auto layers = register_module("layers", std::make_shared<ModuleList>());
+  std::int64_t width = in;
+  for (std::int64_t h : hidden) {
+    linears_.push_back(layers->push_back(std::make_shared<Linear>(width, h)));
+    // A dropout has no parameters; it is registered so train()/eval() reach it.
+    dropouts_.push_back(register_module("dropout" + std::to_string(dropouts_.size()),
+                                        std::make_shared<Dropout>(dropout_p, gen)));
+    width = h;
+  }
+  linears_.push_back(layers->push_back(std::make_shared<Linear>(width, out)));
+}
+
+Var MLP::forward(const Var& x) const {
+  Var h = x;
+  for (std::size_t i = 0; i + 1 < linears_.size(); ++i) h = dropouts_[i]->forward(apply(act_, linears_[i]->forward(h)));
+  return linears_.back()->forward(h);
+}
+
+}  // namespace topo::nn

@@ -1,0 +1,97 @@
+#pragma once
+// The standard layers, PyTorch-shaped: Linear, Embedding, LayerNorm, Dropout, MLP, plus an Activation
+// enum for configs. Forward takes and returns Vars; parameters are registered with PyTorch's default
+// initialisers (call reset_parameters(seed) on the top-level model for a seeded, reproducible draw).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nn/module.hpp"
+#include "nn/ops.hpp"
+
+namespace topo::nn {
+
+enum class Activation { Identity, Relu, Gelu, Tanh, LeakyRelu };
+Var apply(Activation act, const Var& x, float leaky_slope = 0.01f);
+// "relu", "gelu", "tanh", "leaky_relu", "identity" (as in configs); throws naming an unknown one.
+Activation parse_activation(const std::string& name);
+std::string activation_name(Activation act);
+
+// y = x @ W^T + b over x [..., in] -> [..., out]; W [out, in], b [out] (PyTorch's layout and default
+// init: W ~ kaiming_uniform(a = sqrt 5) = U(+-1/sqrt(in)), b ~ U(+-1/sqrt(in))).
+class Linear : public Module {
+ public:
+  Linear(std::int64_t in_features, std::int64_t out_features, bool bias = true);
+  Var forward(const Var& x) const;
+  Var operator()(const Var& x) const { return forward(x); }
+  std::int64_t in_features() const { return in_; }
+  std::int64_t out_features() const { return out_; }
+  Var weight, bias;  // bias undefined without bias
+
+ private:
+  std::int64_t in_, out_;
+};
+
+// ids (int32/int64, any shape) -> ids.shape + [dim]; weight [num, dim] ~ N(0, 1) as PyTorch.
+class Embedding : public Module {
+ public:
+  Embedding(std::int64_t num_embeddings, std::int64_t dim, bool frozen = false);
+  // Pretrained vectors [num, dim] (float32; copied to a fresh tensor); reset_parameters keeps them.
+  static std::shared_ptr<Embedding> from_pretrained(const Tensor& weights, bool frozen = true);
+  Var forward(const Tensor& ids) const;
+  Var operator()(const Tensor& ids) const { return forward(ids); }
+  std::int64_t num_embeddings() const { return weight.size(0); }
+  std::int64_t dim() const { return weight.size(1); }
+  Var weight;
+
+ private:
+  explicit Embedding(Tensor weights, bool frozen);
+};
+
+// Normalises the last dimension (size dim); affine adds gamma (ones) and beta (zeros).
+class LayerNorm : public Module {
+ public:
+  explicit LayerNorm(std::int64_t dim, float eps = 1e-5f, bool affine = true);
+  Var forward(const Var& x) const;
+  Var operator()(const Var& x) const { return forward(x); }
+  float eps() const { return eps_; }
+  Var weight, bias;  // undefined when !affine
+
+ private:
+  std::int64_t dim_;
+  float eps_;
+};
+
+// Inverted dropout with the module's training flag; masks come from `gen` (default_generator() when
+// null), so reseeding or restoring that generator reproduces them. Identity in eval mode.
+class Dropout : public Module {
+ public:
+  explicit Dropout(float p, Generator* gen = nullptr);
+  Var forward(const Var& x) const;
+  Var operator()(const Var& x) const { return forward(x); }
+  float p() const { return p_; }
+
+ private:
+  float p_;
+  Generator* gen_;
+};
+
+// The classification / regression head: in -> hidden[0] -> ... -> out, each hidden layer
+// Linear -> activation -> dropout; the last Linear has no activation. Submodules "layers.i".
+class MLP : public Module {
+ public:
+  MLP(std::int64_t in, const std::vector<std::int64_t>& hidden, std::int64_t out,
+      Activation activation = Activation::Relu, float dropout = 0.f, Generator* gen = nullptr);
+  Var forward(const Var& x) const;
+  Var operator()(const Var& x) const { return forward(x); }
+  std::size_t num_linear() const { return linears_.size(); }
+  const Linear& linear(std::size_t i) const { return *linears_.at(i); }
+
+ private:
+  Activation act_;
+  std::vector<std::shared_ptr<Linear>> linears_;
+  std::vector<std::shared_ptr<Dropout>> dropouts_;
+};
+
+}  // namespace topo::nn

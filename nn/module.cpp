@@ -1,0 +1,120 @@
+// Module bookkeeping: depth-first walks over the registration-ordered parameter and child lists.
+#include "nn/module.hpp"
+
+namespace topo::nn {
+
+template <class F>
+void Module::visit_params(const std::string& prefix, F&& f) const {
+  for (const Param& p : params_) f(prefix + p.name, p);
+  for (const auto& [name, child] : children_) child->visit_params(prefix + name + ".", f);
+}
+
+std::vector<std::pair<std::string, Var>> Module::named_parameters() const {
+  std::vector<std::pair<std::string, Var>> out;
+  visit_params("", [&](const std::string& name, const Param& p) { out.emplace_back(name, p.var); });
+  return out;
+}
+
+std::vector<Var> Module::parameters() const {
+  std::vector<Var> out;
+  visit_params("", [&](const std::string&, const Param& p) { out.push_back(p.var); });
+  return out;
+}
+
+std::vector<std::pair<std::string, Module*>> Module::named_modules() const {
+  std::vector<std::pair<std::string, Module*>> out;
+  for (const auto& [name, child] : children_) {
+    out.emplace_back(name, child.get());
+    for (auto& [sub, m] : child->named_modules()) out.emplace_back(name + "." + sub, m);
+  }
+  return out;
+}
+
+std::int64_t Module::num_parameters(bool trainable_only) const {
+  std::int64_t n = 0;
+  visit_params("", [&](const std::string&, const Param& p) {
+    if (!trainable_only || p.var.requires_grad()) n += p.var.numel();
+  });
+  return n;
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (auto& [name, child] : children_) child->train(on);
+}
+
+void Module::to(Device device) {
+  visit_params("", [&](const std::string&, const Param& p) {
+    Var v = p.var;  // handle: shares the impl
+    v.zero_grad();
+    if (v.device() != device) v.set_data(v.data().to(device));
+  });
+}
+
+void Module::zero_grad() {
+  visit_params("", [&](const std::string&, const Param& p) {
+    Var v = p.var;
+    v.zero_grad();
+  });
+}
+
+void Module::reset_parameters(std::uint64_t seed) {
+  std::uint64_t index = 0;
+  visit_params("", [&](const std::string&, const Param& p) {
+    const std::uint64_t i = index++;
+    if (p.spec.kind == init::InitSpec::Kind::Keep) return;
+    Var v = p.var;
+    v.zero_grad();
+    v.set_data(init::make(p.spec, v.shape(), init::derive_seed(seed, i), v.device()));
+  });
+}
+
+init::InitSpec Module::init_spec(const std::string& name) const {
+  const init::InitSpec* found = nullptr;
+  visit_params("", [&](const std::string& full, const Param& p) {
+    if (full == name) found = &p.spec;
+  });
+  TOPO_CHECK(found != nullptr, "Module::init_spec: no parameter named '{}'", name);
+  return *found;
+}
+
+void Module::check_new_name(const std::string& name) const {
+  TOPO_CHECK(!name.empty() && name.find('.') == std::string::npos,
+             "Module: a parameter or submodule name must be non-empty and dot-free, got '{}'", name);
+  for (const Param& p : params_) TOPO_CHECK(p.name != name, "Module: '{}' is already a parameter", name);
+  for (const auto& [n, c] : children_) TOPO_CHECK(n != name, "Module: '{}' is already a submodule", name);
+}
+
+Var Module::register_parameter(const std::string& name, const Shape& shape, const init::InitSpec& spec,
+                               bool requires_grad, Device device) {
+  check_new_name(name);
+  TOPO_CHECK(spec.kind != init::InitSpec::Kind::Keep,
+             "Module: parameter '{}' registered by shape needs an initialiser, not 'keep'", name);
+  Var v(init::make(spec, shape, init::derive_seed(0, params_.size()), device), requires_grad);
+  params_.push_back({name, v, spec});
+  return v;
+}
+
+Var Module::register_parameter(const std::string& name, Tensor data, bool requires_grad,
+                               const init::InitSpec& spec) {
+  check_new_name(name);
+  TOPO_CHECK(data.defined(), "Module: parameter '{}' has undefined data", name);
+  check_dtype(data, DType::F32, "Module::register_parameter", name.c_str());
+  Var v(std::move(data), requires_grad);
+  params_.push_back({name, v, spec});
+  return v;
+}
+
+void Module::add_child(const std::string& name, std::shared_ptr<Module> module) {
+  check_new_name(name);
+  TOPO_CHECK(module != nullptr, "Module: submodule '{}' is null", name);
+  TOPO_CHECK(module.get() != this, "Module: '{}' cannot be its own child", name);
+  module->train(training_);
+  children_.emplace_back(name, std::move(module));
+}
+
+void ModuleList::throw_wrong_type(std::size_t i) const {
+  fail("ModuleList: item {} is not of the requested type", i);
+}
+
+}  // namespace topo::nn

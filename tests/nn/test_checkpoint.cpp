@@ -1,0 +1,236 @@
+// Checkpoints: round trip, validation by name, corrupt/truncated files, atomic writes, exact resume.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "nn/checkpoint.hpp"
+#include "nn/layers.hpp"
+#include "nn/optim.hpp"
+#include "tests/nn/nn_testing.hpp"
+
+namespace nn = topo::nn;
+namespace fs = std::filesystem;
+using topo::Tensor;
+
+namespace {
+
+// A fresh, empty directory per test case.
+fs::path scratch_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("topo_ckpt_test_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::vector<std::string> listing(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+struct Tiny : nn::Module {
+  std::shared_ptr<nn::Linear> fc1, fc2;
+  std::shared_ptr<nn::Dropout> drop;
+  explicit Tiny(std::int64_t hidden = 8) {
+    fc1 = register_module("fc1", std::make_shared<nn::Linear>(4, hidden));
+    drop = register_module("drop", std::make_shared<nn::Dropout>(0.3f));  // default_generator
+    fc2 = register_module("fc2", std::make_shared<nn::Linear>(hidden, 2));
+  }
+  nn::Var forward(const nn::Var& x) const { return fc2->forward(drop->forward(nn::relu(fc1->forward(x)))); }
+};
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const topo::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("checkpoint: round trip of parameters, optimizer state, RNG, step and metadata") {
+  const fs::path dir = scratch_dir("roundtrip");
+  const std::string path = (dir / "model.ckpt").string();
+  Tiny a;
+  a.reset_parameters(1);
+  nn::Adam opt_a(nn::split_decay_groups(a.named_parameters(), 1e-4f), {0.01f});
+  for (const auto& v : a.parameters()) {
+    nn::Var h = v;
+    h.set_grad(topo::testing::random_uniform(v.shape(), 3));
+  }
+  opt_a.step();
+  nn::Generator gen_a(77);
+  gen_a.advance(1234);
+  nn::save_checkpoint(path, a, &opt_a, &gen_a, 17, {{"model", "tiny"}, {"hidden", 8}});
+  CHECK(listing(dir) == std::vector<std::string>{"model.ckpt"});
+
+  Tiny b;
+  b.reset_parameters(2);
+  nn::Adam opt_b(nn::split_decay_groups(b.named_parameters(), 1e-4f), {0.5f});
+  nn::Generator gen_b(1);
+  const nn::CheckpointInfo info = nn::load_checkpoint(path, b, &opt_b, &gen_b);
+  CHECK(info.step == 17);
+  CHECK(info.metadata["model"] == "tiny");
+  CHECK(info.metadata["hidden"] == 8);
+  CHECK(gen_b.seed() == 77);
+  CHECK(gen_b.offset() == 1234);
+  CHECK(opt_b.lr() == 0.01f);
+  const auto pa = a.named_parameters(), pb = b.named_parameters();
+  for (std::size_t i = 0; i < pa.size(); ++i) {
+    INFO(pa[i].first);
+    CHECK(pa[i].second.data().to_vector<float>() == pb[i].second.data().to_vector<float>());
+  }
+  for (std::size_t g = 0; g < 2; ++g)
+    for (std::size_t i = 0; i < opt_a.state()[g].size(); ++i) {
+      CHECK(opt_b.state()[g][i].step == 1);
+      for (int k = 0; k < 2; ++k)
+        CHECK(opt_a.state()[g][i].buffers[k].to_vector<float>() == opt_b.state()[g][i].buffers[k].to_vector<float>());
+    }
+  const auto index = nn::read_checkpoint_index(path);
+  CHECK(index["step"] == 17);
+  // Parameters alone load without an optimizer; a model-only file cannot fill an optimizer.
+  Tiny c;
+  CHECK(nn::load_checkpoint(path, c, nullptr, nullptr).step == 17);
+  CHECK(c.fc2->bias.data().to_vector<float>() == a.fc2->bias.data().to_vector<float>());
+  nn::save_checkpoint(path, a, nullptr, nullptr, 3);
+  const std::string err = error_of([&] { nn::load_checkpoint(path, c, &opt_b, nullptr); });
+  CHECK(contains(err, "optim/0/0/exp_avg"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("checkpoint: mismatches are reported by name before anything is modified") {
+  const fs::path dir = scratch_dir("mismatch");
+  const std::string path = (dir / "m.ckpt").string();
+  Tiny a(8);
+  nn::save_checkpoint(path, a, nullptr, nullptr, 0);
+  Tiny wider(9);
+  const auto before = wider.fc1->weight.data().to_vector<float>();
+  const std::string err = error_of([&] { nn::load_checkpoint(path, wider, nullptr, nullptr); });
+  CHECK(contains(err, "param/fc1.weight"));
+  CHECK(contains(err, path));
+  CHECK(wider.fc1->weight.data().to_vector<float>() == before);
+
+  struct Other : nn::Module {
+    Other() { register_module("fc1", std::make_shared<nn::Linear>(4, 8)); }
+  } other;
+  CHECK(contains(error_of([&] { nn::load_checkpoint(path, other, nullptr, nullptr); }), "unexpected tensor 'param/fc2."));
+  struct More : Tiny {
+    More() { register_parameter("extra", {2}, nn::init::InitSpec::zeros()); }
+  } more;
+  CHECK(contains(error_of([&] { nn::load_checkpoint(path, more, nullptr, nullptr); }), "missing tensor 'param/extra'"));
+  nn::SGD sgd(a.parameters(), {0.1f, 0.9f});
+  nn::save_checkpoint(path, a, &sgd, nullptr, 0);
+  nn::Adam adam(a.parameters(), {});
+  CHECK(contains(error_of([&] { nn::load_checkpoint(path, a, &adam, nullptr); }), "exp_avg"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("checkpoint: truncated, corrupt or missing files are errors naming the file") {
+  const fs::path dir = scratch_dir("corrupt");
+  const std::string path = (dir / "c.ckpt").string();
+  Tiny a;
+  nn::Adam opt(a.parameters(), {});
+  nn::save_checkpoint(path, a, &opt, nullptr, 5, {{"k", 1}});
+  const auto size = fs::file_size(path);
+  std::vector<char> bytes(size);
+  std::ifstream(path, std::ios::binary).read(bytes.data(), static_cast<std::streamsize>(size));
+  auto write = [&](const std::vector<char>& b) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc).write(b.data(), static_cast<std::streamsize>(b.size()));
+  };
+  // Every truncation point: header, index, payload.
+  for (std::size_t keep : {std::size_t{0}, std::size_t{5}, std::size_t{12}, std::size_t{40}, size / 2, size - 1}) {
+    CAPTURE(keep);
+    write(std::vector<char>(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(keep)));
+    const std::string err = error_of([&] { nn::load_checkpoint(path, a, &opt, nullptr); });
+    CHECK(contains(err, path));
+  }
+  auto flipped = bytes;
+  flipped[size - 3] ^= 0x10;  // a payload byte
+  write(flipped);
+  CHECK(contains(error_of([&] { nn::load_checkpoint(path, a, &opt, nullptr); }), "checksum"));
+  flipped = bytes;
+  flipped[20] = '#';  // inside the JSON index
+  write(flipped);
+  CHECK(contains(error_of([&] { nn::load_checkpoint(path, a, &opt, nullptr); }), path));
+  CHECK(contains(error_of([&] { nn::load_checkpoint((dir / "absent").string(), a, nullptr, nullptr); }), "absent"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("checkpoint: a failed save leaves no partial or stray file and keeps the old one") {
+  const fs::path dir = scratch_dir("atomic");
+  Tiny a;
+  // Target directory missing: the temp file cannot even be created.
+  const std::string missing = (dir / "no_such_dir" / "x.ckpt").string();
+  CHECK(contains(error_of([&] { nn::save_checkpoint(missing, a, nullptr, nullptr, 0); }), missing));
+  CHECK(listing(dir).empty());
+  // The target is a non-empty directory: the temp file is fully written, then the rename fails; the
+  // temp file must be removed and the directory untouched.
+  const fs::path blocker = dir / "blocker";
+  fs::create_directories(blocker / "inside");
+  CHECK(contains(error_of([&] { nn::save_checkpoint(blocker.string(), a, nullptr, nullptr, 0); }), "rename"));
+  CHECK(listing(dir) == std::vector<std::string>{"blocker"});
+  CHECK(listing(blocker) == std::vector<std::string>{"inside"});
+  // Overwriting an existing checkpoint replaces it whole.
+  const std::string path = (dir / "ok.ckpt").string();
+  nn::save_checkpoint(path, a, nullptr, nullptr, 1);
+  nn::save_checkpoint(path, a, nullptr, nullptr, 2);
+  CHECK(nn::read_checkpoint_index(path)["step"] == 2);
+  CHECK(listing(dir) == std::vector<std::string>{"blocker", "ok.ckpt"});
+  fs::remove_all(dir);
+}
+
+TEST_CASE("checkpoint: resume reproduces the uninterrupted run bitwise (Adam + dropout)") {
+  const fs::path dir = scratch_dir("resume");
+  const std::string path = (dir / "resume.ckpt").string();
+  const nn::Var x(topo::testing::random_uniform({16, 4}, 1));
+  const nn::Var y(topo::testing::random_uniform({16, 2}, 2));
+  auto train = [&](Tiny& model, nn::Optimizer& opt, int steps, std::vector<float>& losses) {
+    for (int s = 0; s < steps; ++s) {
+      nn::Var loss = nn::mse(model.forward(x), y);
+      losses.push_back(loss.item());
+      opt.zero_grad();
+      loss.backward();
+      nn::clip_grad_norm(model.parameters(), 0.5f);
+      opt.step();
+    }
+  };
+  auto params_of = [](const Tiny& m) {
+    std::vector<std::vector<float>> out;
+    for (const auto& v : m.parameters()) out.push_back(v.data().to_vector<float>());
+    return out;
+  };
+
+  std::vector<float> straight;
+  nn::set_seed(99);
+  Tiny m1;
+  m1.reset_parameters(5);
+  nn::AdamW o1(nn::split_decay_groups(m1.named_parameters(), 0.01f), {0.01f});
+  train(m1, o1, 6, straight);
+
+  std::vector<float> resumed;
+  {
+    nn::set_seed(99);
+    Tiny m2;
+    m2.reset_parameters(5);
+    nn::AdamW o2(nn::split_decay_groups(m2.named_parameters(), 0.01f), {0.01f});
+    train(m2, o2, 3, resumed);
+    nn::save_checkpoint(path, m2, &o2, &nn::default_generator(), 3);
+  }
+  nn::set_seed(12345);  // everything fresh and different before the load
+  Tiny m3;
+  m3.reset_parameters(6);
+  nn::AdamW o3(nn::split_decay_groups(m3.named_parameters(), 0.01f), {0.5f});
+  CHECK(nn::load_checkpoint(path, m3, &o3, &nn::default_generator()).step == 3);
+  train(m3, o3, 3, resumed);
+
+  CHECK(resumed == straight);  // bitwise
+  CHECK(params_of(m3) == params_of(m1));
+  CHECK(straight.back() < straight.front());
+  fs::remove_all(dir);
+}
