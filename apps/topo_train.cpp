@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     std::printf("%s %s (%s): test MSE %.6f, k/2 baseline %.6f (ratio %.4f), best dev %.6f at step %lld, %lld "
-                "params, %.1f s -> %s\n",
+                "params, %.2f s -> %s\n",
                 config->task.c_str(), config->model.c_str(), config->variant.c_str(), r.test_mse, r.baseline_mse,
                 r.test_mse / r.baseline_mse, r.best_dev_mse, static_cast<long long>(r.best_step),
                 static_cast<long long>(r.params), r.train_seconds, Trainer::result_path(config->out).c_str());

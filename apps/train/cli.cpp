@@ -26,7 +26,9 @@ std::optional<TrainConfig> parse_train_args(int argc, const char* const* argv, s
                             field.help);
     } else {
       app.add_option_function<std::string>(
-          flag, [&overrides, name = field.name](const std::string& v) { overrides.emplace_back(name, v); }, field.help);
+             flag, [&overrides, name = field.name](const std::string& v) { overrides.emplace_back(name, v); },
+             field.help)
+          ->type_name(field.kind == "int" ? "INT" : field.kind == "float" ? "FLOAT" : "TEXT");
     }
   }
   try {
