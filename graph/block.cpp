@@ -55,6 +55,10 @@ Block to_block(const HeteroGraph& g, const std::string& dst_type, const std::vec
 
   // Concatenate the relations' COO lists with sources renumbered into the block (host side: one pass).
   std::vector<std::int64_t> src, dst;
+  std::int64_t total = 0;
+  for (int r : b.relations) total += g.num_edges(r);
+  src.reserve(static_cast<std::size_t>(total));
+  dst.reserve(static_cast<std::size_t>(total));
   b.edge_offsets.push_back(0);
   for (int r : b.relations) {
     const EdgeList edges = g.edges(r);

@@ -31,6 +31,15 @@ void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device
 // Sets `bytes` to zero on `device`.
 void zero_bytes(void* dst, Device device, std::size_t bytes);
 
+namespace host_memory {
+// The host allocator behind CPU storage: 64-byte aligned; blocks of 256 KiB and more are cached for reuse
+// (at most 2 GiB parked).
+void* allocate(std::size_t bytes);
+void release(void* ptr, std::size_t bytes);
+void empty_cache();
+std::size_t bytes_cached();
+}  // namespace host_memory
+
 namespace cuda_memory {
 // The caching allocator behind CUDA storage (also used directly by kernels for scratch space).
 void* allocate(std::size_t bytes, int device_index);

@@ -2,14 +2,17 @@
 // CPU strategy:
 //  - inner == 1 (reducing the last dim): rows of n contiguous floats, rows split across threads; each row is
 //    accumulated in 16 independent lanes so the loop vectorizes, then the lanes are combined.
-//  - inner > 1: work items are (outer index, block of <= 256 inner positions), split across threads; each
-//    item keeps its block of accumulators on the stack and streams the n rows of the block into it, so the
-//    inner loop is contiguous over `inner` and vectorizes.
+//  - inner > 1: work items are (outer index, block of <= 4096 inner positions, part of n), split across
+//    threads; each item keeps its block of accumulators on the stack (L1) and streams its rows into it, so
+//    memory is read in contiguous runs of up to 16 KiB and the inner loop vectorizes over `inner`. Parts of n (for long
+//    reduced dims, e.g. a bias gradient [R, D] -> [D]) are combined afterwards in a fixed order.
+//  - reduce_backward: rows of n when inner == 1, else rows of inner; either way a contiguous simd loop.
 //  - sum_all: fixed chunks of 64 Ki elements (independent of the thread count, so the result is
 //    deterministic), summed in lanes, combined in order in double.
 #include "kernels/dense/reduce.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "kernels/dispatch.hpp"
@@ -19,7 +22,7 @@ namespace topo {
 namespace {
 
 constexpr int kLanes = 16;
-constexpr std::int64_t kBlock = 256;
+constexpr std::int64_t kBlock = 4096;  // 16 KiB row segments: runs long enough for the prefetcher
 
 // Sum or max of a contiguous row of n >= 1 floats.
 template <ReduceOp OP>
@@ -38,9 +41,28 @@ float reduce_row(const float* x, std::int64_t n) {
   return acc;
 }
 
+// Sum of n contiguous floats in fixed 64 Ki chunks (thread-count independent, deterministic), combined in double.
+float sum_all_cpu(const float* x, std::int64_t n) {
+  constexpr std::int64_t kChunk = 1 << 16;
+  const std::int64_t chunks = (n + kChunk - 1) / kChunk;
+  std::vector<float> part(static_cast<std::size_t>(chunks));
+  parallel_for(chunks, kChunk, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t c = begin; c < end; ++c)
+      part[c] = reduce_row<ReduceOp::Sum>(x + c * kChunk, std::min(kChunk, n - c * kChunk));
+  });
+  double total = 0;
+  for (float p : part) total += p;
+  return static_cast<float>(total);
+}
+
 template <ReduceOp OP>
 void reduce_cpu(const float* x, float* y, std::int64_t* argmax, std::int64_t outer, std::int64_t n,
                 std::int64_t inner) {
+  if (inner == 1 && OP != ReduceOp::Max && outer < 4 && n >= (std::int64_t{1} << 17)) {
+    // A few very long rows: split each row instead of the rows, or one thread would do all the work.
+    for (std::int64_t o = 0; o < outer; ++o) y[o] = reduce_finish(OP, sum_all_cpu(x + o * n, n), n);
+    return;
+  }
   if (inner == 1) {
     parallel_for(outer, n, [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t o = begin; o < end; ++o) {
@@ -60,41 +82,74 @@ void reduce_cpu(const float* x, float* y, std::int64_t* argmax, std::int64_t out
     });
     return;
   }
+  // Work items: (o, block of inner, part of n). Parts split a long reduced dim so that few (o, block) pairs
+  // still give every thread work; their number depends only on n, so results do not depend on the thread
+  // count. Parts write partials that are combined below in part order.
   const std::int64_t blocks = (inner + kBlock - 1) / kBlock;
-  parallel_for(outer * blocks, n * std::min(inner, kBlock), [&](std::int64_t begin, std::int64_t end) {
+  const std::int64_t parts = std::clamp<std::int64_t>(n / 64, 1, 16);
+  const std::int64_t per_part = (n + parts - 1) / parts;
+  std::vector<float> part_val(parts > 1 ? static_cast<std::size_t>(parts * outer * inner) : 0);
+  std::vector<std::int64_t> part_arg(parts > 1 && argmax ? part_val.size() : 0);
+  float* pv = parts > 1 ? part_val.data() : y;              // [parts, outer, inner]
+  std::int64_t* pa = parts > 1 ? part_arg.data() : argmax;  // idem, or null
+  parallel_for(outer * blocks * parts, per_part * std::min(inner, kBlock), [&](std::int64_t begin, std::int64_t end) {
     float acc[kBlock];
-    std::int64_t arg[kBlock];
+    std::int32_t arg[kBlock];  // 32-bit so index blends are as wide as the float ones (n < 2^31 is checked)
     for (std::int64_t item = begin; item < end; ++item) {
-      const std::int64_t o = item / blocks, j0 = (item % blocks) * kBlock, len = std::min(kBlock, inner - j0);
+      const std::int64_t p = item % parts, ob = item / parts;
+      const std::int64_t o = ob / blocks, j0 = (ob % blocks) * kBlock, len = std::min(kBlock, inner - j0);
+      const std::int64_t k0 = std::min(n, p * per_part), k1 = std::min(n, k0 + per_part);
       const float* base = x + o * n * inner + j0;
       if constexpr (OP == ReduceOp::Max) {
         for (std::int64_t j = 0; j < len; ++j) {
-          acc[j] = base[j];
-          arg[j] = 0;
+          acc[j] = k0 < k1 ? base[k0 * inner + j] : -INFINITY;
+          arg[j] = static_cast<std::int32_t>(k0);
         }
-        for (std::int64_t k = 1; k < n; ++k) {
+        for (std::int64_t k = k0 + 1; k < k1; ++k) {
           const float* row = base + k * inner;
+          if (pa) {
 #pragma omp simd
-          for (std::int64_t j = 0; j < len; ++j) {
-            const bool greater = row[j] > acc[j];
-            acc[j] = greater ? row[j] : acc[j];
-            arg[j] = greater ? k : arg[j];
+            for (std::int64_t j = 0; j < len; ++j) {
+              const bool greater = row[j] > acc[j];
+              acc[j] = greater ? row[j] : acc[j];
+              arg[j] = greater ? static_cast<std::int32_t>(k) : arg[j];
+            }
+          } else {  // no argmax wanted: a plain max, half the work
+#pragma omp simd
+            for (std::int64_t j = 0; j < len; ++j) acc[j] = reduce_combine(OP, acc[j], row[j]);
           }
         }
       } else {
         for (std::int64_t j = 0; j < len; ++j) acc[j] = 0.f;
-        for (std::int64_t k = 0; k < n; ++k) {
+        for (std::int64_t k = k0; k < k1; ++k) {
           const float* row = base + k * inner;
 #pragma omp simd
           for (std::int64_t j = 0; j < len; ++j) acc[j] = reduce_combine(OP, acc[j], row[j]);
         }
       }
-      float* out = y + o * inner + j0;
-      for (std::int64_t j = 0; j < len; ++j) out[j] = reduce_finish(OP, acc[j], n);
+      float* out = pv + (p * outer + o) * inner + j0;
+      if (parts > 1)
+        std::copy(acc, acc + len, out);
+      else
+        for (std::int64_t j = 0; j < len; ++j) out[j] = reduce_finish(OP, acc[j], n);
       if constexpr (OP == ReduceOp::Max) {
-        if (argmax)
-          for (std::int64_t j = 0; j < len; ++j) argmax[o * inner + j0 + j] = arg[j];
+        if (pa) std::copy(arg, arg + len, pa + (p * outer + o) * inner + j0);
       }
+    }
+  });
+  if (parts == 1) return;
+  const std::int64_t total = outer * inner;
+  parallel_for(total, parts, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t i = begin; i < end; ++i) {
+      float acc = pv[i];
+      std::int64_t arg = pa ? pa[i] : 0;
+      for (std::int64_t p = 1; p < parts; ++p) {
+        const float v = pv[p * total + i];
+        if (OP == ReduceOp::Max && pa && v > acc) arg = pa[p * total + i];
+        acc = reduce_combine(OP, acc, v);
+      }
+      y[i] = reduce_finish(OP, acc, n);
+      if (OP == ReduceOp::Max && argmax) argmax[i] = arg;
     }
   });
 }
@@ -102,12 +157,24 @@ void reduce_cpu(const float* x, float* y, std::int64_t* argmax, std::int64_t out
 template <ReduceOp OP>
 void reduce_backward_cpu(const float* g, const std::int64_t* argmax, float* dx, std::int64_t outer, std::int64_t n,
                          std::int64_t inner) {
+  if (inner == 1) {  // rows of n along the reduced dim: contiguous over k
+    parallel_for(outer, n, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t o = begin; o < end; ++o) {
+        const float go = g[o];
+        const std::int64_t arg = OP == ReduceOp::Max ? argmax[o] : 0;
+        float* out = dx + o * n;
+#pragma omp simd
+        for (std::int64_t k = 0; k < n; ++k) out[k] = reduce_grad(OP, go, n, k, arg);
+      }
+    });
+    return;
+  }
   parallel_for(outer * n, inner, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t r = begin; r < end; ++r) {
       const std::int64_t o = r / n, k = r % n;
       const float* gr = g + o * inner;
       float* out = dx + r * inner;
-      if (OP == ReduceOp::Max) {
+      if constexpr (OP == ReduceOp::Max) {
         const std::int64_t* ar = argmax + o * inner;
 #pragma omp simd
         for (std::int64_t j = 0; j < inner; ++j) out[j] = reduce_grad(OP, gr[j], n, k, ar[j]);
@@ -119,18 +186,20 @@ void reduce_backward_cpu(const float* g, const std::int64_t* argmax, float* dx, 
   });
 }
 
-float sum_all_cpu(const float* x, std::int64_t n) {
-  constexpr std::int64_t kChunk = 1 << 16;
-  const std::int64_t chunks = (n + kChunk - 1) / kChunk;
-  std::vector<float> part(static_cast<std::size_t>(chunks));
-  parallel_for(chunks, kChunk, [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t c = begin; c < end; ++c)
-      part[c] = reduce_row<ReduceOp::Sum>(x + c * kChunk, std::min(kChunk, n - c * kChunk));
-  });
-  double total = 0;
-  for (float p : part) total += p;
-  return static_cast<float>(total);
+#if TOPO_WITH_CUDA
+// Allocates the partials scratch the CUDA strided reduction needs for long reduced dims, then launches.
+void reduce_cuda(ReduceOp op, const float* x, float* y, std::int64_t* argmax, std::int64_t outer, std::int64_t n,
+                 std::int64_t inner, Device device) {
+  const std::int64_t parts = cuda::reduce_parts(outer, n, inner);
+  Tensor part_val, part_arg;
+  if (parts > 1) {
+    part_val = Tensor::empty({parts, outer * inner}, DType::F32, device);
+    if (argmax) part_arg = Tensor::empty({parts, outer * inner}, DType::I64, device);
+  }
+  cuda::reduce_dim(op, x, y, argmax, outer, n, inner, parts > 1 ? part_val.data<float>() : nullptr,
+                   part_arg.defined() ? part_arg.data<std::int64_t>() : nullptr);
 }
+#endif
 
 struct View {
   std::int64_t outer = 1, n = 1, inner = 1;
@@ -160,6 +229,8 @@ Shape result_shape(const Shape& shape, int dim, bool keepdim) {
 Tensor reduce(ReduceOp op, const Tensor& x, int dim, bool keepdim, Tensor* argmax) {
   check_dtype(x, DType::F32, "reduce", "x");
   const View v = view_of(x.shape(), dim, "reduce");
+  TOPO_CHECK(!argmax || v.n < (std::int64_t{1} << 31), "reduce: argmax over dim {} of shape {} exceeds 2^31",
+             dim, shape_str(x.shape()));
   TOPO_CHECK(op != ReduceOp::Max || v.n > 0, "reduce: max over the empty dim {} of shape {}", dim,
              shape_str(x.shape()));
   const Shape out_shape = result_shape(x.shape(), v.dim, keepdim);
@@ -179,7 +250,7 @@ Tensor reduce(ReduceOp op, const Tensor& x, int dim, bool keepdim, Tensor* argma
         case ReduceOp::Mean: reduce_cpu<ReduceOp::Mean>(xp, yp, nullptr, v.outer, v.n, v.inner); break;
         case ReduceOp::Max: reduce_cpu<ReduceOp::Max>(xp, yp, ap, v.outer, v.n, v.inner); break;
       },
-      cuda::reduce_dim(op, xp, yp, ap, v.outer, v.n, v.inner));
+      reduce_cuda(op, xp, yp, ap, v.outer, v.n, v.inner, x.device()));
   return y;
 }
 

@@ -2,6 +2,8 @@
 //  - inner == 1: one warp per row of n contiguous floats (coalesced), warp-shuffle combine; Max carries the
 //    (value, index) pair and prefers the lower index on ties so it matches the CPU's first-maximum rule.
 //  - inner > 1: one thread per output (o, j), looping over n; neighbouring threads read neighbouring j.
+//    With few outputs and a long n (bias gradients), n is cut into parts (reduce_parts) whose partials a
+//    second kernel combines in order.
 //  - sum_all: a fixed grid of kSumAllPartials blocks writes one partial each, then one block sums them in a
 //    fixed order: deterministic, no atomics.
 #include <cmath>
@@ -52,18 +54,41 @@ __global__ void reduce_rows_kernel(ReduceOp op, const float* x, float* y, std::i
   }
 }
 
+// One thread per (part, output): reduces k in [p * per_part, (p + 1) * per_part). With one part it writes
+// the finished result; with several it writes raw partials [parts, outer * inner] for combine_parts_kernel.
 __global__ void reduce_strided_kernel(ReduceOp op, const float* x, float* y, std::int64_t* argmax,
-                                      std::int64_t outer, std::int64_t n, std::int64_t inner) {
-  const std::int64_t total = outer * inner;
-  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < total;
-       i += std::int64_t{gridDim.x} * blockDim.x) {
+                                      std::int64_t outer, std::int64_t n, std::int64_t inner, std::int64_t parts,
+                                      std::int64_t per_part) {
+  const std::int64_t outputs = outer * inner, total = outputs * parts;
+  for (std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; t < total;
+       t += std::int64_t{gridDim.x} * blockDim.x) {
+    const std::int64_t p = t / outputs, i = t % outputs;
     const std::int64_t o = i / inner, j = i % inner;
+    const std::int64_t k0 = p * per_part < n ? p * per_part : n;
+    const std::int64_t k1 = k0 + per_part < n ? k0 + per_part : n;
     const float* base = x + o * n * inner + j;
-    float acc = op == ReduceOp::Max ? base[0] : 0.f;
-    std::int64_t arg = 0;
-    for (std::int64_t k = op == ReduceOp::Max ? 1 : 0; k < n; ++k) {
+    float acc = op == ReduceOp::Max ? (k0 < k1 ? base[k0 * inner] : -INFINITY) : 0.f;
+    std::int64_t arg = k0;
+    for (std::int64_t k = op == ReduceOp::Max ? k0 + 1 : k0; k < k1; ++k) {
       const float v = base[k * inner];
       if (op == ReduceOp::Max && v > acc) arg = k;
+      acc = topo::reduce_combine(op, acc, v);
+    }
+    y[t] = parts > 1 ? acc : topo::reduce_finish(op, acc, n);
+    if (argmax) argmax[t] = arg;
+  }
+}
+
+// Combines partials [parts, outputs] in part order (the earlier part wins ties, as on the CPU).
+__global__ void combine_parts_kernel(ReduceOp op, const float* part_val, const std::int64_t* part_arg, float* y,
+                                     std::int64_t* argmax, std::int64_t outputs, std::int64_t parts, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < outputs;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    float acc = part_val[i];
+    std::int64_t arg = part_arg ? part_arg[i] : 0;
+    for (std::int64_t p = 1; p < parts; ++p) {
+      const float v = part_val[p * outputs + i];
+      if (op == ReduceOp::Max && part_arg && v > acc) arg = part_arg[p * outputs + i];
       acc = topo::reduce_combine(op, acc, v);
     }
     y[i] = topo::reduce_finish(op, acc, n);
@@ -115,14 +140,27 @@ __global__ void sum_final_kernel(const float* partials, int count, float* out) {
 }  // namespace
 
 void reduce_dim(ReduceOp op, const float* x, float* y, std::int64_t* argmax, std::int64_t outer, std::int64_t n,
-                std::int64_t inner) {
-  if (outer * inner == 0) return;
+                std::int64_t inner, float* part_val, std::int64_t* part_arg) {
+  const std::int64_t outputs = outer * inner;
+  if (outputs == 0) return;
   if (inner == 1) {
     reduce_rows_kernel<<<blocks_for(outer * kWarp, kRowThreads), kRowThreads>>>(op, x, y, argmax, outer, n);
-  } else {
-    reduce_strided_kernel<<<blocks_for(outer * inner, 256), 256>>>(op, x, y, argmax, outer, n, inner);
+    check_launch("reduce_dim rows");
+    return;
   }
-  check_launch("reduce_dim");
+  const std::int64_t parts = reduce_parts(outer, n, inner);
+  if (parts == 1) {
+    reduce_strided_kernel<<<blocks_for(outputs, 256), 256>>>(op, x, y, argmax, outer, n, inner, 1, n);
+    check_launch("reduce_dim strided");
+    return;
+  }
+  const std::int64_t per_part = (n + parts - 1) / parts;
+  reduce_strided_kernel<<<blocks_for(outputs * parts, 256), 256>>>(op, x, part_val, argmax ? part_arg : nullptr,
+                                                                   outer, n, inner, parts, per_part);
+  check_launch("reduce_dim parts");
+  combine_parts_kernel<<<blocks_for(outputs, 256), 256>>>(op, part_val, argmax ? part_arg : nullptr, y, argmax,
+                                                          outputs, parts, n);
+  check_launch("reduce_dim combine");
 }
 
 void reduce_dim_backward(ReduceOp op, const float* grad, const std::int64_t* argmax, float* dx, std::int64_t outer,

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "kernels/dense/reduce_math.hpp"
 #include "kernels/dense/softmax_math.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/parallel.hpp"
@@ -13,10 +14,7 @@ namespace topo {
 namespace {
 
 float row_max(const float* x, std::int64_t d) {
-  float m = -INFINITY;
-#pragma omp simd reduction(max : m)
-  for (std::int64_t k = 0; k < d; ++k) m = x[k] > m ? x[k] : m;
-  return m;
+  return lane_max(d, [&](std::int64_t k) { return x[k]; });
 }
 
 void softmax_cpu(bool log, const float* x, float* y, std::int64_t rows, std::int64_t d) {
@@ -25,13 +23,11 @@ void softmax_cpu(bool log, const float* x, float* y, std::int64_t rows, std::int
       const float* xr = x + r * d;
       float* yr = y + r * d;
       const float m = row_max(xr, d);
-      float s = 0.f;
-#pragma omp simd reduction(+ : s)
-      for (std::int64_t k = 0; k < d; ++k) {
-        const float e = softmax_numerator(xr[k], m);
-        yr[k] = e;  // log_softmax overwrites it below; an unconditional store keeps the loop simple
-        s += e;
-      }
+      // exp into y (log_softmax overwrites it below), then sum it while it is in L1: two simple loops
+      // vectorize where one fused loop with a reduction did not.
+#pragma omp simd
+      for (std::int64_t k = 0; k < d; ++k) yr[k] = softmax_numerator(xr[k], m);
+      const float s = lane_sum(d, [&](std::int64_t k) { return yr[k]; });
       if (log) {
         const float ls = std::log(s);
 #pragma omp simd
@@ -51,15 +47,12 @@ void softmax_backward_cpu(bool log, const float* g, const float* y, float* dx, s
       const float* gr = g + r * d;
       const float* yr = y + r * d;
       float* dr = dx + r * d;
-      float s = 0.f;
       if (log) {
-#pragma omp simd reduction(+ : s)
-        for (std::int64_t k = 0; k < d; ++k) s += gr[k];
+        const float s = lane_sum(d, [&](std::int64_t k) { return gr[k]; });
 #pragma omp simd
         for (std::int64_t k = 0; k < d; ++k) dr[k] = log_softmax_grad(gr[k], yr[k], s);
       } else {
-#pragma omp simd reduction(+ : s)
-        for (std::int64_t k = 0; k < d; ++k) s += gr[k] * yr[k];
+        const float s = lane_sum(d, [&](std::int64_t k) { return gr[k] * yr[k]; });
 #pragma omp simd
         for (std::int64_t k = 0; k < d; ++k) dr[k] = softmax_grad(gr[k], yr[k], s);
       }

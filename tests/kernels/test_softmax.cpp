@@ -1,6 +1,7 @@
 #include <cmath>
 
 #include "kernels/dense/softmax.hpp"
+#include "kernels/dense/softmax_math.hpp"
 #include "tests/support/testing.hpp"
 
 using namespace topo;
@@ -90,4 +91,19 @@ TEST_CASE("softmax_backward and log_softmax_backward match central differences o
         Tensor dx = log ? log_softmax_backward(w, y) : softmax_backward(w, y);
         TOPO_CHECK_CLOSE(dx.to_vector<float>(), numeric, 1e-4, 1e-3);
       }
+}
+
+TEST_CASE("exp_approx (the vectorizable exp softmax uses) is within 2 ulp of exp, 0 at -inf, NaN for NaN") {
+  double worst = 0;
+  for (int i = 0; i <= 200000; ++i) {
+    const float x = -87.f + 175.f * static_cast<float>(i) / 200000.f;
+    const double exact = std::exp(static_cast<double>(x));
+    const double ulp = std::nextafter(static_cast<float>(exact), INFINITY) - static_cast<float>(exact);
+    worst = std::max(worst, std::abs(exp_approx(x) - exact) / ulp);
+  }
+  CHECK(worst <= 2.0);
+  CHECK(exp_approx(-INFINITY) == 0.f);
+  CHECK(exp_approx(-100.f) == 0.f);
+  CHECK(std::isnan(exp_approx(NAN)));
+  CHECK(exp_approx(0.f) == 1.f);
 }

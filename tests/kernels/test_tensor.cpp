@@ -48,3 +48,18 @@ TEST_CASE("tensor: from_vector, to_vector and item round-trip every dtype") {
   CHECK(z.numel() == 0);
   CHECK(z.to_vector<float>().empty());
 }
+
+TEST_CASE("host allocator: a freed large block is reused for the next request of its size") {
+  host_memory::empty_cache();
+  const void* first;
+  {
+    Tensor big = Tensor::empty({1 << 20});  // 4 MiB
+    first = big.raw_data();
+  }
+  CHECK(host_memory::bytes_cached() >= (std::size_t{4} << 20));
+  Tensor again = Tensor::empty({1 << 20});
+  CHECK(again.raw_data() == first);
+  CHECK(host_memory::bytes_cached() == 0);
+  Tensor small = Tensor::zeros({7});  // small blocks bypass the cache
+  CHECK(host_memory::bytes_cached() == 0);
+}

@@ -1,0 +1,197 @@
+// Timing, results, the report and the suite registry (see harness.hpp).
+#include "bench/harness.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "bench/machine.hpp"
+#include "kernels/error.hpp"
+
+namespace topo::bench {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Value at quantile q of sorted data, interpolating linearly between the closest ranks.
+double quantile(const std::vector<double>& sorted, double q) {
+  const double position = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(position));
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (position - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+std::string bytes_str(double bytes) {
+  if (bytes <= 0) return "-";
+  if (bytes >= 1024.0 * 1024 * 1024) return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024));
+  if (bytes >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024));
+  return fmt::format("{:.0f} KiB", bytes / 1024.0);
+}
+
+std::string figure(double v, const char* format) {
+  return std::isfinite(v) ? fmt::format(fmt::runtime(format), v) : std::string("-");
+}
+
+std::vector<Suite>& registry() {
+  static std::vector<Suite> suites;
+  return suites;
+}
+
+}  // namespace
+
+Stats summarize(std::vector<double> times_ms) {
+  TOPO_CHECK(!times_ms.empty(), "summarize: no timings");
+  for (double t : times_ms) TOPO_CHECK(std::isfinite(t) && t >= 0, "summarize: invalid timing {} ms", t);
+  std::sort(times_ms.begin(), times_ms.end());
+  Stats s;
+  s.reps = static_cast<int>(times_ms.size());
+  s.min_ms = times_ms.front();
+  s.max_ms = times_ms.back();
+  s.median_ms = quantile(times_ms, 0.5);
+  s.p10_ms = quantile(times_ms, 0.1);
+  s.p90_ms = quantile(times_ms, 0.9);
+  return s;
+}
+
+Stats time_calls(const std::function<void()>& fn, const TimingOptions& options) {
+  using clock = std::chrono::steady_clock;
+  for (int i = 0; i < options.warmup_runs; ++i) fn();
+  std::vector<double> times;
+  const auto start = clock::now();
+  for (;;) {
+    const auto t0 = clock::now();
+    fn();
+    const auto t1 = clock::now();
+    times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    const double elapsed = std::chrono::duration<double>(t1 - start).count();
+    const int reps = static_cast<int>(times.size());
+    if (reps >= options.max_reps) break;
+    if (reps >= options.min_reps && elapsed >= options.target_s) break;
+    if (reps >= 3 && elapsed >= options.max_total_s) break;
+  }
+  return summarize(std::move(times));
+}
+
+Result make_result(std::string name, const Stats& stats, const Work& work, double triad_gbs, double peak_gflops,
+                   nlohmann::json extra) {
+  TOPO_CHECK(stats.median_ms > 0, "benchmark {}: median time {} ms is not positive", name, stats.median_ms);
+  Result r;
+  r.name = std::move(name);
+  r.stats = stats;
+  r.work = work;
+  r.extra = std::move(extra);
+  const double seconds = stats.median_ms * 1e-3;
+  r.gbs = work.bytes_moved > 0 ? work.bytes_moved / seconds / 1e9 : kNaN;
+  r.triad_gbs = work.bytes_moved > 0 ? triad_gbs : kNaN;
+  r.fraction_of_stream = work.bytes_moved > 0 && triad_gbs > 0 ? r.gbs / triad_gbs : kNaN;
+  r.gflops = work.flops > 0 ? work.flops / seconds / 1e9 : kNaN;
+  r.fraction_of_peak = work.flops > 0 && peak_gflops > 0 ? r.gflops / peak_gflops : kNaN;
+  return r;
+}
+
+nlohmann::json to_json(const Result& r) {
+  nlohmann::json j = {{"name", r.name},
+                      {"median_ms", r.stats.median_ms},
+                      {"min_ms", r.stats.min_ms},
+                      {"max_ms", r.stats.max_ms},
+                      {"p10_ms", r.stats.p10_ms},
+                      {"p90_ms", r.stats.p90_ms},
+                      {"reps", r.stats.reps},
+                      {"bytes_moved", r.work.bytes_moved},
+                      {"flops", r.work.flops},
+                      {"working_set_bytes", r.work.working_set_bytes},
+                      {"gbs", number_or_null(r.gbs)},
+                      {"triad_gbs", number_or_null(r.triad_gbs)},
+                      {"fraction_of_stream", number_or_null(r.fraction_of_stream)},
+                      {"gflops", number_or_null(r.gflops)},
+                      {"fraction_of_peak", number_or_null(r.fraction_of_peak)}};
+  if (r.extra.is_object()) {
+    for (const auto& [key, value] : r.extra.items()) {
+      if (!j.contains(key)) j[key] = value;  // free-form fields never overwrite the measured ones
+    }
+  }
+  return j;
+}
+
+nlohmann::json Report::to_json(const nlohmann::json& machine) const {
+  nlohmann::json results = nlohmann::json::array();
+  for (const Result& r : results_) results.push_back(bench::to_json(r));
+  return {{"machine", machine}, {"results", results}};
+}
+
+std::string Report::table() const {
+  std::size_t width = 4;
+  for (const Result& r : results_) width = std::max(width, r.name.size());
+  std::string out = fmt::format("{:<{}}  {:>10}  {:>21}  {:>9}  {:>8}  {:>7}  {:>9}  {:>6}  {:>9}\n", "name", width,
+                                "median ms", "p10..p90 ms", "WS", "GB/s", "triad", "%triad", "GFLOP/s", "%peak");
+  for (const Result& r : results_) {
+    out += fmt::format("{:<{}}  {:>10.4f}  {:>21}  {:>9}  {:>8}  {:>7}  {:>9}  {:>6}  {:>9}\n", r.name, width,
+                       r.stats.median_ms, fmt::format("{:.4f}..{:.4f}", r.stats.p10_ms, r.stats.p90_ms),
+                       bytes_str(r.work.working_set_bytes), figure(r.gbs, "{:.1f}"), figure(r.triad_gbs, "{:.1f}"),
+                       figure(100 * r.fraction_of_stream, "{:.1f}%"), figure(r.gflops, "{:.1f}"),
+                       figure(100 * r.fraction_of_peak, "{:.1f}%"));
+  }
+  return out;
+}
+
+void write_json_atomically(const std::string& path, const nlohmann::json& value) {
+  TOPO_CHECK(!path.empty(), "write_json: empty output path");
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    TOPO_CHECK(out.good(), "write_json: cannot open {} for writing", tmp);
+    out << value.dump(2) << '\n';
+    out.flush();
+    if (!out.good()) {
+      out.close();
+      std::remove(tmp.c_str());
+      fail("write_json: writing {} failed", tmp);
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    fail("write_json: cannot rename {} to {}", tmp, path);
+  }
+}
+
+Runner::Runner(Machine& machine, Report& report, TimingOptions timing, bool quick)
+    : machine_(machine), report_(report), timing_(timing), quick_(quick) {}
+
+int Runner::threads() const { return omp_get_max_threads(); }
+
+Result Runner::run(const std::string& name, const Work& work, const std::function<void()>& fn,
+                   nlohmann::json extra) {
+  const std::string full_name = suite_.empty() ? name : suite_ + "/" + name;
+  std::fprintf(stderr, "  running %s\n", full_name.c_str());
+  const Stats stats = time_calls(fn, timing_);
+  // A benchmark that did not state its working set is judged at the size of the bytes it moves.
+  const double working_set = work.working_set_bytes > 0 ? work.working_set_bytes : work.bytes_moved;
+  const double triad = work.bytes_moved > 0 ? machine_.triad_gbs(std::max(working_set, 12.0)) : 0.0;
+  const double peak = work.flops > 0 ? machine_.sgemm_gflops() : 0.0;
+  Result r = make_result(full_name, stats, work, triad, peak, std::move(extra));
+  report_.add(r);
+  return r;
+}
+
+const std::vector<Suite>& suites() { return registry(); }
+
+bool register_suite(Suite suite) {
+  auto& all = registry();
+  for (const Suite& s : all) TOPO_CHECK(s.name != suite.name, "topo-bench: suite '{}' registered twice", suite.name);
+  TOPO_CHECK(suite.name != "all", "topo-bench: 'all' is reserved, not a suite name");
+  const auto at = std::lower_bound(all.begin(), all.end(), suite,
+                                   [](const Suite& a, const Suite& b) { return a.name < b.name; });
+  all.insert(at, std::move(suite));
+  return true;
+}
+
+}  // namespace topo::bench

@@ -1,0 +1,133 @@
+#pragma once
+// The benchmark harness every topo-bench suite uses: timing (warm-up, then repeated runs summarised by
+// median and spread), the Result record, the suite registry and the report (stdout table + JSON file).
+//
+// Byte counting, everywhere in topo-bench: `bytes_moved` is the minimum number of bytes an op must read
+// plus write (each input element read once, each output element written once). Write-allocate traffic
+// (the read of a destination line before it is written) is NOT counted — the STREAM convention, which the
+// triad reference in machine.hpp follows too, so fraction_of_stream compares like with like.
+//
+// A suite is a file in bench/ that registers itself (no edit to main or CMake):
+//   TOPO_BENCH_SUITE(dense, "dense kernels at a real batch's sizes") {
+//     bench.run("relu", {.bytes_moved = 2 * bytes, .working_set_bytes = 2 * bytes}, [&] { topo::relu(x); });
+//   }
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace topo::bench {
+
+class Machine;
+
+// ---- timing ----------------------------------------------------------------------------------------
+
+// Summary of repeated timings (milliseconds). p10/p90 interpolate linearly between closest ranks.
+struct Stats {
+  double median_ms = 0, min_ms = 0, max_ms = 0, p10_ms = 0, p90_ms = 0;
+  int reps = 0;
+};
+// Throws topo::Error on an empty sample or a non-finite / negative timing.
+Stats summarize(std::vector<double> times_ms);
+
+struct TimingOptions {
+  int warmup_runs = 2;        // untimed calls first (page faults, caches, lazily created thread pools)
+  double target_s = 0.5;      // aim for about this much timed work per benchmark...
+  int min_reps = 5;           // ...but never fewer samples than this
+  int max_reps = 2000;        // nor more than this (tiny ops)
+  double max_total_s = 1.5;   // stop sampling past this (slow ops): at least 3 samples are kept anyway
+  static TimingOptions quick() { return {1, 0.1, 3, 500, 0.4}; }
+};
+// Runs `fn` warmup_runs times, then samples one call per timing until the budget is met.
+Stats time_calls(const std::function<void()>& fn, const TimingOptions& options = {});
+
+// ---- results ---------------------------------------------------------------------------------------
+
+// What an op must do at minimum; zero means "not applicable" and leaves the derived figures unset.
+struct Work {
+  double bytes_moved = 0;        // minimum bytes read + written (see the counting rule above)
+  double flops = 0;              // floating-point operations (an FMA counts 2)
+  double working_set_bytes = 0;  // distinct bytes touched: picks the triad reference size
+};
+
+struct Result {
+  std::string name;
+  Stats stats;  // median_ms and the spread (min/max, p10/p90)
+  Work work;
+  // Derived; NaN when not applicable (no bytes / no flops counted), written as null in JSON.
+  double gbs = 0, fraction_of_stream = 0, gflops = 0, fraction_of_peak = 0;
+  double triad_gbs = 0;         // the triad bandwidth at this working-set size that gbs is compared to
+  nlohmann::json extra = nlohmann::json::object();  // free-form fields (shapes, threads, notes)
+};
+
+// Fills the derived figures from the timings and the machine's limits (triad at the working-set size,
+// sgemm peak). Pure: no measurement happens here.
+Result make_result(std::string name, const Stats& stats, const Work& work, double triad_gbs,
+                   double peak_gflops, nlohmann::json extra = nlohmann::json::object());
+
+nlohmann::json to_json(const Result& result);
+
+// ---- report ----------------------------------------------------------------------------------------
+
+class Report {
+ public:
+  void add(Result result) { results_.push_back(std::move(result)); }
+  const std::vector<Result>& results() const { return results_; }
+
+  // {"machine": machine, "results": [...]}
+  nlohmann::json to_json(const nlohmann::json& machine) const;
+  // Human-readable table of every result.
+  std::string table() const;
+
+ private:
+  std::vector<Result> results_;
+};
+
+// Writes `value` to `path` atomically: the text goes to PATH.tmp, which is then renamed over PATH, so a
+// reader never sees a half-written file. Throws topo::Error naming the path on failure.
+void write_json_atomically(const std::string& path, const nlohmann::json& value);
+
+// ---- running suites --------------------------------------------------------------------------------
+
+// Handed to a suite: times benchmarks against this run's machine limits and records them in the report.
+class Runner {
+ public:
+  Runner(Machine& machine, Report& report, TimingOptions timing, bool quick);
+
+  // Times fn, derives the figures, adds the result to the report (name prefixed "suite/") and returns it.
+  Result run(const std::string& name, const Work& work, const std::function<void()>& fn,
+             nlohmann::json extra = nlohmann::json::object());
+
+  Machine& machine() { return machine_; }
+  bool quick() const { return quick_; }
+  int threads() const;
+  void set_suite(std::string suite) { suite_ = std::move(suite); }
+
+ private:
+  Machine& machine_;
+  Report& report_;
+  TimingOptions timing_;
+  bool quick_;
+  std::string suite_;
+};
+
+struct Suite {
+  std::string name;
+  std::string description;
+  std::function<void(Runner&)> run;
+};
+// Every registered suite, ordered by name. Registration happens during static initialisation.
+const std::vector<Suite>& suites();
+// Adds a suite; throws topo::Error on a duplicate name. Returns true so it can initialise a static.
+bool register_suite(Suite suite);
+
+}  // namespace topo::bench
+
+// Defines and registers a suite: the body that follows sees `topo::bench::Runner& bench`.
+#define TOPO_BENCH_SUITE(ident, description)                                                                \
+  static void topo_bench_suite_##ident(::topo::bench::Runner& bench);                                      \
+  [[maybe_unused]] static const bool topo_bench_registered_##ident =                                       \
+      ::topo::bench::register_suite({#ident, description, &topo_bench_suite_##ident});                     \
+  static void topo_bench_suite_##ident([[maybe_unused]] ::topo::bench::Runner& bench)

@@ -1,0 +1,92 @@
+#pragma once
+// This machine's speed limits, measured in the same run as the benchmarks they judge:
+// - stream triad a[i] = b[i] + s*c[i] bandwidth, all OpenMP threads, at any working-set size (cached per
+//   size), so a memory-bound op is compared with triad at ITS OWN working-set size (L2, L3 or DRAM);
+// - sgemm peak: cblas_sgemm (the OpenMP build of OpenBLAS) on large square matrices.
+// A limit is the BEST sample (STREAM reports its best rate too): the cores may be shared with other
+// processes, which can only slow a sample down, so the fastest one is the most faithful to the hardware.
+// Benchmarks report their median against it, so a fraction near 1 means "at the limit".
+// Triad bytes: 3 arrays x 4 bytes per element per pass (read b, read c, write a). Write-allocate traffic
+// on a is NOT counted (STREAM's convention, and the rule every Work::bytes_moved follows).
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "bench/harness.hpp"
+
+namespace topo::bench {
+
+struct TriadMeasurement {
+  double working_set_bytes = 0;  // 3 * elements * 4, after rounding to whole elements
+  std::int64_t elements = 0;     // per array
+  int passes_per_sample = 0;     // triad passes inside one timed sample (small sets need many)
+  Stats stats;                   // per sample
+  double gbs = 0;                // 12 * elements * passes / fastest sample time (STREAM's "best rate")
+  double median_gbs = 0;         // the same at the median sample time
+};
+
+// Triad on three float arrays whose total size is about `working_set_bytes` (at least 3 elements each).
+// Arrays are first-touched in parallel with the same static schedule the timed loop uses, so each thread
+// works on memory local to it; a timed sample runs several passes inside one parallel region (one
+// `omp for` each, implicit barrier between passes). Throws topo::Error on a working set below 12 bytes.
+TriadMeasurement measure_triad(double working_set_bytes, const TimingOptions& timing);
+
+struct SgemmMeasurement {
+  int n = 0;  // C[n,n] = A[n,n] @ B[n,n]
+  Stats stats;
+  double gflops = 0;         // 2 n^3 / fastest call: the peak
+  double median_gflops = 0;  // 2 n^3 / median call
+};
+SgemmMeasurement measure_sgemm(int n, const TimingOptions& timing);
+
+std::string cpu_model_name();          // /proc/cpuinfo "model name", or "unknown"
+// The 1-minute load average (/proc/loadavg), or -1. The cores may be shared: a load near or above the
+// thread count means other processes competed for them and the figures of this run are pessimistic.
+double load_average();
+std::size_t last_level_cache_bytes();  // sysfs / sysconf, 32 MiB when neither answers
+
+struct MachineOptions {
+  bool quick = false;                   // shorter timings
+  double stream_working_set_bytes = 0;  // 0: three arrays of 4x the last-level cache each
+  int sgemm_n = 2048;                   // the peak sgemm's square size
+};
+
+// The limits of this run, measured lazily and cached (one Machine per topo-bench run).
+class Machine {
+ public:
+  explicit Machine(MachineOptions options = {});
+
+  int threads() const;  // omp_get_max_threads() now
+  const std::string& cpu_model() const { return cpu_model_; }
+  std::size_t llc_bytes() const { return llc_bytes_; }
+
+  // Triad bandwidth with each array 4x the last-level cache: the DRAM limit (GB/s).
+  double stream_gbs();
+  double stream_working_set_bytes() const;
+  // sgemm at sgemm_n^3 (best GFLOP/s).
+  double sgemm_gflops();
+  // Triad bandwidth at this working-set size (GB/s), measured on first request for that size (sizes
+  // within ~1% of one another share a measurement).
+  double triad_gbs(double working_set_bytes);
+  // Measures the standard ladder of working-set sizes (256 KiB .. 64 MiB) plus stream and sgemm.
+  void measure_all();
+
+  // {"stream_gbs", "sgemm_gflops", "threads", "cpu_model", "triad": [{"working_set_bytes", "gbs", ...}], ...}
+  // Measures stream and sgemm first if that has not happened yet.
+  nlohmann::json to_json();
+
+ private:
+  TimingOptions triad_timing() const;
+  MachineOptions options_;
+  std::string cpu_model_;
+  std::size_t llc_bytes_;
+  double load_at_start_;
+  std::map<std::int64_t, TriadMeasurement> triad_;  // by elements per array
+  std::optional<SgemmMeasurement> sgemm_;
+};
+
+}  // namespace topo::bench

@@ -1,0 +1,98 @@
+// topo-bench SUITE [--json FILE] [--threads N] [--quick]
+// Measures this machine's limits (triad bandwidth per working-set size, sgemm peak), runs one registered
+// suite (or `all`), prints a table and optionally writes the JSON report. Suites register themselves from
+// their own files (TOPO_BENCH_SUITE in bench/*_bench.cpp): nothing here names them.
+#include <cblas.h>
+#include <omp.h>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "bench/harness.hpp"
+#include "bench/machine.hpp"
+#include "kernels/error.hpp"
+
+namespace {
+
+std::string suite_list() {
+  std::string out;
+  for (const auto& s : topo::bench::suites()) out += fmt::format("  {:<10} {}\n", s.name, s.description);
+  return out;
+}
+
+int run(const std::string& suite_name, const std::string& json_path, int threads, bool quick) {
+  using namespace topo::bench;
+  const auto& all = suites();
+  std::vector<const Suite*> chosen;
+  for (const Suite& s : all) {
+    if (suite_name == "all" || s.name == suite_name) chosen.push_back(&s);
+  }
+  TOPO_CHECK(!chosen.empty() || suite_name == "all", "unknown suite '{}'; known suites:\n{}  all        every suite",
+             suite_name, suite_list());
+  if (threads > 0) {
+    omp_set_num_threads(threads);
+    openblas_set_num_threads(threads);  // the OpenMP build follows omp too; this keeps both in step
+  }
+
+  Machine machine({.quick = quick});
+  std::fprintf(stderr, "measuring machine limits (%d threads)...\n", machine.threads());
+  if (const double load = load_average(); load > 0.5) {
+    std::fprintf(stderr, "warning: load average %.2f before starting: other processes share the cores, "
+                 "expect pessimistic and noisy figures\n", load);
+  }
+  machine.measure_all();
+  Report report;
+  Runner runner(machine, report, quick ? TimingOptions::quick() : TimingOptions{}, quick);
+  for (const Suite* s : chosen) {
+    std::fprintf(stderr, "suite %s\n", s->name.c_str());
+    runner.set_suite(s->name);
+    s->run(runner);
+  }
+
+  const nlohmann::json machine_json = machine.to_json();  // after the suites: includes every triad size used
+  fmt::print("machine: {} | {} threads | stream triad {:.1f} GB/s | sgemm {:.1f} GFLOP/s | load {:.2f} -> {:.2f}\n",
+             machine.cpu_model(), machine.threads(), machine.stream_gbs(), machine.sgemm_gflops(),
+             machine_json["load_average_start"].get<double>(), machine_json["load_average_end"].get<double>());
+  std::string ladder;
+  for (const auto& t : machine_json["triad"]) {
+    ladder += fmt::format(" {:.2f} MiB: {:.0f} GB/s |", t["working_set_bytes"].get<double>() / 1048576.0,
+                          t["gbs"].get<double>());
+  }
+  fmt::print("triad by working set:{}\n\n{}", ladder, report.table());
+  if (!json_path.empty()) {
+    write_json_atomically(json_path, report.to_json(machine_json));
+    fmt::print("wrote {}\n", json_path);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"topo-bench: Topograph benchmarks, judged against this machine's measured limits"};
+  std::string suite, json_path;
+  int threads = 0;
+  bool quick = false, list = false;
+  app.add_option("suite", suite, "suite to run, or `all`");
+  app.add_option("--json", json_path, "write the JSON report here (atomically)");
+  app.add_option("--threads", threads, "OpenMP (and OpenBLAS) threads; default: OMP_NUM_THREADS / all cores")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--quick", quick, "fewer repetitions (smoke runs, CI)");
+  app.add_flag("--list", list, "list the suites and exit");
+  CLI11_PARSE(app, argc, argv);
+
+  if (list || suite.empty()) {
+    std::printf("suites:\n%s  all        every suite\n", suite_list().c_str());
+    return list ? 0 : 2;
+  }
+  try {
+    return run(suite, json_path, threads, quick);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "topo-bench: %s\n", e.what());
+    return 1;
+  }
+}

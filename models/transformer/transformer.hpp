@@ -1,0 +1,69 @@
+#pragma once
+// The standard Transformer baseline (models.md §4): every token attends to every token of its sentence;
+// post-LN blocks  h = LN(h + Dropout(MultiAtt(h))),  h = LN(h + Dropout(W2 ReLU(W1 h))),  learned positions.
+// Readout (the same kind of sentence feature as Star's s + max H): mean_i h_i + max_i h_i.
+//
+// Two computations of the same function, sharing parameters:
+//   encode()       — the graph path: a full graph per sentence (builders::full_batch) and the fused sparse
+//                    attention kernel, batching by disjoint union (no padding);
+//   encode_dense() — the dense path: sentences padded to the longest, per-head batched GEMMs [B, L, L] with a
+//                    -inf key-padding mask. It is the speed baseline for the sparse models and an independent
+//                    reference for the graph kernels.
+#include <cstdint>
+#include <memory>
+
+#include "models/model.hpp"
+#include "models/sequence_embedding.hpp"
+#include "graph/graph.hpp"
+#include "nn/attention.hpp"
+
+namespace topo::models {
+
+struct TransformerConfig {
+  std::int64_t vocab_size = 0;
+  std::int64_t input_dim = 0;
+  std::int64_t hidden = 300;
+  std::int64_t heads = 6;
+  std::int64_t layers = 2;
+  std::int64_t ffn = 0;  // feed-forward width; 0 means 4 * hidden
+  std::int64_t max_length = 256;
+  float dropout = 0.f;  // embedding output and both sublayers
+  EmbeddingConfig embedding() const { return {vocab_size, input_dim, hidden, max_length, dropout}; }
+};
+
+// The graph side of the baseline: one full graph per sentence plus a pooling relation into a sentence node.
+struct FullTopology {
+  std::vector<std::int64_t> lengths;
+  HeteroGraph graph;  // node types tok, sent; relations full (tok->tok, self included), to_sent (tok->sent)
+  Block attention;    // dst tok, sources tok
+  Block pool;         // dst sent, sources tok
+};
+FullTopology full_topology(const std::vector<std::int64_t>& lengths, Device device = Device::cpu());
+
+class Transformer : public SequenceEncoder {
+ public:
+  explicit Transformer(const TransformerConfig& config);
+  Encoding encode(const SequenceBatch& batch) override;
+  Encoding encode(const SequenceBatch& batch, const FullTopology& topology);
+  Encoding encode_dense(const SequenceBatch& batch);
+  std::int64_t hidden_size() const override { return config_.hidden; }
+  const TransformerConfig& config() const { return config_; }
+
+  struct Layer : nn::Module {
+    Layer(std::int64_t hidden, std::int64_t heads, std::int64_t ffn, float dropout);
+    // The block around an attention result: h = LN(h + drop(att)); h = LN(h + drop(ffn(h))).
+    nn::Var finish(const nn::Var& h, const nn::Var& attended) const;
+    std::shared_ptr<nn::GraphMultiHeadAttention> attention;
+    std::shared_ptr<nn::LayerNorm> attention_norm, ffn_norm;
+    std::shared_ptr<nn::Linear> ffn_in, ffn_out;
+    std::shared_ptr<nn::Dropout> dropout;
+  };
+  std::shared_ptr<SequenceEmbedding> embedding;
+  std::shared_ptr<nn::ModuleList> layers;
+  const Layer& layer(std::size_t i) const { return *layers->at<Layer>(i); }
+
+ private:
+  TransformerConfig config_;
+};
+
+}  // namespace topo::models

@@ -1,0 +1,230 @@
+// Differentiable gspmm / gsddmm / edge_softmax / sparse_attention. Backward closures capture the
+// RelationCsr (tensors) and the saved input tensors, never Vars.
+//
+// Shapes: a per-edge or per-node tensor is [rows, *row_shape]. Two row shapes broadcast numpy-style from the
+// right (kernels/sparse/bcast.hpp), but dense binary ops broadcast whole shapes from the right, where the
+// leading row dims would be misaligned ([E, D] against [E, H, D]); `pad_to` therefore inserts 1s after the
+// row dim before any dense broadcast, and `to_rows` sums a gradient back to [rows, *row_shape].
+#include "nn/sparse_ops.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "kernels/dense/binary.hpp"
+#include "kernels/sparse/attention.hpp"
+#include "kernels/sparse/bcast.hpp"
+#include "kernels/sparse/edge_softmax.hpp"
+#include "kernels/sparse/sddmm.hpp"
+#include "kernels/sparse/spmm.hpp"
+#include "kernels/sparse/spmm_backward.hpp"
+
+namespace topo::nn {
+namespace {
+
+// [rows, a, b] -> [rows, 1, .., 1, a, b] with `ndim` dims in all (no copy).
+Tensor pad_to(const Tensor& t, int ndim) {
+  if (t.ndim() >= ndim) return t;
+  Shape s = {t.size(0)};
+  for (int i = t.ndim(); i < ndim; ++i) s.push_back(1);
+  for (int i = 1; i < t.ndim(); ++i) s.push_back(t.size(i));
+  return t.reshape(s);
+}
+
+// Sums g [rows, *broadcast shape] down to [rows, *row] (the backward of broadcasting within rows).
+Tensor to_rows(const Tensor& g, const Shape& full) {
+  if (g.shape() == full) return g;
+  const int nd = std::max(g.ndim(), static_cast<int>(full.size()));
+  Shape padded = {full[0]};
+  for (int i = static_cast<int>(full.size()); i < nd; ++i) padded.push_back(1);
+  padded.insert(padded.end(), full.begin() + 1, full.end());
+  return sum_to_shape(pad_to(g, nd), padded).reshape(full);
+}
+
+Tensor neg(const Tensor& t) { return mul_scalar(t, -1.f); }
+
+// Broadcasting elementwise op between per-edge tensors whose row dims are aligned first.
+Tensor ebin(Tensor (*op)(const Tensor&, const Tensor&), const Tensor& a, const Tensor& b) {
+  const int nd = std::max(a.ndim(), b.ndim());
+  return op(pad_to(a, nd), pad_to(b, nd));
+}
+
+const char* target_name(Target t) { return t == Target::U ? "U" : t == Target::V ? "V" : "E"; }
+
+// Per-edge rows of a U/V/E operand: [num_edges, *row shape].
+Tensor gather(const RelationCsr& g, const Tensor& x, Target t) {
+  if (t == Target::E) return x;
+  return gsddmm(SddmmOp::CopyLhs, g.in_csr, x, Tensor(), t, t);
+}
+
+// Sums per-edge rows onto their U/V/E target: [target rows, *row shape].
+Tensor scatter(const RelationCsr& g, const Tensor& per_edge, Target t) {
+  if (t == Target::E) return per_edge;
+  const CsrView& csr = t == Target::U ? g.out_csr : g.in_csr;
+  return topo::gspmm(MessageOp::CopyE, SpmmReduce::Sum, csr, Tensor(), per_edge).out;
+}
+
+// 1 / max(in-degree, 1) as [num_dst, 1, .., 1] with `ndim` dims, on the graph's device. Rows without
+// in-edges are never read by the backward (no edge gathers them), the clamp only keeps the values finite.
+Tensor inverse_in_degree(const RelationCsr& g, int ndim) {
+  const std::vector<std::int64_t> deg =
+      g.in_csr.dtype() == DType::I32
+          ? [&] {
+              const auto d = degrees_from_indptr(g.in_csr.indptr).to_vector<std::int32_t>();
+              return std::vector<std::int64_t>(d.begin(), d.end());
+            }()
+          : degrees_from_indptr(g.in_csr.indptr).to_vector<std::int64_t>();
+  std::vector<float> inv(deg.size());
+  for (std::size_t i = 0; i < deg.size(); ++i) inv[i] = 1.f / static_cast<float>(std::max<std::int64_t>(deg[i], 1));
+  Shape s = {g.num_dst()};
+  for (int i = 1; i < ndim; ++i) s.push_back(1);
+  return Tensor::from_vector(inv, s).to(g.in_csr.device());
+}
+
+struct SpmmSaved {
+  RelationCsr graph;
+  MessageOp op;
+  SpmmReduce reduce;
+  Tensor u, e, arg_e;
+  Shape u_shape, e_shape;
+};
+
+std::vector<Tensor> spmm_backward(const SpmmSaved& s, Tensor g, const std::vector<bool>& needs) {
+  const bool use_u = message_uses_u(s.op), use_e = message_uses_e(s.op);
+  const bool need_u = use_u && needs[0], need_e = use_e && needs[1];
+  Tensor gu, ge;
+  if (s.reduce == SpmmReduce::Sum || s.reduce == SpmmReduce::Mean) {
+    if (s.reduce == SpmmReduce::Mean) g = topo::mul(g, inverse_in_degree(s.graph, g.ndim()));
+    if (need_u) {
+      // d/du of u (+-) e is 1; of u*e is e; of u/e is 1/e: the same message op over the reverse graph.
+      const MessageOp rop = s.op == MessageOp::UMulE || s.op == MessageOp::UDivE ? s.op : MessageOp::CopyU;
+      gu = to_rows(topo::gspmm(rop, SpmmReduce::Sum, s.graph.out_csr, g, rop == MessageOp::CopyU ? Tensor() : s.e).out,
+                   s.u_shape);
+    }
+    if (need_e) {
+      if (s.op == MessageOp::UMulE || s.op == MessageOp::UDivE) {
+        // g[v] * u[u] per edge; for u / e additionally * (-1 / e^2).
+        ge = gsddmm(SddmmOp::Mul, s.graph.in_csr, s.u, g, Target::U, Target::V);
+        if (s.op == MessageOp::UDivE) ge = neg(ebin(topo::div, ebin(topo::div, ge, s.e), s.e));
+      } else {
+        ge = gather(s.graph, g, Target::V);
+        if (s.op == MessageOp::USubE) ge = neg(ge);
+      }
+      ge = to_rows(ge, s.e_shape);
+    }
+    return {gu, ge};
+  }
+  // Max / min: the gradient of each output element goes to its winning edge only.
+  const Tensor won = spmm_arg_to_edges(s.graph.in_csr, s.arg_e, g);  // [E, *out row]
+  if (need_e) {
+    switch (s.op) {
+      case MessageOp::CopyE:
+      case MessageOp::UAddE: ge = won; break;
+      case MessageOp::USubE: ge = neg(won); break;
+      case MessageOp::UMulE: ge = ebin(topo::mul, won, gather(s.graph, s.u, Target::U)); break;
+      case MessageOp::UDivE:
+        ge = neg(ebin(topo::div, ebin(topo::div, ebin(topo::mul, won, gather(s.graph, s.u, Target::U)), s.e), s.e));
+        break;
+      case MessageOp::CopyU: break;
+    }
+    ge = to_rows(ge, s.e_shape);
+  }
+  if (need_u) {
+    Tensor per_edge = won;
+    if (s.op == MessageOp::UMulE) per_edge = ebin(topo::mul, won, s.e);
+    if (s.op == MessageOp::UDivE) per_edge = ebin(topo::div, won, s.e);
+    gu = to_rows(scatter(s.graph, per_edge, Target::U), s.u_shape);
+  }
+  return {gu, ge};
+}
+
+}  // namespace
+
+RelationCsr relation_csr(const HeteroGraph& graph, int relation) {
+  return RelationCsr{graph.in_csc(relation), graph.out_csr(relation)};
+}
+RelationCsr relation_csr(const HeteroGraph& graph, const std::string& etype) {
+  return relation_csr(graph, graph.relation_id(etype));
+}
+
+Var gspmm(const RelationCsr& graph, MessageOp op, SpmmReduce reduce, const Var& ufeat, const Var& efeat) {
+  const bool use_u = message_uses_u(op), use_e = message_uses_e(op);
+  TOPO_CHECK(!use_u || ufeat.defined(), "gspmm: this message op reads source features but ufeat is undefined");
+  TOPO_CHECK(!use_e || efeat.defined(), "gspmm: this message op reads edge features but efeat is undefined");
+  const Tensor u = use_u ? ufeat.data() : Tensor(), e = use_e ? efeat.data() : Tensor();
+  SpmmOutput fwd = topo::gspmm(op, reduce, graph.in_csr, u, e);
+  SpmmSaved saved{graph, op, reduce, u, e, fwd.arg_e, use_u ? u.shape() : Shape{}, use_e ? e.shape() : Shape{}};
+  return make_output(
+      fwd.out, {use_u ? ufeat : Var(), use_e ? efeat : Var()},
+      [saved = std::move(saved)](const Tensor& g, const std::vector<bool>& needs) {
+        return spmm_backward(saved, g, needs);
+      },
+      "gspmm");
+}
+
+Var gsddmm(const RelationCsr& graph, SddmmOp op, const Var& lhs, const Var& rhs, Target lhs_target,
+           Target rhs_target) {
+  const bool use_l = sddmm_uses_lhs(op), use_r = sddmm_uses_rhs(op);
+  TOPO_CHECK(!use_l || lhs.defined(), "gsddmm: lhs (target {}) is undefined", target_name(lhs_target));
+  TOPO_CHECK(!use_r || rhs.defined(), "gsddmm: rhs (target {}) is undefined", target_name(rhs_target));
+  const Tensor l = use_l ? lhs.data() : Tensor(), r = use_r ? rhs.data() : Tensor();
+  Tensor out = topo::gsddmm(op, graph.in_csr, l, r, lhs_target, rhs_target);
+  return make_output(
+      out, {use_l ? lhs : Var(), use_r ? rhs : Var()},
+      [graph, op, l, r, lhs_target, rhs_target](const Tensor& g, const std::vector<bool>& needs) {
+        const bool need_l = sddmm_uses_lhs(op) && needs[0], need_r = sddmm_uses_rhs(op) && needs[1];
+        // Per-edge operands only where a derivative reads them.
+        const bool read_r = need_l && (op == SddmmOp::Mul || op == SddmmOp::Div || op == SddmmOp::Dot);
+        const bool read_l = need_r && (op == SddmmOp::Mul || op == SddmmOp::Div || op == SddmmOp::Dot);
+        const Tensor re = read_r || (need_r && op == SddmmOp::Div) ? gather(graph, r, rhs_target) : Tensor();
+        const Tensor le = read_l ? gather(graph, l, lhs_target) : Tensor();
+        Tensor dl, dr;  // per-edge, broadcast shape
+        switch (op) {
+          case SddmmOp::Add: dl = g; dr = g; break;
+          case SddmmOp::Sub: dl = g; dr = need_r ? neg(g) : Tensor(); break;
+          case SddmmOp::CopyLhs: dl = g; break;
+          case SddmmOp::CopyRhs: dr = g; break;
+          case SddmmOp::Mul:
+          case SddmmOp::Dot:  // g's last dim 1 broadcasts against the reduced dim
+            if (need_l) dl = ebin(topo::mul, g, re);
+            if (need_r) dr = ebin(topo::mul, g, le);
+            break;
+          case SddmmOp::Div:
+            if (need_l) dl = ebin(topo::div, g, re);
+            if (need_r) dr = neg(ebin(topo::div, ebin(topo::div, ebin(topo::mul, g, le), re), re));
+            break;
+        }
+        auto finish = [&](const Tensor& d, const Tensor& x, Target t) {
+          Shape per_edge = x.shape();
+          per_edge[0] = graph.num_edges();
+          return scatter(graph, to_rows(d, per_edge), t);
+        };
+        return std::vector<Tensor>{need_l ? finish(dl, l, lhs_target) : Tensor(),
+                                   need_r ? finish(dr, r, rhs_target) : Tensor()};
+      },
+      "gsddmm");
+}
+
+Var edge_softmax(const RelationCsr& graph, const Var& logits, NormBy norm_by) {
+  const CsrView csr = norm_by == NormBy::Dst ? graph.in_csr : graph.out_csr;
+  Tensor y = topo::edge_softmax(csr, logits.data());
+  return make_output(
+      y, {logits},
+      [csr, y](const Tensor& g, const std::vector<bool>&) {
+        return std::vector<Tensor>{edge_softmax_backward(csr, y, g)};
+      },
+      "edge_softmax");
+}
+
+Var sparse_attention(const RelationCsr& graph, const Var& q, const Var& k, const Var& v, float scale) {
+  AttentionOutput fwd = topo::sparse_attention(graph.in_csr, q.data(), k.data(), v.data(), scale);
+  Tensor out = fwd.out;
+  return make_output(
+      out, {q, k, v},
+      [graph, qd = q.data(), kd = k.data(), vd = v.data(), fwd, scale](const Tensor& g, const std::vector<bool>&) {
+        AttentionGrads d = sparse_attention_backward(graph.in_csr, graph.out_csr, qd, kd, vd, fwd, g, scale);
+        return std::vector<Tensor>{d.dq, d.dk, d.dv};
+      },
+      "sparse_attention");
+}
+
+}  // namespace topo::nn
