@@ -33,11 +33,12 @@ const std::vector<Field>& table() {
       {"dev_size", &TrainConfig::dev_size, "development examples"},
       {"test_size", &TrainConfig::test_size, "test examples"},
       {"max_len", &TrainConfig::max_len, "longest sequence accepted (0: no limit)"},
-      {"model", &TrainConfig::model, "encoder: deepsets | star"},
+      {"model", &TrainConfig::model, "encoder: deepsets | star | transformer"},
       {"variant", &TrainConfig::variant, "Star-Transformer variant: full | no-radical | no-ring"},
       {"layers", &TrainConfig::layers, "encoder layers"},
       {"hidden", &TrainConfig::hidden, "hidden size"},
       {"heads", &TrainConfig::heads, "attention heads (must divide hidden)"},
+      {"residual", &TrainConfig::residual, "Star: residual connections inside the LayerNorms"},
       {"head_hidden", &TrainConfig::head_hidden, "hidden width of the output MLP (0: one Linear)"},
       {"pooling", &TrainConfig::pooling, "DeepSets pooling: sum | mean | max"},
       {"dropout", &TrainConfig::dropout, "dropout probability"},
@@ -192,7 +193,8 @@ void TrainConfig::validate() const {
     fail("invalid config field '{}' = {}: {}", field, value, why);
   };
   if (task != "masked-sum") bad("task", "'" + task + "'", "expected masked-sum");
-  if (!one_of(model, {"deepsets", "star"})) bad("model", "'" + model + "'", "expected deepsets or star");
+  if (!one_of(model, {"deepsets", "star", "transformer"}))
+    bad("model", "'" + model + "'", "expected deepsets, star or transformer");
   if (!one_of(variant, {"full", "no-radical", "no-ring"}))
     bad("variant", "'" + variant + "'", "expected full, no-radical or no-ring");
   if (model != "star" && variant != "full")
@@ -208,11 +210,12 @@ void TrainConfig::validate() const {
   if (test_size < 1) bad("test_size", test_size, "must be >= 1");
   if (max_len < 0) bad("max_len", max_len, "must be >= 0 (0: no limit)");
   if (max_len > 0 && n > max_len) bad("n", n, fmt::format("exceeds max_len = {}", max_len));
+  if (residual && model != "star") bad("residual", "true", "applies only to --model star");
   if (layers < 1) bad("layers", layers, "must be >= 1");
   if (hidden < 1) bad("hidden", hidden, "must be >= 1");
   if (heads < 1) bad("heads", heads, "must be >= 1");
   // Only attention splits hidden into heads; the other encoders ignore the field.
-  if (model == "star" && hidden % heads != 0) bad("heads", heads, fmt::format("must divide hidden = {}", hidden));
+  if (model != "deepsets" && hidden % heads != 0) bad("heads", heads, fmt::format("must divide hidden = {}", hidden));
   if (head_hidden < 0) bad("head_hidden", head_hidden, "must be >= 0 (0: one Linear)");
   if (!one_of(pooling, {"sum", "mean", "max"})) bad("pooling", "'" + pooling + "'", "expected sum, mean or max");
   if (!(dropout >= 0.0 && dropout < 1.0)) bad("dropout", dropout, "must be in [0, 1)");

@@ -24,11 +24,12 @@ struct TrainConfig {
   std::int64_t test_size = 10000;
   std::int64_t max_len = 0;   // longest sequence accepted (0: no limit)
   // model
-  std::string model = "deepsets";  // deepsets | star
+  std::string model = "deepsets";  // deepsets | star | transformer
   std::string variant = "full";    // Star ablations: full | no-radical | no-ring
   std::int64_t layers = 2;
   std::int64_t hidden = 100;
   std::int64_t heads = 10;
+  bool residual = false;           // Star: x + ReLU(MultiAtt(x)) inside the LayerNorm (deep stacks)
   std::int64_t head_hidden = 100;  // hidden width of the output MLP (0: a single Linear)
   std::string pooling = "sum";     // DeepSets: sum | mean | max
   double dropout = 0.0;

@@ -2,6 +2,8 @@
 
 #include "kernels/error.hpp"
 #include "models/baselines/deepsets.hpp"
+#include "models/star_transformer/star_transformer.hpp"
+#include "models/transformer/transformer.hpp"
 
 namespace topo::apps {
 
@@ -20,8 +22,31 @@ std::shared_ptr<models::SequenceEncoder> make_encoder(const TrainConfig& config,
     o.dropout = static_cast<float>(config.dropout);
     return std::make_shared<models::DeepSetsEncoder>(o, gen);
   }
-  if (config.model == "star") fail("model 'star' is not built into this binary yet");
-  fail("unknown model '{}': expected deepsets or star", config.model);
+  // Learned positions cover the longest sequence the run can see.
+  const std::int64_t max_length = config.max_len > 0 ? config.max_len : config.n;
+  if (config.model == "star") {
+    models::StarConfig s;
+    s.input_dim = task_input_dim(config);
+    s.hidden = config.hidden;
+    s.heads = config.heads;
+    s.layers = config.layers;
+    s.max_length = max_length;
+    s.dropout = static_cast<float>(config.dropout);
+    s.variant = models::parse_star_variant(config.variant);
+    s.residual = config.residual;
+    return std::make_shared<models::StarTransformer>(s);
+  }
+  if (config.model == "transformer") {
+    models::TransformerConfig t;
+    t.input_dim = task_input_dim(config);
+    t.hidden = config.hidden;
+    t.heads = config.heads;
+    t.layers = config.layers;
+    t.max_length = max_length;
+    t.dropout = static_cast<float>(config.dropout);
+    return std::make_shared<models::Transformer>(t);
+  }
+  fail("unknown model '{}': expected deepsets, star or transformer", config.model);
 }
 
 std::shared_ptr<models::SequenceModel> make_task_model(const TrainConfig& config, nn::Generator* gen) {

@@ -97,7 +97,10 @@ TrainResult Trainer::run() {
   const auto seed = static_cast<std::uint64_t>(c.seed);
   const MaskedSumTask task(MaskedSumSpec{c.n, c.n_min, c.k, c.d, seed});
 
-  nn::Generator dropout_gen(stream_seed(c.seed, kDropoutStream));
+  // Every dropout mask comes from the default generator (the attention encoders use it implicitly), so
+  // seeding and checkpointing it covers them all.
+  nn::Generator& dropout_gen = nn::default_generator();
+  dropout_gen.set_seed(stream_seed(c.seed, kDropoutStream));
   const std::shared_ptr<models::SequenceModel> model = make_task_model(c, &dropout_gen);
   model->reset_parameters(stream_seed(c.seed, kInitStream));
   model->to(device);
