@@ -27,6 +27,11 @@ int main(int argc, char** argv) {
                 config->task.c_str(), config->model.c_str(), config->variant.c_str(), r.test_mse, r.baseline_mse,
                 r.test_mse / r.baseline_mse, r.best_dev_mse, static_cast<long long>(r.best_step),
                 static_cast<long long>(r.params), r.train_seconds, Trainer::result_path(config->out).c_str());
+    if (config->profile && r.result.contains("profile_seconds")) {
+      std::printf("profile (wall seconds per phase):\n");
+      for (const auto& [phase, seconds] : r.result.at("profile_seconds").items())
+        std::printf("  %-10s %9.3f\n", phase.c_str(), seconds.get<double>());
+    }
     return 0;
   } catch (const topo::Error& e) {
     std::fprintf(stderr, "topo-train: error: %s\n", e.what());
