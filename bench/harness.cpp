@@ -1,6 +1,8 @@
 // Timing, results, the report and the suite registry (see harness.hpp).
 #include "bench/harness.hpp"
 
+#include <filesystem>
+
 #include <omp.h>
 
 #include <algorithm>
@@ -192,6 +194,19 @@ bool register_suite(Suite suite) {
                                    [](const Suite& a, const Suite& b) { return a.name < b.name; });
   all.insert(at, std::move(suite));
   return true;
+}
+
+Result& Report::last() {
+  TOPO_CHECK(!results_.empty(), "no benchmark result recorded yet");
+  return results_.back();
+}
+
+void Runner::annotate(const std::string& key, nlohmann::json value) { report_.last().extra[key] = std::move(value); }
+
+std::string Runner::artifact_path(const std::string& name) const {
+  if (json_path_.empty()) return "";
+  const std::filesystem::path json(json_path_);
+  return (json.parent_path() / (json.stem().string() + "-" + name)).string();
 }
 
 }  // namespace topo::bench

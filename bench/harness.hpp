@@ -74,6 +74,8 @@ nlohmann::json to_json(const Result& result);
 class Report {
  public:
   void add(Result result) { results_.push_back(std::move(result)); }
+  // The most recent result (throws when there is none).
+  Result& last();
   const std::vector<Result>& results() const { return results_; }
 
   // {"machine": machine, "results": [...]}
@@ -100,6 +102,14 @@ class Runner {
   Result run(const std::string& name, const Work& work, const std::function<void()>& fn,
              nlohmann::json extra = nlohmann::json::object());
 
+  // Adds a field to the most recent result's JSON record: figures derived from several runs (e.g. the
+  // ratio of a composed kernel's time to the fused one's).
+  void annotate(const std::string& key, nlohmann::json value);
+  // Where a suite writes a file that belongs with the report (a plot): next to the JSON file, named
+  // "<json stem>-<name>"; empty when no JSON file was asked for.
+  std::string artifact_path(const std::string& name) const;
+  void set_json_path(std::string path) { json_path_ = std::move(path); }
+
   Machine& machine() { return machine_; }
   bool quick() const { return quick_; }
   int threads() const;
@@ -111,6 +121,7 @@ class Runner {
   TimingOptions timing_;
   bool quick_;
   std::string suite_;
+  std::string json_path_;
 };
 
 struct Suite {

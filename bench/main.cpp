@@ -47,6 +47,7 @@ int run(const std::string& suite_name, const std::string& json_path, int threads
   machine.measure_all();
   Report report;
   Runner runner(machine, report, quick ? TimingOptions::quick() : TimingOptions{}, quick);
+  runner.set_json_path(json_path);
   for (const Suite* s : chosen) {
     std::fprintf(stderr, "suite %s\n", s->name.c_str());
     runner.set_suite(s->name);

@@ -1,12 +1,14 @@
 // Checkpoint files: a JSON index and a raw little-endian payload; atomic writes via temp + fsync + rename.
 #include "nn/checkpoint.hpp"
 
+#include "kernels/atomic_file.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 
@@ -32,11 +34,6 @@ DType parse_dtype(const std::string& path, const std::string& name, const std::s
   fail("checkpoint {}: tensor '{}' has unknown dtype '{}'", path, name, s);
 }
 
-std::string directory_of(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
 
 // The tensors a model (+ optimizer) owns, by checkpoint name, in a fixed order.
 std::vector<std::pair<std::string, Tensor>> live_tensors(const Module& model, const Optimizer* optimizer) {
@@ -51,18 +48,6 @@ std::vector<std::pair<std::string, Tensor>> live_tensors(const Module& model, co
           out.emplace_back(fmt::format("optim/{}/{}/{}", g, i, names[b]), state[g][i].buffers.at(b));
   }
   return out;
-}
-
-// Writes all of `bytes` or throws with errno's message.
-void write_all(int fd, const void* data, std::size_t n, const std::string& tmp) {
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    const ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) fail("checkpoint: writing {} failed: {}", tmp, std::strerror(errno));
-    p += w;
-    n -= static_cast<std::size_t>(w);
-  }
 }
 
 struct FileBytes {
@@ -169,39 +154,39 @@ void save_checkpoint(const std::string& path, const Module& model, const Optimiz
   const std::uint64_t index_bytes = text.size();
   const std::vector<unsigned char> pad(align_up(16 + index_bytes) - (16 + index_bytes), 0);
 
-  // Temp file beside the target (same filesystem, so rename is atomic).
-  std::string tmp = path + ".tmp.XXXXXX";
-  const int fd = ::mkstemp(tmp.data());
-  TOPO_CHECK(fd >= 0, "save_checkpoint: cannot create a temp file for {} in {}: {}", path, directory_of(path),
-             std::strerror(errno));
   try {
-    write_all(fd, kMagic, 8, tmp);
-    write_all(fd, &index_bytes, 8, tmp);
-    write_all(fd, text.data(), text.size(), tmp);
-    write_all(fd, pad.data(), pad.size(), tmp);
-    write_all(fd, payload.data(), payload.size(), tmp);
-    TOPO_CHECK(::fsync(fd) == 0, "save_checkpoint: fsync of {} failed: {}", tmp, std::strerror(errno));
-  } catch (...) {
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
+    write_file_atomically(path, {{kMagic, 8}, {&index_bytes, 8}, {text.data(), text.size()}, {pad.data(), pad.size()},
+                                 {payload.data(), payload.size()}});
+  } catch (const Error& e) {
+    fail("save_checkpoint: {}", e.what());
   }
-  if (::close(fd) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    fail("save_checkpoint: closing {} failed: {}", tmp, std::strerror(err));
+}
+
+std::string checkpoint_path(const std::string& dir, std::int64_t step) {
+  TOPO_CHECK(step >= 0, "checkpoint_path: step must be >= 0, got {}", step);
+  return (std::filesystem::path(dir) / fmt::format("step_{:08d}.ckpt", step)).string();
+}
+
+std::string latest_checkpoint(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  TOPO_CHECK(fs::is_directory(dir, ec), "latest_checkpoint: {} is not a directory", dir);
+  std::string best;
+  std::int64_t best_step = -1;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    // Exactly "step_<digits>.ckpt"; "step_..ckpt.tmp.XXXXXX" leftovers do not match.
+    if (name.size() <= 10 || name.rfind("step_", 0) != 0 || name.substr(name.size() - 5) != ".ckpt") continue;
+    const std::string digits = name.substr(5, name.size() - 10);
+    if (digits.empty() || digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::int64_t step = std::stoll(digits);
+    if (step > best_step) {
+      best_step = step;
+      best = entry.path().string();
+    }
   }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    fail("save_checkpoint: cannot rename the temp file onto {}: {}", path, std::strerror(err));
-  }
-  // Persist the rename itself (best effort: some filesystems refuse fsync on directories).
-  const int dir = ::open(directory_of(path).c_str(), O_RDONLY | O_DIRECTORY);
-  if (dir >= 0) {
-    ::fsync(dir);
-    ::close(dir);
-  }
+  TOPO_CHECK(!ec, "latest_checkpoint: cannot list {}: {}", dir, ec.message());
+  return best;
 }
 
 nlohmann::json read_checkpoint_index(const std::string& path) { return parse(path, read_file(path)).index; }

@@ -38,6 +38,12 @@ void save_checkpoint(const std::string& path, const Module& model, const Optimiz
 CheckpointInfo load_checkpoint(const std::string& path, Module& model, Optimizer* optimizer,
                                Generator* generator);
 
+// A directory of checkpoints, one file per step: "<dir>/step_00000042.ckpt" (zero-padded so names sort by
+// step). latest_checkpoint returns the path with the highest step, or "" when there is none (temp files
+// from interrupted saves are ignored); a missing directory is an error naming it.
+std::string checkpoint_path(const std::string& dir, std::int64_t step);
+std::string latest_checkpoint(const std::string& dir);
+
 // Only the index (for tools: inspect a checkpoint's step, metadata, tensor list). Validates the header.
 nlohmann::json read_checkpoint_index(const std::string& path);
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "graph/heterograph.hpp"
+#include "nn/ops.hpp"  // UDFs are written with the dense ops
 #include "nn/sparse_ops.hpp"
 
 namespace topo::nn {
@@ -53,7 +54,8 @@ class GraphFeatures {
 };
 
 // The edges of one relation as a UDF sees them: endpoint and edge features gathered per edge (index_select
-// on the COO ids, so gradients flow back to the node features). Row i is edge id i.
+// on the COO ids, so gradients flow back to the node features). Row i is edge id i. Valid only during the
+// UDF call (it points at the GraphFeatures).
 class EdgeBatch {
  public:
   EdgeBatch(const GraphFeatures& features, int relation);
@@ -73,6 +75,7 @@ class EdgeBatch {
 // of row v holding v's k-th in-edge (in edge-id order), slots = max(max in-degree, 1); padding slots are 0
 // and mask [num_dst, slots] (float32, constant) is 1 on real messages, 0 on padding. So a sum reducer is
 // sum(messages, 1), a mean divides by sum(mask, 1) (clamped), a max must push padding down with the mask.
+// Built on the host from the CSC (an O(num_dst * slots) gather): simple, not fast. Valid during the call.
 struct Mailbox {
   Var messages;
   Tensor mask;
@@ -103,20 +106,31 @@ struct ReduceFn {
 };
 
 namespace fn {
-inline MessageFn copy_u(std::string u, std::string out) { return {SddmmOp::CopyLhs, Side::Src, Side::Src, std::move(u), "", std::move(out), {}}; }
-inline MessageFn copy_v(std::string v, std::string out) { return {SddmmOp::CopyLhs, Side::Dst, Side::Dst, std::move(v), "", std::move(out), {}}; }
-inline MessageFn copy_e(std::string e, std::string out) { return {SddmmOp::CopyLhs, Side::Edge, Side::Edge, std::move(e), "", std::move(out), {}}; }
-inline MessageFn binary(SddmmOp op, Side lhs, std::string lhs_field, Side rhs, std::string rhs_field, std::string out) {
+inline MessageFn binary(SddmmOp op, Side lhs, std::string lhs_field, Side rhs, std::string rhs_field,
+                        std::string out) {
   return {op, lhs, rhs, std::move(lhs_field), std::move(rhs_field), std::move(out), {}};
+}
+inline MessageFn copy_u(std::string u, std::string out) {
+  return binary(SddmmOp::CopyLhs, Side::Src, std::move(u), Side::Src, "", std::move(out));
+}
+inline MessageFn copy_v(std::string v, std::string out) {
+  return binary(SddmmOp::CopyLhs, Side::Dst, std::move(v), Side::Dst, "", std::move(out));
+}
+inline MessageFn copy_e(std::string e, std::string out) {
+  return binary(SddmmOp::CopyLhs, Side::Edge, std::move(e), Side::Edge, "", std::move(out));
 }
 // x_op_y(lhs, rhs, out) for x, y in {u (source), v (destination), e (edge)}, op in {add, sub, mul, div, dot}
 // (dot reduces the last dim, keeping it as 1): u_mul_e, u_dot_v, v_dot_u, e_div_v, ...
-#define TOPO_MP_BINARY(x, y, X, Y)                                                                             \
-  inline MessageFn x##_add_##y(std::string a, std::string b, std::string o) { return binary(SddmmOp::Add, X, std::move(a), Y, std::move(b), std::move(o)); } \
-  inline MessageFn x##_sub_##y(std::string a, std::string b, std::string o) { return binary(SddmmOp::Sub, X, std::move(a), Y, std::move(b), std::move(o)); } \
-  inline MessageFn x##_mul_##y(std::string a, std::string b, std::string o) { return binary(SddmmOp::Mul, X, std::move(a), Y, std::move(b), std::move(o)); } \
-  inline MessageFn x##_div_##y(std::string a, std::string b, std::string o) { return binary(SddmmOp::Div, X, std::move(a), Y, std::move(b), std::move(o)); } \
-  inline MessageFn x##_dot_##y(std::string a, std::string b, std::string o) { return binary(SddmmOp::Dot, X, std::move(a), Y, std::move(b), std::move(o)); }
+#define TOPO_MP_BINARY_ONE(x, y, X, Y, name, OP)                            \
+  inline MessageFn x##_##name##_##y(std::string a, std::string b, std::string o) { \
+    return binary(SddmmOp::OP, X, std::move(a), Y, std::move(b), std::move(o));     \
+  }
+#define TOPO_MP_BINARY(x, y, X, Y)              \
+  TOPO_MP_BINARY_ONE(x, y, X, Y, add, Add)      \
+  TOPO_MP_BINARY_ONE(x, y, X, Y, sub, Sub)      \
+  TOPO_MP_BINARY_ONE(x, y, X, Y, mul, Mul)      \
+  TOPO_MP_BINARY_ONE(x, y, X, Y, div, Div)      \
+  TOPO_MP_BINARY_ONE(x, y, X, Y, dot, Dot)
 TOPO_MP_BINARY(u, e, Side::Src, Side::Edge)
 TOPO_MP_BINARY(u, v, Side::Src, Side::Dst)
 TOPO_MP_BINARY(v, u, Side::Dst, Side::Src)
@@ -124,15 +138,27 @@ TOPO_MP_BINARY(v, e, Side::Dst, Side::Edge)
 TOPO_MP_BINARY(e, u, Side::Edge, Side::Src)
 TOPO_MP_BINARY(e, v, Side::Edge, Side::Dst)
 #undef TOPO_MP_BINARY
-inline MessageFn message_udf(MessageUdf f, std::string out = "m") { MessageFn m; m.udf = std::move(f); m.out = std::move(out); return m; }
+#undef TOPO_MP_BINARY_ONE
+// A user-defined message: f(edges) -> [num_edges, ...], named `out` for the reducer.
+inline MessageFn message_udf(MessageUdf f, std::string out = "m") {
+  MessageFn m;
+  m.udf = std::move(f);
+  m.out = std::move(out);
+  return m;
+}
 
 // Reducers over a destination's messages; a destination without in-edges gets 0 (every reducer).
 inline ReduceFn sum(std::string msg, std::string out) { return {SpmmReduce::Sum, std::move(msg), std::move(out), {}}; }
 inline ReduceFn mean(std::string msg, std::string out) { return {SpmmReduce::Mean, std::move(msg), std::move(out), {}}; }
 inline ReduceFn max(std::string msg, std::string out) { return {SpmmReduce::Max, std::move(msg), std::move(out), {}}; }
 inline ReduceFn min(std::string msg, std::string out) { return {SpmmReduce::Min, std::move(msg), std::move(out), {}}; }
+// A user-defined reducer: f(mailbox) -> [num_dst, ...] (see Mailbox for the layout).
 inline ReduceFn reduce_udf(ReduceUdf f, std::string msg = "m", std::string out = "h") {
-  ReduceFn r; r.udf = std::move(f); r.msg = std::move(msg); r.out = std::move(out); return r;
+  ReduceFn r;
+  r.udf = std::move(f);
+  r.msg = std::move(msg);
+  r.out = std::move(out);
+  return r;
 }
 }  // namespace fn
 

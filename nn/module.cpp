@@ -1,12 +1,24 @@
 // Module bookkeeping: depth-first walks over the registration-ordered parameter and child lists.
 #include "nn/module.hpp"
 
+#include <unordered_set>
+
 namespace topo::nn {
 
 template <class F>
 void Module::visit_params(const std::string& prefix, F&& f) const {
+  // A parameter shared by two modules (tied weights) is visited once, under its first name, as
+  // PyTorch's named_parameters() does: optimizers must not step it twice, nor reset draw it twice.
+  std::unordered_set<const VarImpl*> seen;
+  walk_params(prefix, [&](const std::string& name, const Param& p) {
+    if (seen.insert(p.var.impl().get()).second) f(name, p);
+  });
+}
+
+template <class F>
+void Module::walk_params(const std::string& prefix, F&& f) const {
   for (const Param& p : params_) f(prefix + p.name, p);
-  for (const auto& [name, child] : children_) child->visit_params(prefix + name + ".", f);
+  for (const auto& [name, child] : children_) child->walk_params(prefix + name + ".", f);
 }
 
 std::vector<std::pair<std::string, Var>> Module::named_parameters() const {

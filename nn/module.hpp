@@ -33,7 +33,9 @@ class Module {
   Module& operator=(const Module&) = delete;
 
   // All parameters of this module and its descendants, depth first in registration order
-  // (frozen ones included, as in PyTorch; optimizers skip those that do not require grad).
+  // (frozen ones included, as in PyTorch). A submodule registered under two names (tied weights, e.g. an
+  // input embedding reused as the output projection) has its parameters listed once, under the first
+  // name, so optimizers step them once and checkpoints store them once.
   std::vector<Var> parameters() const;
   std::vector<std::pair<std::string, Var>> named_parameters() const;
   // Direct children, and all descendants with their full names (this module itself excluded).
@@ -84,7 +86,9 @@ class Module {
   void check_new_name(const std::string& name) const;
   void add_child(const std::string& name, std::shared_ptr<Module> module);
   template <class F>
-  void visit_params(const std::string& prefix, F&& f) const;
+  void visit_params(const std::string& prefix, F&& f) const;  // each shared parameter once
+  template <class F>
+  void walk_params(const std::string& prefix, F&& f) const;  // every registration
 };
 
 // An indexed list of modules named "0", "1", ... (for layer stacks: "layers.3.ffn.weight").

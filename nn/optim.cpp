@@ -2,6 +2,7 @@
 #include "nn/optim.hpp"
 
 #include <cmath>
+#include <unordered_set>
 
 #include "kernels/dense/binary.hpp"
 #include "kernels/dense/optim_step.hpp"
@@ -37,6 +38,7 @@ std::vector<ParamGroup> split_decay_groups(const std::vector<std::pair<std::stri
 
 Optimizer::Optimizer(std::vector<ParamGroup> groups, float lr) : groups_(std::move(groups)), lr_(lr) {
   TOPO_CHECK(std::isfinite(lr) && lr >= 0.f, "optimizer: lr must be finite and >= 0, got {}", lr);
+  std::unordered_set<const VarImpl*> seen;  // a parameter in two places would be stepped twice
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     for (std::size_t i = 0; i < groups_[g].params.size(); ++i) {
       const Var& p = groups_[g].params[i];
@@ -44,7 +46,10 @@ Optimizer::Optimizer(std::vector<ParamGroup> groups, float lr) : groups_(std::mo
                  "optimizer: group {} ('{}') param {} is undefined or does not require grad", g,
                  groups_[g].name, i);
       check_dtype(p.data(), DType::F32, "optimizer", "param");
+      TOPO_CHECK(seen.insert(p.impl().get()).second, "optimizer: group {} ('{}') param {} {} appears twice", g,
+                 groups_[g].name, i, shape_str(p.shape()));
     }
+    TOPO_CHECK(groups_[g].lr_scale >= 0.f, "optimizer: group {} has negative lr_scale {}", g, groups_[g].lr_scale);
     TOPO_CHECK(groups_[g].weight_decay >= 0.f, "optimizer: group {} has negative weight_decay {}", g,
                groups_[g].weight_decay);
   }

@@ -53,7 +53,8 @@ class Optimizer {
   virtual std::vector<std::string> buffer_names() const = 0;
   virtual std::string kind() const = 0;
   // state()[g][i] belongs to groups()[g].params[i]. Buffers are allocated at construction (zeros on the
-  // parameter's device), so checkpoints can restore into them before the first step.
+  // parameter's device), so checkpoints can restore into them before the first step; build the optimizer
+  // after Module::to(device) (a step with state on another device than its parameter is an error).
   std::vector<std::vector<ParamState>>& state() { return state_; }
   const std::vector<std::vector<ParamState>>& state() const { return state_; }
 

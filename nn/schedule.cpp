@@ -33,7 +33,8 @@ float LrSchedule::lr(std::int64_t step) const {
   switch (kind) {
     case Kind::Constant: return base_lr;
     case Kind::Linear: return static_cast<float>(lo + (base - lo) * (1.0 - progress));
-    case Kind::Cosine: return static_cast<float>(lo + (base - lo) * 0.5 * (1.0 + std::cos(std::numbers::pi * progress)));
+    case Kind::Cosine:
+      return static_cast<float>(lo + (base - lo) * 0.5 * (1.0 + std::cos(std::numbers::pi * progress)));
     case Kind::InverseSqrt:
       return static_cast<float>(base * std::sqrt(static_cast<double>(std::max<std::int64_t>(warmup_steps, 1)) /
                                                  static_cast<double>(step + 1)));

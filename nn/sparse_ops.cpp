@@ -172,6 +172,20 @@ Var gsddmm(const RelationCsr& graph, SddmmOp op, const Var& lhs, const Var& rhs,
       out, {use_l ? lhs : Var(), use_r ? rhs : Var()},
       [graph, op, l, r, lhs_target, rhs_target](const Tensor& g, const std::vector<bool>& needs) {
         const bool need_l = sddmm_uses_lhs(op) && needs[0], need_r = sddmm_uses_rhs(op) && needs[1];
+        // Mul / Dot between a source and a destination operand (attention scores q_v . k_u): each gradient
+        // is one gspmm u_mul_e over the CSR whose rows are its own side, with the other operand as the node
+        // feature and the edge gradient as the edge feature (DGL's scheme); no [E, ...] products are formed.
+        const bool node_pair = (op == SddmmOp::Mul || op == SddmmOp::Dot) &&
+                               ((lhs_target == Target::U && rhs_target == Target::V) ||
+                                (lhs_target == Target::V && rhs_target == Target::U));
+        if (node_pair) {
+          auto grad_of = [&](const Tensor& other, Target self, const Shape& self_shape) {
+            const CsrView& csr = self == Target::V ? graph.in_csr : graph.out_csr;
+            return to_rows(topo::gspmm(MessageOp::UMulE, SpmmReduce::Sum, csr, other, g).out, self_shape);
+          };
+          return std::vector<Tensor>{need_l ? grad_of(r, lhs_target, l.shape()) : Tensor(),
+                                     need_r ? grad_of(l, rhs_target, r.shape()) : Tensor()};
+        }
         // Per-edge operands only where a derivative reads them.
         const bool read_r = need_l && (op == SddmmOp::Mul || op == SddmmOp::Div || op == SddmmOp::Dot);
         const bool read_l = need_r && (op == SddmmOp::Mul || op == SddmmOp::Div || op == SddmmOp::Dot);

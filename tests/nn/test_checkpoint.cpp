@@ -119,7 +119,8 @@ TEST_CASE("checkpoint: mismatches are reported by name before anything is modifi
   struct Other : nn::Module {
     Other() { register_module("fc1", std::make_shared<nn::Linear>(4, 8)); }
   } other;
-  CHECK(contains(error_of([&] { nn::load_checkpoint(path, other, nullptr, nullptr); }), "unexpected tensor 'param/fc2."));
+  CHECK(contains(error_of([&] { nn::load_checkpoint(path, other, nullptr, nullptr); }),
+                 "unexpected tensor 'param/fc2."));
   struct More : Tiny {
     More() { register_parameter("extra", {2}, nn::init::InitSpec::zeros()); }
   } more;
@@ -232,5 +233,21 @@ TEST_CASE("checkpoint: resume reproduces the uninterrupted run bitwise (Adam + d
   CHECK(resumed == straight);  // bitwise
   CHECK(params_of(m3) == params_of(m1));
   CHECK(straight.back() < straight.front());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("checkpoint: a directory of per-step files; latest_checkpoint picks the highest step") {
+  const fs::path dir = scratch_dir("latest");
+  CHECK(nn::latest_checkpoint(dir.string()).empty());
+  Tiny a;
+  for (std::int64_t step : {3, 12, 7})
+    nn::save_checkpoint(nn::checkpoint_path(dir.string(), step), a, nullptr, nullptr, step);
+  std::ofstream(dir / "step_00000099.ckpt.tmp.abc123") << "partial";  // a crashed save's leftover
+  std::ofstream(dir / "notes.txt") << "x";
+  const std::string latest = nn::latest_checkpoint(dir.string());
+  CHECK(latest == nn::checkpoint_path(dir.string(), 12));
+  CHECK(nn::read_checkpoint_index(latest)["step"] == 12);
+  CHECK(fs::path(nn::checkpoint_path(dir.string(), 42)).filename() == "step_00000042.ckpt");
+  CHECK(contains(error_of([&] { nn::latest_checkpoint((dir / "nope").string()); }), "nope"));
   fs::remove_all(dir);
 }

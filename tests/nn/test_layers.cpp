@@ -86,7 +86,8 @@ TEST_CASE("LayerNorm: forward matches the direct formula; gradients check") {
     ln.bias.set_data(topo::testing::random_uniform({d}, 22));
     const Tensor x = topo::testing::random_uniform({3, d}, 23, -2.f, 2.f);
     const auto y = ln(nn::Var(x)).data().to_vector<float>();
-    const auto xv = x.to_vector<float>(), g = ln.weight.data().to_vector<float>(), b = ln.bias.data().to_vector<float>();
+    const auto xv = x.to_vector<float>(), g = ln.weight.data().to_vector<float>();
+    const auto b = ln.bias.data().to_vector<float>();
     std::vector<float> ref(xv.size());
     for (std::int64_t r = 0; r < 3; ++r) {
       double mu = 0, var = 0;

@@ -112,3 +112,22 @@ TEST_CASE("module: reset_parameters is deterministic by seed and keeps Keep spec
   CHECK(emb->weight.data().to_vector<float>() == pre.to_vector<float>());
   CHECK(emb->weight.requires_grad());
 }
+
+TEST_CASE("module: a submodule shared under two names (tied weights) is listed and reset once") {
+  struct Tied : nn::Module {
+    std::shared_ptr<nn::Linear> shared;
+    Tied() {
+      shared = register_module("encoder", std::make_shared<nn::Linear>(3, 3));
+      register_module("decoder", shared);
+    }
+  } tied;
+  std::vector<std::string> names;
+  for (const auto& [n, v] : tied.named_parameters()) names.push_back(n);
+  CHECK(names == std::vector<std::string>{"encoder.weight", "encoder.bias"});
+  CHECK(tied.num_parameters() == 12);
+  CHECK(tied.named_modules().size() == 2);  // both names still reach the module (for train/eval)
+  tied.reset_parameters(3);
+  nn::Linear fresh(3, 3);
+  fresh.reset_parameters(3);  // same indices 0 and 1 => same draws
+  CHECK(tied.shared->weight.data().to_vector<float>() == fresh.weight.data().to_vector<float>());
+}

@@ -111,6 +111,7 @@ TEST_CASE("AdamW with no-decay groups: biases and norm weights are not decayed")
   CHECK(lone.state()[0][0].step == 0);
   CHECK(q.data().to_vector<float>() == std::vector<float>(2, 1.f));
   CHECK_THROWS_AS(nn::Adam(std::vector<nn::Var>{nn::Var(Tensor::zeros({2}), false)}, {}), topo::Error);
+  CHECK_THROWS_AS(nn::Adam(std::vector<nn::Var>{q, q}, {}), topo::Error);  // would be stepped twice
 }
 
 TEST_CASE("SGD with momentum and L2 matches the reference") {
@@ -181,4 +182,16 @@ TEST_CASE("Adam fits y = W x + b: loss falls more than 100x") {
   INFO("first " << first << " last " << last);
   CHECK(first > 0.f);
   CHECK(last < first / 100.f);
+}
+
+TEST_CASE("parameter groups: lr_scale and per-group decay apply per group") {
+  nn::Var a(Tensor::full({3}, 1.f), true), b(Tensor::full({3}, 1.f), true);
+  nn::SGD opt({nn::ParamGroup{{a}, 0.f, 1.f, "full"}, nn::ParamGroup{{b}, 0.5f, 0.25f, "scaled"}}, {0.2f});
+  a.set_grad(Tensor::full({3}, 1.f));
+  b.set_grad(Tensor::full({3}, 1.f));
+  opt.step();
+  CHECK(a.data().to_vector<float>() == std::vector<float>(3, 1.f - 0.2f));
+  // b: g' = 1 + 0.5 * 1 = 1.5, lr = 0.2 * 0.25 = 0.05.
+  TOPO_CHECK_CLOSE(b.data().to_vector<float>(), std::vector<float>(3, 1.f - 0.05f * 1.5f), 1e-7, 1e-6);
+  CHECK_THROWS_AS(nn::SGD({nn::ParamGroup{{a}, 0.f, -1.f, "bad"}}, {0.1f}), topo::Error);
 }

@@ -1,6 +1,6 @@
 #pragma once
 // Small graphs for the sparse-op and message-passing tests: random (with a multi-edge, a self loop and
-// destinations of in-degree 0), ring, relay (in-degree 9 and 1), window, character/word spans, and an
+// destinations of in-degree 0), ring, relay (in-degree 33 and 1), window, character/word spans, and an
 // int64-id ring. Each keeps its COO on the host for the reference loops.
 #include <cstdint>
 #include <random>
@@ -44,7 +44,8 @@ inline TestGraph make_graph(const std::string& name, const EdgeList& edges, std:
 inline TestGraph random_graph(std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<std::pair<std::int64_t, std::int64_t>> pairs = {{0, 1}, {0, 1}, {2, 2}};  // multi-edge, self loop
-  for (int i = 0; i < 12; ++i) pairs.emplace_back(static_cast<std::int64_t>(rng() % 7), static_cast<std::int64_t>(rng() % 5));
+  for (int i = 0; i < 12; ++i)
+    pairs.emplace_back(static_cast<std::int64_t>(rng() % 7), static_cast<std::int64_t>(rng() % 5));
   return make_graph("random", EdgeList::from_pairs(pairs), 7, 7, false);  // nodes 5, 6: in-degree 0
 }
 
@@ -53,7 +54,7 @@ inline std::vector<TestGraph> test_graphs() {
   gs.push_back(random_graph(17));
   gs.push_back(make_graph("ring", builders::ring(5, true), 5, 5, false));
   gs.push_back(make_graph("ring-int64", builders::ring(4, false, DType::I64), 4, 4, false));
-  gs.push_back(make_graph("relay-in", builders::to_one(9), 9, 1, true));
+  gs.push_back(make_graph("relay-in", builders::to_one(33), 33, 1, true));
   gs.push_back(make_graph("relay-out", builders::from_one(4), 1, 4, true));
   gs.push_back(make_graph("window", builders::window(6, 3), 6, 6, false));
   gs.push_back(make_graph("spans", builders::bipartite_spans(6, {{0, 1}, {2, 4}, {5, 5}}).in, 6, 3, true));

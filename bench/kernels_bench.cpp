@@ -1,0 +1,83 @@
+// Suite `kernels`: the sparse kernels on the two topologies of the paper's text setting, 6 heads x 50:
+//   ring+relay — 128 Star-Transformer sentences of n = 128: the satellite block (ring, self, token, relay;
+//                5 in-edges each) and the relay block (n + 1 in-edges each: the skewed rows);
+//   window     — 128 sentences of n = 128, window w = 9 (9 in-edges each).
+// Bytes are the minimum each kernel must move: every source row it reads once, every output row written
+// once, the CSR arrays (int32) once; judged against triad at that working-set size. Fused attention is
+// also timed against the three-kernel composition (gsddmm -> edge_softmax -> gspmm), forward and
+// forward + backward through autograd.
+#include "bench/harness.hpp"
+#include "kernels/dense/random.hpp"
+#include "kernels/sparse/attention.hpp"
+#include "kernels/sparse/edge_softmax.hpp"
+#include "kernels/sparse/sddmm.hpp"
+#include "kernels/sparse/spmm.hpp"
+#include "models/star_transformer/topology.hpp"
+#include "nn/attention.hpp"
+#include "nn/ops.hpp"
+
+namespace {
+
+using namespace topo;
+constexpr std::int64_t kHeads = 6, kHeadDim = 50, kFeatures = kHeads * kHeadDim;
+
+double csr_bytes(const CsrView& c) { return 4.0 * static_cast<double>(c.num_rows + 1 + 2 * c.nnz()); }
+double rows_bytes(std::int64_t rows, std::int64_t width) { return 4.0 * static_cast<double>(rows * width); }
+
+void bench_topology(bench::Runner& bench, const std::string& tag, const Block& block) {
+  const nn::RelationCsr g = nn::block_csr(block);
+  const CsrView& in = block.in;
+  const std::int64_t nd = block.num_dst, ns = block.num_src, ne = block.num_edges();
+  const nlohmann::json shape = {{"dst", nd}, {"src", ns}, {"edges", ne}, {"heads", kHeads}, {"head_dim", kHeadDim}};
+  const Tensor u = random_uniform({ns, kHeads, kHeadDim}, -1, 1, 1), q = random_uniform({nd, kHeads, kHeadDim}, -1, 1, 2);
+  const Tensor v = random_uniform({ns, kHeads, kHeadDim}, -1, 1, 3), w = random_uniform({ne, kHeads, 1}, 0, 1, 4);
+  const Tensor logits = random_uniform({ne, kHeads}, -2, 2, 5);
+  const double graph = csr_bytes(in), src = rows_bytes(ns, kFeatures), dst = rows_bytes(nd, kFeatures);
+  const double edge = rows_bytes(ne, kHeads);
+
+  auto work = [](double bytes) { return bench::Work{.bytes_moved = bytes, .working_set_bytes = bytes}; };
+  bench.run(tag + " gspmm copy_u sum", work(graph + src + dst),
+            [&] { (void)gspmm(MessageOp::CopyU, SpmmReduce::Sum, in, u, Tensor()); }, shape);
+  bench.run(tag + " gspmm u_mul_e sum [E,H,1]", work(graph + src + edge + dst),
+            [&] { (void)gspmm(MessageOp::UMulE, SpmmReduce::Sum, in, u, w); }, shape);
+  bench.run(tag + " gsddmm dot (q_v . k_u)", work(graph + src + dst + edge),
+            [&] { (void)gsddmm(SddmmOp::Dot, in, q, u, Target::V, Target::U); }, shape);
+  const Tensor y = edge_softmax(in, logits);
+  bench.run(tag + " edge_softmax", work(graph + 2 * edge), [&] { (void)edge_softmax(in, logits); }, shape);
+  bench.run(tag + " edge_softmax backward", work(graph + 3 * edge),
+            [&] { (void)edge_softmax_backward(in, y, logits); }, shape);
+
+  const float scale = 1.f / std::sqrt(static_cast<float>(kHeadDim));
+  const double attention_bytes = graph + dst + 2 * src + dst + rows_bytes(nd, kHeads);  // q, k, v in; out, lse out
+  const bench::Result fused = bench.run(tag + " attention fused", work(attention_bytes),
+                                        [&] { (void)sparse_attention(in, q, u, v, scale); }, shape);
+  const bench::Result composed = bench.run(tag + " attention composed", work(attention_bytes), [&] {
+    const Tensor s = gsddmm(SddmmOp::Dot, in, q, u, Target::V, Target::U);
+    (void)gspmm(MessageOp::UMulE, SpmmReduce::Sum, in, v, edge_softmax(in, s));
+  }, shape);
+  bench.annotate("composed_over_fused", composed.stats.median_ms / fused.stats.median_ms);
+
+  // Forward + backward through autograd, the way a training step runs them.
+  const nn::Var qv(q, true), kv(u, true), vv(v, true);
+  const Tensor r = random_uniform({nd, kHeads, kHeadDim}, -1, 1, 6);
+  const bench::Result fused_bw = bench.run(tag + " attention fused fwd+bwd", {}, [&] {
+    nn::sum_all(nn::sparse_attention(g, qv, kv, vv, scale) * nn::Var(r)).backward();
+  }, shape);
+  const bench::Result composed_bw = bench.run(tag + " attention composed fwd+bwd", {}, [&] {
+    const nn::Var s = nn::gsddmm(g, SddmmOp::Dot, qv * scale, kv, Target::V, Target::U);
+    const nn::Var a = nn::edge_softmax(g, s);
+    nn::sum_all(nn::gspmm(g, MessageOp::UMulE, SpmmReduce::Sum, vv, a) * nn::Var(r)).backward();
+  }, shape);
+  bench.annotate("composed_over_fused", composed_bw.stats.median_ms / fused_bw.stats.median_ms);
+}
+
+}  // namespace
+
+TOPO_BENCH_SUITE(kernels, "gspmm, gsddmm, edge softmax and fused attention on ring+relay and window batches") {
+  const std::vector<std::int64_t> lengths(128, 128);
+  const models::StarTopology star = models::star_topology(lengths, models::StarVariant::Full);
+  bench_topology(bench, "ring+relay satellites", star.satellite);
+  bench_topology(bench, "ring+relay relay", star.relay);
+  HeteroGraph window({builders::node_type("tok", lengths)}, {{{"tok", "window", "tok"}, builders::window_batch(lengths, 9)}});
+  bench_topology(bench, "window w=9", to_block(window, "tok", {"window"}));
+}

@@ -1,0 +1,80 @@
+// Suite `models`: the paper's Fig. 3b experiment — inference and training-step time of the Star-Transformer
+// against the dense Transformer of equal width (d = 300, 6 heads, 2 layers; FFN 4d, standard) per batch of
+// 128 sentences of length n = 32 ... 4096.
+// A full batch of 128 at large n does not fit the machine's time (and, dense, its memory: at n = 4096 the
+// attention scores of one head alone are 128 x 4096^2 floats = 8.6 GB), so each point runs a sub-batch of
+// at most 16384 tokens and scales to 128 sentences linearly (every cost here is per sentence; the JSON
+// records `measured_sentences`). Star's time includes building its topology; a step is forward + backward
+// of a linear loss on the sentence features (no optimizer update, identical for both models).
+#include <random>
+
+#include "bench/harness.hpp"
+#include "bench/svg_plot.hpp"
+#include "kernels/dense/random.hpp"
+#include "models/star_transformer/star_transformer.hpp"
+#include "models/transformer/transformer.hpp"
+#include "nn/autograd.hpp"
+#include "nn/ops.hpp"
+
+namespace {
+
+using namespace topo;
+constexpr std::int64_t kBatch = 128, kVocab = 10000, kHidden = 300, kHeads = 6, kLayers = 2;
+
+models::SequenceBatch token_batch(std::int64_t sentences, std::int64_t n, std::uint32_t seed) {
+  models::SequenceBatch b;
+  b.lengths.assign(static_cast<std::size_t>(sentences), n);
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<std::int64_t> id(0, kVocab - 1);
+  std::vector<std::int64_t> ids(static_cast<std::size_t>(sentences * n));
+  for (auto& x : ids) x = id(gen);
+  b.token_ids = Tensor::from_vector(ids, {sentences * n});
+  return b;
+}
+
+}  // namespace
+
+TOPO_BENCH_SUITE(models, "Star-Transformer vs dense Transformer per batch of 128, n = 32..4096 (Fig. 3b)") {
+  models::StarConfig sc;
+  sc.vocab_size = kVocab, sc.hidden = kHidden, sc.heads = kHeads, sc.layers = kLayers, sc.max_length = 4096;
+  models::StarTransformer star(sc);
+  star.reset_parameters(1);
+  models::TransformerConfig tc;
+  tc.vocab_size = kVocab, tc.hidden = kHidden, tc.heads = kHeads, tc.layers = kLayers, tc.max_length = 4096;
+  models::Transformer dense(tc);
+  dense.reset_parameters(2);
+
+  std::vector<bench::Series> series = {{"Star inference", {}}, {"Star train step", {}},
+                                       {"dense inference", {}}, {"dense train step", {}}};
+  const std::vector<std::int64_t> sizes = bench.quick() ? std::vector<std::int64_t>{32, 128, 512}
+                                                        : std::vector<std::int64_t>{32, 64, 128, 256, 512, 1024, 2048, 4096};
+  for (std::int64_t n : sizes) {
+    const std::int64_t b = std::clamp<std::int64_t>(16384 / n, 1, kBatch);
+    const double scale = static_cast<double>(kBatch) / static_cast<double>(b);
+    const models::SequenceBatch batch = token_batch(b, n, static_cast<std::uint32_t>(n));
+    const Tensor r = random_uniform({b, kHidden}, -1, 1, 3);
+    double per_batch[4];
+    int k = 0;
+    auto record = [&](const std::string& what, const std::function<void()>& fn) {
+      const bench::Result res = bench.run(fmt::format("{} n={}", what, n), {}, fn, {{"n", n}, {"measured_sentences", b}});
+      per_batch[k] = res.stats.median_ms * scale;
+      bench.annotate("ms_per_batch_of_128", per_batch[k]);
+      bench.annotate("us_per_token", res.stats.median_ms * 1000.0 / static_cast<double>(b * n));
+      series[k].points.push_back({static_cast<double>(n), res.stats.median_ms * 1000.0 / static_cast<double>(b * n)});
+      ++k;
+    };
+    auto step = [&](auto&& encode) {
+      const models::Encoding e = encode();
+      nn::sum_all(e.sentences * nn::Var(r)).backward();
+    };
+    record("star inference", [&] { nn::NoGradGuard g; (void)star.encode(batch); });
+    record("star train step", [&] { star.zero_grad(); step([&] { return star.encode(batch); }); });
+    record("dense inference", [&] { nn::NoGradGuard g; (void)dense.encode_dense(batch); });
+    record("dense train step", [&] { dense.zero_grad(); step([&] { return dense.encode_dense(batch); }); });
+    bench.annotate("dense_over_star_inference", per_batch[2] / per_batch[0]);
+    bench.annotate("dense_over_star_train", per_batch[3] / per_batch[1]);
+  }
+  if (const std::string path = bench.artifact_path("models.svg"); !path.empty())
+    bench::write_log_log_svg(path, "Star-Transformer vs dense Transformer (d=300, 6 heads, 2 layers)",
+                             "sentence length n", "time per token (us)", series);
+}

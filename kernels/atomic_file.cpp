@@ -1,0 +1,63 @@
+#include "kernels/atomic_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "kernels/error.hpp"
+
+namespace topo {
+namespace {
+
+std::string directory_of(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  return parent.empty() ? std::string(".") : parent.string();
+}
+
+void write_all(int fd, const ByteRange& part, const std::string& tmp) {
+  const char* p = static_cast<const char*>(part.data);
+  std::size_t n = part.size;
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) fail("writing {} failed: {}", tmp, std::strerror(errno));
+    p += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+}  // namespace
+
+void write_file_atomically(const std::string& path, const std::vector<ByteRange>& parts) {
+  std::string tmp = path + ".tmp.XXXXXX";
+  const int fd = ::mkstemp(tmp.data());
+  TOPO_CHECK(fd >= 0, "cannot create a temp file for {} in {}: {}", path, directory_of(path), std::strerror(errno));
+  try {
+    for (const ByteRange& part : parts) write_all(fd, part, tmp);
+    TOPO_CHECK(::fsync(fd) == 0, "fsync of {} failed: {}", tmp, std::strerror(errno));
+  } catch (...) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  if (::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    fail("closing {} failed: {}", tmp, std::strerror(err));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    fail("cannot rename the temp file onto {}: {}", path, std::strerror(err));
+  }
+  const int dir = ::open(directory_of(path).c_str(), O_RDONLY | O_DIRECTORY);
+  if (dir >= 0) {  // best effort: some filesystems refuse fsync on directories
+    ::fsync(dir);
+    ::close(dir);
+  }
+}
+
+}  // namespace topo

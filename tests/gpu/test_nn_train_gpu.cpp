@@ -1,0 +1,75 @@
+// CUDA vs CPU for the training vocabulary: fused optimizer steps, seeded initialisation (bitwise: the
+// counter-based RNG draws the same values on both), and checkpoints saved from a CUDA model.
+#include <filesystem>
+
+#include "kernels/dense/optim_step.hpp"
+#include "nn/checkpoint.hpp"
+#include "nn/layers.hpp"
+#include "nn/optim.hpp"
+#include "tests/support/testing.hpp"
+
+namespace nn = topo::nn;
+using namespace topo;
+using topo::testing::random_uniform;
+
+namespace {
+const Device kGpu = Device::cuda(0);
+}  // namespace
+
+TEST_CASE("gpu: adam_step / sgd_step / scale_inplace match the CPU") {
+  for (std::int64_t n : topo::testing::kAwkwardSizes) {
+    CAPTURE(n);
+    for (bool decoupled : {false, true}) {
+      AdamStepConfig c{0.01f, 0.9f, 0.99f, 1e-8f, 0.05f, decoupled, 0.19f, 0.0199f};
+      Tensor p = random_uniform({n}, 1), g = random_uniform({n}, 2), m = random_uniform({n}, 3),
+             v = random_uniform({n}, 4, 0.f, 1.f);
+      Tensor pg = p.to(kGpu), gg = g.to(kGpu), mg = m.to(kGpu), vg = v.to(kGpu);
+      adam_step(p, g, m, v, c);
+      adam_step(pg, gg, mg, vg, c);
+      TOPO_CHECK_CLOSE(pg.to_vector<float>(), p.to_vector<float>(), 1e-6, 1e-5);
+      TOPO_CHECK_CLOSE(mg.to_vector<float>(), m.to_vector<float>(), 1e-6, 1e-5);
+      TOPO_CHECK_CLOSE(vg.to_vector<float>(), v.to_vector<float>(), 1e-6, 1e-5);
+    }
+    for (bool first : {true, false}) {
+      SgdStepConfig c{0.1f, 0.9f, 0.01f, first};
+      Tensor p = random_uniform({n}, 5), g = random_uniform({n}, 6), b = random_uniform({n}, 7);
+      Tensor pg = p.to(kGpu), gg = g.to(kGpu), bg = b.to(kGpu);
+      sgd_step(p, g, b, c);
+      sgd_step(pg, gg, bg, c);
+      TOPO_CHECK_CLOSE(pg.to_vector<float>(), p.to_vector<float>(), 1e-6, 1e-5);
+      TOPO_CHECK_CLOSE(bg.to_vector<float>(), b.to_vector<float>(), 1e-6, 1e-5);
+    }
+    Tensor x = random_uniform({n}, 8), xg = x.to(kGpu);
+    scale_inplace(x, 0.3f);
+    scale_inplace(xg, 0.3f);
+    TOPO_CHECK_CLOSE(xg.to_vector<float>(), x.to_vector<float>(), 1e-7, 1e-6);
+  }
+}
+
+TEST_CASE("gpu: a model reset with one seed is identical on CPU and CUDA; checkpoints cross devices") {
+  nn::MLP cpu(7, {33}, 5), gpu(7, {33}, 5);
+  gpu.to(kGpu);
+  cpu.reset_parameters(11);
+  gpu.reset_parameters(11);
+  const auto pc = cpu.named_parameters(), pg = gpu.named_parameters();
+  for (std::size_t i = 0; i < pc.size(); ++i) {
+    INFO(pc[i].first);
+    CHECK(pg[i].second.device() == kGpu);
+    TOPO_CHECK_CLOSE(pg[i].second.data().to_vector<float>(), pc[i].second.data().to_vector<float>(), 1e-6, 1e-6);
+  }
+  // A CUDA model + Adam step, saved, loaded into a CPU model.
+  nn::Adam opt(gpu.parameters(), {0.01f});
+  nn::Var loss = nn::sum_all(gpu(nn::Var(random_uniform({4, 7}, 1, -1.f, 1.f, kGpu))));
+  loss.backward();
+  opt.step();
+  const auto dir = std::filesystem::temp_directory_path() / ("topo_gpu_ckpt_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "g.ckpt").string();
+  nn::save_checkpoint(path, gpu, &opt, nullptr, 1);
+  nn::Adam opt_cpu(cpu.parameters(), {0.01f});
+  nn::load_checkpoint(path, cpu, &opt_cpu, nullptr);
+  for (std::size_t i = 0; i < pc.size(); ++i)
+    CHECK(pc[i].second.data().to_vector<float>() == pg[i].second.data().to_vector<float>());
+  CHECK(opt_cpu.state()[0][0].step == 1);
+  std::filesystem::remove_all(dir);
+}
