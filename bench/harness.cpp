@@ -1,6 +1,8 @@
 // Timing, results, the report and the suite registry (see harness.hpp).
 #include "bench/harness.hpp"
 
+#include "kernels/atomic_file.hpp"
+
 #include <filesystem>
 
 #include <omp.h>
@@ -147,22 +149,7 @@ std::string Report::table() const {
 
 void write_json_atomically(const std::string& path, const nlohmann::json& value) {
   TOPO_CHECK(!path.empty(), "write_json: empty output path");
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    TOPO_CHECK(out.good(), "write_json: cannot open {} for writing", tmp);
-    out << value.dump(2) << '\n';
-    out.flush();
-    if (!out.good()) {
-      out.close();
-      std::remove(tmp.c_str());
-      fail("write_json: writing {} failed", tmp);
-    }
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    fail("write_json: cannot rename {} to {}", tmp, path);
-  }
+  write_file_atomically(path, value.dump(2) + "\n");
 }
 
 Runner::Runner(Machine& machine, Report& report, TimingOptions timing, bool quick)

@@ -2,13 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 
 #include <fmt/format.h>
 
+#include "kernels/atomic_file.hpp"
 #include "kernels/error.hpp"
 
 namespace topo::bench {
@@ -65,20 +63,7 @@ void write_log_log_svg(const std::string& path, const std::string& title, const 
                        W - R + 12, T + 14 + 20 * i, W - R + 36, c, W - R + 42, T + 18 + 20 * i, series[i].name);
   }
   svg += "</svg>\n";
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    TOPO_CHECK(out.good(), "cannot write plot {}", tmp);
-    out << svg;
-    out.flush();
-    TOPO_CHECK(out.good(), "cannot write plot {}", tmp);
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    fail("cannot move plot into place at {}", path);
-  }
+  write_file_atomically(path, svg);
 }
 
 }  // namespace topo::bench
