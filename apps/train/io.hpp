@@ -7,9 +7,8 @@
 
 namespace topo::apps {
 
-// Writes `content` to a temp file next to `path`, fsyncs it and renames it over `path` (then fsyncs the
-// directory): readers see the old file or the complete new one, never a partial one. The temp file is
-// removed on failure. Errors name the path.
+// The project's atomic writer (kernels/atomic_file.hpp) for text: readers see the old file or the complete
+// new one, never a partial one; errors name the path.
 void write_file_atomic(const std::string& path, const std::string& content);
 // Appends one compact JSON line and flushes (metrics.jsonl).
 void append_json_line(const std::string& path, const nlohmann::json& line);
