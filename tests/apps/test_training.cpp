@@ -12,8 +12,10 @@
 
 #include "apps/tasks/masked_sum.hpp"
 #include "apps/train/io.hpp"
+#include "apps/train/model_factory.hpp"
 #include "apps/train/trainer.hpp"
 #include "kernels/error.hpp"
+#include "nn/checkpoint.hpp"
 
 using namespace topo;
 using namespace topo::apps;
@@ -105,7 +107,12 @@ TEST_CASE("training: DeepSets learns masked summation (n = 20, k = 3) far below 
     best = std::min(best, lines[i].at("mse").get<double>());
   }
   CHECK(r.best_dev_mse == best);
-  // The test evaluation used the best-on-dev parameters (best.ckpt), so re-evaluating them agrees.
+  // The test evaluation used the best-on-dev parameters (best.ckpt): a fresh model loaded from them agrees.
+  const auto reloaded = make_task_model(c);
+  nn::load_checkpoint(Trainer::best_path(c.out), *reloaded, nullptr, nullptr);
+  const MaskedSumTask task({c.n, 0, c.k, c.d, static_cast<std::uint64_t>(c.seed)});
+  CHECK(evaluate_mse(*reloaded, task, Split::Test, c.test_size, 256, Device::cpu()) == r.test_mse);
+  CHECK(evaluate_mse(*reloaded, task, Split::Dev, c.dev_size, 256, Device::cpu()) == r.best_dev_mse);
   fs::remove_all(dir);
 }
 
