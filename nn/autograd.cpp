@@ -1,5 +1,7 @@
 #include "nn/autograd.hpp"
 
+#include "kernels/profile.hpp"
+
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -54,6 +56,7 @@ Var make_output(Tensor out, const std::vector<Var>& inputs, BackwardFn backward,
 }
 
 void run_backward(const Var& root, const Tensor& grad_output, bool retain_graph) {
+  const profile::PhaseGuard phase(profile::Phase::Backward);  // kernels run from here are backward work
   const std::shared_ptr<VarImpl>& root_impl = root.impl();
   TOPO_CHECK(root_impl->requires_grad,
              "backward on a Var that does not require grad (no input of its computation requires grad)");

@@ -3,6 +3,7 @@
 // (serial below the grain). A broadcast is first collapsed to a few dims (BroadcastPlan), so equal shapes,
 // a row over [R, D], a column over [R, D] and a scalar all reduce to a contiguous inner loop in which each
 // operand has stride 1 or 0; that loop is specialised per op and per stride pair so it vectorizes.
+#include "kernels/profile.hpp"
 #include "kernels/dense/binary.hpp"
 
 #include <algorithm>
@@ -119,6 +120,7 @@ void axpy_cpu(float* dst, float alpha, const float* src, std::int64_t n) {
 }
 
 Tensor scalar_tensor_op(BinaryOp op, const Tensor& x, float c, const char* name) {
+  TOPO_PROFILE(Elementwise);
   check_dtype(x, DType::F32, name, "x");
   Tensor y = Tensor::empty(x.shape(), DType::F32, x.device());
   const float* xp = x.data<float>();
@@ -144,6 +146,7 @@ Shape broadcast_shape(const Shape& a, const Shape& b) {
 }
 
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b) {
+  TOPO_PROFILE(Elementwise);
   check_dtype(a, DType::F32, "binary", "a");
   check_dtype(b, DType::F32, "binary", "b");
   check_same_device(a, b, "binary");
@@ -164,6 +167,7 @@ Tensor mul_scalar(const Tensor& x, float c) { return scalar_tensor_op(BinaryOp::
 // Collapses grad's dims into alternating kept/summed runs, then sums each summed run with reduce(): one pass per
 // run, and the usual cases (bias gradient [R, D] -> [D], keepdim column [R, D] -> [R, 1]) are a single pass.
 Tensor sum_to_shape(const Tensor& grad, const Shape& shape) {
+  TOPO_PROFILE(Elementwise);
   check_dtype(grad, DType::F32, "sum_to_shape", "grad");
   const Shape& g = grad.shape();
   TOPO_CHECK(shape.size() <= g.size(), "sum_to_shape: {} cannot be summed to {} (more dims)", shape_str(g),
@@ -197,6 +201,7 @@ Tensor sum_to_shape(const Tensor& grad, const Shape& shape) {
 }
 
 void axpy_(Tensor& dst, float alpha, const Tensor& src) {
+  TOPO_PROFILE(Elementwise);
   check_dtype(dst, DType::F32, "axpy_", "dst");
   check_dtype(src, DType::F32, "axpy_", "src");
   check_same_shape(dst, src, "axpy_");
@@ -209,6 +214,7 @@ void axpy_(Tensor& dst, float alpha, const Tensor& src) {
 }
 
 void fill_(Tensor& dst, float value) {
+  TOPO_PROFILE(Elementwise);
   check_dtype(dst, DType::F32, "fill_", "dst");
   float* dp = dst.data<float>();
   const std::int64_t n = dst.numel();

@@ -5,6 +5,7 @@
 //    build of OpenBLAS runs single-threaded, so there is no oversubscription.
 //  - batched with big items: one threaded sgemm per item, in order.
 // CUDA: cuBLAS (gemm_cuda.cu), strided-batched for 3-D operands (stride 0 shares b).
+#include "kernels/profile.hpp"
 #include "kernels/dense/gemm.hpp"
 
 #include <cblas.h>
@@ -82,6 +83,7 @@ void gemm_cpu(const Plan& p, bool ta, bool tb, float alpha, const float* a, std:
 }  // namespace
 
 void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor& b, float beta, Tensor& c) {
+  TOPO_PROFILE(Gemm);
   const Plan p = plan_for(a, b, trans_a, trans_b, "gemm");
   check_dtype(c, DType::F32, "gemm", "c");
   check_same_device(a, c, "gemm");
@@ -112,6 +114,7 @@ void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
+  TOPO_PROFILE(Gemm);
   const Plan p = plan_for(a, b, trans_a, trans_b, "matmul");
   Tensor c = Tensor::empty(p.c_shape, DType::F32, a.device());
   gemm(trans_a, trans_b, 1.f, a, b, 0.f, c);

@@ -9,6 +9,7 @@
 //   outer * K contiguous runs, one memcpy each.
 // Indices are validated before any kernel runs (CPU: a serial scan; CUDA: a scan kernel whose first bad
 // position comes back with one small copy), so a bad id is a topo::Error and never a stray write.
+#include "kernels/profile.hpp"
 #include "kernels/dense/indexing.hpp"
 
 #include <cstring>
@@ -80,6 +81,7 @@ void scatter_add_cpu(const float* src, const I* index, float* out, std::int64_t 
 }
 
 Tensor gather(const Tensor& x, const Tensor& index, const char* op, const char* arg) {
+  TOPO_PROFILE(Indexing);
   TOPO_CHECK(x.ndim() >= 1, "{}: source must have at least one dimension, got {}", op, x.str());
   TOPO_CHECK(index.ndim() == 1, "{}: {} must be 1-d, got {}", op, arg, index.str());
   check_same_device(x, index, op);
@@ -111,6 +113,7 @@ Tensor gather(const Tensor& x, const Tensor& index, const char* op, const char* 
 }
 
 Tensor scatter_add(std::int64_t num_rows, const Tensor& index, const Tensor& src, const char* op, const char* arg) {
+  TOPO_PROFILE(Indexing);
   check_dtype(src, DType::F32, op, "src");
   TOPO_CHECK(src.ndim() >= 1, "{}: src must have at least one dimension, got {}", op, src.str());
   TOPO_CHECK(index.ndim() == 1 && index.numel() == src.size(0), "{}: {} must be 1-d with {} entries (src {}), got {}",
@@ -232,6 +235,7 @@ Tensor embedding_backward(const Tensor& grad, const Tensor& ids, std::int64_t nu
 }
 
 Tensor concat(const std::vector<Tensor>& xs, int dim) {
+  TOPO_PROFILE(Indexing);
   TOPO_CHECK(!xs.empty(), "concat: no tensors");
   const Tensor& first = xs[0];
   TOPO_CHECK(first.ndim() >= 1, "concat: tensors must have at least one dimension, got {}", first.str());
@@ -263,6 +267,7 @@ Tensor concat(const std::vector<Tensor>& xs, int dim) {
 }
 
 std::vector<Tensor> split(const Tensor& x, const std::vector<std::int64_t>& sizes, int dim) {
+  TOPO_PROFILE(Indexing);
   TOPO_CHECK(x.ndim() >= 1, "split: tensor must have at least one dimension, got {}", x.str());
   const int d = normalize_dim(dim, x.ndim(), "split");
   std::int64_t total = 0;

@@ -4,6 +4,7 @@
 //  - backward: rows are cut into a fixed number of chunks (independent of the thread count); each chunk
 //    computes dx row by row and accumulates its own dgamma/dbeta partial rows; the partials are then summed in
 //    chunk order. Deterministic, no atomics. Per-element math in layer_norm_math.hpp.
+#include "kernels/profile.hpp"
 #include "kernels/dense/layer_norm.hpp"
 
 #include <algorithm>
@@ -87,6 +88,7 @@ void check_param(const Tensor& p, const Tensor& x, std::int64_t d, const char* n
 }  // namespace
 
 LayerNormOutput layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps) {
+  TOPO_PROFILE(LayerNorm);
   check_dtype(x, DType::F32, "layer_norm", "x");
   TOPO_CHECK(x.ndim() >= 1 && x.size(-1) > 0, "layer_norm: x must have a non-empty last dim, got {}", x.str());
   TOPO_CHECK(eps >= 0.f, "layer_norm: eps must be >= 0, got {}", eps);
@@ -114,6 +116,7 @@ LayerNormOutput layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& b
 
 LayerNormGrads layer_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& gamma, const Tensor& beta,
                                    const Tensor& mean, const Tensor& rstd) {
+  TOPO_PROFILE(LayerNorm);
   check_dtype(grad, DType::F32, "layer_norm_backward", "grad");
   check_dtype(x, DType::F32, "layer_norm_backward", "x");
   check_same_shape(grad, x, "layer_norm_backward");

@@ -5,6 +5,7 @@
 // - mse: parallel_for over fixed chunks of kMseChunk elements, one double partial per chunk, summed
 //   serially: again independent of the thread count.
 // Targets are validated first (scan_indices), so a bad target is a topo::Error naming the row and value.
+#include "kernels/profile.hpp"
 #include "kernels/dense/loss.hpp"
 
 #include <algorithm>
@@ -44,6 +45,7 @@ Tensor scalar_on(float value, Device device) { return Tensor::from_vector(std::v
 }  // namespace
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, std::int64_t ignore_index) {
+  TOPO_PROFILE(Loss);
   const std::int64_t count = check_cross_entropy(logits, targets, ignore_index, "cross_entropy");
   const std::int64_t n = logits.size(0), c = logits.size(1);
   const float* xp = logits.data<float>();
@@ -75,6 +77,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, std::int64_t i
 
 Tensor cross_entropy_backward(const Tensor& grad, const Tensor& logits, const Tensor& targets,
                               std::int64_t ignore_index) {
+  TOPO_PROFILE(Loss);
   const std::int64_t count = check_cross_entropy(logits, targets, ignore_index, "cross_entropy_backward");
   check_scalar_grad(grad, logits, "cross_entropy_backward");
   const std::int64_t n = logits.size(0), c = logits.size(1);
@@ -108,6 +111,7 @@ Tensor cross_entropy_backward(const Tensor& grad, const Tensor& logits, const Te
 }
 
 Tensor mse(const Tensor& pred, const Tensor& target) {
+  TOPO_PROFILE(Loss);
   check_dtype(pred, DType::F32, "mse", "pred");
   check_dtype(target, DType::F32, "mse", "target");
   check_same_shape(pred, target, "mse");
@@ -141,6 +145,7 @@ Tensor mse(const Tensor& pred, const Tensor& target) {
 }
 
 Tensor mse_backward(const Tensor& grad, const Tensor& pred, const Tensor& target) {
+  TOPO_PROFILE(Loss);
   check_dtype(pred, DType::F32, "mse_backward", "pred");
   check_dtype(target, DType::F32, "mse_backward", "target");
   check_same_shape(pred, target, "mse_backward");

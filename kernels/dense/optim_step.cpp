@@ -1,6 +1,7 @@
 // Fused optimizer steps. CPU strategy: one flat loop over elements in contiguous chunks across OpenMP
 // threads (serial for small tensors); each element's update is independent, so results do not depend
 // on the thread count. The per-element math is optim_step_math.hpp, shared with the CUDA kernels.
+#include "kernels/profile.hpp"
 #include "kernels/dense/optim_step.hpp"
 
 #include "kernels/dispatch.hpp"
@@ -21,6 +22,7 @@ void check_state(const Tensor& param, const Tensor& other, const char* op, const
 }  // namespace
 
 void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const AdamStepConfig& c) {
+  TOPO_PROFILE(Optimizer);
   check_dtype(param, DType::F32, "adam_step", "param");
   check_state(param, grad, "adam_step", "grad");
   check_state(param, m, "adam_step", "exp_avg");
@@ -42,6 +44,7 @@ void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const Ad
 }
 
 void sgd_step(Tensor& param, const Tensor& grad, Tensor& buf, const SgdStepConfig& c) {
+  TOPO_PROFILE(Optimizer);
   check_dtype(param, DType::F32, "sgd_step", "param");
   check_state(param, grad, "sgd_step", "grad");
   float* bp = nullptr;
@@ -63,6 +66,7 @@ void sgd_step(Tensor& param, const Tensor& grad, Tensor& buf, const SgdStepConfi
 }
 
 void scale_inplace(Tensor& x, float s) {
+  TOPO_PROFILE(Optimizer);
   check_dtype(x, DType::F32, "scale_inplace", "x");
   float* xp = x.data<float>();
   const std::int64_t n = x.numel();

@@ -1,6 +1,7 @@
 // Dropout and random initialisation. CPU strategy: parallel_for over contiguous element chunks; inside a
 // chunk, Philox blocks are generated in small stack batches (16 blocks = 64 draws, no heap) and applied in a
 // flat loop. Values depend only on (seed, offset + i), so the thread count never changes the result.
+#include "kernels/profile.hpp"
 #include "kernels/dense/random.hpp"
 
 #include <algorithm>
@@ -36,6 +37,7 @@ void walk_stream(std::int64_t begin, std::int64_t end, std::uint64_t offset, Dra
 
 // Dropout forward and backward are the same map (multiply by the regenerated mask / (1 - p)).
 Tensor dropout_impl(const Tensor& x, float p, std::uint64_t seed, std::uint64_t offset, const char* op) {
+  TOPO_PROFILE(Elementwise);
   check_dtype(x, DType::F32, op, "input");
   TOPO_CHECK(p >= 0.f && p < 1.f, "{}: probability p = {} is outside [0, 1)", op, p);
   if (p == 0.f) return x;

@@ -9,6 +9,7 @@
 //  - reduce_backward: rows of n when inner == 1, else rows of inner; either way a contiguous simd loop.
 //  - sum_all: fixed chunks of 64 Ki elements (independent of the thread count, so the result is
 //    deterministic), summed in lanes, combined in order in double.
+#include "kernels/profile.hpp"
 #include "kernels/dense/reduce.hpp"
 
 #include <algorithm>
@@ -227,6 +228,7 @@ Shape result_shape(const Shape& shape, int dim, bool keepdim) {
 }  // namespace
 
 Tensor reduce(ReduceOp op, const Tensor& x, int dim, bool keepdim, Tensor* argmax) {
+  TOPO_PROFILE(Elementwise);
   check_dtype(x, DType::F32, "reduce", "x");
   const View v = view_of(x.shape(), dim, "reduce");
   TOPO_CHECK(!argmax || v.n < (std::int64_t{1} << 31), "reduce: argmax over dim {} of shape {} exceeds 2^31",
@@ -255,6 +257,7 @@ Tensor reduce(ReduceOp op, const Tensor& x, int dim, bool keepdim, Tensor* argma
 }
 
 Tensor sum_all(const Tensor& x) {
+  TOPO_PROFILE(Elementwise);
   check_dtype(x, DType::F32, "sum_all", "x");
   Tensor out = Tensor::empty({}, DType::F32, x.device());
   const float* xp = x.data<float>();

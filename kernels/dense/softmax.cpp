@@ -1,6 +1,7 @@
 // Softmax and log-softmax over the last dim D. CPU strategy: rows split in contiguous chunks across threads;
 // each row is read from memory once (max pass), then revisited while it sits in L1 (exp + sum, then scale),
 // every pass a simd loop. The per-element math (including a vectorizable exp) is softmax_math.hpp.
+#include "kernels/profile.hpp"
 #include "kernels/dense/softmax.hpp"
 
 #include <cmath>
@@ -61,6 +62,7 @@ void softmax_backward_cpu(bool log, const float* g, const float* y, float* dx, s
 }
 
 Tensor forward(bool log, const Tensor& x, const char* name) {
+  TOPO_PROFILE(Softmax);
   check_dtype(x, DType::F32, name, "x");
   TOPO_CHECK(x.ndim() >= 1, "{}: needs at least one dim, got {}", name, x.str());
   Tensor y = Tensor::empty(x.shape(), DType::F32, x.device());
@@ -74,6 +76,7 @@ Tensor forward(bool log, const Tensor& x, const char* name) {
 }
 
 Tensor backward(bool log, const Tensor& grad, const Tensor& y, const char* name) {
+  TOPO_PROFILE(Softmax);
   check_dtype(grad, DType::F32, name, "grad");
   check_dtype(y, DType::F32, name, "y");
   check_same_shape(grad, y, name);

@@ -1,5 +1,6 @@
 // Unary ops. CPU strategy: one flat loop over elements, split in contiguous chunks across OpenMP threads
 // (serial for small tensors); the per-element math is unary_math.hpp, shared with the CUDA kernels.
+#include "kernels/profile.hpp"
 #include "kernels/dense/unary.hpp"
 
 #include "kernels/dispatch.hpp"
@@ -8,6 +9,7 @@
 namespace topo {
 
 Tensor unary(UnaryOp op, const Tensor& x, float alpha) {
+  TOPO_PROFILE(Elementwise);
   check_dtype(x, DType::F32, "unary", "x");
   Tensor y = Tensor::empty(x.shape(), DType::F32, x.device());
   const float* xp = x.data<float>();
@@ -24,6 +26,7 @@ Tensor unary(UnaryOp op, const Tensor& x, float alpha) {
 }
 
 Tensor unary_backward(UnaryOp op, const Tensor& grad, const Tensor& x, const Tensor& y, float alpha) {
+  TOPO_PROFILE(Elementwise);
   check_same_shape(grad, x, "unary_backward");
   check_same_shape(grad, y, "unary_backward");
   check_same_device(grad, x, "unary_backward");

@@ -1,3 +1,4 @@
+#include "kernels/profile.hpp"
 #include "kernels/sparse/attention.hpp"
 
 #include "kernels/dispatch.hpp"
@@ -112,6 +113,7 @@ Dims check_attention(const CsrView& in_csr, const Tensor& q, const Tensor& k, co
 
 AttentionOutput sparse_attention(const CsrView& in_csr, const Tensor& q, const Tensor& k, const Tensor& v,
                                  float scale) {
+  TOPO_PROFILE(Sparse);
   const Dims d = check_attention(in_csr, q, k, v, "sparse_attention");
   const Device device = q.device();
   AttentionOutput result{Tensor::empty({in_csr.num_rows, d.heads, d.dv}, DType::F32, device),
@@ -135,6 +137,7 @@ AttentionOutput sparse_attention(const CsrView& in_csr, const Tensor& q, const T
 AttentionGrads sparse_attention_backward(const CsrView& in_csr, const CsrView& out_csr, const Tensor& q,
                                          const Tensor& k, const Tensor& v, const AttentionOutput& forward,
                                          const Tensor& grad_out, float scale) {
+  TOPO_PROFILE(Sparse);
   const char* op = "sparse_attention_backward";
   const Dims d = check_attention(in_csr, q, k, v, op);
   const Device device = q.device();

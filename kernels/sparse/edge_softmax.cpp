@@ -1,3 +1,4 @@
+#include "kernels/profile.hpp"
 #include "kernels/sparse/edge_softmax.hpp"
 
 #include "kernels/dispatch.hpp"
@@ -9,6 +10,7 @@
 namespace topo {
 
 Tensor edge_softmax(const CsrView& csr, const Tensor& logits) {
+  TOPO_PROFILE(Sparse);
   check_csr(csr, logits.device(), "edge_softmax");
   check_rows(logits, csr.nnz(), logits.device(), "edge_softmax", "logits");
   Tensor y = Tensor::zeros(logits.shape(), DType::F32, logits.device());
@@ -31,6 +33,7 @@ Tensor edge_softmax(const CsrView& csr, const Tensor& logits) {
 }
 
 Tensor edge_softmax_backward(const CsrView& csr, const Tensor& y, const Tensor& grad_y) {
+  TOPO_PROFILE(Sparse);
   check_csr(csr, y.device(), "edge_softmax_backward");
   check_rows(y, csr.nnz(), y.device(), "edge_softmax_backward", "y");
   check_same_shape(y, grad_y, "edge_softmax_backward");

@@ -5,6 +5,7 @@
 //     slot[t][r] = indptr[r] + sum_{t' < t} counts[t'][r]. (Serial, O(T * rows): small next to the edges.)
 //  3. Each thread scatters its chunk in edge order into its slots. Chunks are ordered by edge id and the
 //     slots of thread t precede those of t+1, so every row lists its edges by increasing id whatever T is.
+#include "kernels/profile.hpp"
 #include "kernels/sparse/format.hpp"
 
 #include <omp.h>
@@ -96,6 +97,7 @@ void degrees_cpu(const T* indptr, T* degrees, std::int64_t num_rows) {
 }  // namespace
 
 CsrView coo_to_csr(const Tensor& rows, const Tensor& cols, std::int64_t num_rows, std::int64_t num_cols) {
+  TOPO_PROFILE(Graph);
   TOPO_CHECK(rows.defined() && cols.defined(), "coo_to_csr: rows and cols must be defined tensors");
   TOPO_CHECK(rows.ndim() == 1 && cols.ndim() == 1 && rows.numel() == cols.numel(),
              "coo_to_csr: rows {} and cols {} must be 1-d of one length", shape_str(rows.shape()),

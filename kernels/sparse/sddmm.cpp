@@ -1,3 +1,4 @@
+#include "kernels/profile.hpp"
 #include "kernels/sparse/sddmm.hpp"
 
 #include "kernels/dispatch.hpp"
@@ -47,6 +48,7 @@ void sddmm_rows_cpu(SddmmOp op, const Id* indptr, const Id* indices, const Id* e
 
 Tensor gsddmm(SddmmOp op, const CsrView& in_csr, const Tensor& lhs, const Tensor& rhs, Target lhs_target,
               Target rhs_target) {
+  TOPO_PROFILE(Sparse);
   const bool use_l = sddmm_uses_lhs(op), use_r = sddmm_uses_rhs(op);
   const Device device = use_l ? lhs.device() : rhs.device();
   check_csr(in_csr, device, "gsddmm");

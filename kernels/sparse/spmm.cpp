@@ -1,3 +1,4 @@
+#include "kernels/profile.hpp"
 #include "kernels/sparse/spmm.hpp"
 
 #include "kernels/dispatch.hpp"
@@ -60,6 +61,7 @@ void spmm_rows_cpu(MessageOp op, SpmmReduce reduce, const Id* indptr, const Id* 
 }  // namespace
 
 SpmmOutput gspmm(MessageOp op, SpmmReduce reduce, const CsrView& in_csr, const Tensor& ufeat, const Tensor& efeat) {
+  TOPO_PROFILE(Sparse);
   const bool use_u = message_uses_u(op), use_e = message_uses_e(op);
   const Device device = use_u ? ufeat.device() : efeat.device();
   check_csr(in_csr, device, "gspmm");

@@ -1,3 +1,4 @@
+#include "kernels/profile.hpp"
 #include "kernels/sparse/spmm_backward.hpp"
 
 #include "kernels/dispatch.hpp"
@@ -9,6 +10,7 @@
 namespace topo {
 
 Tensor spmm_arg_to_edges(const CsrView& in_csr, const Tensor& arg_e, const Tensor& grad) {
+  TOPO_PROFILE(Sparse);
   const Device device = grad.device();
   check_csr(in_csr, device, "spmm_arg_to_edges");
   check_rows(grad, in_csr.num_rows, device, "spmm_arg_to_edges", "grad");
