@@ -9,6 +9,7 @@
 #include "apps/train/cli.hpp"
 #include "apps/train/trainer.hpp"
 #include "kernels/error.hpp"
+#include "kernels/profile.hpp"
 
 int main(int argc, char** argv) {
   using namespace topo::apps;
@@ -31,6 +32,7 @@ int main(int argc, char** argv) {
       std::printf("profile (wall seconds per phase):\n");
       for (const auto& [phase, seconds] : r.result.at("profile_seconds").items())
         std::printf("  %-10s %9.3f\n", phase.c_str(), seconds.get<double>());
+      std::printf("kernel time by op category (training steps):\n%s\n", topo::profile::report().c_str());
     }
     return 0;
   } catch (const topo::Error& e) {

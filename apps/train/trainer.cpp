@@ -12,6 +12,7 @@
 #include "apps/train/model_factory.hpp"
 #include "apps/train/progress.hpp"
 #include "kernels/error.hpp"
+#include "kernels/profile.hpp"
 #include "nn/checkpoint.hpp"
 #include "nn/optim.hpp"
 #include "nn/schedule.hpp"
@@ -167,7 +168,19 @@ TrainResult Trainer::run() {
   const auto t_start = Clock::now();
   std::int64_t tokens_seen = 0;
 
+  // --profile: per-op-category kernel time of training steps (kernels/profile.hpp); evaluations are left out.
+  if (c.profile) {
+    topo::profile::reset();
+    topo::profile::enable(true);
+  }
+  struct ProfileOff {
+    bool was = topo::profile::enabled();
+    ProfileOff() { topo::profile::enable(false); }
+    ~ProfileOff() { topo::profile::enable(was); }
+  };
+
   auto evaluate_dev = [&](std::int64_t epoch) {
+    const ProfileOff kernels_off;
     auto scope = profile.time("eval");
     const double dev = evaluate_mse(*model, task, Split::Dev, c.dev_size, std::max<std::int64_t>(c.batch, 256), device);
     const bool improved = dev < best_dev;
@@ -258,6 +271,19 @@ TrainResult Trainer::run() {
   }
   progress.finish();
   r.train_seconds = seconds_since(t_start);
+  nlohmann::json kernel_profile;
+  if (c.profile) {
+    const topo::profile::Table table = topo::profile::snapshot();
+    for (int p = 0; p < static_cast<int>(topo::profile::Phase::Count); ++p)
+      for (int k = 0; k < static_cast<int>(topo::profile::Category::Count); ++k) {
+        const topo::profile::Entry& e = table[static_cast<std::size_t>(p)][static_cast<std::size_t>(k)];
+        if (e.calls == 0) continue;
+        kernel_profile[topo::profile::phase_name(static_cast<topo::profile::Phase>(p))]
+                      [topo::profile::category_name(static_cast<topo::profile::Category>(k))] = {
+                          {"seconds", e.seconds}, {"calls", e.calls}};
+      }
+    topo::profile::enable(false);
+  }
 
   // The final test evaluation uses the best-on-dev parameters.
   TOPO_CHECK(fs::exists(best), "no best-on-dev parameters at '{}' (was the run directory changed?)", best);
@@ -289,7 +315,10 @@ TrainResult Trainer::run() {
                            {"device", device.str()},
                            {"threads", num_threads()},
                            {"config", c.to_json()}};
-  if (c.profile) result["profile_seconds"] = profile.seconds;
+  if (c.profile) {
+    result["profile_seconds"] = profile.seconds;
+    result["kernel_profile"] = kernel_profile;
+  }
   r.result = result;
   write_file_atomic(result_file, result.dump(2) + "\n");
   return r;

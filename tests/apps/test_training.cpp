@@ -238,12 +238,18 @@ TEST_CASE("topo-train binary: malformed configs exit non-zero naming the field; 
   }
   const auto [code, output] = run_command(binary.string() +
                                           " --task masked-sum --model deepsets --n 8 --k 2 --d 3 --train-size 64 "
-                                          "--dev-size 16 --test-size 16 --epochs 1 --hidden 8 --progress lines --out " +
+                                          "--dev-size 16 --test-size 16 --epochs 1 --hidden 8 --progress lines --profile --out " +
                                           (dir / "ok").string());
   INFO(output);
   CHECK(code == 0);
   CHECK(fs::exists(dir / "ok" / "result.json"));
   CHECK(output.find("baseline") != std::string::npos);
+  // --profile: kernel time per op category; DeepSets' Linear layers are GEMMs, forward and backward.
+  const nlohmann::json result = read_json(dir / "ok" / "result.json");
+  REQUIRE(result.contains("kernel_profile"));
+  CHECK(result.at("kernel_profile").at("forward").at("gemm").at("calls").get<std::int64_t>() > 0);
+  CHECK(result.at("kernel_profile").at("backward").at("gemm").at("calls").get<std::int64_t>() > 0);
+  CHECK(result.contains("profile_seconds"));
   fs::remove_all(dir);
 }
 
