@@ -1,0 +1,16 @@
+#pragma once
+// The command line of topo-train: every TrainConfig field as a flag (--train-size for train_size; bool
+// fields as switches), plus --config FILE.json. The file is applied first, then the flags in the order
+// given on the command line, then the whole config is validated: flags override the file wherever they stand.
+#include <optional>
+#include <ostream>
+
+#include "apps/train/config.hpp"
+
+namespace topo::apps {
+
+// Returns nullopt when --help was requested (the help text goes to `out`). Bad flags, unreadable or
+// malformed config files and invalid values are topo::Errors naming the flag or field.
+std::optional<TrainConfig> parse_train_args(int argc, const char* const* argv, std::ostream& out);
+
+}  // namespace topo::apps

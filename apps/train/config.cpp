@@ -1,0 +1,246 @@
+#include "apps/train/config.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <variant>
+
+#include "kernels/device.hpp"
+#include "kernels/error.hpp"
+
+namespace topo::apps {
+namespace {
+
+using Member = std::variant<std::int64_t TrainConfig::*, double TrainConfig::*, std::string TrainConfig::*,
+                            bool TrainConfig::*>;
+struct Field {
+  const char* name;
+  Member member;
+  const char* help;
+};
+
+// The one declaration of every field (JSON key = name; flag = --name with '_' -> '-').
+const std::vector<Field>& table() {
+  static const std::vector<Field> fields = {
+      {"task", &TrainConfig::task, "task: masked-sum"},
+      {"n", &TrainConfig::n, "sequence length (the longest when n_min > 0)"},
+      {"n_min", &TrainConfig::n_min, "shortest length; 0: every sequence has length n"},
+      {"k", &TrainConfig::k, "masked positions per sequence"},
+      {"d", &TrainConfig::d, "features per position (1 mask + d-1 values)"},
+      {"train_size", &TrainConfig::train_size, "training examples"},
+      {"dev_size", &TrainConfig::dev_size, "development examples"},
+      {"test_size", &TrainConfig::test_size, "test examples"},
+      {"max_len", &TrainConfig::max_len, "longest sequence accepted (0: no limit)"},
+      {"model", &TrainConfig::model, "encoder: deepsets | star | transformer"},
+      {"variant", &TrainConfig::variant, "Star-Transformer variant: full | no-radical | no-ring"},
+      {"layers", &TrainConfig::layers, "encoder layers"},
+      {"hidden", &TrainConfig::hidden, "hidden size"},
+      {"heads", &TrainConfig::heads, "attention heads (must divide hidden)"},
+      {"residual", &TrainConfig::residual, "Star: residual connections inside the LayerNorms"},
+      {"head_hidden", &TrainConfig::head_hidden, "hidden width of the output MLP (0: one Linear)"},
+      {"pooling", &TrainConfig::pooling, "DeepSets pooling: sum | mean | max"},
+      {"dropout", &TrainConfig::dropout, "dropout probability"},
+      {"epochs", &TrainConfig::epochs, "training epochs"},
+      {"batch", &TrainConfig::batch, "sequences per batch"},
+      {"optimizer", &TrainConfig::optimizer, "adam | adamw"},
+      {"lr", &TrainConfig::lr, "learning rate"},
+      {"schedule", &TrainConfig::schedule, "lr schedule after warm-up: constant | linear | cosine | inverse_sqrt"},
+      {"warmup", &TrainConfig::warmup, "warm-up steps"},
+      {"clip", &TrainConfig::clip, "max gradient norm (0: no clipping)"},
+      {"weight_decay", &TrainConfig::weight_decay, "weight decay (not on biases and norms)"},
+      {"seed", &TrainConfig::seed, "seed of data, initialisation, shuffling and dropout"},
+      {"threads", &TrainConfig::threads, "CPU threads (0: default)"},
+      {"device", &TrainConfig::device, "cpu | cuda | cuda:N"},
+      {"eval_every", &TrainConfig::eval_every, "evaluate on dev every N steps (0: every epoch)"},
+      {"log_every", &TrainConfig::log_every, "progress line every N steps when not on a terminal"},
+      {"progress", &TrainConfig::progress, "auto | bar | lines | none"},
+      {"out", &TrainConfig::out, "output directory (checkpoints, metrics.jsonl, result.json)"},
+      {"resume", &TrainConfig::resume, "continue from OUT/checkpoint.ckpt"},
+      {"profile", &TrainConfig::profile, "time the phases of training"},
+      {"stop_after", &TrainConfig::stop_after, "stop as if interrupted after N epochs in total (0: never)"},
+  };
+  return fields;
+}
+
+const Field& find_field(const std::string& name) {
+  for (const Field& f : table())
+    if (name == f.name) return f;
+  std::string known;
+  for (const Field& f : table()) known += (known.empty() ? "" : ", ") + std::string(f.name);
+  fail("unknown config field '{}' (known fields: {})", name, known);
+}
+
+const char* kind_of(const Member& m) {
+  switch (m.index()) {
+    case 0: return "int";
+    case 1: return "float";
+    case 2: return "string";
+    default: return "bool";
+  }
+}
+
+std::string shown(const nlohmann::json& value) { return value.dump(); }
+
+bool one_of(const std::string& value, std::initializer_list<const char*> options) {
+  for (const char* o : options)
+    if (value == o) return true;
+  return false;
+}
+
+}  // namespace
+
+const std::vector<ConfigField>& config_fields() {
+  static const std::vector<ConfigField> fields = [] {
+    std::vector<ConfigField> out;
+    for (const Field& f : table()) out.push_back({f.name, kind_of(f.member), f.help});
+    return out;
+  }();
+  return fields;
+}
+
+void set_config_field(TrainConfig& config, const std::string& name, const nlohmann::json& value) {
+  const Field& field = find_field(name);
+  std::visit(
+      [&](auto member) {
+        using T = std::remove_reference_t<decltype(config.*member)>;
+        if constexpr (std::is_same_v<T, std::int64_t>) {
+          TOPO_CHECK(value.is_number_integer(), "config field '{}': expected an integer, got {}", name, shown(value));
+          config.*member = value.get<std::int64_t>();
+        } else if constexpr (std::is_same_v<T, double>) {
+          TOPO_CHECK(value.is_number(), "config field '{}': expected a number, got {}", name, shown(value));
+          config.*member = value.get<double>();
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          TOPO_CHECK(value.is_string(), "config field '{}': expected a string, got {}", name, shown(value));
+          config.*member = value.get<std::string>();
+        } else {
+          TOPO_CHECK(value.is_boolean(), "config field '{}': expected true or false, got {}", name, shown(value));
+          config.*member = value.get<bool>();
+        }
+      },
+      field.member);
+}
+
+void set_config_field_from_string(TrainConfig& config, const std::string& name, const std::string& text) {
+  const Field& field = find_field(name);
+  std::visit(
+      [&](auto member) {
+        using T = std::remove_reference_t<decltype(config.*member)>;
+        if constexpr (std::is_same_v<T, std::int64_t>) {
+          std::int64_t v = 0;
+          const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+          TOPO_CHECK(ec == std::errc() && end == text.data() + text.size() && !text.empty(),
+                     "config field '{}': expected an integer, got '{}'", name, text);
+          config.*member = v;
+        } else if constexpr (std::is_same_v<T, double>) {
+          char* end = nullptr;
+          const double v = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
+          TOPO_CHECK(!text.empty() && end == text.c_str() + text.size(),
+                     "config field '{}': expected a number, got '{}'", name, text);
+          config.*member = v;
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          config.*member = text;
+        } else {
+          TOPO_CHECK(one_of(text, {"true", "false", "1", "0"}), "config field '{}': expected true or false, got '{}'",
+                     name, text);
+          config.*member = text == "true" || text == "1";
+        }
+      },
+      field.member);
+}
+
+void apply_config_json(TrainConfig& config, const nlohmann::json& object, const std::string& source) {
+  TOPO_CHECK(object.is_object(), "{}: expected a JSON object of config fields, got {}", source,
+             std::string(object.type_name()));
+  for (const auto& [key, value] : object.items()) {
+    try {
+      set_config_field(config, key, value);
+    } catch (const Error& e) {
+      fail("{}: {}", source, e.what());
+    }
+  }
+}
+
+void apply_config_file(TrainConfig& config, const std::string& path) {
+  std::ifstream in(path);
+  TOPO_CHECK(in.good(), "config file '{}' cannot be opened", path);
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json object;
+  try {
+    object = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception& e) {
+    fail("config file '{}' is not valid JSON: {}", path, e.what());
+  }
+  apply_config_json(config, object, "config file '" + path + "'");
+}
+
+nlohmann::json TrainConfig::to_json() const {
+  nlohmann::json out = nlohmann::json::object();
+  for (const Field& f : table()) std::visit([&](auto member) { out[f.name] = this->*member; }, f.member);
+  return out;
+}
+
+const std::vector<std::string>& TrainConfig::runtime_fields() {
+  static const std::vector<std::string> fields = {"threads", "device",  "log_every", "progress",
+                                                  "out",     "resume",  "profile",   "stop_after"};
+  return fields;
+}
+
+void TrainConfig::validate() const {
+  auto bad = [](const char* field, const auto& value, const std::string& why) {
+    fail("invalid config field '{}' = {}: {}", field, value, why);
+  };
+  if (task != "masked-sum") bad("task", "'" + task + "'", "expected masked-sum");
+  if (!one_of(model, {"deepsets", "star", "transformer"}))
+    bad("model", "'" + model + "'", "expected deepsets, star or transformer");
+  if (!one_of(variant, {"full", "no-radical", "no-ring"}))
+    bad("variant", "'" + variant + "'", "expected full, no-radical or no-ring");
+  if (model != "star" && variant != "full")
+    bad("variant", "'" + variant + "'", "the ablations apply only to --model star");
+  if (n < 1) bad("n", n, "must be >= 1");
+  if (n_min < 0 || n_min > n) bad("n_min", n_min, fmt::format("must be in [0, n = {}]", n));
+  if (d < 2) bad("d", d, "must be >= 2 (one mask feature plus values)");
+  const std::int64_t shortest = n_min > 0 ? n_min : n;
+  if (k < 1) bad("k", k, "must be >= 1");
+  if (k > shortest) bad("k", k, fmt::format("must be <= the shortest sequence length {}", shortest));
+  if (train_size < 1) bad("train_size", train_size, "must be >= 1");
+  if (dev_size < 1) bad("dev_size", dev_size, "must be >= 1");
+  if (test_size < 1) bad("test_size", test_size, "must be >= 1");
+  if (max_len < 0) bad("max_len", max_len, "must be >= 0 (0: no limit)");
+  if (max_len > 0 && n > max_len) bad("n", n, fmt::format("exceeds max_len = {}", max_len));
+  if (residual && model != "star") bad("residual", "true", "applies only to --model star");
+  if (layers < 1) bad("layers", layers, "must be >= 1");
+  if (hidden < 1) bad("hidden", hidden, "must be >= 1");
+  if (heads < 1) bad("heads", heads, "must be >= 1");
+  // Only attention splits hidden into heads; the other encoders ignore the field.
+  if (model != "deepsets" && hidden % heads != 0) bad("heads", heads, fmt::format("must divide hidden = {}", hidden));
+  if (head_hidden < 0) bad("head_hidden", head_hidden, "must be >= 0 (0: one Linear)");
+  if (!one_of(pooling, {"sum", "mean", "max"})) bad("pooling", "'" + pooling + "'", "expected sum, mean or max");
+  if (!(dropout >= 0.0 && dropout < 1.0)) bad("dropout", dropout, "must be in [0, 1)");
+  if (epochs < 1) bad("epochs", epochs, "must be >= 1");
+  if (batch < 1) bad("batch", batch, "must be >= 1");
+  if (!one_of(optimizer, {"adam", "adamw"})) bad("optimizer", "'" + optimizer + "'", "expected adam or adamw");
+  if (!(lr > 0.0 && std::isfinite(lr))) bad("lr", lr, "must be a positive number");
+  if (!one_of(schedule, {"constant", "linear", "cosine", "inverse_sqrt"}))
+    bad("schedule", "'" + schedule + "'", "expected constant, linear, cosine or inverse_sqrt");
+  if (warmup < 0) bad("warmup", warmup, "must be >= 0");
+  if (!(clip >= 0.0 && std::isfinite(clip))) bad("clip", clip, "must be >= 0 (0: no clipping)");
+  if (!(weight_decay >= 0.0 && std::isfinite(weight_decay))) bad("weight_decay", weight_decay, "must be >= 0");
+  if (seed < 0) bad("seed", seed, "must be >= 0");
+  if (threads < 0) bad("threads", threads, "must be >= 0 (0: default)");
+  try {
+    (void)Device::parse(device);
+  } catch (const Error&) {
+    bad("device", "'" + device + "'", "expected cpu, cuda or cuda:N");
+  }
+  if (eval_every < 0) bad("eval_every", eval_every, "must be >= 0 (0: every epoch)");
+  if (log_every < 1) bad("log_every", log_every, "must be >= 1");
+  if (!one_of(progress, {"auto", "bar", "lines", "none"}))
+    bad("progress", "'" + progress + "'", "expected auto, bar, lines or none");
+  if (out.empty()) bad("out", "''", "must name a directory");
+  if (stop_after < 0) bad("stop_after", stop_after, "must be >= 0 (0: never)");
+}
+
+}  // namespace topo::apps

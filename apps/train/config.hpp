@@ -1,0 +1,81 @@
+#pragma once
+// TrainConfig: everything one training run depends on. Sources, later ones winning: the defaults below,
+// a JSON object (`--config FILE.json`, keys spelled as the fields: "train_size"), then command-line flags
+// (dashes: `--train-size`). Every field is declared once in a table (config.cpp) that drives JSON reading,
+// flag registration, string parsing and to_json, so the three cannot drift apart. Unknown keys, wrong
+// JSON types and inconsistent values are topo::Errors naming the field and the value.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace topo::apps {
+
+struct TrainConfig {
+  // task
+  std::string task = "masked-sum";
+  std::int64_t n = 200;       // sequence length (the longest when n_min > 0)
+  std::int64_t n_min = 0;     // 0: fixed length n (the paper); else lengths uniform in [n_min, n]
+  std::int64_t k = 10;        // masked positions
+  std::int64_t d = 10;        // features per position (1 mask + d - 1 values)
+  std::int64_t train_size = 10000;
+  std::int64_t dev_size = 10000;
+  std::int64_t test_size = 10000;
+  std::int64_t max_len = 0;   // longest sequence accepted (0: no limit)
+  // model
+  std::string model = "deepsets";  // deepsets | star | transformer
+  std::string variant = "full";    // Star ablations: full | no-radical | no-ring
+  std::int64_t layers = 2;
+  std::int64_t hidden = 100;
+  std::int64_t heads = 10;
+  bool residual = false;           // Star: x + ReLU(MultiAtt(x)) inside the LayerNorm (deep stacks)
+  std::int64_t head_hidden = 100;  // hidden width of the output MLP (0: a single Linear)
+  std::string pooling = "sum";     // DeepSets: sum | mean | max
+  double dropout = 0.0;
+  // optimisation
+  std::int64_t epochs = 10;
+  std::int64_t batch = 64;
+  std::string optimizer = "adam";  // adam (L2 decay, as the Star authors) | adamw
+  double lr = 1e-3;
+  std::string schedule = "constant";  // constant | linear | cosine | inverse_sqrt (after warm-up)
+  std::int64_t warmup = 0;            // warm-up steps
+  double clip = 5.0;                  // max gradient norm (0: no clipping)
+  double weight_decay = 0.0;
+  std::int64_t seed = 1;
+  // run
+  std::int64_t threads = 0;        // CPU threads (0: OpenMP's default)
+  std::string device = "cpu";      // cpu | cuda | cuda:N
+  std::int64_t eval_every = 0;     // dev evaluation every this many steps (0: at the end of each epoch)
+  std::int64_t log_every = 50;     // progress line every this many steps when not on a terminal
+  std::string progress = "auto";   // auto (bar on a terminal, lines otherwise) | bar | lines | none
+  std::string out = "runs/masked-sum";
+  bool resume = false;             // continue from OUT/checkpoint.ckpt
+  bool profile = false;            // time the phases of a step; report them in result.json
+  std::int64_t stop_after = 0;     // stop (as if interrupted) after this many epochs in total (0: never)
+
+  // Throws topo::Error naming the first inconsistent field and its value.
+  void validate() const;
+  nlohmann::json to_json() const;
+  // Fields whose change does not change the computation (where the run writes, how it reports, ...):
+  // a resumed run may differ from the checkpoint in these only.
+  static const std::vector<std::string>& runtime_fields();
+};
+
+// All field names (JSON spelling), in declaration order, with their help texts.
+struct ConfigField {
+  std::string name;
+  std::string kind;  // "int", "float", "string", "bool"
+  std::string help;
+};
+const std::vector<ConfigField>& config_fields();
+
+// Sets one field from JSON (type-checked) or from a command-line string (parsed per the field's kind).
+void set_config_field(TrainConfig& config, const std::string& name, const nlohmann::json& value);
+void set_config_field_from_string(TrainConfig& config, const std::string& name, const std::string& text);
+// Applies every key of a JSON object (unknown keys are errors) over `config`.
+void apply_config_json(TrainConfig& config, const nlohmann::json& object, const std::string& source = "config");
+// Reads FILE.json (missing file / malformed JSON are errors naming the file) and applies it.
+void apply_config_file(TrainConfig& config, const std::string& path);
+
+}  // namespace topo::apps

@@ -1,0 +1,327 @@
+#include "apps/train/trainer.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <map>
+
+#include "apps/tasks/rng.hpp"
+#include "apps/train/io.hpp"
+#include "apps/train/model_factory.hpp"
+#include "apps/train/progress.hpp"
+#include "kernels/error.hpp"
+#include "kernels/profile.hpp"
+#include "nn/checkpoint.hpp"
+#include "nn/optim.hpp"
+#include "nn/schedule.hpp"
+
+namespace topo::apps {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Wall time per phase of training (--profile reports it). On CUDA the phases that end in a host read
+// (the loss item, evaluations) include the queued device work; the others measure launch overhead.
+struct Profile {
+  std::map<std::string, double> seconds;
+  struct Scope {
+    Profile& p;
+    const char* name;
+    Clock::time_point t0 = Clock::now();
+    ~Scope() { p.seconds[name] += seconds_since(t0); }
+  };
+  Scope time(const char* name) { return Scope{*this, name}; }
+};
+
+// Stream keys of the run's independent random streams (data use the seed directly).
+constexpr std::uint64_t kInitStream = 1, kDropoutStream = 2, kShuffleStream = 3;
+
+std::uint64_t stream_seed(std::int64_t seed, std::uint64_t stream) {
+  return SplitMix64({static_cast<std::uint64_t>(seed), stream}).next();
+}
+
+void check_same_config(const nlohmann::json& saved, const TrainConfig& now, const std::string& path) {
+  const nlohmann::json current = now.to_json();
+  const auto& runtime = TrainConfig::runtime_fields();
+  for (const auto& [key, value] : current.items()) {
+    if (std::find(runtime.begin(), runtime.end(), key) != runtime.end()) continue;
+    TOPO_CHECK(saved.contains(key), "resume: checkpoint {} has no config field '{}'", path, key);
+    TOPO_CHECK(saved.at(key) == value,
+               "resume: config field '{}' = {} differs from the checkpoint's {} ({}); resume with the same "
+               "settings or start a fresh run in another --out",
+               key, value.dump(), saved.at(key).dump(), path);
+  }
+}
+
+}  // namespace
+
+std::vector<std::int64_t> epoch_order(std::int64_t size, std::uint64_t seed, std::int64_t epoch) {
+  std::vector<std::int64_t> order(static_cast<std::size_t>(size));
+  for (std::int64_t i = 0; i < size; ++i) order[static_cast<std::size_t>(i)] = i;
+  SplitMix64 rng({seed, kShuffleStream, static_cast<std::uint64_t>(epoch)});
+  for (std::int64_t i = size - 1; i > 0; --i)
+    std::swap(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>(rng.below(i + 1))]);
+  return order;
+}
+
+double evaluate_mse(models::SequenceModel& model, const MaskedSumTask& task, Split split, std::int64_t count,
+                    std::int64_t batch, Device device) {
+  const bool was_training = model.is_training();
+  model.eval();
+  nn::NoGradGuard no_grad;
+  double sum = 0.0;
+  std::int64_t elements = 0;
+  for (std::int64_t begin = 0; begin < count; begin += batch) {
+    const RegressionBatch b = task.range(split, begin, std::min(count, begin + batch));
+    const std::vector<float> pred = model.forward(b.inputs.to(device)).data().to(Device::cpu()).to_vector<float>();
+    const std::vector<float> target = b.targets.to_vector<float>();
+    TOPO_CHECK(pred.size() == target.size(), "evaluate: model gives {} outputs for {} targets", pred.size(),
+               target.size());
+    for (std::size_t i = 0; i < pred.size(); ++i) sum += (double(pred[i]) - target[i]) * (double(pred[i]) - target[i]);
+    elements += static_cast<std::int64_t>(pred.size());
+  }
+  model.train(was_training);
+  return sum / static_cast<double>(elements);
+}
+
+Trainer::Trainer(TrainConfig config) : config_(std::move(config)) { config_.validate(); }
+
+TrainResult Trainer::run() {
+  namespace fs = std::filesystem;
+  const TrainConfig& c = config_;
+  if (c.threads > 0) set_num_threads(static_cast<int>(c.threads));
+  const Device device = Device::parse(c.device);
+  require_available(device);
+  const auto seed = static_cast<std::uint64_t>(c.seed);
+  const MaskedSumTask task(MaskedSumSpec{c.n, c.n_min, c.k, c.d, seed});
+
+  // Every dropout mask comes from the default generator (the attention encoders use it implicitly), so
+  // seeding and checkpointing it covers them all.
+  nn::Generator& dropout_gen = nn::default_generator();
+  dropout_gen.set_seed(stream_seed(c.seed, kDropoutStream));
+  const std::shared_ptr<models::SequenceModel> model = make_task_model(c, &dropout_gen);
+  model->reset_parameters(stream_seed(c.seed, kInitStream));
+  model->to(device);
+  const std::vector<nn::Var> params = model->parameters();
+  auto groups = nn::split_decay_groups(model->named_parameters(), static_cast<float>(c.weight_decay));
+  nn::AdamOptions adam;
+  adam.lr = static_cast<float>(c.lr);
+  std::unique_ptr<nn::Optimizer> optimizer;
+  if (c.optimizer == "adamw")
+    optimizer = std::make_unique<nn::AdamW>(std::move(groups), adam);
+  else
+    optimizer = std::make_unique<nn::Adam>(std::move(groups), adam);
+
+  const std::int64_t steps_per_epoch = (c.train_size + c.batch - 1) / c.batch;
+  const std::int64_t total_steps = c.epochs * steps_per_epoch;
+  nn::LrSchedule schedule;
+  schedule.kind = nn::parse_schedule_kind(c.schedule);
+  schedule.base_lr = static_cast<float>(c.lr);
+  schedule.warmup_steps = c.warmup;
+  schedule.total_steps = total_steps;
+  try {
+    schedule.validate();
+  } catch (const Error& e) {
+    fail("invalid config field 'schedule' = '{}' with warmup = {} over {} steps: {}", c.schedule, c.warmup,
+         total_steps, e.what());
+  }
+
+  fs::create_directories(c.out);
+  const std::string ckpt = checkpoint_path(c.out), best = best_path(c.out), metrics = metrics_path(c.out),
+                    result_file = result_path(c.out);
+  TrainResult r;
+  r.params = model->num_parameters(true);
+  std::int64_t start_epoch = 0, step = 0;
+  double best_dev = std::numeric_limits<double>::infinity();
+  std::int64_t best_step = -1;
+  double window_sum = 0.0;  // training loss since the last evaluation
+  std::int64_t window_steps = 0;
+  if (c.resume) {
+    TOPO_CHECK(fs::exists(ckpt), "resume: no checkpoint at '{}' (run without --resume first)", ckpt);
+    const nn::CheckpointInfo info = nn::load_checkpoint(ckpt, *model, optimizer.get(), &dropout_gen);
+    const nlohmann::json& meta = info.metadata;
+    TOPO_CHECK(meta.is_object() && meta.contains("config") && meta.contains("epochs_done"),
+               "resume: '{}' was not written by topo-train (no config / epochs_done metadata)", ckpt);
+    check_same_config(meta.at("config"), c, ckpt);
+    start_epoch = meta.at("epochs_done").get<std::int64_t>();
+    step = info.step;
+    if (!meta.at("best_dev_mse").is_null()) best_dev = meta.at("best_dev_mse").get<double>();
+    best_step = meta.at("best_step").get<std::int64_t>();
+    window_sum = meta.at("window_loss_sum").get<double>();
+    window_steps = meta.at("window_steps").get<std::int64_t>();
+    // Evaluations an interrupted run logged after its last checkpoint are redone: drop them.
+    std::string kept;
+    for (const nlohmann::json& line : read_json_lines(metrics))
+      if (line.value("step", std::int64_t{0}) <= step) kept += line.dump() + "\n";
+    write_file_atomic(metrics, kept);
+  } else {
+    for (const std::string& stale : {ckpt, best, metrics, result_file}) fs::remove(stale);
+  }
+  r.steps = step;
+  r.epochs_done = start_epoch;
+
+  Profile profile;
+  Progress progress(Progress::parse_mode(c.progress, stderr), total_steps, c.epochs, c.log_every);
+  const auto t_start = Clock::now();
+  std::int64_t tokens_seen = 0;
+
+  // --profile: per-op-category kernel time of training steps (kernels/profile.hpp); evaluations are left out.
+  if (c.profile) {
+    topo::profile::reset();
+    topo::profile::enable(true);
+  }
+  struct ProfileOff {
+    bool was = topo::profile::enabled();
+    ProfileOff() { topo::profile::enable(false); }
+    ~ProfileOff() { topo::profile::enable(was); }
+  };
+
+  auto evaluate_dev = [&](std::int64_t epoch) {
+    const ProfileOff kernels_off;
+    auto scope = profile.time("eval");
+    const double dev = evaluate_mse(*model, task, Split::Dev, c.dev_size, std::max<std::int64_t>(c.batch, 256), device);
+    const bool improved = dev < best_dev;
+    if (improved) {
+      best_dev = dev;
+      best_step = step;
+      nn::save_checkpoint(best, *model, nullptr, nullptr, step, {{"dev_mse", dev}});
+    }
+    nlohmann::json line = {{"step", step},
+                           {"epoch", epoch + 1},
+                           {"split", "dev"},
+                           {"mse", dev},
+                           {"best_mse", best_dev},
+                           {"train_loss", window_steps > 0 ? window_sum / double(window_steps) : 0.0},
+                           {"lr", optimizer->lr()},
+                           {"seconds", seconds_since(t_start)}};
+    append_json_line(metrics, line);
+    window_sum = 0.0;
+    window_steps = 0;
+    progress.message(fmt::format("step {}: dev mse {:.6f}{}", step, dev, improved ? " (best)" : ""));
+  };
+
+  progress.start(step);
+  model->train();
+  for (std::int64_t epoch = start_epoch; epoch < c.epochs; ++epoch) {
+    const std::vector<std::int64_t> order = epoch_order(c.train_size, seed, epoch);
+    std::int64_t last_eval_step = -1;
+    for (std::int64_t s = 0; s < steps_per_epoch; ++s) {
+      RegressionBatch batch;
+      {
+        auto scope = profile.time("data");
+        const auto begin = order.begin() + s * c.batch;
+        const auto end = order.begin() + std::min(c.train_size, (s + 1) * c.batch);
+        batch = task.batch(Split::Train, std::vector<std::int64_t>(begin, end)).to(device);
+      }
+      nn::Var loss;
+      float loss_value = 0.f;
+      {
+        auto scope = profile.time("forward");
+        loss = nn::mse(model->forward(batch.inputs), nn::Var(batch.targets));
+        loss_value = loss.item();
+      }
+      TOPO_CHECK(std::isfinite(loss_value), "training diverged: loss {} at step {} (lower --lr or set --clip)",
+                 loss_value, step);
+      {
+        auto scope = profile.time("backward");
+        loss.backward();
+      }
+      {
+        auto scope = profile.time("optimizer");
+        if (c.clip > 0) nn::clip_grad_norm(params, static_cast<float>(c.clip));
+        schedule.apply(*optimizer, step);
+        optimizer->step();
+        optimizer->zero_grad();
+      }
+      ++step;
+      r.losses.push_back(loss_value);
+      window_sum += loss_value;
+      ++window_steps;
+      tokens_seen += batch.inputs.num_tokens();
+      progress.step(step, epoch, loss_value, batch.inputs.num_tokens());
+      if (c.eval_every > 0 && step % c.eval_every == 0) {
+        evaluate_dev(epoch);
+        last_eval_step = step;
+      }
+    }
+    // Every epoch ends with an evaluation when eval_every is 0; the run always ends with one.
+    if ((c.eval_every == 0 || epoch + 1 == c.epochs) && last_eval_step != step) evaluate_dev(epoch);
+    {
+      auto scope = profile.time("checkpoint");
+      nlohmann::json meta = {{"config", c.to_json()},
+                             {"epochs_done", epoch + 1},
+                             {"best_dev_mse", std::isfinite(best_dev) ? nlohmann::json(best_dev) : nlohmann::json()},
+                             {"best_step", best_step},
+                             {"window_loss_sum", window_sum},
+                             {"window_steps", window_steps}};
+      nn::save_checkpoint(ckpt, *model, optimizer.get(), &dropout_gen, step, meta);
+    }
+    r.epochs_done = epoch + 1;
+    r.steps = step;
+    if (c.stop_after > 0 && epoch + 1 >= c.stop_after && epoch + 1 < c.epochs) {
+      progress.finish();
+      r.train_seconds = seconds_since(t_start);
+      r.best_dev_mse = best_dev;
+      r.best_step = best_step;
+      return r;  // interrupted on purpose: resume continues from the checkpoint
+    }
+  }
+  progress.finish();
+  r.train_seconds = seconds_since(t_start);
+  nlohmann::json kernel_profile;
+  if (c.profile) {
+    const topo::profile::Table table = topo::profile::snapshot();
+    for (int p = 0; p < static_cast<int>(topo::profile::Phase::Count); ++p)
+      for (int k = 0; k < static_cast<int>(topo::profile::Category::Count); ++k) {
+        const topo::profile::Entry& e = table[static_cast<std::size_t>(p)][static_cast<std::size_t>(k)];
+        if (e.calls == 0) continue;
+        kernel_profile[topo::profile::phase_name(static_cast<topo::profile::Phase>(p))]
+                      [topo::profile::category_name(static_cast<topo::profile::Category>(k))] = {
+                          {"seconds", e.seconds}, {"calls", e.calls}};
+      }
+    topo::profile::enable(false);
+  }
+
+  // The final test evaluation uses the best-on-dev parameters.
+  TOPO_CHECK(fs::exists(best), "no best-on-dev parameters at '{}' (was the run directory changed?)", best);
+  nn::load_checkpoint(best, *model, nullptr, nullptr);
+  {
+    auto scope = profile.time("test");
+    r.test_mse = evaluate_mse(*model, task, Split::Test, c.test_size, std::max<std::int64_t>(c.batch, 256), device);
+  }
+  r.baseline_mse = task.constant_guess_mse(Split::Test, c.test_size);
+  r.best_dev_mse = best_dev;
+  r.best_step = best_step;
+  r.completed = true;
+
+  nlohmann::json result = {{"task", c.task},
+                           {"model", c.model},
+                           {"variant", c.variant},
+                           {"test_mse", r.test_mse},
+                           {"baseline_mse", r.baseline_mse},
+                           {"baseline", "always guess k/2 per output, measured on the test set"},
+                           {"mse_over_baseline", r.test_mse / r.baseline_mse},
+                           {"best_dev_mse", r.best_dev_mse},
+                           {"best_step", r.best_step},
+                           {"epochs", c.epochs},
+                           {"steps", r.steps},
+                           {"train_seconds", r.train_seconds},
+                           {"tokens_per_second", r.train_seconds > 0 ? double(tokens_seen) / r.train_seconds : 0.0},
+                           {"resumed", c.resume},
+                           {"params", r.params},
+                           {"device", device.str()},
+                           {"threads", num_threads()},
+                           {"config", c.to_json()}};
+  if (c.profile) {
+    result["profile_seconds"] = profile.seconds;
+    result["kernel_profile"] = kernel_profile;
+  }
+  r.result = result;
+  write_file_atomic(result_file, result.dump(2) + "\n");
+  return r;
+}
+
+}  // namespace topo::apps

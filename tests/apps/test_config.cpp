@@ -1,0 +1,144 @@
+// TrainConfig: JSON and flags (flags win wherever they stand), type checks, and every validation error
+// naming its field and value.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "apps/train/cli.hpp"
+#include "apps/train/config.hpp"
+#include "kernels/error.hpp"
+
+using namespace topo;
+using namespace topo::apps;
+
+namespace {
+
+std::string temp_file(const std::string& name, const std::string& content) {
+  const auto path = std::filesystem::temp_directory_path() / ("topo_cfg_" + std::to_string(::getpid()) + "_" + name);
+  std::ofstream(path) << content;
+  return path.string();
+}
+
+std::optional<TrainConfig> parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "topo-train");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out;
+  return parse_train_args(static_cast<int>(argv.size()), argv.data(), out);
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("config: defaults are the paper's masked-summation setting and valid") {
+  TrainConfig c;
+  CHECK_NOTHROW(c.validate());
+  CHECK(c.n == 200);
+  CHECK(c.k == 10);
+  CHECK(c.d == 10);
+  CHECK(c.train_size == 10000);
+  // to_json lists every field, and applying it back reproduces the config.
+  TrainConfig other;
+  other.n = 1;
+  apply_config_json(other, c.to_json());
+  CHECK(other.to_json() == c.to_json());
+  CHECK(c.to_json().size() == config_fields().size());
+}
+
+TEST_CASE("config: JSON file, then flags; flags override wherever they stand") {
+  const std::string path =
+      temp_file("a.json", R"({"n": 20, "k": 3, "d": 4, "lr": 0.01, "model": "deepsets", "resume": true, "out": "x"})");
+  const auto c = parse({"--k", "5", "--config", path, "--lr", "0.02", "--train-size", "7"});
+  REQUIRE(c.has_value());
+  CHECK(c->n == 20);               // from the file
+  CHECK(c->d == 4);
+  CHECK(c->k == 5);                // the flag beats the file although it came first
+  CHECK(c->lr == doctest::Approx(0.02));
+  CHECK(c->train_size == 7);       // flag only
+  CHECK(c->resume);
+  CHECK(c->out == "x");
+  CHECK(c->epochs == TrainConfig{}.epochs);  // untouched default
+  const auto flags_only = parse({"--n", "30", "--k", "2", "--profile", "--variant", "no-ring", "--model", "star"});
+  REQUIRE(flags_only.has_value());
+  CHECK(flags_only->n == 30);
+  CHECK(flags_only->profile);
+  CHECK(flags_only->variant == "no-ring");
+  CHECK(!parse({"--help"}).has_value());
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("config: unknown keys, wrong types and unreadable files are errors naming them") {
+  TrainConfig c;
+  CHECK(error_of([&] { apply_config_json(c, {{"epochz", 3}}); }).find("'epochz'") != std::string::npos);
+  CHECK(error_of([&] { apply_config_json(c, {{"n", "20"}}); }).find("'n'") != std::string::npos);
+  CHECK(error_of([&] { apply_config_json(c, {{"k", 2.5}}); }).find("'k'") != std::string::npos);
+  CHECK(error_of([&] { apply_config_json(c, {{"resume", 1}}); }).find("'resume'") != std::string::npos);
+  CHECK(error_of([&] { apply_config_json(c, {{"model", 3}}); }).find("'model'") != std::string::npos);
+  CHECK(error_of([&] { apply_config_json(c, nlohmann::json::array({1, 2})); }).find("object") != std::string::npos);
+  CHECK(error_of([&] { parse({"--n", "abc"}); }).find("'n'") != std::string::npos);
+  CHECK(error_of([&] { parse({"--lr", "1e-3x"}); }).find("'lr'") != std::string::npos);
+  CHECK(!error_of([&] { parse({"--bogus", "1"}); }).empty());
+  const std::string broken = temp_file("broken.json", "{\"n\": 20,");
+  CHECK(error_of([&] { parse({"--config", broken}); }).find(broken) != std::string::npos);
+  CHECK(error_of([&] { parse({"--config", "/nonexistent/topo.json"}); }).find("/nonexistent/topo.json") !=
+        std::string::npos);
+  std::filesystem::remove(broken);
+}
+
+TEST_CASE("config: every validation error names its field and value") {
+  struct Bad {
+    const char* field;
+    nlohmann::json value;
+    const char* shown;
+  };
+  const std::vector<Bad> cases = {
+      {"task", "sst", "'sst'"},          {"model", "lstm", "'lstm'"},      {"variant", "half", "'half'"},
+      {"n", 0, "0"},                     {"n_min", -1, "-1"},              {"d", 1, "1"},
+      {"k", 0, "0"},                     {"k", 201, "201"},                {"train_size", -5, "-5"},
+      {"dev_size", 0, "0"},              {"test_size", -1, "-1"},          {"max_len", -2, "-2"},
+      {"layers", 0, "0"},                {"hidden", 0, "0"},               {"head_hidden", -1, "-1"},
+      {"pooling", "median", "'median'"}, {"dropout", 1.0, "1"},            {"epochs", 0, "0"},
+      {"batch", 0, "0"},                 {"optimizer", "sgd", "'sgd'"},    {"lr", -1e-3, "-0.001"},
+      {"schedule", "step", "'step'"},    {"warmup", -1, "-1"},             {"clip", -1.0, "-1"},
+      {"weight_decay", -0.1, "-0.1"},    {"seed", -3, "-3"},               {"threads", -1, "-1"},
+      {"device", "tpu", "'tpu'"},        {"eval_every", -1, "-1"},         {"log_every", 0, "0"},
+      {"progress", "fancy", "'fancy'"},  {"out", "", "''"},                {"stop_after", -1, "-1"},
+      {"residual", true, "true"},
+  };
+  for (const Bad& bad : cases) {
+    TrainConfig c;
+    set_config_field(c, bad.field, bad.value);
+    const std::string message = error_of([&] { c.validate(); });
+    INFO(bad.field << " = " << bad.value.dump() << ": " << message);
+    CHECK(message.find(std::string("'") + bad.field + "'") != std::string::npos);
+    CHECK(message.find(bad.shown) != std::string::npos);
+  }
+  // Checks that involve two fields.
+  TrainConfig c;
+  c.model = "star";
+  c.heads = 7;
+  CHECK(error_of([&] { c.validate(); }).find("'heads' = 7") != std::string::npos);
+  c = TrainConfig{};
+  c.variant = "no-radical";  // deepsets has no ablations
+  CHECK(error_of([&] { c.validate(); }).find("'variant'") != std::string::npos);
+  c = TrainConfig{};
+  c.n_min = 5;  // k = 10 > the shortest length 5
+  CHECK(error_of([&] { c.validate(); }).find("'k' = 10") != std::string::npos);
+  c = TrainConfig{};
+  c.max_len = 100;  // n = 200 > max_len
+  CHECK(error_of([&] { c.validate(); }).find("'n' = 200") != std::string::npos);
+  // The command line validates too.
+  CHECK(error_of([&] { parse({"--n", "10", "--k", "11"}); }).find("'k' = 11") != std::string::npos);
+}

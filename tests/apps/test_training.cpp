@@ -1,0 +1,293 @@
+// topo-train end to end: a short real run learns masked summation, resume continues bitwise identically,
+// result.json is complete and written atomically, and the binary fails cleanly on malformed configs.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "apps/tasks/masked_sum.hpp"
+#include "apps/train/io.hpp"
+#include "apps/train/model_factory.hpp"
+#include "apps/train/trainer.hpp"
+#include "kernels/error.hpp"
+#include "nn/checkpoint.hpp"
+
+using namespace topo;
+using namespace topo::apps;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("topo_train_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(dir);
+  return dir;
+}
+
+TrainConfig small_config(const fs::path& out) {
+  TrainConfig c;
+  c.n = 20;
+  c.k = 3;
+  c.d = 4;
+  c.train_size = 2000;
+  c.dev_size = 500;
+  c.test_size = 1000;
+  c.epochs = 5;
+  c.hidden = 32;
+  c.head_hidden = 32;
+  c.batch = 32;
+  c.lr = 3e-3;
+  c.progress = "none";
+  c.out = out.string();
+  return c;
+}
+
+nlohmann::json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  REQUIRE(in.good());
+  return nlohmann::json::parse(in);
+}
+
+// Runs a shell command, returning its exit status and combined output.
+std::pair<int, std::string> run_command(const std::string& command) {
+  std::FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string output;
+  char buffer[4096];
+  while (std::fgets(buffer, sizeof buffer, pipe)) output += buffer;
+  const int status = ::pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+fs::path topo_train_binary() {
+  // The test executable and topo-train share the build's bin/ directory.
+  return fs::read_symlink("/proc/self/exe").parent_path() / "topo-train";
+}
+
+}  // namespace
+
+TEST_CASE("training: DeepSets learns masked summation (n = 20, k = 3) far below the k/2 baseline") {
+  const fs::path dir = fresh_dir("learn");
+  const TrainConfig c = small_config(dir);
+  const TrainResult r = Trainer(c).run();
+  REQUIRE(r.completed);
+  // The baseline is measured on the test set; a sum of 3 U[0,1) has variance 3/12.
+  CHECK(r.baseline_mse == doctest::Approx(MaskedSumTask({20, 0, 3, 4, 1}).constant_guess_mse(Split::Test, 1000)));
+  CHECK(r.baseline_mse == doctest::Approx(0.25).epsilon(0.15));
+  INFO("test mse " << r.test_mse << " baseline " << r.baseline_mse);
+  CHECK(r.test_mse < 0.25 * r.baseline_mse);
+  CHECK(r.steps == 5 * 63);
+  CHECK(r.losses.size() == 315u);
+  CHECK(r.losses.back() < r.losses.front());
+
+  // result.json: complete, and no temp file left behind by the atomic write.
+  const nlohmann::json result = read_json(Trainer::result_path(c.out));
+  for (const char* key : {"task", "model", "variant", "test_mse", "baseline_mse", "epochs", "train_seconds", "params",
+                          "config", "best_dev_mse", "best_step", "steps"})
+    CHECK_MESSAGE(result.contains(key), key);
+  CHECK(result.at("task") == "masked-sum");
+  CHECK(result.at("model") == "deepsets");
+  CHECK(result.at("test_mse").get<double>() == r.test_mse);
+  CHECK(result.at("params").get<std::int64_t>() == r.params);
+  CHECK(result.at("config") == c.to_json());
+  for (const auto& entry : fs::directory_iterator(dir))
+    CHECK_MESSAGE(entry.path().filename().string().find(".tmp") == std::string::npos, entry.path().string());
+
+  // metrics.jsonl: one dev evaluation per epoch, the best one is what was tested.
+  const auto lines = read_json_lines(Trainer::metrics_path(c.out));
+  REQUIRE(lines.size() == 5u);
+  double best = 1e30;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    CHECK(lines[i].at("step").get<std::int64_t>() == 63 * static_cast<std::int64_t>(i + 1));
+    best = std::min(best, lines[i].at("mse").get<double>());
+  }
+  CHECK(r.best_dev_mse == best);
+  // The test evaluation used the best-on-dev parameters (best.ckpt): a fresh model loaded from them agrees.
+  const auto reloaded = make_task_model(c);
+  nn::load_checkpoint(Trainer::best_path(c.out), *reloaded, nullptr, nullptr);
+  const MaskedSumTask task({c.n, 0, c.k, c.d, static_cast<std::uint64_t>(c.seed)});
+  CHECK(evaluate_mse(*reloaded, task, Split::Test, c.test_size, 256, Device::cpu()) == r.test_mse);
+  CHECK(evaluate_mse(*reloaded, task, Split::Dev, c.dev_size, 256, Device::cpu()) == r.best_dev_mse);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("training: resume from the epoch checkpoint continues the identical loss curve") {
+  // Dropout, weight decay, warm-up and a linear decay make every piece of state matter: the dropout
+  // generator, the Adam moments, the step the schedule reads and the shuffle of the next epoch.
+  auto config = [](const fs::path& dir) {
+    TrainConfig c = small_config(dir);
+    c.train_size = 320;
+    c.dev_size = 64;
+    c.test_size = 64;
+    c.epochs = 3;
+    c.hidden = 16;
+    c.head_hidden = 16;
+    c.dropout = 0.1;
+    c.weight_decay = 1e-4;
+    c.warmup = 5;
+    c.schedule = "linear";
+    c.eval_every = 7;  // evaluations straddle the epoch boundaries
+    return c;
+  };
+  const fs::path a_dir = fresh_dir("resume_a"), b_dir = fresh_dir("resume_b");
+  const TrainResult full = Trainer(config(a_dir)).run();
+  REQUIRE(full.completed);
+  REQUIRE(full.losses.size() == 30u);
+
+  TrainConfig first = config(b_dir);
+  first.stop_after = 1;
+  const TrainResult part1 = Trainer(first).run();
+  CHECK(!part1.completed);
+  REQUIRE(part1.losses.size() == 10u);
+  CHECK(!fs::exists(Trainer::result_path(first.out)));
+  // An interrupted run may have logged past its checkpoint; resume must drop such lines.
+  append_json_line(Trainer::metrics_path(first.out), {{"step", 999}, {"split", "dev"}, {"mse", 0.0}});
+
+  TrainConfig second = config(b_dir);
+  second.resume = true;
+  const TrainResult part2 = Trainer(second).run();
+  REQUIRE(part2.completed);
+  REQUIRE(part2.losses.size() == 20u);
+  for (std::size_t i = 0; i < 30; ++i) {
+    const float resumed = i < 10 ? part1.losses[i] : part2.losses[i - 10];
+    INFO("step " << i);
+    CHECK(resumed == full.losses[i]);  // bitwise
+  }
+  CHECK(part2.test_mse == full.test_mse);
+  CHECK(part2.best_step == full.best_step);
+  const auto lines_a = read_json_lines(Trainer::metrics_path(full.result.at("config").at("out")));
+  const auto lines_b = read_json_lines(Trainer::metrics_path(second.out));
+  REQUIRE(lines_a.size() == lines_b.size());
+  for (std::size_t i = 0; i < lines_a.size(); ++i) {
+    CHECK(lines_a[i].at("step") == lines_b[i].at("step"));
+    CHECK(lines_a[i].at("mse") == lines_b[i].at("mse"));
+    CHECK(lines_a[i].at("train_loss") == lines_b[i].at("train_loss"));
+  }
+
+  // Resuming with different settings, or without a checkpoint, is refused with the reason.
+  TrainConfig changed = config(b_dir);
+  changed.resume = true;
+  changed.lr = 1e-2;
+  try {
+    Trainer(changed).run();
+    FAIL("resume with a changed lr did not throw");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("'lr'") != std::string::npos);
+  }
+  TrainConfig missing = config(fresh_dir("resume_missing"));
+  missing.resume = true;
+  CHECK_THROWS_AS(Trainer(missing).run(), Error);
+  fs::remove_all(a_dir);
+  fs::remove_all(b_dir);
+  fs::remove_all(missing.out);
+}
+
+TEST_CASE("write_file_atomic replaces a file whole and reports unwritable paths") {
+  const fs::path dir = fresh_dir("atomic");
+  fs::create_directories(dir);
+  const std::string path = (dir / "result.json").string();
+  write_file_atomic(path, "old\n");
+  write_file_atomic(path, "new content\n");
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text == "new content\n");
+  CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 1);
+  try {
+    write_file_atomic((dir / "no_such_dir" / "x.json").string(), "x");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(std::string(e.what()).find("no_such_dir") != std::string::npos);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("topo-train binary: malformed configs exit non-zero naming the field; a tiny run succeeds") {
+  const fs::path binary = topo_train_binary();
+  REQUIRE_MESSAGE(fs::exists(binary), "build the topo-train target first: ", binary.string());
+  const fs::path dir = fresh_dir("cli");
+  fs::create_directories(dir);
+  struct Case {
+    std::string config;
+    std::string flags;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {R"({"n": -5})", "", "'n'"},
+      {R"({"n": 20, "k": 30})", "", "'k' = 30"},
+      {R"({"epochz": 3})", "", "'epochz'"},
+      {R"({"lr": "fast"})", "", "'lr'"},
+      {R"({"n": 20,)", "", "not valid JSON"},
+      {R"({"model": "star", "hidden": 10, "heads": 3})", "", "'heads' = 3"},
+      {R"({})", "--batch -1", "'batch'"},
+      {R"({})", "--threads many", "'threads'"},
+  };
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const fs::path cfg = dir / ("bad" + std::to_string(i) + ".json");
+    std::ofstream(cfg) << cases[i].config;
+    const auto [code, output] =
+        run_command(binary.string() + " --config " + cfg.string() + " " + cases[i].flags + " --out " + (dir / "run").string());
+    INFO(cases[i].config << " " << cases[i].flags << " -> exit " << code << ": " << output);
+    CHECK(code == 1);
+    CHECK(output.find(cases[i].expected) != std::string::npos);
+    CHECK(output.find("error") != std::string::npos);
+  }
+  const auto [code, output] = run_command(binary.string() +
+                                          " --task masked-sum --model deepsets --n 8 --k 2 --d 3 --train-size 64 "
+                                          "--dev-size 16 --test-size 16 --epochs 1 --hidden 8 --progress lines --profile --out " +
+                                          (dir / "ok").string());
+  INFO(output);
+  CHECK(code == 0);
+  CHECK(fs::exists(dir / "ok" / "result.json"));
+  CHECK(output.find("baseline") != std::string::npos);
+  // --profile: kernel time per op category; DeepSets' Linear layers are GEMMs, forward and backward.
+  const nlohmann::json result = read_json(dir / "ok" / "result.json");
+  REQUIRE(result.contains("kernel_profile"));
+  CHECK(result.at("kernel_profile").at("forward").at("gemm").at("calls").get<std::int64_t>() > 0);
+  CHECK(result.at("kernel_profile").at("backward").at("gemm").at("calls").get<std::int64_t>() > 0);
+  CHECK(result.contains("profile_seconds"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("training: Star-Transformer and Transformer plug in through the factory; Star resumes bitwise") {
+  auto config = [](const fs::path& dir, const std::string& model) {
+    TrainConfig c = small_config(dir);
+    c.model = model;
+    c.n = 12;
+    c.train_size = 96;
+    c.dev_size = 32;
+    c.test_size = 32;
+    c.epochs = 2;
+    c.hidden = 16;
+    c.heads = 2;
+    c.head_hidden = 16;
+    c.dropout = 0.2;  // the attention encoders draw masks from the default generator: resume must restore it
+    c.variant = model == "star" ? "no-radical" : "full";
+    return c;
+  };
+  const fs::path a = fresh_dir("star_a"), b = fresh_dir("star_b"), t = fresh_dir("transformer");
+  const TrainResult full = Trainer(config(a, "star")).run();
+  REQUIRE(full.completed);
+  CHECK(full.result.at("model") == "star");
+  CHECK(full.result.at("variant") == "no-radical");
+  TrainConfig first = config(b, "star");
+  first.stop_after = 1;
+  const TrainResult part1 = Trainer(first).run();
+  TrainConfig second = config(b, "star");
+  second.resume = true;
+  const TrainResult part2 = Trainer(second).run();
+  REQUIRE(part1.losses.size() + part2.losses.size() == full.losses.size());
+  for (std::size_t i = 0; i < full.losses.size(); ++i) {
+    INFO("step " << i);
+    CHECK((i < part1.losses.size() ? part1.losses[i] : part2.losses[i - part1.losses.size()]) == full.losses[i]);
+  }
+  CHECK(part2.test_mse == full.test_mse);
+  const TrainResult transformer = Trainer(config(t, "transformer")).run();
+  CHECK(transformer.completed);
+  CHECK(std::isfinite(transformer.test_mse));
+  for (const auto& dir : {a, b, t}) fs::remove_all(dir);
+}
