@@ -1,6 +1,7 @@
 #include "kernels/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -36,6 +37,10 @@ void write_file_atomically(const std::string& path, const std::vector<ByteRange>
   const int fd = ::mkstemp(tmp.data());
   TOPO_CHECK(fd >= 0, "cannot create a temp file for {} in {}: {}", path, directory_of(path), std::strerror(errno));
   try {
+    // mkstemp makes the file 0600; a result file gets the usual permissions (0666 less the umask).
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    TOPO_CHECK(::fchmod(fd, 0666 & ~mask) == 0, "cannot set the permissions of {}: {}", tmp, std::strerror(errno));
     for (const ByteRange& part : parts) write_all(fd, part, tmp);
     TOPO_CHECK(::fsync(fd) == 0, "fsync of {} failed: {}", tmp, std::strerror(errno));
   } catch (...) {

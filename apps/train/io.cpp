@@ -8,10 +8,6 @@
 
 namespace topo::apps {
 
-void write_file_atomic(const std::string& path, const std::string& content) {
-  write_file_atomically(path, std::string_view(content));
-}
-
 void append_json_line(const std::string& path, const nlohmann::json& line) {
   std::ofstream out(path, std::ios::app);
   TOPO_CHECK(out.good(), "cannot open '{}' for appending", path);

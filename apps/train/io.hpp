@@ -1,15 +1,14 @@
 #pragma once
 // Small file helpers for run directories.
 #include <string>
+
+#include "kernels/atomic_file.hpp"
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 namespace topo::apps {
 
-// The project's atomic writer (kernels/atomic_file.hpp) for text: readers see the old file or the complete
-// new one, never a partial one; errors name the path.
-void write_file_atomic(const std::string& path, const std::string& content);
 // Appends one compact JSON line and flushes (metrics.jsonl).
 void append_json_line(const std::string& path, const nlohmann::json& line);
 // Every line of a JSON-lines file parsed (missing file: empty); a malformed line is an error naming it.

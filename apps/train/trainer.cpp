@@ -156,7 +156,7 @@ TrainResult Trainer::run() {
     std::string kept;
     for (const nlohmann::json& line : read_json_lines(metrics))
       if (line.value("step", std::int64_t{0}) <= step) kept += line.dump() + "\n";
-    write_file_atomic(metrics, kept);
+    write_file_atomically(metrics, kept);
   } else {
     for (const std::string& stale : {ckpt, best, metrics, result_file}) fs::remove(stale);
   }
@@ -320,7 +320,7 @@ TrainResult Trainer::run() {
     result["kernel_profile"] = kernel_profile;
   }
   r.result = result;
-  write_file_atomic(result_file, result.dump(2) + "\n");
+  write_file_atomically(result_file, result.dump(2) + "\n");
   return r;
 }
 

@@ -29,7 +29,7 @@ __device__ __forceinline__ void warp_row_stats(const float* row, std::int64_t c,
   for (std::int64_t j = lane; j < c; j += 32) m = fmaxf(m, row[j]);
   m = warp_max(m);
   s = 0.f;
-  for (std::int64_t j = lane; j < c; j += 32) s += topo::loss_exp(row[j] - m);
+  for (std::int64_t j = lane; j < c; j += 32) s += topo::exp_approx(row[j] - m);
   s = warp_sum(s);
 }
 

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <cstdint>
 #if !defined(__CUDA_ARCH__)
-#include <bit>
 #endif
 
+#include "kernels/dense/fast_exp.hpp"
 #include "kernels/hd.hpp"
 
 namespace topo {
@@ -24,38 +24,6 @@ namespace topo {
 // MSE partial sums cover fixed chunks of this many elements, so the summation tree depends only on n.
 inline constexpr std::int64_t kMseChunk = 4096;
 
-TOPO_HD float float_from_bits(std::uint32_t bits) {
-#if defined(__CUDA_ARCH__)
-  return __uint_as_float(bits);
-#else
-  return std::bit_cast<float>(bits);
-#endif
-}
-
-// exp(x) for softmax arguments (x - max <= 0), written so host loops vectorize: libm's expf is an opaque
-// scalar call (errno), and floorf also blocked GCC's vectorizer; this version measured ~25x faster per
-// element in a 32000-wide row. x = n ln2 + r with n = round(x / ln2) by the 1.5 * 2^23 trick and
-// |r| <= ln2/2 (Cody-Waite split: n * kLn2Hi is exact); exp(r) by its Taylor series to r^7 (truncation
-// < 6e-9 relative, below float rounding); 2^n from the exponent bits. Within a few ulp of expf on
-// [-87.3, 88]; x is clamped to [-88, 88], and n = -127 gives the bit pattern 0, so x <= -88 (and any
-// result that would be subnormal near it) is exactly 0. NaN propagates.
-TOPO_HD float loss_exp(float x) {
-  const float kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f, kRound = 12582912.f;  // 1.5 * 2^23
-  float xc = x > 88.f ? 88.f : x;
-  xc = xc < -88.f ? -88.f : xc;
-  const float n = (xc * 1.44269504f + kRound) - kRound;
-  const float r = (xc - n * kLn2Hi) - n * kLn2Lo;
-  float p = 1.f / 5040.f;
-  p = p * r + 1.f / 720.f;
-  p = p * r + 1.f / 120.f;
-  p = p * r + 1.f / 24.f;
-  p = p * r + 1.f / 6.f;
-  p = p * r + 0.5f;
-  p = p * r + 1.f;
-  p = p * r + 1.f;
-  return p * float_from_bits(static_cast<std::uint32_t>(static_cast<std::int32_t>(n) + 127) << 23);
-}
-
 TOPO_HD float row_max(const float* x, std::int64_t c) {
   float m = -INFINITY;
   TOPO_LOSS_SIMD_REDUCE(max : m)
@@ -67,7 +35,7 @@ TOPO_HD float row_max(const float* x, std::int64_t c) {
 TOPO_HD float row_sum_exp(const float* x, std::int64_t c, float m) {
   float s = 0.f;
   TOPO_LOSS_SIMD_REDUCE(+ : s)
-  for (std::int64_t j = 0; j < c; ++j) s += loss_exp(x[j] - m);
+  for (std::int64_t j = 0; j < c; ++j) s += exp_approx(x[j] - m);
   return s;
 }
 
@@ -76,7 +44,7 @@ TOPO_HD float ce_row_loss(float m, float sum_exp, float x_target) { return m + l
 
 // d loss / d x_j for one row: (softmax_j - [j == target]) * scale, scale = grad / count.
 TOPO_HD float ce_grad(float x, float m, float inv_sum_exp, bool is_target, float scale) {
-  return (loss_exp(x - m) * inv_sum_exp - (is_target ? 1.f : 0.f)) * scale;
+  return (exp_approx(x - m) * inv_sum_exp - (is_target ? 1.f : 0.f)) * scale;
 }
 TOPO_HD float ce_grad_scale(float grad, std::int64_t count) { return grad / static_cast<float>(count); }
 

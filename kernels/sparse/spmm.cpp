@@ -12,10 +12,21 @@ namespace {
 
 // One destination row: accumulate straight into the output row (no scratch), then finish.
 // kTrack: record arg indices (max/min).
+// When the edge operand holds one scalar per `chunk` consecutive node features (attention weights [E, H, 1]
+// against values [N, H, D]: chunk = D) and the node operand is not broadcast, returns chunk; else 0.
+std::int64_t per_chunk_edge_scalar(const FeatureBcast& bc) {
+  const BcastView& b = bc.view;
+  if (bc.rhs_off.empty() || b.rhs_len == 0 || b.out_len % b.rhs_len != 0 || b.lhs_len != b.out_len) return 0;
+  const std::int64_t chunk = b.out_len / b.rhs_len;
+  for (std::int64_t f = 0; f < b.out_len; ++f)
+    if (bc.lhs_off[f] != f || bc.rhs_off[f] != f / chunk) return 0;
+  return chunk;
+}
+
 template <class Id, bool kTrack>
 void spmm_rows_cpu(MessageOp op, SpmmReduce reduce, const Id* indptr, const Id* indices, const Id* eids,
                    std::int64_t begin, std::int64_t end, const float* ufeat, const float* efeat, const BcastView& b,
-                   float* out, std::int64_t* arg_u, std::int64_t* arg_e) {
+                   std::int64_t chunk, float* out, std::int64_t* arg_u, std::int64_t* arg_e) {
   const std::int64_t len = b.out_len;
   const float identity = reduce_identity(reduce);
   const bool plain = b.lhs_off == nullptr && b.rhs_off == nullptr;
@@ -42,6 +53,17 @@ void spmm_rows_cpu(MessageOp op, SpmmReduce reduce, const Id* indptr, const Id* 
           for (std::int64_t f = 0; f < len; ++f) o[f] += ur[f] * er[f];
         } else {
           for (std::int64_t f = 0; f < len; ++f) o[f] += message(op, ur ? ur[f] : 0.f, er ? er[f] : 0.f);
+        }
+        continue;
+      }
+      if (!kTrack && chunk > 0 && op == MessageOp::UMulE && reduce != SpmmReduce::Max && reduce != SpmmReduce::Min) {
+        // Weighted sum with one weight per head: contiguous D-long loops (the attention-weights case).
+        for (std::int64_t h = 0; h < b.rhs_len; ++h) {
+          const float w = er[h];
+          float* oh = o + h * chunk;
+          const float* uh = ur + h * chunk;
+#pragma omp simd
+          for (std::int64_t f = 0; f < chunk; ++f) oh[f] += uh[f] * w;
         }
         continue;
       }
@@ -83,6 +105,7 @@ SpmmOutput gspmm(MessageOp op, SpmmReduce reduce, const CsrView& in_csr, const T
   }
   Tensor offsets_holder;
   const BcastView view = bcast_view_on(bc, device, offsets_holder);
+  const std::int64_t chunk = use_u && use_e ? per_chunk_edge_scalar(bc) : 0;
   const float* up = use_u ? ufeat.data<float>() : nullptr;
   const float* ep = use_e ? efeat.data<float>() : nullptr;
   float* op_out = result.out.data<float>();
@@ -98,10 +121,11 @@ SpmmOutput gspmm(MessageOp op, SpmmReduce reduce, const CsrView& in_csr, const T
         parallel_rows(indptr, in_csr.num_rows, view.out_len,
                       [&](std::int64_t b, std::int64_t e) {
                         if (track)
-                          spmm_rows_cpu<Id, true>(op, reduce, indptr, indices, eids, b, e, up, ep, view, op_out, au, ae);
+                          spmm_rows_cpu<Id, true>(op, reduce, indptr, indices, eids, b, e, up, ep, view, chunk, op_out,
+                                                  au, ae);
                         else
-                          spmm_rows_cpu<Id, false>(op, reduce, indptr, indices, eids, b, e, up, ep, view, op_out, au,
-                                                   ae);
+                          spmm_rows_cpu<Id, false>(op, reduce, indptr, indices, eids, b, e, up, ep, view, chunk, op_out,
+                                                   au, ae);
                       }),
         cuda::gspmm(op, reduce, indptr, indices, eids, in_csr.num_rows, up, ep, view, op_out, au, ae));
   });

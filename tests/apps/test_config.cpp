@@ -8,12 +8,15 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "tests/support/testing.hpp"
 #include "apps/train/cli.hpp"
 #include "apps/train/config.hpp"
 #include "kernels/error.hpp"
 
 using namespace topo;
 using namespace topo::apps;
+
+using topo::testing::error_of;
 
 namespace {
 
@@ -29,15 +32,6 @@ std::optional<TrainConfig> parse(std::vector<std::string> args) {
   for (const auto& a : args) argv.push_back(a.c_str());
   std::ostringstream out;
   return parse_train_args(static_cast<int>(argv.size()), argv.data(), out);
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace

@@ -209,18 +209,18 @@ TEST_CASE("training: resume from the epoch checkpoint continues the identical lo
   fs::remove_all(missing.out);
 }
 
-TEST_CASE("write_file_atomic replaces a file whole and reports unwritable paths") {
+TEST_CASE("write_file_atomically replaces a file whole and reports unwritable paths") {
   const fs::path dir = fresh_dir("atomic");
   fs::create_directories(dir);
   const std::string path = (dir / "result.json").string();
-  write_file_atomic(path, "old\n");
-  write_file_atomic(path, "new content\n");
+  write_file_atomically(path, "old\n");
+  write_file_atomically(path, "new content\n");
   std::ifstream in(path);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CHECK(text == "new content\n");
   CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 1);
   try {
-    write_file_atomic((dir / "no_such_dir" / "x.json").string(), "x");
+    write_file_atomically((dir / "no_such_dir" / "x.json").string(), "x");
     FAIL("no error");
   } catch (const Error& e) {
     CHECK(std::string(e.what()).find("no_such_dir") != std::string::npos);

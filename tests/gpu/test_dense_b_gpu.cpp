@@ -11,19 +11,11 @@
 using namespace topo;
 using topo::testing::kAwkwardSizes;
 
+using topo::testing::error_of;
+
 namespace {
 
 const Device kGpu = Device::cuda();
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 Tensor scalar(float v, Device d) { return Tensor::from_vector(std::vector<float>{v}, {}, d); }
 

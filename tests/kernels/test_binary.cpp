@@ -6,6 +6,8 @@
 using namespace topo;
 using topo::testing::random_uniform;
 
+using topo::testing::error_of;
+
 namespace {
 
 // Index of the element of an operand shaped `s` that result element `flat` (of result shape `out`) reads,
@@ -30,15 +32,6 @@ float reference_op(BinaryOp op, float a, float b) {
     case BinaryOp::Div: return a / b;
   }
   return 0;
-}
-
-std::string error_of(auto&& f) {
-  try {
-    f();
-  } catch (const topo::Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 using namespace topo;
 using topo::testing::kAwkwardSizes;
 
+using topo::testing::error_of;
+
 namespace {
 
 Tensor ids_as(const Tensor& ids64, DType dtype) {
@@ -15,17 +17,6 @@ Tensor ids_as(const Tensor& ids64, DType dtype) {
   std::vector<std::int32_t> v;
   for (std::int64_t x : ids64.to_vector<std::int64_t>()) v.push_back(std::int32_t(x));
   return Tensor::from_vector(v, ids64.shape());
-}
-
-// Runs `f` and returns the topo::Error message ("" when nothing was thrown).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }

@@ -10,6 +10,8 @@
 using namespace topo;
 using topo::testing::kAwkwardSizes;
 
+using topo::testing::error_of;
+
 namespace {
 
 // Reference cross entropy in double: mean over rows with t != ignore of log(sum_j exp(x_j)) - x_t,
@@ -52,33 +54,9 @@ std::vector<float> numeric_grad(std::vector<float> x, F&& f, float h) {
   return g;
 }
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 Tensor scalar(float v) { return Tensor::from_vector(std::vector<float>{v}, {}); }
 
 }  // namespace
-
-TEST_CASE("loss_exp (the vectorizable exp behind cross entropy) is within a few ulp of exp") {
-  double worst = 0;
-  for (int i = -873000; i <= 880000; ++i) {
-    const float x = i * 1e-4f;
-    const double expected = std::exp(double(x));
-    worst = std::max(worst, std::abs(loss_exp(x) - expected) / expected);
-  }
-  CHECK(worst < 4e-7);  // float epsilon is 1.2e-7
-  CHECK(loss_exp(0.f) == 1.f);
-  CHECK(loss_exp(-88.f) == 0.f);
-  CHECK(loss_exp(-INFINITY) == 0.f);
-  CHECK(std::isnan(loss_exp(NAN)));
-}
 
 TEST_CASE("cross_entropy matches the double reference at awkward sizes, with ignored rows") {
   for (std::int64_t n : kAwkwardSizes) {

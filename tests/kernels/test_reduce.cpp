@@ -7,6 +7,8 @@
 using namespace topo;
 using topo::testing::random_uniform;
 
+using topo::testing::error_of;
+
 namespace {
 
 struct Ref {
@@ -49,15 +51,6 @@ Shape reduced_shape(Shape s, int dim, bool keepdim) {
   else
     s.erase(s.begin() + dim);
   return s;
-}
-
-std::string error_of(auto&& f) {
-  try {
-    f();
-  } catch (const topo::Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 const ReduceOp kOps[] = {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max};

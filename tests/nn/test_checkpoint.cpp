@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/support/testing.hpp"
 #include "nn/checkpoint.hpp"
 #include "nn/layers.hpp"
 #include "nn/optim.hpp"
@@ -12,6 +13,8 @@
 namespace nn = topo::nn;
 namespace fs = std::filesystem;
 using topo::Tensor;
+
+using topo::testing::error_of;
 
 namespace {
 
@@ -40,15 +43,6 @@ struct Tiny : nn::Module {
   }
   nn::Var forward(const nn::Var& x) const { return fc2->forward(drop->forward(nn::relu(fc1->forward(x)))); }
 };
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const topo::Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 

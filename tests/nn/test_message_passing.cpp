@@ -2,6 +2,8 @@
 // gradcheck, UDFs against the built-ins, multi_update_all's cross reducers, errors, and a GAT layer.
 #include <doctest/doctest.h>
 
+#include "tests/support/testing.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -16,6 +18,8 @@ using namespace topo::nn;
 using topo::nn::testing::leaf;
 using topo::nn::testing::TestGraph;
 using topo::nn::testing::test_graphs;
+
+using topo::testing::error_of;
 
 namespace {
 
@@ -280,16 +284,6 @@ TEST_CASE("multi_update_all combines relations per destination type with each cr
 }
 
 namespace {
-// The message of the Error thrown by f ("" when none).
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 }  // namespace
 

@@ -25,6 +25,17 @@ Tensor random_ids(const Shape& shape, std::int64_t high, std::uint64_t seed, Dev
 double closeness(const std::vector<float>& a, const std::vector<float>& b, double atol, double rtol,
                  std::size_t* where = nullptr);
 
+// The topo::Error message `f` throws, or "" when it throws nothing (other exceptions propagate).
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 // Path inside ../shared/data, or "" when it is missing. Under CI=true a missing data set fails the test.
 std::string shared_data_path(const std::string& relative);
 
