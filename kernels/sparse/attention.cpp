@@ -60,7 +60,7 @@ void backward_dst_rows_cpu(const Id* indptr, const Id* indices, const Id* eids, 
       for (std::int64_t j = indptr[r]; j < indptr[r + 1]; ++j) {
         const std::int64_t u = indices[j], e = eids[j];
         const float* kr = k + (u * d.heads + h) * d.dk;
-        const float pe = expf(scale * dot(qr, kr, d.dk) - lse[rh]);
+        const float pe = exp_approx(scale * dot(qr, kr, d.dk) - lse[rh]);
         const float dse = pe * (dot(gr, v + (u * d.heads + h) * d.dv, d.dv) - delta);
         p[e * d.heads + h] = pe;
         ds[e * d.heads + h] = dse;

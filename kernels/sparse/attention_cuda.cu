@@ -63,7 +63,7 @@ __global__ void backward_dst_kernel(const Id* indptr, const Id* indices, const I
     for (std::int64_t j = indptr[r]; j < indptr[r + 1]; ++j) {
       const std::int64_t u = indices[j], e = eids[j];
       const float* kr = k + (u * heads + h) * dk;
-      const float pe = expf(scale * warp_dot(qr, kr, dk, lane) - lse[w]);
+      const float pe = exp_approx(scale * warp_dot(qr, kr, dk, lane) - lse[w]);
       const float dse = pe * (warp_dot(gr, v + (u * heads + h) * dv, dv, lane) - delta);
       if (lane == 0) {
         p[e * heads + h] = pe;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/dense/fast_exp.hpp"
 #include "kernels/hd.hpp"
 
 namespace topo {
@@ -13,8 +14,9 @@ namespace topo {
 // p = exp(s - m_new); `rescale` = exp(m_old - m_new) is what earlier accumulations must be multiplied by.
 TOPO_HD float online_softmax_push(float& m, float& l, float s, float& rescale) {
   const float m_new = fmaxf(m, s);
-  rescale = expf(m - m_new);  // m = -inf on the first step gives 0: nothing accumulated yet
-  const float p = expf(s - m_new);
+  // exp_approx: vectorizable and exactly 0 below -87, so m = -inf on the first step gives a rescale of 0.
+  rescale = exp_approx(m - m_new);
+  const float p = exp_approx(s - m_new);
   l = l * rescale + p;
   m = m_new;
   return p;
