@@ -74,7 +74,7 @@ TOPO_BENCH_SUITE(models, "Star-Transformer vs dense Transformer per batch of 128
     bench.annotate("dense_over_star_inference", per_batch[2] / per_batch[0]);
     bench.annotate("dense_over_star_train", per_batch[3] / per_batch[1]);
   }
-  if (const std::string path = bench.artifact_path("models.svg"); !path.empty())
+  if (const std::string path = bench.artifact_path("plot.svg"); !path.empty())
     bench::write_log_log_svg(path, "Star-Transformer vs dense Transformer (d=300, 6 heads, 2 layers)",
                              "sentence length n", "time per token (us)", series);
 }
