@@ -66,15 +66,7 @@ void backward_cpu(const float* g, const float* x, const float* gamma, const floa
       }
     }
   });
-  for (std::int64_t k = 0; k < d; ++k) {
-    float sg = 0.f, sb = 0.f;
-    for (std::int64_t c = 0; c < chunks; ++c) {
-      sg += pp[c * 2 * d + k];
-      sb += pp[c * 2 * d + d + k];
-    }
-    if (dgamma) dgamma[k] = sg;
-    if (dbeta) dbeta[k] = sb;
-  }
+  for (std::int64_t k = 0; k < d; ++k) layer_norm_param_combine(pp, dgamma, dbeta, chunks, d, k);
 }
 
 void check_param(const Tensor& p, const Tensor& x, std::int64_t d, const char* name) {

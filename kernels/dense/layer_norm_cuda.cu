@@ -80,14 +80,7 @@ __global__ void param_partials_kernel(const float* g, const float* x, const floa
 __global__ void param_final_kernel(const float* partials, float* dgamma, float* dbeta, std::int64_t chunks,
                                    std::int64_t d) {
   const std::int64_t k = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
-  if (k >= d) return;
-  float sg = 0.f, sb = 0.f;
-  for (std::int64_t c = 0; c < chunks; ++c) {
-    sg += partials[c * 2 * d + k];
-    sb += partials[c * 2 * d + d + k];
-  }
-  if (dgamma) dgamma[k] = sg;
-  if (dbeta) dbeta[k] = sb;
+  if (k < d) layer_norm_param_combine(partials, dgamma, dbeta, chunks, d, k);
 }
 
 }  // namespace

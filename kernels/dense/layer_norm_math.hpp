@@ -20,6 +20,19 @@ TOPO_HD float layer_norm_dx(float dxhat, float xhat, float rstd, float mean_dxha
   return rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat);
 }
 
+// dgamma[k], dbeta[k] from per-chunk partial sums laid out [chunks][2][d] (gamma's, then beta's), added in
+// chunk order so the result does not depend on threads or blocks. Either output may be null.
+TOPO_HD void layer_norm_param_combine(const float* partials, float* dgamma, float* dbeta, std::int64_t chunks,
+                                      std::int64_t d, std::int64_t k) {
+  float sg = 0.f, sb = 0.f;
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    sg += partials[c * 2 * d + k];
+    sb += partials[c * 2 * d + d + k];
+  }
+  if (dgamma) dgamma[k] = sg;
+  if (dbeta) dbeta[k] = sb;
+}
+
 namespace cuda {
 // Device launchers (layer_norm_cuda.cu). x, y: [rows, d]; gamma, beta: [d] or null; mean, rstd: [rows].
 void layer_norm_forward(const float* x, const float* gamma, const float* beta, float* y, float* mean, float* rstd,
