@@ -3,7 +3,6 @@
 #include <cmath>
 #include <fstream>
 
-#include "kernels/atomic_file.hpp"
 #include "kernels/error.hpp"
 
 namespace topo::apps {

@@ -1,8 +1,6 @@
 #pragma once
 // Small file helpers for run directories.
 #include <string>
-
-#include "kernels/atomic_file.hpp"
 #include <vector>
 
 #include <nlohmann/json.hpp>

@@ -9,6 +9,7 @@
 
 #include "apps/tasks/rng.hpp"
 #include "apps/train/io.hpp"
+#include "kernels/atomic_file.hpp"
 #include "apps/train/model_factory.hpp"
 #include "apps/train/progress.hpp"
 #include "kernels/error.hpp"

@@ -12,6 +12,7 @@
 
 #include "apps/tasks/masked_sum.hpp"
 #include "apps/train/io.hpp"
+#include "kernels/atomic_file.hpp"
 #include "apps/train/model_factory.hpp"
 #include "apps/train/trainer.hpp"
 #include "kernels/error.hpp"
