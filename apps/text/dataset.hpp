@@ -1,0 +1,70 @@
+#pragma once
+// Labelled text data sets: readers for SST trees, SST/stsa "LABEL tokens", MTL-16 "LABEL<TAB>text", TSV
+// and JSON lines. Every reader returns examples in file order, decoded to UTF-8 and tokenized on
+// whitespace; malformed input is a topo::Error naming "path:line" and the problem, or with skip_bad the
+// line is skipped and counted.
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "apps/text/decode.hpp"
+
+namespace topo::text {
+
+struct Example {
+  std::vector<std::string> tokens;
+  std::string label;
+  std::int64_t line = 0;  // 1-based source line
+};
+
+struct ReadStats {
+  std::int64_t lines = 0;               // non-blank lines seen
+  std::int64_t examples = 0;            // examples produced (subtree mode: several per line)
+  std::int64_t skipped_bad = 0;         // malformed lines dropped under skip_bad
+  std::int64_t invalid_utf8_lines = 0;  // lines where Utf8 decoding substituted U+FFFD
+  std::int64_t truncated = 0;           // examples cut to max_length
+};
+
+struct ReadOptions {
+  TextEncoding encoding = TextEncoding::Utf8;
+  bool lowercase = false;
+  bool skip_bad = false;
+  std::int64_t max_length = 0;  // > 0: keep the first max_length tokens, counted in stats.truncated
+  bool sst_subtrees = false;    // sst: every labelled node's span becomes an example (root first)
+  bool sst_binary = false;      // sst formats: drop label 2, 0/1 -> "0", 3/4 -> "1"
+  std::string label_field = "label", text_field = "text";  // jsonl keys; tsv column names with a header
+};
+
+struct Dataset {
+  std::vector<Example> examples;
+  ReadStats stats;
+  std::string path;
+};
+
+// PTB bracket trees "(3 (2 The) (2 Rock) ...)", one per line; the root's label is the sentence label and
+// the leaves are the tokens. With sst_subtrees every node (internal and leaf) yields its span as an
+// example, in pre-order (root first); duplicates are kept.
+Dataset read_sst_trees(const std::string& path, const ReadOptions& opts);
+// "LABEL tok tok ..." one per line (sst/stsa).
+Dataset read_label_tokens(const std::string& path, const ReadOptions& opts);
+// "LABEL<TAB>text" one per line (MTL-16).
+Dataset read_mtl(const std::string& path, const ReadOptions& opts);
+// Tab-separated; a first line whose columns contain label_field and text_field is a header naming the
+// columns, otherwise column 0 = label and column 1 = text.
+Dataset read_tsv(const std::string& path, const ReadOptions& opts);
+// One JSON object per line; label (string or integer) under label_field, text under text_field.
+Dataset read_jsonl(const std::string& path, const ReadOptions& opts);
+
+// format in dataset_formats(): "sst" (trees), "sst-stsa", "mtl", "tsv", "jsonl".
+Dataset read_dataset(const std::string& format, const std::string& path, const ReadOptions& opts);
+std::vector<std::string> dataset_formats();
+
+// (first size-n examples, last n examples); stats are recounted per part (examples only) and both keep
+// the path. MTL-16's dev set is the last 200 lines of .task.train. Error unless 0 < n < size.
+std::pair<Dataset, Dataset> split_last(Dataset d, std::int64_t n);
+
+// Token counts per example, in order (input to length_bucketed_batches).
+std::vector<std::int64_t> example_lengths(const Dataset& d);
+
+}  // namespace topo::text
