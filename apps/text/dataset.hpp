@@ -60,8 +60,8 @@ Dataset read_jsonl(const std::string& path, const ReadOptions& opts);
 Dataset read_dataset(const std::string& format, const std::string& path, const ReadOptions& opts);
 std::vector<std::string> dataset_formats();
 
-// (first size-n examples, last n examples); stats are recounted per part (examples only) and both keep
-// the path. MTL-16's dev set is the last 200 lines of .task.train. Error unless 0 < n < size.
+// (first size-n examples, last n examples). Both keep the path and the whole file's reading stats, except
+// stats.examples, which is each part's size. MTL-16's dev set is the last 200 lines of .task.train. Error unless 0 < n < size.
 std::pair<Dataset, Dataset> split_last(Dataset d, std::int64_t n);
 
 // Token counts per example, in order (input to length_bucketed_batches).

@@ -1,0 +1,74 @@
+#pragma once
+// Internal to the readers: the per-line loop shared by every format (read bytes, decode, skip blank lines,
+// turn a parser's complaint into "path:line: ..." or, with skip_bad, a counted skip) and example assembly.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "apps/text/dataset.hpp"
+#include "kernels/error.hpp"
+
+namespace topo::text::detail {
+
+// Thrown by a line parser: this line is malformed (the message says how, without the location).
+struct BadLine {
+  std::string message;
+};
+
+template <class... Args>
+[[noreturn]] void bad_line(fmt::format_string<Args...> format, Args&&... args) {
+  throw BadLine{fmt::format(format, std::forward<Args>(args)...)};
+}
+
+// The whole file as bytes; missing or unreadable: topo::Error naming the path.
+std::string read_file_bytes(const std::string& path);
+
+inline bool is_blank(std::string_view s) {
+  for (char c : s)
+    if (c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != '\v' && c != '\f') return false;
+  return true;
+}
+
+// Calls parse(line_number, decoded_line) for every non-blank line of the file at d.path, in order.
+template <class Parse>
+void for_each_line(Dataset& d, const ReadOptions& opts, Parse&& parse) {
+  const std::string bytes = read_file_bytes(d.path);
+  const std::string_view all(bytes);
+  std::int64_t line_number = 0;
+  std::size_t pos = 0;
+  while (pos < all.size()) {
+    std::size_t end = all.find('\n', pos);
+    if (end == std::string_view::npos) end = all.size();
+    const std::string_view raw = all.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_number;
+    if (is_blank(raw)) continue;
+    ++d.stats.lines;
+    bool invalid = false;
+    const std::string line = decode_line(raw, opts.encoding, &invalid);
+    if (invalid) ++d.stats.invalid_utf8_lines;
+    try {
+      parse(line_number, line);
+    } catch (const BadLine& bad) {
+      if (!opts.skip_bad)
+        fail("{}:{}: {}{}", d.path, line_number, bad.message,
+             invalid ? " (the line also has invalid UTF-8; is the encoding right?)" : "");
+      ++d.stats.skipped_bad;
+    }
+  }
+}
+
+// SST labels are 0..4. Returns false when sst_binary drops the example (label 2); else maps 0/1 -> "0",
+// 3/4 -> "1" under sst_binary. A label outside 0..4 under sst_binary is a BadLine.
+bool apply_sst_binary(std::string& label, const ReadOptions& opts);
+
+// Appends an example (truncating to max_length, counting stats.examples / stats.truncated).
+void add_example(Dataset& d, std::vector<std::string> tokens, std::string label, std::int64_t line,
+                 const ReadOptions& opts);
+
+// True for an optional '-' followed by 1..18 ASCII digits.
+bool is_integer(std::string_view s);
+
+}  // namespace topo::text::detail
