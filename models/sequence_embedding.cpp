@@ -17,9 +17,15 @@ SequenceEmbedding::SequenceEmbedding(const EmbeddingConfig& config) : config_(co
              config.input_dim);
   TOPO_CHECK(config.hidden > 0, "sequence embedding: hidden must be > 0, got {}", config.hidden);
   TOPO_CHECK(config.max_length >= 1, "sequence embedding: max_length must be >= 1, got {}", config.max_length);
-  if (config.vocab_size > 0)
+  if (config.pretrained.defined()) {
+    TOPO_CHECK(config.vocab_size > 0 && config.pretrained.ndim() == 2 && config.pretrained.size(0) == config.vocab_size &&
+                   config.pretrained.size(1) == config.hidden,
+               "sequence embedding: pre-trained vectors {} must be [vocab_size = {}, hidden = {}]",
+               config.pretrained.str(), config.vocab_size, config.hidden);
+    token_embedding = register_module("token", nn::Embedding::from_pretrained(config.pretrained, config.freeze_pretrained));
+  } else if (config.vocab_size > 0) {
     token_embedding = register_module("token", std::make_shared<nn::Embedding>(config.vocab_size, config.hidden));
-  else
+  } else
     feature_projection = register_module("features", std::make_shared<nn::Linear>(config.input_dim, config.hidden));
   position_embedding = register_module("position", std::make_shared<nn::Embedding>(config.max_length, config.hidden));
   dropout = register_module("dropout", std::make_shared<nn::Dropout>(config.dropout));

@@ -15,6 +15,10 @@ struct EmbeddingConfig {
   std::int64_t hidden = 100;
   std::int64_t max_length = 256;  // a longer sentence is an error naming its length
   float dropout = 0.f;
+  // Optional pre-trained token vectors float32 [vocab_size, hidden] (reset_parameters keeps them), and
+  // whether training leaves them fixed.
+  Tensor pretrained;
+  bool freeze_pretrained = false;
 };
 
 class SequenceEmbedding : public nn::Module {

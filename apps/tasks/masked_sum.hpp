@@ -8,13 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "apps/tasks/task.hpp"
 #include "kernels/tensor.hpp"
 #include "models/model.hpp"
 
 namespace topo::apps {
-
-enum class Split { Train, Dev, Test };
-std::string split_name(Split split);
 
 struct MaskedSumSpec {
   std::int64_t n = 200;     // sequence length (the longest one when n_min > 0)
@@ -33,23 +31,17 @@ struct MaskedSumExample {
   std::vector<float> y;  // [d - 1]
 };
 
-// Inputs as features (no token ids) plus float32 targets [B, d - 1].
-struct RegressionBatch {
-  models::SequenceBatch inputs;
-  Tensor targets;
-  RegressionBatch to(Device device) const { return {inputs.to(device), targets.to(device)}; }
-};
-
 class MaskedSumTask {
  public:
   explicit MaskedSumTask(const MaskedSumSpec& spec);
   const MaskedSumSpec& spec() const { return spec_; }
 
   MaskedSumExample example(Split split, std::int64_t index) const;
-  // The examples `indices` of `split`, concatenated without padding (features [total, d]).
-  RegressionBatch batch(Split split, const std::vector<std::int64_t>& indices) const;
+  // The examples `indices` of `split`, concatenated without padding: features [total, d] (no token ids),
+  // float32 targets [B, d - 1].
+  TaskBatch batch(Split split, const std::vector<std::int64_t>& indices) const;
   // The examples [begin, end) of `split`.
-  RegressionBatch range(Split split, std::int64_t begin, std::int64_t end) const;
+  TaskBatch range(Split split, std::int64_t begin, std::int64_t end) const;
 
   // The paper's baseline "always guess k/2 per output", measured on examples [0, count) of `split`
   // (not the k/12 formula: the value reported is the one the model is compared with).
@@ -59,5 +51,39 @@ class MaskedSumTask {
  private:
   MaskedSumSpec spec_;
 };
+
+// The probe as a training task: regression with MSE, `sizes` examples per split, evaluated in batches of
+// `eval_batch`; the baseline is the constant k/2 guess.
+class MaskedSumRegression final : public Task {
+ public:
+  struct Sizes {
+    std::int64_t train = 10000, dev = 10000, test = 10000;
+  };
+  MaskedSumRegression(const MaskedSumSpec& spec, Sizes sizes, std::int64_t eval_batch);
+  const MaskedSumTask& data() const { return data_; }
+
+  std::int64_t input_dim() const override { return data_.spec().d; }
+  std::int64_t max_length() const override { return data_.spec().n; }
+  std::shared_ptr<models::SequenceModel> make_model(std::shared_ptr<models::SequenceEncoder> encoder,
+                                                    const models::HeadOptions& head) const override;
+  std::int64_t size(Split split) const override;
+  TaskBatch batch(Split split, const std::vector<std::int64_t>& indices) const override {
+    return data_.batch(split, indices);
+  }
+  nn::Var loss(const nn::Var& output, const Tensor& targets) const override;
+  std::string metric() const override { return "mse"; }
+  bool higher_is_better() const override { return false; }
+  Evaluation evaluate(models::SequenceModel& model, Split split, Device device) const override;
+  nlohmann::json baseline(Split split) const override;
+
+ private:
+  MaskedSumTask data_;
+  Sizes sizes_;
+  std::int64_t eval_batch_;
+};
+
+// Mean squared error of `model` over examples [0, count) of `split`, per output element.
+double evaluate_mse(models::SequenceModel& model, const MaskedSumTask& task, Split split, std::int64_t count,
+                    std::int64_t batch, Device device);
 
 }  // namespace topo::apps

@@ -24,7 +24,7 @@ struct Field {
 // The one declaration of every field (JSON key = name; flag = --name with '_' -> '-').
 const std::vector<Field>& table() {
   static const std::vector<Field> fields = {
-      {"task", &TrainConfig::task, "task: masked-sum"},
+      {"task", &TrainConfig::task, "task: masked-sum | classify"},
       {"n", &TrainConfig::n, "sequence length (the longest when n_min > 0)"},
       {"n_min", &TrainConfig::n_min, "shortest length; 0: every sequence has length n"},
       {"k", &TrainConfig::k, "masked positions per sequence"},
@@ -32,9 +32,24 @@ const std::vector<Field>& table() {
       {"train_size", &TrainConfig::train_size, "training examples"},
       {"dev_size", &TrainConfig::dev_size, "development examples"},
       {"test_size", &TrainConfig::test_size, "test examples"},
-      {"max_len", &TrainConfig::max_len, "longest sequence accepted (0: no limit)"},
+      {"max_len", &TrainConfig::max_len,
+       "masked-sum: longest sequence accepted (0: no limit); classify: truncate sentences to this many tokens (0: 256)"},
+      {"format", &TrainConfig::format, "classify: data format: sst | sst-stsa | mtl | tsv | jsonl"},
+      {"train", &TrainConfig::train, "classify: training file"},
+      {"dev", &TrainConfig::dev, "classify: development file (optional with dev_split; mtl: last 200 training lines)"},
+      {"test", &TrainConfig::test, "classify: test file (optional)"},
+      {"dev_split", &TrainConfig::dev_split, "classify: dev = the last N training examples (0: use --dev)"},
+      {"encoding", &TrainConfig::encoding, "classify: text encoding: utf8 (invalid bytes replaced, counted) | latin1"},
+      {"lowercase", &TrainConfig::lowercase, "classify: lowercase tokens"},
+      {"skip_bad", &TrainConfig::skip_bad, "classify: skip malformed lines (counted) instead of failing"},
+      {"subtrees", &TrainConfig::subtrees, "classify, sst: train on every labelled subtree"},
+      {"binary", &TrainConfig::binary, "classify, sst: SST-2 (drop neutral, merge the polarities)"},
+      {"min_freq", &TrainConfig::min_freq, "classify: vocabulary minimum training frequency"},
+      {"vectors", &TrainConfig::vectors, "classify: word vectors (GloVe / word2vec text) for the embedding"},
+      {"freeze_vectors", &TrainConfig::freeze_vectors, "classify: keep the loaded word vectors fixed"},
       {"model", &TrainConfig::model, "encoder: deepsets | star | transformer"},
       {"variant", &TrainConfig::variant, "Star-Transformer variant: full | no-radical | no-ring"},
+      {"attention", &TrainConfig::attention, "Transformer attention: graph (sparse kernels) | dense (padded GEMMs)"},
       {"layers", &TrainConfig::layers, "encoder layers"},
       {"hidden", &TrainConfig::hidden, "hidden size"},
       {"heads", &TrainConfig::heads, "attention heads (must divide hidden)"},
@@ -50,10 +65,12 @@ const std::vector<Field>& table() {
       {"warmup", &TrainConfig::warmup, "warm-up steps"},
       {"clip", &TrainConfig::clip, "max gradient norm (0: no clipping)"},
       {"weight_decay", &TrainConfig::weight_decay, "weight decay (not on biases and norms)"},
+      {"patience", &TrainConfig::patience, "early stopping: evaluations without a better dev (0: never stop)"},
       {"seed", &TrainConfig::seed, "seed of data, initialisation, shuffling and dropout"},
       {"threads", &TrainConfig::threads, "CPU threads (0: default)"},
       {"device", &TrainConfig::device, "cpu | cuda | cuda:N"},
       {"eval_every", &TrainConfig::eval_every, "evaluate on dev every N steps (0: every epoch)"},
+      {"eval_batch", &TrainConfig::eval_batch, "evaluation batch (0: masked-sum max(batch, 256), classify 128)"},
       {"log_every", &TrainConfig::log_every, "progress line every N steps when not on a terminal"},
       {"progress", &TrainConfig::progress, "auto | bar | lines | none"},
       {"out", &TrainConfig::out, "output directory (checkpoints, metrics.jsonl, result.json)"},
@@ -192,24 +209,45 @@ void TrainConfig::validate() const {
   auto bad = [](const char* field, const auto& value, const std::string& why) {
     fail("invalid config field '{}' = {}: {}", field, value, why);
   };
-  if (task != "masked-sum") bad("task", "'" + task + "'", "expected masked-sum");
+  if (!one_of(task, {"masked-sum", "classify"})) bad("task", "'" + task + "'", "expected masked-sum or classify");
   if (!one_of(model, {"deepsets", "star", "transformer"}))
     bad("model", "'" + model + "'", "expected deepsets, star or transformer");
   if (!one_of(variant, {"full", "no-radical", "no-ring"}))
     bad("variant", "'" + variant + "'", "expected full, no-radical or no-ring");
   if (model != "star" && variant != "full")
     bad("variant", "'" + variant + "'", "the ablations apply only to --model star");
-  if (n < 1) bad("n", n, "must be >= 1");
-  if (n_min < 0 || n_min > n) bad("n_min", n_min, fmt::format("must be in [0, n = {}]", n));
-  if (d < 2) bad("d", d, "must be >= 2 (one mask feature plus values)");
-  const std::int64_t shortest = n_min > 0 ? n_min : n;
-  if (k < 1) bad("k", k, "must be >= 1");
-  if (k > shortest) bad("k", k, fmt::format("must be <= the shortest sequence length {}", shortest));
-  if (train_size < 1) bad("train_size", train_size, "must be >= 1");
-  if (dev_size < 1) bad("dev_size", dev_size, "must be >= 1");
-  if (test_size < 1) bad("test_size", test_size, "must be >= 1");
-  if (max_len < 0) bad("max_len", max_len, "must be >= 0 (0: no limit)");
-  if (max_len > 0 && n > max_len) bad("n", n, fmt::format("exceeds max_len = {}", max_len));
+  if (task == "masked-sum") {
+    if (n < 1) bad("n", n, "must be >= 1");
+    if (n_min < 0 || n_min > n) bad("n_min", n_min, fmt::format("must be in [0, n = {}]", n));
+    if (d < 2) bad("d", d, "must be >= 2 (one mask feature plus values)");
+    const std::int64_t shortest = n_min > 0 ? n_min : n;
+    if (k < 1) bad("k", k, "must be >= 1");
+    if (k > shortest) bad("k", k, fmt::format("must be <= the shortest sequence length {}", shortest));
+    if (train_size < 1) bad("train_size", train_size, "must be >= 1");
+    if (dev_size < 1) bad("dev_size", dev_size, "must be >= 1");
+    if (test_size < 1) bad("test_size", test_size, "must be >= 1");
+    if (max_len > 0 && n > max_len) bad("n", n, fmt::format("exceeds max_len = {}", max_len));
+  } else {
+    if (!one_of(format, {"sst", "sst-stsa", "mtl", "tsv", "jsonl"}))
+      bad("format", "'" + format + "'", "expected sst, sst-stsa, mtl, tsv or jsonl");
+    if (train.empty()) bad("train", "''", "classify needs a training file");
+    if (dev_split < 0) bad("dev_split", dev_split, "must be >= 0");
+    if (dev.empty() && dev_split == 0 && format != "mtl")
+      bad("dev", "''", "classify needs a dev file, or dev_split > 0 to hold out the last training examples");
+    if (!dev.empty() && dev_split > 0) bad("dev_split", dev_split, "give either dev or dev_split, not both");
+    if (!one_of(encoding, {"utf8", "latin1"})) bad("encoding", "'" + encoding + "'", "expected utf8 or latin1");
+    if ((subtrees || binary) && format != "sst" && format != "sst-stsa")
+      bad(subtrees ? "subtrees" : "binary", "true", "applies only to the sst formats");
+    if (subtrees && format != "sst") bad("subtrees", "true", "needs trees (--format sst)");
+    if (min_freq < 1) bad("min_freq", min_freq, "must be >= 1");
+    if (model == "deepsets") bad("model", "'deepsets'", "classify takes star or transformer");
+    if (freeze_vectors && vectors.empty()) bad("freeze_vectors", "true", "needs --vectors");
+  }
+  if (max_len < 0) bad("max_len", max_len, "must be >= 0");
+  if (!one_of(attention, {"graph", "dense"})) bad("attention", "'" + attention + "'", "expected graph or dense");
+  if (attention != "graph" && model != "transformer") bad("attention", "'" + attention + "'", "applies only to --model transformer");
+  if (patience < 0) bad("patience", patience, "must be >= 0 (0: never stop early)");
+  if (eval_batch < 0) bad("eval_batch", eval_batch, "must be >= 0 (0: the task's default)");
   if (residual && model != "star") bad("residual", "true", "applies only to --model star");
   if (layers < 1) bad("layers", layers, "must be >= 1");
   if (hidden < 1) bad("hidden", hidden, "must be >= 1");

@@ -14,7 +14,7 @@ namespace topo::apps {
 
 struct TrainConfig {
   // task
-  std::string task = "masked-sum";
+  std::string task = "masked-sum";  // masked-sum | classify
   std::int64_t n = 200;       // sequence length (the longest when n_min > 0)
   std::int64_t n_min = 0;     // 0: fixed length n (the paper); else lengths uniform in [n_min, n]
   std::int64_t k = 10;        // masked positions
@@ -22,10 +22,23 @@ struct TrainConfig {
   std::int64_t train_size = 10000;
   std::int64_t dev_size = 10000;
   std::int64_t test_size = 10000;
-  std::int64_t max_len = 0;   // longest sequence accepted (0: no limit)
+  std::int64_t max_len = 0;   // masked-sum: longest sequence accepted (0: no limit); classify: truncation (0: 256)
+  // classify: text data (apps/text)
+  std::string format;          // sst | sst-stsa | mtl | tsv | jsonl
+  std::string train, dev, test;  // paths; dev may be empty when dev_split > 0 (mtl: the last 200 lines)
+  std::int64_t dev_split = 0;  // > 0: dev = the last dev_split examples of the training file
+  std::string encoding = "utf8";  // utf8 (invalid bytes -> U+FFFD, counted) | latin1
+  bool lowercase = false;
+  bool skip_bad = false;       // skip malformed lines (counted) instead of stopping at the first
+  bool subtrees = false;       // sst: train on every labelled subtree (dev/test stay sentence level)
+  bool binary = false;         // sst: SST-2 (drop neutral; 0,1 -> 0; 3,4 -> 1)
+  std::int64_t min_freq = 1;   // vocabulary: tokens seen fewer times in training are unknown
+  std::string vectors;         // word vectors (GloVe / word2vec text) initialising the embedding
+  bool freeze_vectors = false; // keep the loaded embedding fixed
   // model
   std::string model = "deepsets";  // deepsets | star | transformer
   std::string variant = "full";    // Star ablations: full | no-radical | no-ring
+  std::string attention = "graph"; // Transformer: graph (full graph, sparse kernels) | dense (padded GEMMs)
   std::int64_t layers = 2;
   std::int64_t hidden = 100;
   std::int64_t heads = 10;
@@ -42,11 +55,13 @@ struct TrainConfig {
   std::int64_t warmup = 0;            // warm-up steps
   double clip = 5.0;                  // max gradient norm (0: no clipping)
   double weight_decay = 0.0;
+  std::int64_t patience = 0;          // early stopping: stop after this many evaluations without a better dev
   std::int64_t seed = 1;
   // run
   std::int64_t threads = 0;        // CPU threads (0: OpenMP's default)
   std::string device = "cpu";      // cpu | cuda | cuda:N
   std::int64_t eval_every = 0;     // dev evaluation every this many steps (0: at the end of each epoch)
+  std::int64_t eval_batch = 0;     // sequences per evaluation batch (0: masked-sum max(batch, 256); classify 128)
   std::int64_t log_every = 50;     // progress line every this many steps when not on a terminal
   std::string progress = "auto";   // auto (bar on a terminal, lines otherwise) | bar | lines | none
   std::string out = "runs/masked-sum";

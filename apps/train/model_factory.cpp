@@ -1,5 +1,7 @@
 #include "apps/train/model_factory.hpp"
 
+#include "apps/tasks/classify.hpp"
+#include "apps/tasks/masked_sum.hpp"
 #include "kernels/error.hpp"
 #include "models/baselines/deepsets.hpp"
 #include "models/star_transformer/star_transformer.hpp"
@@ -7,15 +9,44 @@
 
 namespace topo::apps {
 
-std::int64_t task_input_dim(const TrainConfig& config) {
-  if (config.task == "masked-sum") return config.d;
+ClassifyOptions classify_options(const TrainConfig& config) {
+  ClassifyOptions o;
+  o.format = config.format;
+  o.train = config.train;
+  o.dev = config.dev;
+  o.test = config.test;
+  // MTL-16 ships train and test only; its customary dev set is the last 200 training lines.
+  o.dev_split = config.dev_split > 0 ? config.dev_split : (config.dev.empty() && config.format == "mtl" ? 200 : 0);
+  o.read.encoding = text::parse_text_encoding(config.encoding);
+  o.read.lowercase = config.lowercase;
+  o.read.skip_bad = config.skip_bad;
+  o.read.max_length = config.max_len > 0 ? config.max_len : 256;  // the Star-Transformer paper's truncation
+  o.read.sst_binary = config.binary;
+  o.train_subtrees = config.subtrees;
+  o.min_freq = config.min_freq;
+  o.vectors = config.vectors;
+  o.eval_batch = config.eval_batch > 0 ? config.eval_batch : 128;
+  return o;
+}
+
+std::unique_ptr<Task> make_task(const TrainConfig& config) {
+  config.validate();
+  const std::int64_t eval_batch = config.eval_batch > 0 ? config.eval_batch : 0;
+  if (config.task == "masked-sum")
+    return std::make_unique<MaskedSumRegression>(
+        MaskedSumSpec{config.n, config.n_min, config.k, config.d, static_cast<std::uint64_t>(config.seed)},
+        MaskedSumRegression::Sizes{config.train_size, config.dev_size, config.test_size},
+        eval_batch > 0 ? eval_batch : std::max<std::int64_t>(config.batch, 256));
+  if (config.task == "classify") return std::make_unique<TextClassification>(classify_options(config));
   fail("unknown task '{}'", config.task);
 }
 
-std::shared_ptr<models::SequenceEncoder> make_encoder(const TrainConfig& config, nn::Generator* gen) {
+std::shared_ptr<models::SequenceEncoder> make_encoder(const TrainConfig& config, const Task& task,
+                                                      nn::Generator* gen) {
   if (config.model == "deepsets") {
+    TOPO_CHECK(task.input_dim() > 0, "model 'deepsets' reads features; task '{}' has token ids", config.task);
     models::DeepSetsOptions o;
-    o.in_dim = task_input_dim(config);
+    o.in_dim = task.input_dim();
     o.hidden = config.hidden;
     o.layers = config.layers;
     o.pooling = models::parse_pooling(config.pooling);
@@ -23,10 +54,17 @@ std::shared_ptr<models::SequenceEncoder> make_encoder(const TrainConfig& config,
     return std::make_shared<models::DeepSetsEncoder>(o, gen);
   }
   // Learned positions cover the longest sequence the run can see.
-  const std::int64_t max_length = config.max_len > 0 ? config.max_len : config.n;
+  const std::int64_t max_length = config.max_len > 0 ? config.max_len : task.max_length();
+  const Tensor pretrained = task.pretrained_embedding();
+  if (pretrained.defined())
+    TOPO_CHECK(pretrained.size(1) == config.hidden,
+               "word vectors have {} dimensions but --hidden is {}: the embedding is the model's width, set "
+               "--hidden {}",
+               pretrained.size(1), config.hidden, pretrained.size(1));
   if (config.model == "star") {
     models::StarConfig s;
-    s.input_dim = task_input_dim(config);
+    s.vocab_size = task.vocab_size();
+    s.input_dim = task.input_dim();
     s.hidden = config.hidden;
     s.heads = config.heads;
     s.layers = config.layers;
@@ -34,29 +72,34 @@ std::shared_ptr<models::SequenceEncoder> make_encoder(const TrainConfig& config,
     s.dropout = static_cast<float>(config.dropout);
     s.variant = models::parse_star_variant(config.variant);
     s.residual = config.residual;
+    s.pretrained = pretrained;
+    s.freeze_pretrained = config.freeze_vectors;
     return std::make_shared<models::StarTransformer>(s);
   }
   if (config.model == "transformer") {
     models::TransformerConfig t;
-    t.input_dim = task_input_dim(config);
+    t.vocab_size = task.vocab_size();
+    t.input_dim = task.input_dim();
     t.hidden = config.hidden;
     t.heads = config.heads;
     t.layers = config.layers;
     t.max_length = max_length;
     t.dropout = static_cast<float>(config.dropout);
+    t.dense = config.attention == "dense";
+    t.pretrained = pretrained;
+    t.freeze_pretrained = config.freeze_vectors;
     return std::make_shared<models::Transformer>(t);
   }
   fail("unknown model '{}': expected deepsets, star or transformer", config.model);
 }
 
-std::shared_ptr<models::SequenceModel> make_task_model(const TrainConfig& config, nn::Generator* gen) {
+std::shared_ptr<models::SequenceModel> make_task_model(const TrainConfig& config, const Task& task,
+                                                       nn::Generator* gen) {
   models::HeadOptions head;
   if (config.head_hidden > 0) head.hidden = {config.head_hidden};
   head.dropout = static_cast<float>(config.dropout);
   head.generator = gen;
-  if (config.task == "masked-sum")
-    return std::make_shared<models::SequenceRegressor>(make_encoder(config, gen), config.d - 1, head);
-  fail("unknown task '{}'", config.task);
+  return task.make_model(make_encoder(config, task, gen), head);
 }
 
 }  // namespace topo::apps

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "apps/tasks/rng.hpp"
+#include "apps/tasks/task.hpp"
 #include "apps/train/io.hpp"
 #include "kernels/atomic_file.hpp"
 #include "apps/train/model_factory.hpp"
@@ -37,8 +38,8 @@ struct Profile {
   Scope time(const char* name) { return Scope{*this, name}; }
 };
 
-// Stream keys of the run's independent random streams (data use the seed directly).
-constexpr std::uint64_t kInitStream = 1, kDropoutStream = 2, kShuffleStream = 3;
+// Stream keys of the run's independent random streams (data use the seed directly; 3 is the shuffle's).
+constexpr std::uint64_t kInitStream = 1, kDropoutStream = 2;
 
 std::uint64_t stream_seed(std::int64_t seed, std::uint64_t stream) {
   return SplitMix64({static_cast<std::uint64_t>(seed), stream}).next();
@@ -59,33 +60,16 @@ void check_same_config(const nlohmann::json& saved, const TrainConfig& now, cons
 
 }  // namespace
 
-std::vector<std::int64_t> epoch_order(std::int64_t size, std::uint64_t seed, std::int64_t epoch) {
-  std::vector<std::int64_t> order(static_cast<std::size_t>(size));
-  for (std::int64_t i = 0; i < size; ++i) order[static_cast<std::size_t>(i)] = i;
-  SplitMix64 rng({seed, kShuffleStream, static_cast<std::uint64_t>(epoch)});
-  for (std::int64_t i = size - 1; i > 0; --i)
-    std::swap(order[static_cast<std::size_t>(i)], order[static_cast<std::size_t>(rng.below(i + 1))]);
-  return order;
-}
-
-double evaluate_mse(models::SequenceModel& model, const MaskedSumTask& task, Split split, std::int64_t count,
-                    std::int64_t batch, Device device) {
-  const bool was_training = model.is_training();
-  model.eval();
-  nn::NoGradGuard no_grad;
-  double sum = 0.0;
-  std::int64_t elements = 0;
-  for (std::int64_t begin = 0; begin < count; begin += batch) {
-    const RegressionBatch b = task.range(split, begin, std::min(count, begin + batch));
-    const std::vector<float> pred = model.forward(b.inputs.to(device)).data().to(Device::cpu()).to_vector<float>();
-    const std::vector<float> target = b.targets.to_vector<float>();
-    TOPO_CHECK(pred.size() == target.size(), "evaluate: model gives {} outputs for {} targets", pred.size(),
-               target.size());
-    for (std::size_t i = 0; i < pred.size(); ++i) sum += (double(pred[i]) - target[i]) * (double(pred[i]) - target[i]);
-    elements += static_cast<std::int64_t>(pred.size());
+std::string summary_line(const TrainConfig& c, const TrainResult& r) {
+  std::string test = "no test split";
+  if (r.has_test) {
+    test = fmt::format("test {} {:.6f}", r.metric, r.test_metric);
+    for (const auto& [key, value] : r.baseline.items())
+      if (value.is_number()) test += fmt::format(", {} {:.6f}", key, value.get<double>());
   }
-  model.train(was_training);
-  return sum / static_cast<double>(elements);
+  return fmt::format("{} {} ({}): {}; best dev {} {:.6f} at step {}{}; {} params, {:.2f} s -> {}", c.task, c.model,
+                     c.variant, test, r.metric, r.best_dev_metric, r.best_step,
+                     r.stopped_early ? " (stopped early)" : "", r.params, r.train_seconds, Trainer::result_path(c.out));
 }
 
 Trainer::Trainer(TrainConfig config) : config_(std::move(config)) { config_.validate(); }
@@ -97,13 +81,17 @@ TrainResult Trainer::run() {
   const Device device = Device::parse(c.device);
   require_available(device);
   const auto seed = static_cast<std::uint64_t>(c.seed);
-  const MaskedSumTask task(MaskedSumSpec{c.n, c.n_min, c.k, c.d, seed});
+  const std::unique_ptr<Task> task_owner = make_task(c);
+  const Task& task = *task_owner;
+  const bool higher_better = task.higher_is_better();
+  const std::string metric = task.metric();
+  auto better = [&](double a, double b) { return higher_better ? a > b : a < b; };
 
   // Every dropout mask comes from the default generator (the attention encoders use it implicitly), so
   // seeding and checkpointing it covers them all.
   nn::Generator& dropout_gen = nn::default_generator();
   dropout_gen.set_seed(stream_seed(c.seed, kDropoutStream));
-  const std::shared_ptr<models::SequenceModel> model = make_task_model(c, &dropout_gen);
+  const std::shared_ptr<models::SequenceModel> model = make_task_model(c, task, &dropout_gen);
   model->reset_parameters(stream_seed(c.seed, kInitStream));
   model->to(device);
   const std::vector<nn::Var> params = model->parameters();
@@ -116,7 +104,8 @@ TrainResult Trainer::run() {
   else
     optimizer = std::make_unique<nn::Adam>(std::move(groups), adam);
 
-  const std::int64_t steps_per_epoch = (c.train_size + c.batch - 1) / c.batch;
+  // Every epoch has as many batches (the task cuts the same sizes in another order).
+  const std::int64_t steps_per_epoch = static_cast<std::int64_t>(task.epoch_batches(c.batch, seed, 0).size());
   const std::int64_t total_steps = c.epochs * steps_per_epoch;
   nn::LrSchedule schedule;
   schedule.kind = nn::parse_schedule_kind(c.schedule);
@@ -134,10 +123,13 @@ TrainResult Trainer::run() {
   const std::string ckpt = checkpoint_path(c.out), best = best_path(c.out), metrics = metrics_path(c.out),
                     result_file = result_path(c.out);
   TrainResult r;
+  r.metric = metric;
   r.params = model->num_parameters(true);
   std::int64_t start_epoch = 0, step = 0;
-  double best_dev = std::numeric_limits<double>::infinity();
+  double best_dev = higher_better ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+  nlohmann::json best_dev_values = nlohmann::json::object();
   std::int64_t best_step = -1;
+  std::int64_t evals_since_best = 0;  // early stopping counts evaluations without a better dev metric
   double window_sum = 0.0;  // training loss since the last evaluation
   std::int64_t window_steps = 0;
   if (c.resume) {
@@ -149,8 +141,10 @@ TrainResult Trainer::run() {
     check_same_config(meta.at("config"), c, ckpt);
     start_epoch = meta.at("epochs_done").get<std::int64_t>();
     step = info.step;
-    if (!meta.at("best_dev_mse").is_null()) best_dev = meta.at("best_dev_mse").get<double>();
+    if (!meta.at("best_dev").is_null()) best_dev = meta.at("best_dev").get<double>();
+    best_dev_values = meta.at("best_dev_values");
     best_step = meta.at("best_step").get<std::int64_t>();
+    evals_since_best = meta.at("evals_since_best").get<std::int64_t>();
     window_sum = meta.at("window_loss_sum").get<double>();
     window_steps = meta.at("window_steps").get<std::int64_t>();
     // Evaluations an interrupted run logged after its last checkpoint are redone: drop them.
@@ -166,6 +160,16 @@ TrainResult Trainer::run() {
 
   Profile profile;
   Progress progress(Progress::parse_mode(c.progress, stderr), total_steps, c.epochs, c.log_every);
+  {
+    const nlohmann::json meta = task.metadata();
+    if (meta.contains("data"))
+      for (const auto& [split, stats] : meta.at("data").items())
+        if (stats.value("invalid_utf8_lines", 0) > 0 || stats.value("skipped_bad", 0) > 0 || stats.value("truncated", 0) > 0)
+          progress.message(fmt::format("{} data: {} invalid UTF-8 lines (decoded with U+FFFD), {} malformed lines "
+                                       "skipped, {} examples truncated to {} tokens",
+                                       split, stats.value("invalid_utf8_lines", 0), stats.value("skipped_bad", 0),
+                                       stats.value("truncated", 0), meta.value("max_length", 0)));
+  }
   const auto t_start = Clock::now();
   std::int64_t tokens_seen = 0;
 
@@ -183,45 +187,50 @@ TrainResult Trainer::run() {
   auto evaluate_dev = [&](std::int64_t epoch) {
     const ProfileOff kernels_off;
     auto scope = profile.time("eval");
-    const double dev = evaluate_mse(*model, task, Split::Dev, c.dev_size, std::max<std::int64_t>(c.batch, 256), device);
-    const bool improved = dev < best_dev;
+    const Evaluation eval = task.evaluate(*model, Split::Dev, device);
+    const double dev = eval.metric;
+    const bool improved = better(dev, best_dev);
     if (improved) {
       best_dev = dev;
+      best_dev_values = eval.values;
       best_step = step;
-      nn::save_checkpoint(best, *model, nullptr, nullptr, step, {{"dev_mse", dev}});
+      evals_since_best = 0;
+      nn::save_checkpoint(best, *model, nullptr, nullptr, step,
+                          {{"config", c.to_json()}, {"task", task.metadata()}, {"dev", eval.values}});
+    } else {
+      ++evals_since_best;
     }
-    nlohmann::json line = {{"step", step},
-                           {"epoch", epoch + 1},
-                           {"split", "dev"},
-                           {"mse", dev},
-                           {"best_mse", best_dev},
-                           {"train_loss", window_steps > 0 ? window_sum / double(window_steps) : 0.0},
-                           {"lr", optimizer->lr()},
-                           {"seconds", seconds_since(t_start)}};
+    nlohmann::json line = {{"step", step}, {"epoch", epoch + 1}, {"split", "dev"}};
+    line.update(eval.values);
+    line["best_" + metric] = best_dev;
+    line["train_loss"] = window_steps > 0 ? window_sum / double(window_steps) : 0.0;
+    line["lr"] = optimizer->lr();
+    line["seconds"] = seconds_since(t_start);
     append_json_line(metrics, line);
     window_sum = 0.0;
     window_steps = 0;
-    progress.message(fmt::format("step {}: dev mse {:.6f}{}", step, dev, improved ? " (best)" : ""));
+    progress.message(fmt::format("step {}: dev {} {:.6f}{}", step, metric, dev, improved ? " (best)" : ""));
   };
 
   progress.start(step);
   model->train();
   for (std::int64_t epoch = start_epoch; epoch < c.epochs; ++epoch) {
-    const std::vector<std::int64_t> order = epoch_order(c.train_size, seed, epoch);
+    const std::vector<std::vector<std::int64_t>> batches = task.epoch_batches(c.batch, seed, epoch);
+    TOPO_CHECK(static_cast<std::int64_t>(batches.size()) == steps_per_epoch,
+               "task '{}' cut epoch {} into {} batches, epoch 1 into {}", c.task, epoch + 1, batches.size(),
+               steps_per_epoch);
     std::int64_t last_eval_step = -1;
-    for (std::int64_t s = 0; s < steps_per_epoch; ++s) {
-      RegressionBatch batch;
+    for (const std::vector<std::int64_t>& indices : batches) {
+      TaskBatch batch;
       {
         auto scope = profile.time("data");
-        const auto begin = order.begin() + s * c.batch;
-        const auto end = order.begin() + std::min(c.train_size, (s + 1) * c.batch);
-        batch = task.batch(Split::Train, std::vector<std::int64_t>(begin, end)).to(device);
+        batch = task.batch(Split::Train, indices).to(device);
       }
       nn::Var loss;
       float loss_value = 0.f;
       {
         auto scope = profile.time("forward");
-        loss = nn::mse(model->forward(batch.inputs), nn::Var(batch.targets));
+        loss = task.loss(model->forward(batch.inputs), batch.targets);
         loss_value = loss.item();
       }
       TOPO_CHECK(std::isfinite(loss_value), "training diverged: loss {} at step {} (lower --lr or set --clip)",
@@ -254,18 +263,26 @@ TrainResult Trainer::run() {
       auto scope = profile.time("checkpoint");
       nlohmann::json meta = {{"config", c.to_json()},
                              {"epochs_done", epoch + 1},
-                             {"best_dev_mse", std::isfinite(best_dev) ? nlohmann::json(best_dev) : nlohmann::json()},
+                             {"best_dev", std::isfinite(best_dev) ? nlohmann::json(best_dev) : nlohmann::json()},
+                             {"best_dev_values", best_dev_values},
                              {"best_step", best_step},
+                             {"evals_since_best", evals_since_best},
                              {"window_loss_sum", window_sum},
                              {"window_steps", window_steps}};
       nn::save_checkpoint(ckpt, *model, optimizer.get(), &dropout_gen, step, meta);
     }
     r.epochs_done = epoch + 1;
     r.steps = step;
+    if (c.patience > 0 && evals_since_best >= c.patience && epoch + 1 < c.epochs) {
+      progress.message(fmt::format("early stop after epoch {}: no better dev {} in {} evaluations", epoch + 1,
+                                   metric, evals_since_best));
+      r.stopped_early = true;
+      break;
+    }
     if (c.stop_after > 0 && epoch + 1 >= c.stop_after && epoch + 1 < c.epochs) {
       progress.finish();
       r.train_seconds = seconds_since(t_start);
-      r.best_dev_mse = best_dev;
+      r.best_dev_metric = best_dev;
       r.best_step = best_step;
       return r;  // interrupted on purpose: resume continues from the checkpoint
     }
@@ -289,33 +306,48 @@ TrainResult Trainer::run() {
   // The final test evaluation uses the best-on-dev parameters.
   TOPO_CHECK(fs::exists(best), "no best-on-dev parameters at '{}' (was the run directory changed?)", best);
   nn::load_checkpoint(best, *model, nullptr, nullptr);
-  {
+  r.has_test = task.size(Split::Test) > 0;
+  nlohmann::json test_values;
+  if (r.has_test) {
     auto scope = profile.time("test");
-    r.test_mse = evaluate_mse(*model, task, Split::Test, c.test_size, std::max<std::int64_t>(c.batch, 256), device);
+    const Evaluation test = task.evaluate(*model, Split::Test, device);
+    r.test_metric = test.metric;
+    test_values = test.values;
   }
-  r.baseline_mse = task.constant_guess_mse(Split::Test, c.test_size);
-  r.best_dev_mse = best_dev;
+  r.baseline = task.baseline(r.has_test ? Split::Test : Split::Dev);
+  r.best_dev_metric = best_dev;
   r.best_step = best_step;
   r.completed = true;
 
-  nlohmann::json result = {{"task", c.task},
-                           {"model", c.model},
-                           {"variant", c.variant},
-                           {"test_mse", r.test_mse},
-                           {"baseline_mse", r.baseline_mse},
-                           {"baseline", "always guess k/2 per output, measured on the test set"},
-                           {"mse_over_baseline", r.test_mse / r.baseline_mse},
-                           {"best_dev_mse", r.best_dev_mse},
-                           {"best_step", r.best_step},
-                           {"epochs", c.epochs},
-                           {"steps", r.steps},
-                           {"train_seconds", r.train_seconds},
-                           {"tokens_per_second", r.train_seconds > 0 ? double(tokens_seen) / r.train_seconds : 0.0},
-                           {"resumed", c.resume},
-                           {"params", r.params},
-                           {"device", device.str()},
-                           {"threads", num_threads()},
-                           {"config", c.to_json()}};
+  nlohmann::json result = {{"task", c.task}, {"model", c.model}, {"variant", c.variant}, {"metric", metric}};
+  // Test figures as test_<name>; the best dev evaluation's as dev_<name>.
+  if (r.has_test) {
+    for (const auto& [key, value] : test_values.items()) result["test_" + key] = value;
+    if (test_values.contains("ms_per_batch")) result["ms_per_test_batch"] = test_values.at("ms_per_batch");
+  } else {
+    result["test_" + metric] = nullptr;
+    result["test_note"] = "the task has no test split: evaluate a checkpoint with topo-eval";
+  }
+  for (const auto& [key, value] : best_dev_values.items()) result["dev_" + key] = value;
+  result.update(r.baseline);
+  result["baseline_split"] = r.has_test ? "test" : "dev";
+  if (!higher_better && r.has_test && r.baseline.contains("baseline_" + metric))
+    result[metric + "_over_baseline"] = r.test_metric / r.baseline.at("baseline_" + metric).get<double>();
+  const nlohmann::json more = {{"best_dev_" + metric, r.best_dev_metric},
+                               {"best_step", r.best_step},
+                               {"epochs", c.epochs},
+                               {"epochs_done", r.epochs_done},
+                               {"stopped_early", r.stopped_early},
+                               {"steps", r.steps},
+                               {"train_seconds", r.train_seconds},
+                               {"tokens_per_second", r.train_seconds > 0 ? double(tokens_seen) / r.train_seconds : 0.0},
+                               {"resumed", c.resume},
+                               {"params", r.params},
+                               {"device", device.str()},
+                               {"threads", num_threads()},
+                               {"data", task.metadata().value("data", nlohmann::json::object())},
+                               {"config", c.to_json()}};
+  result.update(more);
   if (c.profile) {
     result["profile_seconds"] = profile.seconds;
     result["kernel_profile"] = kernel_profile;

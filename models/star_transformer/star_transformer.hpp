@@ -26,7 +26,11 @@ struct StarConfig {
   std::int64_t layers = 2;
   std::int64_t max_length = 256;  // learned positions; a longer sentence is an error naming its length
   float dropout = 0.f;            // on the embedding output
-  EmbeddingConfig embedding() const { return {vocab_size, input_dim, hidden, max_length, dropout}; }
+  Tensor pretrained;              // optional token vectors [vocab_size, hidden] (see EmbeddingConfig)
+  bool freeze_pretrained = false;
+  EmbeddingConfig embedding() const {
+    return {vocab_size, input_dim, hidden, max_length, dropout, pretrained, freeze_pretrained};
+  }
   StarVariant variant = StarVariant::Full;
   bool residual = false;
 };

@@ -48,6 +48,7 @@ Transformer::Transformer(const TransformerConfig& config) : config_(config) {
 }
 
 Encoding Transformer::encode(const SequenceBatch& batch) {
+  if (config_.dense) return encode_dense(batch);
   return encode(batch, full_topology(batch.lengths, parameters().front().device()));
 }
 

@@ -28,7 +28,12 @@ struct TransformerConfig {
   std::int64_t ffn = 0;  // feed-forward width; 0 means 4 * hidden
   std::int64_t max_length = 256;
   float dropout = 0.f;  // embedding output and both sublayers
-  EmbeddingConfig embedding() const { return {vocab_size, input_dim, hidden, max_length, dropout}; }
+  bool dense = false;   // encode() runs encode_dense (the padded-GEMM path) instead of the graph path
+  Tensor pretrained;              // optional token vectors [vocab_size, hidden] (see EmbeddingConfig)
+  bool freeze_pretrained = false;
+  EmbeddingConfig embedding() const {
+    return {vocab_size, input_dim, hidden, max_length, dropout, pretrained, freeze_pretrained};
+  }
 };
 
 // The graph side of the baseline: one full graph per sentence plus a pooling relation into a sentence node.

@@ -59,7 +59,7 @@ TEST_CASE("masked-sum: deterministic per (seed, split, index); splits and seeds 
   CHECK(a.example(Split::Train, 12).x == b.example(Split::Train, 12).x);
   CHECK(a.example(Split::Test, 0).y == b.example(Split::Test, 0).y);
   // Order of generation does not matter: a batch equals its examples drawn one by one.
-  const RegressionBatch batch = a.batch(Split::Dev, {3, 1, 2});
+  const TaskBatch batch = a.batch(Split::Dev, {3, 1, 2});
   std::vector<float> expected;
   for (std::int64_t i : {3, 1, 2}) {
     const auto ex = a.example(Split::Dev, i);
@@ -87,7 +87,7 @@ TEST_CASE("masked-sum: variable lengths stay in [n_min, n] and batch without pad
     CHECK(ones == 3);
   }
   CHECK(lengths.size() > 10u);  // lengths really vary
-  const RegressionBatch b = task.range(Split::Test, 0, 7);
+  const TaskBatch b = task.range(Split::Test, 0, 7);
   CHECK(b.inputs.size() == 7);
   CHECK(b.inputs.features.size(0) == b.inputs.num_tokens());
   CHECK(b.inputs.features.size(1) == 3);

@@ -78,10 +78,10 @@ TEST_CASE("training: DeepSets learns masked summation (n = 20, k = 3) far below 
   const TrainResult r = Trainer(c).run();
   REQUIRE(r.completed);
   // The baseline is measured on the test set; a sum of 3 U[0,1) has variance 3/12.
-  CHECK(r.baseline_mse == doctest::Approx(MaskedSumTask({20, 0, 3, 4, 1}).constant_guess_mse(Split::Test, 1000)));
-  CHECK(r.baseline_mse == doctest::Approx(0.25).epsilon(0.15));
-  INFO("test mse " << r.test_mse << " baseline " << r.baseline_mse);
-  CHECK(r.test_mse < 0.25 * r.baseline_mse);
+  CHECK(r.baseline.at("baseline_mse").get<double>() == doctest::Approx(MaskedSumTask({20, 0, 3, 4, 1}).constant_guess_mse(Split::Test, 1000)));
+  CHECK(r.baseline.at("baseline_mse").get<double>() == doctest::Approx(0.25).epsilon(0.15));
+  INFO("test mse " << r.test_metric << " baseline " << r.baseline.at("baseline_mse").get<double>());
+  CHECK(r.test_metric < 0.25 * r.baseline.at("baseline_mse").get<double>());
   CHECK(r.steps == 5 * 63);
   CHECK(r.losses.size() == 315u);
   CHECK(r.losses.back() < r.losses.front());
@@ -93,7 +93,7 @@ TEST_CASE("training: DeepSets learns masked summation (n = 20, k = 3) far below 
     CHECK_MESSAGE(result.contains(key), key);
   CHECK(result.at("task") == "masked-sum");
   CHECK(result.at("model") == "deepsets");
-  CHECK(result.at("test_mse").get<double>() == r.test_mse);
+  CHECK(result.at("test_mse").get<double>() == r.test_metric);
   CHECK(result.at("params").get<std::int64_t>() == r.params);
   CHECK(result.at("config") == c.to_json());
   for (const auto& entry : fs::directory_iterator(dir))
@@ -107,13 +107,13 @@ TEST_CASE("training: DeepSets learns masked summation (n = 20, k = 3) far below 
     CHECK(lines[i].at("step").get<std::int64_t>() == 63 * static_cast<std::int64_t>(i + 1));
     best = std::min(best, lines[i].at("mse").get<double>());
   }
-  CHECK(r.best_dev_mse == best);
+  CHECK(r.best_dev_metric == best);
   // The test evaluation used the best-on-dev parameters (best.ckpt): a fresh model loaded from them agrees.
-  const auto reloaded = make_task_model(c);
+  const auto reloaded = make_task_model(c, *make_task(c));
   nn::load_checkpoint(Trainer::best_path(c.out), *reloaded, nullptr, nullptr);
   const MaskedSumTask task({c.n, 0, c.k, c.d, static_cast<std::uint64_t>(c.seed)});
-  CHECK(evaluate_mse(*reloaded, task, Split::Test, c.test_size, 256, Device::cpu()) == r.test_mse);
-  CHECK(evaluate_mse(*reloaded, task, Split::Dev, c.dev_size, 256, Device::cpu()) == r.best_dev_mse);
+  CHECK(evaluate_mse(*reloaded, task, Split::Test, c.test_size, 256, Device::cpu()) == r.test_metric);
+  CHECK(evaluate_mse(*reloaded, task, Split::Dev, c.dev_size, 256, Device::cpu()) == r.best_dev_metric);
   fs::remove_all(dir);
 }
 
@@ -134,8 +134,8 @@ TEST_CASE("training: Star-Transformer learns masked summation (n = 20, k = 3) fa
   c.seed = 2;
   const TrainResult r = Trainer(c).run();
   REQUIRE(r.completed);
-  INFO("test mse " << r.test_mse << " baseline " << r.baseline_mse);
-  CHECK(r.test_mse < 0.25 * r.baseline_mse);
+  INFO("test mse " << r.test_metric << " baseline " << r.baseline.at("baseline_mse").get<double>());
+  CHECK(r.test_metric < 0.25 * r.baseline.at("baseline_mse").get<double>());
   fs::remove_all(dir);
 }
 
@@ -181,7 +181,7 @@ TEST_CASE("training: resume from the epoch checkpoint continues the identical lo
     INFO("step " << i);
     CHECK(resumed == full.losses[i]);  // bitwise
   }
-  CHECK(part2.test_mse == full.test_mse);
+  CHECK(part2.test_metric == full.test_metric);
   CHECK(part2.best_step == full.best_step);
   const auto lines_a = read_json_lines(Trainer::metrics_path(full.result.at("config").at("out")));
   const auto lines_b = read_json_lines(Trainer::metrics_path(second.out));
@@ -308,9 +308,9 @@ TEST_CASE("training: Star-Transformer and Transformer plug in through the factor
     INFO("step " << i);
     CHECK((i < part1.losses.size() ? part1.losses[i] : part2.losses[i - part1.losses.size()]) == full.losses[i]);
   }
-  CHECK(part2.test_mse == full.test_mse);
+  CHECK(part2.test_metric == full.test_metric);
   const TrainResult transformer = Trainer(config(t, "transformer")).run();
   CHECK(transformer.completed);
-  CHECK(std::isfinite(transformer.test_mse));
+  CHECK(std::isfinite(transformer.test_metric));
   for (const auto& dir : {a, b, t}) fs::remove_all(dir);
 }

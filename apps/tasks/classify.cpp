@@ -1,0 +1,215 @@
+#include "apps/tasks/classify.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "apps/text/batching.hpp"
+#include "apps/text/word_vectors.hpp"
+#include "kernels/error.hpp"
+#include "nn/ops.hpp"
+
+namespace topo::apps {
+namespace {
+
+nlohmann::json stats_json(const text::ReadStats& s) {
+  return {{"lines", s.lines},
+          {"examples", s.examples},
+          {"skipped_bad", s.skipped_bad},
+          {"invalid_utf8_lines", s.invalid_utf8_lines},
+          {"truncated", s.truncated}};
+}
+
+nlohmann::json read_options_json(const text::ReadOptions& r) {
+  return {{"encoding", text::text_encoding_name(r.encoding)},
+          {"lowercase", r.lowercase},
+          {"max_length", r.max_length},
+          {"sst_binary", r.sst_binary},
+          {"label_field", r.label_field},
+          {"text_field", r.text_field}};
+}
+
+// The most frequent training label (ties: the smaller class id), the majority baseline's prediction.
+std::string majority_label(const text::Dataset& train, const text::LabelSet& labels) {
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(labels.size()), 0);
+  for (const text::Example& e : train.examples) ++counts[static_cast<std::size_t>(labels.id(e.label))];
+  const auto best = std::max_element(counts.begin(), counts.end()) - counts.begin();
+  return labels.name(best);
+}
+
+}  // namespace
+
+EncodedSplit encode_split(const text::Dataset& data, const text::Vocabulary& vocab, const text::LabelSet& labels) {
+  EncodedSplit out;
+  out.ids.reserve(data.examples.size());
+  out.labels.reserve(data.examples.size());
+  for (const text::Example& e : data.examples) {
+    TOPO_CHECK(!e.tokens.empty(), "{}:{}: an example without tokens", data.path, e.line);
+    TOPO_CHECK(labels.contains(e.label), "{}:{}: label '{}' is not one of the model's {} classes", data.path,
+               e.line, e.label, labels.size());
+    out.ids.push_back(vocab.encode(e.tokens));
+    out.labels.push_back(labels.id(e.label));
+  }
+  return out;
+}
+
+TextClassification::TextClassification(const ClassifyOptions& options) : options_(options) {
+  TOPO_CHECK(options.read.max_length > 0, "classify: max_length must be > 0 (sentences are truncated to it)");
+  TOPO_CHECK(options.eval_batch > 0, "classify: eval_batch must be > 0");
+  text::ReadOptions train_read = options.read;
+  train_read.sst_subtrees = options.train_subtrees;
+  text::Dataset train = text::read_dataset(options.format, options.train, train_read), dev, test;
+  if (!options.dev.empty()) {
+    dev = text::read_dataset(options.format, options.dev, options.read);
+  } else {
+    TOPO_CHECK(options.dev_split > 0, "classify: no dev file and no dev_split");
+    TOPO_CHECK(!options.train_subtrees, "classify: dev_split would hold out subtrees; give a dev file");
+    std::tie(train, dev) = text::split_last(std::move(train), options.dev_split);
+  }
+  if (!options.test.empty()) test = text::read_dataset(options.format, options.test, options.read);
+  TOPO_CHECK(!train.examples.empty(), "classify: '{}' holds no training examples", options.train);
+  TOPO_CHECK(!dev.examples.empty(), "classify: the dev split is empty");
+
+  vocab_ = text::Vocabulary::build({&train}, options.min_freq);
+  labels_ = text::LabelSet::build({&train, &dev, &test});
+  TOPO_CHECK(labels_.size() >= 2, "classify: '{}' has a single label '{}'; nothing to classify", options.train,
+             labels_.name(0));
+  majority_label_ = majority_label(train, labels_);
+  const text::Dataset* parts[3] = {&train, &dev, &test};
+  for (int s = 0; s < 3; ++s) {
+    splits_[s] = encode_split(*parts[s], vocab_, labels_);
+    stats_[s] = parts[s]->stats;
+  }
+  if (!options.vectors.empty()) {
+    const text::WordVectors v = text::load_word_vectors(options.vectors, vocab_);
+    TOPO_CHECK(v.found > 0, "word vectors '{}' cover none of the {} vocabulary tokens", options.vectors,
+               vocab_.size());
+    pretrained_ = Tensor::from_vector(v.values, {vocab_.size(), v.dim});
+  }
+}
+
+std::unique_ptr<TextClassification> TextClassification::for_evaluation(const nlohmann::json& metadata,
+                                                                       ClassifyOptions options) {
+  TOPO_CHECK(metadata.is_object() && metadata.contains("vocabulary") && metadata.contains("labels") &&
+                 metadata.contains("read") && metadata.contains("majority_label"),
+             "checkpoint metadata holds no text-classification task (vocabulary, labels, read options)");
+  TOPO_CHECK(!options.test.empty(), "evaluation needs a file to score");
+  std::unique_ptr<TextClassification> t(new TextClassification());
+  const nlohmann::json& read = metadata.at("read");
+  options.read.encoding = text::parse_text_encoding(read.at("encoding").get<std::string>());
+  options.read.lowercase = read.at("lowercase").get<bool>();
+  options.read.max_length = read.at("max_length").get<std::int64_t>();
+  options.read.sst_binary = read.at("sst_binary").get<bool>();
+  options.read.label_field = read.at("label_field").get<std::string>();
+  options.read.text_field = read.at("text_field").get<std::string>();
+  options.read.sst_subtrees = false;
+  t->options_ = options;
+  t->vocab_ = text::Vocabulary::from_json(metadata.at("vocabulary"));
+  t->labels_ = text::LabelSet::from_json(metadata.at("labels"));
+  t->majority_label_ = metadata.at("majority_label").get<std::string>();
+  const text::Dataset test = text::read_dataset(options.format, options.test, options.read);
+  TOPO_CHECK(!test.examples.empty(), "'{}' holds no examples", options.test);
+  t->splits_[static_cast<int>(Split::Test)] = encode_split(test, t->vocab_, t->labels_);
+  t->stats_[static_cast<int>(Split::Test)] = test.stats;
+  return t;
+}
+
+std::shared_ptr<models::SequenceModel> TextClassification::make_model(std::shared_ptr<models::SequenceEncoder> encoder,
+                                                                      const models::HeadOptions& head) const {
+  return std::make_shared<models::SequenceClassifier>(std::move(encoder), labels_.size(), head);
+}
+
+std::vector<std::vector<std::int64_t>> TextClassification::epoch_batches(std::int64_t batch, std::uint64_t seed,
+                                                                         std::int64_t epoch) const {
+  // Length buckets: sentences of similar length share a batch (the dense baseline pads to the longest; the
+  // graph models are indifferent), the batch order is still shuffled.
+  const EncodedSplit& train = split_(Split::Train);
+  std::vector<std::int64_t> lengths(train.ids.size());
+  for (std::size_t i = 0; i < lengths.size(); ++i) lengths[i] = static_cast<std::int64_t>(train.ids[i].size());
+  return text::length_bucketed_batches(lengths, batch, seed, epoch);
+}
+
+TaskBatch TextClassification::batch(Split split, const std::vector<std::int64_t>& indices) const {
+  const EncodedSplit& data = split_(split);
+  TOPO_CHECK(!indices.empty(), "classify: empty batch");
+  TaskBatch out;
+  std::vector<std::int64_t> ids, labels;
+  for (std::int64_t i : indices) {
+    TOPO_CHECK(i >= 0 && i < data.size(), "classify: example {} out of range for the {} split of {}", i,
+               split_name(split), data.size());
+    const auto& sentence = data.ids[static_cast<std::size_t>(i)];
+    out.inputs.lengths.push_back(static_cast<std::int64_t>(sentence.size()));
+    ids.insert(ids.end(), sentence.begin(), sentence.end());
+    labels.push_back(data.labels[static_cast<std::size_t>(i)]);
+  }
+  out.inputs.token_ids = Tensor::from_vector(ids, {static_cast<std::int64_t>(ids.size())});
+  out.targets = Tensor::from_vector(labels, {static_cast<std::int64_t>(labels.size())});
+  return out;
+}
+
+nn::Var TextClassification::loss(const nn::Var& output, const Tensor& targets) const {
+  return nn::cross_entropy(output, targets);
+}
+
+Evaluation TextClassification::evaluate(models::SequenceModel& model, Split split, Device device) const {
+  using Clock = std::chrono::steady_clock;
+  const EncodedSplit& data = split_(split);
+  TOPO_CHECK(data.size() > 0, "classify: the {} split is empty", split_name(split));
+  const bool was_training = model.is_training();
+  model.eval();
+  nn::NoGradGuard no_grad;
+  std::int64_t correct = 0;
+  double loss_sum = 0.0, forward_seconds = 0.0;
+  const auto batches = text::sequential_batches(data.size(), options_.eval_batch);
+  for (const auto& indices : batches) {
+    const TaskBatch b = batch(split, indices).to(device);
+    const auto t0 = Clock::now();
+    const nn::Var logits = model.forward(b.inputs);
+    const std::vector<float> out = logits.data().to(Device::cpu()).to_vector<float>();  // waits for the device
+    forward_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+    const float batch_loss = nn::cross_entropy(logits, b.targets).item();
+    loss_sum += double(batch_loss) * double(indices.size());
+    const std::int64_t classes = labels_.size();
+    TOPO_CHECK(static_cast<std::int64_t>(out.size()) == classes * static_cast<std::int64_t>(indices.size()),
+               "evaluate: model gives {} outputs for {} examples of {} classes", out.size(), indices.size(), classes);
+    for (std::size_t r = 0; r < indices.size(); ++r) {
+      const float* row = out.data() + r * static_cast<std::size_t>(classes);
+      const auto predicted = std::max_element(row, row + classes) - row;
+      correct += predicted == data.labels[static_cast<std::size_t>(indices[r])];
+    }
+  }
+  model.train(was_training);
+  Evaluation e;
+  e.metric = double(correct) / double(data.size());
+  e.values = {{"acc", e.metric},
+              {"loss", loss_sum / double(data.size())},
+              {"ms_per_batch", 1e3 * forward_seconds / double(batches.size())},
+              {"batch", options_.eval_batch},
+              {"examples", data.size()}};
+  return e;
+}
+
+nlohmann::json TextClassification::baseline(Split split) const {
+  const EncodedSplit& data = split_(split);
+  const std::int64_t majority = labels_.id(majority_label_);
+  const auto hits = std::count(data.labels.begin(), data.labels.end(), majority);
+  return {{"majority_acc", data.size() > 0 ? double(hits) / double(data.size()) : 0.0},
+          {"majority_label", majority_label_},
+          {"baseline", "always predict the training set's most frequent label"}};
+}
+
+nlohmann::json TextClassification::metadata() const {
+  nlohmann::json data;
+  for (Split s : {Split::Train, Split::Dev, Split::Test})
+    if (size(s) > 0) data[split_name(s)] = stats_json(read_stats(s));
+  return {{"vocabulary", vocab_.to_json()},
+          {"labels", labels_.to_json()},
+          {"majority_label", majority_label_},
+          {"max_length", options_.read.max_length},
+          {"format", options_.format},
+          {"read", read_options_json(options_.read)},
+          {"vocab_size", vocab_.size()},
+          {"data", data}};
+}
+
+}  // namespace topo::apps

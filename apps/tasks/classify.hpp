@@ -1,0 +1,82 @@
+#pragma once
+// Text classification (SST, MTL-16, any TSV / JSON-lines file): sentences of token ids in, a class out;
+// cross-entropy, accuracy. The vocabulary is built from the training split (tokens below min_freq are
+// <unk>), the label set from every split read (an unseen dev/test label would otherwise be unscorable),
+// and both travel in checkpoint metadata so topo-eval can encode new files exactly as training did.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/tasks/task.hpp"
+#include "apps/text/dataset.hpp"
+#include "apps/text/vocab.hpp"
+
+namespace topo::apps {
+
+struct ClassifyOptions {
+  std::string format;              // one of text::dataset_formats()
+  std::string train, dev, test;    // paths; empty dev with dev_split > 0, empty test allowed
+  std::int64_t dev_split = 0;      // > 0: dev = the last dev_split training examples
+  text::ReadOptions read;          // encoding, lowercase, skip_bad, truncation (max_length), sst_binary
+  bool train_subtrees = false;     // sst: every labelled subtree of a training tree is an example
+  std::int64_t min_freq = 1;
+  std::string vectors;             // optional word vectors for the embedding
+  std::int64_t eval_batch = 128;   // evaluation batch (the "ms per test batch of 128")
+};
+
+// A split encoded for the model: token ids per example and class ids.
+struct EncodedSplit {
+  std::vector<std::vector<std::int64_t>> ids;
+  std::vector<std::int64_t> labels;
+  std::int64_t size() const { return static_cast<std::int64_t>(labels.size()); }
+};
+EncodedSplit encode_split(const text::Dataset& data, const text::Vocabulary& vocab, const text::LabelSet& labels);
+
+class TextClassification final : public Task {
+ public:
+  // Reads the files and builds the vocabulary and label set.
+  explicit TextClassification(const ClassifyOptions& options);
+  // Evaluation only: the vocabulary, labels and reading options of a checkpoint's metadata() and one file to
+  // score as the test split (no training data is read). `options` supplies format, test path, eval_batch and
+  // skip_bad; the rest comes from the metadata so the file is read as training read its files.
+  static std::unique_ptr<TextClassification> for_evaluation(const nlohmann::json& metadata, ClassifyOptions options);
+
+  const text::Vocabulary& vocabulary() const { return vocab_; }
+  const text::LabelSet& labels() const { return labels_; }
+  const text::ReadStats& read_stats(Split split) const { return stats_[static_cast<int>(split)]; }
+
+  std::int64_t vocab_size() const override { return vocab_.size(); }
+  Tensor pretrained_embedding() const override { return pretrained_; }
+  std::int64_t max_length() const override { return options_.read.max_length; }
+  std::shared_ptr<models::SequenceModel> make_model(std::shared_ptr<models::SequenceEncoder> encoder,
+                                                    const models::HeadOptions& head) const override;
+  std::int64_t size(Split split) const override { return split_(split).size(); }
+  std::vector<std::vector<std::int64_t>> epoch_batches(std::int64_t batch, std::uint64_t seed,
+                                                       std::int64_t epoch) const override;
+  TaskBatch batch(Split split, const std::vector<std::int64_t>& indices) const override;
+  nn::Var loss(const nn::Var& output, const Tensor& targets) const override;
+  std::string metric() const override { return "acc"; }
+  bool higher_is_better() const override { return true; }
+  // acc, loss (mean cross-entropy), ms_per_batch (forward of a batch of eval_batch, the data already
+  // built), batches, examples.
+  Evaluation evaluate(models::SequenceModel& model, Split split, Device device) const override;
+  // majority_acc: always predicting the training set's most frequent class.
+  nlohmann::json baseline(Split split) const override;
+  // {"vocabulary", "labels", "majority_label", "max_length", "read": {...}, "data": {per-split counts}}.
+  nlohmann::json metadata() const override;
+
+ private:
+  TextClassification() = default;
+  const EncodedSplit& split_(Split split) const { return splits_[static_cast<int>(split)]; }
+
+  ClassifyOptions options_;
+  text::Vocabulary vocab_;
+  text::LabelSet labels_;
+  std::string majority_label_;
+  EncodedSplit splits_[3];
+  text::ReadStats stats_[3];
+  Tensor pretrained_;
+};
+
+}  // namespace topo::apps

@@ -1,0 +1,73 @@
+#pragma once
+// What topo-train trains on: a Task owns its data splits, builds the model's output stage, and defines the
+// loss and the dev/test metric. The trainer drives every task the same way (batches, steps, evaluations,
+// checkpoints); adding a task is a class here and one branch in make_task (apps/train/task_factory.hpp).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels/tensor.hpp"
+#include "models/heads.hpp"
+#include "models/model.hpp"
+
+namespace topo::apps {
+
+enum class Split { Train, Dev, Test };
+std::string split_name(Split split);
+
+// One batch: inputs (sentences concatenated, no padding) and the targets the loss compares with.
+struct TaskBatch {
+  models::SequenceBatch inputs;
+  Tensor targets;  // regression: float32 [B, out]; classification: int64 [B]
+  TaskBatch to(Device device) const { return {inputs.to(device), targets.to(device)}; }
+};
+
+// One evaluation of a split: `metric` selects the best model (its direction is the task's), `values` holds
+// every figure measured (written to metrics.jsonl and result.json under these names).
+struct Evaluation {
+  double metric = 0.0;
+  nlohmann::json values = nlohmann::json::object();
+};
+
+class Task {
+ public:
+  virtual ~Task() = default;
+
+  // Model input: token ids from a vocabulary of vocab_size(), or input_dim() features (one is > 0).
+  virtual std::int64_t vocab_size() const { return 0; }
+  virtual std::int64_t input_dim() const { return 0; }
+  // Pre-trained token vectors float32 [vocab_size, dim] to initialise the embedding (undefined: none).
+  virtual Tensor pretrained_embedding() const { return {}; }
+  // The longest sequence a model must accept (size of the learned position table).
+  virtual std::int64_t max_length() const = 0;
+  // The encoder plus this task's output stage.
+  virtual std::shared_ptr<models::SequenceModel> make_model(std::shared_ptr<models::SequenceEncoder> encoder,
+                                                            const models::HeadOptions& head) const = 0;
+
+  // Examples in a split; 0 when the task has none (MTL-16 ships no test file).
+  virtual std::int64_t size(Split split) const = 0;
+  // One epoch's training batches (example indices), a pure function of (batch, seed, epoch).
+  virtual std::vector<std::vector<std::int64_t>> epoch_batches(std::int64_t batch, std::uint64_t seed,
+                                                               std::int64_t epoch) const;
+  virtual TaskBatch batch(Split split, const std::vector<std::int64_t>& indices) const = 0;
+  // Mean loss of a batch's model output against its targets.
+  virtual nn::Var loss(const nn::Var& output, const Tensor& targets) const = 0;
+
+  // Dev/test metric: its name in result files ("mse", "acc") and whether larger is better.
+  virtual std::string metric() const = 0;
+  virtual bool higher_is_better() const = 0;
+  // Evaluates `model` (put in eval mode for the call) on a whole split.
+  virtual Evaluation evaluate(models::SequenceModel& model, Split split, Device device) const = 0;
+  // The trivial predictor's figures on a split (masked-sum: always k/2; classification: majority class).
+  virtual nlohmann::json baseline(Split split) const = 0;
+  // What a checkpoint must carry to rebuild the task's inputs later (vocabulary, label names).
+  virtual nlohmann::json metadata() const { return nlohmann::json::object(); }
+};
+
+// Examples [0, size) in training order: a Fisher-Yates permutation keyed by (seed, epoch).
+std::vector<std::int64_t> epoch_order(std::int64_t size, std::uint64_t seed, std::int64_t epoch);
+
+}  // namespace topo::apps
