@@ -1,5 +1,7 @@
 // topo-train: trains a model on a task and reports the test metric of the best-on-dev parameters.
-//   topo-train --task masked-sum --model deepsets --n 200 --k 10 --d 10 --epochs 10 --out runs/ds
+//   topo-train --task masked-sum --model star --n 200 --k 10 --d 10 --epochs 10 --out runs/star
+//   topo-train --task classify --model star --format mtl --train ../shared/data/mtl16/books.task.train
+//              --out runs/books-star
 // Exit codes: 0 done (or --help), 1 a bad config or a failed run (the message names the cause), 2 an
 // unexpected internal error.
 #include <cstdio>
@@ -23,11 +25,7 @@ int main(int argc, char** argv) {
                   static_cast<long long>(r.epochs_done), config->out.c_str());
       return 0;
     }
-    std::printf("%s %s (%s): test MSE %.6f, k/2 baseline %.6f (ratio %.4f), best dev %.6f at step %lld, %lld "
-                "params, %.2f s -> %s\n",
-                config->task.c_str(), config->model.c_str(), config->variant.c_str(), r.test_mse, r.baseline_mse,
-                r.test_mse / r.baseline_mse, r.best_dev_mse, static_cast<long long>(r.best_step),
-                static_cast<long long>(r.params), r.train_seconds, Trainer::result_path(config->out).c_str());
+    std::printf("%s\n", summary_line(*config, r).c_str());
     if (config->profile && r.result.contains("profile_seconds")) {
       std::printf("profile (wall seconds per phase):\n");
       for (const auto& [phase, seconds] : r.result.at("profile_seconds").items())

@@ -1,0 +1,37 @@
+// topo-eval: scores a saved text classifier on a file and prints (and optionally writes) its accuracy.
+//   topo-eval --checkpoint runs/books-star --test ../shared/data/mtl16/books.task.test --json books.json
+// Exit codes: 0 done (or --help), 1 a bad argument or unreadable input (the message names it), 2 an
+// unexpected internal error.
+#include <cstdio>
+#include <exception>
+#include <iostream>
+
+#include "apps/train/evaluate.hpp"
+#include "kernels/error.hpp"
+
+int main(int argc, char** argv) {
+  using namespace topo::apps;
+  try {
+    const auto options = parse_eval_args(argc, argv, std::cout);
+    if (!options) return 0;
+    const nlohmann::json r = evaluate_checkpoint(*options);
+    std::printf("%s on %s: acc %.4f (%lld examples; majority class %.4f), loss %.4f, %.2f ms per batch of %lld\n",
+                r.at("model").get<std::string>().c_str(), options->test.c_str(), r.at("acc").get<double>(),
+                static_cast<long long>(r.at("examples").get<std::int64_t>()), r.at("majority_acc").get<double>(),
+                r.at("loss").get<double>(), r.at("ms_per_batch").get<double>(),
+                static_cast<long long>(r.at("batch").get<std::int64_t>()));
+    const auto& data = r.at("data");
+    if (data.at("invalid_utf8_lines").get<std::int64_t>() > 0 || data.at("skipped_bad").get<std::int64_t>() > 0)
+      std::printf("input: %lld lines with invalid UTF-8 (decoded with U+FFFD), %lld malformed lines skipped\n",
+                  static_cast<long long>(data.at("invalid_utf8_lines").get<std::int64_t>()),
+                  static_cast<long long>(data.at("skipped_bad").get<std::int64_t>()));
+    if (!options->json.empty()) std::printf("-> %s\n", options->json.c_str());
+    return 0;
+  } catch (const topo::Error& e) {
+    std::fprintf(stderr, "topo-eval: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "topo-eval: internal error: %s\n", e.what());
+    return 2;
+  }
+}

@@ -1,0 +1,35 @@
+#pragma once
+// topo-eval's work as a library call: score a saved text classifier on any file of a supported format.
+// The checkpoint (a run directory's best.ckpt, or a .ckpt file) carries the training config, the vocabulary,
+// the label set and the reading options, so the file is tokenized and encoded exactly as training did.
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace topo::apps {
+
+struct EvalOptions {
+  std::string checkpoint;  // run directory (its best.ckpt) or a checkpoint file
+  std::string test;        // file to score
+  std::string format;      // empty: the format the model was trained on
+  std::string json;        // where to write the result (atomically); empty: nowhere
+  std::int64_t batch = 128;
+  std::int64_t threads = 0;
+  std::string device = "cpu";
+  bool skip_bad = false;
+};
+
+// The checkpoint file a --checkpoint argument names (DIR -> DIR/best.ckpt); missing: an error naming it.
+std::string resolve_checkpoint(const std::string& path);
+
+// {"checkpoint", "test", "format", "model", "acc", "loss", "examples", "ms_per_batch", "batch",
+//  "majority_acc", "read": {...}, "config": {...}}; written to options.json when set.
+nlohmann::json evaluate_checkpoint(const EvalOptions& options);
+
+// Command line of topo-eval; nullopt after --help (printed to `out`). Bad flags are topo::Errors.
+std::optional<EvalOptions> parse_eval_args(int argc, const char* const* argv, std::ostream& out);
+
+}  // namespace topo::apps

@@ -1,0 +1,192 @@
+// topo-train --task classify end to end on real data, and topo-eval on its checkpoint: a short Star run on
+// one MTL-16 domain beats the majority class on dev; topo-eval re-scores the dev lines from a file to the
+// same accuracy; malformed data stops the run naming file:line unless skip_bad; resume is identical.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "apps/tasks/classify.hpp"
+#include "apps/train/evaluate.hpp"
+#include "apps/train/io.hpp"
+#include "apps/train/model_factory.hpp"
+#include "apps/train/trainer.hpp"
+#include "kernels/error.hpp"
+#include "nn/checkpoint.hpp"
+#include "tests/support/testing.hpp"
+
+using namespace topo;
+using namespace topo::apps;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("topo_classify_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+std::vector<std::string> read_lines(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+void write_lines(const fs::path& path, const std::vector<std::string>& lines) {
+  std::ofstream out(path, std::ios::binary);
+  for (const std::string& line : lines) out << line << '\n';
+}
+
+TrainConfig small_classify(const std::string& train, const fs::path& out) {
+  TrainConfig c;
+  c.task = "classify";
+  c.model = "star";
+  c.format = "mtl";
+  c.train = train;
+  c.max_len = 64;
+  c.layers = 1;
+  c.hidden = 32;
+  c.heads = 4;
+  c.head_hidden = 32;
+  c.epochs = 4;
+  c.batch = 32;
+  c.lr = 2e-3;
+  c.dropout = 0.1;
+  c.progress = "none";
+  c.out = out.string();
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("classify: Star on MTL-16 apparel beats the majority class on dev; topo-eval re-scores it from a file") {
+  const std::string train = testing::shared_data_path("mtl16/apparel.task.train");
+  if (train.empty()) return;
+  const fs::path dir = fresh_dir("apparel");
+  TrainConfig c = small_classify(train, dir / "run");
+  const TrainResult r = Trainer(c).run();
+  REQUIRE(r.completed);
+  CHECK(r.metric == "acc");
+  CHECK_FALSE(r.has_test);  // MTL-16 test files are held back: the run reports dev only
+  const nlohmann::json& res = r.result;
+  const double majority = res.at("majority_acc").get<double>();
+  INFO("dev acc " << r.best_dev_metric << " majority " << majority);
+  CHECK(res.at("baseline_split") == "dev");
+  CHECK(r.best_dev_metric > majority + 0.1);
+  CHECK(res.at("dev_acc").get<double>() == r.best_dev_metric);
+  CHECK(res.at("data").at("train").at("examples").get<std::int64_t>() == 1400);
+  CHECK(res.at("data").at("dev").at("examples").get<std::int64_t>() == 200);
+  CHECK(res.at("data").at("train").at("truncated").get<std::int64_t>() > 0);  // apparel has reviews > 64 tokens
+  for (const char* key : {"params", "dev_loss", "dev_ms_per_batch", "train_seconds", "config", "epochs_done"})
+    CHECK_MESSAGE(res.contains(key), key);
+
+  // The dev split is the file's last 200 lines: written to a file of their own and scored through topo-eval's
+  // library call, the best checkpoint gives exactly the best dev accuracy.
+  const auto lines = read_lines(train);
+  REQUIRE(lines.size() == 1600u);
+  write_lines(dir / "dev.txt", {lines.end() - 200, lines.end()});
+  EvalOptions e;
+  e.checkpoint = c.out;  // a run directory: its best.ckpt
+  e.test = (dir / "dev.txt").string();
+  e.json = (dir / "eval.json").string();
+  const nlohmann::json eval = evaluate_checkpoint(e);
+  CHECK(eval.at("acc").get<double>() == r.best_dev_metric);
+  CHECK(eval.at("examples").get<std::int64_t>() == 200);
+  CHECK(eval.at("format") == "mtl");
+  std::ifstream written(e.json);
+  REQUIRE(written.good());
+  CHECK(nlohmann::json::parse(written).at("acc") == eval.at("acc"));
+
+  // The vocabulary and labels ride in the checkpoint: unseen words are <unk>, an unseen label is an error
+  // naming the file and line.
+  write_lines(dir / "odd.txt", {"1\tzzqqx frobnicated", "7\tgreat shirt"});
+  e.test = (dir / "odd.txt").string();
+  e.json.clear();
+  const std::string message = testing::error_of([&] { evaluate_checkpoint(e); });
+  CHECK(message.find("odd.txt:2") != std::string::npos);
+  CHECK(message.find("'7'") != std::string::npos);
+  e.checkpoint = (dir / "missing").string();
+  CHECK(testing::error_of([&] { evaluate_checkpoint(e); }).find("missing") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("classify: a malformed line stops the run naming file:line; skip_bad skips and counts it") {
+  const fs::path dir = fresh_dir("bad");
+  std::vector<std::string> lines;
+  for (int i = 0; i < 60; ++i) lines.push_back(std::string(i % 2 ? "1\tgood fine nice " : "0\tbad awful poor ") + std::to_string(i));
+  lines[17] = "1 no tab on this line";
+  write_lines(dir / "data.tsv", lines);
+  TrainConfig c = small_classify((dir / "data.tsv").string(), dir / "run");
+  c.dev_split = 20;
+  c.epochs = 1;
+  const std::string message = testing::error_of([&] { Trainer(c).run(); });
+  CHECK(message.find("data.tsv:18") != std::string::npos);
+  c.skip_bad = true;
+  const TrainResult r = Trainer(c).run();
+  REQUIRE(r.completed);
+  CHECK(r.result.at("data").at("train").at("skipped_bad").get<std::int64_t>() == 1);
+  CHECK(r.result.at("data").at("train").at("examples").get<std::int64_t>() == 39);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("classify: interrupted and resumed runs give the same losses and dev accuracy (Transformer, dense)") {
+  const fs::path dir = fresh_dir("resume");
+  std::vector<std::string> lines;
+  for (int i = 0; i < 300; ++i) {
+    std::string text = i % 3 == 0 ? "0\t" : "1\t";
+    for (int w = 0; w < 3 + i % 11; ++w) text += (i % 3 == 0 ? "meh " : "wow ") + std::to_string((i * 7 + w) % 13) + " ";
+    lines.push_back(text);
+  }
+  write_lines(dir / "data.tsv", lines);
+  TrainConfig c = small_classify((dir / "data.tsv").string(), dir / "full");
+  c.format = "tsv";
+  c.model = "transformer";
+  c.attention = "dense";
+  c.dev_split = 50;
+  c.epochs = 3;
+  const TrainResult full = Trainer(c).run();
+  REQUIRE(full.completed);
+  c.out = (dir / "part").string();
+  c.stop_after = 1;
+  const TrainResult part1 = Trainer(c).run();
+  CHECK_FALSE(part1.completed);
+  c.stop_after = 0;
+  c.resume = true;
+  const TrainResult part2 = Trainer(c).run();
+  REQUIRE(part2.completed);
+  REQUIRE(part1.losses.size() + part2.losses.size() == full.losses.size());
+  for (std::size_t i = 0; i < full.losses.size(); ++i)
+    CHECK((i < part1.losses.size() ? part1.losses[i] : part2.losses[i - part1.losses.size()]) == full.losses[i]);
+  CHECK(part2.best_dev_metric == full.best_dev_metric);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("classify config: missing or inconsistent fields are rejected naming the field") {
+  TrainConfig c;
+  c.task = "classify";
+  c.model = "star";
+  c.format = "sst";
+  CHECK(testing::error_of([&] { c.validate(); }).find("'train'") != std::string::npos);
+  c.train = "x";
+  CHECK(testing::error_of([&] { c.validate(); }).find("'dev'") != std::string::npos);
+  c.dev = "y";
+  c.validate();
+  c.format = "csv";
+  CHECK(testing::error_of([&] { c.validate(); }).find("'format'") != std::string::npos);
+  c.format = "mtl";
+  c.subtrees = true;
+  CHECK(testing::error_of([&] { c.validate(); }).find("'subtrees'") != std::string::npos);
+  c.subtrees = false;
+  c.attention = "dense";
+  CHECK(testing::error_of([&] { c.validate(); }).find("'attention'") != std::string::npos);
+  c.attention = "graph";
+  c.train = "/nonexistent/file.txt";
+  c.dev.clear();
+  CHECK(testing::error_of([&] { make_task(c); }).find("/nonexistent/file.txt") != std::string::npos);
+}
