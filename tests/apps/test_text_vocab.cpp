@@ -175,9 +175,9 @@ TEST_CASE("text word vectors: GloVe and word2vec text formats; bad lines name pa
   CHECK(g.dim == 3);
   CHECK(g.found == 2);
   REQUIRE(g.values.size() == static_cast<std::size_t>(v.size() * 3));
-  auto row = [&](const WordVectors& w, const std::string& t) {
-    const auto at = g.values.begin() + v.id(t) * w.dim;
-    return std::vector<float>(w.values.begin() + (at - g.values.begin()), w.values.begin() + (at - g.values.begin()) + w.dim);
+  auto row = [&](const WordVectors& w, const std::string& t) {  // the [dim] row of token t
+    const auto first = w.values.begin() + v.id(t) * w.dim;
+    return std::vector<float>(first, first + w.dim);
   };
   CHECK(row(g, "the") == std::vector<float>{0.5f, -1.f, 0.2f});  // the first occurrence wins
   CHECK(row(g, "rock") == std::vector<float>{3.f, 4.f, 5.f});
