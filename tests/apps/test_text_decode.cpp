@@ -2,6 +2,9 @@
 // U+FFFD substitution (Table 3-8, "maximal subparts") and from the Latin-1 code chart.
 #include <doctest/doctest.h>
 
+#include <cstdint>
+#include <random>
+
 #include "apps/text/decode.hpp"
 #include "tests/support/testing.hpp"
 
@@ -60,4 +63,47 @@ TEST_CASE("text tokenize: ASCII whitespace runs split once; lowercase folds ASCI
   CHECK(tokenize("The \xC3\x89T\xC3\x89", true) == V{"the", "\xC3\x89t\xC3\x89"});  // "ÉTÉ" keeps É
   CHECK(tokenize(" \t ", false).empty());
   CHECK(tokenize("", true).empty());
+}
+
+namespace {
+
+// Strict UTF-8 check written from the code-point definition (not the decoder's lead-byte table): decode
+// each sequence's value and reject overlongs, surrogates and values past U+10FFFF.
+bool is_valid_utf8(const std::string& s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto b = static_cast<unsigned char>(s[i]);
+    const int len = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
+    if (len == 0 || i + len > s.size()) return false;
+    std::uint32_t cp = len == 1 ? b : b & (0x7F >> len);
+    for (int k = 1; k < len; ++k) {
+      const auto c = static_cast<unsigned char>(s[i + k]);
+      if ((c >> 6) != 0x2) return false;
+      cp = (cp << 6) | (c & 0x3F);
+    }
+    const std::uint32_t min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min_cp[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += len;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("text decode: arbitrary bytes always decode to valid UTF-8, and decoding is idempotent") {
+  std::mt19937 gen(12345);
+  const unsigned char interesting[] = {0x61, 0x80, 0xBF, 0xC0, 0xC2, 0xE0, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF};
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::string bytes(gen() % 24, '\0');
+    for (char& c : bytes) c = static_cast<char>(gen() % 2 ? interesting[gen() % sizeof interesting] : gen() % 256);
+    bool invalid = false;
+    const std::string out = decode_line(bytes, TextEncoding::Utf8, &invalid);
+    CAPTURE(trial);
+    REQUIRE(is_valid_utf8(out));
+    CHECK(invalid == !is_valid_utf8(bytes));
+    const std::string again = decode_line(out, TextEncoding::Utf8, &invalid);
+    CHECK(again == out);
+    CHECK_FALSE(invalid);
+    CHECK(is_valid_utf8(decode_line(bytes, TextEncoding::Latin1, nullptr)));
+  }
 }

@@ -22,8 +22,19 @@ using V = std::vector<std::string>;
 
 namespace {
 
+// Files live in one directory per process, removed when the test executable exits.
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / ("topo_text_vocab_" + std::to_string(::getpid()));
+  TempDir() { fs::create_directories(path); }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+};
+
 std::string write_temp(const std::string& name, const std::string& content) {
-  const fs::path p = fs::temp_directory_path() / ("topo_text_vocab_" + std::to_string(::getpid()) + "_" + name);
+  static const TempDir dir;
+  const fs::path p = dir.path / name;
   std::ofstream(p, std::ios::binary) << content;
   return p.string();
 }
