@@ -2,9 +2,11 @@
 // sst_trees.cpp. Files are small (<= tens of MiB): each is read whole and scanned once, single-threaded.
 #include "apps/text/dataset.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <memory>
 
 #include <nlohmann/json.hpp>

@@ -64,7 +64,8 @@ WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab) 
     }
     if (static_cast<std::int64_t>(fields.size()) - 1 != wv.dim)
       fail("{}:{}: token '{}' has {} values, expected {}", path, line_number, fields[0], fields.size() - 1, wv.dim);
-    const std::int64_t id = vocab.contains(std::string(fields[0])) ? vocab.id(std::string(fields[0])) : -1;
+    const std::string token(fields[0]);
+    const std::int64_t id = vocab.contains(token) ? vocab.id(token) : -1;
     const bool take = id > Vocabulary::kPad && !seen[static_cast<std::size_t>(id)];
     for (std::int64_t k = 0; k < wv.dim; ++k) {
       const std::string_view f = fields[static_cast<std::size_t>(k + 1)];

@@ -1,0 +1,242 @@
+// The readers on small files written here: every format, header detection, label kinds, truncation,
+// SST binarisation and subtrees, and malformed input -> "path:line" errors or counted skips.
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "apps/text/dataset.hpp"
+#include "tests/support/testing.hpp"
+
+using namespace topo;
+using namespace topo::text;
+namespace fs = std::filesystem;
+using V = std::vector<std::string>;
+
+namespace {
+
+// Files live in one directory per process, removed when the test executable exits.
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / ("topo_text_" + std::to_string(::getpid()));
+  TempDir() { fs::create_directories(path); }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+};
+
+std::string write_temp(const std::string& name, const std::string& content) {
+  static const TempDir dir;
+  const fs::path p = dir.path / name;
+  std::ofstream(p, std::ios::binary) << content;
+  return p.string();
+}
+
+// Expects `read` to fail with a message containing "<path>:<line>" and `what`.
+template <class F>
+void check_error_at(F&& read, const std::string& path, int line, const std::string& what) {
+  const std::string e = testing::error_of(read);
+  INFO("error: " << e);
+  CHECK(e.find(path + ":" + std::to_string(line) + ":") != std::string::npos);
+  CHECK(e.find(what) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("text readers: a missing file is an error naming the path, for every format") {
+  for (const std::string& format : dataset_formats()) {
+    const std::string e = testing::error_of([&] { read_dataset(format, "/nonexistent/topo_text.txt", {}); });
+    CHECK(e.find("/nonexistent/topo_text.txt") != std::string::npos);
+  }
+  const std::string e = testing::error_of([] { read_dataset("csv", "x", {}); });
+  CHECK(e.find("csv") != std::string::npos);
+  CHECK(e.find("jsonl") != std::string::npos);
+}
+
+TEST_CASE("text readers: SST trees give root labels and leaves; subtrees are pre-order spans") {
+  const std::string p = write_temp("trees.txt", "(3 (2 The) (4 (3 good) (2 Rock)))\n\n(1 (1 bad))\r\n");
+  const Dataset d = read_sst_trees(p, {});
+  REQUIRE(d.examples.size() == 2);
+  CHECK(d.examples[0].label == "3");
+  CHECK(d.examples[0].tokens == V{"The", "good", "Rock"});
+  CHECK(d.examples[0].line == 1);
+  CHECK(d.examples[1].label == "1");
+  CHECK(d.examples[1].tokens == V{"bad"});
+  CHECK(d.examples[1].line == 3);  // the blank line 2 is skipped but counted in numbering
+  CHECK(d.stats.lines == 2);
+
+  ReadOptions sub;
+  sub.sst_subtrees = true;
+  sub.lowercase = true;
+  const Dataset s = read_sst_trees(p, sub);
+  // Nodes of tree 1 in pre-order: (3 all) (2 The) (4 good Rock) (3 good) (2 Rock); tree 2: (1 bad) (1 bad).
+  REQUIRE(s.examples.size() == 7);
+  const std::vector<std::pair<std::string, V>> want = {
+      {"3", {"the", "good", "rock"}}, {"2", {"the"}}, {"4", {"good", "rock"}}, {"3", {"good"}},
+      {"2", {"rock"}}, {"1", {"bad"}}, {"1", {"bad"}}};
+  for (std::size_t k = 0; k < want.size(); ++k) {
+    CHECK(s.examples[k].label == want[k].first);
+    CHECK(s.examples[k].tokens == want[k].second);
+  }
+  CHECK(s.stats.examples == 7);
+
+  ReadOptions bin = sub;
+  bin.sst_binary = true;  // drops the two "2" nodes; 3,4 -> 1, 1 -> 0
+  const Dataset b = read_sst_trees(p, bin);
+  V labels;
+  for (const Example& e : b.examples) labels.push_back(e.label);
+  CHECK(labels == V{"1", "1", "1", "0", "0"});
+}
+
+TEST_CASE("text readers: malformed trees are errors at path:line, or skipped and counted") {
+  const std::string p = write_temp("bad_trees.txt",
+                                   "(2 (2 a) (2 b))\n(2 (2 a) (2 b)\n(2 (2 a)))\n(x (2 a))\n(2 (2 a b))\n(2 ())\n");
+  check_error_at([&] { read_sst_trees(p, {}); }, p, 2, "unbalanced");
+  ReadOptions skip;
+  skip.skip_bad = true;
+  const Dataset d = read_sst_trees(p, skip);
+  CHECK(d.examples.size() == 1);
+  CHECK(d.stats.skipped_bad == 5);
+  CHECK(d.stats.lines == 6);
+  for (const auto& [content, what] : std::vector<std::pair<std::string, std::string>>{
+           {"(2 (2 a)))\n", "after the tree"},
+           {") (2 a)\n", "unexpected ')'"},
+           {"(x (2 a))\n", "'x'"},
+           {"(2 (2 a b))\n", "more than one word"},
+           {"(2 ())\n", "label"},
+           {"word\n", "expected '('"},
+           {"(2 a) (2 b)\n", "after the tree"}}) {
+    const std::string q = write_temp("bad_tree.txt", content);
+    check_error_at([&] { read_sst_trees(q, {}); }, q, 1, what);
+  }
+  // sst_binary needs SST labels 0..4.
+  const std::string q = write_temp("bad_label.txt", "(7 (2 a))\n");
+  ReadOptions bin;
+  bin.sst_binary = true;
+  check_error_at([&] { read_sst_trees(q, bin); }, q, 1, "'7'");
+}
+
+TEST_CASE("text readers: 'LABEL tokens' lines, truncation and binarisation") {
+  const std::string p = write_temp("stsa.txt", "3 a  good   film\n2 so so\n0 bad\n");
+  ReadOptions o;
+  o.max_length = 2;
+  const Dataset d = read_label_tokens(p, o);
+  REQUIRE(d.examples.size() == 3);
+  CHECK(d.examples[0].tokens == V{"a", "good"});
+  CHECK(d.stats.truncated == 1);  // only the 3-token line exceeds 2
+  o.sst_binary = true;
+  o.max_length = 0;
+  const Dataset b = read_label_tokens(p, o);
+  REQUIRE(b.examples.size() == 2);
+  CHECK(b.examples[0].label == "1");
+  CHECK(b.examples[1].label == "0");
+  CHECK(b.examples[1].line == 3);
+
+  const std::string bad = write_temp("stsa_bad.txt", "1 fine\npos great\n4\n");
+  check_error_at([&] { read_label_tokens(bad, {}); }, bad, 2, "'pos'");
+  ReadOptions skip;
+  skip.skip_bad = true;
+  const Dataset s = read_label_tokens(bad, skip);
+  CHECK(s.examples.size() == 1);
+  CHECK(s.stats.skipped_bad == 2);  // the bad label and the empty text
+  const std::string empty = write_temp("stsa_empty.txt", "4\n");
+  check_error_at([&] { read_label_tokens(empty, {}); }, empty, 1, "empty text");
+}
+
+TEST_CASE("text readers: MTL 'LABEL<TAB>text' with a missing tab or empty text") {
+  const std::string p = write_temp("mtl.txt", "1\tgreat  product \n0\tBad\n");
+  ReadOptions lower;
+  lower.lowercase = true;
+  const Dataset d = read_mtl(p, lower);
+  REQUIRE(d.examples.size() == 2);
+  CHECK(d.examples[0].label == "1");
+  CHECK(d.examples[0].tokens == V{"great", "product"});
+  CHECK(d.examples[1].tokens == V{"bad"});
+
+  const std::string bad = write_temp("mtl_bad.txt", "1\tok\n0 no tab here\n1\t  \n");
+  check_error_at([&] { read_mtl(bad, {}); }, bad, 2, "no tab");
+  const std::string empty = write_temp("mtl_empty.txt", "1\t  \n");
+  check_error_at([&] { read_mtl(empty, {}); }, empty, 1, "empty text");
+  ReadOptions skip;
+  skip.skip_bad = true;
+  const Dataset s = read_mtl(bad, skip);
+  CHECK(s.examples.size() == 1);
+  CHECK(s.stats.skipped_bad == 2);
+}
+
+TEST_CASE("text readers: TSV with a header (any column order) and without one") {
+  const std::string with = write_temp("h.tsv", "id\ttext\tlabel\n7\tnice day\tpos\n8\tgrim\tneg\n");
+  const Dataset h = read_tsv(with, {});
+  REQUIRE(h.examples.size() == 2);
+  CHECK(h.examples[0].label == "pos");
+  CHECK(h.examples[0].tokens == V{"nice", "day"});
+  CHECK(h.examples[0].line == 2);
+  CHECK(h.stats.lines == 2);  // the header is not data
+
+  ReadOptions chn;  // ChnSentiCorp's header is "label<TAB>text_a"
+  chn.text_field = "text_a";
+  const std::string c = write_temp("c.tsv", "label\ttext_a\n1\t\xE5\xA5\xBD\n");
+  const Dataset cd = read_tsv(c, chn);
+  REQUIRE(cd.examples.size() == 1);
+  CHECK(cd.examples[0].tokens == V{"\xE5\xA5\xBD"});
+  // With the default text_field that header names only one of the two fields: a configuration error.
+  check_error_at([&] { read_tsv(c, {}); }, c, 1, "text_a");
+
+  const std::string without = write_temp("n.tsv", "1\tfirst row\n0\tsecond\n");
+  const Dataset n = read_tsv(without, {});
+  REQUIRE(n.examples.size() == 2);
+  CHECK(n.examples[0].label == "1");
+  CHECK(n.examples[1].tokens == V{"second"});
+  const std::string bad = write_temp("b.tsv", "label\ttext\n1\n");
+  check_error_at([&] { read_tsv(bad, {}); }, bad, 2, "column");
+}
+
+TEST_CASE("text readers: JSON lines with integer and string labels, custom keys, bad JSON") {
+  const std::string p = write_temp("d.jsonl",
+                                   "{\"label\": 1, \"text\": \"Caf\\u00e9 ok\"}\n{\"text\": \"meh\", \"label\": \"neutral\"}\n");
+  const Dataset d = read_jsonl(p, {});
+  REQUIRE(d.examples.size() == 2);
+  CHECK(d.examples[0].label == "1");
+  CHECK(d.examples[0].tokens == V{"Caf\xC3\xA9", "ok"});
+  CHECK(d.examples[1].label == "neutral");
+
+  ReadOptions keys;
+  keys.label_field = "y";
+  keys.text_field = "sentence";
+  const std::string k = write_temp("k.jsonl", "{\"y\": -3, \"sentence\": \"x y\"}\n");
+  CHECK(read_jsonl(k, keys).examples.at(0).label == "-3");
+
+  const std::string bad = write_temp("bad.jsonl", "{\"label\": 1, \"text\": \"a\"}\n{\"label\": 1, \"text\": \"a\"\n"
+                                                  "{\"label\": 1.5, \"text\": \"a\"}\n{\"label\": 1}\n[1, 2]\n");
+  check_error_at([&] { read_jsonl(bad, {}); }, bad, 2, "bad JSON");
+  ReadOptions skip;
+  skip.skip_bad = true;
+  const Dataset s = read_jsonl(bad, skip);
+  CHECK(s.examples.size() == 1);
+  CHECK(s.stats.skipped_bad == 4);
+  for (const auto& [content, what] : std::vector<std::pair<std::string, std::string>>{
+           {"{\"label\": 1.5, \"text\": \"a\"}\n", "1.5"},
+           {"{\"label\": 1}\n", "'text'"},
+           {"[1, 2]\n", "object"},
+           {"{\"label\": 0, \"text\": \"   \"}\n", "empty text"}}) {
+    const std::string q = write_temp("bad1.jsonl", content);
+    check_error_at([&] { read_jsonl(q, {}); }, q, 1, what);
+  }
+}
+
+TEST_CASE("text readers: split_last keeps order and rejects n >= size") {
+  const std::string p = write_temp("five.txt", "0 a\n1 b\n0 c\n1 d\n0 e\n");
+  auto [head, tail] = split_last(read_label_tokens(p, {}), 2);
+  REQUIRE(head.examples.size() == 3);
+  REQUIRE(tail.examples.size() == 2);
+  CHECK(head.examples[2].tokens == V{"c"});
+  CHECK(tail.examples[0].tokens == V{"d"});
+  CHECK(tail.examples[1].line == 5);
+  CHECK(head.stats.examples == 3);
+  CHECK(tail.stats.examples == 2);
+  CHECK(example_lengths(head) == std::vector<std::int64_t>{1, 1, 1});
+  CHECK(testing::error_of([&] { split_last(read_label_tokens(p, {}), 5); }).find("5") != std::string::npos);
+  CHECK_FALSE(testing::error_of([&] { split_last(read_label_tokens(p, {}), 0); }).empty());
+}
