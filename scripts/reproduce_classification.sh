@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Text classification results of docs/results.md: MTL-16 (16 review domains; dev = the last 200 lines of each
+# .task.train, the test files are held back) and SST-5 (PTB trees, sentence level), each with the
+# Star-Transformer and the Transformer baseline (dense attention) of equal width, from configs/*.json.
+#   scripts/reproduce_classification.sh [mtl16|sst5|all]      (default all)
+# Environment: DATA (default ../shared/data), MODELS (default "star transformer"), THREADS per run (default 1;
+# the models train side by side), DOMAINS (default all 16), EXTRA (more topo-train flags).
+# Runs land in runs/<set>/<model>/<name>/ (result.json, metrics.jsonl, best.ckpt); the tables are printed
+# by scripts/summarize_classification.sh at the end. Score a held-back test file with
+#   build/bin/topo-eval --checkpoint runs/mtl16/star/books --test DATA/mtl16/books.task.test
+set -euo pipefail
+cd "$(dirname "$0")/.."
+which=${1:-all}
+data=${DATA:-../shared/data}
+models=${MODELS:-star transformer}
+threads=${THREADS:-1}
+domains=${DOMAINS:-"apparel baby books camera_photo dvd electronics health_personal_care imdb kitchen_housewares magazines MR music software sports_outdoors toys_games video"}
+[ -x build/bin/topo-train ] || { echo "build first: scripts/setup.sh" >&2; exit 1; }
+
+run_mtl16() {  # one model, every domain in turn
+  local model=$1
+  for domain in $domains; do
+    local out="runs/mtl16/$model/$domain" encoding=utf8
+    [ "$domain" = MR ] && encoding=latin1  # MR is Latin-1 (see the data set's SOURCE.txt)
+    mkdir -p "$out"
+    build/bin/topo-train --config "configs/mtl16_$model.json" --train "$data/mtl16/$domain.task.train" \
+      --encoding "$encoding" --threads "$threads" --progress lines --log-every 200 --out "$out" ${EXTRA:-} \
+      > "$out.log" 2>&1
+    tail -n 1 "$out.log"
+  done
+}
+
+run_sst5() {
+  local model=$1 out="runs/sst5/$1"
+  mkdir -p "$out"
+  build/bin/topo-train --config "configs/sst5_$model.json" --train "$data/sst/trees/train.txt" \
+    --dev "$data/sst/trees/dev.txt" --test "$data/sst/trees/test.txt" --threads "$threads" --progress lines \
+    --log-every 200 --out "$out" ${EXTRA:-} > "$out.log" 2>&1
+  tail -n 1 "$out.log"
+}
+
+for model in $models; do
+  (
+    if [ "$which" = mtl16 ] || [ "$which" = all ]; then run_mtl16 "$model"; fi
+    if [ "$which" = sst5 ] || [ "$which" = all ]; then run_sst5 "$model"; fi
+  ) &
+done
+wait
+scripts/summarize_classification.sh

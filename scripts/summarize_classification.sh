@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Markdown tables of the classification runs under runs/ (written by reproduce_classification.sh):
+# per MTL-16 domain the best dev accuracy of each model, its epochs and training time, and the averages;
+# SST-5 test / dev accuracy. Reads the top-level fields of each result.json (one "key": value per line).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+field() { sed -n "s/^  \"$2\": \([^,]*\),\{0,1\}$/\1/p" "$1" | tr -d '"'; }
+models=${MODELS:-star transformer}
+
+if compgen -G "runs/mtl16/*/*/result.json" > /dev/null; then
+  header="| domain |" rule="|---|"
+  for m in $models; do header+=" $m dev acc | epochs | train s | ms / batch 128 |"; rule+="---:|---:|---:|---:|"; done
+  echo "$header"; echo "$rule"
+  declare -A sum count
+  for dir in $(ls -d runs/mtl16/*/*/ | xargs -n1 basename | sort -u); do
+    line="| $dir |"
+    for m in $models; do
+      r="runs/mtl16/$m/$dir/result.json"
+      if [ -f "$r" ]; then
+        acc=$(field "$r" dev_acc)
+        line+=" $(awk -v a="$acc" 'BEGIN{printf "%.1f", 100*a}') | $(field "$r" epochs_done) | $(awk -v s="$(field "$r" train_seconds)" 'BEGIN{printf "%.0f", s}') | $(awk -v s="$(field "$r" dev_ms_per_batch)" 'BEGIN{printf "%.1f", s}') |"
+        sum[$m]=$(awk -v a="${sum[$m]:-0}" -v b="$acc" 'BEGIN{print a+b}')
+        count[$m]=$(( ${count[$m]:-0} + 1 ))
+      else
+        line+=" – | – | – | – |"
+      fi
+    done
+    echo "$line"
+  done
+  line="| **average** |"
+  for m in $models; do
+    if [ "${count[$m]:-0}" -gt 0 ]; then
+      line+=" **$(awk -v a="${sum[$m]}" -v n="${count[$m]}" 'BEGIN{printf "%.2f", 100*a/n}')** (${count[$m]} domains) | | | |"
+    else
+      line+=" – | | | |"
+    fi
+  done
+  echo "$line"
+  echo
+fi
+
+if compgen -G "runs/sst5/*/result.json" > /dev/null; then
+  echo "| SST-5 | test acc | dev acc | epochs | train s | ms / test batch 128 |"
+  echo "|---|---:|---:|---:|---:|---:|"
+  for m in $models; do
+    r="runs/sst5/$m/result.json"
+    [ -f "$r" ] || continue
+    echo "| $m | $(awk -v a="$(field "$r" test_acc)" 'BEGIN{printf "%.1f", 100*a}') | $(awk -v a="$(field "$r" dev_acc)" 'BEGIN{printf "%.1f", 100*a}') | $(field "$r" epochs_done) | $(awk -v s="$(field "$r" train_seconds)" 'BEGIN{printf "%.0f", s}') | $(awk -v s="$(field "$r" ms_per_test_batch)" 'BEGIN{printf "%.1f", s}') |"
+  done
+fi
