@@ -190,3 +190,44 @@ TEST_CASE("classify config: missing or inconsistent fields are rejected naming t
   c.dev.clear();
   CHECK(testing::error_of([&] { make_task(c); }).find("/nonexistent/file.txt") != std::string::npos);
 }
+
+TEST_CASE("classify: --vectors initialises the embedding from a GloVe file; --freeze-vectors keeps it fixed") {
+  const fs::path dir = fresh_dir("vectors");
+  std::vector<std::string> lines;
+  for (int i = 0; i < 80; ++i) lines.push_back(i % 2 ? "1\tgood fine day" : "0\tbad awful day");
+  write_lines(dir / "data.tsv", lines);
+  // 4-dimensional vectors for two of the four words, one absent from the data.
+  write_lines(dir / "vectors.txt", {"good 0.5 -1 2 0.25", "zebra 1 1 1 1", "bad -0.5 1 -2 -0.25"});
+  TrainConfig c = small_classify((dir / "data.tsv").string(), dir / "run");
+  c.format = "tsv";
+  c.dev_split = 20;
+  c.epochs = 2;
+  c.hidden = 4;
+  c.heads = 2;
+  c.vectors = (dir / "vectors.txt").string();
+  c.freeze_vectors = true;
+  const TrainResult r = Trainer(c).run();
+  REQUIRE(r.completed);
+  const auto task = make_task(c);
+  const auto& vocab = dynamic_cast<const TextClassification&>(*task).vocabulary();
+  const auto model = make_task_model(c, *task);
+  nn::load_checkpoint(Trainer::best_path(c.out), *model, nullptr, nullptr);
+  Tensor weight;
+  for (const auto& [name, p] : model->named_parameters())
+    if (name == "encoder.embedding.token.weight") weight = p.data();
+  REQUIRE(weight.defined());
+  const std::vector<float> w = weight.to_vector<float>();
+  auto row = [&](const std::string& token) {
+    const auto id = static_cast<std::size_t>(vocab.id(token));
+    return std::vector<float>(w.begin() + static_cast<std::ptrdiff_t>(id * 4), w.begin() + static_cast<std::ptrdiff_t>(id * 4 + 4));
+  };
+  CHECK(row("good") == std::vector<float>{0.5f, -1.f, 2.f, 0.25f});
+  CHECK(row("bad") == std::vector<float>{-0.5f, 1.f, -2.f, -0.25f});
+  CHECK(row("day") == std::vector<float>{0.f, 0.f, 0.f, 0.f});  // not in the file: zero, and frozen with the rest
+
+  // A width other than the vectors' is an error that says which flag to change.
+  c.hidden = 8;
+  c.out = (dir / "run2").string();
+  CHECK(testing::error_of([&] { Trainer(c).run(); }).find("--hidden 4") != std::string::npos);
+  fs::remove_all(dir);
+}
