@@ -17,22 +17,7 @@ using V = std::vector<std::string>;
 
 namespace {
 
-// Files live in one directory per process, removed when the test executable exits.
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("topo_text_" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-};
-
-std::string write_temp(const std::string& name, const std::string& content) {
-  static const TempDir dir;
-  const fs::path p = dir.path / name;
-  std::ofstream(p, std::ios::binary) << content;
-  return p.string();
-}
+using testing::write_temp_file;
 
 // Expects `read` to fail with a message containing "<path>:<line>" and `what`.
 template <class F>
@@ -56,7 +41,7 @@ TEST_CASE("text readers: a missing file is an error naming the path, for every f
 }
 
 TEST_CASE("text readers: SST trees give root labels and leaves; subtrees are pre-order spans") {
-  const std::string p = write_temp("trees.txt", "(3 (2 The) (4 (3 good) (2 Rock)))\n\n(1 (1 bad))\r\n");
+  const std::string p = write_temp_file("trees.txt", "(3 (2 The) (4 (3 good) (2 Rock)))\n\n(1 (1 bad))\r\n");
   const Dataset d = read_sst_trees(p, {});
   REQUIRE(d.examples.size() == 2);
   CHECK(d.examples[0].label == "3");
@@ -91,7 +76,7 @@ TEST_CASE("text readers: SST trees give root labels and leaves; subtrees are pre
 }
 
 TEST_CASE("text readers: malformed trees are errors at path:line, or skipped and counted") {
-  const std::string p = write_temp("bad_trees.txt",
+  const std::string p = write_temp_file("bad_trees.txt",
                                    "(2 (2 a) (2 b))\n(2 (2 a) (2 b)\n(2 (2 a)))\n(x (2 a))\n(2 (2 a b))\n(2 ())\n");
   check_error_at([&] { read_sst_trees(p, {}); }, p, 2, "unbalanced");
   ReadOptions skip;
@@ -108,18 +93,18 @@ TEST_CASE("text readers: malformed trees are errors at path:line, or skipped and
            {"(2 ())\n", "label"},
            {"word\n", "expected '('"},
            {"(2 a) (2 b)\n", "after the tree"}}) {
-    const std::string q = write_temp("bad_tree.txt", content);
+    const std::string q = write_temp_file("bad_tree.txt", content);
     check_error_at([&] { read_sst_trees(q, {}); }, q, 1, what);
   }
   // sst_binary needs SST labels 0..4.
-  const std::string q = write_temp("bad_label.txt", "(7 (2 a))\n");
+  const std::string q = write_temp_file("bad_label.txt", "(7 (2 a))\n");
   ReadOptions bin;
   bin.sst_binary = true;
   check_error_at([&] { read_sst_trees(q, bin); }, q, 1, "'7'");
 }
 
 TEST_CASE("text readers: 'LABEL tokens' lines, truncation and binarisation") {
-  const std::string p = write_temp("stsa.txt", "3 a  good   film\n2 so so\n0 bad\n");
+  const std::string p = write_temp_file("stsa.txt", "3 a  good   film\n2 so so\n0 bad\n");
   ReadOptions o;
   o.max_length = 2;
   const Dataset d = read_label_tokens(p, o);
@@ -134,19 +119,19 @@ TEST_CASE("text readers: 'LABEL tokens' lines, truncation and binarisation") {
   CHECK(b.examples[1].label == "0");
   CHECK(b.examples[1].line == 3);
 
-  const std::string bad = write_temp("stsa_bad.txt", "1 fine\npos great\n4\n");
+  const std::string bad = write_temp_file("stsa_bad.txt", "1 fine\npos great\n4\n");
   check_error_at([&] { read_label_tokens(bad, {}); }, bad, 2, "'pos'");
   ReadOptions skip;
   skip.skip_bad = true;
   const Dataset s = read_label_tokens(bad, skip);
   CHECK(s.examples.size() == 1);
   CHECK(s.stats.skipped_bad == 2);  // the bad label and the empty text
-  const std::string empty = write_temp("stsa_empty.txt", "4\n");
+  const std::string empty = write_temp_file("stsa_empty.txt", "4\n");
   check_error_at([&] { read_label_tokens(empty, {}); }, empty, 1, "empty text");
 }
 
 TEST_CASE("text readers: MTL 'LABEL<TAB>text' with a missing tab or empty text") {
-  const std::string p = write_temp("mtl.txt", "1\tgreat  product \n0\tBad\n");
+  const std::string p = write_temp_file("mtl.txt", "1\tgreat  product \n0\tBad\n");
   ReadOptions lower;
   lower.lowercase = true;
   const Dataset d = read_mtl(p, lower);
@@ -155,9 +140,9 @@ TEST_CASE("text readers: MTL 'LABEL<TAB>text' with a missing tab or empty text")
   CHECK(d.examples[0].tokens == V{"great", "product"});
   CHECK(d.examples[1].tokens == V{"bad"});
 
-  const std::string bad = write_temp("mtl_bad.txt", "1\tok\n0 no tab here\n1\t  \n");
+  const std::string bad = write_temp_file("mtl_bad.txt", "1\tok\n0 no tab here\n1\t  \n");
   check_error_at([&] { read_mtl(bad, {}); }, bad, 2, "no tab");
-  const std::string empty = write_temp("mtl_empty.txt", "1\t  \n");
+  const std::string empty = write_temp_file("mtl_empty.txt", "1\t  \n");
   check_error_at([&] { read_mtl(empty, {}); }, empty, 1, "empty text");
   ReadOptions skip;
   skip.skip_bad = true;
@@ -167,7 +152,7 @@ TEST_CASE("text readers: MTL 'LABEL<TAB>text' with a missing tab or empty text")
 }
 
 TEST_CASE("text readers: TSV with a header (any column order) and without one") {
-  const std::string with = write_temp("h.tsv", "id\ttext\tlabel\n7\tnice day\tpos\n8\tgrim\tneg\n");
+  const std::string with = write_temp_file("h.tsv", "id\ttext\tlabel\n7\tnice day\tpos\n8\tgrim\tneg\n");
   const Dataset h = read_tsv(with, {});
   REQUIRE(h.examples.size() == 2);
   CHECK(h.examples[0].label == "pos");
@@ -177,24 +162,24 @@ TEST_CASE("text readers: TSV with a header (any column order) and without one") 
 
   ReadOptions chn;  // ChnSentiCorp's header is "label<TAB>text_a"
   chn.text_field = "text_a";
-  const std::string c = write_temp("c.tsv", "label\ttext_a\n1\t\xE5\xA5\xBD\n");
+  const std::string c = write_temp_file("c.tsv", "label\ttext_a\n1\t\xE5\xA5\xBD\n");
   const Dataset cd = read_tsv(c, chn);
   REQUIRE(cd.examples.size() == 1);
   CHECK(cd.examples[0].tokens == V{"\xE5\xA5\xBD"});
   // With the default text_field that header names only one of the two fields: a configuration error.
   check_error_at([&] { read_tsv(c, {}); }, c, 1, "text_a");
 
-  const std::string without = write_temp("n.tsv", "1\tfirst row\n0\tsecond\n");
+  const std::string without = write_temp_file("n.tsv", "1\tfirst row\n0\tsecond\n");
   const Dataset n = read_tsv(without, {});
   REQUIRE(n.examples.size() == 2);
   CHECK(n.examples[0].label == "1");
   CHECK(n.examples[1].tokens == V{"second"});
-  const std::string bad = write_temp("b.tsv", "label\ttext\n1\n");
+  const std::string bad = write_temp_file("b.tsv", "label\ttext\n1\n");
   check_error_at([&] { read_tsv(bad, {}); }, bad, 2, "column");
 }
 
 TEST_CASE("text readers: JSON lines with integer and string labels, custom keys, bad JSON") {
-  const std::string p = write_temp("d.jsonl",
+  const std::string p = write_temp_file("d.jsonl",
                                    "{\"label\": 1, \"text\": \"Caf\\u00e9 ok\"}\n{\"text\": \"meh\", \"label\": \"neutral\"}\n");
   const Dataset d = read_jsonl(p, {});
   REQUIRE(d.examples.size() == 2);
@@ -205,10 +190,10 @@ TEST_CASE("text readers: JSON lines with integer and string labels, custom keys,
   ReadOptions keys;
   keys.label_field = "y";
   keys.text_field = "sentence";
-  const std::string k = write_temp("k.jsonl", "{\"y\": -3, \"sentence\": \"x y\"}\n");
+  const std::string k = write_temp_file("k.jsonl", "{\"y\": -3, \"sentence\": \"x y\"}\n");
   CHECK(read_jsonl(k, keys).examples.at(0).label == "-3");
 
-  const std::string bad = write_temp("bad.jsonl", "{\"label\": 1, \"text\": \"a\"}\n{\"label\": 1, \"text\": \"a\"\n"
+  const std::string bad = write_temp_file("bad.jsonl", "{\"label\": 1, \"text\": \"a\"}\n{\"label\": 1, \"text\": \"a\"\n"
                                                   "{\"label\": 1.5, \"text\": \"a\"}\n{\"label\": 1}\n[1, 2]\n");
   check_error_at([&] { read_jsonl(bad, {}); }, bad, 2, "bad JSON");
   ReadOptions skip;
@@ -221,13 +206,13 @@ TEST_CASE("text readers: JSON lines with integer and string labels, custom keys,
            {"{\"label\": 1}\n", "'text'"},
            {"[1, 2]\n", "object"},
            {"{\"label\": 0, \"text\": \"   \"}\n", "empty text"}}) {
-    const std::string q = write_temp("bad1.jsonl", content);
+    const std::string q = write_temp_file("bad1.jsonl", content);
     check_error_at([&] { read_jsonl(q, {}); }, q, 1, what);
   }
 }
 
 TEST_CASE("text readers: split_last keeps order and rejects n >= size") {
-  const std::string p = write_temp("five.txt", "0 a\n1 b\n0 c\n1 d\n0 e\n");
+  const std::string p = write_temp_file("five.txt", "0 a\n1 b\n0 c\n1 d\n0 e\n");
   auto [head, tail] = split_last(read_label_tokens(p, {}), 2);
   REQUIRE(head.examples.size() == 3);
   REQUIRE(tail.examples.size() == 2);

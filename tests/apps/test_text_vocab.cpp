@@ -22,22 +22,7 @@ using V = std::vector<std::string>;
 
 namespace {
 
-// Files live in one directory per process, removed when the test executable exits.
-struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("topo_text_vocab_" + std::to_string(::getpid()));
-  TempDir() { fs::create_directories(path); }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-};
-
-std::string write_temp(const std::string& name, const std::string& content) {
-  static const TempDir dir;
-  const fs::path p = dir.path / name;
-  std::ofstream(p, std::ios::binary) << content;
-  return p.string();
-}
+using testing::write_temp_file;
 
 Dataset make_dataset(const std::vector<std::pair<std::string, std::string>>& rows) {
   Dataset d;
@@ -181,7 +166,7 @@ TEST_CASE("text batching: sequential batches cover 0..count-1 in order") {
 TEST_CASE("text word vectors: GloVe and word2vec text formats; bad lines name path:line") {
   const Dataset d = make_dataset({{"1", "the rock good"}});
   const Vocabulary v = Vocabulary::build({&d});  // <pad> <unk> good rock the
-  const std::string glove = write_temp("glove.txt", "the 0.5 -1 2e-1\nunseen 1 1 1\nrock 3 4 5\r\nthe 9 9 9\n");
+  const std::string glove = write_temp_file("glove.txt", "the 0.5 -1 2e-1\nunseen 1 1 1\nrock 3 4 5\r\nthe 9 9 9\n");
   const WordVectors g = load_word_vectors(glove, v);
   CHECK(g.dim == 3);
   CHECK(g.found == 2);
@@ -195,7 +180,7 @@ TEST_CASE("text word vectors: GloVe and word2vec text formats; bad lines name pa
   CHECK(row(g, "good") == std::vector<float>{0.f, 0.f, 0.f});
   CHECK(row(g, "<pad>") == std::vector<float>{0.f, 0.f, 0.f});
 
-  const std::string w2v = write_temp("w2v.txt", "2 2\ngood 1 2\nzzz 3 4\n");
+  const std::string w2v = write_temp_file("w2v.txt", "2 2\ngood 1 2\nzzz 3 4\n");
   const WordVectors w = load_word_vectors(w2v, v);
   CHECK(w.dim == 2);
   CHECK(w.found == 1);
@@ -207,11 +192,11 @@ TEST_CASE("text word vectors: GloVe and word2vec text formats; bad lines name pa
     CHECK(e.find(where) != std::string::npos);
     CHECK(e.find(what) != std::string::npos);
   };
-  const std::string ragged = write_temp("ragged.txt", "a 1 2 3\nb 1 2\n");
+  const std::string ragged = write_temp_file("ragged.txt", "a 1 2 3\nb 1 2\n");
   check_error(ragged, ragged + ":2:", "expected 3");
-  const std::string nan_text = write_temp("nan.txt", "a 1 2\nb 1 x2\n");
+  const std::string nan_text = write_temp_file("nan.txt", "a 1 2\nb 1 x2\n");
   check_error(nan_text, nan_text + ":2:", "'x2'");
-  const std::string short_w2v = write_temp("short.txt", "3 2\na 1 2\n");
+  const std::string short_w2v = write_temp_file("short.txt", "3 2\na 1 2\n");
   check_error(short_w2v, short_w2v, "declares 3");
   check_error("/nonexistent/vectors.txt", "/nonexistent/vectors.txt", "cannot open");
 }

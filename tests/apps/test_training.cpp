@@ -17,6 +17,7 @@
 #include "apps/train/trainer.hpp"
 #include "kernels/error.hpp"
 #include "nn/checkpoint.hpp"
+#include "tests/support/testing.hpp"
 
 using namespace topo;
 using namespace topo::apps;
@@ -24,11 +25,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("topo_train_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(dir);
-  return dir;
-}
+fs::path fresh_dir(const std::string& name) { return testing::fresh_temp_dir(name); }
 
 TrainConfig small_config(const fs::path& out) {
   TrainConfig c;

@@ -3,6 +3,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
 
 namespace topo::testing {
 
@@ -10,6 +13,37 @@ bool is_gpu_suite(int argc, char** argv) {
   (void)argc;
   const std::string name = std::filesystem::path(argv[0]).filename().string();
   return name == "topo_test_gpu";
+}
+
+namespace {
+// <tmp>/topo_test_<pid>: one per test process, removed when the process exits normally.
+const std::filesystem::path& process_temp_root() {
+  struct Root {
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("topo_test_" + std::to_string(::getpid()));
+    Root() { std::filesystem::create_directories(path); }
+    ~Root() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static const Root root;
+  return root.path;
+}
+}  // namespace
+
+std::filesystem::path fresh_temp_dir(const std::string& name) {
+  const std::filesystem::path dir = process_temp_root() / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::string write_temp_file(const std::string& name, const std::string& bytes) {
+  const std::filesystem::path path = process_temp_root() / "files" / name;
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path.string();
 }
 
 Tensor random_uniform(const Shape& shape, std::uint64_t seed, float lo, float hi, Device device) {

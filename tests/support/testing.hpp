@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
@@ -35,6 +36,11 @@ std::string error_of(F&& f) {
   }
   return "";
 }
+
+// A fresh, empty directory <tmp>/topo_test_<pid>/<name>; the per-process parent is removed at exit.
+std::filesystem::path fresh_temp_dir(const std::string& name);
+// Writes `bytes` to a file <name> in the per-process temp directory and returns its path.
+std::string write_temp_file(const std::string& name, const std::string& bytes);
 
 // Path inside ../shared/data, or "" when it is missing. Under CI=true a missing data set fails the test.
 std::string shared_data_path(const std::string& relative);
