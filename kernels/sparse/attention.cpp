@@ -164,51 +164,85 @@ void attention_rows_cpu(const Id* indptr, const Id* indices, std::int64_t begin,
   }
 }
 
+// Backward, destination pass: edges outside and heads inside as in the forward (a source's k and v rows are
+// read once per destination, not once per head), in chunks of kChunk edges so the chunk's weights
+// p = exp(scale q.k - lse) are one vectorized exp per head. Per edge and head: ds = p (dout . v - delta)
+// with delta = dout . out; dq += scale ds k. p and ds are kept per edge for the source pass.
 template <class Id>
 void backward_dst_rows_cpu(const Id* indptr, const Id* indices, const Id* eids, std::int64_t begin, std::int64_t end,
                            Dims d, float scale, const float* q, const float* k, const float* v, const float* out,
                            const float* lse, const float* dout, float* dq, float* p, float* ds) {
+  alignas(64) float w[kHeadBlock * kChunk] = {}, g[kHeadBlock * kChunk] = {};  // [h * kChunk + c]: p, dout . v
+  float delta[kHeadBlock];
   for (std::int64_t r = begin; r < end; ++r) {
-    for (std::int64_t h = 0; h < d.heads; ++h) {
-      const std::int64_t rh = r * d.heads + h;
-      const float* qr = q + rh * d.dk;
-      const float* gr = dout + rh * d.dv;
+    for (std::int64_t i = 0; i < d.heads * d.dk; ++i) dq[r * d.heads * d.dk + i] = 0.f;
+    for (std::int64_t h0 = 0; h0 < d.heads; h0 += kHeadBlock) {
+      const std::int64_t hn = std::min(kHeadBlock, d.heads - h0), rh = r * d.heads + h0;
+      const float *qr = q + rh * d.dk, *gr = dout + rh * d.dv;
       float* dqr = dq + rh * d.dk;
-      for (std::int64_t i = 0; i < d.dk; ++i) dqr[i] = 0.f;
-      const float delta = dot(gr, out + rh * d.dv, d.dv);  // sum_u p_u (dout . v_u)
-      for (std::int64_t j = indptr[r]; j < indptr[r + 1]; ++j) {
-        const std::int64_t u = indices[j], e = eids[j];
-        const float* kr = k + (u * d.heads + h) * d.dk;
-        const float pe = exp_approx(scale * dot(qr, kr, d.dk) - lse[rh]);
-        const float dse = pe * (dot(gr, v + (u * d.heads + h) * d.dv, d.dv) - delta);
-        p[e * d.heads + h] = pe;
-        ds[e * d.heads + h] = dse;
+      for (std::int64_t h = 0; h < hn; ++h) delta[h] = dot(gr + h * d.dv, out + (rh + h) * d.dv, d.dv);
+      for (std::int64_t j0 = indptr[r]; j0 < indptr[r + 1]; j0 += kChunk) {
+        const std::int64_t nc = std::min<std::int64_t>(kChunk, indptr[r + 1] - j0);
+        for (std::int64_t c = 0; c < nc; ++c) {
+          const std::int64_t u = indices[j0 + c];
+          const float* kr = k + (u * d.heads + h0) * d.dk;
+          const float* vr = v + (u * d.heads + h0) * d.dv;
+          for (std::int64_t h = 0; h < hn; ++h) {
+            w[h * kChunk + c] = scale * dot(qr + h * d.dk, kr + h * d.dk, d.dk);
+            g[h * kChunk + c] = dot(gr + h * d.dv, vr + h * d.dv, d.dv);
+          }
+        }
+        for (std::int64_t h = 0; h < hn; ++h) {
+          float *wh = w + h * kChunk, *gh = g + h * kChunk;
+          const float l = lse[rh + h], dl = delta[h];
 #pragma omp simd
-        for (std::int64_t i = 0; i < d.dk; ++i) dqr[i] += scale * dse * kr[i];
+          for (std::int64_t c = 0; c < kChunk; ++c) {  // lanes past nc are computed and never read
+            wh[c] = exp_approx(wh[c] - l);
+            gh[c] = wh[c] * (gh[c] - dl);
+          }
+        }
+        for (std::int64_t c = 0; c < nc; ++c) {
+          const std::int64_t e = eids[j0 + c];
+          const float* kr = k + (static_cast<std::int64_t>(indices[j0 + c]) * d.heads + h0) * d.dk;
+          for (std::int64_t h = 0; h < hn; ++h) {
+            const float pe = w[h * kChunk + c], dse = g[h * kChunk + c];
+            p[e * d.heads + h0 + h] = pe;
+            ds[e * d.heads + h0 + h] = dse;
+            const float a = scale * dse;
+            float* dqh = dqr + h * d.dk;
+            const float* kh = kr + h * d.dk;
+#pragma omp simd
+            for (std::int64_t i = 0; i < d.dk; ++i) dqh[i] += a * kh[i];
+          }
+        }
       }
     }
   }
 }
 
+// Backward, source pass over the reverse CSR: dk_u = sum scale ds q_t, dv_u = sum p dout_t over u's
+// out-edges, heads inside so each destination's q and dout rows are read once per edge.
 template <class Id>
 void backward_src_rows_cpu(const Id* indptr, const Id* indices, const Id* eids, std::int64_t begin, std::int64_t end,
                            Dims d, float scale, const float* q, const float* dout, const float* p, const float* ds,
                            float* dk, float* dv) {
   for (std::int64_t u = begin; u < end; ++u) {
-    for (std::int64_t h = 0; h < d.heads; ++h) {
-      float* dkr = dk + (u * d.heads + h) * d.dk;
-      float* dvr = dv + (u * d.heads + h) * d.dv;
-      for (std::int64_t i = 0; i < d.dk; ++i) dkr[i] = 0.f;
-      for (std::int64_t i = 0; i < d.dv; ++i) dvr[i] = 0.f;
-      for (std::int64_t j = indptr[u]; j < indptr[u + 1]; ++j) {
-        const std::int64_t t = indices[j], e = eids[j];
+    float* dkr = dk + u * d.heads * d.dk;
+    float* dvr = dv + u * d.heads * d.dv;
+    for (std::int64_t i = 0; i < d.heads * d.dk; ++i) dkr[i] = 0.f;
+    for (std::int64_t i = 0; i < d.heads * d.dv; ++i) dvr[i] = 0.f;
+    for (std::int64_t j = indptr[u]; j < indptr[u + 1]; ++j) {
+      const std::int64_t t = indices[j], e = eids[j];
+      const float* qr = q + t * d.heads * d.dk;
+      const float* gr = dout + t * d.heads * d.dv;
+      for (std::int64_t h = 0; h < d.heads; ++h) {
         const float pe = p[e * d.heads + h], dse = scale * ds[e * d.heads + h];
-        const float* qr = q + (t * d.heads + h) * d.dk;
-        const float* gr = dout + (t * d.heads + h) * d.dv;
+        float *dkh = dkr + h * d.dk, *dvh = dvr + h * d.dv;
+        const float *qh = qr + h * d.dk, *gh = gr + h * d.dv;
 #pragma omp simd
-        for (std::int64_t i = 0; i < d.dk; ++i) dkr[i] += dse * qr[i];
+        for (std::int64_t i = 0; i < d.dk; ++i) dkh[i] += dse * qh[i];
 #pragma omp simd
-        for (std::int64_t i = 0; i < d.dv; ++i) dvr[i] += pe * gr[i];
+        for (std::int64_t i = 0; i < d.dv; ++i) dvh[i] += pe * gh[i];
       }
     }
   }
