@@ -106,13 +106,13 @@ void prefetch_sources(const Id* indptr, const Id* indices, std::int64_t r, Dims 
   }
 }
 
+// One heavy row (more in-edges than a block holds), online over chunks of kChunk in-edges.
 template <class Id>
-void attention_rows_cpu(const Id* indptr, const Id* indices, std::int64_t begin, std::int64_t end, Dims d,
-                        float scale, const float* q, const float* k, const float* v, float* out, float* lse) {
-  alignas(64) float w[kHeadBlock * kChunk];
-  float m[kHeadBlock], l[kHeadBlock];  // w[h * kChunk + c]: score, then weight
-  for (std::int64_t r = begin; r < end; ++r) {
-    if (r + kPrefetchRows < end) prefetch_sources(indptr, indices, r + kPrefetchRows, d, k, v);
+void attention_row_chunked(const Id* indptr, const Id* indices, std::int64_t r, Dims d, float scale, const float* q,
+                           const float* k, const float* v, float* out, float* lse) {
+  alignas(64) float w[kHeadBlock * kChunk];  // w[h * kChunk + c]: score, then weight
+  float m[kHeadBlock], l[kHeadBlock];
+  {
     float* o = out + r * d.heads * d.dv;
     for (std::int64_t i = 0; i < d.heads * d.dv; ++i) o[i] = 0.f;
     for (std::int64_t h0 = 0; h0 < d.heads; h0 += kHeadBlock) {
@@ -161,6 +161,83 @@ void attention_rows_cpu(const Id* indptr, const Id* indices, std::int64_t begin,
         lse[r * d.heads + h0 + h] = online_softmax_lse(m[h], l[h]);
       }
     }
+  }
+}
+
+// Rows with few in-edges go in blocks of up to kBlockEdges in-edges (and kBlockRows rows): pass A computes
+// every score of the block ([h][edge] in a stack buffer, like gsddmm but never leaving L1/L2), pass B runs
+// each row's softmax (max, one flat vectorized exp per head over the block, sum) and accumulates the
+// normalised weights times the v rows, like gspmm. Two streaming passes keep many independent loads in
+// flight; one long dependent chain per row (scores -> max -> exp -> accumulate) left the kernel waiting on
+// memory. No rescaling: each row's max is known before its exps.
+constexpr std::int64_t kBlockEdges = 512, kBlockRows = 128;  // 64 + 16 KiB of stack at 32 heads
+
+template <class Id>
+void attention_block(const Id* indptr, const Id* indices, std::int64_t rb, std::int64_t re, Dims d, float scale,
+                     const float* q, const float* k, const float* v, float* out, float* lse, float* sc, float* inv) {
+  const std::int64_t jb = indptr[rb], ne = static_cast<std::int64_t>(indptr[re]) - jb;
+  for (std::int64_t t = rb; t < re; ++t)
+    for (std::int64_t i = 0; i < d.heads * d.dv; ++i) out[t * d.heads * d.dv + i] = 0.f;
+  for (std::int64_t h0 = 0; h0 < d.heads; h0 += kHeadBlock) {
+    const std::int64_t hn = std::min(kHeadBlock, d.heads - h0);
+    for (std::int64_t t = rb; t < re; ++t) {  // A: scores, sc[h * kBlockEdges + j - jb]
+      const float* qr = q + (t * d.heads + h0) * d.dk;
+      for (std::int64_t j = indptr[t]; j < indptr[t + 1]; ++j) {
+        const float* kr = k + (static_cast<std::int64_t>(indices[j]) * d.heads + h0) * d.dk;
+        for (std::int64_t h = 0; h < hn; ++h)
+          sc[h * kBlockEdges + j - jb] = scale * dot(qr + h * d.dk, kr + h * d.dk, d.dk);
+      }
+    }
+    for (std::int64_t h = 0; h < hn; ++h) {  // B: softmax per row and head
+      float* sh = sc + h * kBlockEdges - jb;  // sh[j] for j in [jb, jb + ne)
+      for (std::int64_t t = rb; t < re; ++t) {
+        float m = -INFINITY;
+        for (std::int64_t j = indptr[t]; j < indptr[t + 1]; ++j) m = std::max(m, sh[j]);
+        for (std::int64_t j = indptr[t]; j < indptr[t + 1]; ++j) sh[j] -= m;
+        lse[t * d.heads + h0 + h] = m;
+      }
+      float* sb = sc + h * kBlockEdges;
+#pragma omp simd
+      for (std::int64_t i = 0; i < ne; ++i) sb[i] = exp_approx(sb[i]);
+      for (std::int64_t t = rb; t < re; ++t) {
+        float l = 0.f;
+        for (std::int64_t j = indptr[t]; j < indptr[t + 1]; ++j) l += sh[j];
+        inv[(t - rb) * kHeadBlock + h] = l > 0.f ? 1.f / l : 0.f;
+        lse[t * d.heads + h0 + h] = online_softmax_lse(lse[t * d.heads + h0 + h], l);
+      }
+    }
+    for (std::int64_t t = rb; t < re; ++t) {  // B: weighted v rows
+      float* o = out + (t * d.heads + h0) * d.dv;
+      const float* it = inv + (t - rb) * kHeadBlock;
+      for (std::int64_t j = indptr[t]; j < indptr[t + 1]; ++j) {
+        const float* vr = v + (static_cast<std::int64_t>(indices[j]) * d.heads + h0) * d.dv;
+        for (std::int64_t h = 0; h < hn; ++h) {
+          const float p = sc[h * kBlockEdges + j - jb] * it[h];
+          float* oh = o + h * d.dv;
+          const float* vh = vr + h * d.dv;
+#pragma omp simd
+          for (std::int64_t i = 0; i < d.dv; ++i) oh[i] += p * vh[i];
+        }
+      }
+    }
+  }
+}
+
+template <class Id>
+void attention_rows_cpu(const Id* indptr, const Id* indices, std::int64_t begin, std::int64_t end, Dims d,
+                        float scale, const float* q, const float* k, const float* v, float* out, float* lse) {
+  alignas(64) float sc[kHeadBlock * kBlockEdges], inv[kBlockRows * kHeadBlock];
+  std::int64_t r = begin;
+  while (r < end) {
+    if (static_cast<std::int64_t>(indptr[r + 1]) - indptr[r] > kBlockEdges) {
+      attention_row_chunked(indptr, indices, r, d, scale, q, k, v, out, lse);
+      ++r;
+      continue;
+    }
+    std::int64_t re = r + 1;
+    while (re < end && re - r < kBlockRows && static_cast<std::int64_t>(indptr[re + 1]) - indptr[r] <= kBlockEdges) ++re;
+    attention_block(indptr, indices, r, re, d, scale, q, k, v, out, lse, sc, inv);
+    r = re;
   }
 }
 
