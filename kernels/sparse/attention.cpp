@@ -79,32 +79,16 @@ inline float dot(const float* a, const float* b, std::int64_t n) {
 }
 #endif
 
-// Forward, per destination row: in-edges in chunks of up to kChunk, heads inside (each source's k and v rows,
-// H * d contiguous floats, are read once per destination while the row's output stays in L1). Per chunk:
-// all its scores (kChunk x heads dots), then per head one max and one rescale of the accumulator for the
-// whole chunk and the chunk's weights as one vectorized exp, then the weighted v rows. An online softmax
-// that rescaled at every edge spent two scalar exps and a pass over the accumulator per edge and head (it
-// ran at 0.7-0.8x the composed gsddmm -> edge_softmax -> gspmm). Heads go in blocks of kHeadBlock to bound
-// the stack state. A row's arithmetic depends only on its own edges, never on the partition.
+// Forward. Edges outside, heads inside everywhere: each source's k and v rows (H * d contiguous floats) are
+// read once per destination, never once per head. Rows with at most kBlockEdges in-edges go in blocks
+// (attention_block below). A heavier row runs an online softmax over chunks of kChunk in-edges: the chunk's
+// scores, then per head one max and one rescale of the accumulator per chunk and the chunk's weights as one
+// vectorized exp, then the weighted v rows. (The earlier kernel rescaled at every edge: two scalar exps and a
+// pass over the accumulator per edge and head; it ran at 0.7-0.8x the composed gsddmm -> edge_softmax ->
+// gspmm.) Heads go in blocks of kHeadBlock to bound the stack state. A row's arithmetic depends only on its
+// own edges and degree, never on the partition: results are identical for any thread count.
 constexpr std::int64_t kChunk = kLanes;  // one vector of scores per head
 constexpr std::int64_t kHeadBlock = 32;
-
-// The k and v rows a destination reads are scattered over [num_src, H, d] (a Star satellite reads its ring
-// neighbours, its token and the relay): fetched on demand, the kernel waited on memory latency. Requesting
-// the rows of the destination kPrefetchRows ahead overlaps those misses with the current row's arithmetic.
-constexpr std::int64_t kPrefetchRows = 2;
-constexpr std::int64_t kLineFloats = 16;  // 64-byte cache lines
-
-template <class Id>
-void prefetch_sources(const Id* indptr, const Id* indices, std::int64_t r, Dims d, const float* k, const float* v) {
-  for (std::int64_t j = indptr[r]; j < indptr[r + 1]; ++j) {
-    const std::int64_t u = indices[j];
-    const float* kr = k + u * d.heads * d.dk;
-    const float* vr = v + u * d.heads * d.dv;
-    for (std::int64_t i = 0; i < d.heads * d.dk; i += kLineFloats) __builtin_prefetch(kr + i);
-    for (std::int64_t i = 0; i < d.heads * d.dv; i += kLineFloats) __builtin_prefetch(vr + i);
-  }
-}
 
 // One heavy row (more in-edges than a block holds), online over chunks of kChunk in-edges.
 template <class Id>

@@ -21,10 +21,11 @@ namespace {
 // tile of R rows and gathered (through eids) into a stack buffer laid out [d][R][cols]: for a fixed edge
 // slot k the R * cols values are contiguous, so the max, exp, sum and scale sweeps run over full-width
 // contiguous vectors across rows and heads, and the tile (<= kTile floats) stays in L1 between sweeps.
-// Per value, each row's reduction runs over k = 0..d-1 in order whatever the tiling, so results do not
-// depend on the partition or thread count. A row longer than a tile goes through the direct per-row path.
-// Identity edge ids need no special case: the gather reads eids sequentially and x rows in ascending order
-// either way (measured: a contiguous-copy fast path was no faster).
+// Per value, each row's reduction runs over k = 0..d-1 in order whatever the tiling, and the path a row takes
+// (row tile, column tile for heavy rows, direct sweep for rows beyond a tile) depends only on its degree, so
+// results do not depend on the partition or thread count. The forward needs no special case for consecutive
+// edge ids: the gather then reads x rows in ascending order anyway. The backward (no exp to vectorize)
+// sweeps rows in place when a range's ids are consecutive; see softmax_backward_rows_cpu.
 constexpr std::int64_t kTile = 4096;  // floats per tile buffer (16 KiB)
 constexpr std::int64_t kLanes = 16;  // floats per AVX-512 vector
 
