@@ -90,10 +90,11 @@ RefGrads ref_attention_grads(const CooGraph& g, const std::vector<float>& q, con
   return {narrow(gq), narrow(gk), narrow(gv)};
 }
 
-// Destinations whose in-degrees straddle the CPU kernel's chunk of 16 in-edges: 0, 1, chunk - 1, chunk,
-// chunk + 1, two chunks and one more, and a relay-like 129; sources drawn at random.
+// Destinations whose in-degrees straddle the CPU kernel's limits: rows of up to 512 in-edges go in blocks
+// (512: a block on its own), heavier ones (513, 600) run the online softmax over chunks of 16 (600 = 37
+// chunks and 8); 0, 1, 15, 16, 17, 32, 33 and a relay-like 129 around and inside blocks. Sources at random.
 CooGraph chunk_boundary_graph() {
-  const std::vector<std::int64_t> degrees = {0, 1, 15, 16, 17, 0, 32, 33, 129, 2};
+  const std::vector<std::int64_t> degrees = {0, 1, 15, 16, 17, 0, 32, 33, 129, 2, 512, 513, 600, 5};
   std::vector<std::int64_t> src, dst;
   std::mt19937_64 rng(23);
   for (std::size_t t = 0; t < degrees.size(); ++t)
@@ -106,10 +107,11 @@ CooGraph chunk_boundary_graph() {
 
 }  // namespace
 
-TEST_CASE("sparse_attention: in-degrees around the chunk size match the reference; 1, 2, 3 threads agree bitwise") {
+TEST_CASE("sparse_attention: in-degrees around the block and chunk limits match the reference; 1, 2, 3 threads agree bitwise") {
   const CooGraph g = chunk_boundary_graph();
+  // scale 2: scores up to ~+-30, so chunk maxima rise; dv = 70: wider than the 64 floats kept in registers.
   for (auto [H, dk, dv, scale] : {std::tuple<std::int64_t, std::int64_t, std::int64_t, float>{6, 50, 50, 0.15f},
-                                  {3, 17, 33, 2.f}}) {  // scale 2: scores up to ~+-30, so chunk maxima rise
+                                  {3, 17, 33, 2.f}, {2, 5, 70, 0.5f}}) {
     CAPTURE(H);
     CAPTURE(dk);
     const Tensor q = random_uniform({g.num_dst, H, dk}, 41), k = random_uniform({g.num_src, H, dk}, 42),
