@@ -165,17 +165,6 @@ void softmax_columns(float* t, std::int64_t d, std::int64_t cols) {
   }
 }
 
-void softmax_backward_columns(const float* y, float* dy, std::int64_t d, std::int64_t cols) {
-  for (std::int64_t c = 0; c < cols; ++c) {
-    const float* yc = y + c * d;
-    float* gc = dy + c * d;
-    float dot = 0.f;
-#pragma omp simd reduction(+ : dot)
-    for (std::int64_t k = 0; k < d; ++k) dot += gc[k] * yc[k];
-#pragma omp simd
-    for (std::int64_t k = 0; k < d; ++k) gc[k] = yc[k] * (gc[k] - dot);
-  }
-}
 
 // One long row (d * cols > kTile) straight through eids, columns in blocks of kTile.
 template <class Id>
@@ -207,11 +196,18 @@ void softmax_long_row(const Id* eids, std::int64_t kb, std::int64_t ke, const fl
   }
 }
 
-template <class Id>
-void softmax_long_row_backward(const Id* eids, std::int64_t kb, std::int64_t ke, const float* y, const float* dy,
-                               float* dx, std::int64_t cols, float* dot) {
-  for (std::int64_t c0 = 0; c0 < cols; c0 += kTile) {
-    const std::int64_t w = std::min(kTile, cols - c0);
+// Backward of one row straight through eids (no exp to vectorize, so no tile): dot per column over the
+// row's entries in order, then dx. C > 0: the column count at compile time (head counts), so the per-entry
+// loops are fixed-size moves; C = 0: any count, in blocks of kColBlock. The dot lives in a local array so
+// the compiler need not assume it aliases dx.
+constexpr std::int64_t kColBlock = 64;
+
+template <std::int64_t C, class Id>
+void softmax_row_backward_as(const Id* eids, std::int64_t kb, std::int64_t ke, const float* y, const float* dy,
+                             float* dx, std::int64_t cols) {
+  float dot[kColBlock];
+  for (std::int64_t c0 = 0; c0 < cols; c0 += kColBlock) {
+    const std::int64_t w = C > 0 ? C : std::min(kColBlock, cols - c0);
     for (std::int64_t c = 0; c < w; ++c) dot[c] = 0.f;
     for (std::int64_t k = kb; k < ke; ++k) {
       const std::int64_t o = static_cast<std::int64_t>(eids[k]) * cols + c0;
@@ -224,6 +220,12 @@ void softmax_long_row_backward(const Id* eids, std::int64_t kb, std::int64_t ke,
       for (std::int64_t c = 0; c < w; ++c) dx[o + c] = y[o + c] * (dy[o + c] - dot[c]);
     }
   }
+}
+
+template <class Id>
+void softmax_row_backward(const Id* eids, std::int64_t kb, std::int64_t ke, const float* y, const float* dy, float* dx,
+                          std::int64_t cols) {
+  with_cols(cols, [&]<std::int64_t C>() { softmax_row_backward_as<C>(eids, kb, ke, y, dy, dx, cols); });
 }
 
 // Walks rows [begin, end): rows(p, R, d) for R consecutive rows of degree d from CSR position p (a
@@ -282,24 +284,16 @@ template <class Id>
 void softmax_backward_rows_cpu(const Id* indptr, const Id* eids, std::int64_t begin, std::int64_t end, const float* y,
                                const float* dy, float* dx, std::int64_t cols) {
   float ty[kTile], tg[kTile], dot[kTile];
-  auto column = [&](std::int64_t p, std::int64_t d) {
-    gather_columns(eids, p, d, cols, y, ty);
-    gather_columns(eids, p, d, cols, dy, tg);
-    softmax_backward_columns(ty, tg, d, cols);
-    scatter_columns(eids, p, d, cols, tg, dx);
-  };
+  auto row = [&](std::int64_t kb, std::int64_t ke) { softmax_row_backward(eids, kb, ke, y, dy, dx, cols); };
   if (contiguous_ids(eids, indptr[begin], indptr[end])) {
     // In-edges stored in edge-id order (e.g. the window block): every row is one contiguous run, and sweeping
-    // it in place beat gathering it into tiles (1.2 vs 1.7 ms on the window block, one thread). Same
-    // k-ordered arithmetic as a [d][R][cols] tile, and heavy rows still take the column tile, so a row's
-    // result depends only on its degree, never on which range (thread count) it fell in.
-    for (std::int64_t r = begin; r < end; ++r) {
-      const std::int64_t p = indptr[r], d = static_cast<std::int64_t>(indptr[r + 1]) - p;
-      if (d >= kColumnDegree && d * cols <= kTile) column(p, d);
-      else softmax_long_row_backward(eids, p, p + d, y, dy, dx, cols, dot);
-    }
+    // it in place beat gathering it into tiles. Same k-ordered arithmetic per value as a [d][R][cols] tile,
+    // so a row's result never depends on which range (thread count) it fell in.
+    for (std::int64_t r = begin; r < end; ++r) row(indptr[r], indptr[r + 1]);
     return;
   }
+  // Heavy rows (d >= kColumnDegree) are swept directly too: with nothing to vectorize along the row, their
+  // [cols][d] tile's strided gathers cost more than they saved.
   for_each_tile(
       indptr, begin, end, cols,
       [&](std::int64_t p, std::int64_t R, std::int64_t d) {
@@ -308,7 +302,7 @@ void softmax_backward_rows_cpu(const Id* indptr, const Id* eids, std::int64_t be
         softmax_backward_tile(ty, tg, d, R * cols, dot);
         scatter_tile(eids, p, R, d, cols, tg, dx);
       },
-      column, [&](std::int64_t kb, std::int64_t ke) { softmax_long_row_backward(eids, kb, ke, y, dy, dx, cols, dot); });
+      [&](std::int64_t p, std::int64_t d) { row(p, p + d); }, row);
 }
 
 }  // namespace
