@@ -16,14 +16,15 @@ namespace topo {
 namespace {
 
 // CPU strategy. Rows are short (5 in-edges x 6 heads for Star satellites, 9 x 6 for a window), so any loop
-// over one row's edges or one row's heads is too short to vectorize, and per-row scalar sweeps (the earlier
-// design) ran at ~20 cycles per value. Instead, consecutive rows of EQUAL degree d are taken together as a
+// over one row's edges or one row's heads is too short to vectorize: per-row scalar sweeps (the earlier
+// design) took 1.4-1.6 ms for the satellites' 491,520 values on 2 threads. Instead, consecutive rows of EQUAL degree d are taken together as a
 // tile of R rows and gathered (through eids) into a stack buffer laid out [d][R][cols]: for a fixed edge
 // slot k the R * cols values are contiguous, so the max, exp, sum and scale sweeps run over full-width
 // contiguous vectors across rows and heads, and the tile (<= kTile floats) stays in L1 between sweeps.
-// Per value, each row's reduction runs over k = 0..d-1 in order whatever the tiling, and the path a row takes
-// (row tile, column tile for heavy rows, direct sweep for rows beyond a tile) depends only on its degree, so
-// results do not depend on the partition or thread count. The forward needs no special case for consecutive
+// Per value, each row's reduction runs over k = 0..d-1 in order whatever the tiling; the forward's path for a
+// row (row tile, column tile for heavy rows, direct sweep beyond a tile) depends only on its degree, and the
+// backward's direct sweeps do the same k-ordered arithmetic as its tiles, so results do not depend on the
+// partition or thread count. The forward needs no special case for consecutive
 // edge ids: the gather then reads x rows in ascending order anyway. The backward (no exp to vectorize)
 // sweeps rows in place when a range's ids are consecutive; see softmax_backward_rows_cpu.
 constexpr std::int64_t kTile = 4096;  // floats per tile buffer (16 KiB)
@@ -164,7 +165,6 @@ void softmax_columns(float* t, std::int64_t d, std::int64_t cols) {
     for (std::int64_t k = 0; k < d; ++k) v[k] *= inv;
   }
 }
-
 
 // One long row (d * cols > kTile) straight through eids, columns in blocks of kTile.
 template <class Id>
