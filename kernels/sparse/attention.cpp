@@ -3,6 +3,15 @@
 #include <algorithm>
 #include <cmath>
 
+#if defined(__AVX512F__)
+// GCC 12's AVX-512 header reports its own `_mm512_undefined_*` placeholders as maybe-uninitialized once
+// inlined (-O3); the warning points into the header, so it is silenced for the header's lines only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+#endif
+
 #include "kernels/profile.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/sparse/attention_math.hpp"
@@ -17,97 +26,329 @@ struct Dims {
   std::int64_t heads, dk, dv;
 };
 
+// Horizontal reductions of 16 lanes and the (edge, head) dot product, the per-chunk bookkeeping of the fused
+// kernel. `omp simd reduction` ended each of them in 16 dependent scalar adds through the stack, which made
+// the fused forward twice as slow as gsddmm + gspmm even in cache; with AVX-512 they are shuffle trees.
+// (Upper halves come from shuffle_f32x4: GCC 12's extractf64x4 trips -Wmaybe-uninitialized.) Fixed order
+// either way: results are deterministic.
+constexpr std::int64_t kLanes = 16;
+#if defined(__AVX512F__)
+inline __m128 fold_to_128(__m512 v, bool use_max) {
+  const __m256 lo = _mm512_castps512_ps256(v), hi = _mm512_castps512_ps256(_mm512_shuffle_f32x4(v, v, 0xEE));
+  const __m256 a = use_max ? _mm256_max_ps(lo, hi) : _mm256_add_ps(lo, hi);
+  const __m128 b0 = _mm256_castps256_ps128(a), b1 = _mm256_extractf128_ps(a, 1);
+  return use_max ? _mm_max_ps(b0, b1) : _mm_add_ps(b0, b1);
+}
+inline float hsum(__m512 v) {
+  __m128 b = fold_to_128(v, false);
+  b = _mm_add_ps(b, _mm_movehl_ps(b, b));
+  return _mm_cvtss_f32(_mm_add_ss(b, _mm_movehdup_ps(b)));
+}
+inline float sum16(const float* x) { return hsum(_mm512_loadu_ps(x)); }
+inline float max16(const float* x) {
+  __m128 b = fold_to_128(_mm512_loadu_ps(x), true);
+  b = _mm_max_ps(b, _mm_movehl_ps(b, b));
+  return _mm_cvtss_f32(_mm_max_ss(b, _mm_movehdup_ps(b)));
+}
+inline float dot(const float* a, const float* b, std::int64_t n) {
+  __m512 acc = _mm512_setzero_ps();
+  std::int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), acc);
+  if (i < n) {
+    const auto tail = static_cast<__mmask16>((1u << (n - i)) - 1u);
+    acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, a + i), _mm512_maskz_loadu_ps(tail, b + i), acc);
+  }
+  return hsum(acc);
+}
+#else
+inline float sum16(const float* x) {
+  float s = 0.f;
+  for (std::int64_t i = 0; i < kLanes; ++i) s += x[i];
+  return s;
+}
+inline float max16(const float* x) {
+  float m = x[0];
+  for (std::int64_t i = 1; i < kLanes; ++i) m = std::max(m, x[i]);
+  return m;
+}
 inline float dot(const float* a, const float* b, std::int64_t n) {
   float s = 0.f;
 #pragma omp simd reduction(+ : s)
   for (std::int64_t i = 0; i < n; ++i) s += a[i] * b[i];
   return s;
 }
+#endif
 
-// Edges outside, heads inside: each source's k and v rows (H * d floats, contiguous) are read once per
-// destination while the row's output (H * dv) stays in L1. With heads outside, a relay row (129 sources)
-// streamed ~310 KB of k/v from L2 once per head. Heads go in blocks of kHeadBlock to bound the stack state.
+// Forward. Edges outside, heads inside everywhere: each source's k and v rows (H * d contiguous floats) are
+// read once per destination, never once per head. Rows with at most kBlockEdges in-edges go in blocks
+// (attention_block below). A heavier row runs an online softmax over chunks of kChunk in-edges: the chunk's
+// scores, then per head one max and one rescale of the accumulator per chunk and the chunk's weights as one
+// vectorized exp, then the weighted v rows. (The earlier kernel rescaled at every edge: two scalar exps and a
+// pass over the accumulator per edge and head; it ran at 0.7-0.8x the composed gsddmm -> edge_softmax ->
+// gspmm.) Heads go in blocks of kHeadBlock to bound the stack state. A row's arithmetic depends only on its
+// own edges and degree, never on the partition: results are identical for any thread count.
+constexpr std::int64_t kChunk = kLanes;  // one vector of scores per head
 constexpr std::int64_t kHeadBlock = 32;
+
+// One heavy row (more in-edges than a block holds), online over chunks of kChunk in-edges.
+template <class Id>
+void attention_row_chunked(const Id* indptr, const Id* indices, std::int64_t r, Dims d, float scale, const float* q,
+                           const float* k, const float* v, float* out, float* lse) {
+  alignas(64) float w[kHeadBlock * kChunk];  // w[h * kChunk + c]: score, then weight
+  float m[kHeadBlock], l[kHeadBlock];
+  float* o = out + r * d.heads * d.dv;
+  for (std::int64_t i = 0; i < d.heads * d.dv; ++i) o[i] = 0.f;
+  for (std::int64_t h0 = 0; h0 < d.heads; h0 += kHeadBlock) {
+    const std::int64_t hn = std::min(kHeadBlock, d.heads - h0);
+    const float* qr = q + (r * d.heads + h0) * d.dk;
+    for (std::int64_t h = 0; h < hn; ++h) m[h] = -INFINITY, l[h] = 0.f;
+    for (std::int64_t j0 = indptr[r]; j0 < indptr[r + 1]; j0 += kChunk) {
+      const std::int64_t nc = std::min<std::int64_t>(kChunk, indptr[r + 1] - j0);
+      for (std::int64_t c = 0; c < nc; ++c) {
+        const float* kr = k + (static_cast<std::int64_t>(indices[j0 + c]) * d.heads + h0) * d.dk;
+        for (std::int64_t h = 0; h < hn; ++h) w[h * kChunk + c] = scale * dot(qr + h * d.dk, kr + h * d.dk, d.dk);
+      }
+      for (std::int64_t h = 0; h < hn; ++h) {
+        float* wh = w + h * kChunk;
+        for (std::int64_t c = nc; c < kChunk; ++c) wh[c] = -INFINITY;  // padding: weight exp(-inf) = 0
+        const float m_new = std::max(m[h], max16(wh));
+#pragma omp simd
+        for (std::int64_t c = 0; c < kChunk; ++c) wh[c] = exp_approx(wh[c] - m_new);
+        const float sum = sum16(wh);
+        if (m[h] != -INFINITY && m_new != m[h]) {  // first chunk: nothing accumulated yet
+          const float rescale = exp_approx(m[h] - m_new);
+          float* oh = o + (h0 + h) * d.dv;
+          l[h] *= rescale;
+#pragma omp simd
+          for (std::int64_t i = 0; i < d.dv; ++i) oh[i] *= rescale;
+        }
+        l[h] += sum;
+        m[h] = m_new;
+      }
+      for (std::int64_t c = 0; c < nc; ++c) {
+        const float* vr = v + (static_cast<std::int64_t>(indices[j0 + c]) * d.heads + h0) * d.dv;
+        for (std::int64_t h = 0; h < hn; ++h) {
+          const float p = w[h * kChunk + c];
+          float* oh = o + (h0 + h) * d.dv;
+          const float* vh = vr + h * d.dv;
+#pragma omp simd
+          for (std::int64_t i = 0; i < d.dv; ++i) oh[i] += p * vh[i];
+        }
+      }
+    }
+    for (std::int64_t h = 0; h < hn; ++h) {
+      const float inv = l[h] > 0.f ? 1.f / l[h] : 0.f;
+      float* oh = o + (h0 + h) * d.dv;
+#pragma omp simd
+      for (std::int64_t i = 0; i < d.dv; ++i) oh[i] *= inv;
+      lse[r * d.heads + h0 + h] = online_softmax_lse(m[h], l[h]);
+    }
+  }
+}
+
+// Rows with few in-edges go in blocks of up to kBlockEdges in-edges (and kBlockRows rows): pass A computes
+// every score of the block ([h][edge] in a stack buffer, like gsddmm but never leaving L1/L2), pass B runs
+// each row's softmax (max, one flat vectorized exp per head over the block, sum) and accumulates the
+// normalised weights times the v rows, like gspmm. Two streaming passes over a block ran ~25% faster on the
+// DRAM-sized satellite block (one thread) than one pass per row, whose dependent chain (scores -> max -> exp
+// -> accumulate) left few loads in flight. No rescaling: each row's max is known before its exps.
+constexpr std::int64_t kBlockEdges = 512, kBlockRows = 128;  // 64 + 16 KiB of stack at 32 heads
+constexpr std::int64_t kL1Floats = 4096;  // 16 KiB: half of L1d
+
+// o = sum_j (w[j] * scale) x[idx[j] * stride .. + n] over one row's in-edges. With AVX-512 and n <= 64 the
+// sum stays in four registers across the edges (an output row loaded and stored per edge, behind the
+// compiler's aliasing checks, was 37% of the fused forward in cache); otherwise a plain loop.
+template <class Id>
+void weighted_rows(const float* w, float scale, const Id* idx, std::int64_t nj, const float* x, std::int64_t stride,
+                   std::int64_t n, float* o) {
+#if defined(__AVX512F__)
+  if (n <= 4 * kLanes) {
+    auto lanes = [n](std::int64_t b) {
+      const std::int64_t c = std::clamp<std::int64_t>(n - b, 0, kLanes);
+      return static_cast<__mmask16>((1u << c) - 1u);
+    };
+    const __mmask16 m0 = lanes(0), m1 = lanes(kLanes), m2 = lanes(2 * kLanes), m3 = lanes(3 * kLanes);
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    for (std::int64_t j = 0; j < nj; ++j) {
+      const float* xr = x + static_cast<std::int64_t>(idx[j]) * stride;
+      const __m512 p = _mm512_set1_ps(w[j] * scale);
+      a0 = _mm512_fmadd_ps(p, _mm512_maskz_loadu_ps(m0, xr), a0);
+      a1 = _mm512_fmadd_ps(p, _mm512_maskz_loadu_ps(m1, xr + kLanes), a1);
+      a2 = _mm512_fmadd_ps(p, _mm512_maskz_loadu_ps(m2, xr + 2 * kLanes), a2);
+      a3 = _mm512_fmadd_ps(p, _mm512_maskz_loadu_ps(m3, xr + 3 * kLanes), a3);
+    }
+    _mm512_mask_storeu_ps(o, m0, a0);
+    _mm512_mask_storeu_ps(o + kLanes, m1, a1);
+    _mm512_mask_storeu_ps(o + 2 * kLanes, m2, a2);
+    _mm512_mask_storeu_ps(o + 3 * kLanes, m3, a3);
+    return;
+  }
+#endif
+  for (std::int64_t i = 0; i < n; ++i) o[i] = 0.f;
+  for (std::int64_t j = 0; j < nj; ++j) {
+    const float p = w[j] * scale;
+    const float* xr = x + static_cast<std::int64_t>(idx[j]) * stride;
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) o[i] += p * xr[i];
+  }
+}
+
+template <class Id>
+void attention_block(const Id* indptr, const Id* indices, std::int64_t rb, std::int64_t re, Dims d, float scale,
+                     const float* q, const float* k, const float* v, float* out, float* lse, float* sc, float* inv) {
+  const std::int64_t jb = indptr[rb], ne = static_cast<std::int64_t>(indptr[re]) - jb;
+  for (std::int64_t h0 = 0; h0 < d.heads; h0 += kHeadBlock) {
+    const std::int64_t hn = std::min(kHeadBlock, d.heads - h0);
+    for (std::int64_t t = rb; t < re; ++t) {  // A: scores, sc[h * kBlockEdges + j - jb]
+      const float* qr = q + (t * d.heads + h0) * d.dk;
+      for (std::int64_t j = indptr[t]; j < indptr[t + 1]; ++j) {
+        const float* kr = k + (static_cast<std::int64_t>(indices[j]) * d.heads + h0) * d.dk;
+        for (std::int64_t h = 0; h < hn; ++h)
+          sc[h * kBlockEdges + j - jb] = scale * dot(qr + h * d.dk, kr + h * d.dk, d.dk);
+      }
+    }
+    for (std::int64_t h = 0; h < hn; ++h) {  // B: softmax per row and head
+      float* sh = sc + h * kBlockEdges - jb;  // sh[j] for j in [jb, jb + ne)
+      for (std::int64_t t = rb; t < re; ++t) {
+        float m = -INFINITY;
+        for (std::int64_t j = indptr[t]; j < indptr[t + 1]; ++j) m = std::max(m, sh[j]);
+        for (std::int64_t j = indptr[t]; j < indptr[t + 1]; ++j) sh[j] -= m;
+        lse[t * d.heads + h0 + h] = m;
+      }
+      float* sb = sc + h * kBlockEdges;
+#pragma omp simd
+      for (std::int64_t i = 0; i < ne; ++i) sb[i] = exp_approx(sb[i]);
+      for (std::int64_t t = rb; t < re; ++t) {
+        float l = 0.f;
+        for (std::int64_t j = indptr[t]; j < indptr[t + 1]; ++j) l += sh[j];
+        inv[(t - rb) * kHeadBlock + h] = l > 0.f ? 1.f / l : 0.f;
+        lse[t * d.heads + h0 + h] = online_softmax_lse(lse[t * d.heads + h0 + h], l);
+      }
+    }
+    for (std::int64_t t = rb; t < re; ++t) {  // B: weighted v rows
+      const Id* idx = indices + indptr[t];
+      const std::int64_t nj = static_cast<std::int64_t>(indptr[t + 1]) - indptr[t];
+      const float* it = inv + (t - rb) * kHeadBlock;
+      float* o = out + (t * d.heads + h0) * d.dv;
+      if (nj * d.heads * d.dv <= kL1Floats) {  // the row's v rows stay in L1 across heads: one head at a time
+        for (std::int64_t h = 0; h < hn; ++h)
+          weighted_rows(sc + h * kBlockEdges + (indptr[t] - jb), it[h], idx, nj, v + (h0 + h) * d.dv,
+                        d.heads * d.dv, d.dv, o + h * d.dv);
+        continue;
+      }
+      // Many in-edges (a relay row): edges outside, so each v row is streamed once, not once per head.
+      for (std::int64_t i = 0; i < hn * d.dv; ++i) o[i] = 0.f;
+      for (std::int64_t j = 0; j < nj; ++j) {
+        const float* vr = v + (static_cast<std::int64_t>(idx[j]) * d.heads + h0) * d.dv;
+        for (std::int64_t h = 0; h < hn; ++h) {
+          const float p = sc[h * kBlockEdges + indptr[t] - jb + j] * it[h];
+          float* oh = o + h * d.dv;
+          const float* vh = vr + h * d.dv;
+#pragma omp simd
+          for (std::int64_t i = 0; i < d.dv; ++i) oh[i] += p * vh[i];
+        }
+      }
+    }
+  }
+}
 
 template <class Id>
 void attention_rows_cpu(const Id* indptr, const Id* indices, std::int64_t begin, std::int64_t end, Dims d,
                         float scale, const float* q, const float* k, const float* v, float* out, float* lse) {
-  float m[kHeadBlock], l[kHeadBlock];
-  for (std::int64_t r = begin; r < end; ++r) {
-    float* o = out + r * d.heads * d.dv;
-    for (std::int64_t i = 0; i < d.heads * d.dv; ++i) o[i] = 0.f;
-    for (std::int64_t h0 = 0; h0 < d.heads; h0 += kHeadBlock) {
-      const std::int64_t hn = std::min(kHeadBlock, d.heads - h0);
-      for (std::int64_t h = 0; h < hn; ++h) m[h] = -INFINITY, l[h] = 0.f;
-      for (std::int64_t j = indptr[r]; j < indptr[r + 1]; ++j) {
-        const std::int64_t u = indices[j];
-        for (std::int64_t h = 0; h < hn; ++h) {
-          const std::int64_t hh = h0 + h;
-          float rescale;
-          const float p = online_softmax_push(
-              m[h], l[h], scale * dot(q + (r * d.heads + hh) * d.dk, k + (u * d.heads + hh) * d.dk, d.dk), rescale);
-          float* oh = o + hh * d.dv;
-          const float* vr = v + (u * d.heads + hh) * d.dv;
-#pragma omp simd
-          for (std::int64_t i = 0; i < d.dv; ++i) oh[i] = oh[i] * rescale + p * vr[i];
-        }
-      }
-      for (std::int64_t h = 0; h < hn; ++h) {
-        const std::int64_t hh = h0 + h;
-        const float inv = l[h] > 0.f ? 1.f / l[h] : 0.f;
-        float* oh = o + hh * d.dv;
-        for (std::int64_t i = 0; i < d.dv; ++i) oh[i] *= inv;
-        lse[r * d.heads + hh] = online_softmax_lse(m[h], l[h]);
-      }
+  alignas(64) float sc[kHeadBlock * kBlockEdges], inv[kBlockRows * kHeadBlock];
+  std::int64_t r = begin;
+  while (r < end) {
+    if (static_cast<std::int64_t>(indptr[r + 1]) - indptr[r] > kBlockEdges) {
+      attention_row_chunked(indptr, indices, r, d, scale, q, k, v, out, lse);
+      ++r;
+      continue;
     }
+    std::int64_t re = r + 1;
+    while (re < end && re - r < kBlockRows && static_cast<std::int64_t>(indptr[re + 1]) - indptr[r] <= kBlockEdges) ++re;
+    attention_block(indptr, indices, r, re, d, scale, q, k, v, out, lse, sc, inv);
+    r = re;
   }
 }
 
+// Backward, destination pass: edges outside and heads inside as in the forward (a source's k and v rows are
+// read once per destination, not once per head), in chunks of kChunk edges so the chunk's weights
+// p = exp(scale q.k - lse) are one vectorized exp per head. Per edge and head: ds = p (dout . v - delta)
+// with delta = dout . out; dq += scale ds k. p and ds are kept per edge for the source pass.
 template <class Id>
 void backward_dst_rows_cpu(const Id* indptr, const Id* indices, const Id* eids, std::int64_t begin, std::int64_t end,
                            Dims d, float scale, const float* q, const float* k, const float* v, const float* out,
                            const float* lse, const float* dout, float* dq, float* p, float* ds) {
+  alignas(64) float w[kHeadBlock * kChunk] = {}, g[kHeadBlock * kChunk] = {};  // [h * kChunk + c]: p, dout . v
+  float delta[kHeadBlock];
   for (std::int64_t r = begin; r < end; ++r) {
-    for (std::int64_t h = 0; h < d.heads; ++h) {
-      const std::int64_t rh = r * d.heads + h;
-      const float* qr = q + rh * d.dk;
-      const float* gr = dout + rh * d.dv;
+    for (std::int64_t i = 0; i < d.heads * d.dk; ++i) dq[r * d.heads * d.dk + i] = 0.f;
+    for (std::int64_t h0 = 0; h0 < d.heads; h0 += kHeadBlock) {
+      const std::int64_t hn = std::min(kHeadBlock, d.heads - h0), rh = r * d.heads + h0;
+      const float *qr = q + rh * d.dk, *gr = dout + rh * d.dv;
       float* dqr = dq + rh * d.dk;
-      for (std::int64_t i = 0; i < d.dk; ++i) dqr[i] = 0.f;
-      const float delta = dot(gr, out + rh * d.dv, d.dv);  // sum_u p_u (dout . v_u)
-      for (std::int64_t j = indptr[r]; j < indptr[r + 1]; ++j) {
-        const std::int64_t u = indices[j], e = eids[j];
-        const float* kr = k + (u * d.heads + h) * d.dk;
-        const float pe = exp_approx(scale * dot(qr, kr, d.dk) - lse[rh]);
-        const float dse = pe * (dot(gr, v + (u * d.heads + h) * d.dv, d.dv) - delta);
-        p[e * d.heads + h] = pe;
-        ds[e * d.heads + h] = dse;
+      for (std::int64_t h = 0; h < hn; ++h) delta[h] = dot(gr + h * d.dv, out + (rh + h) * d.dv, d.dv);
+      for (std::int64_t j0 = indptr[r]; j0 < indptr[r + 1]; j0 += kChunk) {
+        const std::int64_t nc = std::min<std::int64_t>(kChunk, indptr[r + 1] - j0);
+        for (std::int64_t c = 0; c < nc; ++c) {
+          const std::int64_t u = indices[j0 + c];
+          const float* kr = k + (u * d.heads + h0) * d.dk;
+          const float* vr = v + (u * d.heads + h0) * d.dv;
+          for (std::int64_t h = 0; h < hn; ++h) {
+            w[h * kChunk + c] = scale * dot(qr + h * d.dk, kr + h * d.dk, d.dk);
+            g[h * kChunk + c] = dot(gr + h * d.dv, vr + h * d.dv, d.dv);
+          }
+        }
+        for (std::int64_t h = 0; h < hn; ++h) {
+          float *wh = w + h * kChunk, *gh = g + h * kChunk;
+          const float l = lse[rh + h], dl = delta[h];
 #pragma omp simd
-        for (std::int64_t i = 0; i < d.dk; ++i) dqr[i] += scale * dse * kr[i];
+          for (std::int64_t c = 0; c < kChunk; ++c) {  // lanes past nc are computed and never read
+            wh[c] = exp_approx(wh[c] - l);
+            gh[c] = wh[c] * (gh[c] - dl);
+          }
+        }
+        for (std::int64_t c = 0; c < nc; ++c) {
+          const std::int64_t e = eids[j0 + c];
+          const float* kr = k + (static_cast<std::int64_t>(indices[j0 + c]) * d.heads + h0) * d.dk;
+          for (std::int64_t h = 0; h < hn; ++h) {
+            const float pe = w[h * kChunk + c], dse = g[h * kChunk + c];
+            p[e * d.heads + h0 + h] = pe;
+            ds[e * d.heads + h0 + h] = dse;
+            const float a = scale * dse;
+            float* dqh = dqr + h * d.dk;
+            const float* kh = kr + h * d.dk;
+#pragma omp simd
+            for (std::int64_t i = 0; i < d.dk; ++i) dqh[i] += a * kh[i];
+          }
+        }
       }
     }
   }
 }
 
+// Backward, source pass over the reverse CSR: dk_u = sum scale ds q_t, dv_u = sum p dout_t over u's
+// out-edges, heads inside so each destination's q and dout rows are read once per edge.
 template <class Id>
 void backward_src_rows_cpu(const Id* indptr, const Id* indices, const Id* eids, std::int64_t begin, std::int64_t end,
                            Dims d, float scale, const float* q, const float* dout, const float* p, const float* ds,
                            float* dk, float* dv) {
   for (std::int64_t u = begin; u < end; ++u) {
-    for (std::int64_t h = 0; h < d.heads; ++h) {
-      float* dkr = dk + (u * d.heads + h) * d.dk;
-      float* dvr = dv + (u * d.heads + h) * d.dv;
-      for (std::int64_t i = 0; i < d.dk; ++i) dkr[i] = 0.f;
-      for (std::int64_t i = 0; i < d.dv; ++i) dvr[i] = 0.f;
-      for (std::int64_t j = indptr[u]; j < indptr[u + 1]; ++j) {
-        const std::int64_t t = indices[j], e = eids[j];
+    float* dkr = dk + u * d.heads * d.dk;
+    float* dvr = dv + u * d.heads * d.dv;
+    for (std::int64_t i = 0; i < d.heads * d.dk; ++i) dkr[i] = 0.f;
+    for (std::int64_t i = 0; i < d.heads * d.dv; ++i) dvr[i] = 0.f;
+    for (std::int64_t j = indptr[u]; j < indptr[u + 1]; ++j) {
+      const std::int64_t t = indices[j], e = eids[j];
+      const float* qr = q + t * d.heads * d.dk;
+      const float* gr = dout + t * d.heads * d.dv;
+      for (std::int64_t h = 0; h < d.heads; ++h) {
         const float pe = p[e * d.heads + h], dse = scale * ds[e * d.heads + h];
-        const float* qr = q + (t * d.heads + h) * d.dk;
-        const float* gr = dout + (t * d.heads + h) * d.dv;
+        float *dkh = dkr + h * d.dk, *dvh = dvr + h * d.dv;
+        const float *qh = qr + h * d.dk, *gh = gr + h * d.dv;
 #pragma omp simd
-        for (std::int64_t i = 0; i < d.dk; ++i) dkr[i] += dse * qr[i];
+        for (std::int64_t i = 0; i < d.dk; ++i) dkh[i] += dse * qh[i];
 #pragma omp simd
-        for (std::int64_t i = 0; i < d.dv; ++i) dvr[i] += pe * gr[i];
+        for (std::int64_t i = 0; i < d.dv; ++i) dvh[i] += pe * gh[i];
       }
     }
   }

@@ -12,8 +12,9 @@ struct AttentionOutput {
 };
 // in_csr: rows = destinations, indices = sources. q [num_dst, H, dk], k [num_src, H, dk], v [num_src, H, dv].
 // A destination without in-edges gets 0.
-// Parallel strategy (CPU): destination rows in work-balanced ranges; per (row, head) an online softmax
-// accumulating straight into the output row; no atomics, no scratch.
+// Parallel strategy (CPU): destination rows in work-balanced ranges; within a range, rows in blocks of <= 512
+// in-edges (all scores of the block on the stack, then per row softmax and weighted v sum), heavier rows as
+// an online softmax over chunks of 16 in-edges; no atomics, no heap scratch; deterministic for any thread count.
 AttentionOutput sparse_attention(const CsrView& in_csr, const Tensor& q, const Tensor& k, const Tensor& v,
                                  float scale);
 

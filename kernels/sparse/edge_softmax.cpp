@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <numeric>
 
 #include "kernels/profile.hpp"
 #include "kernels/dispatch.hpp"
@@ -13,80 +15,294 @@
 namespace topo {
 namespace {
 
-// CPU forward in three sweeps, so the exp (the expensive part) runs as one flat, contiguous, vectorized loop:
-//   1. per row (a destination's in-edges), per column: y = x - max over the row's edges;
-//   2. flat over all nnz * cols values: y = exp(y)  (every edge belongs to exactly one row);
-//   3. per row, per column: y /= sum over the row's edges.
-// Rows and columns are short (5 in-edges, 6 heads for Star satellites), too short to vectorize within a row;
-// sweeps 1 and 3 are cheap scalar passes over data sweep 2 leaves in cache. Columns are taken in blocks of
-// kBlock to bound the stack arrays (no heap allocation inside the parallel loop).
-constexpr std::int64_t kBlock = 64;
+// CPU strategy. Rows are short (5 in-edges x 6 heads for Star satellites, 9 x 6 for a window), so any loop
+// over one row's edges or one row's heads is too short to vectorize: per-row scalar sweeps (the earlier
+// design) took 1.4-1.6 ms for the satellites' 491,520 values on 2 threads. Instead, consecutive rows of EQUAL degree d are taken together as a
+// tile of R rows and gathered (through eids) into a stack buffer laid out [d][R][cols]: for a fixed edge
+// slot k the R * cols values are contiguous, so the max, exp, sum and scale sweeps run over full-width
+// contiguous vectors across rows and heads, and the tile (<= kTile floats) stays in L1 between sweeps.
+// Per value, each row's reduction runs over k = 0..d-1 in order whatever the tiling; the forward's path for a
+// row (row tile, column tile for heavy rows, direct sweep beyond a tile) depends only on its degree, and the
+// backward's direct sweeps do the same k-ordered arithmetic as its tiles, so results do not depend on the
+// partition or thread count. The forward needs no special case for consecutive
+// edge ids: the gather then reads x rows in ascending order anyway. The backward (no exp to vectorize)
+// sweeps rows in place when a range's ids are consecutive; see softmax_backward_rows_cpu.
+constexpr std::int64_t kTile = 4096;  // floats per tile buffer (16 KiB)
+constexpr std::int64_t kLanes = 16;  // floats per AVX-512 vector
 
-template <class Id>
-void subtract_row_max_cpu(const Id* indptr, const Id* eids, std::int64_t begin, std::int64_t end, const float* x,
-                          float* y, std::int64_t cols) {
-  float m[kBlock];
-  for (std::int64_t r = begin; r < end; ++r)
-    for (std::int64_t c0 = 0; c0 < cols; c0 += kBlock) {
-      const std::int64_t w = std::min(kBlock, cols - c0);
-      for (std::int64_t c = 0; c < w; ++c) m[c] = -INFINITY;
-      for (std::int64_t k = indptr[r]; k < indptr[r + 1]; ++k)
-        for (std::int64_t c = 0; c < w; ++c) m[c] = std::max(m[c], x[eids[k] * cols + c0 + c]);
-      for (std::int64_t k = indptr[r]; k < indptr[r + 1]; ++k)
-        for (std::int64_t c = 0; c < w; ++c) y[eids[k] * cols + c0 + c] = x[eids[k] * cols + c0 + c] - m[c];
-    }
+// Copies of one edge's value row (cols floats). A loop over a runtime count of 6 becomes a memcpy call per
+// edge (38% of the forward time), so small counts are dispatched to compile-time ones.
+template <std::int64_t C>
+void copy_cols(float* dst, const float* src, std::int64_t cols) {
+  if constexpr (C == 0) {
+    std::copy(src, src + cols, dst);
+  } else {
+    std::memcpy(dst, src, C * sizeof(float));  // a fixed size: inlined as one or two vector moves
+  }
 }
 
+// Rows [r, r + R) all of degree d starting at CSR position p: value rows eid * cols.. are copied into the
+// [d][R][cols] tile (gather) or out of it (scatter).
+template <std::int64_t C, class Id>
+void gather_tile_as(const Id* eids, std::int64_t p, std::int64_t R, std::int64_t d, std::int64_t cols,
+                    const float* values, float* tile) {
+  for (std::int64_t r = 0; r < R; ++r)
+    for (std::int64_t k = 0; k < d; ++k)
+      copy_cols<C>(tile + (k * R + r) * cols, values + static_cast<std::int64_t>(eids[p + r * d + k]) * cols, cols);
+}
+template <std::int64_t C, class Id>
+void scatter_tile_as(const Id* eids, std::int64_t p, std::int64_t R, std::int64_t d, std::int64_t cols,
+                     const float* tile, float* values) {
+  for (std::int64_t r = 0; r < R; ++r)
+    for (std::int64_t k = 0; k < d; ++k)
+      copy_cols<C>(values + static_cast<std::int64_t>(eids[p + r * d + k]) * cols, tile + (k * R + r) * cols, cols);
+}
+// f.template operator()<C>() with C = cols for the common head counts, else C = 0 (runtime count).
+template <class F>
+void with_cols(std::int64_t cols, F&& f) {
+  switch (cols) {
+    case 1: return f.template operator()<1>();
+    case 2: return f.template operator()<2>();
+    case 4: return f.template operator()<4>();
+    case 6: return f.template operator()<6>();
+    case 8: return f.template operator()<8>();
+    case 12: return f.template operator()<12>();
+    case 16: return f.template operator()<16>();
+    default: return f.template operator()<0>();
+  }
+}
 template <class Id>
-void normalize_rows_cpu(const Id* indptr, const Id* eids, std::int64_t begin, std::int64_t end, float* y,
-                        std::int64_t cols) {
-  float sum[kBlock];
-  for (std::int64_t r = begin; r < end; ++r)
-    for (std::int64_t c0 = 0; c0 < cols; c0 += kBlock) {
-      const std::int64_t w = std::min(kBlock, cols - c0);
-      for (std::int64_t c = 0; c < w; ++c) sum[c] = 0.f;
-      for (std::int64_t k = indptr[r]; k < indptr[r + 1]; ++k)
-        for (std::int64_t c = 0; c < w; ++c) sum[c] += y[eids[k] * cols + c0 + c];
-      for (std::int64_t c = 0; c < w; ++c) sum[c] = 1.f / sum[c];
-      for (std::int64_t k = indptr[r]; k < indptr[r + 1]; ++k)
-        for (std::int64_t c = 0; c < w; ++c) y[eids[k] * cols + c0 + c] *= sum[c];
-    }
+void gather_tile(const Id* eids, std::int64_t p, std::int64_t R, std::int64_t d, std::int64_t cols, const float* src,
+                 float* tile) {
+  with_cols(cols, [&]<std::int64_t C>() { gather_tile_as<C>(eids, p, R, d, cols, src, tile); });
+}
+template <class Id>
+void scatter_tile(const Id* eids, std::int64_t p, std::int64_t R, std::int64_t d, std::int64_t cols, const float* tile,
+                  float* dst) {
+  with_cols(cols, [&]<std::int64_t C>() { scatter_tile_as<C>(eids, p, R, d, cols, tile, dst); });
 }
 
-template <class Id>
-void softmax_cpu(const Id* indptr, const Id* eids, std::int64_t rows, std::int64_t nnz, const float* x, float* y,
-                 std::int64_t cols) {
-  parallel_rows(indptr, rows, cols, [&](std::int64_t b, std::int64_t e) {
-    subtract_row_max_cpu(indptr, eids, b, e, x, y, cols);
-  });
-  parallel_for(nnz * cols, 8, [&](std::int64_t b, std::int64_t e) {
+// Softmax over k of a [d][n] tile, in place (n = R * cols independent columns).
+void softmax_tile(float* t, std::int64_t d, std::int64_t n, float* m, float* s) {
 #pragma omp simd
-    for (std::int64_t i = b; i < e; ++i) y[i] = exp_approx(y[i]);
-  });
-  parallel_rows(indptr, rows, cols, [&](std::int64_t b, std::int64_t e) { normalize_rows_cpu(indptr, eids, b, e, y, cols); });
+  for (std::int64_t i = 0; i < n; ++i) m[i] = t[i], s[i] = 0.f;
+  for (std::int64_t k = 1; k < d; ++k) {
+    const float* tk = t + k * n;
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) m[i] = std::max(m[i], tk[i]);
+  }
+  for (std::int64_t k = 0; k < d; ++k) {
+    float* tk = t + k * n;
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float p = exp_approx(tk[i] - m[i]);
+      tk[i] = p;
+      s[i] += p;
+    }
+  }
+#pragma omp simd
+  for (std::int64_t i = 0; i < n; ++i) s[i] = 1.f / s[i];
+  for (std::int64_t k = 0; k < d; ++k) {
+    float* tk = t + k * n;
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) tk[i] *= s[i];
+  }
+}
+
+// dx = y * (dy - sum_k dy * y) over k of [d][n] tiles; dx may alias dy.
+void softmax_backward_tile(const float* y, float* dy, std::int64_t d, std::int64_t n, float* dot) {
+#pragma omp simd
+  for (std::int64_t i = 0; i < n; ++i) dot[i] = 0.f;
+  for (std::int64_t k = 0; k < d; ++k) {
+    const float *yk = y + k * n, *gk = dy + k * n;
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) dot[i] += gk[i] * yk[i];
+  }
+  for (std::int64_t k = 0; k < d; ++k) {
+    const float* yk = y + k * n;
+    float* gk = dy + k * n;
+#pragma omp simd
+    for (std::int64_t i = 0; i < n; ++i) gk[i] = yk[i] * (gk[i] - dot[i]);
+  }
+}
+
+// A heavy row (d >= kColumnDegree, e.g. a relay node's n + 1 in-edges) fits a tile laid out [cols][d]:
+// each head's d values are contiguous, so its sweeps vectorize along the row. (In the [d][R][cols] layout
+// such a row leaves R * cols = 12 values per slot: too short for full vectors.)
+constexpr std::int64_t kColumnDegree = 32;
+
+template <class Id>
+void gather_columns(const Id* eids, std::int64_t p, std::int64_t d, std::int64_t cols, const float* values,
+                    float* tile) {
+  for (std::int64_t k = 0; k < d; ++k) {
+    const float* v = values + static_cast<std::int64_t>(eids[p + k]) * cols;
+    for (std::int64_t c = 0; c < cols; ++c) tile[c * d + k] = v[c];
+  }
+}
+template <class Id>
+void scatter_columns(const Id* eids, std::int64_t p, std::int64_t d, std::int64_t cols, const float* tile,
+                     float* values) {
+  for (std::int64_t k = 0; k < d; ++k) {
+    float* v = values + static_cast<std::int64_t>(eids[p + k]) * cols;
+    for (std::int64_t c = 0; c < cols; ++c) v[c] = tile[c * d + k];
+  }
+}
+
+void softmax_columns(float* t, std::int64_t d, std::int64_t cols) {
+  for (std::int64_t c = 0; c < cols; ++c) {
+    float* v = t + c * d;
+    float m = -INFINITY, s = 0.f;
+#pragma omp simd reduction(max : m)
+    for (std::int64_t k = 0; k < d; ++k) m = std::max(m, v[k]);
+#pragma omp simd reduction(+ : s)
+    for (std::int64_t k = 0; k < d; ++k) {
+      const float p = exp_approx(v[k] - m);
+      v[k] = p;
+      s += p;
+    }
+    const float inv = 1.f / s;
+#pragma omp simd
+    for (std::int64_t k = 0; k < d; ++k) v[k] *= inv;
+  }
+}
+
+// One long row (d * cols > kTile) straight through eids, columns in blocks of kTile.
+template <class Id>
+void softmax_long_row(const Id* eids, std::int64_t kb, std::int64_t ke, const float* x, float* y, std::int64_t cols,
+                      float* m, float* s) {
+  for (std::int64_t c0 = 0; c0 < cols; c0 += kTile) {
+    const std::int64_t w = std::min(kTile, cols - c0);
+    for (std::int64_t c = 0; c < w; ++c) m[c] = -INFINITY, s[c] = 0.f;
+    for (std::int64_t k = kb; k < ke; ++k) {
+      const float* xr = x + static_cast<std::int64_t>(eids[k]) * cols + c0;
+#pragma omp simd
+      for (std::int64_t c = 0; c < w; ++c) m[c] = std::max(m[c], xr[c]);
+    }
+    for (std::int64_t k = kb; k < ke; ++k) {
+      const std::int64_t o = static_cast<std::int64_t>(eids[k]) * cols + c0;
+#pragma omp simd
+      for (std::int64_t c = 0; c < w; ++c) {
+        const float p = exp_approx(x[o + c] - m[c]);
+        y[o + c] = p;
+        s[c] += p;
+      }
+    }
+    for (std::int64_t c = 0; c < w; ++c) s[c] = 1.f / s[c];
+    for (std::int64_t k = kb; k < ke; ++k) {
+      float* yr = y + static_cast<std::int64_t>(eids[k]) * cols + c0;
+#pragma omp simd
+      for (std::int64_t c = 0; c < w; ++c) yr[c] *= s[c];
+    }
+  }
+}
+
+// Backward of one row straight through eids (no exp to vectorize, so no tile): dot per column over the
+// row's entries in order, then dx. C > 0: the column count at compile time (head counts), so the per-entry
+// loops are fixed-size moves; C = 0: any count, in blocks of kColBlock. The dot lives in a local array so
+// the compiler need not assume it aliases dx.
+constexpr std::int64_t kColBlock = 64;
+
+template <std::int64_t C, class Id>
+void softmax_row_backward_as(const Id* eids, std::int64_t kb, std::int64_t ke, const float* y, const float* dy,
+                             float* dx, std::int64_t cols) {
+  float dot[kColBlock];
+  for (std::int64_t c0 = 0; c0 < cols; c0 += kColBlock) {
+    const std::int64_t w = C > 0 ? C : std::min(kColBlock, cols - c0);
+    for (std::int64_t c = 0; c < w; ++c) dot[c] = 0.f;
+    for (std::int64_t k = kb; k < ke; ++k) {
+      const std::int64_t o = static_cast<std::int64_t>(eids[k]) * cols + c0;
+#pragma omp simd
+      for (std::int64_t c = 0; c < w; ++c) dot[c] += dy[o + c] * y[o + c];
+    }
+    for (std::int64_t k = kb; k < ke; ++k) {
+      const std::int64_t o = static_cast<std::int64_t>(eids[k]) * cols + c0;
+#pragma omp simd
+      for (std::int64_t c = 0; c < w; ++c) dx[o + c] = y[o + c] * (dy[o + c] - dot[c]);
+    }
+  }
+}
+
+template <class Id>
+void softmax_row_backward(const Id* eids, std::int64_t kb, std::int64_t ke, const float* y, const float* dy, float* dx,
+                          std::int64_t cols) {
+  with_cols(cols, [&]<std::int64_t C>() { softmax_row_backward_as<C>(eids, kb, ke, y, dy, dx, cols); });
+}
+
+// Walks rows [begin, end): rows(p, R, d) for R consecutive rows of degree d from CSR position p (a
+// [d][R][cols] tile), column(p, d) for one heavy row that fits a [cols][d] tile, long_row(kb, ke) for a
+// row that fits no tile. Rows without entries are skipped.
+template <class Id, class Rows, class Column, class LongRow>
+void for_each_tile(const Id* indptr, std::int64_t begin, std::int64_t end, std::int64_t cols, Rows&& rows,
+                   Column&& column, LongRow&& long_row) {
+  std::int64_t r = begin;
+  while (r < end) {
+    const std::int64_t p = indptr[r], d = static_cast<std::int64_t>(indptr[r + 1]) - p;
+    if (d == 0 || d * cols > kTile || d >= kColumnDegree) {
+      if (d * cols > kTile) long_row(p, p + d); else if (d > 0) column(p, d);
+      ++r;
+      continue;
+    }
+    const std::int64_t max_rows = kTile / (d * cols);
+    std::int64_t R = 1;
+    while (R < max_rows && r + R < end && static_cast<std::int64_t>(indptr[r + R + 1]) - indptr[r + R] == d) ++R;
+    // Whole vectors: R * cols a multiple of kLanes where that leaves rows (the rest start the next tile).
+    const std::int64_t step = kLanes / std::gcd(kLanes, cols);
+    if (R > step) R -= R % step;
+    rows(p, R, d);
+    r += R;
+  }
+}
+
+// Whether eids[kb, ke) are consecutive ids: one sequential read of the ids, cheap next to the values.
+template <class Id>
+bool contiguous_ids(const Id* eids, std::int64_t kb, std::int64_t ke) {
+  bool ok = true;
+  for (std::int64_t k = kb + 1; k < ke; ++k) ok &= eids[k] == eids[k - 1] + 1;
+  return ok;
+}
+
+template <class Id>
+void softmax_rows_cpu(const Id* indptr, const Id* eids, std::int64_t begin, std::int64_t end, const float* x, float* y,
+                      std::int64_t cols) {
+  float t[kTile], m[kTile], s[kTile];
+  for_each_tile(
+      indptr, begin, end, cols,
+      [&](std::int64_t p, std::int64_t R, std::int64_t d) {
+        gather_tile(eids, p, R, d, cols, x, t);
+        softmax_tile(t, d, R * cols, m, s);
+        scatter_tile(eids, p, R, d, cols, t, y);
+      },
+      [&](std::int64_t p, std::int64_t d) {
+        gather_columns(eids, p, d, cols, x, t);
+        softmax_columns(t, d, cols);
+        scatter_columns(eids, p, d, cols, t, y);
+      },
+      [&](std::int64_t kb, std::int64_t ke) { softmax_long_row(eids, kb, ke, x, y, cols, m, s); });
 }
 
 template <class Id>
 void softmax_backward_rows_cpu(const Id* indptr, const Id* eids, std::int64_t begin, std::int64_t end, const float* y,
                                const float* dy, float* dx, std::int64_t cols) {
-  float dot[kBlock];
-  for (std::int64_t r = begin; r < end; ++r) {
-    const std::int64_t kb = indptr[r], ke = indptr[r + 1];
-    for (std::int64_t c0 = 0; c0 < cols; c0 += kBlock) {
-      const std::int64_t w = std::min(kBlock, cols - c0);
-      for (std::int64_t c = 0; c < w; ++c) dot[c] = 0.f;
-      for (std::int64_t k = kb; k < ke; ++k) {
-        const std::int64_t o = eids[k] * cols + c0;
-#pragma omp simd
-        for (std::int64_t c = 0; c < w; ++c) dot[c] += dy[o + c] * y[o + c];
-      }
-      for (std::int64_t k = kb; k < ke; ++k) {
-        const std::int64_t o = eids[k] * cols + c0;
-#pragma omp simd
-        for (std::int64_t c = 0; c < w; ++c) dx[o + c] = y[o + c] * (dy[o + c] - dot[c]);
-      }
-    }
+  float ty[kTile], tg[kTile], dot[kTile];
+  auto row = [&](std::int64_t kb, std::int64_t ke) { softmax_row_backward(eids, kb, ke, y, dy, dx, cols); };
+  if (contiguous_ids(eids, indptr[begin], indptr[end])) {
+    // In-edges stored in edge-id order (e.g. the window block): every row is one contiguous run, and sweeping
+    // it in place beat gathering it into tiles. Same k-ordered arithmetic per value as a [d][R][cols] tile,
+    // so a row's result never depends on which range (thread count) it fell in.
+    for (std::int64_t r = begin; r < end; ++r) row(indptr[r], indptr[r + 1]);
+    return;
   }
+  // Heavy rows (d >= kColumnDegree) are swept directly too: with nothing to vectorize along the row, their
+  // [cols][d] tile's strided gathers cost more than they saved.
+  for_each_tile(
+      indptr, begin, end, cols,
+      [&](std::int64_t p, std::int64_t R, std::int64_t d) {
+        gather_tile(eids, p, R, d, cols, y, ty);
+        gather_tile(eids, p, R, d, cols, dy, tg);
+        softmax_backward_tile(ty, tg, d, R * cols, dot);
+        scatter_tile(eids, p, R, d, cols, tg, dx);
+      },
+      [&](std::int64_t p, std::int64_t d) { row(p, p + d); }, row);
 }
 
 }  // namespace
@@ -104,7 +320,10 @@ Tensor edge_softmax(const CsrView& csr, const Tensor& logits) {
     const Id* indptr = csr.indptr.data<Id>();
     const Id* eids = csr.eids.data<Id>();
     TOPO_ON_DEVICE(logits.device(),
-                   softmax_cpu(indptr, eids, csr.num_rows, csr.nnz(), x, yp, cols),
+                   parallel_rows(indptr, csr.num_rows, 4 * cols,
+                                 [&](std::int64_t b, std::int64_t e) {
+                                   softmax_rows_cpu(indptr, eids, b, e, x, yp, cols);
+                                 }),
                    cuda::edge_softmax(indptr, eids, csr.num_rows, x, yp, cols));
   });
   return y;
@@ -116,7 +335,8 @@ Tensor edge_softmax_backward(const CsrView& csr, const Tensor& y, const Tensor& 
   check_rows(y, csr.nnz(), y.device(), "edge_softmax_backward", "y");
   check_same_shape(y, grad_y, "edge_softmax_backward");
   check_same_device(y, grad_y, "edge_softmax_backward");
-  Tensor dx = Tensor::zeros(y.shape(), DType::F32, y.device());
+  // Every entry is written (each edge lies in exactly one row), so no zero fill.
+  Tensor dx = Tensor::empty(y.shape(), DType::F32, y.device());
   const std::int64_t cols = y.row_numel();
   const float *yp = y.data<float>(), *dyp = grad_y.data<float>();
   float* dxp = dx.data<float>();

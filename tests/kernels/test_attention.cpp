@@ -1,4 +1,7 @@
+#include <omp.h>
+
 #include <cmath>
+#include <random>
 
 #include "kernels/sparse/attention.hpp"
 #include "kernels/sparse/edge_softmax.hpp"
@@ -45,7 +48,102 @@ double weighted_sum(const std::vector<float>& a, const std::vector<float>& r) {
   return s;
 }
 
+// Gradients of sum(out * R) straight from the softmax formulas, in double: with p the weights of t's in-edges,
+// dv_u += p R_t, ds = p (R_t . v_u - sum_e p_e R_t . v_e), dq_t += scale ds k_u, dk_u += scale ds q_t.
+struct RefGrads {
+  std::vector<float> dq, dk, dv;
+};
+RefGrads ref_attention_grads(const CooGraph& g, const std::vector<float>& q, const std::vector<float>& k,
+                             const std::vector<float>& v, const std::vector<float>& R, std::int64_t H, std::int64_t dk,
+                             std::int64_t dv, float scale) {
+  std::vector<double> gq(q.size()), gk(k.size()), gv(v.size());
+  for (std::int64_t t = 0; t < g.num_dst; ++t)
+    for (std::int64_t h = 0; h < H; ++h) {
+      std::vector<std::int64_t> us;
+      std::vector<double> s, dp;
+      for (std::int64_t e = 0; e < g.num_edges(); ++e) {
+        if (g.dst[e] != t) continue;
+        const std::int64_t u = g.src[e];
+        double d = 0, r = 0;
+        for (std::int64_t i = 0; i < dk; ++i) d += double(q[(t * H + h) * dk + i]) * k[(u * H + h) * dk + i];
+        for (std::int64_t i = 0; i < dv; ++i) r += double(R[(t * H + h) * dv + i]) * v[(u * H + h) * dv + i];
+        us.push_back(u);
+        s.push_back(scale * d);
+        dp.push_back(r);
+      }
+      if (us.empty()) continue;
+      const double m = *std::max_element(s.begin(), s.end());
+      double z = 0, mean = 0;
+      for (double x : s) z += std::exp(x - m);
+      for (std::size_t j = 0; j < us.size(); ++j) mean += std::exp(s[j] - m) / z * dp[j];
+      for (std::size_t j = 0; j < us.size(); ++j) {
+        const std::int64_t u = us[j];
+        const double p = std::exp(s[j] - m) / z, dsj = p * (dp[j] - mean);
+        for (std::int64_t i = 0; i < dv; ++i) gv[(u * H + h) * dv + i] += p * R[(t * H + h) * dv + i];
+        for (std::int64_t i = 0; i < dk; ++i) {
+          gq[(t * H + h) * dk + i] += scale * dsj * k[(u * H + h) * dk + i];
+          gk[(u * H + h) * dk + i] += scale * dsj * q[(t * H + h) * dk + i];
+        }
+      }
+    }
+  auto narrow = [](const std::vector<double>& x) { return std::vector<float>(x.begin(), x.end()); };
+  return {narrow(gq), narrow(gk), narrow(gv)};
+}
+
+// Destinations whose in-degrees straddle the CPU kernel's limits: rows of up to 512 in-edges go in blocks
+// (512: a block on its own), heavier ones (513, 600) run the online softmax over chunks of 16 (600 = 37
+// chunks and 8); 0, 1, 15, 16, 17, 32, 33 and a relay-like 129 around and inside blocks. Sources at random.
+CooGraph chunk_boundary_graph() {
+  const std::vector<std::int64_t> degrees = {0, 1, 15, 16, 17, 0, 32, 33, 129, 2, 512, 513, 600, 5};
+  std::vector<std::int64_t> src, dst;
+  std::mt19937_64 rng(23);
+  for (std::size_t t = 0; t < degrees.size(); ++t)
+    for (std::int64_t j = 0; j < degrees[t]; ++j) {
+      src.push_back(static_cast<std::int64_t>(rng() % 40));
+      dst.push_back(static_cast<std::int64_t>(t));
+    }
+  return make_coo_graph("chunk boundaries", 40, static_cast<std::int64_t>(degrees.size()), src, dst, DType::I32);
+}
+
 }  // namespace
+
+TEST_CASE("sparse_attention: in-degrees around the block and chunk limits match the reference; 1, 2, 3 threads agree bitwise") {
+  const CooGraph g = chunk_boundary_graph();
+  // scale 2: scores up to ~+-30, so chunk maxima rise; dv = 70: wider than the 64 floats kept in registers.
+  for (auto [H, dk, dv, scale] : {std::tuple<std::int64_t, std::int64_t, std::int64_t, float>{6, 50, 50, 0.15f},
+                                  {3, 17, 33, 2.f}, {2, 5, 70, 0.5f}}) {
+    CAPTURE(H);
+    CAPTURE(dk);
+    const Tensor q = random_uniform({g.num_dst, H, dk}, 41), k = random_uniform({g.num_src, H, dk}, 42),
+                 v = random_uniform({g.num_src, H, dv}, 43), R = random_uniform({g.num_dst, H, dv}, 44);
+    const int saved = omp_get_max_threads();
+    std::vector<std::vector<float>> outs, dqs, dks, dvs;
+    for (int threads : {1, 2, 3}) {
+      omp_set_num_threads(threads);
+      const AttentionOutput fwd = sparse_attention(g.in, q, k, v, scale);
+      const AttentionGrads grads = sparse_attention_backward(g.in, g.out, q, k, v, fwd, R, scale);
+      outs.push_back(fwd.out.to_vector<float>());
+      dqs.push_back(grads.dq.to_vector<float>());
+      dks.push_back(grads.dk.to_vector<float>());
+      dvs.push_back(grads.dv.to_vector<float>());
+    }
+    omp_set_num_threads(saved);
+    const auto expected = ref_attention(g, q.to_vector<float>(), k.to_vector<float>(), v.to_vector<float>(), H, dk,
+                                        dv, scale);
+    TOPO_CHECK_CLOSE(outs[0], expected, 1e-5, 1e-4);
+    for (std::size_t i = 1; i < outs.size(); ++i) {
+      CHECK(outs[i] == outs[0]);
+      CHECK(dqs[i] == dqs[0]);
+      CHECK(dks[i] == dks[0]);
+      CHECK(dvs[i] == dvs[0]);
+    }
+    const RefGrads ref = ref_attention_grads(g, q.to_vector<float>(), k.to_vector<float>(), v.to_vector<float>(),
+                                             R.to_vector<float>(), H, dk, dv, scale);
+    TOPO_CHECK_CLOSE(dqs[0], ref.dq, 1e-4, 1e-3);
+    TOPO_CHECK_CLOSE(dks[0], ref.dk, 1e-4, 1e-3);
+    TOPO_CHECK_CLOSE(dvs[0], ref.dv, 1e-5, 1e-4);
+  }
+}
 
 TEST_CASE("sparse_attention equals dense masked attention and the three-kernel composition") {
   for (const CooGraph& g : test_graphs())

@@ -1,4 +1,9 @@
+#include <omp.h>
+
+#include <algorithm>
 #include <cmath>
+#include <numeric>
+#include <random>
 
 #include "kernels/sparse/edge_softmax.hpp"
 #include "kernels/sparse/edge_softmax_math.hpp"
@@ -34,7 +39,104 @@ std::vector<float> ref_edge_softmax(const CooGraph& g, const std::vector<float>&
   return y;
 }
 
+// dx = y * (dy - sum_row(dy * y)) from the definition, in double, over each destination's in-edges.
+std::vector<float> ref_edge_softmax_backward(const CooGraph& g, const std::vector<float>& y, const std::vector<float>& dy,
+                                             std::int64_t cols) {
+  std::vector<float> dx(y.size(), 0.f);
+  for (std::int64_t v = 0; v < g.num_dst; ++v)
+    for (std::int64_t c = 0; c < cols; ++c) {
+      double dot = 0;
+      for (std::int64_t e = 0; e < g.num_edges(); ++e)
+        if (g.dst[e] == v) dot += double(dy[e * cols + c]) * y[e * cols + c];
+      for (std::int64_t e = 0; e < g.num_edges(); ++e)
+        if (g.dst[e] == v) dx[e * cols + c] = static_cast<float>(y[e * cols + c] * (dy[e * cols + c] - dot));
+    }
+  return dx;
+}
+
+// Destinations of every degree class the CPU backend handles differently: empty rows, runs of equal degree
+// longer than one tile (4096 floats: 136 rows of 5 x 6), degrees around the heavy-row threshold (32), rows
+// too long for any tile (700 x 6 and 4097 x 1 floats). Edges in destination order give consecutive edge
+// ids per row; `shuffled` lists the same edges in a random order (permuted ids). Returns the graph and, for
+// each of its edges, the index of that edge in destination order.
+std::pair<CooGraph, std::vector<std::int64_t>> softmax_tiling_graph(bool shuffled) {
+  std::vector<std::int64_t> degrees = {0, 1, 1, 2, 0, 3};
+  for (int i = 0; i < 300; ++i) degrees.push_back(5);
+  for (std::int64_t d : {9, 9, 8, 31, 32, 33, 129, 0, 700, 1, 4097, 5, 5}) degrees.push_back(d);
+  std::vector<std::int64_t> src, dst;
+  std::mt19937_64 rng(17);
+  for (std::size_t v = 0; v < degrees.size(); ++v)
+    for (std::int64_t k = 0; k < degrees[v]; ++k) {
+      src.push_back(static_cast<std::int64_t>(rng() % 50));
+      dst.push_back(static_cast<std::int64_t>(v));
+    }
+  std::vector<std::int64_t> order(src.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (shuffled) std::shuffle(order.begin(), order.end(), rng);
+  std::vector<std::int64_t> s(src.size()), d(src.size());
+  for (std::size_t e = 0; e < order.size(); ++e) s[e] = src[order[e]], d[e] = dst[order[e]];
+  const auto nd = static_cast<std::int64_t>(degrees.size());
+  return {make_coo_graph(shuffled ? "shuffled" : "destination order", 50, nd, s, d, DType::I32), order};
+}
+
 }  // namespace
+
+TEST_CASE("edge_softmax: every tiling path matches the reference, for consecutive and permuted edge ids") {
+  const auto [plain, identity] = softmax_tiling_graph(false);
+  const auto [shuffled, order] = softmax_tiling_graph(true);
+  for (std::int64_t cols : {1, 6, 7}) {
+    CAPTURE(cols);
+    // Wide logits (|x| <= 40) so that skipping the max subtraction would overflow exp.
+    const Tensor x = random_uniform({plain.num_edges(), cols}, 31, -40.f, 40.f);
+    const Tensor dy = random_uniform(x.shape(), 32);
+    const auto xv = x.to_vector<float>(), dyv = dy.to_vector<float>();
+    const Tensor y = edge_softmax(plain.in, x);
+    const auto yv = y.to_vector<float>();
+    TOPO_CHECK_CLOSE(yv, ref_edge_softmax(plain, xv, cols), 1e-6, 1e-5);
+    const auto dx = edge_softmax_backward(plain.in, y, dy).to_vector<float>();
+    TOPO_CHECK_CLOSE(dx, ref_edge_softmax_backward(plain, yv, dyv, cols), 1e-6, 1e-4);
+
+    // The same edges under permuted ids: edge e of `shuffled` is edge order[e] of `plain`.
+    std::vector<float> xs(xv.size()), dys(xv.size());
+    for (std::int64_t e = 0; e < shuffled.num_edges(); ++e)
+      for (std::int64_t c = 0; c < cols; ++c) {
+        xs[e * cols + c] = xv[order[e] * cols + c];
+        dys[e * cols + c] = dyv[order[e] * cols + c];
+      }
+    const Tensor ys = edge_softmax(shuffled.in, Tensor::from_vector(xs, x.shape()));
+    const auto dxs = edge_softmax_backward(shuffled.in, ys, Tensor::from_vector(dys, x.shape())).to_vector<float>();
+    const auto ysv = ys.to_vector<float>();
+    std::vector<float> y_back(yv.size()), dx_back(yv.size());
+    for (std::int64_t e = 0; e < shuffled.num_edges(); ++e)
+      for (std::int64_t c = 0; c < cols; ++c) {
+        y_back[order[e] * cols + c] = ysv[e * cols + c];
+        dx_back[order[e] * cols + c] = dxs[e * cols + c];
+      }
+    TOPO_CHECK_CLOSE(y_back, yv, 1e-6, 1e-5);
+    TOPO_CHECK_CLOSE(dx_back, dx, 1e-6, 1e-4);
+  }
+}
+
+TEST_CASE("edge_softmax: forward and backward are bitwise identical for 1, 2 and 3 threads") {
+  for (bool shuffle : {false, true}) {
+    const CooGraph g = softmax_tiling_graph(shuffle).first;
+    CAPTURE(g.name);
+    const Tensor x = random_uniform({g.num_edges(), 6}, 33, -4.f, 4.f), dy = random_uniform(x.shape(), 34);
+    const int saved = omp_get_max_threads();
+    std::vector<std::vector<float>> ys, dxs;
+    for (int threads : {1, 2, 3}) {
+      omp_set_num_threads(threads);
+      const Tensor y = edge_softmax(g.in, x);
+      ys.push_back(y.to_vector<float>());
+      dxs.push_back(edge_softmax_backward(g.in, y, dy).to_vector<float>());
+    }
+    omp_set_num_threads(saved);
+    CHECK(ys[0] == ys[1]);
+    CHECK(ys[0] == ys[2]);
+    CHECK(dxs[0] == dxs[1]);
+    CHECK(dxs[0] == dxs[2]);
+  }
+}
 
 TEST_CASE("gsddmm: every op and target pair matches the per-edge reference") {
   const SddmmOp ops[] = {SddmmOp::Add, SddmmOp::Sub, SddmmOp::Mul, SddmmOp::Div,
