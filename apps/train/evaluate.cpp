@@ -35,6 +35,10 @@ nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
              "checkpoint '{}' was not written by topo-train's best-on-dev save (no config / task metadata)", path);
   TrainConfig config;
   apply_config_json(config, meta.at("config"), "checkpoint '" + path + "' config");
+  if (!options.attention.empty()) {
+    config.attention = options.attention;
+    config.validate();  // names the field when the model has no such switch
+  }
   TOPO_CHECK(config.task == "classify", "checkpoint '{}' is a '{}' model; topo-eval scores text classifiers", path,
              config.task);
 
@@ -55,6 +59,7 @@ nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
                            {"format", task_options.format},
                            {"model", config.model},
                            {"variant", config.variant},
+                           {"attention", config.attention},
                            {"majority_acc", baseline.at("majority_acc")},
                            {"data",
                             {{"lines", stats.lines},
@@ -80,6 +85,7 @@ std::optional<EvalOptions> parse_eval_args(int argc, const char* const* argv, st
   app.add_option("--batch", o.batch, "sentences per batch (timing is per batch)");
   app.add_option("--threads", o.threads, "CPU threads (0: default)");
   app.add_option("--device", o.device, "cpu | cuda | cuda:N");
+  app.add_option("--attention", o.attention, "Transformer only: graph | dense (default: as trained)");
   app.add_flag("--skip-bad", o.skip_bad, "skip malformed lines (counted) instead of failing");
   try {
     app.parse(argc, argv);

@@ -19,6 +19,7 @@ struct EvalOptions {
   std::int64_t batch = 128;
   std::int64_t threads = 0;
   std::string device = "cpu";
+  std::string attention;   // Transformer: graph | dense overrides the trained setting (same parameters)
   bool skip_bad = false;
 };
 

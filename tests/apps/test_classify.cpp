@@ -159,6 +159,20 @@ TEST_CASE("classify: interrupted and resumed runs give the same losses and dev a
   for (std::size_t i = 0; i < full.losses.size(); ++i)
     CHECK((i < part1.losses.size() ? part1.losses[i] : part2.losses[i - part1.losses.size()]) == full.losses[i]);
   CHECK(part2.best_dev_metric == full.best_dev_metric);
+
+  // topo-eval can run the trained dense Transformer through the graph kernels instead: same parameters,
+  // same function, so the same accuracy on the dev lines.
+  write_lines(dir / "dev.tsv", {lines.end() - 50, lines.end()});
+  EvalOptions e;
+  e.checkpoint = c.out;
+  e.test = (dir / "dev.tsv").string();
+  const nlohmann::json dense = evaluate_checkpoint(e);
+  CHECK(dense.at("acc").get<double>() == full.best_dev_metric);
+  e.attention = "graph";
+  const nlohmann::json graph = evaluate_checkpoint(e);
+  CHECK(graph.at("attention") == "graph");
+  CHECK(graph.at("acc") == dense.at("acc"));
+  CHECK(graph.at("loss").get<double>() == doctest::Approx(dense.at("loss").get<double>()).epsilon(1e-4));
   fs::remove_all(dir);
 }
 
