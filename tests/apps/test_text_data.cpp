@@ -164,3 +164,17 @@ TEST_CASE("text data: MR is Latin-1 (31 non-UTF-8 lines); dvd line 905 is broken
       }
   CHECK(flagged == std::vector<std::int64_t>{905});
 }
+
+TEST_CASE("text data: sports_outdoors line 1121 has a label and no text: an error naming it, or skipped and counted") {
+  const std::string path = shared_data_path("mtl16/sports_outdoors.task.train");
+  if (path.empty()) return;
+  const std::string message = testing::error_of([&] { read_mtl(path, {}); });
+  CHECK(message.find("sports_outdoors.task.train:1121") != std::string::npos);
+  ReadOptions skip;
+  skip.skip_bad = true;
+  const Dataset d = read_mtl(path, skip);
+  CHECK(d.stats.skipped_bad == 1);
+  CHECK(d.examples.size() == 1599);
+  CHECK(d.examples[1119].line == 1120);
+  CHECK(d.examples[1120].line == 1122);
+}
