@@ -39,12 +39,11 @@ if compgen -G "runs/mtl16/*/*/result.json" > /dev/null; then
   echo
 fi
 
-if compgen -G "runs/sst5/*/result.json" > /dev/null; then
+if compgen -G "runs/sst5*/*/result.json" > /dev/null; then
   echo "| SST-5 | test acc | dev acc | epochs | train s | ms / test batch 128 |"
   echo "|---|---:|---:|---:|---:|---:|"
-  for m in $models; do
-    r="runs/sst5/$m/result.json"
-    [ -f "$r" ] || continue
-    echo "| $m | $(awk -v a="$(field "$r" test_acc)" 'BEGIN{printf "%.1f", 100*a}') | $(awk -v a="$(field "$r" dev_acc)" 'BEGIN{printf "%.1f", 100*a}') | $(field "$r" epochs_done) | $(awk -v s="$(field "$r" train_seconds)" 'BEGIN{printf "%.0f", s}') | $(awk -v s="$(field "$r" ms_per_test_batch)" 'BEGIN{printf "%.1f", s}') |"
+  for r in runs/sst5*/*/result.json; do
+    set_name=$(basename "$(dirname "$(dirname "$r")")") m=$(basename "$(dirname "$r")")
+    echo "| $m ($set_name) | $(awk -v a="$(field "$r" test_acc)" 'BEGIN{printf "%.1f", 100*a}') | $(awk -v a="$(field "$r" dev_acc)" 'BEGIN{printf "%.1f", 100*a}') | $(field "$r" epochs_done) | $(awk -v s="$(field "$r" train_seconds)" 'BEGIN{printf "%.0f", s}') | $(awk -v s="$(field "$r" ms_per_test_batch)" 'BEGIN{printf "%.1f", s}') |"
   done
 fi
