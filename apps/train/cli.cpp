@@ -10,6 +10,18 @@
 
 namespace topo::apps {
 
+bool parse_command_line(CLI::App& app, int argc, const char* const* argv, std::ostream& out) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    out << app.help();
+    return false;
+  } catch (const CLI::ParseError& e) {
+    fail("{}: {} (see --help)", app.get_name(), e.what());
+  }
+  return true;
+}
+
 std::optional<TrainConfig> parse_train_args(int argc, const char* const* argv, std::ostream& out) {
   CLI::App app{"topo-train: train a sequence model on a task, keep the best-on-dev model, report test metrics",
                "topo-train"};
@@ -31,14 +43,7 @@ std::optional<TrainConfig> parse_train_args(int argc, const char* const* argv, s
           ->type_name(field.kind == "int" ? "INT" : field.kind == "float" ? "FLOAT" : "TEXT");
     }
   }
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    out << app.help();
-    return std::nullopt;
-  } catch (const CLI::ParseError& e) {
-    fail("topo-train: {} (see --help)", e.what());
-  }
+  if (!parse_command_line(app, argc, argv, out)) return std::nullopt;
   TrainConfig config;
   if (!config_path.empty()) apply_config_file(config, config_path);
   for (const auto& [name, value] : overrides) {

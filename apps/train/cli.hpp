@@ -7,7 +7,15 @@
 
 #include "apps/train/config.hpp"
 
+namespace CLI {
+class App;
+}
+
 namespace topo::apps {
+
+// Parses argv into `app` the way every topo program does: false after --help (printed to `out`); a bad flag
+// is a topo::Error "<program>: <what> (see --help)".
+bool parse_command_line(CLI::App& app, int argc, const char* const* argv, std::ostream& out);
 
 // Returns nullopt when --help was requested (the help text goes to `out`). Bad flags, unreadable or
 // malformed config files and invalid values are topo::Errors naming the flag or field.

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "apps/tasks/classify.hpp"
+#include "apps/train/cli.hpp"
 #include "apps/train/config.hpp"
 #include "apps/train/model_factory.hpp"
 #include "kernels/atomic_file.hpp"
@@ -87,14 +88,7 @@ std::optional<EvalOptions> parse_eval_args(int argc, const char* const* argv, st
   app.add_option("--device", o.device, "cpu | cuda | cuda:N");
   app.add_option("--attention", o.attention, "Transformer only: graph | dense (default: as trained)");
   app.add_flag("--skip-bad", o.skip_bad, "skip malformed lines (counted) instead of failing");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    out << app.help();
-    return std::nullopt;
-  } catch (const CLI::ParseError& e) {
-    fail("topo-eval: {} (see --help)", e.what());
-  }
+  if (!parse_command_line(app, argc, argv, out)) return std::nullopt;
   return o;
 }
 
