@@ -61,33 +61,29 @@ std::shared_ptr<models::SequenceEncoder> make_encoder(const TrainConfig& config,
                "word vectors have {} dimensions but --hidden is {}: the embedding is the model's width, set "
                "--hidden {}",
                pretrained.size(1), config.hidden, pretrained.size(1));
+  // The fields every attention encoder shares, from the config and the task's inputs.
+  auto shared_fields = [&](auto& m) {
+    m.vocab_size = task.vocab_size();
+    m.input_dim = task.input_dim();
+    m.hidden = config.hidden;
+    m.heads = config.heads;
+    m.layers = config.layers;
+    m.max_length = max_length;
+    m.dropout = static_cast<float>(config.dropout);
+    m.pretrained = pretrained;
+    m.freeze_pretrained = config.freeze_vectors;
+  };
   if (config.model == "star") {
     models::StarConfig s;
-    s.vocab_size = task.vocab_size();
-    s.input_dim = task.input_dim();
-    s.hidden = config.hidden;
-    s.heads = config.heads;
-    s.layers = config.layers;
-    s.max_length = max_length;
-    s.dropout = static_cast<float>(config.dropout);
+    shared_fields(s);
     s.variant = models::parse_star_variant(config.variant);
     s.residual = config.residual;
-    s.pretrained = pretrained;
-    s.freeze_pretrained = config.freeze_vectors;
     return std::make_shared<models::StarTransformer>(s);
   }
   if (config.model == "transformer") {
     models::TransformerConfig t;
-    t.vocab_size = task.vocab_size();
-    t.input_dim = task.input_dim();
-    t.hidden = config.hidden;
-    t.heads = config.heads;
-    t.layers = config.layers;
-    t.max_length = max_length;
-    t.dropout = static_cast<float>(config.dropout);
+    shared_fields(t);
     t.dense = config.attention == "dense";
-    t.pretrained = pretrained;
-    t.freeze_pretrained = config.freeze_vectors;
     return std::make_shared<models::Transformer>(t);
   }
   fail("unknown model '{}': expected deepsets, star or transformer", config.model);
