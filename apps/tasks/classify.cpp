@@ -12,14 +12,6 @@
 namespace topo::apps {
 namespace {
 
-nlohmann::json stats_json(const text::ReadStats& s) {
-  return {{"lines", s.lines},
-          {"examples", s.examples},
-          {"skipped_bad", s.skipped_bad},
-          {"invalid_utf8_lines", s.invalid_utf8_lines},
-          {"truncated", s.truncated}};
-}
-
 nlohmann::json read_options_json(const text::ReadOptions& r) {
   return {{"encoding", text::text_encoding_name(r.encoding)},
           {"lowercase", r.lowercase},
@@ -38,6 +30,14 @@ std::string majority_label(const text::Dataset& train, const text::LabelSet& lab
 }
 
 }  // namespace
+
+nlohmann::json read_stats_json(const text::ReadStats& s) {
+  return {{"lines", s.lines},
+          {"examples", s.examples},
+          {"skipped_bad", s.skipped_bad},
+          {"invalid_utf8_lines", s.invalid_utf8_lines},
+          {"truncated", s.truncated}};
+}
 
 EncodedSplit encode_split(const text::Dataset& data, const text::Vocabulary& vocab, const text::LabelSet& labels) {
   EncodedSplit out;
@@ -201,7 +201,7 @@ nlohmann::json TextClassification::baseline(Split split) const {
 nlohmann::json TextClassification::metadata() const {
   nlohmann::json data;
   for (Split s : {Split::Train, Split::Dev, Split::Test})
-    if (size(s) > 0) data[split_name(s)] = stats_json(read_stats(s));
+    if (size(s) > 0) data[split_name(s)] = read_stats_json(read_stats(s));
   return {{"vocabulary", vocab_.to_json()},
           {"labels", labels_.to_json()},
           {"majority_label", majority_label_},

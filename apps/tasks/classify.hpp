@@ -31,6 +31,9 @@ struct EncodedSplit {
   std::vector<std::int64_t> labels;
   std::int64_t size() const { return static_cast<std::int64_t>(labels.size()); }
 };
+// A reader's counts as JSON (result.json's "data", topo-eval's output).
+nlohmann::json read_stats_json(const text::ReadStats& stats);
+
 EncodedSplit encode_split(const text::Dataset& data, const text::Vocabulary& vocab, const text::LabelSet& labels);
 
 class TextClassification final : public Task {

@@ -54,7 +54,6 @@ nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
   nn::load_checkpoint(path, *model, nullptr, nullptr);
   const Evaluation e = task->evaluate(*model, Split::Test, device);
   const nlohmann::json baseline = task->baseline(Split::Test);
-  const text::ReadStats& stats = task->read_stats(Split::Test);
   nlohmann::json result = {{"checkpoint", path},
                            {"test", options.test},
                            {"format", task_options.format},
@@ -62,12 +61,7 @@ nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
                            {"variant", config.variant},
                            {"attention", config.attention},
                            {"majority_acc", baseline.at("majority_acc")},
-                           {"data",
-                            {{"lines", stats.lines},
-                             {"examples", stats.examples},
-                             {"skipped_bad", stats.skipped_bad},
-                             {"invalid_utf8_lines", stats.invalid_utf8_lines},
-                             {"truncated", stats.truncated}}},
+                           {"data", read_stats_json(task->read_stats(Split::Test))},
                            {"device", device.str()},
                            {"threads", num_threads()},
                            {"config", meta.at("config")}};

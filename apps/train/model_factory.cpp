@@ -31,12 +31,11 @@ ClassifyOptions classify_options(const TrainConfig& config) {
 
 std::unique_ptr<Task> make_task(const TrainConfig& config) {
   config.validate();
-  const std::int64_t eval_batch = config.eval_batch > 0 ? config.eval_batch : 0;
   if (config.task == "masked-sum")
     return std::make_unique<MaskedSumRegression>(
         MaskedSumSpec{config.n, config.n_min, config.k, config.d, static_cast<std::uint64_t>(config.seed)},
         MaskedSumRegression::Sizes{config.train_size, config.dev_size, config.test_size},
-        eval_batch > 0 ? eval_batch : std::max<std::int64_t>(config.batch, 256));
+        config.eval_batch > 0 ? config.eval_batch : std::max<std::int64_t>(config.batch, 256));
   if (config.task == "classify") return std::make_unique<TextClassification>(classify_options(config));
   fail("unknown task '{}'", config.task);
 }
