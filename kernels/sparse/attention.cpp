@@ -3,21 +3,13 @@
 #include <algorithm>
 #include <cmath>
 
-#if defined(__AVX512F__)
-// GCC 12's AVX-512 header reports its own `_mm512_undefined_*` placeholders as maybe-uninitialized once
-// inlined (-O3); the warning points into the header, so it is silenced for the header's lines only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-#endif
-
 #include "kernels/profile.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/sparse/attention_math.hpp"
 #include "kernels/sparse/csr_checks.hpp"
 #include "kernels/sparse/index_dispatch.hpp"
 #include "kernels/sparse/row_partition.hpp"
+#include "kernels/sparse/simd_rows.hpp"
 
 namespace topo {
 namespace {
@@ -26,58 +18,10 @@ struct Dims {
   std::int64_t heads, dk, dv;
 };
 
-// Horizontal reductions of 16 lanes and the (edge, head) dot product, the per-chunk bookkeeping of the fused
-// kernel. `omp simd reduction` ended each of them in 16 dependent scalar adds through the stack, which made
-// the fused forward twice as slow as gsddmm + gspmm even in cache; with AVX-512 they are shuffle trees.
-// (Upper halves come from shuffle_f32x4: GCC 12's extractf64x4 trips -Wmaybe-uninitialized.) Fixed order
-// either way: results are deterministic.
-constexpr std::int64_t kLanes = 16;
-#if defined(__AVX512F__)
-inline __m128 fold_to_128(__m512 v, bool use_max) {
-  const __m256 lo = _mm512_castps512_ps256(v), hi = _mm512_castps512_ps256(_mm512_shuffle_f32x4(v, v, 0xEE));
-  const __m256 a = use_max ? _mm256_max_ps(lo, hi) : _mm256_add_ps(lo, hi);
-  const __m128 b0 = _mm256_castps256_ps128(a), b1 = _mm256_extractf128_ps(a, 1);
-  return use_max ? _mm_max_ps(b0, b1) : _mm_add_ps(b0, b1);
-}
-inline float hsum(__m512 v) {
-  __m128 b = fold_to_128(v, false);
-  b = _mm_add_ps(b, _mm_movehl_ps(b, b));
-  return _mm_cvtss_f32(_mm_add_ss(b, _mm_movehdup_ps(b)));
-}
-inline float sum16(const float* x) { return hsum(_mm512_loadu_ps(x)); }
-inline float max16(const float* x) {
-  __m128 b = fold_to_128(_mm512_loadu_ps(x), true);
-  b = _mm_max_ps(b, _mm_movehl_ps(b, b));
-  return _mm_cvtss_f32(_mm_max_ss(b, _mm_movehdup_ps(b)));
-}
-inline float dot(const float* a, const float* b, std::int64_t n) {
-  __m512 acc = _mm512_setzero_ps();
-  std::int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), acc);
-  if (i < n) {
-    const auto tail = static_cast<__mmask16>((1u << (n - i)) - 1u);
-    acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, a + i), _mm512_maskz_loadu_ps(tail, b + i), acc);
-  }
-  return hsum(acc);
-}
-#else
-inline float sum16(const float* x) {
-  float s = 0.f;
-  for (std::int64_t i = 0; i < kLanes; ++i) s += x[i];
-  return s;
-}
-inline float max16(const float* x) {
-  float m = x[0];
-  for (std::int64_t i = 1; i < kLanes; ++i) m = std::max(m, x[i]);
-  return m;
-}
-inline float dot(const float* a, const float* b, std::int64_t n) {
-  float s = 0.f;
-#pragma omp simd reduction(+ : s)
-  for (std::int64_t i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
-}
-#endif
+using simd::dot;
+using simd::kLanes;
+using simd::max16;
+using simd::sum16;
 
 // Forward. Edges outside, heads inside everywhere: each source's k and v rows (H * d contiguous floats) are
 // read once per destination, never once per head. Rows with at most kBlockEdges in-edges go in blocks
@@ -153,45 +97,6 @@ void attention_row_chunked(const Id* indptr, const Id* indices, std::int64_t r, 
 // DRAM-sized satellite block (one thread) than one pass per row, whose dependent chain (scores -> max -> exp
 // -> accumulate) left few loads in flight. No rescaling: each row's max is known before its exps.
 constexpr std::int64_t kBlockEdges = 512, kBlockRows = 128;  // 64 + 16 KiB of stack at 32 heads
-constexpr std::int64_t kL1Floats = 4096;  // 16 KiB: half of L1d
-
-// o = sum_j (w[j] * scale) x[idx[j] * stride .. + n] over one row's in-edges. With AVX-512 and n <= 64 the
-// sum stays in four registers across the edges (an output row loaded and stored per edge, behind the
-// compiler's aliasing checks, was 37% of the fused forward in cache); otherwise a plain loop.
-template <class Id>
-void weighted_rows(const float* w, float scale, const Id* idx, std::int64_t nj, const float* x, std::int64_t stride,
-                   std::int64_t n, float* o) {
-#if defined(__AVX512F__)
-  if (n <= 4 * kLanes) {
-    auto lanes = [n](std::int64_t b) {
-      const std::int64_t c = std::clamp<std::int64_t>(n - b, 0, kLanes);
-      return static_cast<__mmask16>((1u << c) - 1u);
-    };
-    const __mmask16 m0 = lanes(0), m1 = lanes(kLanes), m2 = lanes(2 * kLanes), m3 = lanes(3 * kLanes);
-    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-    for (std::int64_t j = 0; j < nj; ++j) {
-      const float* xr = x + static_cast<std::int64_t>(idx[j]) * stride;
-      const __m512 p = _mm512_set1_ps(w[j] * scale);
-      a0 = _mm512_fmadd_ps(p, _mm512_maskz_loadu_ps(m0, xr), a0);
-      a1 = _mm512_fmadd_ps(p, _mm512_maskz_loadu_ps(m1, xr + kLanes), a1);
-      a2 = _mm512_fmadd_ps(p, _mm512_maskz_loadu_ps(m2, xr + 2 * kLanes), a2);
-      a3 = _mm512_fmadd_ps(p, _mm512_maskz_loadu_ps(m3, xr + 3 * kLanes), a3);
-    }
-    _mm512_mask_storeu_ps(o, m0, a0);
-    _mm512_mask_storeu_ps(o + kLanes, m1, a1);
-    _mm512_mask_storeu_ps(o + 2 * kLanes, m2, a2);
-    _mm512_mask_storeu_ps(o + 3 * kLanes, m3, a3);
-    return;
-  }
-#endif
-  for (std::int64_t i = 0; i < n; ++i) o[i] = 0.f;
-  for (std::int64_t j = 0; j < nj; ++j) {
-    const float p = w[j] * scale;
-    const float* xr = x + static_cast<std::int64_t>(idx[j]) * stride;
-#pragma omp simd
-    for (std::int64_t i = 0; i < n; ++i) o[i] += p * xr[i];
-  }
-}
 
 template <class Id>
 void attention_block(const Id* indptr, const Id* indices, std::int64_t rb, std::int64_t re, Dims d, float scale,
@@ -230,24 +135,10 @@ void attention_block(const Id* indptr, const Id* indices, std::int64_t rb, std::
       const std::int64_t nj = static_cast<std::int64_t>(indptr[t + 1]) - indptr[t];
       const float* it = inv + (t - rb) * kHeadBlock;
       float* o = out + (t * d.heads + h0) * d.dv;
-      if (nj * d.heads * d.dv <= kL1Floats) {  // the row's v rows stay in L1 across heads: one head at a time
-        for (std::int64_t h = 0; h < hn; ++h)
-          weighted_rows(sc + h * kBlockEdges + (indptr[t] - jb), it[h], idx, nj, v + (h0 + h) * d.dv,
-                        d.heads * d.dv, d.dv, o + h * d.dv);
-        continue;
-      }
-      // Many in-edges (a relay row): edges outside, so each v row is streamed once, not once per head.
-      for (std::int64_t i = 0; i < hn * d.dv; ++i) o[i] = 0.f;
-      for (std::int64_t j = 0; j < nj; ++j) {
-        const float* vr = v + (static_cast<std::int64_t>(idx[j]) * d.heads + h0) * d.dv;
-        for (std::int64_t h = 0; h < hn; ++h) {
-          const float p = sc[h * kBlockEdges + indptr[t] - jb + j] * it[h];
-          float* oh = o + h * d.dv;
-          const float* vh = vr + h * d.dv;
-#pragma omp simd
-          for (std::int64_t i = 0; i < d.dv; ++i) oh[i] += p * vh[i];
-        }
-      }
+      const float* w = sc + (indptr[t] - jb);  // w[h * kBlockEdges + j]: edge j's unnormalised weight
+      simd::accumulate_rows(
+          nj, [&](std::int64_t j) { return v + (static_cast<std::int64_t>(idx[j]) * d.heads + h0) * d.dv; },
+          [&](std::int64_t j, std::int64_t h) { return w[h * kBlockEdges + j] * it[h]; }, hn, d.dv, o);
     }
   }
 }

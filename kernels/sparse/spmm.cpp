@@ -6,12 +6,11 @@
 #include "kernels/sparse/csr_checks.hpp"
 #include "kernels/sparse/index_dispatch.hpp"
 #include "kernels/sparse/row_partition.hpp"
+#include "kernels/sparse/simd_rows.hpp"
 
 namespace topo {
 namespace {
 
-// One destination row: accumulate straight into the output row (no scratch), then finish.
-// kTrack: record arg indices (max/min).
 // When the edge operand holds one scalar per `chunk` consecutive node features (attention weights [E, H, 1]
 // against values [N, H, D]: chunk = D) and the node operand is not broadcast, returns chunk; else 0.
 std::int64_t per_chunk_edge_scalar(const FeatureBcast& bc) {
@@ -23,6 +22,12 @@ std::int64_t per_chunk_edge_scalar(const FeatureBcast& bc) {
   return chunk;
 }
 
+// CPU strategy: rows are work-balanced ranges of destinations (parallel_rows), one thread per range, so no
+// atomics and a row's result never depends on the partition. Per destination row: copy_u and per-head u_mul_e
+// sums go through simd::accumulate_rows (short rows: output blocks in registers across the row's edges); every other
+// message x reducer accumulates straight into the output row, then finishes (mean, empty rows).
+// kTrack: record arg indices (max/min).
+constexpr std::int64_t kPrefetchRows = 16;
 template <class Id, bool kTrack>
 void spmm_rows_cpu(MessageOp op, SpmmReduce reduce, const Id* indptr, const Id* indices, const Id* eids,
                    std::int64_t begin, std::int64_t end, const float* ufeat, const float* efeat, const BcastView& b,
@@ -30,40 +35,53 @@ void spmm_rows_cpu(MessageOp op, SpmmReduce reduce, const Id* indptr, const Id* 
   const std::int64_t len = b.out_len;
   const float identity = reduce_identity(reduce);
   const bool plain = b.lhs_off == nullptr && b.rhs_off == nullptr;
+  const bool sums = reduce == SpmmReduce::Sum || reduce == SpmmReduce::Mean;
   for (std::int64_t v = begin; v < end; ++v) {
     float* o = out + v * len;
     std::int64_t* au = kTrack ? arg_u + v * len : nullptr;
     std::int64_t* ae = kTrack ? arg_e + v * len : nullptr;
+    const std::int64_t row_begin = indptr[v], row_end = indptr[v + 1];
+    if (!kTrack && sums && (op == MessageOp::CopyU ? plain : op == MessageOp::UMulE && chunk > 0)) {
+      // Fetch the newest source of the row kPrefetchRows ahead: on sliding-window and ring topologies with
+      // sorted in-edges that is the one row not already in cache (the rest were read by the rows just
+      // summed); a row's 9 x 19 vector sums leave too little slack for the hardware prefetchers alone.
+      if (v + kPrefetchRows < end && indptr[v + kPrefetchRows + 1] > indptr[v + kPrefetchRows])
+        simd::prefetch_row(ufeat + static_cast<std::int64_t>(indices[indptr[v + kPrefetchRows + 1] - 1]) * b.lhs_len,
+                           b.lhs_len);
+      // The hot cases, through simd::accumulate_rows:
+      // copy_u, and u_mul_e with one weight per head (attention weights [E, H, 1] against values [N, H, D]).
+      const Id* src = indices + row_begin;
+      const std::int64_t nj = row_end - row_begin;
+      if (op == MessageOp::CopyU) {
+        simd::accumulate_rows(
+            nj, [&](std::int64_t j) { return ufeat + static_cast<std::int64_t>(src[j]) * len; },
+            [](std::int64_t, std::int64_t) { return 1.f; }, 1, len, o);
+      } else {
+        const Id* edge = eids + row_begin;
+        simd::accumulate_rows(
+            nj, [&](std::int64_t j) { return ufeat + static_cast<std::int64_t>(src[j]) * len; },
+            [&](std::int64_t j, std::int64_t h) { return efeat[static_cast<std::int64_t>(edge[j]) * b.rhs_len + h]; },
+            b.rhs_len, chunk, o);
+      }
+      if (reduce == SpmmReduce::Mean && nj > 0)
+        for (std::int64_t f = 0; f < len; ++f) o[f] /= static_cast<float>(nj);
+      continue;
+    }
     for (std::int64_t f = 0; f < len; ++f) o[f] = identity;
     if constexpr (kTrack) {
       for (std::int64_t f = 0; f < len; ++f) au[f] = ae[f] = -1;
     }
-    const std::int64_t row_begin = indptr[v], row_end = indptr[v + 1];
     for (std::int64_t k = row_begin; k < row_end; ++k) {
       const std::int64_t u = indices[k], e = eids[k];
       const float* ur = ufeat ? ufeat + u * b.lhs_len : nullptr;
       const float* er = efeat ? efeat + e * b.rhs_len : nullptr;
-      if (!kTrack && plain && reduce != SpmmReduce::Max && reduce != SpmmReduce::Min) {
-        // The hot case (sum/mean, no broadcasting): a contiguous loop the compiler vectorizes.
-        if (op == MessageOp::CopyU) {
-#pragma omp simd
-          for (std::int64_t f = 0; f < len; ++f) o[f] += ur[f];
-        } else if (op == MessageOp::UMulE) {
+      if (!kTrack && plain && sums) {
+        // Sum/mean without broadcasting: a contiguous loop the compiler vectorizes.
+        if (op == MessageOp::UMulE) {
 #pragma omp simd
           for (std::int64_t f = 0; f < len; ++f) o[f] += ur[f] * er[f];
         } else {
           for (std::int64_t f = 0; f < len; ++f) o[f] += message(op, ur ? ur[f] : 0.f, er ? er[f] : 0.f);
-        }
-        continue;
-      }
-      if (!kTrack && chunk > 0 && op == MessageOp::UMulE && reduce != SpmmReduce::Max && reduce != SpmmReduce::Min) {
-        // Weighted sum with one weight per head: contiguous D-long loops (the attention-weights case).
-        for (std::int64_t h = 0; h < b.rhs_len; ++h) {
-          const float w = er[h];
-          float* oh = o + h * chunk;
-          const float* uh = ur + h * chunk;
-#pragma omp simd
-          for (std::int64_t f = 0; f < chunk; ++f) oh[f] += uh[f] * w;
         }
         continue;
       }

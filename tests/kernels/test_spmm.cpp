@@ -117,6 +117,31 @@ TEST_CASE("gspmm: large degree, wide features, and identical results for 1 and 2
                    1e-5);
 }
 
+TEST_CASE("gspmm: sums at every width around the vector and register-block sizes, short and long rows") {
+  // copy_u and per-head u_mul_e sums keep short rows' outputs in registers in blocks of 4 x 16 floats, with a
+  // masked last vector, and stream long rows (here the relay's 40 in-edges and random destination 0);
+  // widths on either side of 16 and 64 reach every branch of that.
+  const std::int64_t widths[] = {1, 15, 16, 17, 63, 64, 65, 100, 300};
+  const CooGraph graphs[] = {ring_relay_graph(40), random_graph(50, 20, 300, 5, DType::I32), window_graph(31, 9)};
+  for (const CooGraph& g : graphs)
+    for (std::int64_t heads : {1, 3})
+      for (std::int64_t width : widths) {
+        CAPTURE(g.name);
+        CAPTURE(heads);
+        CAPTURE(width);
+        Tensor uf = random_uniform({g.num_src, heads, width}, 21, -1.f, 1.f);
+        Tensor ef = random_uniform({g.num_edges(), heads, 1}, 22, 0.f, 1.f);
+        for (SpmmReduce red : {SpmmReduce::Sum, SpmmReduce::Mean}) {
+          TOPO_CHECK_CLOSE(gspmm(MessageOp::CopyU, red, g.in, uf, Tensor()).out.to_vector<float>(),
+                           ref_spmm(MessageOp::CopyU, red, g, uf.to_vector<float>(), {}, heads, width, 1), 1e-5, 1e-5);
+          TOPO_CHECK_CLOSE(gspmm(MessageOp::UMulE, red, g.in, uf, ef).out.to_vector<float>(),
+                           ref_spmm(MessageOp::UMulE, red, g, uf.to_vector<float>(), ef.to_vector<float>(), heads,
+                                    width, 1),
+                           1e-5, 1e-5);
+        }
+      }
+}
+
 TEST_CASE("gspmm: bad inputs are errors naming what is wrong") {
   CooGraph g = ring_relay_graph(4);
   CHECK_THROWS_WITH_AS(gspmm(MessageOp::CopyU, SpmmReduce::Sum, g.in, Tensor::zeros({3, 2}), Tensor()),

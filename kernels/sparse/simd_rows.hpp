@@ -1,0 +1,170 @@
+#pragma once
+// CPU-only vector primitives of the sparse kernels: horizontal reductions, a dot product, and the
+// register-blocked gather-accumulate o = sum_j w_j x_{idx_j} that both gspmm and the fused attention run
+// per destination row. With AVX-512 they are written with intrinsics; otherwise plain loops with the same
+// summation order per output element (j ascending from 0), so results do not depend on the thread count.
+#include <algorithm>
+#include <cstdint>
+
+#if defined(__SSE__)
+// GCC 12's AVX-512 header reports its own `_mm512_undefined_*` placeholders as maybe-uninitialized once
+// inlined (-O3); the warning points into the header, so it is silenced for the header's lines only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+#endif
+
+namespace topo::simd {
+
+constexpr std::int64_t kLanes = 16;  // floats per AVX-512 vector
+
+// Horizontal sum / max of 16 floats and the dot product of two n-float rows. `omp simd reduction` ended
+// each of them in 16 dependent scalar adds through the stack (it made the fused attention forward twice as
+// slow as gsddmm + gspmm even in cache); with AVX-512 they are shuffle trees. (Upper halves come from
+// shuffle_f32x4: GCC 12's extractf64x4 trips -Wmaybe-uninitialized.) Fixed order either way.
+#if defined(__AVX512F__)
+inline __m128 fold_to_128(__m512 v, bool use_max) {
+  const __m256 lo = _mm512_castps512_ps256(v), hi = _mm512_castps512_ps256(_mm512_shuffle_f32x4(v, v, 0xEE));
+  const __m256 a = use_max ? _mm256_max_ps(lo, hi) : _mm256_add_ps(lo, hi);
+  const __m128 b0 = _mm256_castps256_ps128(a), b1 = _mm256_extractf128_ps(a, 1);
+  return use_max ? _mm_max_ps(b0, b1) : _mm_add_ps(b0, b1);
+}
+inline float hsum(__m512 v) {
+  __m128 b = fold_to_128(v, false);
+  b = _mm_add_ps(b, _mm_movehl_ps(b, b));
+  return _mm_cvtss_f32(_mm_add_ss(b, _mm_movehdup_ps(b)));
+}
+inline float sum16(const float* x) { return hsum(_mm512_loadu_ps(x)); }
+inline float max16(const float* x) {
+  __m128 b = fold_to_128(_mm512_loadu_ps(x), true);
+  b = _mm_max_ps(b, _mm_movehl_ps(b, b));
+  return _mm_cvtss_f32(_mm_max_ss(b, _mm_movehdup_ps(b)));
+}
+// Lanes [0, count) of a vector, count clamped to [0, 16].
+inline __mmask16 first_lanes(std::int64_t count) {
+  const std::int64_t c = std::clamp<std::int64_t>(count, 0, kLanes);
+  return static_cast<__mmask16>((1u << c) - 1u);
+}
+inline float dot(const float* a, const float* b, std::int64_t n) {
+  __m512 acc = _mm512_setzero_ps();
+  std::int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), acc);
+  if (i < n) {
+    const __mmask16 tail = first_lanes(n - i);
+    acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, a + i), _mm512_maskz_loadu_ps(tail, b + i), acc);
+  }
+  return hsum(acc);
+}
+#else
+inline float sum16(const float* x) {
+  float s = 0.f;
+  for (std::int64_t i = 0; i < kLanes; ++i) s += x[i];
+  return s;
+}
+inline float max16(const float* x) {
+  float m = x[0];
+  for (std::int64_t i = 1; i < kLanes; ++i) m = std::max(m, x[i]);
+  return m;
+}
+inline float dot(const float* a, const float* b, std::int64_t n) {
+  float s = 0.f;
+#pragma omp simd reduction(+ : s)
+  for (std::int64_t i = 0; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+#endif
+
+// Asks for the n floats at x to be brought into L1 ahead of use (no-op without SSE).
+inline void prefetch_row(const float* x, std::int64_t n) {
+#if defined(__SSE__)
+  const char* p = reinterpret_cast<const char*>(x);
+  for (std::int64_t byte = 0; byte < n * static_cast<std::int64_t>(sizeof(float)); byte += 64)
+    _mm_prefetch(p + byte, _MM_HINT_T0);
+#else
+  (void)x;
+  (void)n;
+#endif
+}
+
+// Per head h in [0, heads): o[h * n + i] = sum over j in [0, nj) of weight(j, h) * row(j)[h * n + i] for i in
+// [0, n), j ascending, each output element's sum starting from 0. `row(j)` gives a const float* (a gathered
+// source row of heads * n floats), `weight(j, h)` a float. One head with n = the row length is a plain
+// weighted (or, with weight 1, unweighted) sum of rows.
+//
+// Strategy, short rows (nj <= kRegisterRows: a satellite's 5 in-edges, a window's 9): each head's n outputs
+// are cut into blocks of kAccVectors vectors held in registers while all j's are folded in, then stored
+// once. The plain loop (o += w x per j) loads and stores the output row once per j; that store traffic held
+// gspmm on window graphs to ~2 floats per cycle and was 37% of the fused attention's time in cache. Full
+// vectors use plain loads (masked loads ran ~25% slower on this EPYC); only a block's last vector is masked.
+// Long rows (a relay's n + 1 in-edges): the plain loop, j outermost, the output row kept in L1. Its
+// sources are too many to stay in L1 between blocks, and streaming each whole row once, in order, is what
+// the hardware prefetchers follow: block-by-block passes over runs of rows ran 1.2-1.7x slower there.
+constexpr std::int64_t kAccVectors = 4;  // 64 floats per block (8 spilled: slower)
+constexpr std::int64_t kRegisterRows = 32;
+
+#if defined(__AVX512F__)
+namespace detail {
+// One block of `vectors` (<= kAccVectors) vectors at o = sum_j w_j x_j. kMasked: the block's last vector may
+// be partial (mask `tail`); otherwise every vector is full.
+template <bool kMasked, class Row, class Weight>
+inline void accumulate_block(std::int64_t nj, Row& row, Weight& weight, std::int64_t b, std::int64_t vectors,
+                             __mmask16 tail, float* o) {
+  __m512 acc[kAccVectors];
+#pragma GCC unroll 4
+  for (std::int64_t i = 0; i < kAccVectors; ++i) acc[i] = _mm512_setzero_ps();
+  for (std::int64_t j = 0; j < nj; ++j) {
+    const float* x = row(j) + b;
+    const __m512 w = _mm512_set1_ps(weight(j));
+#pragma GCC unroll 4
+    for (std::int64_t i = 0; i < kAccVectors; ++i) {
+      if (!kMasked || i + 1 < vectors)
+        acc[i] = _mm512_fmadd_ps(w, _mm512_loadu_ps(x + i * kLanes), acc[i]);
+      else if (i + 1 == vectors)
+        acc[i] = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(tail, x + i * kLanes), acc[i]);
+    }
+  }
+#pragma GCC unroll 4
+  for (std::int64_t i = 0; i < kAccVectors; ++i) {
+    if (!kMasked || i + 1 < vectors)
+      _mm512_storeu_ps(o + b + i * kLanes, acc[i]);
+    else if (i + 1 == vectors)
+      _mm512_mask_storeu_ps(o + b + i * kLanes, tail, acc[i]);
+  }
+}
+}  // namespace detail
+#endif
+
+template <class Row, class Weight>
+void accumulate_rows(std::int64_t nj, Row&& row, Weight&& weight, std::int64_t heads, std::int64_t n, float* o) {
+#if defined(__AVX512F__)
+  if (nj <= kRegisterRows) {
+    constexpr std::int64_t kBlock = kAccVectors * kLanes;
+    const std::int64_t full = n / kBlock * kBlock, rest = n - full;
+    const __mmask16 tail = first_lanes(rest % kLanes == 0 ? kLanes : rest % kLanes);
+    const std::int64_t rest_vectors = (rest + kLanes - 1) / kLanes;
+    for (std::int64_t h = 0; h < heads; ++h) {
+      auto head_row = [&](std::int64_t j) { return row(j) + h * n; };
+      auto head_weight = [&](std::int64_t j) { return weight(j, h); };
+      float* oh = o + h * n;
+      for (std::int64_t b = 0; b < full; b += kBlock)
+        detail::accumulate_block<false>(nj, head_row, head_weight, b, kAccVectors, tail, oh);
+      if (rest > 0) detail::accumulate_block<true>(nj, head_row, head_weight, full, rest_vectors, tail, oh);
+    }
+    return;
+  }
+#endif
+  for (std::int64_t i = 0; i < heads * n; ++i) o[i] = 0.f;
+  for (std::int64_t j = 0; j < nj; ++j) {
+    const float* x = row(j);
+    for (std::int64_t h = 0; h < heads; ++h) {
+      const float w = weight(j, h);
+      float* oh = o + h * n;
+      const float* xh = x + h * n;
+#pragma omp simd
+      for (std::int64_t i = 0; i < n; ++i) oh[i] += w * xh[i];
+    }
+  }
+}
+
+}  // namespace topo::simd
