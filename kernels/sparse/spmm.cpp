@@ -22,12 +22,13 @@ std::int64_t per_chunk_edge_scalar(const FeatureBcast& bc) {
   return chunk;
 }
 
+constexpr std::int64_t kPrefetchRows = 16;  // how far ahead the summed rows' newest source is fetched
+
 // CPU strategy: rows are work-balanced ranges of destinations (parallel_rows), one thread per range, so no
 // atomics and a row's result never depends on the partition. Per destination row: copy_u and per-head u_mul_e
-// sums go through simd::accumulate_rows (short rows: output blocks in registers across the row's edges); every other
-// message x reducer accumulates straight into the output row, then finishes (mean, empty rows).
+// sums go through simd::accumulate_rows (short rows: output blocks in registers across the row's
+// edges); every other message x reducer accumulates straight into the output row, then finishes (mean, empty rows).
 // kTrack: record arg indices (max/min).
-constexpr std::int64_t kPrefetchRows = 16;
 template <class Id, bool kTrack>
 void spmm_rows_cpu(MessageOp op, SpmmReduce reduce, const Id* indptr, const Id* indices, const Id* eids,
                    std::int64_t begin, std::int64_t end, const float* ufeat, const float* efeat, const BcastView& b,
