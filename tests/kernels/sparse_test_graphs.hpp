@@ -34,6 +34,22 @@ inline CooGraph make_coo_graph(std::string name, std::int64_t num_src, std::int6
   return g;
 }
 
+// Edges in destination order for the given in-degrees (destination v gets degrees[v] in-edges), sources
+// drawn uniformly from [0, num_src) with `rng`: graphs whose degrees straddle a kernel's internal limits.
+struct EdgeLists {
+  std::vector<std::int64_t> src, dst;
+};
+inline EdgeLists edges_with_degrees(const std::vector<std::int64_t>& degrees, std::int64_t num_src,
+                                    std::mt19937_64& rng) {
+  EdgeLists e;
+  for (std::size_t v = 0; v < degrees.size(); ++v)
+    for (std::int64_t k = 0; k < degrees[v]; ++k) {
+      e.src.push_back(static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(num_src)));
+      e.dst.push_back(static_cast<std::int64_t>(v));
+    }
+  return e;
+}
+
 // Random bipartite-ish graph: some destinations get no in-edges, destination 0 is heavy, multi-edges allowed.
 inline CooGraph random_graph(std::int64_t num_src, std::int64_t num_dst, std::int64_t edges, std::uint64_t seed,
                              DType ids = DType::I64) {

@@ -95,14 +95,9 @@ RefGrads ref_attention_grads(const CooGraph& g, const std::vector<float>& q, con
 // chunks and 8); 0, 1, 15, 16, 17, 32, 33 and a relay-like 129 around and inside blocks. Sources at random.
 CooGraph chunk_boundary_graph() {
   const std::vector<std::int64_t> degrees = {0, 1, 15, 16, 17, 0, 32, 33, 129, 2, 512, 513, 600, 5};
-  std::vector<std::int64_t> src, dst;
   std::mt19937_64 rng(23);
-  for (std::size_t t = 0; t < degrees.size(); ++t)
-    for (std::int64_t j = 0; j < degrees[t]; ++j) {
-      src.push_back(static_cast<std::int64_t>(rng() % 40));
-      dst.push_back(static_cast<std::int64_t>(t));
-    }
-  return make_coo_graph("chunk boundaries", 40, static_cast<std::int64_t>(degrees.size()), src, dst, DType::I32);
+  const EdgeLists e = edges_with_degrees(degrees, 40, rng);
+  return make_coo_graph("chunk boundaries", 40, static_cast<std::int64_t>(degrees.size()), e.src, e.dst, DType::I32);
 }
 
 }  // namespace

@@ -63,13 +63,8 @@ std::pair<CooGraph, std::vector<std::int64_t>> softmax_tiling_graph(bool shuffle
   std::vector<std::int64_t> degrees = {0, 1, 1, 2, 0, 3};
   for (int i = 0; i < 300; ++i) degrees.push_back(5);
   for (std::int64_t d : {9, 9, 8, 31, 32, 33, 129, 0, 700, 1, 4097, 5, 5}) degrees.push_back(d);
-  std::vector<std::int64_t> src, dst;
   std::mt19937_64 rng(17);
-  for (std::size_t v = 0; v < degrees.size(); ++v)
-    for (std::int64_t k = 0; k < degrees[v]; ++k) {
-      src.push_back(static_cast<std::int64_t>(rng() % 50));
-      dst.push_back(static_cast<std::int64_t>(v));
-    }
+  const auto [src, dst] = edges_with_degrees(degrees, 50, rng);
   std::vector<std::int64_t> order(src.size());
   std::iota(order.begin(), order.end(), 0);
   if (shuffled) std::shuffle(order.begin(), order.end(), rng);
