@@ -53,7 +53,7 @@ void bench_topology(bench::Runner& bench, const std::string& tag, const Block& b
 
 // Fused attention against the three-kernel composition, forward and forward + backward.
 void bench_attention(bench::Runner& bench, const std::string& tag, const Block& block) {
-  const nn::RelationCsr g = nn::block_csr(block);
+  const Block& g = block;
   const CsrView& in = block.in;
   const std::int64_t nd = block.num_dst, ns = block.num_src, ne = block.num_edges();
   const nlohmann::json shape = {{"dst", nd}, {"src", ns}, {"edges", ne}, {"heads", kHeads}, {"head_dim", kHeadDim}};

@@ -2,24 +2,9 @@
 
 #include <algorithm>
 
+#include "kernels/profile.hpp"
+
 namespace topo {
-namespace {
-
-// Host copy of one COO array widened to int64.
-std::vector<std::int64_t> host_ids(const Tensor& ids) {
-  const Tensor host = ids.to(Device::cpu());
-  if (host.dtype() == DType::I64) return host.to_vector<std::int64_t>();
-  const auto narrow = host.to_vector<std::int32_t>();
-  return std::vector<std::int64_t>(narrow.begin(), narrow.end());
-}
-
-Tensor ids_tensor(const std::vector<std::int64_t>& ids, DType dtype, Device device) {
-  const std::int64_t n = static_cast<std::int64_t>(ids.size());
-  if (dtype == DType::I64) return Tensor::from_vector(ids, {n}, device);
-  return Tensor::from_vector(std::vector<std::int32_t>(ids.begin(), ids.end()), {n}, device);
-}
-
-}  // namespace
 
 std::int64_t Block::src_offset(const std::string& src_type) const {
   for (std::size_t i = 0; i < src_types.size(); ++i)
@@ -27,7 +12,26 @@ std::int64_t Block::src_offset(const std::string& src_type) const {
   fail("block into '{}' has no source type '{}' (its sources: {})", dst_type, src_type, fmt::join(src_types, ", "));
 }
 
+int Block::relation_of_edge(std::int64_t block_eid) const {
+  TOPO_CHECK(block_eid >= 0 && block_eid < edge_offsets.back(), "block into '{}': edge id {} is outside [0, {})",
+             dst_type, block_eid, edge_offsets.back());
+  const auto it = std::upper_bound(edge_offsets.begin(), edge_offsets.end(), block_eid);
+  return relations[static_cast<std::size_t>(it - edge_offsets.begin() - 1)];
+}
+
+std::int64_t Block::relation_edge_id(std::int64_t block_eid) const {
+  const int r = relation_of_edge(block_eid);
+  const auto i = std::find(relations.begin(), relations.end(), r) - relations.begin();
+  return block_eid - edge_offsets[static_cast<std::size_t>(i)];
+}
+
+bool Block::same_nodes(const Block& other) const {
+  return dst_type == other.dst_type && num_dst == other.num_dst && src_types == other.src_types &&
+         src_offsets == other.src_offsets;
+}
+
 Block to_block(const HeteroGraph& g, const std::string& dst_type, const std::vector<std::string>& etypes) {
+  TOPO_PROFILE(Graph);
   TOPO_CHECK(!etypes.empty(), "to_block into '{}': no relations named", dst_type);
   Block b;
   b.dst_type = dst_type;
@@ -52,25 +56,71 @@ Block to_block(const HeteroGraph& g, const std::string& dst_type, const std::vec
     b.src_offsets.push_back(b.src_offsets.back() + g.num_nodes(t));
   }
   b.num_src = b.src_offsets.back();
-
-  // Concatenate the relations' COO lists with sources renumbered into the block (host side: one pass).
-  std::vector<std::int64_t> src, dst;
-  std::int64_t total = 0;
-  for (int r : b.relations) total += g.num_edges(r);
-  src.reserve(static_cast<std::size_t>(total));
-  dst.reserve(static_cast<std::size_t>(total));
   b.edge_offsets.push_back(0);
-  for (int r : b.relations) {
-    const EdgeList edges = g.edges(r);
-    const std::int64_t offset = type_offset[g.node_type_id(g.canonical_etype(r).src_type)];
-    const auto s = host_ids(edges.src), d = host_ids(edges.dst);
-    for (std::int64_t id : s) src.push_back(id + offset);
-    dst.insert(dst.end(), d.begin(), d.end());
-    b.edge_offsets.push_back(static_cast<std::int64_t>(src.size()));
+  for (int r : b.relations) b.edge_offsets.push_back(b.edge_offsets.back() + g.num_edges(r));
+
+  if (b.relations.size() == 1) {  // the cached formats are the block (source offset 0, edge offset 0)
+    b.in = g.in_csc(b.relations[0]);
+    b.out = g.out_csr(b.relations[0]);
+    return b;
   }
-  const Tensor src_t = ids_tensor(src, g.id_dtype(), g.device()), dst_t = ids_tensor(dst, g.id_dtype(), g.device());
-  b.in = coo_to_csr(dst_t, src_t, b.num_dst, b.num_src);
-  b.out = coo_to_csr(src_t, dst_t, b.num_src, b.num_dst);
+  // In-CSR: every relation covers all destination rows, its sources shifted to their type's block offset.
+  // Out-CSR: a relation covers its source type's rows; relations from one type meet in the same rows.
+  std::vector<CsrPart> in_parts, out_parts;
+  for (std::size_t i = 0; i < b.relations.size(); ++i) {
+    const int r = b.relations[i];
+    const std::int64_t src_offset = type_offset[g.node_type_id(g.canonical_etype(r).src_type)];
+    in_parts.push_back({g.in_csc(r), 0, src_offset, b.edge_offsets[i]});
+    out_parts.push_back({g.out_csr(r), src_offset, 0, b.edge_offsets[i]});
+  }
+  b.in = merge_csr(in_parts, b.num_dst, b.num_src);
+  b.out = merge_csr(out_parts, b.num_src, b.num_dst);
+  return b;
+}
+
+Block relation_block(const HeteroGraph& g, int relation) {
+  const CanonicalEType& ce = g.canonical_etype(relation);
+  Block b;
+  b.dst_type = ce.dst_type;
+  b.src_types = {ce.src_type};
+  b.num_src = g.num_nodes(ce.src_type);
+  b.num_dst = g.num_nodes(ce.dst_type);
+  b.src_offsets = {0, b.num_src};
+  b.relations = {relation};
+  b.edge_offsets = {0, g.num_edges(relation)};
+  b.in = g.in_csc(relation);
+  b.out = g.out_csr(relation);
+  return b;
+}
+
+Block relation_block(const HeteroGraph& g, const std::string& etype) { return relation_block(g, g.relation_id(etype)); }
+
+Block segment_block(const std::vector<std::int64_t>& counts, const std::string& src_type, Device device) {
+  Block b;
+  b.dst_type = "example";
+  b.src_types = {src_type};
+  b.num_dst = static_cast<std::int64_t>(counts.size());
+  std::vector<std::int64_t> offsets(counts.size() + 1, 0);
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    TOPO_CHECK(counts[i] >= 0, "segment_block: example {} has {} rows", i, counts[i]);
+    offsets[i + 1] = offsets[i] + counts[i];
+  }
+  const std::int64_t n = offsets.back();
+  TOPO_CHECK(n < INT32_MAX, "segment_block: {} rows do not fit int32 ids", n);
+  b.num_src = n;
+  b.src_offsets = {0, n};
+  b.edge_offsets = {0, n};
+  // Row i is edge i: in-CSR indptr = offsets, indices = eids = 0..n-1; out-CSR one edge per row.
+  std::vector<std::int32_t> indptr(offsets.begin(), offsets.end()), iota(static_cast<std::size_t>(n)),
+      example(static_cast<std::size_t>(n)), out_indptr(static_cast<std::size_t>(n) + 1);
+  for (std::size_t b_i = 0; b_i < counts.size(); ++b_i)
+    for (std::int64_t i = offsets[b_i]; i < offsets[b_i + 1]; ++i) example[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(b_i);
+  for (std::int64_t i = 0; i < n; ++i) iota[static_cast<std::size_t>(i)] = out_indptr[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i);
+  out_indptr[static_cast<std::size_t>(n)] = static_cast<std::int32_t>(n);
+  const Tensor iota_t = Tensor::from_vector(iota, {n}, device);
+  b.in = CsrView{Tensor::from_vector(indptr, {b.num_dst + 1}, device), iota_t, iota_t, b.num_dst, n};
+  b.out = CsrView{Tensor::from_vector(out_indptr, {n + 1}, device), Tensor::from_vector(example, {n}, device), iota_t, n,
+                  b.num_dst};
   return b;
 }
 

@@ -13,28 +13,78 @@ GraphMultiHeadAttention::GraphMultiHeadAttention(std::int64_t dim, std::int64_t 
   o = register_module("o", std::make_shared<Linear>(dim, dim, bias));
 }
 
-Var GraphMultiHeadAttention::forward(const RelationCsr& graph, const Var& dst_states, const Var& src_states) const {
+Var GraphMultiHeadAttention::forward(const Block& block, const Var& dst_states, const NodeStates& src_states) const {
+  return attend({HeadGroup{heads_, block}}, dst_states, block_source_states(block, src_states));
+}
+
+Var GraphMultiHeadAttention::forward(const Block& block, const Var& states) const {
+  TOPO_CHECK(block.src_types.size() == 1 && block.src_types[0] == block.dst_type,
+             "GraphMultiHeadAttention: self-attention needs a block from '{}' into itself; this one reads {}",
+             block.dst_type, fmt::join(block.src_types, ", "));
+  return attend({HeadGroup{heads_, block}}, states, states);
+}
+
+Var GraphMultiHeadAttention::forward(const std::vector<HeadGroup>& groups, const Var& dst_states,
+                                     const NodeStates& src_states) const {
+  TOPO_CHECK(!groups.empty(), "GraphMultiHeadAttention: no head groups");
+  return attend(groups, dst_states, block_source_states(groups[0].block, src_states));
+}
+
+Var GraphMultiHeadAttention::forward(const std::vector<HeadGroup>& groups, const Var& states) const {
+  TOPO_CHECK(!groups.empty(), "GraphMultiHeadAttention: no head groups");
+  return forward(groups, states, NodeStates{{groups[0].block.dst_type, states}});
+}
+
+Var GraphMultiHeadAttention::attend(const std::vector<HeadGroup>& groups, const Var& dst_states,
+                                    const Var& src_states) const {
   const std::int64_t dh = dim_ / heads_;
+  std::int64_t total_heads = 0;
+  std::vector<const HeadGroup*> active;  // groups with heads, in order
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    const HeadGroup& g = groups[i];
+    TOPO_CHECK(g.heads >= 0, "GraphMultiHeadAttention: head group {} has {} heads", i, g.heads);
+    TOPO_CHECK(g.block.same_nodes(groups[0].block),
+               "GraphMultiHeadAttention: head group {} attends over other nodes than group 0 (destinations '{}' "
+               "x {}, sources {} x {} against '{}' x {}, {} x {})",
+               i, g.block.dst_type, g.block.num_dst, fmt::join(g.block.src_types, ","), g.block.num_src,
+               groups[0].block.dst_type, groups[0].block.num_dst, fmt::join(groups[0].block.src_types, ","),
+               groups[0].block.num_src);
+    total_heads += g.heads;
+    if (g.heads > 0) active.push_back(&g);
+  }
+  TOPO_CHECK(total_heads == heads_, "GraphMultiHeadAttention: head groups hold {} heads, the layer has {}",
+             total_heads, heads_);
+  const Block& block = groups[0].block;
   TOPO_CHECK(dst_states.ndim() == 2 && dst_states.size(1) == dim_ && src_states.ndim() == 2 &&
-                 src_states.size(1) == dim_,
-             "GraphMultiHeadAttention(dim {}): states must be [rows, {}], got {} and {}", dim_, dim_,
-             dst_states.data().str(), src_states.data().str());
+                 src_states.size(1) == dim_ && dst_states.size(0) == block.num_dst &&
+                 src_states.size(0) == block.num_src,
+             "GraphMultiHeadAttention(dim {}): states must be [{} destinations, {}] and [{} sources, {}], got {} "
+             "and {}",
+             dim_, block.num_dst, dim_, block.num_src, dim_, dst_states.data().str(), src_states.data().str());
   const Var qh = reshape(q->forward(dst_states), {dst_states.size(0), heads_, dh});
   const Var kh = reshape(k->forward(src_states), {src_states.size(0), heads_, dh});
   const Var vh = reshape(v->forward(src_states), {src_states.size(0), heads_, dh});
-  const Var att = sparse_attention(graph, qh, kh, vh, 1.f / std::sqrt(static_cast<float>(dh)));
+  const float scale = 1.f / std::sqrt(static_cast<float>(dh));
+  std::vector<const Block*> blocks;
+  std::vector<std::int64_t> sizes;
+  for (const HeadGroup* g : active) {
+    blocks.push_back(&g->block);
+    sizes.push_back(g->heads);
+  }
+  const Var att = sparse_attention(blocks, sizes, qh, kh, vh, scale);
   return o->forward(reshape(att, {dst_states.size(0), dim_}));
 }
 
-Var block_sources(const Block& block, const std::map<std::string, Var>& states) {
+Var block_source_states(const Block& block, const NodeStates& states) {
   std::vector<Var> parts;
   for (std::size_t t = 0; t < block.src_types.size(); ++t) {
     const auto it = states.find(block.src_types[t]);
     TOPO_CHECK(it != states.end(), "block into '{}' reads node type '{}' but no states were given for it",
                block.dst_type, block.src_types[t]);
-    TOPO_CHECK(it->second.size(0) == block.src_offsets[t + 1] - block.src_offsets[t],
+    TOPO_CHECK(it->second.ndim() >= 1 && it->second.size(0) == block.src_offsets[t + 1] - block.src_offsets[t],
                "block into '{}': states for '{}' have {} rows, the graph has {} such nodes", block.dst_type,
-               block.src_types[t], it->second.size(0), block.src_offsets[t + 1] - block.src_offsets[t]);
+               block.src_types[t], it->second.ndim() >= 1 ? it->second.size(0) : 0,
+               block.src_offsets[t + 1] - block.src_offsets[t]);
     parts.push_back(it->second);
   }
   return parts.size() == 1 ? parts[0] : concat(parts, 0);

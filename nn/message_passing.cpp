@@ -48,7 +48,7 @@ Var apply_edges_impl(const GraphFeatures& f, int relation, const MessageFn& m) {
   const bool use_r = sddmm_uses_rhs(m.op);
   const Var lhs = operand(f, relation, m.lhs, m.lhs_field);
   const Var rhs = use_r ? operand(f, relation, m.rhs, m.rhs_field) : Var();
-  return gsddmm(relation_csr(f.graph(), relation), m.op, lhs, rhs, target_of(m.lhs), target_of(m.rhs));
+  return gsddmm(relation_block(f.graph(), relation), m.op, lhs, rhs, target_of(m.lhs), target_of(m.rhs));
 }
 
 // Padded mailbox of per-edge messages [E, ...] for the destinations of `relation` (layout in the header).
@@ -95,7 +95,7 @@ Mailbox make_mailbox(const GraphFeatures& f, int relation, const Var& messages) 
 
 Var update_all_impl(const GraphFeatures& f, int relation, const MessageFn& m, const ReduceFn& r) {
   TOPO_CHECK(m.out == r.msg, "the reducer reads message '{}' but the message function writes '{}'", r.msg, m.out);
-  const RelationCsr csr = relation_csr(f.graph(), relation);
+  const Block csr = relation_block(f.graph(), relation);
   if (!m.udf && !r.udf) {
     // Fused cases: a gspmm reads (source, edge) pairs directly.
     if (m.op == SddmmOp::CopyLhs && m.lhs == Side::Src)
@@ -227,7 +227,7 @@ Var edge_softmax(const HeteroGraph& graph, const std::string& etype, const Var& 
     TOPO_CHECK(scores.defined() && scores.ndim() >= 1 && scores.size(0) == graph.num_edges(r),
                "scores must be [num_edges = {}, ...], got {}", graph.num_edges(r),
                scores.defined() ? shape_str(scores.shape()) : std::string("an undefined Var"));
-    return edge_softmax(relation_csr(graph, r), scores, norm_by);
+    return edge_softmax(relation_block(graph, r), scores, norm_by);
   });
 }
 

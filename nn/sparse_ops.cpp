@@ -1,5 +1,5 @@
 // Differentiable gspmm / gsddmm / edge_softmax / sparse_attention. Backward closures capture the
-// RelationCsr (tensors) and the saved input tensors, never Vars.
+// Block (tensor views) and the saved input tensors, never Vars.
 //
 // Shapes: a per-edge or per-node tensor is [rows, *row_shape]. Two row shapes broadcast numpy-style from the
 // right (kernels/sparse/bcast.hpp), but dense binary ops broadcast whole shapes from the right, where the
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/dense/binary.hpp"
+#include "kernels/dense/indexing.hpp"
 #include "kernels/sparse/attention.hpp"
 #include "kernels/sparse/bcast.hpp"
 #include "kernels/sparse/edge_softmax.hpp"
@@ -51,37 +52,37 @@ Tensor ebin(Tensor (*op)(const Tensor&, const Tensor&), const Tensor& a, const T
 const char* target_name(Target t) { return t == Target::U ? "U" : t == Target::V ? "V" : "E"; }
 
 // Per-edge rows of a U/V/E operand: [num_edges, *row shape].
-Tensor gather(const RelationCsr& g, const Tensor& x, Target t) {
+Tensor gather(const Block& g, const Tensor& x, Target t) {
   if (t == Target::E) return x;
-  return gsddmm(SddmmOp::CopyLhs, g.in_csr, x, Tensor(), t, t);
+  return gsddmm(SddmmOp::CopyLhs, g.in, x, Tensor(), t, t);
 }
 
 // Sums per-edge rows onto their U/V/E target: [target rows, *row shape].
-Tensor scatter(const RelationCsr& g, const Tensor& per_edge, Target t) {
+Tensor scatter(const Block& g, const Tensor& per_edge, Target t) {
   if (t == Target::E) return per_edge;
-  const CsrView& csr = t == Target::U ? g.out_csr : g.in_csr;
+  const CsrView& csr = t == Target::U ? g.out : g.in;
   return topo::gspmm(MessageOp::CopyE, SpmmReduce::Sum, csr, Tensor(), per_edge).out;
 }
 
 // 1 / max(in-degree, 1) as [num_dst, 1, .., 1] with `ndim` dims, on the graph's device. Rows without
 // in-edges are never read by the backward (no edge gathers them), the clamp only keeps the values finite.
-Tensor inverse_in_degree(const RelationCsr& g, int ndim) {
+Tensor inverse_in_degree(const Block& g, int ndim) {
   const std::vector<std::int64_t> deg =
-      g.in_csr.dtype() == DType::I32
+      g.in.dtype() == DType::I32
           ? [&] {
-              const auto d = degrees_from_indptr(g.in_csr.indptr).to_vector<std::int32_t>();
+              const auto d = degrees_from_indptr(g.in.indptr).to_vector<std::int32_t>();
               return std::vector<std::int64_t>(d.begin(), d.end());
             }()
-          : degrees_from_indptr(g.in_csr.indptr).to_vector<std::int64_t>();
+          : degrees_from_indptr(g.in.indptr).to_vector<std::int64_t>();
   std::vector<float> inv(deg.size());
   for (std::size_t i = 0; i < deg.size(); ++i) inv[i] = 1.f / static_cast<float>(std::max<std::int64_t>(deg[i], 1));
-  Shape s = {g.num_dst()};
+  Shape s = {g.num_dst};
   for (int i = 1; i < ndim; ++i) s.push_back(1);
-  return Tensor::from_vector(inv, s).to(g.in_csr.device());
+  return Tensor::from_vector(inv, s).to(g.in.device());
 }
 
 struct SpmmSaved {
-  RelationCsr graph;
+  Block graph;
   MessageOp op;
   SpmmReduce reduce;
   Tensor u, e, arg_e;
@@ -97,13 +98,13 @@ std::vector<Tensor> spmm_backward(const SpmmSaved& s, Tensor g, const std::vecto
     if (need_u) {
       // d/du of u (+-) e is 1; of u*e is e; of u/e is 1/e: the same message op over the reverse graph.
       const MessageOp rop = s.op == MessageOp::UMulE || s.op == MessageOp::UDivE ? s.op : MessageOp::CopyU;
-      gu = to_rows(topo::gspmm(rop, SpmmReduce::Sum, s.graph.out_csr, g, rop == MessageOp::CopyU ? Tensor() : s.e).out,
+      gu = to_rows(topo::gspmm(rop, SpmmReduce::Sum, s.graph.out, g, rop == MessageOp::CopyU ? Tensor() : s.e).out,
                    s.u_shape);
     }
     if (need_e) {
       if (s.op == MessageOp::UMulE || s.op == MessageOp::UDivE) {
         // g[v] * u[u] per edge; for u / e additionally * (-1 / e^2).
-        ge = gsddmm(SddmmOp::Mul, s.graph.in_csr, s.u, g, Target::U, Target::V);
+        ge = gsddmm(SddmmOp::Mul, s.graph.in, s.u, g, Target::U, Target::V);
         if (s.op == MessageOp::UDivE) ge = neg(ebin(topo::div, ebin(topo::div, ge, s.e), s.e));
       } else {
         ge = gather(s.graph, g, Target::V);
@@ -114,7 +115,7 @@ std::vector<Tensor> spmm_backward(const SpmmSaved& s, Tensor g, const std::vecto
     return {gu, ge};
   }
   // Max / min: the gradient of each output element goes to its winning edge only.
-  const Tensor won = spmm_arg_to_edges(s.graph.in_csr, s.arg_e, g);  // [E, *out row]
+  const Tensor won = spmm_arg_to_edges(s.graph.in, s.arg_e, g);  // [E, *out row]
   if (need_e) {
     switch (s.op) {
       case MessageOp::CopyE:
@@ -139,19 +140,12 @@ std::vector<Tensor> spmm_backward(const SpmmSaved& s, Tensor g, const std::vecto
 
 }  // namespace
 
-RelationCsr relation_csr(const HeteroGraph& graph, int relation) {
-  return RelationCsr{graph.in_csc(relation), graph.out_csr(relation)};
-}
-RelationCsr relation_csr(const HeteroGraph& graph, const std::string& etype) {
-  return relation_csr(graph, graph.relation_id(etype));
-}
-
-Var gspmm(const RelationCsr& graph, MessageOp op, SpmmReduce reduce, const Var& ufeat, const Var& efeat) {
+Var gspmm(const Block& graph, MessageOp op, SpmmReduce reduce, const Var& ufeat, const Var& efeat) {
   const bool use_u = message_uses_u(op), use_e = message_uses_e(op);
   TOPO_CHECK(!use_u || ufeat.defined(), "gspmm: this message op reads source features but ufeat is undefined");
   TOPO_CHECK(!use_e || efeat.defined(), "gspmm: this message op reads edge features but efeat is undefined");
   const Tensor u = use_u ? ufeat.data() : Tensor(), e = use_e ? efeat.data() : Tensor();
-  SpmmOutput fwd = topo::gspmm(op, reduce, graph.in_csr, u, e);
+  SpmmOutput fwd = topo::gspmm(op, reduce, graph.in, u, e);
   SpmmSaved saved{graph, op, reduce, u, e, fwd.arg_e, use_u ? u.shape() : Shape{}, use_e ? e.shape() : Shape{}};
   return make_output(
       fwd.out, {use_u ? ufeat : Var(), use_e ? efeat : Var()},
@@ -161,13 +155,13 @@ Var gspmm(const RelationCsr& graph, MessageOp op, SpmmReduce reduce, const Var& 
       "gspmm");
 }
 
-Var gsddmm(const RelationCsr& graph, SddmmOp op, const Var& lhs, const Var& rhs, Target lhs_target,
+Var gsddmm(const Block& graph, SddmmOp op, const Var& lhs, const Var& rhs, Target lhs_target,
            Target rhs_target) {
   const bool use_l = sddmm_uses_lhs(op), use_r = sddmm_uses_rhs(op);
   TOPO_CHECK(!use_l || lhs.defined(), "gsddmm: lhs (target {}) is undefined", target_name(lhs_target));
   TOPO_CHECK(!use_r || rhs.defined(), "gsddmm: rhs (target {}) is undefined", target_name(rhs_target));
   const Tensor l = use_l ? lhs.data() : Tensor(), r = use_r ? rhs.data() : Tensor();
-  Tensor out = topo::gsddmm(op, graph.in_csr, l, r, lhs_target, rhs_target);
+  Tensor out = topo::gsddmm(op, graph.in, l, r, lhs_target, rhs_target);
   return make_output(
       out, {use_l ? lhs : Var(), use_r ? rhs : Var()},
       [graph, op, l, r, lhs_target, rhs_target](const Tensor& g, const std::vector<bool>& needs) {
@@ -180,7 +174,7 @@ Var gsddmm(const RelationCsr& graph, SddmmOp op, const Var& lhs, const Var& rhs,
                                 (lhs_target == Target::V && rhs_target == Target::U));
         if (node_pair) {
           auto grad_of = [&](const Tensor& other, Target self, const Shape& self_shape) {
-            const CsrView& csr = self == Target::V ? graph.in_csr : graph.out_csr;
+            const CsrView& csr = self == Target::V ? graph.in : graph.out;
             return to_rows(topo::gspmm(MessageOp::UMulE, SpmmReduce::Sum, csr, other, g).out, self_shape);
           };
           return std::vector<Tensor>{need_l ? grad_of(r, lhs_target, l.shape()) : Tensor(),
@@ -218,8 +212,8 @@ Var gsddmm(const RelationCsr& graph, SddmmOp op, const Var& lhs, const Var& rhs,
       "gsddmm");
 }
 
-Var edge_softmax(const RelationCsr& graph, const Var& logits, NormBy norm_by) {
-  const CsrView csr = norm_by == NormBy::Dst ? graph.in_csr : graph.out_csr;
+Var edge_softmax(const Block& graph, const Var& logits, NormBy norm_by) {
+  const CsrView csr = norm_by == NormBy::Dst ? graph.in : graph.out;
   Tensor y = topo::edge_softmax(csr, logits.data());
   return make_output(
       y, {logits},
@@ -229,14 +223,49 @@ Var edge_softmax(const RelationCsr& graph, const Var& logits, NormBy norm_by) {
       "edge_softmax");
 }
 
-Var sparse_attention(const RelationCsr& graph, const Var& q, const Var& k, const Var& v, float scale) {
-  AttentionOutput fwd = topo::sparse_attention(graph.in_csr, q.data(), k.data(), v.data(), scale);
+Var sparse_attention(const Block& graph, const Var& q, const Var& k, const Var& v, float scale) {
+  AttentionOutput fwd = topo::sparse_attention(graph.in, q.data(), k.data(), v.data(), scale);
   Tensor out = fwd.out;
   return make_output(
       out, {q, k, v},
       [graph, qd = q.data(), kd = k.data(), vd = v.data(), fwd, scale](const Tensor& g, const std::vector<bool>&) {
-        AttentionGrads d = sparse_attention_backward(graph.in_csr, graph.out_csr, qd, kd, vd, fwd, g, scale);
+        AttentionGrads d = sparse_attention_backward(graph.in, graph.out, qd, kd, vd, fwd, g, scale);
         return std::vector<Tensor>{d.dq, d.dk, d.dv};
+      },
+      "sparse_attention");
+}
+
+Var sparse_attention(const std::vector<const Block*>& blocks, const std::vector<std::int64_t>& heads, const Var& q,
+                     const Var& k, const Var& v, float scale) {
+  TOPO_CHECK(!blocks.empty() && blocks.size() == heads.size(),
+             "sparse_attention: {} blocks for {} head counts (one block per group, at least one)", blocks.size(),
+             heads.size());
+  if (blocks.size() == 1) return sparse_attention(*blocks[0], q, k, v, scale);
+  // Per group: its heads' slices of q, k, v (contiguous copies the kernel reads), forward, and the outputs
+  // joined head-wise; the backward splits the output gradient the same way and joins dq, dk, dv.
+  const auto qs = topo::split(q.data(), heads, 1), ks = topo::split(k.data(), heads, 1), vs = topo::split(v.data(), heads, 1);
+  std::vector<AttentionOutput> fwd;
+  std::vector<Tensor> outs;
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    fwd.push_back(topo::sparse_attention(blocks[i]->in, qs[i], ks[i], vs[i], scale));
+    outs.push_back(fwd.back().out);
+  }
+  std::vector<Block> graphs;
+  for (const Block* b : blocks) graphs.push_back(*b);
+  return make_output(
+      topo::concat(outs, 1), {q, k, v},
+      [graphs = std::move(graphs), heads, qs, ks, vs, fwd = std::move(fwd), scale](const Tensor& g,
+                                                                                   const std::vector<bool>&) {
+        const auto gs = topo::split(g, heads, 1);
+        std::vector<Tensor> dq, dk, dv;
+        for (std::size_t i = 0; i < graphs.size(); ++i) {
+          AttentionGrads d = sparse_attention_backward(graphs[i].in, graphs[i].out, qs[i], ks[i], vs[i], fwd[i],
+                                                       gs[i], scale);
+          dq.push_back(d.dq);
+          dk.push_back(d.dk);
+          dv.push_back(d.dv);
+        }
+        return std::vector<Tensor>{topo::concat(dq, 1), topo::concat(dk, 1), topo::concat(dv, 1)};
       },
       "sparse_attention");
 }

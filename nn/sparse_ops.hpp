@@ -7,8 +7,9 @@
 // edge id; the trailing (per-row) shapes broadcast numpy-style (edge weights [E, H, 1] against node
 // features [N, H, D]), and a broadcast operand's gradient is summed back over the broadcast dims.
 #include <string>
+#include <vector>
 
-#include "graph/heterograph.hpp"
+#include "graph/block.hpp"
 #include "kernels/sparse/format.hpp"
 #include "kernels/sparse/sddmm_math.hpp"
 #include "kernels/sparse/spmm_math.hpp"
@@ -17,41 +18,34 @@
 
 namespace topo::nn {
 
-// One relation as the kernels see it. Both directions are needed: forwards run over in_csr, backwards
-// over out_csr. The views are tensors (shared storage), so a backward closure that copies a RelationCsr
-// keeps the topology alive after the graph itself is gone.
-struct RelationCsr {
-  CsrView in_csr;   // rows = destinations, indices = source ids (the graph's CSC)
-  CsrView out_csr;  // rows = sources, indices = destination ids (the graph's CSR), same edge ids
-  std::int64_t num_src() const { return in_csr.num_cols; }
-  std::int64_t num_dst() const { return in_csr.num_rows; }
-  std::int64_t num_edges() const { return in_csr.nnz(); }
-};
-// Builds (once, cached by the graph) and returns both formats of a relation. etype: an unambiguous
-// edge-type name (HeteroGraph::relation_id throws naming it otherwise).
-RelationCsr relation_csr(const HeteroGraph& graph, const std::string& etype);
-RelationCsr relation_csr(const HeteroGraph& graph, int relation);
-
+// Every op takes a Block (graph/block.hpp): its in-CSR (rows = destinations) drives the forwards, its out-CSR
+// (rows = sources, same edge ids) the backwards. Its views are tensors (shared storage), so a backward
+// closure that copies the Block keeps the topology alive after the graph itself is gone. One relation of a
+// graph is relation_block(graph, etype); several relations into one type, to_block.
 // out[v] = reduce_{(u -> v, e)} message(ufeat[u], efeat[e]) -> [num_dst, *broadcast row shape].
 // ufeat [num_src, ...] (undefined Var for CopyE), efeat [num_edges, ...] (undefined for CopyU).
-// Gradients: sum/mean as gspmm over out_csr (mean scales by 1/in-degree first); max/min go to the edge
+// Gradients: sum/mean as gspmm over the out-CSR (mean scales by 1/in-degree first); max/min go to the edge
 // recorded by the forward (ties: the first in-edge in edge-id order), then are summed per source.
-Var gspmm(const RelationCsr& graph, MessageOp op, SpmmReduce reduce, const Var& ufeat, const Var& efeat);
+Var gspmm(const Block& graph, MessageOp op, SpmmReduce reduce, const Var& ufeat, const Var& efeat);
 
 // Per-edge op(lhs[target row], rhs[target row]) -> [num_edges, *broadcast row shape] (Dot: last dim 1).
 // The unused operand of CopyLhs/CopyRhs may be an undefined Var. Gradient w.r.t. a U/V operand is a
-// gspmm (copy_e + sum) over out_csr/in_csr of the per-edge gradient; w.r.t. an E operand it is per edge.
-Var gsddmm(const RelationCsr& graph, SddmmOp op, const Var& lhs, const Var& rhs, Target lhs_target,
+// gspmm (copy_e + sum) over the out-/in-CSR of the per-edge gradient; w.r.t. an E operand it is per edge.
+Var gsddmm(const Block& graph, SddmmOp op, const Var& lhs, const Var& rhs, Target lhs_target,
            Target rhs_target);
 
 // Softmax of per-edge logits [num_edges, ...] over each destination's in-edges (Dst, attention) or over each
 // source's out-edges (Src). Trailing dims (heads) are independent.
 enum class NormBy : std::uint8_t { Dst, Src };
-Var edge_softmax(const RelationCsr& graph, const Var& logits, NormBy norm_by = NormBy::Dst);
+Var edge_softmax(const Block& graph, const Var& logits, NormBy norm_by = NormBy::Dst);
 
 // Fused attention: out_v = sum_{u -> v} softmax_u(scale * q_v . k_u) v_u, per head.
 // q [num_dst, H, dk], k [num_src, H, dk], v [num_src, H, dv] -> [num_dst, H, dv]; the backward is the
-// kernel's two-pass sparse_attention_backward (needs out_csr).
-Var sparse_attention(const RelationCsr& graph, const Var& q, const Var& k, const Var& v, float scale);
+// kernel's two-pass sparse_attention_backward (needs the out-CSR).
+Var sparse_attention(const Block& graph, const Var& q, const Var& k, const Var& v, float scale);
+// Head groups: heads [h_0, h_0 + heads[i]) attend over blocks[i] (every block over the same destination and
+// source sets; heads sum to H, each > 0). One fused call per group on its slice of heads; one autograd node.
+Var sparse_attention(const std::vector<const Block*>& blocks, const std::vector<std::int64_t>& heads, const Var& q,
+                     const Var& k, const Var& v, float scale);
 
 }  // namespace topo::nn

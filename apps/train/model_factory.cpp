@@ -48,7 +48,7 @@ std::shared_ptr<models::SequenceEncoder> make_encoder(const TrainConfig& config,
     o.in_dim = task.input_dim();
     o.hidden = config.hidden;
     o.layers = config.layers;
-    o.pooling = models::parse_pooling(config.pooling);
+    o.pooling = nn::parse_readout(config.pooling);
     o.dropout = static_cast<float>(config.dropout);
     return std::make_shared<models::DeepSetsEncoder>(o, gen);
   }

@@ -5,10 +5,12 @@
 //     slot[t][r] = indptr[r] + sum_{t' < t} counts[t'][r]. (Serial, O(T * rows): small next to the edges.)
 //  3. Each thread scatters its chunk in edge order into its slots. Chunks are ordered by edge id and the
 //     slots of thread t precede those of t+1, so every row lists its edges by increasing id whatever T is.
+// merge_csr (blocks from cached per-relation formats): see format.hpp.
 #include "kernels/sparse/format.hpp"
 
 #include <omp.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "kernels/profile.hpp"
@@ -94,7 +96,95 @@ void degrees_cpu(const T* indptr, T* degrees, std::int64_t num_rows) {
   });
 }
 
+template <class T>
+void merge_csr_cpu(const std::vector<CsrPart>& parts, std::int64_t num_rows, T* indptr, T* indices, T* eids) {
+  std::fill(indptr, indptr + num_rows + 1, T{0});
+  for (const CsrPart& part : parts) {
+    const T* part_indptr = part.csr.indptr.data<T>();
+    T* counts = indptr + 1 + part.row_offset;
+    parallel_for(part.csr.num_rows, 1, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t r = b; r < e; ++r) counts[r] += degree_at(part_indptr, r);
+    });
+  }
+  for (std::int64_t r = 0; r < num_rows; ++r) indptr[r + 1] += indptr[r];
+  std::vector<T> cursor(indptr, indptr + num_rows);
+  for (const CsrPart& part : parts) {
+    const T* part_indptr = part.csr.indptr.data<T>();
+    const T* part_indices = part.csr.indices.defined() ? part.csr.indices.data<T>() : nullptr;
+    const T* part_eids = part.csr.eids.defined() ? part.csr.eids.data<T>() : nullptr;
+    T* row_cursor = cursor.data() + part.row_offset;
+    const std::int64_t per_row = std::max<std::int64_t>(1, part.csr.nnz() / std::max<std::int64_t>(1, part.csr.num_rows));
+    parallel_for(part.csr.num_rows, per_row, [&](std::int64_t b, std::int64_t e) {
+      for (std::int64_t r = b; r < e; ++r)
+        row_cursor[r] = static_cast<T>(copy_shifted_row(part_indptr, part_indices, part_eids, r,
+                                                        static_cast<T>(part.col_offset),
+                                                        static_cast<T>(part.eid_offset), indices, eids,
+                                                        row_cursor[r]));
+    });
+  }
+}
+
+#if TOPO_WITH_CUDA
+template <class T>
+void merge_csr_cuda(const std::vector<CsrPart>& parts, CsrView& out) {
+  const std::int64_t num_rows = out.num_rows;
+  const Device device = out.device();
+  Tensor counts = Tensor::zeros({num_rows}, out.dtype(), device);
+  Tensor cursor = Tensor::empty({num_rows}, out.dtype(), device);
+  const std::size_t bytes = cuda::merge_csr_scan_bytes<T>(num_rows);
+  Tensor scratch = Tensor::empty({static_cast<std::int64_t>(bytes / 8 + 1)}, DType::I64, device);
+  for (const CsrPart& p : parts)
+    cuda::merge_csr_count<T>(p.csr.indptr.data<T>(), p.csr.num_rows, counts.data<T>() + p.row_offset);
+  cuda::merge_csr_scan<T>(counts.data<T>(), num_rows, out.indptr.data<T>(), cursor.data<T>(), scratch.raw_data(), bytes);
+  for (const CsrPart& p : parts)
+    if (p.csr.nnz() > 0)
+      cuda::merge_csr_fill<T>(p.csr.indptr.data<T>(), p.csr.indices.data<T>(), p.csr.eids.data<T>(), p.csr.num_rows,
+                              static_cast<T>(p.col_offset), static_cast<T>(p.eid_offset),
+                              cursor.data<T>() + p.row_offset, out.indices.data<T>(), out.eids.data<T>());
+}
+#endif
+
 }  // namespace
+
+CsrView merge_csr(const std::vector<CsrPart>& parts, std::int64_t num_rows, std::int64_t num_cols) {
+  TOPO_PROFILE(Graph);
+  TOPO_CHECK(!parts.empty(), "merge_csr: no parts");
+  TOPO_CHECK(num_rows >= 0 && num_cols >= 0, "merge_csr: bad matrix size {} x {}", num_rows, num_cols);
+  const DType dtype = parts[0].csr.dtype();
+  const Device device = parts[0].csr.device();
+  std::int64_t nnz = 0, max_eid = 0;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const CsrPart& p = parts[i];
+    TOPO_CHECK(p.csr.indptr.defined() && p.csr.dtype() == dtype && p.csr.device() == device,
+               "merge_csr: part {} has dtype {} on {}, part 0 {} on {}", i,
+               p.csr.indptr.defined() ? dtype_name(p.csr.dtype()) : "undefined", p.csr.device().str(),
+               dtype_name(dtype), device.str());
+    TOPO_CHECK(p.row_offset >= 0 && p.col_offset >= 0 && p.eid_offset >= 0 &&
+                   p.row_offset + p.csr.num_rows <= num_rows && p.col_offset + p.csr.num_cols <= num_cols,
+               "merge_csr: part {} ({} x {} at row {}, column {}) does not fit the {} x {} result", i,
+               p.csr.num_rows, p.csr.num_cols, p.row_offset, p.col_offset, num_rows, num_cols);
+    nnz += p.csr.nnz();
+    max_eid = std::max(max_eid, p.eid_offset + p.csr.nnz());
+  }
+  if (dtype == DType::I32)
+    TOPO_CHECK(max_eid <= INT32_MAX && num_rows < INT32_MAX && num_cols <= INT32_MAX,
+               "merge_csr: {} edges / {} rows do not fit int32 ids: use int64", max_eid, num_rows);
+  CsrView out;
+  out.num_rows = num_rows;
+  out.num_cols = num_cols;
+  out.indptr = Tensor::empty({num_rows + 1}, dtype, device);
+  out.indices = Tensor::empty({nnz}, dtype, device);
+  out.eids = Tensor::empty({nnz}, dtype, device);
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    TOPO_ON_DEVICE(
+        device, merge_csr_cpu<T>(parts, num_rows, out.indptr.data<T>(), out.indices.data<T>(), out.eids.data<T>()),
+        merge_csr_cuda<T>(parts, out));
+  };
+  if (dtype == DType::I32) run(std::int32_t{});
+  else run(std::int64_t{});
+  return out;
+}
 
 CsrView coo_to_csr(const Tensor& rows, const Tensor& cols, std::int64_t num_rows, std::int64_t num_cols) {
   TOPO_PROFILE(Graph);

@@ -4,6 +4,7 @@
 // [indptr[r], indptr[r+1]) of `indices` (the column of each entry) and `eids` (the COO edge id of each entry).
 // All three arrays share one integer dtype (int32 or int64) and one device.
 #include <cstdint>
+#include <vector>
 
 #include "kernels/sparse/format_math.hpp"
 #include "kernels/tensor.hpp"
@@ -28,6 +29,20 @@ struct CsrView {
 // On the CPU every id is checked (topo::Error names the array, position and value); the CUDA path trusts
 // its input (graph/ validates at construction) but never writes out of bounds on a bad row id.
 CsrView coo_to_csr(const Tensor& rows, const Tensor& cols, std::int64_t num_rows, std::int64_t num_cols);
+
+// One CSR placed inside a larger one: its row r becomes merged row row_offset + r, its column ids are
+// shifted by col_offset and its edge ids by eid_offset.
+struct CsrPart {
+  CsrView csr;
+  std::int64_t row_offset = 0, col_offset = 0, eid_offset = 0;
+};
+// Stacks parts into one num_rows x num_cols CSR (how a block joins the per-relation formats a graph caches):
+// a merged row holds the entries of every part that covers it, part by part in the order given, each part's
+// own entry order kept; rows no part covers are empty. Parts share one dtype and device (the output's);
+// their shifted ranges must fit the merged matrix (topo::Error names the part otherwise).
+// CPU: degrees summed per part (parallel over rows), one serial scan, then each part's rows copied in
+// parallel at per-row cursors. CUDA: the same steps, the scan with cub::DeviceScan.
+CsrView merge_csr(const std::vector<CsrPart>& parts, std::int64_t num_rows, std::int64_t num_cols);
 
 // Per-row entry counts indptr[r+1] - indptr[r]: [num_rows], same dtype and device as indptr.
 Tensor degrees_from_indptr(const Tensor& indptr);

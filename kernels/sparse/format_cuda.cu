@@ -110,7 +110,68 @@ void coo_to_csr_impl(const T* rows, const T* cols, std::int64_t nnz, std::int64_
   }
 }
 
+template <class T>
+__global__ void merge_count_kernel(const T* part_indptr, std::int64_t part_rows, T* counts) {
+  for (std::int64_t r = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; r < part_rows;
+       r += std::int64_t{gridDim.x} * blockDim.x)
+    counts[r] += topo::degree_at(part_indptr, r);  // one thread per row of this part: no atomics
+}
+
+template <class T>
+__global__ void merge_fill_kernel(const T* part_indptr, const T* part_indices, const T* part_eids,
+                                  std::int64_t part_rows, T col_offset, T eid_offset, T* cursor, T* indices,
+                                  T* eids) {
+  for (std::int64_t r = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; r < part_rows;
+       r += std::int64_t{gridDim.x} * blockDim.x)
+    cursor[r] = static_cast<T>(topo::copy_shifted_row(part_indptr, part_indices, part_eids, r, col_offset,
+                                                      eid_offset, indices, eids, cursor[r]));
+}
+
 }  // namespace
+
+// merge_csr: counts per part, one cub::DeviceScan::InclusiveSum, then one fill per part (thread per row;
+// parts run in stream order, so a merged row receives them in the order given).
+template <class T>
+std::size_t merge_csr_scan_bytes(std::int64_t num_rows) {
+  std::size_t bytes = 0;
+  check(cub::DeviceScan::InclusiveSum(nullptr, bytes, static_cast<const T*>(nullptr), static_cast<T*>(nullptr),
+                                      num_rows),
+        "cub::DeviceScan::InclusiveSum (size query)");
+  return bytes;
+}
+
+template <class T>
+void merge_csr_count(const T* part_indptr, std::int64_t part_rows, T* counts) {
+  if (part_rows == 0) return;
+  merge_count_kernel<<<blocks_for(part_rows, 256), 256>>>(part_indptr, part_rows, counts);
+  check_launch("merge_csr: count");
+}
+
+template <class T>
+void merge_csr_scan(const T* counts, std::int64_t num_rows, T* indptr, T* cursor, void* scratch, std::size_t bytes) {
+  check(cudaMemset(indptr, 0, sizeof(T)), "merge_csr: cudaMemset");
+  if (num_rows == 0) return;
+  check(cub::DeviceScan::InclusiveSum(scratch, bytes, counts, indptr + 1, num_rows), "cub::DeviceScan::InclusiveSum");
+  check(cudaMemcpy(cursor, indptr, num_rows * sizeof(T), cudaMemcpyDeviceToDevice), "merge_csr: cursor copy");
+}
+
+template <class T>
+void merge_csr_fill(const T* part_indptr, const T* part_indices, const T* part_eids, std::int64_t part_rows,
+                    T col_offset, T eid_offset, T* cursor, T* indices, T* eids) {
+  if (part_rows == 0) return;
+  merge_fill_kernel<<<blocks_for(part_rows, 256), 256>>>(part_indptr, part_indices, part_eids, part_rows,
+                                                          col_offset, eid_offset, cursor, indices, eids);
+  check_launch("merge_csr: fill");
+}
+
+#define TOPO_MERGE_CSR_INSTANTIATE(T)                                                                           \
+  template std::size_t merge_csr_scan_bytes<T>(std::int64_t);                                                  \
+  template void merge_csr_count<T>(const T*, std::int64_t, T*);                                                \
+  template void merge_csr_scan<T>(const T*, std::int64_t, T*, T*, void*, std::size_t);                         \
+  template void merge_csr_fill<T>(const T*, const T*, const T*, std::int64_t, T, T, T*, T*, T*);
+TOPO_MERGE_CSR_INSTANTIATE(std::int32_t)
+TOPO_MERGE_CSR_INSTANTIATE(std::int64_t)
+#undef TOPO_MERGE_CSR_INSTANTIATE
 
 std::size_t coo_to_csr_scratch_bytes(std::int64_t nnz, std::int64_t num_rows, bool is64) {
   return is64 ? scratch_bytes<std::int64_t>(nnz, num_rows) : scratch_bytes<std::int32_t>(nnz, num_rows);

@@ -27,6 +27,18 @@ TOPO_HD bool id_in_range(T id, std::int64_t count) {
   return id >= 0 && static_cast<std::int64_t>(id) < count;
 }
 
+// Row r of a part CSR copied into a merged CSR at position `pos`: column ids shifted by col_offset, edge ids
+// by eid_offset (merge_csr). Returns the position after the row.
+template <class T>
+TOPO_HD std::int64_t copy_shifted_row(const T* indptr, const T* indices, const T* eids, std::int64_t r,
+                                      T col_offset, T eid_offset, T* out_indices, T* out_eids, std::int64_t pos) {
+  for (T k = indptr[r]; k < indptr[r + 1]; ++k, ++pos) {
+    out_indices[pos] = indices[k] + col_offset;
+    out_eids[pos] = eids[k] + eid_offset;
+  }
+  return pos;
+}
+
 namespace cuda {
 // Device launchers (format_cuda.cu). Pointers are device memory on the current device.
 // coo_to_csr: needs `scratch` of coo_to_csr_scratch_bytes(nnz, num_rows) bytes (256-byte aligned).
@@ -39,6 +51,19 @@ void coo_to_csr(const std::int64_t* rows, const std::int64_t* cols, std::int64_t
                 std::size_t scratch_bytes);
 void degrees_from_indptr(const std::int32_t* indptr, std::int32_t* degrees, std::int64_t num_rows);
 void degrees_from_indptr(const std::int64_t* indptr, std::int64_t* degrees, std::int64_t num_rows);
+// merge_csr in three steps (T = int32 or int64). counts: [num_rows] zeroed by the caller; each part adds its
+// row degrees at counts + row_offset; the scan turns counts into indptr [num_rows + 1] and a copy of
+// indptr[0..num_rows) into cursor (scratch of merge_csr_scan_bytes); each part then copies its rows at
+// cursor + row_offset, advancing the cursor, so parts land in call order within a merged row.
+template <class T>
+std::size_t merge_csr_scan_bytes(std::int64_t num_rows);
+template <class T>
+void merge_csr_count(const T* part_indptr, std::int64_t part_rows, T* counts);
+template <class T>
+void merge_csr_scan(const T* counts, std::int64_t num_rows, T* indptr, T* cursor, void* scratch, std::size_t bytes);
+template <class T>
+void merge_csr_fill(const T* part_indptr, const T* part_indices, const T* part_eids, std::int64_t part_rows,
+                    T col_offset, T eid_offset, T* cursor, T* indices, T* eids);
 }  // namespace cuda
 
 }  // namespace topo

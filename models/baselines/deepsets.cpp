@@ -40,7 +40,7 @@ Encoding DeepSetsEncoder::encode(const SequenceBatch& batch) {
   TOPO_CHECK(x.size(0) == batch.num_tokens(), "DeepSets: {} token rows for lengths summing to {}", x.size(0),
              batch.num_tokens());
   for (std::size_t i = 0; i < phi_.size(); ++i) x = dropouts_[i]->forward(nn::apply(options_.activation, phi_[i]->forward(x)));
-  return {x, pool_sentences(x, batch.lengths, options_.pooling)};
+  return {x, nn::readout_nodes(x, batch.lengths, options_.pooling)};
 }
 
 }  // namespace topo::models

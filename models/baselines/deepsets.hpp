@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "models/baselines/pooling.hpp"
+#include "nn/readout.hpp"
 #include "models/model.hpp"
 #include "nn/layers.hpp"
 
@@ -19,7 +19,7 @@ struct DeepSetsOptions {
   std::int64_t vocab_size = 0;  // token inputs instead (in_dim == 0): an embedding of this many ids
   std::int64_t hidden = 100;
   std::int64_t layers = 2;      // Linear + activation layers in phi (>= 1)
-  Pooling pooling = Pooling::Sum;
+  nn::Readout pooling = nn::Readout::Sum;  // per-sentence readout of phi(x)
   nn::Activation activation = nn::Activation::Relu;
   float dropout = 0.f;          // after every phi layer
 };

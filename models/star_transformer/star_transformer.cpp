@@ -1,5 +1,7 @@
 #include "models/star_transformer/star_transformer.hpp"
 
+#include "nn/readout.hpp"
+
 namespace topo::models {
 
 StarTransformer::Layer::Layer(std::int64_t hidden, std::int64_t heads) {
@@ -25,20 +27,16 @@ Encoding StarTransformer::encode(const SequenceBatch& batch) {
 Encoding StarTransformer::encode(const SequenceBatch& batch, const StarTopology& topology) {
   TOPO_CHECK(topology.lengths == batch.lengths, "StarTransformer: topology built for other sentence lengths");
   const nn::Var e = embed(batch);
-  const nn::RelationCsr pool = nn::block_csr(topology.pool);
   nn::Var h = e;
-  nn::Var s = nn::gspmm(pool, MessageOp::CopyU, SpmmReduce::Mean, e, nn::Var());  // s^0 = mean(E)
+  nn::Var s = nn::readout_nodes(e, batch.lengths, nn::Readout::Mean);  // s^0 = mean(E)
   for (std::size_t l = 0; l < layers->size(); ++l) {
     const Layer& layer = this->layer(l);
-    const nn::Var context = nn::block_sources(topology.satellite, {{"sat", h}, {"emb", e}, {"relay", s}});
-    nn::Var update = relu(layer.satellite_attention->forward(nn::block_csr(topology.satellite), h, context));
+    nn::Var update = relu(layer.satellite_attention->forward(topology.satellite, h, {{"sat", h}, {"emb", e}, {"relay", s}}));
     h = layer.satellite_norm->forward(config_.residual ? h + update : update);
-    const nn::Var relay_context = nn::block_sources(topology.relay, {{"sat", h}, {"relay", s}});
-    update = relu(layer.relay_attention->forward(nn::block_csr(topology.relay), s, relay_context));
+    update = relu(layer.relay_attention->forward(topology.relay, s, {{"sat", h}, {"relay", s}}));
     s = layer.relay_norm->forward(config_.residual ? s + update : update);
   }
-  const nn::Var pooled = nn::gspmm(pool, MessageOp::CopyU, SpmmReduce::Max, h, nn::Var());
-  return Encoding{h, s + pooled};
+  return Encoding{h, s + nn::readout_nodes(h, batch.lengths, nn::Readout::Max)};
 }
 
 }  // namespace topo::models

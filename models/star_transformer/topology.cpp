@@ -46,7 +46,6 @@ StarTopology star_topology(const std::vector<std::int64_t>& lengths, StarVariant
                 .to(device);
   t.satellite = to_block(t.graph, "sat", satellite_context);
   t.relay = to_block(t.graph, "relay", {"to_relay", "relay_self"});
-  t.pool = to_block(t.graph, "relay", {"to_relay"});
   return t;
 }
 

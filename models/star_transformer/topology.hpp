@@ -24,7 +24,6 @@ struct StarTopology {
   HeteroGraph graph;
   Block satellite;  // dst sat; sources [sat; emb; relay] (no relay under no-radical)
   Block relay;      // dst relay; sources [sat; relay]
-  Block pool;       // dst relay; sources [sat]: per-sentence mean / max over satellites
   std::int64_t num_tokens() const { return satellite.num_dst; }
   std::int64_t num_sentences() const { return relay.num_dst; }
 };

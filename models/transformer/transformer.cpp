@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "nn/readout.hpp"
+
 namespace topo::models {
 
 FullTopology full_topology(const std::vector<std::int64_t>& lengths, Device device) {
@@ -12,13 +14,9 @@ FullTopology full_topology(const std::vector<std::int64_t>& lengths, Device devi
     TOPO_CHECK(lengths[i] >= 1, "full_topology: sentence {} has length {} (must be >= 1)", i, lengths[i]);
   FullTopology t;
   t.lengths = lengths;
-  t.graph = HeteroGraph({builders::node_type("tok", lengths),
-                         builders::node_type("sent", builders::ones(static_cast<std::int64_t>(lengths.size())))},
-                        {{{"tok", "full", "tok"}, builders::full_batch(lengths)},
-                         {{"tok", "to_sent", "sent"}, builders::to_one_batch(lengths)}})
+  t.graph = HeteroGraph({builders::node_type("tok", lengths)}, {{{"tok", "full", "tok"}, builders::full_batch(lengths)}})
                 .to(device);
   t.attention = to_block(t.graph, "tok", {"full"});
-  t.pool = to_block(t.graph, "sent", {"to_sent"});
   return t;
 }
 
@@ -55,11 +53,10 @@ Encoding Transformer::encode(const SequenceBatch& batch) {
 Encoding Transformer::encode(const SequenceBatch& batch, const FullTopology& topology) {
   TOPO_CHECK(topology.lengths == batch.lengths, "Transformer: topology built for other sentence lengths");
   nn::Var h = embedding->forward(batch);
-  const nn::RelationCsr graph = nn::block_csr(topology.attention);
-  for (std::size_t l = 0; l < layers->size(); ++l) h = layer(l).finish(h, layer(l).attention->forward(graph, h, h));
-  const nn::RelationCsr pool = nn::block_csr(topology.pool);
-  return Encoding{h, nn::gspmm(pool, MessageOp::CopyU, SpmmReduce::Mean, h, nn::Var()) +
-                         nn::gspmm(pool, MessageOp::CopyU, SpmmReduce::Max, h, nn::Var())};
+  for (std::size_t l = 0; l < layers->size(); ++l)
+    h = layer(l).finish(h, layer(l).attention->forward(topology.attention, h));
+  return Encoding{h, nn::readout_nodes(h, batch.lengths, nn::Readout::Mean) +
+                         nn::readout_nodes(h, batch.lengths, nn::Readout::Max)};
 }
 
 Encoding Transformer::encode_dense(const SequenceBatch& batch) {

@@ -36,12 +36,11 @@ struct TransformerConfig {
   }
 };
 
-// The graph side of the baseline: one full graph per sentence plus a pooling relation into a sentence node.
+// The graph side of the baseline: one full graph per sentence (readouts go through nn::readout_nodes).
 struct FullTopology {
   std::vector<std::int64_t> lengths;
-  HeteroGraph graph;  // node types tok, sent; relations full (tok->tok, self included), to_sent (tok->sent)
+  HeteroGraph graph;  // node type tok; relation full (tok->tok, self included)
   Block attention;    // dst tok, sources tok
-  Block pool;         // dst sent, sources tok
 };
 FullTopology full_topology(const std::vector<std::int64_t>& lengths, Device device = Device::cpu());
 

@@ -1,4 +1,4 @@
-// Sentence pooling against host loops (equal and ragged lengths) with finite-difference gradients, the
+// Per-sentence readouts against host loops (equal and ragged lengths) with finite-difference gradients, the
 // DeepSets encoder against a hand-computed forward, and the task heads' shapes and pair features.
 #include <doctest/doctest.h>
 
@@ -11,6 +11,7 @@
 #include "models/heads.hpp"
 #include "nn/gradcheck.hpp"
 #include "nn/ops.hpp"
+#include "nn/readout.hpp"
 #include "tests/support/testing.hpp"
 
 using namespace topo;
@@ -19,17 +20,18 @@ using namespace topo::models;
 namespace {
 
 std::vector<float> reference_pool(const std::vector<float>& x, std::int64_t hidden, const std::vector<std::int64_t>& lengths,
-                                  Pooling pooling) {
+                                  nn::Readout pooling) {
   std::vector<float> out;
   std::int64_t row = 0;
   for (std::int64_t len : lengths) {
     for (std::int64_t h = 0; h < hidden; ++h) {
-      double acc = pooling == Pooling::Max ? -std::numeric_limits<double>::infinity() : 0.0;
+      double acc = pooling == nn::Readout::Max ? -std::numeric_limits<double>::infinity() : 0.0;
       for (std::int64_t i = 0; i < len; ++i) {
         const double v = x[static_cast<std::size_t>((row + i) * hidden + h)];
-        acc = pooling == Pooling::Max ? std::max(acc, v) : acc + v;
+        acc = pooling == nn::Readout::Max ? std::max(acc, v) : acc + v;
       }
-      if (pooling == Pooling::Mean) acc /= static_cast<double>(len);
+      if (pooling == nn::Readout::Mean) acc /= static_cast<double>(len);
+      if (len == 0) acc = 0.0;  // an example without rows reads 0
       out.push_back(static_cast<float>(acc));
     }
     row += len;
@@ -39,20 +41,20 @@ std::vector<float> reference_pool(const std::vector<float>& x, std::int64_t hidd
 
 }  // namespace
 
-TEST_CASE("pool_sentences matches host loops and finite differences") {
-  const std::vector<std::vector<std::int64_t>> cases = {{1}, {7, 7, 7}, {1, 7, 31, 2}, {33, 1}};
+TEST_CASE("readout_nodes matches host loops and finite differences") {
+  const std::vector<std::vector<std::int64_t>> cases = {{1}, {7, 7, 7}, {1, 7, 31, 2}, {33, 1}, {0, 3, 0, 2}};
   for (const auto& lengths : cases) {
     const std::int64_t total = std::accumulate(lengths.begin(), lengths.end(), std::int64_t{0});
     for (std::int64_t hidden : {1, 7}) {
       const Tensor x = testing::random_uniform({total, hidden}, 11 + total * 3 + hidden);
-      for (Pooling p : {Pooling::Sum, Pooling::Mean, Pooling::Max}) {
-        INFO("lengths " << lengths.size() << " total " << total << " hidden " << hidden << " " << pooling_name(p));
-        const nn::Var out = pool_sentences(nn::Var(x), lengths, p);
+      for (nn::Readout p : {nn::Readout::Sum, nn::Readout::Mean, nn::Readout::Max}) {
+        INFO("lengths " << lengths.size() << " total " << total << " hidden " << hidden << " " << nn::readout_name(p));
+        const nn::Var out = nn::readout_nodes(nn::Var(x), lengths, p);
         REQUIRE(out.shape() == Shape{static_cast<std::int64_t>(lengths.size()), hidden});
         TOPO_CHECK_CLOSE(out.data().to_vector<float>(), reference_pool(x.to_vector<float>(), hidden, lengths, p), 1e-5,
                          1e-5);
         if (total <= 40) {
-          const auto r = nn::gradcheck([&](const std::vector<nn::Var>& in) { return pool_sentences(in[0], lengths, p); },
+          const auto r = nn::gradcheck([&](const std::vector<nn::Var>& in) { return nn::readout_nodes(in[0], lengths, p); },
                                        {nn::Var(x, true)});
           INFO(r.message);
           CHECK(r.ok);
@@ -60,9 +62,9 @@ TEST_CASE("pool_sentences matches host loops and finite differences") {
       }
     }
   }
-  CHECK_THROWS_AS(pool_sentences(nn::Var(Tensor::zeros({5, 2})), {2, 2}, Pooling::Sum), Error);
-  CHECK_THROWS_AS(pool_sentences(nn::Var(Tensor::zeros({2, 2})), {2, 0}, Pooling::Sum), Error);
-  CHECK_THROWS_AS(parse_pooling("median"), Error);
+  CHECK_THROWS_AS(nn::readout_nodes(nn::Var(Tensor::zeros({5, 2})), {2, 2}, nn::Readout::Sum), Error);
+  CHECK_THROWS_AS(nn::readout_nodes(nn::Var(Tensor::zeros({2, 2})), {3, -1}, nn::Readout::Sum), Error);
+  CHECK_THROWS_AS(nn::parse_readout("median"), Error);
 }
 
 TEST_CASE("DeepSets: phi per token, then pooling per sentence") {
@@ -70,7 +72,7 @@ TEST_CASE("DeepSets: phi per token, then pooling per sentence") {
   o.in_dim = 3;
   o.hidden = 4;
   o.layers = 1;
-  o.pooling = Pooling::Sum;
+  o.pooling = nn::Readout::Sum;
   auto enc = std::make_shared<DeepSetsEncoder>(o);
   enc->reset_parameters(5);
   SequenceBatch batch;
@@ -93,7 +95,7 @@ TEST_CASE("DeepSets: phi per token, then pooling per sentence") {
       tokens.push_back(static_cast<float>(std::max(acc, 0.0)));
     }
   TOPO_CHECK_CLOSE(e.tokens.data().to_vector<float>(), tokens, 1e-5, 1e-5);
-  TOPO_CHECK_CLOSE(e.sentences.data().to_vector<float>(), reference_pool(tokens, 4, {2, 1}, Pooling::Sum), 1e-5, 1e-5);
+  TOPO_CHECK_CLOSE(e.sentences.data().to_vector<float>(), reference_pool(tokens, 4, {2, 1}, nn::Readout::Sum), 1e-5, 1e-5);
 
   SequenceBatch wrong;
   wrong.lengths = {3};
@@ -108,7 +110,7 @@ TEST_CASE("heads: output shapes, parameter names, pair features") {
   o.in_dim = 2;
   o.hidden = 6;
   o.layers = 1;
-  o.pooling = Pooling::Mean;
+  o.pooling = nn::Readout::Mean;
   auto make = [&] { return std::make_shared<DeepSetsEncoder>(o); };
   SequenceBatch batch;
   batch.lengths = {3, 1, 2};

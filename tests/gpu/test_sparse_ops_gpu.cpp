@@ -48,7 +48,7 @@ TEST_CASE("CUDA sparse ops and message passing equal the CPU ones, forward and g
   for (const auto& t : topo::nn::testing::test_graphs()) {
     CAPTURE(t.name);
     const HeteroGraph gg = t.g.to(Device::cuda());
-    const RelationCsr cc = t.csr(), cg = relation_csr(gg, t.etype);
+    const Block cc = t.csr(), cg = relation_block(gg, t.etype);
     auto csr_of = [&](const Var& x) { return x.device().is_cuda() ? cg : cc; };
     for (SpmmReduce r : {SpmmReduce::Sum, SpmmReduce::Mean, SpmmReduce::Max, SpmmReduce::Min})
       for (MessageOp op : {MessageOp::CopyU, MessageOp::UAddE, MessageOp::UMulE, MessageOp::UDivE}) {

@@ -31,9 +31,8 @@ TEST_CASE("star topology: each satellite's context is exactly [h_{i-1}, h_i, h_{
   CHECK(context(t.satellite, 3) == C{{"sat", 3}, {"sat", 4}, {"sat", 5}, {"emb", 3}, {"relay", 2}});
   CHECK(context(t.satellite, 6) == C{{"sat", 11}, {"sat", 6}, {"sat", 7}, {"emb", 6}, {"relay", 3}});  // wraps
   CHECK(context(t.satellite, 11) == C{{"sat", 10}, {"sat", 11}, {"sat", 6}, {"emb", 11}, {"relay", 3}});
-  // Relay: itself and every satellite of its sentence; pool: the satellites only.
+  // Relay: itself and every satellite of its sentence.
   CHECK(context(t.relay, 2) == C{{"sat", 3}, {"sat", 4}, {"sat", 5}, {"relay", 2}});
-  CHECK(context(t.pool, 1) == C{{"sat", 1}, {"sat", 2}});
 }
 
 TEST_CASE("star topology ablations drop exactly the relay->satellite or the ring edges") {

@@ -351,7 +351,7 @@ TEST_CASE("Transformer attention through the API equals the fused sparse_attenti
     f.set_edata(t.etype, "a", edge_softmax(t.g, t.etype, s));
     const Var out = update_all(f, t.etype, fn::u_mul_e("v", "a", "m"), fn::sum("m", "o"));
     TOPO_CHECK_CLOSE(out.data().to_vector<float>(),
-                     sparse_attention(relation_csr(t.g, t.etype), q, k, v, 0.5f).data().to_vector<float>(), 1e-5,
+                     sparse_attention(relation_block(t.g, t.etype), q, k, v, 0.5f).data().to_vector<float>(), 1e-5,
                      1e-4);
   }
 }

@@ -137,7 +137,7 @@ TEST_CASE("gspmm sum and mean gradients pass gradcheck") {
           CAPTURE(c.du);
           CAPTURE(c.de);
           auto [u, e] = spmm_inputs(t, c, 23);
-          const RelationCsr g = t.csr();
+          const Block g = t.csr();
           TOPO_GRADCHECK([&](const std::vector<Var>& x) { return gspmm(g, op, r, x[0], x[1]); }, {u, e});
         }
 }
@@ -150,7 +150,7 @@ TEST_CASE("gspmm max and min gradients go to the winning edge") {
         CAPTURE(reduce_name(r));
         CAPTURE(h);
         CAPTURE(d);
-        const RelationCsr g = t.csr();
+        const Block g = t.csr();
         // Winners separated by >= 0.003 per column (edges) and 0.1 (nodes) >> eps = 1e-3.
         const Var u = separated({t.num_src, h, d}, 5, 0.1f, -0.5f);
         const Var e = separated({t.num_edges(), h, d}, 6, 0.003f, 0.f);
@@ -182,8 +182,8 @@ TEST_CASE("gspmm max and min gradients go to the winning edge") {
 TEST_CASE("spmm_arg_to_edges checks arg_e") {
   const TestGraph t = test_graphs()[1];
   const Tensor g = Tensor::zeros({t.num_dst, 3});
-  CHECK_THROWS_AS(spmm_arg_to_edges(t.csr().in_csr, Tensor::zeros({t.num_dst, 2}, DType::I64), g), Error);
-  CHECK_THROWS_AS(spmm_arg_to_edges(t.csr().in_csr, Tensor::zeros({t.num_dst, 3}, DType::I32), g), Error);
+  CHECK_THROWS_AS(spmm_arg_to_edges(t.csr().in, Tensor::zeros({t.num_dst, 2}, DType::I64), g), Error);
+  CHECK_THROWS_AS(spmm_arg_to_edges(t.csr().in, Tensor::zeros({t.num_dst, 3}, DType::I32), g), Error);
 }
 
 TEST_CASE("gsddmm gradients pass gradcheck for every op and target pair") {
@@ -192,7 +192,7 @@ TEST_CASE("gsddmm gradients pass gradcheck for every op and target pair") {
   const std::pair<Target, Target> targets[] = {{Target::U, Target::V}, {Target::V, Target::U}, {Target::U, Target::E},
                                                {Target::E, Target::V}, {Target::E, Target::E}, {Target::U, Target::U}};
   for (const TestGraph& t : test_graphs()) {
-    const RelationCsr g = t.csr();
+    const Block g = t.csr();
     auto rows = [&](Target x) { return x == Target::U ? t.num_src : x == Target::V ? t.num_dst : t.num_edges(); };
     for (SddmmOp op : ops)
       for (auto [lt, rt] : targets)
@@ -222,7 +222,7 @@ TEST_CASE("edge_softmax matches a direct loop and passes gradcheck, by destinati
         CAPTURE(t.name);
         CAPTURE(static_cast<int>(norm));
         CAPTURE(h);
-        const RelationCsr g = t.csr();
+        const Block g = t.csr();
         const Var x = leaf({t.num_edges(), h}, 51, -2.f, 2.f);
         const std::vector<float> xv = x.data().to_vector<float>();
         std::vector<float> expected(xv.size());
@@ -247,7 +247,7 @@ TEST_CASE("sparse_attention equals gsddmm(dot) -> edge_softmax -> gspmm(u_mul_e,
       CAPTURE(t.name);
       CAPTURE(h);
       CAPTURE(d);
-      const RelationCsr g = t.csr();
+      const Block g = t.csr();
       const float scale = 1.f / std::sqrt(static_cast<float>(d));
       const Var q = leaf({t.num_dst, h, d}, 61), k = leaf({t.num_src, h, d}, 62), v = leaf({t.num_src, h, 2}, 63);
       auto composed = [&](const std::vector<Var>& x) {

@@ -19,7 +19,7 @@ struct TestGraph {
   std::string etype;
   std::int64_t num_src = 0, num_dst = 0;
   std::vector<std::int64_t> src, dst;  // host COO, index = edge id
-  RelationCsr csr() const { return relation_csr(g, etype); }
+  Block csr() const { return relation_block(g, etype); }
   std::int64_t num_edges() const { return static_cast<std::int64_t>(src.size()); }
 };
 

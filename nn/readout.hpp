@@ -1,0 +1,23 @@
+#pragma once
+// Per-example readouts (DGL's readout_nodes) over a batch concatenated without padding: every model's
+// sentence features (Star's max over satellites, the Transformer's mean + max, DeepSets' pooling, BiG's
+// char average) go through this one function, for any node type of the batch.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "nn/var.hpp"
+
+namespace topo::nn {
+
+enum class Readout { Sum, Mean, Max };
+// "sum", "mean", "max"; throws naming an unknown one.
+Readout parse_readout(const std::string& name);
+std::string readout_name(Readout op);
+
+// states [sum(counts), ...] with example b owning rows [offset_b, offset_b + counts[b]) -> [B, ...].
+// An example with no rows reads 0 (sum, mean and max alike). Differentiable: a gspmm copy_u over the
+// segment block (graph/block.hpp), so max sends each element's gradient to the first row that attains it.
+Var readout_nodes(const Var& states, const std::vector<std::int64_t>& counts, Readout op);
+
+}  // namespace topo::nn
