@@ -3,6 +3,8 @@
 // Sentences are concatenated without padding (lengths say where each ends): batching by disjoint union
 // makes padding unnecessary, and every topology builder takes the same lengths.
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "kernels/tensor.hpp"
@@ -10,15 +12,34 @@
 
 namespace topo::models {
 
+// A node type of the batch beside its tokens (BiG's lexicon words, a sentence node, ...): how many nodes each
+// example has, their rows concatenated example by example, and what each node carries.
+struct NodeSet {
+  std::vector<std::int64_t> counts;  // nodes per example, 0 allowed
+  Tensor ids = {};                   // int64 [total] (e.g. vocabulary ids); undefined when unused
+  Tensor features = {};              // float32 [total, dim]; undefined when unused
+  Tensor spans = {};                 // int64 [total, 2]: [first, last] token of the node within its example
+
+  std::int64_t total() const;
+  std::vector<std::int64_t> offsets() const;  // [examples + 1]: example b owns rows [offsets[b], offsets[b+1])
+  NodeSet to(Device device) const;
+};
+
 struct SequenceBatch {
   std::vector<std::int64_t> lengths;  // tokens per sentence, each >= 1
   Tensor token_ids;                   // int64 [total tokens] for text; undefined for feature inputs
   Tensor features;                    // float32 [total tokens, in_dim] for continuous inputs (masked summation)
+  std::map<std::string, NodeSet> node_sets = {};  // further node types per example, by type name
 
   std::int64_t size() const { return static_cast<std::int64_t>(lengths.size()); }
   std::int64_t num_tokens() const;
   // Sentence index of every token: int64 [total tokens].
   Tensor sentence_ids(Device device = Device::cpu()) const;
+  // The node set of `type`; throws naming the type and the batch's types. The tokens are node set "token".
+  const NodeSet& node_set(const std::string& type) const;
+  NodeSet tokens() const;  // counts = lengths, ids = token_ids, features = features
+  // Every node set has one count per example and rows that match its counts (topo::Error names the type).
+  void validate() const;
   SequenceBatch to(Device device) const;
 };
 
