@@ -1,0 +1,84 @@
+#include "models/multiscale_transformer/multiscale_transformer.hpp"
+
+#include "nn/ops.hpp"
+#include "nn/readout.hpp"
+
+namespace topo::models {
+
+MultiScaleTopology multiscale_topology(const std::vector<std::int64_t>& lengths, const std::vector<Scale>& scales,
+                                       Device device) {
+  TOPO_CHECK(!lengths.empty(), "multiscale_topology: empty batch");
+  TOPO_CHECK(!scales.empty(), "multiscale_topology: no scales");
+  std::vector<std::int64_t> positions(lengths.size());
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    TOPO_CHECK(lengths[i] >= 1, "multiscale_topology: sentence {} has length {} (must be >= 1)", i, lengths[i]);
+    positions[i] = lengths[i] + 1;  // [CLS] + tokens
+  }
+  std::vector<RelationSpec> relations;
+  for (std::size_t k = 0; k < scales.size(); ++k) {
+    std::vector<std::int64_t> widths(lengths.size());
+    for (std::size_t i = 0; i < lengths.size(); ++i) widths[i] = scales[k].width_for(lengths[i]);
+    relations.push_back({{"pos", "scale" + std::to_string(k), "pos"}, builders::window_batch(positions, widths)});
+  }
+  MultiScaleTopology t;
+  t.lengths = lengths;
+  t.graph = HeteroGraph({builders::node_type("pos", positions)}, relations).to(device);
+  for (int k = 0; k < t.graph.num_relations(); ++k) t.scales.push_back(relation_block(t.graph, k));
+  return t;
+}
+
+MultiScaleTransformer::Layer::Layer(std::int64_t hidden, std::int64_t heads) {
+  attention = register_module("attention", std::make_shared<nn::GraphMultiHeadAttention>(hidden, heads));
+  norm = register_module("norm", std::make_shared<nn::LayerNorm>(hidden));
+}
+
+MultiScaleTransformer::MultiScaleTransformer(const MultiScaleConfig& config) : config_(config) {
+  TOPO_CHECK(config.heads >= 1 && config.head_dim >= 1, "MultiScaleTransformer: heads ({}) and head_dim ({}) must be >= 1",
+             config.heads, config.head_dim);
+  TOPO_CHECK(config.layers >= 1, "MultiScaleTransformer: layers must be >= 1, got {}", config.layers);
+  TOPO_CHECK(!config.scales.empty(), "MultiScaleTransformer: no scales");
+  head_counts_ = head_distribution(config.alpha, config.layers, static_cast<std::int64_t>(config.scales.size()),
+                                   config.heads);
+  embedding = register_module("embedding", std::make_shared<SequenceEmbedding>(config.embedding()));
+  cls = register_parameter("cls", {1, config.hidden()}, nn::init::InitSpec::normal(0.f, 0.02f));
+  layers = register_module("layers", std::make_shared<nn::ModuleList>());
+  for (std::int64_t l = 0; l < config.layers; ++l)
+    layers->push_back(std::make_shared<Layer>(config.hidden(), config.heads));
+}
+
+Encoding MultiScaleTransformer::encode(const SequenceBatch& batch) {
+  return encode(batch, multiscale_topology(batch.lengths, config_.scales, cls.device()));
+}
+
+Encoding MultiScaleTransformer::encode(const SequenceBatch& batch, const MultiScaleTopology& topology) {
+  TOPO_CHECK(topology.lengths == batch.lengths, "MultiScaleTransformer: topology built for other sentence lengths");
+  TOPO_CHECK(topology.scales.size() == config_.scales.size(), "MultiScaleTransformer: topology has {} scales, the model {}",
+             topology.scales.size(), config_.scales.size());
+  const nn::Var e = embedding->forward(batch);  // [N, d]
+  const std::int64_t n = batch.num_tokens();
+  // Position rows: sentence b is [CLS] (row n of [E; cls]) then its tokens.
+  std::vector<std::int64_t> gather, token_rows, cls_rows;
+  std::int64_t token = 0;
+  for (std::int64_t len : batch.lengths) {
+    cls_rows.push_back(static_cast<std::int64_t>(gather.size()));
+    gather.push_back(n);
+    for (std::int64_t i = 0; i < len; ++i) {
+      token_rows.push_back(static_cast<std::int64_t>(gather.size()));
+      gather.push_back(token++);
+    }
+  }
+  const Device device = e.device();
+  auto index = [&](const std::vector<std::int64_t>& v) {
+    return Tensor::from_vector(v, {static_cast<std::int64_t>(v.size())}, device);
+  };
+  nn::Var h = nn::index_select(nn::concat({e, cls}, 0), index(gather));  // [N + B, d]
+  for (std::size_t l = 0; l < layers->size(); ++l) {
+    std::vector<nn::HeadGroup> groups;
+    for (std::size_t k = 0; k < topology.scales.size(); ++k) groups.push_back({head_counts_[l][k], topology.scales[k]});
+    h = layer(l).norm->forward(h + relu(layer(l).attention->forward(groups, h)));
+  }
+  const nn::Var tokens = nn::index_select(h, index(token_rows));
+  return Encoding{tokens, nn::index_select(h, index(cls_rows)) + nn::readout_nodes(tokens, batch.lengths, nn::Readout::Max)};
+}
+
+}  // namespace topo::models

@@ -1,0 +1,75 @@
+#pragma once
+// The Multi-Scale Transformer (Guo et al., AAAI 2020) as ../shared/docs/models.md §2:
+//   X = [CLS; E]  per sentence (E: token embedding + learned positions; [CLS] a learned vector, an ordinary
+//                 position in the windows)
+//   layer l:  H^{l+1} = LayerNorm(H^l + ReLU(MSMSA(H^l))),  no feed-forward
+//   MSMSA:    heads split into groups by scale (head_distribution, α rule), each group attending over the
+//             window graph of its scale (GraphMultiHeadAttention head groups), concatenated, one W_O
+//   readout:  tokens H^L without [CLS]; sentence feature H^L_[CLS] + max_i H^L_i (the task head's MLP follows)
+// The topology is multiscale_topology(): one window relation per scale over the [CLS]-extended sentences.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/graph.hpp"
+#include "models/model.hpp"
+#include "models/multiscale_transformer/scales.hpp"
+#include "models/sequence_embedding.hpp"
+#include "nn/attention.hpp"
+
+namespace topo::models {
+
+struct MultiScaleConfig {
+  std::int64_t vocab_size = 0;  // token ids, or
+  std::int64_t input_dim = 0;   // continuous features (exactly one of the two)
+  std::int64_t heads = 10;
+  std::int64_t head_dim = 30;   // hidden = heads * head_dim
+  std::int64_t layers = 2;
+  std::vector<Scale> scales = parse_scales("1,3,N/16,N/8,N/4");
+  double alpha = 0.5;
+  std::int64_t max_length = 256;
+  float dropout = 0.f;          // on the embedding output
+  Tensor pretrained;            // optional token vectors [vocab_size, hidden]
+  bool freeze_pretrained = false;
+  std::int64_t hidden() const { return heads * head_dim; }
+  EmbeddingConfig embedding() const {
+    return {vocab_size, input_dim, hidden(), max_length, dropout, pretrained, freeze_pretrained};
+  }
+};
+
+struct MultiScaleTopology {
+  std::vector<std::int64_t> lengths;  // tokens per sentence (without [CLS])
+  HeteroGraph graph;                  // node type "pos" ([CLS] first in each sentence), relation "scale<k>" per scale
+  std::vector<Block> scales;          // per scale: dst pos, sources pos
+  std::int64_t num_positions() const { return graph.num_nodes(0); }
+};
+MultiScaleTopology multiscale_topology(const std::vector<std::int64_t>& lengths, const std::vector<Scale>& scales,
+                                       Device device = Device::cpu());
+
+class MultiScaleTransformer : public SequenceEncoder {
+ public:
+  explicit MultiScaleTransformer(const MultiScaleConfig& config);
+  Encoding encode(const SequenceBatch& batch) override;
+  Encoding encode(const SequenceBatch& batch, const MultiScaleTopology& topology);
+  std::int64_t hidden_size() const override { return config_.hidden(); }
+  const MultiScaleConfig& config() const { return config_; }
+  // [layers][scales] heads per scale (the α rule).
+  const std::vector<std::vector<std::int64_t>>& head_counts() const { return head_counts_; }
+
+  struct Layer : nn::Module {
+    Layer(std::int64_t hidden, std::int64_t heads);
+    std::shared_ptr<nn::GraphMultiHeadAttention> attention;
+    std::shared_ptr<nn::LayerNorm> norm;
+  };
+  std::shared_ptr<SequenceEmbedding> embedding;
+  nn::Var cls;  // [1, hidden]
+  std::shared_ptr<nn::ModuleList> layers;
+  const Layer& layer(std::size_t i) const { return *layers->at<Layer>(i); }
+
+ private:
+  MultiScaleConfig config_;
+  std::vector<std::vector<std::int64_t>> head_counts_;
+};
+
+}  // namespace topo::models
