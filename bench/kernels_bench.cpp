@@ -1,7 +1,8 @@
 // Suite `kernels`: the sparse kernels on the two topologies of the paper's text setting, 6 heads x 50:
 //   ring+relay — 128 Star-Transformer sentences of n = 128: the satellite block (ring, self, token, relay;
 //                5 in-edges each) and the relay block (n + 1 in-edges each: the skewed rows);
-//   window     — 128 sentences of n = 128, window w = 9 (9 in-edges each).
+//   window     — 128 sentences of n = 128, window w = 9 (9 in-edges each);
+//   head groups — Multi-Scale's five scales on 10 heads, the grouped op against its fused calls alone.
 // Bytes are the minimum each kernel must move: every source row it reads once, every output row written
 // once, the CSR arrays (int32) once; judged against triad at that working-set size. Fused attention is
 // also timed against the three-kernel composition (gsddmm -> edge_softmax -> gspmm), forward and
@@ -12,6 +13,8 @@
 #include "kernels/sparse/edge_softmax.hpp"
 #include "kernels/sparse/sddmm.hpp"
 #include "kernels/sparse/spmm.hpp"
+#include "kernels/dense/indexing.hpp"
+#include "models/multiscale_transformer/multiscale_transformer.hpp"
 #include "models/star_transformer/topology.hpp"
 #include "nn/attention.hpp"
 #include "nn/ops.hpp"
@@ -85,6 +88,37 @@ void bench_attention(bench::Runner& bench, const std::string& tag, const Block& 
   bench.annotate("composed_over_fused", composed_bw.stats.median_ms / fused_bw.stats.median_ms);
 }
 
+// Head groups (the Multi-Scale paper config: 10 heads x 30 on scales 1, 3, N/16, N/8, N/4, two heads each) on
+// 128 sentences of n = 128, forward + backward: the grouped op (one autograd node: heads split per group,
+// one fused call per group, outputs joined) against its fused calls alone on pre-split inputs. The gap is
+// what a multi-topology kernel (strided head slices, no split/join copies) could at most save.
+void bench_head_groups(bench::Runner& bench) {
+  const std::vector<std::int64_t> lengths(128, 128);
+  const auto scales = models::parse_scales("1,3,N/16,N/8,N/4");
+  const models::MultiScaleTopology t = models::multiscale_topology(lengths, scales);
+  const std::int64_t heads = 10, dh = 30, n = t.num_positions();
+  const nlohmann::json shape = {{"positions", n}, {"heads", heads}, {"head_dim", dh}, {"scales", "1,3,N/16,N/8,N/4"}};
+  std::vector<const Block*> blocks;
+  for (const Block& b : t.scales) blocks.push_back(&b);
+  const std::vector<std::int64_t> sizes(blocks.size(), heads / static_cast<std::int64_t>(blocks.size()));
+  const nn::Var q(random_uniform({n, heads, dh}, -1, 1, 1), true), k(random_uniform({n, heads, dh}, -1, 1, 2), true),
+      v(random_uniform({n, heads, dh}, -1, 1, 3), true);
+  const Tensor r = random_uniform({n, heads, dh}, -1, 1, 4);
+  const float scale = 1.f / std::sqrt(static_cast<float>(dh));
+  const bench::Result grouped = bench.run("head groups (5 scales) fwd+bwd, grouped op", {}, [&] {
+    nn::sum_all(nn::sparse_attention(blocks, sizes, q, k, v, scale) * nn::Var(r)).backward();
+  }, shape);
+  const auto qs = topo::split(q.data(), sizes, 1), ks = topo::split(k.data(), sizes, 1), vs = topo::split(v.data(), sizes, 1);
+  const auto rs = topo::split(r, sizes, 1);
+  const bench::Result kernels = bench.run("head groups (5 scales) fwd+bwd, fused calls alone", {}, [&] {
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      const AttentionOutput fwd = sparse_attention(blocks[i]->in, qs[i], ks[i], vs[i], scale);
+      (void)sparse_attention_backward(blocks[i]->in, blocks[i]->out, qs[i], ks[i], vs[i], fwd, rs[i], scale);
+    }
+  }, shape);
+  bench.annotate("grouped_over_kernels", grouped.stats.median_ms / kernels.stats.median_ms);
+}
+
 }  // namespace
 
 TOPO_BENCH_SUITE(kernels, "gspmm, gsddmm, edge softmax and fused attention on ring+relay and window batches") {
@@ -98,4 +132,5 @@ TOPO_BENCH_SUITE(kernels, "gspmm, gsddmm, edge softmax and fused attention on ri
   const std::vector<std::int64_t> few(8, 128);
   bench_attention(bench, "ring+relay satellites, 8 sentences",
                   models::star_topology(few, models::StarVariant::Full).satellite);
+  bench_head_groups(bench);
 }

@@ -67,3 +67,34 @@ TEST_CASE("a HeteroGraph moved to CUDA builds the same CSR/CSC there") {
   const HeteroGraph moved = g.to(Device::cuda());
   CHECK(moved.in_csc(0).indptr.device().is_cuda());
 }
+
+TEST_CASE("blocks assembled on CUDA from the device's cached formats equal the CPU ones") {
+  const std::vector<std::int64_t> lens = {1, 2, 5, 33, 4};
+  for (bool int64 : {false, true}) {
+    const DType dt = int64 ? DType::I64 : DType::I32;
+    const auto star = builders::star_batch(lens, dt);
+    const HeteroGraph g({builders::node_type("sat", lens), builders::node_type("emb", lens),
+                         builders::node_type("relay", builders::ones(5))},
+                        {{{"sat", "ring", "sat"}, builders::ring_batch(lens, true, dt)},
+                         {{"emb", "token", "sat"}, builders::self_loops_batch(lens, dt)},
+                         {{"relay", "from_relay", "sat"}, star.from_center},
+                         {{"sat", "self", "sat"}, builders::self_loops_batch(lens, dt)},
+                         {{"sat", "to_relay", "relay"}, star.to_center}});
+    const HeteroGraph d = g.to(Device::cuda());
+    const Block cpu = to_block(g, "sat", {"ring", "token", "from_relay", "self"});
+    const Block gpu = to_block(d, "sat", {"ring", "token", "from_relay", "self"});
+    REQUIRE(gpu.in.device().is_cuda());
+    auto same = [&](const Tensor& a, const Tensor& b) {
+      if (int64) CHECK(a.to_vector<std::int64_t>() == b.to_vector<std::int64_t>());
+      else CHECK(a.to_vector<std::int32_t>() == b.to_vector<std::int32_t>());
+    };
+    for (const auto& [c, x] : {std::pair{cpu.in, gpu.in}, std::pair{cpu.out, gpu.out}}) {
+      same(c.indptr, x.indptr);
+      same(c.indices, x.indices);
+      same(c.eids, x.eids);
+    }
+    // Segment blocks (per-example readouts) are built on the device directly.
+    const Block seg = segment_block({3, 0, 2}, "tok", Device::cuda());
+    CHECK(seg.in.indptr.to_vector<std::int32_t>() == std::vector<std::int32_t>{0, 3, 3, 5});
+  }
+}
