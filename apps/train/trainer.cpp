@@ -58,6 +58,15 @@ void check_same_config(const nlohmann::json& saved, const TrainConfig& now, cons
   }
 }
 
+// "variant=full residual=false": the chosen model's own options, for one-line summaries.
+std::string model_options_text(const TrainConfig& c) {
+  std::string text;
+  const nlohmann::json options = c.options_of_model();
+  for (const auto& [name, value] : options.items())
+    text += fmt::format("{}{}={}", text.empty() ? "" : " ", name, value.is_string() ? value.get<std::string>() : value.dump());
+  return text;
+}
+
 }  // namespace
 
 std::string summary_line(const TrainConfig& c, const TrainResult& r) {
@@ -68,7 +77,7 @@ std::string summary_line(const TrainConfig& c, const TrainResult& r) {
       if (value.is_number()) test += fmt::format(", {} {:.6f}", key, value.get<double>());
   }
   return fmt::format("{} {} ({}): {}; best dev {} {:.6f} at step {}{}; {} params, {:.2f} s -> {}", c.task, c.model,
-                     c.variant, test, r.metric, r.best_dev_metric, r.best_step,
+                     model_options_text(c), test, r.metric, r.best_dev_metric, r.best_step,
                      r.stopped_early ? " (stopped early)" : "", r.params, r.train_seconds, Trainer::result_path(c.out));
 }
 
@@ -319,7 +328,9 @@ TrainResult Trainer::run() {
   r.best_step = best_step;
   r.completed = true;
 
-  nlohmann::json result = {{"task", c.task}, {"model", c.model}, {"variant", c.variant}, {"metric", metric}};
+  // The chosen model's own options sit beside its name (star: variant, residual).
+  nlohmann::json result = {{"task", c.task}, {"model", c.model}, {"metric", metric}};
+  result.update(c.options_of_model());
   // Test figures as test_<name>; the best dev evaluation's as dev_<name>.
   if (r.has_test) {
     for (const auto& [key, value] : test_values.items()) result["test_" + key] = value;
