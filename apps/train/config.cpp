@@ -127,13 +127,37 @@ void set_model_option(TrainConfig& config, const models::ModelOption& option, co
   TOPO_CHECK(fits, "config field '{}': expected {}, got {}", option.name,
              kind == "bool" ? "true or false" : kind == "int" ? "an integer" : kind == "float" ? "a number" : "a string",
              shown(value));
-  config.model_options[option.name] = value;
+  config.model_options[option.name] = kind == "float" ? nlohmann::json(value.get<double>()) : value;
 }
 
 bool one_of(const std::string& value, std::initializer_list<const char*> options) {
   for (const char* o : options)
     if (value == o) return true;
   return false;
+}
+
+// Command-line text as the JSON value of a field of `kind`, which set_config_field then checks and sets.
+nlohmann::json parse_field_text(const std::string& name, const std::string& kind, const std::string& text) {
+  if (kind == "int") {
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    TOPO_CHECK(ec == std::errc() && end == text.data() + text.size() && !text.empty(),
+               "config field '{}': expected an integer, got '{}'", name, text);
+    return v;
+  }
+  if (kind == "float") {
+    char* end = nullptr;
+    const double v = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
+    TOPO_CHECK(!text.empty() && end == text.c_str() + text.size(), "config field '{}': expected a number, got '{}'",
+               name, text);
+    return v;
+  }
+  if (kind == "bool") {
+    TOPO_CHECK(one_of(text, {"true", "false", "1", "0"}), "config field '{}': expected true or false, got '{}'", name,
+               text);
+    return text == "true" || text == "1";
+  }
+  return text;
 }
 
 // A model option's value as validation errors show it: strings quoted, the rest as JSON.
@@ -211,34 +235,6 @@ void set_config_field(TrainConfig& config, const std::string& name, const nlohma
       field.member);
 }
 
-namespace {
-
-// Command-line text as the JSON value of a field of `kind`, which set_config_field then checks and sets.
-nlohmann::json parse_field_text(const std::string& name, const std::string& kind, const std::string& text) {
-  if (kind == "int") {
-    std::int64_t v = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    TOPO_CHECK(ec == std::errc() && end == text.data() + text.size() && !text.empty(),
-               "config field '{}': expected an integer, got '{}'", name, text);
-    return v;
-  }
-  if (kind == "float") {
-    char* end = nullptr;
-    const double v = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
-    TOPO_CHECK(!text.empty() && end == text.c_str() + text.size(), "config field '{}': expected a number, got '{}'",
-               name, text);
-    return v;
-  }
-  if (kind == "bool") {
-    TOPO_CHECK(one_of(text, {"true", "false", "1", "0"}), "config field '{}': expected true or false, got '{}'", name,
-               text);
-    return text == "true" || text == "1";
-  }
-  return text;
-}
-
-}  // namespace
-
 void set_config_field_from_string(TrainConfig& config, const std::string& name, const std::string& text) {
   const models::ModelOption* option = find_model_option(name);
   const Field* field = option != nullptr ? nullptr : find_field(name);
@@ -271,10 +267,6 @@ nlohmann::json read_config_file(const std::string& path) {
     fail("config file '{}' is not valid JSON: {}", path, e.what());
   }
   return object;
-}
-
-void apply_config_file(TrainConfig& config, const std::string& path) {
-  apply_config_json(config, read_config_file(path), "config file '" + path + "'");
 }
 
 nlohmann::json TrainConfig::to_json() const {

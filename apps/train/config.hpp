@@ -101,9 +101,7 @@ void set_config_field(TrainConfig& config, const std::string& name, const nlohma
 void set_config_field_from_string(TrainConfig& config, const std::string& name, const std::string& text);
 // Applies every key of a JSON object (unknown keys are errors) over `config`.
 void apply_config_json(TrainConfig& config, const nlohmann::json& object, const std::string& source = "config");
-// Reads FILE.json: a JSON object (missing file / malformed JSON are errors naming the file).
+// Reads FILE.json (missing file / malformed JSON are errors naming the file); apply_config_json applies it.
 nlohmann::json read_config_file(const std::string& path);
-// Reads FILE.json and applies it.
-void apply_config_file(TrainConfig& config, const std::string& path);
 
 }  // namespace topo::apps
