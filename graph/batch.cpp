@@ -211,9 +211,6 @@ std::vector<HeteroGraph> unbatch(const HeteroGraph& g_in) {
 std::vector<std::int64_t> batch_node_offsets(const HeteroGraph& g, const std::string& ntype) {
   return prefix(g.batch_num_nodes(ntype));
 }
-std::vector<std::int64_t> batch_edge_offsets(const HeteroGraph& g, const std::string& etype) {
-  return prefix(g.batch_num_edges(etype));
-}
 
 std::vector<Tensor> unbatch_nodes(const HeteroGraph& g, const std::string& ntype, const Tensor& rows) {
   return split_rows(g.batch_num_nodes(ntype), rows, "nodes of '" + ntype + "'");

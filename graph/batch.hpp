@@ -15,9 +15,8 @@ namespace topo {
 // the graphs are concatenated by rows; a feature must exist in every graph or in none (topo::Error otherwise).
 HeteroGraph batch(const std::vector<HeteroGraph>& graphs);
 
-// Row offsets per graph: [B + 1], offsets[b] = first node (edge) of graph b.
+// Row offsets per graph: [B + 1], offsets[b] = first node of graph b.
 std::vector<std::int64_t> batch_node_offsets(const HeteroGraph& g, const std::string& ntype);
-std::vector<std::int64_t> batch_edge_offsets(const HeteroGraph& g, const std::string& etype);
 
 // Splits a [num_nodes(ntype), ...] (or [num_edges(etype), ...]) tensor into per-graph row blocks
 // (zero-copy views). Throws when the row count does not match.

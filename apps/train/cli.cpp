@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "kernels/error.hpp"
+#include "models/registry.hpp"
 
 namespace topo::apps {
 
@@ -21,6 +22,16 @@ bool parse_command_line(CLI::App& app, int argc, const char* const* argv, std::o
   }
   return true;
 }
+
+namespace {
+
+// Applies one source of settings (a recipe, a config file) over `config`, noting it as their source.
+void apply_config_layer(TrainConfig& config, const nlohmann::json& settings, const std::string& source) {
+  apply_config_json(config, settings, source);
+  for (const auto& [name, value] : settings.items()) config.sources[name] = source;
+}
+
+}  // namespace
 
 std::optional<TrainConfig> parse_train_args(int argc, const char* const* argv, std::ostream& out) {
   CLI::App app{"topo-train: train a sequence model on a task, keep the best-on-dev model, report test metrics",
@@ -43,15 +54,37 @@ std::optional<TrainConfig> parse_train_args(int argc, const char* const* argv, s
           ->type_name(field.kind == "int" ? "INT" : field.kind == "float" ? "FLOAT" : "TEXT");
     }
   }
+  std::string models_help = "Models (--model NAME) and the tasks they bring a recipe for (their defaults there):";
+  for (const models::ModelRegistration& m : models::registered_models()) {
+    std::string tasks;
+    for (const auto& [task, recipe] : m.recipes) tasks += (tasks.empty() ? "" : ", ") + task;
+    models_help += fmt::format("\n  {:<12} {} [recipes: {}]", m.name, m.summary, tasks.empty() ? "none" : tasks);
+  }
+  app.footer(models_help);
   if (!parse_command_line(app, argc, argv, out)) return std::nullopt;
+  const nlohmann::json file = config_path.empty() ? nlohmann::json::object() : read_config_file(config_path);
+  TOPO_CHECK(file.is_object(), "config file '{}': expected a JSON object of config fields, got {}", config_path,
+             std::string(file.type_name()));
+  // Task and model choose the recipe, so they are read first: a flag beats the file, the file the default.
+  auto chosen = [&](const std::string& name, const std::string& fallback) {
+    std::string value = fallback;
+    if (file.contains(name) && file.at(name).is_string()) value = file.at(name).get<std::string>();
+    for (const auto& [flag, text] : overrides)
+      if (flag == name) value = text;
+    return value;
+  };
   TrainConfig config;
-  if (!config_path.empty()) apply_config_file(config, config_path);
+  const std::string task = chosen("task", config.task), model = chosen("model", config.model);
+  apply_config_layer(config, models::model_recipe(model, task),
+                     fmt::format("recipe {}/{}", model, task));
+  apply_config_layer(config, file, "config file " + config_path);
   for (const auto& [name, value] : overrides) {
     try {
       set_config_field_from_string(config, name, value);
     } catch (const Error& e) {
       fail("command line: {}", e.what());
     }
+    config.sources[name] = "flag";
   }
   config.validate();
   return config;

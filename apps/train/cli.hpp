@@ -1,7 +1,9 @@
 #pragma once
-// The command line of topo-train: every TrainConfig field as a flag (--train-size for train_size; bool
-// fields as switches), plus --config FILE.json. The file is applied first, then the flags in the order
-// given on the command line, then the whole config is validated: flags override the file wherever they stand.
+// The command line of topo-train: every TrainConfig field and model option as a flag (--train-size for
+// train_size; bool fields as switches), plus --config FILE.json. Precedence, later wins: the defaults, the
+// recipe the model registers for the task (models/registry.hpp; task and model as the flags, else the file,
+// else the defaults choose them), the file, then the flags in the order given; then the whole config is
+// validated. Flags override the file wherever they stand. TrainConfig::sources records who set what.
 #include <optional>
 #include <ostream>
 

@@ -1,5 +1,6 @@
 #include "apps/train/config.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 
 #include "kernels/device.hpp"
 #include "kernels/error.hpp"
+#include "models/registry.hpp"
 
 namespace topo::apps {
 namespace {
@@ -24,11 +26,11 @@ struct Field {
 // The one declaration of every field (JSON key = name; flag = --name with '_' -> '-').
 const std::vector<Field>& table() {
   static const std::vector<Field> fields = {
-      {"task", &TrainConfig::task, "task: masked-sum | classify"},
+      {"task", &TrainConfig::task, "task: masked-sum | mirrored-sum | classify"},
       {"n", &TrainConfig::n, "sequence length (the longest when n_min > 0)"},
       {"n_min", &TrainConfig::n_min, "shortest length; 0: every sequence has length n"},
-      {"k", &TrainConfig::k, "masked positions per sequence"},
-      {"d", &TrainConfig::d, "features per position (1 mask + d-1 values)"},
+      {"k", &TrainConfig::k, "masked-sum: masked positions per sequence; mirrored-sum: mirrored pairs summed (K)"},
+      {"d", &TrainConfig::d, "features per position (masked-sum: 1 mask + d-1 values)"},
       {"train_size", &TrainConfig::train_size, "training examples"},
       {"dev_size", &TrainConfig::dev_size, "development examples"},
       {"test_size", &TrainConfig::test_size, "test examples"},
@@ -47,15 +49,11 @@ const std::vector<Field>& table() {
       {"min_freq", &TrainConfig::min_freq, "classify: vocabulary minimum training frequency"},
       {"vectors", &TrainConfig::vectors, "classify: word vectors (GloVe / word2vec text) for the embedding"},
       {"freeze_vectors", &TrainConfig::freeze_vectors, "classify: keep the loaded word vectors fixed"},
-      {"model", &TrainConfig::model, "encoder: deepsets | star | transformer"},
-      {"variant", &TrainConfig::variant, "Star-Transformer variant: full | no-radical | no-ring"},
-      {"attention", &TrainConfig::attention, "Transformer attention: graph (sparse kernels) | dense (padded GEMMs)"},
+      {"model", &TrainConfig::model, "encoder: a registered model (their own options follow)"},
       {"layers", &TrainConfig::layers, "encoder layers"},
       {"hidden", &TrainConfig::hidden, "hidden size"},
       {"heads", &TrainConfig::heads, "attention heads (must divide hidden)"},
-      {"residual", &TrainConfig::residual, "Star: residual connections inside the LayerNorms"},
       {"head_hidden", &TrainConfig::head_hidden, "hidden width of the output MLP (0: one Linear)"},
-      {"pooling", &TrainConfig::pooling, "DeepSets pooling: sum | mean | max"},
       {"dropout", &TrainConfig::dropout, "dropout probability"},
       {"epochs", &TrainConfig::epochs, "training epochs"},
       {"batch", &TrainConfig::batch, "sequences per batch"},
@@ -81,11 +79,24 @@ const std::vector<Field>& table() {
   return fields;
 }
 
-const Field& find_field(const std::string& name) {
+std::string shown(const nlohmann::json& value) { return value.dump(); }
+
+// The table's field named `name`, or null when it is a model option (or unknown).
+const Field* find_field(const std::string& name) {
   for (const Field& f : table())
-    if (name == f.name) return f;
+    if (name == f.name) return &f;
+  return nullptr;
+}
+
+const models::ModelOption* find_model_option(const std::string& name) {
+  for (const models::ModelOption& o : models::all_model_options())
+    if (o.name == name) return &o;
+  return nullptr;
+}
+
+[[noreturn]] void fail_unknown_field(const std::string& name) {
   std::string known;
-  for (const Field& f : table()) known += (known.empty() ? "" : ", ") + std::string(f.name);
+  for (const ConfigField& f : config_fields()) known += (known.empty() ? "" : ", ") + f.name;
   fail("unknown config field '{}' (known fields: {})", name, known);
 }
 
@@ -98,7 +109,26 @@ const char* kind_of(const Member& m) {
   }
 }
 
-std::string shown(const nlohmann::json& value) { return value.dump(); }
+// A model option's kind is its default's type.
+const char* kind_of(const nlohmann::json& default_value) {
+  if (default_value.is_boolean()) return "bool";
+  if (default_value.is_number_integer()) return "int";
+  if (default_value.is_number()) return "float";
+  return "string";
+}
+
+// Sets a model option from a JSON value of the option's kind.
+void set_model_option(TrainConfig& config, const models::ModelOption& option, const nlohmann::json& value) {
+  const std::string kind = kind_of(option.default_value);
+  const bool fits = kind == "bool"    ? value.is_boolean()
+                    : kind == "int"   ? value.is_number_integer()
+                    : kind == "float" ? value.is_number()
+                                      : value.is_string();
+  TOPO_CHECK(fits, "config field '{}': expected {}, got {}", option.name,
+             kind == "bool" ? "true or false" : kind == "int" ? "an integer" : kind == "float" ? "a number" : "a string",
+             shown(value));
+  config.model_options[option.name] = kind == "float" ? nlohmann::json(value.get<double>()) : value;
+}
 
 bool one_of(const std::string& value, std::initializer_list<const char*> options) {
   for (const char* o : options)
@@ -106,19 +136,85 @@ bool one_of(const std::string& value, std::initializer_list<const char*> options
   return false;
 }
 
+// Command-line text as the JSON value of a field of `kind`, which set_config_field then checks and sets.
+nlohmann::json parse_field_text(const std::string& name, const std::string& kind, const std::string& text) {
+  if (kind == "int") {
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    TOPO_CHECK(ec == std::errc() && end == text.data() + text.size() && !text.empty(),
+               "config field '{}': expected an integer, got '{}'", name, text);
+    return v;
+  }
+  if (kind == "float") {
+    char* end = nullptr;
+    const double v = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
+    TOPO_CHECK(!text.empty() && end == text.c_str() + text.size(), "config field '{}': expected a number, got '{}'",
+               name, text);
+    return v;
+  }
+  if (kind == "bool") {
+    TOPO_CHECK(one_of(text, {"true", "false", "1", "0"}), "config field '{}': expected true or false, got '{}'", name,
+               text);
+    return text == "true" || text == "1";
+  }
+  return text;
+}
+
+// A model option's value as validation errors show it: strings quoted, the rest as JSON.
+std::string shown_option(const nlohmann::json& value) {
+  return value.is_string() ? fmt::format("'{}'", value.get<std::string>()) : value.dump();
+}
+
+// Registered models that read token ids (or, with false, features): "star, transformer".
+std::string models_reading(bool token_ids) {
+  std::string names;
+  for (const models::ModelRegistration& m : models::registered_models())
+    if (token_ids ? m.reads_token_ids : m.reads_features) names += (names.empty() ? "" : ", ") + m.name;
+  return names;
+}
+
+// Every option holds one of its choices, and only the chosen model's options leave their defaults.
+void validate_model_options(const TrainConfig& config, const models::ModelRegistration& chosen) {
+  for (const models::ModelOption& o : models::all_model_options()) {
+    const nlohmann::json& value = config.model_options.at(o.name);
+    if (!o.choices.empty() &&
+        (!value.is_string() || std::find(o.choices.begin(), o.choices.end(), value.get<std::string>()) == o.choices.end()))
+      fail("invalid config field '{}' = {}: expected one of {}", o.name, shown_option(value), fmt::join(o.choices, ", "));
+    const bool declared = std::any_of(chosen.options.begin(), chosen.options.end(),
+                                      [&](const models::ModelOption& c) { return c.name == o.name; });
+    if (!declared && value != o.default_value)
+      fail("invalid config field '{}' = {}: applies only to --model {}", o.name, shown_option(value),
+           models::models_declaring(o.name));
+  }
+}
+
 }  // namespace
 
 const std::vector<ConfigField>& config_fields() {
   static const std::vector<ConfigField> fields = [] {
     std::vector<ConfigField> out;
-    for (const Field& f : table()) out.push_back({f.name, kind_of(f.member), f.help});
+    for (const Field& f : table()) {
+      if (std::string(f.name) != "model") {
+        out.push_back({f.name, kind_of(f.member), f.help});
+        continue;
+      }
+      // The model field lists the registered models; their own options follow it.
+      out.push_back({f.name, kind_of(f.member), fmt::format("encoder: {}", models::registered_model_names())});
+      for (const models::ModelOption& o : models::all_model_options())
+        out.push_back({o.name, kind_of(o.default_value),
+                       fmt::format("{} (--model {}; default {})", o.help, models::models_declaring(o.name),
+                                   o.default_value.dump())});
+    }
     return out;
   }();
   return fields;
 }
 
 void set_config_field(TrainConfig& config, const std::string& name, const nlohmann::json& value) {
-  const Field& field = find_field(name);
+  if (const models::ModelOption* option = find_model_option(name)) return set_model_option(config, *option, value);
+  const Field* found = find_field(name);
+  if (found == nullptr) fail_unknown_field(name);
+  const Field& field = *found;
   std::visit(
       [&](auto member) {
         using T = std::remove_reference_t<decltype(config.*member)>;
@@ -140,31 +236,11 @@ void set_config_field(TrainConfig& config, const std::string& name, const nlohma
 }
 
 void set_config_field_from_string(TrainConfig& config, const std::string& name, const std::string& text) {
-  const Field& field = find_field(name);
-  std::visit(
-      [&](auto member) {
-        using T = std::remove_reference_t<decltype(config.*member)>;
-        if constexpr (std::is_same_v<T, std::int64_t>) {
-          std::int64_t v = 0;
-          const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-          TOPO_CHECK(ec == std::errc() && end == text.data() + text.size() && !text.empty(),
-                     "config field '{}': expected an integer, got '{}'", name, text);
-          config.*member = v;
-        } else if constexpr (std::is_same_v<T, double>) {
-          char* end = nullptr;
-          const double v = text.empty() ? 0.0 : std::strtod(text.c_str(), &end);
-          TOPO_CHECK(!text.empty() && end == text.c_str() + text.size(),
-                     "config field '{}': expected a number, got '{}'", name, text);
-          config.*member = v;
-        } else if constexpr (std::is_same_v<T, std::string>) {
-          config.*member = text;
-        } else {
-          TOPO_CHECK(one_of(text, {"true", "false", "1", "0"}), "config field '{}': expected true or false, got '{}'",
-                     name, text);
-          config.*member = text == "true" || text == "1";
-        }
-      },
-      field.member);
+  const models::ModelOption* option = find_model_option(name);
+  const Field* field = option != nullptr ? nullptr : find_field(name);
+  if (option == nullptr && field == nullptr) fail_unknown_field(name);
+  const std::string kind = option != nullptr ? kind_of(option->default_value) : kind_of(field->member);
+  set_config_field(config, name, parse_field_text(name, kind, text));
 }
 
 void apply_config_json(TrainConfig& config, const nlohmann::json& object, const std::string& source) {
@@ -179,7 +255,7 @@ void apply_config_json(TrainConfig& config, const nlohmann::json& object, const 
   }
 }
 
-void apply_config_file(TrainConfig& config, const std::string& path) {
+nlohmann::json read_config_file(const std::string& path) {
   std::ifstream in(path);
   TOPO_CHECK(in.good(), "config file '{}' cannot be opened", path);
   std::stringstream text;
@@ -190,12 +266,25 @@ void apply_config_file(TrainConfig& config, const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     fail("config file '{}' is not valid JSON: {}", path, e.what());
   }
-  apply_config_json(config, object, "config file '" + path + "'");
+  return object;
 }
 
 nlohmann::json TrainConfig::to_json() const {
   nlohmann::json out = nlohmann::json::object();
   for (const Field& f : table()) std::visit([&](auto member) { out[f.name] = this->*member; }, f.member);
+  for (const auto& [name, value] : model_options.items()) out[name] = value;
+  return out;
+}
+
+nlohmann::json TrainConfig::options_of_model() const {
+  nlohmann::json out = nlohmann::json::object();
+  for (const models::ModelOption& o : models::find_model(model).options) out[o.name] = model_options.at(o.name);
+  return out;
+}
+
+nlohmann::json TrainConfig::default_model_options() {
+  nlohmann::json out = nlohmann::json::object();
+  for (const models::ModelOption& o : models::all_model_options()) out[o.name] = o.default_value;
   return out;
 }
 
@@ -209,14 +298,25 @@ void TrainConfig::validate() const {
   auto bad = [](const char* field, const auto& value, const std::string& why) {
     fail("invalid config field '{}' = {}: {}", field, value, why);
   };
-  if (!one_of(task, {"masked-sum", "classify"})) bad("task", "'" + task + "'", "expected masked-sum or classify");
-  if (!one_of(model, {"deepsets", "star", "transformer"}))
-    bad("model", "'" + model + "'", "expected deepsets, star or transformer");
-  if (!one_of(variant, {"full", "no-radical", "no-ring"}))
-    bad("variant", "'" + variant + "'", "expected full, no-radical or no-ring");
-  if (model != "star" && variant != "full")
-    bad("variant", "'" + variant + "'", "the ablations apply only to --model star");
-  if (task == "masked-sum") {
+  if (!one_of(task, {"masked-sum", "mirrored-sum", "classify"}))
+    bad("task", "'" + task + "'", "expected masked-sum, mirrored-sum or classify");
+  const models::ModelRegistration* chosen = nullptr;
+  for (const models::ModelRegistration& m : models::registered_models())
+    if (m.name == model) chosen = &m;
+  if (chosen == nullptr) bad("model", "'" + model + "'", "expected one of " + models::registered_model_names());
+  validate_model_options(*this, *chosen);
+  if (task == "mirrored-sum") {
+    if (n < 1) bad("n", n, "must be >= 1");
+    if (n_min != 0) bad("n_min", n_min, "mirrored-sum has fixed-length sequences (0)");
+    if (d < 1) bad("d", d, "must be >= 1");
+    if (k < 1 || k > n) bad("k", k, fmt::format("must be in [1, n = {}]", n));
+    if (train_size < 1) bad("train_size", train_size, "must be >= 1");
+    if (dev_size < 1) bad("dev_size", dev_size, "must be >= 1");
+    if (test_size < 1) bad("test_size", test_size, "must be >= 1");
+    if (max_len > 0 && n > max_len) bad("n", n, fmt::format("exceeds max_len = {}", max_len));
+    if (!chosen->reads_features)
+      bad("model", "'" + model + "'", "mirrored-sum needs a model that reads features: " + models_reading(false));
+  } else if (task == "masked-sum") {
     if (n < 1) bad("n", n, "must be >= 1");
     if (n_min < 0 || n_min > n) bad("n_min", n_min, fmt::format("must be in [0, n = {}]", n));
     if (d < 2) bad("d", d, "must be >= 2 (one mask feature plus values)");
@@ -227,6 +327,8 @@ void TrainConfig::validate() const {
     if (dev_size < 1) bad("dev_size", dev_size, "must be >= 1");
     if (test_size < 1) bad("test_size", test_size, "must be >= 1");
     if (max_len > 0 && n > max_len) bad("n", n, fmt::format("exceeds max_len = {}", max_len));
+    if (!chosen->reads_features)
+      bad("model", "'" + model + "'", "masked-sum needs a model that reads features: " + models_reading(false));
   } else {
     if (!one_of(format, {"sst", "sst-stsa", "mtl", "tsv", "jsonl"}))
       bad("format", "'" + format + "'", "expected sst, sst-stsa, mtl, tsv or jsonl");
@@ -240,22 +342,20 @@ void TrainConfig::validate() const {
       bad(subtrees ? "subtrees" : "binary", "true", "applies only to the sst formats");
     if (subtrees && format != "sst") bad("subtrees", "true", "needs trees (--format sst)");
     if (min_freq < 1) bad("min_freq", min_freq, "must be >= 1");
-    if (model == "deepsets") bad("model", "'deepsets'", "classify takes star or transformer");
+    if (!chosen->reads_token_ids)
+      bad("model", "'" + model + "'", "classify needs a model that reads token ids: " + models_reading(true));
     if (freeze_vectors && vectors.empty()) bad("freeze_vectors", "true", "needs --vectors");
   }
   if (max_len < 0) bad("max_len", max_len, "must be >= 0");
-  if (!one_of(attention, {"graph", "dense"})) bad("attention", "'" + attention + "'", "expected graph or dense");
-  if (attention != "graph" && model != "transformer") bad("attention", "'" + attention + "'", "applies only to --model transformer");
   if (patience < 0) bad("patience", patience, "must be >= 0 (0: never stop early)");
   if (eval_batch < 0) bad("eval_batch", eval_batch, "must be >= 0 (0: the task's default)");
-  if (residual && model != "star") bad("residual", "true", "applies only to --model star");
   if (layers < 1) bad("layers", layers, "must be >= 1");
   if (hidden < 1) bad("hidden", hidden, "must be >= 1");
   if (heads < 1) bad("heads", heads, "must be >= 1");
   // Only attention splits hidden into heads; the other encoders ignore the field.
-  if (model != "deepsets" && hidden % heads != 0) bad("heads", heads, fmt::format("must divide hidden = {}", hidden));
+  if (chosen->heads_divide_hidden && hidden % heads != 0)
+    bad("heads", heads, fmt::format("must divide hidden = {}", hidden));
   if (head_hidden < 0) bad("head_hidden", head_hidden, "must be >= 0 (0: one Linear)");
-  if (!one_of(pooling, {"sum", "mean", "max"})) bad("pooling", "'" + pooling + "'", "expected sum, mean or max");
   if (!(dropout >= 0.0 && dropout < 1.0)) bad("dropout", dropout, "must be in [0, 1)");
   if (epochs < 1) bad("epochs", epochs, "must be >= 1");
   if (batch < 1) bad("batch", batch, "must be >= 1");

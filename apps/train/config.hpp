@@ -1,10 +1,13 @@
 #pragma once
 // TrainConfig: everything one training run depends on. Sources, later ones winning: the defaults below,
-// a JSON object (`--config FILE.json`, keys spelled as the fields: "train_size"), then command-line flags
-// (dashes: `--train-size`). Every field is declared once in a table (config.cpp) that drives JSON reading,
-// flag registration, string parsing and to_json, so the three cannot drift apart. Unknown keys, wrong
-// JSON types and inconsistent values are topo::Errors naming the field and the value.
+// the model's recipe for the task (models/registry.hpp; topo-train's command line applies it), a JSON
+// object (`--config FILE.json`, keys spelled as the fields: "train_size"), then command-line flags (dashes:
+// `--train-size`). Every field is declared once in a table (config.cpp) that drives JSON reading, flag
+// registration, string parsing and to_json, so the three cannot drift apart; the options only some models
+// read (Star's variant, ...) are declared by the models themselves and join the same keys and flags.
+// Unknown keys, wrong JSON types and inconsistent values are topo::Errors naming the field and the value.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -36,15 +39,14 @@ struct TrainConfig {
   std::string vectors;         // word vectors (GloVe / word2vec text) initialising the embedding
   bool freeze_vectors = false; // keep the loaded embedding fixed
   // model
-  std::string model = "deepsets";  // deepsets | star | transformer
-  std::string variant = "full";    // Star ablations: full | no-radical | no-ring
-  std::string attention = "graph"; // Transformer: graph (full graph, sparse kernels) | dense (padded GEMMs)
+  std::string model = "deepsets";  // a registered model (models/registry.hpp)
+  // Every registered model's own options (key -> value, every key present, defaults filled in); only the
+  // chosen model's may differ from their defaults. Set them by name: set_config_field(c, "variant", "no-ring").
+  nlohmann::json model_options = default_model_options();
   std::int64_t layers = 2;
   std::int64_t hidden = 100;
   std::int64_t heads = 10;
-  bool residual = false;           // Star: x + ReLU(MultiAtt(x)) inside the LayerNorm (deep stacks)
   std::int64_t head_hidden = 100;  // hidden width of the output MLP (0: a single Linear)
-  std::string pooling = "sum";     // DeepSets: sum | mean | max
   double dropout = 0.0;
   // optimisation
   std::int64_t epochs = 10;
@@ -69,9 +71,18 @@ struct TrainConfig {
   bool profile = false;            // time the phases of a step; report them in result.json
   std::int64_t stop_after = 0;     // stop (as if interrupted) after this many epochs in total (0: never)
 
+  // Where each value that is not a default came from: field -> "recipe star/classify", "config FILE" or
+  // "flag". Filled by parse_train_args; not a setting (to_json leaves it out, resume does not compare it).
+  std::map<std::string, std::string> sources;
+
   // Throws topo::Error naming the first inconsistent field and its value.
   void validate() const;
+  // Every field and every model option, flat: {"task": ..., "variant": ..., ...}.
   nlohmann::json to_json() const;
+  // The chosen model's options only: {"variant": "full", "residual": false} for star.
+  nlohmann::json options_of_model() const;
+  // The registered models' options at their defaults.
+  static nlohmann::json default_model_options();
   // Fields whose change does not change the computation (where the run writes, how it reports, ...):
   // a resumed run may differ from the checkpoint in these only.
   static const std::vector<std::string>& runtime_fields();
@@ -90,7 +101,7 @@ void set_config_field(TrainConfig& config, const std::string& name, const nlohma
 void set_config_field_from_string(TrainConfig& config, const std::string& name, const std::string& text);
 // Applies every key of a JSON object (unknown keys are errors) over `config`.
 void apply_config_json(TrainConfig& config, const nlohmann::json& object, const std::string& source = "config");
-// Reads FILE.json (missing file / malformed JSON are errors naming the file) and applies it.
-void apply_config_file(TrainConfig& config, const std::string& path);
+// Reads FILE.json (missing file / malformed JSON are errors naming the file); apply_config_json applies it.
+nlohmann::json read_config_file(const std::string& path);
 
 }  // namespace topo::apps

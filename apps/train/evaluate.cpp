@@ -37,7 +37,7 @@ nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
   TrainConfig config;
   apply_config_json(config, meta.at("config"), "checkpoint '" + path + "' config");
   if (!options.attention.empty()) {
-    config.attention = options.attention;
+    set_config_field(config, "attention", options.attention);
     config.validate();  // names the field when the model has no such switch
   }
   TOPO_CHECK(config.task == "classify", "checkpoint '{}' is a '{}' model; topo-eval scores text classifiers", path,
@@ -58,13 +58,12 @@ nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
                            {"test", options.test},
                            {"format", task_options.format},
                            {"model", config.model},
-                           {"variant", config.variant},
-                           {"attention", config.attention},
                            {"majority_acc", baseline.at("majority_acc")},
                            {"data", read_stats_json(task->read_stats(Split::Test))},
                            {"device", device.str()},
                            {"threads", num_threads()},
                            {"config", meta.at("config")}};
+  result.update(config.options_of_model());  // the model's own options beside its name (attention: graph)
   result.update(e.values);
   if (!options.json.empty()) write_file_atomically(options.json, result.dump(2) + "\n");
   return result;
@@ -80,7 +79,7 @@ std::optional<EvalOptions> parse_eval_args(int argc, const char* const* argv, st
   app.add_option("--batch", o.batch, "sentences per batch (timing is per batch)");
   app.add_option("--threads", o.threads, "CPU threads (0: default)");
   app.add_option("--device", o.device, "cpu | cuda | cuda:N");
-  app.add_option("--attention", o.attention, "Transformer only: graph | dense (default: as trained)");
+  app.add_option("--attention", o.attention, "models with an attention option: graph | dense (default: as trained)");
   app.add_flag("--skip-bad", o.skip_bad, "skip malformed lines (counted) instead of failing");
   if (!parse_command_line(app, argc, argv, out)) return std::nullopt;
   return o;

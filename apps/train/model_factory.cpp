@@ -2,10 +2,9 @@
 
 #include "apps/tasks/classify.hpp"
 #include "apps/tasks/masked_sum.hpp"
+#include "apps/tasks/mirrored_sum.hpp"
 #include "kernels/error.hpp"
-#include "models/baselines/deepsets.hpp"
-#include "models/star_transformer/star_transformer.hpp"
-#include "models/transformer/transformer.hpp"
+#include "models/registry.hpp"
 
 namespace topo::apps {
 
@@ -36,56 +35,40 @@ std::unique_ptr<Task> make_task(const TrainConfig& config) {
         MaskedSumSpec{config.n, config.n_min, config.k, config.d, static_cast<std::uint64_t>(config.seed)},
         MaskedSumRegression::Sizes{config.train_size, config.dev_size, config.test_size},
         config.eval_batch > 0 ? config.eval_batch : std::max<std::int64_t>(config.batch, 256));
+  if (config.task == "mirrored-sum")
+    return std::make_unique<MirroredSumRegression>(
+        MirroredSumSpec{config.n, config.d, config.k, static_cast<std::uint64_t>(config.seed)},
+        MirroredSumRegression::Sizes{config.train_size, config.dev_size, config.test_size},
+        config.eval_batch > 0 ? config.eval_batch : std::max<std::int64_t>(config.batch, 256));
   if (config.task == "classify") return std::make_unique<TextClassification>(classify_options(config));
   fail("unknown task '{}'", config.task);
 }
 
 std::shared_ptr<models::SequenceEncoder> make_encoder(const TrainConfig& config, const Task& task,
                                                       nn::Generator* gen) {
-  if (config.model == "deepsets") {
-    TOPO_CHECK(task.input_dim() > 0, "model 'deepsets' reads features; task '{}' has token ids", config.task);
-    models::DeepSetsOptions o;
-    o.in_dim = task.input_dim();
-    o.hidden = config.hidden;
-    o.layers = config.layers;
-    o.pooling = nn::parse_readout(config.pooling);
-    o.dropout = static_cast<float>(config.dropout);
-    return std::make_shared<models::DeepSetsEncoder>(o, gen);
-  }
+  const models::ModelRegistration& model = models::find_model(config.model);
+  const bool features = task.input_dim() > 0;
+  TOPO_CHECK(features ? model.reads_features : model.reads_token_ids, "model '{}' does not read {}, which task '{}' gives",
+             config.model, features ? "features" : "token ids", config.task);
+  models::EncoderSpec spec;
+  spec.hidden = config.hidden;
+  spec.heads = config.heads;
+  spec.layers = config.layers;
+  spec.dropout = static_cast<float>(config.dropout);
+  spec.vocab_size = task.vocab_size();
+  spec.input_dim = task.input_dim();
   // Learned positions cover the longest sequence the run can see.
-  const std::int64_t max_length = config.max_len > 0 ? config.max_len : task.max_length();
-  const Tensor pretrained = task.pretrained_embedding();
-  if (pretrained.defined())
-    TOPO_CHECK(pretrained.size(1) == config.hidden,
+  spec.max_length = config.max_len > 0 ? config.max_len : task.max_length();
+  spec.pretrained = task.pretrained_embedding();
+  if (spec.pretrained.defined())
+    TOPO_CHECK(spec.pretrained.size(1) == config.hidden,
                "word vectors have {} dimensions but --hidden is {}: the embedding is the model's width, set "
                "--hidden {}",
-               pretrained.size(1), config.hidden, pretrained.size(1));
-  // The fields every attention encoder shares, from the config and the task's inputs.
-  auto shared_fields = [&](auto& m) {
-    m.vocab_size = task.vocab_size();
-    m.input_dim = task.input_dim();
-    m.hidden = config.hidden;
-    m.heads = config.heads;
-    m.layers = config.layers;
-    m.max_length = max_length;
-    m.dropout = static_cast<float>(config.dropout);
-    m.pretrained = pretrained;
-    m.freeze_pretrained = config.freeze_vectors;
-  };
-  if (config.model == "star") {
-    models::StarConfig s;
-    shared_fields(s);
-    s.variant = models::parse_star_variant(config.variant);
-    s.residual = config.residual;
-    return std::make_shared<models::StarTransformer>(s);
-  }
-  if (config.model == "transformer") {
-    models::TransformerConfig t;
-    shared_fields(t);
-    t.dense = config.attention == "dense";
-    return std::make_shared<models::Transformer>(t);
-  }
-  fail("unknown model '{}': expected deepsets, star or transformer", config.model);
+               spec.pretrained.size(1), config.hidden, spec.pretrained.size(1));
+  spec.freeze_pretrained = config.freeze_vectors;
+  spec.generator = gen;
+  spec.options = config.options_of_model();
+  return model.make(spec);
 }
 
 std::shared_ptr<models::SequenceModel> make_task_model(const TrainConfig& config, const Task& task,

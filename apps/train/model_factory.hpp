@@ -1,6 +1,6 @@
 #pragma once
-// The one place a config becomes a task and a model: adding an encoder is one branch in make_encoder, adding
-// a task one branch in make_task.
+// The one place a config becomes a task and a model: encoders come from the model registry
+// (models/registry.hpp: adding one changes nothing here), adding a task is one branch in make_task.
 #include <memory>
 
 #include "apps/tasks/task.hpp"
@@ -17,10 +17,11 @@ ClassifyOptions classify_options(const TrainConfig& config);
 // The task named by config.task, its data read / generated (classify: files read, vocabulary built).
 std::unique_ptr<Task> make_task(const TrainConfig& config);
 
-// The encoder named by config.model: deepsets, star (config.variant, config.residual) or transformer
-// (config.attention), reading the task's inputs (vocabulary or features, longest sequence, pre-trained vectors).
-// `gen` drives DeepSets' dropout masks (default generator when null); the attention encoders draw theirs
-// from nn::default_generator(), which is what the trainer passes and checkpoints.
+// The registered encoder named by config.model, built from the config's sizes, the model's own options
+// (config.options_of_model()) and the task's inputs (vocabulary or features, longest sequence, pre-trained
+// vectors). `gen` drives the dropout masks of models that take a generator (DeepSets; default generator when
+// null); the attention encoders draw theirs from nn::default_generator(), which is what the trainer passes
+// and checkpoints.
 std::shared_ptr<models::SequenceEncoder> make_encoder(const TrainConfig& config, const Task& task,
                                                       nn::Generator* gen = nullptr);
 // Encoder + the task's head, parameters not yet reset.

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "apps/tasks/rng.hpp"
 #include "apps/tasks/task.hpp"
@@ -58,6 +59,378 @@ void check_same_config(const nlohmann::json& saved, const TrainConfig& now, cons
   }
 }
 
+// "variant=full residual=false": the chosen model's own options, for one-line summaries.
+std::string model_options_text(const TrainConfig& c) {
+  std::string text;
+  const nlohmann::json options = c.options_of_model();
+  for (const auto& [name, value] : options.items())
+    text += fmt::format("{}{}={}", text.empty() ? "" : " ", name, value.is_string() ? value.get<std::string>() : value.dump());
+  return text;
+}
+
+// One run of Trainer::run, phase by phase; the members are the state that flows between the phases (and
+// what the epoch checkpoint saves).
+class TrainingRun {
+ public:
+  // Phase 0: the task (data read or generated), the model, the optimizer and the lr schedule.
+  explicit TrainingRun(const TrainConfig& config);
+  // Phase 1: a fresh run directory, or the state of OUT/checkpoint.ckpt (--resume).
+  void start_or_resume();
+  // Phase 2: the epochs, each ending with a dev evaluation (or eval_every ones inside), a checkpoint and the
+  // stopping rules. False when stop_after interrupted the run on purpose (resume continues it).
+  bool train();
+  // Phase 3: the best-on-dev parameters on the test split, and the task's trivial baseline.
+  void test_best();
+  // Phase 4: result.json, written once, atomically.
+  void write_result();
+  const TrainResult& result() const { return r_; }
+
+ private:
+  void report_data_and_settings();
+  void train_epoch(std::int64_t epoch);
+  void train_step(const std::vector<std::int64_t>& indices, std::int64_t epoch);
+  // Dev evaluation: best-on-dev bookkeeping, best.ckpt when it improved, a metrics.jsonl line.
+  void evaluate_dev(std::int64_t epoch);
+  void save_epoch_checkpoint(std::int64_t epoch);
+  // --profile: the kernel time per phase and op category of the training steps.
+  nlohmann::json kernel_profile() const;
+
+  const TrainConfig& c_;
+  Device device_;
+  std::uint64_t seed_;
+  std::unique_ptr<Task> task_;
+  bool higher_better_ = false;
+  std::string metric_;
+  // Every dropout mask comes from the default generator (the attention encoders use it implicitly), so
+  // seeding and checkpointing it covers them all.
+  nn::Generator& dropout_gen_ = nn::default_generator();
+  std::shared_ptr<models::SequenceModel> model_;
+  std::vector<nn::Var> params_;
+  std::unique_ptr<nn::Optimizer> optimizer_;
+  std::int64_t steps_per_epoch_ = 0, total_steps_ = 0;
+  nn::LrSchedule schedule_;
+  std::string ckpt_, best_, metrics_, result_file_;
+
+  TrainResult r_;
+  std::int64_t start_epoch_ = 0, step_ = 0;
+  double best_dev_ = 0.0;
+  nlohmann::json best_dev_values_ = nlohmann::json::object();
+  std::int64_t best_step_ = -1;
+  std::int64_t evals_since_best_ = 0;  // early stopping counts evaluations without a better dev metric
+  double window_sum_ = 0.0;            // training loss since the last evaluation
+  std::int64_t window_steps_ = 0;
+
+  Profile profile_;
+  std::optional<Progress> progress_;
+  Clock::time_point t_start_;
+  std::int64_t tokens_seen_ = 0;
+  nlohmann::json test_values_;
+  nlohmann::json kernel_profile_;
+};
+
+TrainingRun::TrainingRun(const TrainConfig& c) : c_(c) {
+  if (c.threads > 0) set_num_threads(static_cast<int>(c.threads));
+  device_ = Device::parse(c.device);
+  require_available(device_);
+  seed_ = static_cast<std::uint64_t>(c.seed);
+  task_ = make_task(c);
+  higher_better_ = task_->higher_is_better();
+  metric_ = task_->metric();
+  best_dev_ = higher_better_ ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+
+  dropout_gen_.set_seed(stream_seed(c.seed, kDropoutStream));
+  model_ = make_task_model(c, *task_, &dropout_gen_);
+  model_->reset_parameters(stream_seed(c.seed, kInitStream));
+  model_->to(device_);
+  params_ = model_->parameters();
+  auto groups = nn::split_decay_groups(model_->named_parameters(), static_cast<float>(c.weight_decay));
+  nn::AdamOptions adam;
+  adam.lr = static_cast<float>(c.lr);
+  if (c.optimizer == "adamw")
+    optimizer_ = std::make_unique<nn::AdamW>(std::move(groups), adam);
+  else
+    optimizer_ = std::make_unique<nn::Adam>(std::move(groups), adam);
+
+  // Every epoch has as many batches (the task cuts the same sizes in another order).
+  steps_per_epoch_ = static_cast<std::int64_t>(task_->epoch_batches(c.batch, seed_, 0).size());
+  total_steps_ = c.epochs * steps_per_epoch_;
+  schedule_.kind = nn::parse_schedule_kind(c.schedule);
+  schedule_.base_lr = static_cast<float>(c.lr);
+  schedule_.warmup_steps = c.warmup;
+  schedule_.total_steps = total_steps_;
+  try {
+    schedule_.validate();
+  } catch (const Error& e) {
+    fail("invalid config field 'schedule' = '{}' with warmup = {} over {} steps: {}", c.schedule, c.warmup,
+         total_steps_, e.what());
+  }
+  ckpt_ = Trainer::checkpoint_path(c.out);
+  best_ = Trainer::best_path(c.out);
+  metrics_ = Trainer::metrics_path(c.out);
+  result_file_ = Trainer::result_path(c.out);
+  r_.metric = metric_;
+  r_.params = model_->num_parameters(true);
+}
+
+void TrainingRun::start_or_resume() {
+  namespace fs = std::filesystem;
+  fs::create_directories(c_.out);
+  if (c_.resume) {
+    TOPO_CHECK(fs::exists(ckpt_), "resume: no checkpoint at '{}' (run without --resume first)", ckpt_);
+    const nn::CheckpointInfo info = nn::load_checkpoint(ckpt_, *model_, optimizer_.get(), &dropout_gen_);
+    const nlohmann::json& meta = info.metadata;
+    TOPO_CHECK(meta.is_object() && meta.contains("config") && meta.contains("epochs_done"),
+               "resume: '{}' was not written by topo-train (no config / epochs_done metadata)", ckpt_);
+    check_same_config(meta.at("config"), c_, ckpt_);
+    start_epoch_ = meta.at("epochs_done").get<std::int64_t>();
+    step_ = info.step;
+    if (!meta.at("best_dev").is_null()) best_dev_ = meta.at("best_dev").get<double>();
+    best_dev_values_ = meta.at("best_dev_values");
+    best_step_ = meta.at("best_step").get<std::int64_t>();
+    evals_since_best_ = meta.at("evals_since_best").get<std::int64_t>();
+    window_sum_ = meta.at("window_loss_sum").get<double>();
+    window_steps_ = meta.at("window_steps").get<std::int64_t>();
+    // Evaluations an interrupted run logged after its last checkpoint are redone: drop them.
+    std::string kept;
+    for (const nlohmann::json& line : read_json_lines(metrics_))
+      if (line.value("step", std::int64_t{0}) <= step_) kept += line.dump() + "\n";
+    write_file_atomically(metrics_, kept);
+  } else {
+    for (const std::string& stale : {ckpt_, best_, metrics_, result_file_}) fs::remove(stale);
+  }
+  r_.steps = step_;
+  r_.epochs_done = start_epoch_;
+}
+
+// Data quirks the reader counted, and where each setting that is not a default came from.
+void TrainingRun::report_data_and_settings() {
+  const nlohmann::json meta = task_->metadata();
+  if (meta.contains("data"))
+    for (const auto& [split, stats] : meta.at("data").items())
+      if (stats.value("invalid_utf8_lines", 0) > 0 || stats.value("skipped_bad", 0) > 0 || stats.value("truncated", 0) > 0)
+        progress_->message(fmt::format("{} data: {} invalid UTF-8 lines (decoded with U+FFFD), {} malformed lines "
+                                       "skipped, {} examples truncated to {} tokens",
+                                       split, stats.value("invalid_utf8_lines", 0), stats.value("skipped_bad", 0),
+                                       stats.value("truncated", 0), meta.value("max_length", 0)));
+  std::map<std::string, std::string> by_source;  // source -> "key=value ..."
+  const nlohmann::json values = c_.to_json();
+  for (const auto& [name, source] : c_.sources)
+    if (values.contains(name))
+      by_source[source] += fmt::format("{}{}={}", by_source[source].empty() ? "" : " ", name, values.at(name).dump());
+  for (const auto& [source, settings] : by_source) progress_->message(fmt::format("settings from {}: {}", source, settings));
+}
+
+bool TrainingRun::train() {
+  progress_.emplace(Progress::parse_mode(c_.progress, stderr), total_steps_, c_.epochs, c_.log_every);
+  report_data_and_settings();
+  t_start_ = Clock::now();
+  // --profile: per-op-category kernel time of training steps (kernels/profile.hpp); evaluations are left out.
+  if (c_.profile) {
+    topo::profile::reset();
+    topo::profile::enable(true);
+  }
+  progress_->start(step_);
+  model_->train();
+  for (std::int64_t epoch = start_epoch_; epoch < c_.epochs; ++epoch) {
+    train_epoch(epoch);
+    save_epoch_checkpoint(epoch);
+    r_.epochs_done = epoch + 1;
+    r_.steps = step_;
+    if (c_.patience > 0 && evals_since_best_ >= c_.patience && epoch + 1 < c_.epochs) {
+      progress_->message(fmt::format("early stop after epoch {}: no better dev {} in {} evaluations", epoch + 1,
+                                     metric_, evals_since_best_));
+      r_.stopped_early = true;
+      break;
+    }
+    if (c_.stop_after > 0 && epoch + 1 >= c_.stop_after && epoch + 1 < c_.epochs) {
+      progress_->finish();
+      r_.train_seconds = seconds_since(t_start_);
+      r_.best_dev_metric = best_dev_;
+      r_.best_step = best_step_;
+      return false;  // interrupted on purpose: resume continues from the checkpoint
+    }
+  }
+  progress_->finish();
+  r_.train_seconds = seconds_since(t_start_);
+  if (c_.profile) {
+    kernel_profile_ = kernel_profile();
+    topo::profile::enable(false);
+  }
+  return true;
+}
+
+void TrainingRun::train_epoch(std::int64_t epoch) {
+  const std::vector<std::vector<std::int64_t>> batches = task_->epoch_batches(c_.batch, seed_, epoch);
+  TOPO_CHECK(static_cast<std::int64_t>(batches.size()) == steps_per_epoch_,
+             "task '{}' cut epoch {} into {} batches, epoch 1 into {}", c_.task, epoch + 1, batches.size(),
+             steps_per_epoch_);
+  std::int64_t last_eval_step = -1;
+  for (const std::vector<std::int64_t>& indices : batches) {
+    train_step(indices, epoch);
+    if (c_.eval_every > 0 && step_ % c_.eval_every == 0) {
+      evaluate_dev(epoch);
+      last_eval_step = step_;
+    }
+  }
+  // Every epoch ends with an evaluation when eval_every is 0; the run always ends with one.
+  if ((c_.eval_every == 0 || epoch + 1 == c_.epochs) && last_eval_step != step_) evaluate_dev(epoch);
+}
+
+void TrainingRun::train_step(const std::vector<std::int64_t>& indices, std::int64_t epoch) {
+  TaskBatch batch;
+  {
+    auto scope = profile_.time("data");
+    batch = task_->batch(Split::Train, indices).to(device_);
+  }
+  nn::Var loss;
+  float loss_value = 0.f;
+  {
+    auto scope = profile_.time("forward");
+    loss = task_->loss(model_->forward(batch.inputs), batch.targets);
+    loss_value = loss.item();
+  }
+  TOPO_CHECK(std::isfinite(loss_value), "training diverged: loss {} at step {} (lower --lr or set --clip)", loss_value,
+             step_);
+  {
+    auto scope = profile_.time("backward");
+    loss.backward();
+  }
+  {
+    auto scope = profile_.time("optimizer");
+    if (c_.clip > 0) nn::clip_grad_norm(params_, static_cast<float>(c_.clip));
+    schedule_.apply(*optimizer_, step_);
+    optimizer_->step();
+    optimizer_->zero_grad();
+  }
+  ++step_;
+  r_.losses.push_back(loss_value);
+  window_sum_ += loss_value;
+  ++window_steps_;
+  tokens_seen_ += batch.inputs.num_tokens();
+  progress_->step(step_, epoch, loss_value, batch.inputs.num_tokens());
+}
+
+void TrainingRun::evaluate_dev(std::int64_t epoch) {
+  // Evaluations stay out of the kernel profile of training steps.
+  struct ProfileOff {
+    bool was = topo::profile::enabled();
+    ProfileOff() { topo::profile::enable(false); }
+    ~ProfileOff() { topo::profile::enable(was); }
+  } const kernels_off;
+  auto scope = profile_.time("eval");
+  const Evaluation eval = task_->evaluate(*model_, Split::Dev, device_);
+  const double dev = eval.metric;
+  const bool improved = higher_better_ ? dev > best_dev_ : dev < best_dev_;
+  if (improved) {
+    best_dev_ = dev;
+    best_dev_values_ = eval.values;
+    best_step_ = step_;
+    evals_since_best_ = 0;
+    nn::save_checkpoint(best_, *model_, nullptr, nullptr, step_,
+                        {{"config", c_.to_json()}, {"task", task_->metadata()}, {"dev", eval.values}});
+  } else {
+    ++evals_since_best_;
+  }
+  nlohmann::json line = {{"step", step_}, {"epoch", epoch + 1}, {"split", "dev"}};
+  line.update(eval.values);
+  line["best_" + metric_] = best_dev_;
+  line["train_loss"] = window_steps_ > 0 ? window_sum_ / double(window_steps_) : 0.0;
+  line["lr"] = optimizer_->lr();
+  line["seconds"] = seconds_since(t_start_);
+  append_json_line(metrics_, line);
+  window_sum_ = 0.0;
+  window_steps_ = 0;
+  progress_->message(fmt::format("step {}: dev {} {:.6f}{}", step_, metric_, dev, improved ? " (best)" : ""));
+}
+
+void TrainingRun::save_epoch_checkpoint(std::int64_t epoch) {
+  auto scope = profile_.time("checkpoint");
+  nlohmann::json meta = {{"config", c_.to_json()},
+                         {"epochs_done", epoch + 1},
+                         {"best_dev", std::isfinite(best_dev_) ? nlohmann::json(best_dev_) : nlohmann::json()},
+                         {"best_dev_values", best_dev_values_},
+                         {"best_step", best_step_},
+                         {"evals_since_best", evals_since_best_},
+                         {"window_loss_sum", window_sum_},
+                         {"window_steps", window_steps_}};
+  nn::save_checkpoint(ckpt_, *model_, optimizer_.get(), &dropout_gen_, step_, meta);
+}
+
+nlohmann::json TrainingRun::kernel_profile() const {
+  nlohmann::json out;
+  const topo::profile::Table table = topo::profile::snapshot();
+  for (int p = 0; p < static_cast<int>(topo::profile::Phase::Count); ++p)
+    for (int k = 0; k < static_cast<int>(topo::profile::Category::Count); ++k) {
+      const topo::profile::Entry& e = table[static_cast<std::size_t>(p)][static_cast<std::size_t>(k)];
+      if (e.calls == 0) continue;
+      out[topo::profile::phase_name(static_cast<topo::profile::Phase>(p))]
+         [topo::profile::category_name(static_cast<topo::profile::Category>(k))] = {{"seconds", e.seconds},
+                                                                                    {"calls", e.calls}};
+    }
+  return out;
+}
+
+void TrainingRun::test_best() {
+  TOPO_CHECK(std::filesystem::exists(best_), "no best-on-dev parameters at '{}' (was the run directory changed?)",
+             best_);
+  nn::load_checkpoint(best_, *model_, nullptr, nullptr);
+  r_.has_test = task_->size(Split::Test) > 0;
+  if (r_.has_test) {
+    auto scope = profile_.time("test");
+    const Evaluation test = task_->evaluate(*model_, Split::Test, device_);
+    r_.test_metric = test.metric;
+    test_values_ = test.values;
+  }
+  r_.baseline = task_->baseline(r_.has_test ? Split::Test : Split::Dev);
+  r_.best_dev_metric = best_dev_;
+  r_.best_step = best_step_;
+  r_.completed = true;
+}
+
+void TrainingRun::write_result() {
+  const TrainConfig& c = c_;
+  TrainResult& r = r_;
+  const std::string& metric = metric_;
+  // The chosen model's own options sit beside its name (star: variant, residual).
+  nlohmann::json result = {{"task", c.task}, {"model", c.model}, {"metric", metric}};
+  result.update(c.options_of_model());
+  // Test figures as test_<name>; the best dev evaluation's as dev_<name>.
+  if (r.has_test) {
+    for (const auto& [key, value] : test_values_.items()) result["test_" + key] = value;
+    if (test_values_.contains("ms_per_batch")) result["ms_per_test_batch"] = test_values_.at("ms_per_batch");
+  } else {
+    result["test_" + metric] = nullptr;
+    result["test_note"] = "the task has no test split: evaluate a checkpoint with topo-eval";
+  }
+  for (const auto& [key, value] : best_dev_values_.items()) result["dev_" + key] = value;
+  result.update(r.baseline);
+  result["baseline_split"] = r.has_test ? "test" : "dev";
+  if (!higher_better_ && r.has_test && r.baseline.contains("baseline_" + metric))
+    result[metric + "_over_baseline"] = r.test_metric / r.baseline.at("baseline_" + metric).get<double>();
+  const nlohmann::json more = {{"best_dev_" + metric, r.best_dev_metric},
+                               {"best_step", r.best_step},
+                               {"epochs", c.epochs},
+                               {"epochs_done", r.epochs_done},
+                               {"stopped_early", r.stopped_early},
+                               {"steps", r.steps},
+                               {"train_seconds", r.train_seconds},
+                               {"tokens_per_second", r.train_seconds > 0 ? double(tokens_seen_) / r.train_seconds : 0.0},
+                               {"resumed", c.resume},
+                               {"params", r.params},
+                               {"device", device_.str()},
+                               {"threads", num_threads()},
+                               {"data", task_->metadata().value("data", nlohmann::json::object())},
+                               {"config", c.to_json()},
+                               {"config_sources", c.sources}};
+  result.update(more);
+  if (c.profile) {
+    result["profile_seconds"] = profile_.seconds;
+    result["kernel_profile"] = kernel_profile_;
+  }
+  r.result = result;
+  write_file_atomically(result_file_, result.dump(2) + "\n");
+}
+
 }  // namespace
 
 std::string summary_line(const TrainConfig& c, const TrainResult& r) {
@@ -68,293 +441,21 @@ std::string summary_line(const TrainConfig& c, const TrainResult& r) {
       if (value.is_number()) test += fmt::format(", {} {:.6f}", key, value.get<double>());
   }
   return fmt::format("{} {} ({}): {}; best dev {} {:.6f} at step {}{}; {} params, {:.2f} s -> {}", c.task, c.model,
-                     c.variant, test, r.metric, r.best_dev_metric, r.best_step,
+                     model_options_text(c), test, r.metric, r.best_dev_metric, r.best_step,
                      r.stopped_early ? " (stopped early)" : "", r.params, r.train_seconds, Trainer::result_path(c.out));
 }
 
 Trainer::Trainer(TrainConfig config) : config_(std::move(config)) { config_.validate(); }
 
+// The phases in order; the run's state lives in TrainingRun.
 TrainResult Trainer::run() {
-  namespace fs = std::filesystem;
-  const TrainConfig& c = config_;
-  if (c.threads > 0) set_num_threads(static_cast<int>(c.threads));
-  const Device device = Device::parse(c.device);
-  require_available(device);
-  const auto seed = static_cast<std::uint64_t>(c.seed);
-  const std::unique_ptr<Task> task_owner = make_task(c);
-  const Task& task = *task_owner;
-  const bool higher_better = task.higher_is_better();
-  const std::string metric = task.metric();
-  auto better = [&](double a, double b) { return higher_better ? a > b : a < b; };
-
-  // Every dropout mask comes from the default generator (the attention encoders use it implicitly), so
-  // seeding and checkpointing it covers them all.
-  nn::Generator& dropout_gen = nn::default_generator();
-  dropout_gen.set_seed(stream_seed(c.seed, kDropoutStream));
-  const std::shared_ptr<models::SequenceModel> model = make_task_model(c, task, &dropout_gen);
-  model->reset_parameters(stream_seed(c.seed, kInitStream));
-  model->to(device);
-  const std::vector<nn::Var> params = model->parameters();
-  auto groups = nn::split_decay_groups(model->named_parameters(), static_cast<float>(c.weight_decay));
-  nn::AdamOptions adam;
-  adam.lr = static_cast<float>(c.lr);
-  std::unique_ptr<nn::Optimizer> optimizer;
-  if (c.optimizer == "adamw")
-    optimizer = std::make_unique<nn::AdamW>(std::move(groups), adam);
-  else
-    optimizer = std::make_unique<nn::Adam>(std::move(groups), adam);
-
-  // Every epoch has as many batches (the task cuts the same sizes in another order).
-  const std::int64_t steps_per_epoch = static_cast<std::int64_t>(task.epoch_batches(c.batch, seed, 0).size());
-  const std::int64_t total_steps = c.epochs * steps_per_epoch;
-  nn::LrSchedule schedule;
-  schedule.kind = nn::parse_schedule_kind(c.schedule);
-  schedule.base_lr = static_cast<float>(c.lr);
-  schedule.warmup_steps = c.warmup;
-  schedule.total_steps = total_steps;
-  try {
-    schedule.validate();
-  } catch (const Error& e) {
-    fail("invalid config field 'schedule' = '{}' with warmup = {} over {} steps: {}", c.schedule, c.warmup,
-         total_steps, e.what());
+  TrainingRun run(config_);
+  run.start_or_resume();
+  if (run.train()) {
+    run.test_best();
+    run.write_result();
   }
-
-  fs::create_directories(c.out);
-  const std::string ckpt = checkpoint_path(c.out), best = best_path(c.out), metrics = metrics_path(c.out),
-                    result_file = result_path(c.out);
-  TrainResult r;
-  r.metric = metric;
-  r.params = model->num_parameters(true);
-  std::int64_t start_epoch = 0, step = 0;
-  double best_dev = higher_better ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
-  nlohmann::json best_dev_values = nlohmann::json::object();
-  std::int64_t best_step = -1;
-  std::int64_t evals_since_best = 0;  // early stopping counts evaluations without a better dev metric
-  double window_sum = 0.0;  // training loss since the last evaluation
-  std::int64_t window_steps = 0;
-  if (c.resume) {
-    TOPO_CHECK(fs::exists(ckpt), "resume: no checkpoint at '{}' (run without --resume first)", ckpt);
-    const nn::CheckpointInfo info = nn::load_checkpoint(ckpt, *model, optimizer.get(), &dropout_gen);
-    const nlohmann::json& meta = info.metadata;
-    TOPO_CHECK(meta.is_object() && meta.contains("config") && meta.contains("epochs_done"),
-               "resume: '{}' was not written by topo-train (no config / epochs_done metadata)", ckpt);
-    check_same_config(meta.at("config"), c, ckpt);
-    start_epoch = meta.at("epochs_done").get<std::int64_t>();
-    step = info.step;
-    if (!meta.at("best_dev").is_null()) best_dev = meta.at("best_dev").get<double>();
-    best_dev_values = meta.at("best_dev_values");
-    best_step = meta.at("best_step").get<std::int64_t>();
-    evals_since_best = meta.at("evals_since_best").get<std::int64_t>();
-    window_sum = meta.at("window_loss_sum").get<double>();
-    window_steps = meta.at("window_steps").get<std::int64_t>();
-    // Evaluations an interrupted run logged after its last checkpoint are redone: drop them.
-    std::string kept;
-    for (const nlohmann::json& line : read_json_lines(metrics))
-      if (line.value("step", std::int64_t{0}) <= step) kept += line.dump() + "\n";
-    write_file_atomically(metrics, kept);
-  } else {
-    for (const std::string& stale : {ckpt, best, metrics, result_file}) fs::remove(stale);
-  }
-  r.steps = step;
-  r.epochs_done = start_epoch;
-
-  Profile profile;
-  Progress progress(Progress::parse_mode(c.progress, stderr), total_steps, c.epochs, c.log_every);
-  {
-    const nlohmann::json meta = task.metadata();
-    if (meta.contains("data"))
-      for (const auto& [split, stats] : meta.at("data").items())
-        if (stats.value("invalid_utf8_lines", 0) > 0 || stats.value("skipped_bad", 0) > 0 || stats.value("truncated", 0) > 0)
-          progress.message(fmt::format("{} data: {} invalid UTF-8 lines (decoded with U+FFFD), {} malformed lines "
-                                       "skipped, {} examples truncated to {} tokens",
-                                       split, stats.value("invalid_utf8_lines", 0), stats.value("skipped_bad", 0),
-                                       stats.value("truncated", 0), meta.value("max_length", 0)));
-  }
-  const auto t_start = Clock::now();
-  std::int64_t tokens_seen = 0;
-
-  // --profile: per-op-category kernel time of training steps (kernels/profile.hpp); evaluations are left out.
-  if (c.profile) {
-    topo::profile::reset();
-    topo::profile::enable(true);
-  }
-  struct ProfileOff {
-    bool was = topo::profile::enabled();
-    ProfileOff() { topo::profile::enable(false); }
-    ~ProfileOff() { topo::profile::enable(was); }
-  };
-
-  auto evaluate_dev = [&](std::int64_t epoch) {
-    const ProfileOff kernels_off;
-    auto scope = profile.time("eval");
-    const Evaluation eval = task.evaluate(*model, Split::Dev, device);
-    const double dev = eval.metric;
-    const bool improved = better(dev, best_dev);
-    if (improved) {
-      best_dev = dev;
-      best_dev_values = eval.values;
-      best_step = step;
-      evals_since_best = 0;
-      nn::save_checkpoint(best, *model, nullptr, nullptr, step,
-                          {{"config", c.to_json()}, {"task", task.metadata()}, {"dev", eval.values}});
-    } else {
-      ++evals_since_best;
-    }
-    nlohmann::json line = {{"step", step}, {"epoch", epoch + 1}, {"split", "dev"}};
-    line.update(eval.values);
-    line["best_" + metric] = best_dev;
-    line["train_loss"] = window_steps > 0 ? window_sum / double(window_steps) : 0.0;
-    line["lr"] = optimizer->lr();
-    line["seconds"] = seconds_since(t_start);
-    append_json_line(metrics, line);
-    window_sum = 0.0;
-    window_steps = 0;
-    progress.message(fmt::format("step {}: dev {} {:.6f}{}", step, metric, dev, improved ? " (best)" : ""));
-  };
-
-  progress.start(step);
-  model->train();
-  for (std::int64_t epoch = start_epoch; epoch < c.epochs; ++epoch) {
-    const std::vector<std::vector<std::int64_t>> batches = task.epoch_batches(c.batch, seed, epoch);
-    TOPO_CHECK(static_cast<std::int64_t>(batches.size()) == steps_per_epoch,
-               "task '{}' cut epoch {} into {} batches, epoch 1 into {}", c.task, epoch + 1, batches.size(),
-               steps_per_epoch);
-    std::int64_t last_eval_step = -1;
-    for (const std::vector<std::int64_t>& indices : batches) {
-      TaskBatch batch;
-      {
-        auto scope = profile.time("data");
-        batch = task.batch(Split::Train, indices).to(device);
-      }
-      nn::Var loss;
-      float loss_value = 0.f;
-      {
-        auto scope = profile.time("forward");
-        loss = task.loss(model->forward(batch.inputs), batch.targets);
-        loss_value = loss.item();
-      }
-      TOPO_CHECK(std::isfinite(loss_value), "training diverged: loss {} at step {} (lower --lr or set --clip)",
-                 loss_value, step);
-      {
-        auto scope = profile.time("backward");
-        loss.backward();
-      }
-      {
-        auto scope = profile.time("optimizer");
-        if (c.clip > 0) nn::clip_grad_norm(params, static_cast<float>(c.clip));
-        schedule.apply(*optimizer, step);
-        optimizer->step();
-        optimizer->zero_grad();
-      }
-      ++step;
-      r.losses.push_back(loss_value);
-      window_sum += loss_value;
-      ++window_steps;
-      tokens_seen += batch.inputs.num_tokens();
-      progress.step(step, epoch, loss_value, batch.inputs.num_tokens());
-      if (c.eval_every > 0 && step % c.eval_every == 0) {
-        evaluate_dev(epoch);
-        last_eval_step = step;
-      }
-    }
-    // Every epoch ends with an evaluation when eval_every is 0; the run always ends with one.
-    if ((c.eval_every == 0 || epoch + 1 == c.epochs) && last_eval_step != step) evaluate_dev(epoch);
-    {
-      auto scope = profile.time("checkpoint");
-      nlohmann::json meta = {{"config", c.to_json()},
-                             {"epochs_done", epoch + 1},
-                             {"best_dev", std::isfinite(best_dev) ? nlohmann::json(best_dev) : nlohmann::json()},
-                             {"best_dev_values", best_dev_values},
-                             {"best_step", best_step},
-                             {"evals_since_best", evals_since_best},
-                             {"window_loss_sum", window_sum},
-                             {"window_steps", window_steps}};
-      nn::save_checkpoint(ckpt, *model, optimizer.get(), &dropout_gen, step, meta);
-    }
-    r.epochs_done = epoch + 1;
-    r.steps = step;
-    if (c.patience > 0 && evals_since_best >= c.patience && epoch + 1 < c.epochs) {
-      progress.message(fmt::format("early stop after epoch {}: no better dev {} in {} evaluations", epoch + 1,
-                                   metric, evals_since_best));
-      r.stopped_early = true;
-      break;
-    }
-    if (c.stop_after > 0 && epoch + 1 >= c.stop_after && epoch + 1 < c.epochs) {
-      progress.finish();
-      r.train_seconds = seconds_since(t_start);
-      r.best_dev_metric = best_dev;
-      r.best_step = best_step;
-      return r;  // interrupted on purpose: resume continues from the checkpoint
-    }
-  }
-  progress.finish();
-  r.train_seconds = seconds_since(t_start);
-  nlohmann::json kernel_profile;
-  if (c.profile) {
-    const topo::profile::Table table = topo::profile::snapshot();
-    for (int p = 0; p < static_cast<int>(topo::profile::Phase::Count); ++p)
-      for (int k = 0; k < static_cast<int>(topo::profile::Category::Count); ++k) {
-        const topo::profile::Entry& e = table[static_cast<std::size_t>(p)][static_cast<std::size_t>(k)];
-        if (e.calls == 0) continue;
-        kernel_profile[topo::profile::phase_name(static_cast<topo::profile::Phase>(p))]
-                      [topo::profile::category_name(static_cast<topo::profile::Category>(k))] = {
-                          {"seconds", e.seconds}, {"calls", e.calls}};
-      }
-    topo::profile::enable(false);
-  }
-
-  // The final test evaluation uses the best-on-dev parameters.
-  TOPO_CHECK(fs::exists(best), "no best-on-dev parameters at '{}' (was the run directory changed?)", best);
-  nn::load_checkpoint(best, *model, nullptr, nullptr);
-  r.has_test = task.size(Split::Test) > 0;
-  nlohmann::json test_values;
-  if (r.has_test) {
-    auto scope = profile.time("test");
-    const Evaluation test = task.evaluate(*model, Split::Test, device);
-    r.test_metric = test.metric;
-    test_values = test.values;
-  }
-  r.baseline = task.baseline(r.has_test ? Split::Test : Split::Dev);
-  r.best_dev_metric = best_dev;
-  r.best_step = best_step;
-  r.completed = true;
-
-  nlohmann::json result = {{"task", c.task}, {"model", c.model}, {"variant", c.variant}, {"metric", metric}};
-  // Test figures as test_<name>; the best dev evaluation's as dev_<name>.
-  if (r.has_test) {
-    for (const auto& [key, value] : test_values.items()) result["test_" + key] = value;
-    if (test_values.contains("ms_per_batch")) result["ms_per_test_batch"] = test_values.at("ms_per_batch");
-  } else {
-    result["test_" + metric] = nullptr;
-    result["test_note"] = "the task has no test split: evaluate a checkpoint with topo-eval";
-  }
-  for (const auto& [key, value] : best_dev_values.items()) result["dev_" + key] = value;
-  result.update(r.baseline);
-  result["baseline_split"] = r.has_test ? "test" : "dev";
-  if (!higher_better && r.has_test && r.baseline.contains("baseline_" + metric))
-    result[metric + "_over_baseline"] = r.test_metric / r.baseline.at("baseline_" + metric).get<double>();
-  const nlohmann::json more = {{"best_dev_" + metric, r.best_dev_metric},
-                               {"best_step", r.best_step},
-                               {"epochs", c.epochs},
-                               {"epochs_done", r.epochs_done},
-                               {"stopped_early", r.stopped_early},
-                               {"steps", r.steps},
-                               {"train_seconds", r.train_seconds},
-                               {"tokens_per_second", r.train_seconds > 0 ? double(tokens_seen) / r.train_seconds : 0.0},
-                               {"resumed", c.resume},
-                               {"params", r.params},
-                               {"device", device.str()},
-                               {"threads", num_threads()},
-                               {"data", task.metadata().value("data", nlohmann::json::object())},
-                               {"config", c.to_json()}};
-  result.update(more);
-  if (c.profile) {
-    result["profile_seconds"] = profile.seconds;
-    result["kernel_profile"] = kernel_profile;
-  }
-  r.result = result;
-  write_file_atomically(result_file, result.dump(2) + "\n");
-  return r;
+  return run.result();
 }
 
 }  // namespace topo::apps

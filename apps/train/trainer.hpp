@@ -46,6 +46,9 @@ std::string summary_line(const TrainConfig& config, const TrainResult& r);
 class Trainer {
  public:
   explicit Trainer(TrainConfig config);
+  // The phases, in order (trainer.cpp's TrainingRun): build the task, model, optimizer and schedule; start a
+  // fresh run directory or resume its checkpoint; train the epochs (dev evaluations, checkpoints, stopping
+  // rules); test the best-on-dev parameters; write result.json.
   TrainResult run();
 
   static std::string checkpoint_path(const std::string& out) { return out + "/checkpoint.ckpt"; }

@@ -142,7 +142,7 @@ TEST_CASE("classify: interrupted and resumed runs give the same losses and dev a
   TrainConfig c = small_classify((dir / "data.tsv").string(), dir / "full");
   c.format = "tsv";
   c.model = "transformer";
-  c.attention = "dense";
+  set_config_field(c, "attention", "dense");
   c.dev_split = 50;
   c.epochs = 3;
   const TrainResult full = Trainer(c).run();
@@ -192,9 +192,9 @@ TEST_CASE("classify config: missing or inconsistent fields are rejected naming t
   c.subtrees = true;
   CHECK(testing::error_of([&] { c.validate(); }).find("'subtrees'") != std::string::npos);
   c.subtrees = false;
-  c.attention = "dense";
+  set_config_field(c, "attention", "dense");
   CHECK(testing::error_of([&] { c.validate(); }).find("'attention'") != std::string::npos);
-  c.attention = "graph";
+  set_config_field(c, "attention", "graph");
   c.train = "/nonexistent/file.txt";
   c.dev.clear();
   CHECK(testing::error_of([&] { make_task(c); }).find("/nonexistent/file.txt") != std::string::npos);

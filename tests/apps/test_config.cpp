@@ -11,6 +11,7 @@
 #include "tests/support/testing.hpp"
 #include "apps/train/cli.hpp"
 #include "apps/train/config.hpp"
+#include "models/registry.hpp"
 #include "kernels/error.hpp"
 
 using namespace topo;
@@ -68,7 +69,7 @@ TEST_CASE("config: JSON file, then flags; flags override wherever they stand") {
   REQUIRE(flags_only.has_value());
   CHECK(flags_only->n == 30);
   CHECK(flags_only->profile);
-  CHECK(flags_only->variant == "no-ring");
+  CHECK(flags_only->model_options.at("variant") == "no-ring");
   CHECK(!parse({"--help"}).has_value());
   std::filesystem::remove(path);
 }
@@ -125,7 +126,7 @@ TEST_CASE("config: every validation error names its field and value") {
   c.heads = 7;
   CHECK(error_of([&] { c.validate(); }).find("'heads' = 7") != std::string::npos);
   c = TrainConfig{};
-  c.variant = "no-radical";  // deepsets has no ablations
+  set_config_field(c, "variant", "no-radical");  // deepsets has no ablations
   CHECK(error_of([&] { c.validate(); }).find("'variant'") != std::string::npos);
   c = TrainConfig{};
   c.n_min = 5;  // k = 10 > the shortest length 5
@@ -135,4 +136,73 @@ TEST_CASE("config: every validation error names its field and value") {
   CHECK(error_of([&] { c.validate(); }).find("'n' = 200") != std::string::npos);
   // The command line validates too.
   CHECK(error_of([&] { parse({"--n", "10", "--k", "11"}); }).find("'k' = 11") != std::string::npos);
+}
+
+TEST_CASE("config: the model's recipe for the task is the default; the file beats it, flags beat both") {
+  const auto only_flags = parse({"--task", "classify", "--model", "star", "--format", "mtl", "--train", "x.train"});
+  REQUIRE(only_flags.has_value());
+  const nlohmann::json star_classify = models::model_recipe("star", "classify");
+  CHECK(only_flags->dropout == star_classify.at("dropout").get<double>());  // not TrainConfig's 0
+  CHECK(only_flags->batch == star_classify.at("batch").get<std::int64_t>());
+  CHECK(only_flags->warmup == star_classify.at("warmup").get<std::int64_t>());
+  CHECK(only_flags->sources.at("dropout") == "recipe star/classify");
+  CHECK(only_flags->sources.at("train") == "flag");
+  CHECK(only_flags->sources.count("seed") == 0);  // a default
+
+  // The file's model chooses the recipe (the Transformer's runs dense); the file beats the recipe, a flag both.
+  const std::string path = temp_file("recipe.json", R"({"task": "classify", "model": "transformer", "format": "mtl",
+                                                        "train": "x.train", "batch": 8, "lr": 0.002})");
+  const auto layered = parse({"--config", path, "--lr", "0.01"});
+  REQUIRE(layered.has_value());
+  CHECK(layered->model_options.at("attention") == "dense");  // recipe
+  CHECK(layered->epochs == models::model_recipe("transformer", "classify").at("epochs").get<std::int64_t>());
+  CHECK(layered->batch == 8);                                 // file over recipe
+  CHECK(layered->lr == doctest::Approx(0.01));                // flag over file
+  CHECK(layered->sources.at("attention") == "recipe transformer/classify");
+  CHECK(layered->sources.at("batch") == "config file " + path);
+  CHECK(layered->sources.at("lr") == "flag");
+  // A flag naming another model takes that model's recipe instead of the file model's.
+  const auto switched = parse({"--config", path, "--model", "star"});
+  REQUIRE(switched.has_value());
+  CHECK(switched->model_options.at("attention") == "graph");
+  CHECK(switched->patience == star_classify.at("patience").get<std::int64_t>());
+  CHECK(switched->batch == 8);
+
+  // Masked summation with Star gets the residual stack that leaves the k/2 plateau; DeepSets has no recipe.
+  const auto masked = parse({"--model", "star"});
+  REQUIRE(masked.has_value());
+  CHECK(masked->model_options.at("residual") == true);
+  const auto deepsets = parse({"--model", "deepsets"});
+  REQUIRE(deepsets.has_value());
+  CHECK(deepsets->to_json() == TrainConfig{}.to_json());
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("config: every registered recipe is made of known fields and validates") {
+  for (const models::ModelRegistration& m : models::registered_models())
+    for (const auto& [task, recipe] : m.recipes) {
+      INFO(m.name << " / " << task << ": " << recipe.dump());
+      TrainConfig c;
+      c.task = task;
+      c.model = m.name;
+      c.format = "mtl";
+      c.train = "x.train";
+      CHECK_NOTHROW(apply_config_json(c, recipe));
+      CHECK_NOTHROW(c.validate());
+    }
+}
+
+TEST_CASE("config: model options are fields like the others: JSON, flags, to_json, errors naming them") {
+  TrainConfig c;
+  CHECK(c.model_options == TrainConfig::default_model_options());
+  CHECK(c.to_json().at("variant") == "full");
+  set_config_field_from_string(c, "residual", "true");
+  CHECK(c.model_options.at("residual") == true);
+  CHECK(error_of([&] { set_config_field(c, "variant", 2); }).find("'variant'") != std::string::npos);
+  CHECK(error_of([&] { set_config_field_from_string(c, "residual", "maybe"); }).find("'residual'") != std::string::npos);
+  c.model = "star";
+  CHECK_NOTHROW(c.validate());
+  CHECK(c.options_of_model() == nlohmann::json({{"variant", "full"}, {"residual", true}}));
+  c.model = "transformer";  // residual is Star's
+  CHECK(error_of([&] { c.validate(); }).find("applies only to --model star") != std::string::npos);
 }

@@ -85,7 +85,7 @@ TEST_CASE("training: DeepSets learns masked summation (n = 20, k = 3) far below 
 
   // result.json: complete, and no temp file left behind by the atomic write.
   const nlohmann::json result = read_json(Trainer::result_path(c.out));
-  for (const char* key : {"task", "model", "variant", "test_mse", "baseline_mse", "epochs", "train_seconds", "params",
+  for (const char* key : {"task", "model", "pooling", "test_mse", "baseline_mse", "epochs", "train_seconds", "params",
                           "config", "best_dev_mse", "best_step", "steps"})
     CHECK_MESSAGE(result.contains(key), key);
   CHECK(result.at("task") == "masked-sum");
@@ -286,7 +286,7 @@ TEST_CASE("training: Star-Transformer and Transformer plug in through the factor
     c.heads = 2;
     c.head_hidden = 16;
     c.dropout = 0.2;  // the attention encoders draw masks from the default generator: resume must restore it
-    c.variant = model == "star" ? "no-radical" : "full";
+    if (model == "star") set_config_field(c, "variant", "no-radical");
     return c;
   };
   const fs::path a = fresh_dir("star_a"), b = fresh_dir("star_b"), t = fresh_dir("transformer");

@@ -1,6 +1,6 @@
 #include <random>
 
-#include "models/star_transformer/star_dense.hpp"
+#include "tests/models/star_dense.hpp"
 #include "tests/support/testing.hpp"
 
 using namespace topo;

@@ -1,4 +1,4 @@
-#include "models/star_transformer/star_dense.hpp"
+#include "tests/models/star_dense.hpp"
 
 #include <cmath>
 #include <limits>

@@ -2,7 +2,8 @@
 // An independent reference for the Star-Transformer: the same equations (models.md §1) computed per
 // sentence with dense matrices, per-head GEMMs and explicit -inf masks over the context [H; E; s], using
 // the model's own parameters but neither its graph nor its sparse kernels. Slow by design; the tests hold
-// the graph model to it (outputs and every parameter gradient).
+// the graph model to it (outputs and every parameter gradient). A test oracle, built only into the tests:
+// product code keeps one dense attention, the Transformer baseline's encode_dense.
 #include "models/star_transformer/star_transformer.hpp"
 
 namespace topo::models {

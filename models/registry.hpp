@@ -1,0 +1,109 @@
+#pragma once
+// The models a program can build by name. Each model registers itself from its own folder
+// (<folder>/registration.cpp): its name, the inputs it reads, its own config keys, a factory, and its working
+// recipe per task. topo-train turns `--model NAME` into an encoder through this table only, so adding a model
+// changes no file in apps/ (models/README.md walks through one).
+//
+// Why an explicit list (registry.cpp, one line per model) and not self-registering static objects: the models
+// are a static library, and the linker drops an object file nothing references, so a registration object
+// would silently vanish from every program (topo-train, topo-eval, the tests, the benchmarks) unless each
+// linked the library whole-archive. A function the list calls is always linked, and the list fixes the order
+// --help shows.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels/error.hpp"
+#include "kernels/tensor.hpp"
+#include "models/model.hpp"
+#include "nn/ops.hpp"
+
+namespace topo::models {
+
+// A setting only some models read (Star's variant, the Transformer's attention path): a config key of
+// topo-train and its flag (--name, '_' -> '-'). Its type is the type of its default: string, bool, integer
+// or number. Models that declare the same key share it, with the same default.
+struct ModelOption {
+  std::string name;
+  nlohmann::json default_value;
+  std::string help;
+  std::vector<std::string> choices;  // string options: the accepted values (empty: any)
+};
+
+// Everything an encoder is built from: the run's sizes, the task's inputs and the model's own options.
+struct EncoderSpec {
+  std::int64_t hidden = 100;
+  std::int64_t heads = 10;
+  std::int64_t layers = 2;
+  float dropout = 0.f;
+  std::int64_t vocab_size = 0;    // > 0: the task gives token ids from a vocabulary this large
+  std::int64_t input_dim = 0;     // > 0: the task gives this many features per position instead
+  std::int64_t max_length = 256;  // the longest sequence the run can see (size of learned position tables)
+  Tensor pretrained;              // optional token vectors float32 [vocab_size, hidden]
+  bool freeze_pretrained = false;
+  nn::Generator* generator = nullptr;  // dropout masks of models that take a generator (default one when null)
+  nlohmann::json options = nlohmann::json::object();  // every option the model declares, defaults filled in
+
+  // One of `options`, typed; a missing or mistyped one is a topo::Error naming it.
+  template <class T>
+  T option(const std::string& name) const;
+};
+
+// Copies the fields every attention encoder's config shares (StarConfig, TransformerConfig: sizes, inputs,
+// dropout, pre-trained vectors) from a spec.
+template <class Config>
+void set_shared_encoder_fields(Config& config, const EncoderSpec& spec) {
+  config.vocab_size = spec.vocab_size;
+  config.input_dim = spec.input_dim;
+  config.hidden = spec.hidden;
+  config.heads = spec.heads;
+  config.layers = spec.layers;
+  config.max_length = spec.max_length;
+  config.dropout = spec.dropout;
+  config.pretrained = spec.pretrained;
+  config.freeze_pretrained = spec.freeze_pretrained;
+}
+
+struct ModelRegistration {
+  std::string name;     // --model NAME
+  std::string summary;  // one line for --help
+  bool reads_token_ids = true;  // text tasks (classify)
+  bool reads_features = true;   // feature tasks (masked-sum)
+  bool heads_divide_hidden = true;  // attention splits hidden into heads: heads must divide it
+  std::vector<ModelOption> options;
+  std::function<std::shared_ptr<SequenceEncoder>(const EncoderSpec&)> make;
+  // Per task ("classify", "masked-sum", ...): the config keys, in topo-train's JSON spelling, of the recipe
+  // the model trains well with. They are topo-train's defaults for that model and task; a --config file and
+  // flags override them.
+  std::map<std::string, nlohmann::json> recipes;
+};
+
+// In the order of registry.cpp's list.
+const std::vector<ModelRegistration>& registered_models();
+// The model registered as `name`; a topo::Error listing the registered names otherwise.
+const ModelRegistration& find_model(const std::string& name);
+// "deepsets, star, transformer".
+std::string registered_model_names();
+// Every registered model's options, each key once (the first declaration), in registration order.
+const std::vector<ModelOption>& all_model_options();
+// The registered models declaring option `name`, comma-separated ("star").
+std::string models_declaring(const std::string& name);
+// The recipe `model` registers for `task`: an empty object when it has none (or the model is unknown).
+nlohmann::json model_recipe(const std::string& model, const std::string& task);
+
+template <class T>
+T EncoderSpec::option(const std::string& name) const {
+  TOPO_CHECK(options.contains(name), "model option '{}' is not set (options given: {})", name, options.dump());
+  try {
+    return options.at(name).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    fail("model option '{}' has the wrong type: {}", name, options.at(name).dump());
+  }
+}
+
+}  // namespace topo::models

@@ -1,0 +1,30 @@
+// The Transformer baseline as `--model transformer`: its attention path switch and its working recipe.
+#include "models/registry.hpp"
+#include "models/transformer/transformer.hpp"
+
+namespace topo::models {
+
+ModelRegistration transformer_registration() {
+  ModelRegistration m;
+  m.name = "transformer";
+  m.summary = "Transformer baseline: full attention per sentence (graph: sparse kernels, dense: padded GEMMs)";
+  m.options = {
+      {"attention", "graph", "Transformer attention: graph (full graph, sparse kernels) | dense (padded GEMMs)",
+       {"graph", "dense"}},
+  };
+  m.make = [](const EncoderSpec& spec) {
+    TransformerConfig config;
+    set_shared_encoder_fields(config, spec);
+    config.dense = spec.option<std::string>("attention") == "dense";
+    return std::make_shared<Transformer>(config);
+  };
+  // Text classification, docs/results.md: the post-LN Transformer stays at chance without warm-up, so it
+  // has a lower lr, larger batches and a longer warm-up than Star; the dense path is the usual implementation.
+  m.recipes["classify"] = {{"attention", "dense"}, {"max_len", 256}, {"min_freq", 2},      {"layers", 2},
+                           {"hidden", 100},        {"heads", 4},     {"head_hidden", 100}, {"dropout", 0.3},
+                           {"epochs", 15},         {"patience", 6},  {"batch", 32},        {"lr", 5e-4},
+                           {"clip", 5.0},          {"warmup", 200}};
+  return m;
+}
+
+}  // namespace topo::models
