@@ -1,6 +1,6 @@
 // Suite `models`: the paper's Fig. 3b experiment — inference and training-step time of the Star-Transformer
 // against the dense Transformer of equal width (d = 300, 6 heads, 2 layers; FFN 4d, standard) per batch of
-// 128 sentences of length n = 32 ... 4096.
+// 128 sentences of length n = 32 ... 4096 — and the Multi-Scale Transformer of its paper (10 heads x 30).
 // A full batch of 128 at large n does not fit the machine's time (and, dense, its memory: at n = 4096 the
 // attention scores of one head alone are 128 x 4096^2 floats = 8.6 GB), so each point runs a sub-batch of
 // at most 16384 tokens and scales to 128 sentences linearly (every cost here is per sentence; the JSON
@@ -11,6 +11,7 @@
 #include "bench/harness.hpp"
 #include "bench/svg_plot.hpp"
 #include "kernels/dense/random.hpp"
+#include "models/multiscale_transformer/multiscale_transformer.hpp"
 #include "models/star_transformer/star_transformer.hpp"
 #include "models/transformer/transformer.hpp"
 #include "nn/autograd.hpp"
@@ -44,8 +45,16 @@ TOPO_BENCH_SUITE(models, "Star-Transformer vs dense Transformer per batch of 128
   models::Transformer dense(tc);
   dense.reset_parameters(2);
 
-  std::vector<bench::Series> series = {{"Star inference", {}}, {"Star train step", {}},
-                                       {"dense inference", {}}, {"dense train step", {}}};
+  // The Multi-Scale Transformer of the paper's classification setting: 10 heads x 30, scales 1, 3, N/16, N/8,
+  // N/4, alpha 0.5, 2 layers, no feed-forward.
+  models::MultiScaleConfig mc;
+  mc.vocab_size = kVocab, mc.heads = 10, mc.head_dim = kHidden / 10, mc.layers = kLayers, mc.max_length = 4096;
+  models::MultiScaleTransformer multiscale(mc);
+  multiscale.reset_parameters(4);
+
+  std::vector<bench::Series> series = {{"Star inference", {}},       {"Star train step", {}},
+                                       {"dense inference", {}},      {"dense train step", {}},
+                                       {"Multi-Scale inference", {}}, {"Multi-Scale train step", {}}};
   const std::vector<std::int64_t> sizes = bench.quick() ? std::vector<std::int64_t>{32, 128, 512}
                                                         : std::vector<std::int64_t>{32, 64, 128, 256, 512, 1024, 2048, 4096};
   for (std::int64_t n : sizes) {
@@ -53,7 +62,7 @@ TOPO_BENCH_SUITE(models, "Star-Transformer vs dense Transformer per batch of 128
     const double scale = static_cast<double>(kBatch) / static_cast<double>(b);
     const models::SequenceBatch batch = token_batch(b, n, static_cast<std::uint32_t>(n));
     const Tensor r = random_uniform({b, kHidden}, -1, 1, 3);
-    double per_batch[4];
+    double per_batch[6];
     int k = 0;
     auto record = [&](const std::string& what, const std::function<void()>& fn) {
       const bench::Result res = bench.run(fmt::format("{} n={}", what, n), {}, fn, {{"n", n}, {"measured_sentences", b}});
@@ -73,8 +82,12 @@ TOPO_BENCH_SUITE(models, "Star-Transformer vs dense Transformer per batch of 128
     record("dense train step", [&] { dense.zero_grad(); step([&] { return dense.encode_dense(batch); }); });
     bench.annotate("dense_over_star_inference", per_batch[2] / per_batch[0]);
     bench.annotate("dense_over_star_train", per_batch[3] / per_batch[1]);
+    record("multiscale inference", [&] { nn::NoGradGuard g; (void)multiscale.encode(batch); });
+    record("multiscale train step", [&] { multiscale.zero_grad(); step([&] { return multiscale.encode(batch); }); });
+    bench.annotate("dense_over_multiscale_inference", per_batch[2] / per_batch[4]);
+    bench.annotate("dense_over_multiscale_train", per_batch[3] / per_batch[5]);
   }
   if (const std::string path = bench.artifact_path("plot.svg"); !path.empty())
-    bench::write_log_log_svg(path, "Star-Transformer vs dense Transformer (d=300, 6 heads, 2 layers)",
+    bench::write_log_log_svg(path, "Star, Multi-Scale and dense Transformer (d=300, 2 layers)",
                              "sentence length n", "time per token (us)", series);
 }
