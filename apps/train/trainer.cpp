@@ -149,7 +149,7 @@ TrainResult Trainer::run() {
     window_steps = meta.at("window_steps").get<std::int64_t>();
     // Evaluations an interrupted run logged after its last checkpoint are redone: drop them.
     std::string kept;
-    for (const nlohmann::json& line : read_json_lines(metrics))
+    for (const nlohmann::json& line : read_json_lines(metrics, /*drop_torn_tail=*/true))
       if (line.value("step", std::int64_t{0}) <= step) kept += line.dump() + "\n";
     write_file_atomically(metrics, kept);
   } else {
