@@ -1,23 +1,28 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets with clang (ASan + UBSan + coverage, into build-asan/, which
-# scripts/sanitize.sh shares) and runs each one, seeded from the real files in ../shared/data.
+# Builds the libFuzzer targets with clang 14 (ASan + UBSan + libFuzzer coverage, into build-fuzz/) and runs
+# each one, seeded from the real files in ../shared/data.
 #   fuzz/run.sh                       every target for FUZZ_SECONDS (default 30) each: CI's short run
 #   FUZZ_RUNS=1000000 fuzz/run.sh     every target for a fixed number of executions (FUZZ_SECONDS caps it)
 #   fuzz/run.sh fuzz_mtl fuzz_cli     only these targets
 # A crash, sanitizer report, leak, uncaught exception or an input running > 10 s fails the script; the input
-# is kept in build-asan/fuzz-artifacts/. Prints the executions per target. See fuzz/README.md.
+# is kept in build-fuzz/fuzz-artifacts/. Prints the executions per target. See fuzz/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 data=$(cd .. && pwd)/shared/data
-build=${FUZZ_BUILD:-build-asan}
+build=${FUZZ_BUILD:-build-fuzz}
 [ -d "$data" ] || { echo "fuzz: no data sets at $data (the seeds come from there)" >&2; exit 1; }
 
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(fuzz_mtl fuzz_tsv fuzz_jsonl fuzz_sst_trees fuzz_sst_stsa fuzz_word_vectors
                                       fuzz_config fuzz_cli fuzz_checkpoint fuzz_eval_metadata)
 
-scripts/sanitize.sh --configure-only
+mkdir -p "$build"
+launcher=()
+command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTOPO_CUDA=OFF \
+  -DTOPO_SANITIZE=address,undefined -DTOPO_FUZZ=ON "${launcher[@]}" > "$build/configure.log" 2>&1 \
+  || { cat "$build/configure.log"; exit 1; }
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 
 # Seeds: slices of every real file a reader reads (a few lines from the start, the middle and the end;
