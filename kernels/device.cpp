@@ -2,6 +2,8 @@
 
 #include <omp.h>
 
+#include <charconv>
+
 #include "kernels/error.hpp"
 
 #if TOPO_WITH_CUDA
@@ -19,7 +21,11 @@ Device Device::parse(const std::string& text) {
     const std::string number = text.substr(5);
     TOPO_CHECK(!number.empty() && number.find_first_not_of("0123456789") == std::string::npos,
                "bad device '{}': expected cpu, cuda or cuda:N", text);
-    return cuda(std::stoi(number));
+    int index = 0;  // from_chars reports overflow (std::stoi threw std::out_of_range past the CLI's handler)
+    const auto r = std::from_chars(number.data(), number.data() + number.size(), index);
+    TOPO_CHECK(r.ec == std::errc() && r.ptr == number.data() + number.size(),
+               "bad device '{}': the device number is out of range", text);
+    return cuda(index);
   }
   fail("bad device '{}': expected cpu, cuda or cuda:N", text);
 }

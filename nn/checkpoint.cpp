@@ -93,9 +93,12 @@ Parsed parse(const std::string& path, const FileBytes& f) {
     TOPO_CHECK(p.index.at("format").get<std::int64_t>() == kFormat, "checkpoint {}: unsupported format {}", path,
                p.index.at("format").dump());
     const auto payload_bytes = p.index.at("payload_bytes").get<std::uint64_t>();
-    TOPO_CHECK(p.payload_start + payload_bytes == b.size(),
-               "checkpoint {}: truncated or padded: expected {} bytes, found {}", path,
-               p.payload_start + payload_bytes, b.size());
+    // Compared as a difference of sizes known to fit: payload_start + payload_bytes wraps for a crafted
+    // payload_bytes near 2^64, and the checksum below would then read past the end of the file.
+    TOPO_CHECK(p.payload_start <= b.size() && payload_bytes == b.size() - p.payload_start,
+               "checkpoint {}: truncated or padded: the index declares a payload of {} bytes at offset {}, the "
+               "file has {} bytes",
+               path, payload_bytes, p.payload_start, b.size());
     const auto sum = p.index.at("payload_fnv1a").get<std::uint64_t>();
     TOPO_CHECK(fnv1a(b.data() + p.payload_start, payload_bytes) == sum,
                "checkpoint {}: payload checksum mismatch (corrupt file)", path);

@@ -71,7 +71,9 @@ TextClassification::TextClassification(const ClassifyOptions& options) : options
   TOPO_CHECK(!dev.examples.empty(), "classify: the dev split is empty");
 
   vocab_ = text::Vocabulary::build({&train}, options.min_freq);
-  labels_ = text::LabelSet::build({&train, &dev, &test});
+  // Classes are what training saw: a dev/test label outside them is an error naming file:line
+  // (encode_split), not a class the model could never learn.
+  labels_ = text::LabelSet::build({&train});
   TOPO_CHECK(labels_.size() >= 2, "classify: '{}' has a single label '{}'; nothing to classify", options.train,
              labels_.name(0));
   majority_label_ = majority_label(train, labels_);
@@ -89,24 +91,37 @@ TextClassification::TextClassification(const ClassifyOptions& options) : options
 }
 
 std::unique_ptr<TextClassification> TextClassification::for_evaluation(const nlohmann::json& metadata,
-                                                                       ClassifyOptions options) {
-  TOPO_CHECK(metadata.is_object() && metadata.contains("vocabulary") && metadata.contains("labels") &&
-                 metadata.contains("read") && metadata.contains("majority_label"),
-             "checkpoint metadata holds no text-classification task (vocabulary, labels, read options)");
+                                                                       ClassifyOptions options,
+                                                                       const std::string& source) {
   TOPO_CHECK(!options.test.empty(), "evaluation needs a file to score");
+  TOPO_CHECK(metadata.is_object(), "{}: the task metadata is {}, not an object", source, metadata.type_name());
+  for (const char* key : {"vocabulary", "labels", "read", "majority_label"})
+    TOPO_CHECK(metadata.contains(key),
+               "{}: the task metadata has no '{}' (a text classifier's checkpoint carries vocabulary, labels, "
+               "read options and majority_label)",
+               source, key);
   std::unique_ptr<TextClassification> t(new TextClassification());
-  const nlohmann::json& read = metadata.at("read");
-  options.read.encoding = text::parse_text_encoding(read.at("encoding").get<std::string>());
-  options.read.lowercase = read.at("lowercase").get<bool>();
-  options.read.max_length = read.at("max_length").get<std::int64_t>();
-  options.read.sst_binary = read.at("sst_binary").get<bool>();
-  options.read.label_field = read.at("label_field").get<std::string>();
-  options.read.text_field = read.at("text_field").get<std::string>();
-  options.read.sst_subtrees = false;
+  try {
+    const nlohmann::json& read = metadata.at("read");
+    options.read.encoding = text::parse_text_encoding(read.at("encoding").get<std::string>());
+    options.read.lowercase = read.at("lowercase").get<bool>();
+    options.read.max_length = read.at("max_length").get<std::int64_t>();
+    options.read.sst_binary = read.at("sst_binary").get<bool>();
+    options.read.label_field = read.at("label_field").get<std::string>();
+    options.read.text_field = read.at("text_field").get<std::string>();
+    options.read.sst_subtrees = false;
+    t->vocab_ = text::Vocabulary::from_json(metadata.at("vocabulary"));
+    t->labels_ = text::LabelSet::from_json(metadata.at("labels"));
+    t->majority_label_ = metadata.at("majority_label").get<std::string>();
+  } catch (const nlohmann::json::exception& e) {
+    fail("{}: malformed task metadata: {}", source, e.what());
+  } catch (const Error& e) {
+    fail("{}: {}", source, e.what());
+  }
+  TOPO_CHECK(options.read.max_length > 0 && t->labels_.size() >= 1 && t->labels_.contains(t->majority_label_),
+             "{}: inconsistent task metadata (max_length {}, {} labels, majority label '{}')", source,
+             options.read.max_length, t->labels_.size(), t->majority_label_);
   t->options_ = options;
-  t->vocab_ = text::Vocabulary::from_json(metadata.at("vocabulary"));
-  t->labels_ = text::LabelSet::from_json(metadata.at("labels"));
-  t->majority_label_ = metadata.at("majority_label").get<std::string>();
   const text::Dataset test = text::read_dataset(options.format, options.test, options.read);
   TOPO_CHECK(!test.examples.empty(), "'{}' holds no examples", options.test);
   t->splits_[static_cast<int>(Split::Test)] = encode_split(test, t->vocab_, t->labels_);

@@ -1,7 +1,7 @@
 #pragma once
 // Text classification (SST, MTL-16, any TSV / JSON-lines file): sentences of token ids in, a class out;
 // cross-entropy, accuracy. The vocabulary is built from the training split (tokens below min_freq are
-// <unk>), the label set from every split read (an unseen dev/test label would otherwise be unscorable),
+// <unk>), the label set from the training split (a dev/test label it lacks is an error naming file:line),
 // and both travel in checkpoint metadata so topo-eval can encode new files exactly as training did.
 #include <cstdint>
 #include <memory>
@@ -42,8 +42,10 @@ class TextClassification final : public Task {
   explicit TextClassification(const ClassifyOptions& options);
   // Evaluation only: the vocabulary, labels and reading options of a checkpoint's metadata() and one file to
   // score as the test split (no training data is read). `options` supplies format, test path, eval_batch and
-  // skip_bad; the rest comes from the metadata so the file is read as training read its files.
-  static std::unique_ptr<TextClassification> for_evaluation(const nlohmann::json& metadata, ClassifyOptions options);
+  // skip_bad; the rest comes from the metadata so the file is read as training read its files. Missing or
+  // malformed metadata is an error naming `source` (the checkpoint file) and the key.
+  static std::unique_ptr<TextClassification> for_evaluation(const nlohmann::json& metadata, ClassifyOptions options,
+                                                            const std::string& source = "checkpoint metadata");
 
   const text::Vocabulary& vocabulary() const { return vocab_; }
   const text::LabelSet& labels() const { return labels_; }

@@ -36,10 +36,9 @@ bool is_integer(std::string_view s) {
   return true;
 }
 
-bool apply_sst_binary(std::string& label, const ReadOptions& opts) {
+bool apply_sst_label(std::string& label, const ReadOptions& opts) {
+  if (label.size() != 1 || label[0] < '0' || label[0] > '4') bad_line("label '{}' is not an SST label 0..4", label);
   if (!opts.sst_binary) return true;
-  if (label.size() != 1 || label[0] < '0' || label[0] > '4')
-    bad_line("label '{}' is not an SST label 0..4 (needed to binarise)", label);
   if (label[0] == '2') return false;
   label = label[0] <= '1' ? "0" : "1";
   return true;
@@ -105,7 +104,7 @@ Dataset read_label_tokens(const std::string& path, const ReadOptions& opts) {
     tokens.erase(tokens.begin());
     if (!detail::is_integer(label)) bad_line("label '{}' is not an integer (expected 'LABEL tokens...')", label);
     if (tokens.empty()) bad_line("empty text after label '{}'", label);
-    if (!detail::apply_sst_binary(label, opts)) return;
+    if (!detail::apply_sst_label(label, opts)) return;
     detail::add_example(d, std::move(tokens), std::move(label), line, opts);
   });
   return d;
@@ -116,6 +115,9 @@ Dataset read_mtl(const std::string& path, const ReadOptions& opts) {
   detail::for_each_line(d, opts, [&](std::int64_t line, const std::string& text) {
     const std::size_t tab = text.find('\t');
     if (tab == std::string::npos) bad_line("no tab (expected 'LABEL<TAB>text')");
+    // MTL-16 is binary: any other label is a corrupt line, not an extra class.
+    const std::string_view label = trim(std::string_view(text).substr(0, tab));
+    if (label != "0" && label != "1") bad_line("label '{}' is not an MTL-16 label (0 or 1)", label);
     add_labelled_text(d, std::string_view(text).substr(0, tab), std::string_view(text).substr(tab + 1), line,
                       opts);
   });

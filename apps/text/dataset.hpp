@@ -43,12 +43,12 @@ struct Dataset {
 };
 
 // PTB bracket trees "(3 (2 The) (2 Rock) ...)", one per line; the root's label is the sentence label and
-// the leaves are the tokens. With sst_subtrees every node (internal and leaf) yields its span as an
+// the leaves are the tokens; every node label must be 0..4. With sst_subtrees every node (internal and leaf) yields its span as an
 // example, in pre-order (root first); duplicates are kept.
 Dataset read_sst_trees(const std::string& path, const ReadOptions& opts);
-// "LABEL tok tok ..." one per line (sst/stsa).
+// "LABEL tok tok ..." one per line (sst/stsa); LABEL is 0..4.
 Dataset read_label_tokens(const std::string& path, const ReadOptions& opts);
-// "LABEL<TAB>text" one per line (MTL-16).
+// "LABEL<TAB>text" one per line (MTL-16); LABEL is 0 or 1.
 Dataset read_mtl(const std::string& path, const ReadOptions& opts);
 // Tab-separated; a first line whose columns contain label_field and text_field is a header naming the
 // columns, otherwise column 0 = label and column 1 = text.

@@ -60,9 +60,9 @@ void for_each_line(Dataset& d, const ReadOptions& opts, Parse&& parse) {
   }
 }
 
-// SST labels are 0..4. Returns false when sst_binary drops the example (label 2); else maps 0/1 -> "0",
-// 3/4 -> "1" under sst_binary. A label outside 0..4 under sst_binary is a BadLine.
-bool apply_sst_binary(std::string& label, const ReadOptions& opts);
+// SST labels are 0..4: any other is a BadLine (a sixth class would train silently). Returns false when
+// sst_binary drops the example (label 2); else maps 0/1 -> "0", 3/4 -> "1" under sst_binary.
+bool apply_sst_label(std::string& label, const ReadOptions& opts);
 
 // Appends an example (truncating to max_length, counting stats.examples / stats.truncated).
 void add_example(Dataset& d, std::vector<std::string> tokens, std::string label, std::int64_t line,

@@ -46,7 +46,8 @@ Tree parse_tree(std::string_view s, bool lowercase) {
       while (j < n && !is_space(s[j]) && s[j] != '(' && s[j] != ')') ++j;
       if (j == i) bad_line("'(' at column {} is not followed by a label", column);
       const std::string_view label = s.substr(i, j - i);
-      if (!detail::is_integer(label)) bad_line("node label '{}' at column {} is not an integer", label, i + 1);
+      if (label.size() != 1 || label[0] < '0' || label[0] > '4')
+        bad_line("node label '{}' at column {} is not an SST label 0..4", label, i + 1);
       if (!open.empty()) {
         Node& parent = t.nodes[open.back()];
         if (parent.has_word) bad_line("node at column {} mixes a word and subtrees", column);
@@ -96,13 +97,13 @@ Dataset read_sst_trees(const std::string& path, const ReadOptions& opts) {
     Tree t = parse_tree(text, opts.lowercase);
     if (!opts.sst_subtrees) {
       std::string label = std::move(t.nodes.front().label);
-      if (detail::apply_sst_binary(label, opts))
+      if (detail::apply_sst_label(label, opts))
         detail::add_example(d, std::move(t.leaves), std::move(label), line, opts);
       return;
     }
     // Map every label before adding any example, so a bad node drops the whole line under skip_bad.
     std::vector<char> keep(t.nodes.size());
-    for (std::size_t k = 0; k < t.nodes.size(); ++k) keep[k] = detail::apply_sst_binary(t.nodes[k].label, opts);
+    for (std::size_t k = 0; k < t.nodes.size(); ++k) keep[k] = detail::apply_sst_label(t.nodes[k].label, opts);
     for (std::size_t k = 0; k < t.nodes.size(); ++k) {
       if (!keep[k]) continue;
       Node& node = t.nodes[k];

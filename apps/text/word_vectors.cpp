@@ -57,22 +57,35 @@ WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab) 
         continue;
       }
     }
-    if (wv.dim == 0) {  // GloVe: the first vector fixes the dimension
-      if (fields.size() < 2) fail("{}:{}: a word vector needs a token and at least one value", path, line_number);
-      wv.dim = static_cast<std::int64_t>(fields.size()) - 1;
+    // The values are the last `dim` fields and the token is everything before them: GloVe 840B has
+    // tokens with spaces inside (". . ."), so only a line with too few fields is malformed.
+    if (wv.dim == 0) {  // GloVe: the first vector fixes the dimension (its trailing numeric fields)
+      std::size_t numeric = 0;
+      float unused = 0.f;
+      while (numeric + 1 < fields.size()) {
+        const std::string_view f = fields[fields.size() - 1 - numeric];
+        const auto r = std::from_chars(f.data(), f.data() + f.size(), unused);
+        if (r.ec != std::errc() || r.ptr != f.data() + f.size()) break;
+        ++numeric;
+      }
+      if (numeric == 0) fail("{}:{}: a word vector needs a token and at least one value", path, line_number);
+      wv.dim = static_cast<std::int64_t>(numeric);
       wv.values.assign(static_cast<std::size_t>(vocab.size() * wv.dim), 0.f);
     }
-    if (static_cast<std::int64_t>(fields.size()) - 1 != wv.dim)
+    if (static_cast<std::int64_t>(fields.size()) - 1 < wv.dim)
       fail("{}:{}: token '{}' has {} values, expected {}", path, line_number, fields[0], fields.size() - 1, wv.dim);
-    const std::string token(fields[0]);
+    const std::size_t first_value = fields.size() - static_cast<std::size_t>(wv.dim);
+    const std::string_view last_token_field = fields[first_value - 1];
+    const std::string token(fields[0].data(), static_cast<std::size_t>(last_token_field.data() + last_token_field.size() -
+                                                                       fields[0].data()));
     const std::int64_t id = vocab.contains(token) ? vocab.id(token) : -1;
     const bool take = id > Vocabulary::kPad && !seen[static_cast<std::size_t>(id)];
     for (std::int64_t k = 0; k < wv.dim; ++k) {
-      const std::string_view f = fields[static_cast<std::size_t>(k + 1)];
+      const std::string_view f = fields[first_value + static_cast<std::size_t>(k)];
       float v = 0.f;
       const auto r = std::from_chars(f.data(), f.data() + f.size(), v);
       if (r.ec != std::errc() || r.ptr != f.data() + f.size())
-        fail("{}:{}: value {} of token '{}' is not a number: '{}'", path, line_number, k + 1, fields[0], f);
+        fail("{}:{}: value {} of token '{}' is not a number: '{}'", path, line_number, k + 1, token, f);
       if (take) wv.values[static_cast<std::size_t>(id * wv.dim + k)] = v;
     }
     if (take) {

@@ -15,8 +15,10 @@ struct WordVectors {
 };
 
 // GloVe text ("tok v1 .. vd" per line) or word2vec text (first line "count dim", then as GloVe), detected
-// from the first line: exactly two integers there is a word2vec header, and then the count must match. Tokens are matched exactly (first occurrence wins; the <pad> row always stays 0). An inconsistent dimension, a
-// non-number or a missing file is a topo::Error naming path:line.
+// from the first line: exactly two integers there is a word2vec header, and then the count must match.
+// A line's values are its last `dim` fields and its token is everything before them (GloVe 840B has tokens
+// with spaces). Tokens are matched exactly (first occurrence wins; the <pad> row always stays 0). Too few
+// values, a non-number or a missing file is a topo::Error naming path:line.
 WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab);
 
 }  // namespace topo::text

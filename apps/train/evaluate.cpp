@@ -48,7 +48,7 @@ nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
   task_options.test = options.test;
   task_options.eval_batch = options.batch;
   task_options.read.skip_bad = options.skip_bad;
-  const auto task = TextClassification::for_evaluation(meta.at("task"), task_options);
+  const auto task = TextClassification::for_evaluation(meta.at("task"), task_options, "checkpoint '" + path + "'");
   const auto model = make_task_model(config, *task);
   model->to(device);
   nn::load_checkpoint(path, *model, nullptr, nullptr);

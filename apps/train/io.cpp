@@ -15,18 +15,21 @@ void append_json_line(const std::string& path, const nlohmann::json& line) {
   TOPO_CHECK(out.good(), "cannot append to '{}'", path);
 }
 
-std::vector<nlohmann::json> read_json_lines(const std::string& path) {
+std::vector<nlohmann::json> read_json_lines(const std::string& path, bool drop_torn_tail) {
   std::vector<nlohmann::json> lines;
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in.good()) return lines;
   std::string text;
   std::size_t number = 0;
   while (std::getline(in, text)) {
     ++number;
+    // getline sets eof only when the last line has no '\n': an append cut short by a kill.
+    const bool unterminated = in.eof();
     if (text.empty()) continue;
     try {
       lines.push_back(nlohmann::json::parse(text));
     } catch (const nlohmann::json::exception& e) {
+      if (drop_torn_tail && unterminated) break;
       fail("'{}' line {} is not valid JSON: {}", path, number, e.what());
     }
   }

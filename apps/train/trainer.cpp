@@ -192,7 +192,7 @@ void TrainingRun::start_or_resume() {
     window_steps_ = meta.at("window_steps").get<std::int64_t>();
     // Evaluations an interrupted run logged after its last checkpoint are redone: drop them.
     std::string kept;
-    for (const nlohmann::json& line : read_json_lines(metrics_))
+    for (const nlohmann::json& line : read_json_lines(metrics_, /*drop_torn_tail=*/true))
       if (line.value("step", std::int64_t{0}) <= step_) kept += line.dump() + "\n";
     write_file_atomically(metrics_, kept);
   } else {

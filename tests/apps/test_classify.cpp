@@ -7,7 +7,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
+#include <tuple>
 
 #include "apps/tasks/classify.hpp"
 #include "apps/train/evaluate.hpp"
@@ -62,7 +64,6 @@ TrainConfig small_classify(const std::string& train, const fs::path& out) {
 
 TEST_CASE("classify: Star on MTL-16 apparel beats the majority class on dev; topo-eval re-scores it from a file") {
   const std::string train = testing::shared_data_path("mtl16/apparel.task.train");
-  if (train.empty()) return;
   const fs::path dir = fresh_dir("apparel");
   TrainConfig c = small_classify(train, dir / "run");
   const TrainResult r = Trainer(c).run();
@@ -238,5 +239,68 @@ TEST_CASE("classify: --vectors initialises the embedding from a GloVe file; --fr
   c.hidden = 8;
   c.out = (dir / "run2").string();
   CHECK(testing::error_of([&] { Trainer(c).run(); }).find("--hidden 4") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("classify: a label seen only in the test file is an error naming file:line, not a new class") {
+  const fs::path dir = fresh_dir("test_only_label");
+  std::vector<std::string> train;
+  for (int i = 0; i < 40; ++i) train.push_back(i % 2 ? "pos\tgood fine day" : "neg\tbad awful day");
+  write_lines(dir / "train.tsv", train);
+  write_lines(dir / "test.tsv", {"pos\tgood", "neg\tbad", "neutral\tso so"});
+  TrainConfig c = small_classify((dir / "train.tsv").string(), dir / "run");
+  c.format = "tsv";
+  c.dev_split = 10;
+  c.test = (dir / "test.tsv").string();
+  const std::string message = testing::error_of([&] { make_task(c); });
+  CHECK(message.find("test.tsv:3") != std::string::npos);
+  CHECK(message.find("'neutral'") != std::string::npos);
+  write_lines(dir / "test.tsv", {"pos\tgood", "neg\tbad"});
+  const auto task = make_task(c);
+  CHECK(dynamic_cast<const TextClassification&>(*task).labels().size() == 2);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("topo-eval: a checkpoint with missing or malformed metadata is an error naming the file and the key") {
+  const fs::path dir = fresh_dir("eval_metadata");
+  std::vector<std::string> lines;
+  for (int i = 0; i < 40; ++i) lines.push_back(i % 2 ? "1\tgood fine day" : "0\tbad awful day");
+  write_lines(dir / "data.txt", lines);
+  TrainConfig c = small_classify((dir / "data.txt").string(), dir / "run");
+  c.dev_split = 10;
+  c.epochs = 1;
+  c.hidden = 8;
+  c.heads = 2;
+  c.head_hidden = 8;
+  REQUIRE(Trainer(c).run().completed);
+  const std::string best = Trainer::best_path(c.out);
+  const nlohmann::json meta = nn::read_checkpoint_index(best).at("metadata");
+  const auto task = make_task(c);
+  const auto model = make_task_model(c, *task);
+  nn::load_checkpoint(best, *model, nullptr, nullptr);
+
+  // Each damaged copy keeps the parameters and loses or breaks one piece of metadata.
+  auto damaged = [&](const std::string& name, const std::function<void(nlohmann::json&)>& damage) {
+    nlohmann::json m = meta;
+    damage(m);
+    const std::string path = (dir / (name + ".ckpt")).string();
+    nn::save_checkpoint(path, *model, nullptr, nullptr, 0, m);
+    EvalOptions e;
+    e.checkpoint = path;
+    e.test = (dir / "data.txt").string();
+    return std::pair{path, testing::error_of([&] { evaluate_checkpoint(e); })};
+  };
+  for (const auto& [name, key, damage] :
+       std::vector<std::tuple<std::string, std::string, std::function<void(nlohmann::json&)>>>{
+           {"no_read", "'read'", [](nlohmann::json& m) { m["task"].erase("read"); }},
+           {"no_labels", "'labels'", [](nlohmann::json& m) { m["task"].erase("labels"); }},
+           {"no_encoding", "encoding", [](nlohmann::json& m) { m["task"]["read"].erase("encoding"); }},
+           {"bad_vocab", "vocab", [](nlohmann::json& m) { m["task"]["vocabulary"] = 5; }},
+           {"no_task", "task", [](nlohmann::json& m) { m.erase("task"); }}}) {
+    const auto [path, message] = damaged(name, damage);
+    INFO(name << ": " << message);
+    CHECK(message.find(path) != std::string::npos);
+    CHECK(message.find(key) != std::string::npos);
+  }
   fs::remove_all(dir);
 }

@@ -28,7 +28,6 @@ using Counts = std::map<std::string, std::int64_t>;
 
 TEST_CASE("text data: SST trees, counts and root label distributions per split (SOURCE.txt)") {
   const std::string dir = shared_data_path("sst/trees");
-  if (dir.empty()) return;
   const std::vector<std::tuple<std::string, std::size_t, Counts, std::size_t, Counts>> splits = {
       {"train", 8544, {{"0", 1092}, {"1", 2218}, {"2", 1624}, {"3", 2322}, {"4", 1288}}, 6920, {{"0", 3310}, {"1", 3610}}},
       {"dev", 1101, {{"0", 139}, {"1", 289}, {"2", 229}, {"3", 279}, {"4", 165}}, 872, {{"0", 428}, {"1", 444}}},
@@ -49,7 +48,6 @@ TEST_CASE("text data: SST trees, counts and root label distributions per split (
 
 TEST_CASE("text data: the first SST train tree's leaves, and subtree mode (root first, 2n-1 nodes)") {
   const std::string p = shared_data_path("sst/trees/train.txt");
-  if (p.empty()) return;
   const Dataset d = read_sst_trees(p, {});
   const V first = {"The", "Rock", "is", "destined", "to", "be", "the", "21st", "Century", "'s", "new", "``",
                    "Conan", "''", "and", "that", "he", "'s", "going", "to", "make", "a", "splash", "even",
@@ -86,7 +84,6 @@ TEST_CASE("text data: the first SST train tree's leaves, and subtree mode (root 
 TEST_CASE("text data: stsa has the tree counts and, for dev, the same (label, lowercased tokens) multiset") {
   const std::string stsa = shared_data_path("sst/stsa");
   const std::string trees = shared_data_path("sst/trees");
-  if (stsa.empty() || trees.empty()) return;
   for (const auto& [split, fine, binary] : std::vector<std::tuple<std::string, std::size_t, std::size_t>>{
            {"train", 8544, 6920}, {"dev", 1101, 872}, {"test", 2210, 1821}}) {
     CAPTURE(split);
@@ -112,7 +109,6 @@ TEST_CASE("text data: stsa has the tree counts and, for dev, the same (label, lo
 
 TEST_CASE("text data: MTL-16 counts, label balance and the last-200 dev split (SOURCE.txt)") {
   const std::string dir = shared_data_path("mtl16");
-  if (dir.empty()) return;
   for (const auto& [domain, lines, train, zeros, ones] :
        std::vector<std::tuple<std::string, std::int64_t, std::size_t, std::int64_t, std::int64_t>>{
            {"baby", 1500, 1300, 700, 800},
@@ -134,7 +130,6 @@ TEST_CASE("text data: MTL-16 counts, label balance and the last-200 dev split (S
 TEST_CASE("text data: MR is Latin-1 (31 non-UTF-8 lines); dvd line 905 is broken UTF-8") {
   const std::string mr = shared_data_path("mtl16/MR.task.train");
   const std::string dvd = shared_data_path("mtl16/dvd.task.train");
-  if (mr.empty() || dvd.empty()) return;
   ReadOptions latin1;
   latin1.encoding = TextEncoding::Latin1;
   const Dataset m = read_mtl(mr, latin1);
@@ -167,7 +162,6 @@ TEST_CASE("text data: MR is Latin-1 (31 non-UTF-8 lines); dvd line 905 is broken
 
 TEST_CASE("text data: sports_outdoors line 1121 has a label and no text: an error naming it, or skipped and counted") {
   const std::string path = shared_data_path("mtl16/sports_outdoors.task.train");
-  if (path.empty()) return;
   const std::string message = testing::error_of([&] { read_mtl(path, {}); });
   CHECK(message.find("sports_outdoors.task.train:1121") != std::string::npos);
   ReadOptions skip;
@@ -177,4 +171,9 @@ TEST_CASE("text data: sports_outdoors line 1121 has a label and no text: an erro
   CHECK(d.examples.size() == 1599);
   CHECK(d.examples[1119].line == 1120);
   CHECK(d.examples[1120].line == 1122);
+}
+
+TEST_CASE("shared data: a missing data set fails the test that needs it (never a silent pass)") {
+  const std::string message = testing::error_of([] { shared_data_path("no_such_set/train.txt"); });
+  CHECK(message.find("no_such_set/train.txt") != std::string::npos);
 }

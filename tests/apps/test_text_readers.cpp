@@ -225,3 +225,20 @@ TEST_CASE("text readers: split_last keeps order and rejects n >= size") {
   CHECK(testing::error_of([&] { split_last(read_label_tokens(p, {}), 5); }).find("5") != std::string::npos);
   CHECK_FALSE(testing::error_of([&] { split_last(read_label_tokens(p, {}), 0); }).empty());
 }
+
+TEST_CASE("text readers: a label outside the format's classes is an error at path:line (MTL 0/1, SST 0..4)") {
+  // Before: 'x' in an MTL file or 7 in an SST tree trained silently as an extra class.
+  const std::string mtl = write_temp_file("mtl_x.txt", "1\tgood\nx\tbad\n");
+  check_error_at([&] { read_mtl(mtl, {}); }, mtl, 2, "'x'");
+  const std::string mtl2 = write_temp_file("mtl_2.txt", "1\tgood\n0\tbad\n2\tso so\n");
+  check_error_at([&] { read_mtl(mtl2, {}); }, mtl2, 3, "'2'");
+  ReadOptions skip;
+  skip.skip_bad = true;
+  CHECK(read_mtl(mtl, skip).examples.size() == 1);
+  const std::string root = write_temp_file("trees_7.txt", "(3 (2 a) (4 b))\n(7 (2 a) (4 b))\n");
+  check_error_at([&] { read_sst_trees(root, {}); }, root, 2, "'7'");
+  const std::string inner = write_temp_file("trees_inner.txt", "(3 (2 a) (5 b))\n");  // a label deep inside
+  check_error_at([&] { read_sst_trees(inner, {}); }, inner, 1, "'5'");
+  const std::string stsa = write_temp_file("stsa_7.txt", "4 fine\n7 odd\n");
+  check_error_at([&] { read_label_tokens(stsa, {}); }, stsa, 2, "'7'");
+}

@@ -192,6 +192,15 @@ TEST_CASE("text word vectors: GloVe and word2vec text formats; bad lines name pa
     CHECK(e.find(where) != std::string::npos);
     CHECK(e.find(what) != std::string::npos);
   };
+  // GloVe 840B has tokens with spaces inside: the values are the last `dim` fields, the token the rest.
+  const std::string spaced = write_temp_file("spaced.txt", "the 0.5 -1 2e-1\n. . . 7 7 7\nat  b@c.com 1 1 1\nrock 3 4 5\n");
+  const WordVectors s = load_word_vectors(spaced, v);
+  CHECK(s.dim == 3);
+  CHECK(s.found == 2);
+  CHECK(row(s, "rock") == std::vector<float>{3.f, 4.f, 5.f});
+  const std::string spaced_first = write_temp_file("spaced_first.txt", ". . . 7 7\nrock 3 4\n");  // fixes dim 2
+  CHECK(load_word_vectors(spaced_first, v).dim == 2);
+
   const std::string ragged = write_temp_file("ragged.txt", "a 1 2 3\nb 1 2\n");
   check_error(ragged, ragged + ":2:", "expected 3");
   const std::string nan_text = write_temp_file("nan.txt", "a 1 2\nb 1 x2\n");

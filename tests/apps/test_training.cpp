@@ -167,6 +167,8 @@ TEST_CASE("training: resume from the epoch checkpoint continues the identical lo
   CHECK(!fs::exists(Trainer::result_path(first.out)));
   // An interrupted run may have logged past its checkpoint; resume must drop such lines.
   append_json_line(Trainer::metrics_path(first.out), {{"step", 999}, {"split", "dev"}, {"mse", 0.0}});
+  // A kill during an append leaves a torn last line (no '\n'); resume must drop it, not stop on it.
+  std::ofstream(Trainer::metrics_path(first.out), std::ios::app) << R"({"step":1000,"split":"de)";
 
   TrainConfig second = config(b_dir);
   second.resume = true;
@@ -205,6 +207,21 @@ TEST_CASE("training: resume from the epoch checkpoint continues the identical lo
   fs::remove_all(a_dir);
   fs::remove_all(b_dir);
   fs::remove_all(missing.out);
+}
+
+TEST_CASE("read_json_lines: a torn last line is dropped only when asked; a bad line inside is an error") {
+  const fs::path dir = fresh_dir("jsonl");
+  const std::string path = (dir / "metrics.jsonl").string();
+  std::ofstream(path) << "{\"step\": 1}\n{\"step\": 2}\n{\"step\": 3, \"lo";
+  CHECK(read_json_lines(path, /*drop_torn_tail=*/true).size() == 2u);
+  CHECK(testing::error_of([&] { read_json_lines(path); }).find("line 3") != std::string::npos);
+  std::ofstream(path) << "{\"step\": 1}\n{\"step\": 2, \"lo\n{\"step\": 3}\n";  // complete but malformed
+  const std::string err = testing::error_of([&] { read_json_lines(path, true); });
+  CHECK(err.find(path) != std::string::npos);
+  CHECK(err.find("line 2") != std::string::npos);
+  std::ofstream(path) << "{\"step\": 1}\n{\"step\": 2}";  // last line complete, only its '\n' missing
+  CHECK(read_json_lines(path, true).size() == 2u);
+  fs::remove_all(dir);
 }
 
 TEST_CASE("write_file_atomically replaces a file whole and reports unwritable paths") {

@@ -5,6 +5,7 @@
 #include "kernels/dense/layer_norm.hpp"
 #include "kernels/dense/reduce.hpp"
 #include "kernels/dense/softmax.hpp"
+#include "kernels/dense/unary.hpp"
 #include "tests/support/testing.hpp"
 
 using namespace topo;
@@ -133,4 +134,23 @@ TEST_CASE("gpu: gemm 2-D, batched and shared-b match the CPU for all transposes"
           gemm(ta, tb, 0.5f, a, b, 2.f, cc);
           TOPO_CHECK_CLOSE(host(cg), host(cc), 1e-4, 1e-4);
         }
+}
+
+TEST_CASE("gpu: every unary op, forward and backward, matches the CPU") {
+  const std::vector<std::pair<UnaryOp, float>> ops = {
+      {UnaryOp::Relu, 0.f}, {UnaryOp::LeakyRelu, 0.1f}, {UnaryOp::Gelu, 0.f},    {UnaryOp::Exp, 0.f}, {UnaryOp::Log, 0.f},
+      {UnaryOp::Tanh, 0.f}, {UnaryOp::Sigmoid, 0.f},    {UnaryOp::Neg, 0.f},     {UnaryOp::Scale, -2.5f}};
+  std::uint64_t seed = 300;
+  for (const auto& [op, alpha] : ops)
+    for (std::int64_t n : topo::testing::kAwkwardSizes) {
+      CAPTURE(static_cast<int>(op));
+      CAPTURE(n);
+      // Log needs positive inputs; the rest see both signs (and relu's kink).
+      const float lo = op == UnaryOp::Log ? 0.1f : -3.f;
+      Tensor x = random_uniform({n, 33}, seed++, lo, 3.f), g = random_uniform({n, 33}, seed++);
+      const Tensor y = unary(op, x, alpha), yg = unary(op, x.to(kGpu), alpha);
+      TOPO_CHECK_CLOSE(host(yg), host(y), 1e-6, 1e-5);
+      TOPO_CHECK_CLOSE(host(unary_backward(op, g.to(kGpu), x.to(kGpu), yg, alpha)), host(unary_backward(op, g, x, y, alpha)),
+                       1e-6, 1e-5);
+    }
 }

@@ -73,3 +73,29 @@ TEST_CASE("gpu: a model reset with one seed is identical on CPU and CUDA; checkp
   CHECK(opt_cpu.state()[0][0].step == 1);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("gpu: the MLP head's forward and backward match the CPU (every activation, awkward widths)") {
+  for (const nn::Activation act : {nn::Activation::Relu, nn::Activation::Gelu, nn::Activation::Tanh})
+    for (const std::int64_t rows : {std::int64_t{1}, std::int64_t{33}, std::int64_t{257}}) {
+      CAPTURE(static_cast<int>(act));
+      CAPTURE(rows);
+      nn::MLP cpu(31, {64, 33}, 7, act), gpu(31, {64, 33}, 7, act);
+      cpu.reset_parameters(5);
+      gpu.reset_parameters(5);
+      gpu.to(kGpu);
+      const Tensor x = random_uniform({rows, 31}, 6);
+      nn::Var xc(x, true), xg(x.to(kGpu), true);
+      const nn::Var yc = cpu(xc), yg = gpu(xg);
+      REQUIRE(yg.device().is_cuda());
+      TOPO_CHECK_CLOSE(yg.data().to_vector<float>(), yc.data().to_vector<float>(), 1e-5, 1e-4);
+      const Tensor seed_grad = random_uniform(yc.shape(), 7);
+      yc.backward(seed_grad);
+      yg.backward(seed_grad.to(kGpu));
+      TOPO_CHECK_CLOSE(xg.grad().to_vector<float>(), xc.grad().to_vector<float>(), 1e-5, 1e-4);
+      const auto pc = cpu.named_parameters(), pg = gpu.named_parameters();
+      for (std::size_t i = 0; i < pc.size(); ++i) {
+        INFO(pc[i].first);
+        TOPO_CHECK_CLOSE(pg[i].second.grad().to_vector<float>(), pc[i].second.grad().to_vector<float>(), 1e-4, 1e-4);
+      }
+    }
+}

@@ -27,6 +27,9 @@ TEST_CASE("tensor: bad shapes, dtypes and devices are topo::Error naming the val
   CHECK_THROWS_AS(Tensor::empty({-1}), Error);
   CHECK_THROWS_AS(Device::parse("gpu"), Error);
   CHECK(Device::parse("cuda:1") == Device::cuda(1));
+  CHECK(Device::parse("cuda:2147483647") == Device::cuda(2147483647));
+  CHECK_THROWS_WITH_AS(Device::parse("cuda:99999999999"), doctest::Contains("cuda:99999999999"), Error);
+  CHECK_THROWS_WITH_AS(Device::parse("cuda:2147483648"), doctest::Contains("cuda:2147483648"), Error);
 }
 
 TEST_CASE("device discovery fails soft without a driver") {

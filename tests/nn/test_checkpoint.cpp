@@ -245,3 +245,33 @@ TEST_CASE("checkpoint: a directory of per-step files; latest_checkpoint picks th
   CHECK(contains(error_of([&] { nn::latest_checkpoint((dir / "nope").string()); }), "nope"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("checkpoint: a crafted payload size that wraps the size check is an error, not an out-of-bounds read") {
+  // Header + index, cut inside the padding before the payload: the file is shorter than payload_start, so a
+  // payload_bytes of 2^64 - (payload_start - size) makes payload_start + payload_bytes wrap to the file size.
+  const fs::path dir = scratch_dir("wrap");
+  const std::string path = (dir / "crafted.ckpt").string();
+  auto index_text = [](std::uint64_t payload_bytes, const std::string& pad) {
+    return fmt::format(R"({{"format":1,"step":0,"metadata":null,"tensors":[],"payload_bytes":{},"payload_fnv1a":0{}}})",
+                       payload_bytes, pad);
+  };
+  std::string pad;
+  while ((16 + index_text(~std::uint64_t{0}, pad).size()) % 64 == 0) pad += ' ';
+  const std::uint64_t size = 16 + index_text(~std::uint64_t{0}, pad).size();
+  const std::uint64_t payload_start = (size + 63) / 64 * 64;
+  const std::string text = index_text(std::uint64_t{0} - (payload_start - size), pad);  // same 20 digits
+  REQUIRE(16 + text.size() == size);
+  const std::uint64_t index_bytes = text.size();
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write("TOPOCKP1", 8);
+    out.write(reinterpret_cast<const char*>(&index_bytes), 8);
+    out << text;
+  }
+  Tiny a;
+  const std::string err = error_of([&] { nn::load_checkpoint(path, a, nullptr, nullptr); });
+  CHECK(contains(err, path));
+  CHECK(contains(err, "truncated"));
+  CHECK(contains(error_of([&] { nn::read_checkpoint_index(path); }), path));
+  fs::remove_all(dir);
+}

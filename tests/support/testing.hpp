@@ -42,7 +42,8 @@ std::filesystem::path fresh_temp_dir(const std::string& name);
 // Writes `bytes` to a file <name> in the per-process temp directory and returns its path.
 std::string write_temp_file(const std::string& name, const std::string& bytes);
 
-// Path inside ../shared/data, or "" when it is missing. Under CI=true a missing data set fails the test.
+// Path inside ../shared/data. A missing data set is a topo::Error naming the path, so the test that needs
+// it fails (never a silent pass), in CI and in scripts/test.sh alike.
 std::string shared_data_path(const std::string& relative);
 
 }  // namespace topo::testing

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang 14 (ASan + UBSan + libFuzzer coverage, into build-fuzz/) and runs
+# each one, seeded from the real files in ../shared/data.
+#   fuzz/run.sh                       every target for FUZZ_SECONDS (default 30) each: CI's short run
+#   FUZZ_RUNS=1000000 fuzz/run.sh     every target for a fixed number of executions (FUZZ_SECONDS caps it)
+#   fuzz/run.sh fuzz_mtl fuzz_cli     only these targets
+# A crash, sanitizer report, leak, uncaught exception or an input running > 10 s fails the script; the input
+# is kept in build-fuzz/fuzz-artifacts/. Prints the executions per target. See fuzz/README.md.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+data=$(cd .. && pwd)/shared/data
+build=${FUZZ_BUILD:-build-fuzz}
+[ -d "$data" ] || { echo "fuzz: no data sets at $data (the seeds come from there)" >&2; exit 1; }
+
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_mtl fuzz_tsv fuzz_jsonl fuzz_sst_trees fuzz_sst_stsa fuzz_word_vectors
+                                      fuzz_config fuzz_cli fuzz_checkpoint fuzz_eval_metadata)
+
+mkdir -p "$build"
+launcher=()
+command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTOPO_CUDA=OFF \
+  -DTOPO_SANITIZE=address,undefined -DTOPO_FUZZ=ON "${launcher[@]}" > "$build/configure.log" 2>&1 \
+  || { cat "$build/configure.log"; exit 1; }
+cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
+
+# Seeds: slices of every real file a reader reads (a few lines from the start, the middle and the end;
+# whole files would make every execution slow), plus the files the project ships for the parsers.
+seeds="$build/fuzz-seeds"
+rm -rf "$seeds"
+slices() {  # slices DIR FILE...: 10-line windows at the start, middle and end of each file
+  local dir=$1 f n
+  shift
+  mkdir -p "$dir"
+  for f in "$@"; do
+    n=$(wc -l < "$f")
+    head -n 10 "$f" > "$dir/$(basename "$f").head"
+    sed -n "$((n / 2 + 1)),$((n / 2 + 10))p" "$f" > "$dir/$(basename "$f").mid"
+    tail -n 10 "$f" > "$dir/$(basename "$f").tail"
+  done
+}
+slices "$seeds/fuzz_mtl" "$data"/mtl16/*.task.train
+# dvd's broken UTF-8 line and MR's Latin-1 bytes: lines that are not valid UTF-8.
+grep -a -n -v -x '.*' "$data/mtl16/dvd.task.train" 2>/dev/null | head -n 3 | cut -d: -f2- > "$seeds/fuzz_mtl/dvd.badutf8" || true
+LC_ALL=C grep -a -P '[\x80-\xff]' "$data/mtl16/MR.task.train" | head -n 5 > "$seeds/fuzz_mtl/MR.latin1" || true
+slices "$seeds/fuzz_tsv" "$data"/chnsenticorp/*.tsv
+slices "$seeds/fuzz_sst_trees" "$data"/sst/trees/*.txt
+slices "$seeds/fuzz_sst_stsa" "$data"/sst/stsa/*
+mkdir -p "$seeds/fuzz_jsonl"  # no JSON-lines set is shipped: the MTL lines as {"label", "text"} objects
+for f in "$seeds"/fuzz_mtl/*.head; do
+  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^\([^\t]*\)\t\(.*\)$/{"label": "\1", "text": "\2"}/' "$f" > "$seeds/fuzz_jsonl/$(basename "$f")"
+done
+mkdir -p "$seeds/fuzz_word_vectors"
+zcat "$data/glove6b50d/glove.6B.50d.subset.txt.gz" | head -n 8 > "$seeds/fuzz_word_vectors/glove.head" || true
+zcat "$data/glove6b50d/glove.6B.50d.subset.txt.gz" | head -n 3 | sed '1i 3 50' > "$seeds/fuzz_word_vectors/word2vec.head" || true
+mkdir -p "$seeds/fuzz_config" "$seeds/fuzz_cli"
+cp configs/*.json "$seeds/fuzz_config/"
+i=0
+for f in configs/*.json; do  # each shipped config as topo-train flags, one argument per line
+  i=$((i + 1))
+  { echo; sed -n -E 's/^ *"([a-z_]+)": *"?([^",]*)"?,?$/--\1\n\2/p' "$f" | sed -E ':a; s/^(--[a-z-]*)_/\1-/; ta'; } > "$seeds/fuzz_cli/train$i"
+done
+printf '\x01--checkpoint\nruns\n--test\nbooks.task.test\n--batch\n64\n--device\ncuda:1\n' > "$seeds/fuzz_cli/eval"
+mkdir -p "$seeds/fuzz_checkpoint" "$seeds/fuzz_eval_metadata"
+TOPO_FUZZ_WRITE_SEED="$seeds/fuzz_checkpoint/real.ckpt" "$build/fuzz/fuzz_checkpoint"
+TOPO_FUZZ_WRITE_SEED="$seeds/fuzz_eval_metadata/real.json" "$build/fuzz/fuzz_eval_metadata"
+
+artifacts="$build/fuzz-artifacts"
+mkdir -p "$artifacts"
+# FUZZ_RUNS alone: exactly that many executions; with FUZZ_SECONDS too, whichever limit comes first.
+limit=()
+[ -n "${FUZZ_RUNS:-}" ] && limit+=(-runs="$FUZZ_RUNS")
+[ -z "${FUZZ_RUNS:-}" ] || [ -n "${FUZZ_SECONDS:-}" ] && limit+=(-max_total_time="${FUZZ_SECONDS:-30}")
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+status=0
+summary=""
+for t in "${targets[@]}"; do
+  corpus="$build/fuzz-corpus/$t"
+  mkdir -p "$corpus"
+  log="$build/fuzz-$t.log"
+  start=$(date +%s)
+  if (cd "$artifacts" && "$root/$build/fuzz/$t" "${limit[@]}" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+        -print_final_stats=1 "$root/$corpus" "$root/$seeds/$t") > "$log" 2>&1; then
+    result=ok
+  else
+    result=FAILED
+    status=1
+    tail -n 40 "$log"
+  fi
+  runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 || true)
+  line=$(printf '%-20s %-6s %10s executions in %4ss  %s' "$t" "$result" "$runs" "$(( $(date +%s) - start ))" "$cov")
+  echo "fuzz: $line"
+  summary+="$line"$'\n'
+done
+echo "fuzz summary:"
+printf '%s' "$summary"
+exit $status

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The test suite under sanitizers (CPU backend; the packages come from scripts/setup.sh).
+#   scripts/sanitize.sh              ASan + UBSan: every test executable, built with gcc (the project's
+#                                    compiler) into build-sanitize/ and run by ctest. Any report aborts the
+#                                    test that triggered it; leaks are reports too.
+#   scripts/sanitize.sh thread       TSan over the OpenMP kernels, built with clang 14 into build-tsan/: LLVM's
+#                                    libomp with Archer (OMPT annotations that tell TSan what OpenMP's barriers
+#                                    and reductions order; gcc's libgomp is not instrumented and would report
+#                                    its own synchronisation). It runs tests/models (Star-Transformer and the
+#                                    Transformer forward and backward: gemm, spmm, sddmm, edge softmax, fused
+#                                    attention, layer norm, softmax, dropout) and tests/graph on 4 threads.
+#                                    tests/kernels itself needs a newer clang: it captures structured bindings
+#                                    in doctest's CAPTURE lambdas (C++20, clang >= 16).
+# Extra arguments after the mode go to ctest (address) or to the doctest executables (thread).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-address}
+[ $# -gt 0 ] && shift
+
+launcher=()
+command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+configure() {  # configure DIR C_COMPILER CXX_COMPILER SANITIZERS
+  mkdir -p "$1"
+  CC=$2 CXX=$3 cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTOPO_CUDA=OFF -DTOPO_SANITIZE="$4" \
+    "${launcher[@]}" > "$1/configure.log" 2>&1 || { cat "$1/configure.log"; exit 1; }
+}
+
+case "$mode" in
+  address)
+    configure build-sanitize gcc g++ address,undefined
+    cmake --build build-sanitize -j "$(nproc)" --target topo_test_kernels topo_test_graph topo_test_nn \
+      topo_test_models topo_test_apps topo_test_bench topo_train topo_eval
+    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
+    export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+    ctest --test-dir build-sanitize --output-on-failure -LE gpu "$@"
+    ;;
+  thread)
+    configure build-tsan clang-14 clang++-14 thread
+    cmake --build build-tsan -j "$(nproc)" --target topo_test_models topo_test_graph
+    export OMP_TOOL_LIBRARIES=/usr/lib/llvm-14/lib/libarcher.so
+    export TSAN_OPTIONS=halt_on_error=1:ignore_noninstrumented_modules=1:second_deadlock_stack=1
+    export OMP_NUM_THREADS=4 OPENBLAS_NUM_THREADS=1
+    # clang 14's TSan cannot map its shadow under the wide mmap randomisation of some kernels.
+    for t in topo_test_models topo_test_graph; do
+      echo "tsan: $t"
+      setarch "$(uname -m)" -R "build-tsan/bin/$t" "$@"
+    done
+    ;;
+  *)
+    echo "usage: scripts/sanitize.sh [address|thread] [ctest / doctest arguments]" >&2
+    exit 2
+    ;;
+esac
