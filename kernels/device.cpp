@@ -1,14 +1,10 @@
 #include "kernels/device.hpp"
 
-#include <omp.h>
-
 #include "kernels/error.hpp"
 
 #if TOPO_WITH_CUDA
 #include <cuda_runtime_api.h>
 #endif
-
-extern "C" void openblas_set_num_threads(int);
 
 namespace topo {
 
@@ -53,13 +49,5 @@ void require_available(const Device& device) {
   TOPO_CHECK(device.index >= 0 && device.index < count, "device {} requested but {} CUDA device(s) are available",
              device.str(), count);
 }
-
-void set_num_threads(int threads) {
-  TOPO_CHECK(threads >= 1, "thread count must be >= 1, got {}", threads);
-  omp_set_num_threads(threads);
-  openblas_set_num_threads(threads);
-}
-
-int num_threads() { return omp_get_max_threads(); }
 
 }  // namespace topo

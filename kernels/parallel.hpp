@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "kernels/profile.hpp"
+
 namespace topo {
 
 // Roughly the number of scalar operations below which a parallel region is not worth opening.
@@ -20,6 +22,7 @@ void parallel_for(std::int64_t n, std::int64_t work_per_item, F&& f) {
     f(std::int64_t{0}, n);
     return;
   }
+  profile::count_parallel_region();
 #pragma omp parallel num_threads(threads)
   {
     const std::int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();

@@ -15,6 +15,7 @@
 #include "apps/train/progress.hpp"
 #include "kernels/error.hpp"
 #include "kernels/profile.hpp"
+#include "kernels/threads.hpp"
 #include "nn/checkpoint.hpp"
 #include "nn/optim.hpp"
 #include "nn/schedule.hpp"
@@ -77,7 +78,7 @@ Trainer::Trainer(TrainConfig config) : config_(std::move(config)) { config_.vali
 TrainResult Trainer::run() {
   namespace fs = std::filesystem;
   const TrainConfig& c = config_;
-  if (c.threads > 0) set_num_threads(static_cast<int>(c.threads));
+  const ThreadCount threads = configure_threads(static_cast<int>(c.threads));
   const Device device = Device::parse(c.device);
   require_available(device);
   const auto seed = static_cast<std::uint64_t>(c.seed);
@@ -160,6 +161,7 @@ TrainResult Trainer::run() {
 
   Profile profile;
   Progress progress(Progress::parse_mode(c.progress, stderr), total_steps, c.epochs, c.log_every);
+  progress.message(threads_line(threads));
   {
     const nlohmann::json meta = task.metadata();
     if (meta.contains("data"))
@@ -344,7 +346,9 @@ TrainResult Trainer::run() {
                                {"resumed", c.resume},
                                {"params", r.params},
                                {"device", device.str()},
-                               {"threads", num_threads()},
+                               {"threads", threads.threads},
+                               {"threads_source", threads.source},
+                               {"omp_wait_policy", wait_policy()},
                                {"data", task.metadata().value("data", nlohmann::json::object())},
                                {"config", c.to_json()}};
   result.update(more);

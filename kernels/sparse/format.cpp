@@ -61,6 +61,7 @@ void coo_to_csr_cpu(const T* rows, const T* cols, std::int64_t nnz, std::int64_t
   if (threads == 1) {
     histogram(0);
   } else {
+    profile::count_parallel_region();
 #pragma omp parallel num_threads(threads)
     histogram(omp_get_thread_num());
   }
@@ -82,6 +83,7 @@ void coo_to_csr_cpu(const T* rows, const T* cols, std::int64_t nnz, std::int64_t
   if (threads == 1) {
     scatter(0);
   } else {
+    profile::count_parallel_region();
 #pragma omp parallel num_threads(threads)
     scatter(omp_get_thread_num());
   }

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "kernels/dense/indexing.hpp"
+#include "kernels/threads.hpp"
 #include "tests/support/testing.hpp"
 
 using namespace topo;
