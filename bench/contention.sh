@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Contention benchmark (issue #22): one training alone, then 2 and 4 started at once, each slowdown printed
-# beside the ideal (N at once on C cores: max(1, N / C)). A thread runtime that spins while another process
+# beside the ideal: a run that alone keeps T of the C cores busy gets C / N of them when N run at once, so its
+# ideal slowdown is max(1, N * T / C) — 2x and 4x for 2-thread runs on 2 cores. A thread runtime that spins while another process
 # holds the core shows up here as a slowdown far above the ideal (30x for 2 at once on 2 cores, Nov 2026).
 #
 #   bench/contention.sh                      # MR (MTL-16) with configs/mtl16_star.json, 1, 2 and 4 at once
@@ -34,13 +35,14 @@ if [[ -z "$out" ]]; then
   out=$(mktemp -d /tmp/topo-contention.XXXXXX)
   trap 'rm -rf "$out"' EXIT
 fi
-cores=$(nproc)
+cores=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)  # nproc alone would count OMP_NUM_THREADS
 load() { cut -d' ' -f1 /proc/loadavg; }
 
 echo "contention: $bin ${args[*]}"
-echo "cores usable (nproc): $cores | load at start: $(load)"
+echo "cores usable (affinity mask): $cores | load at start: $(load)"
 printf '%-9s %-28s %10s %10s %8s  %s\n' "at once" "train seconds of each run" "median s" "slowdown" "ideal" "threads (source)"
 alone=""
+alone_threads=""
 for n in $counts; do
   pids=()
   for ((i = 0; i < n; ++i)); do
@@ -61,11 +63,16 @@ for n in $counts; do
   if printf '%s\n' "${times[@]}" | grep -q '>'; then
     median=">$limit"; slowdown="?"
   else
-    median=$(printf '%s\n' "${times[@]}" | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}')
-    [[ -z "$alone" ]] && alone=$median
+    median=$(printf '%s\n' "${times[@]}" | sort -g |
+             awk '{v[NR] = $1} END {printf "%.2f", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}')
+    if [[ -z "$alone" ]]; then
+      alone=$median
+      alone_threads=$(jq -r '.threads' "$out/n$n-0/result.json")
+    fi
     slowdown=$(awk -v m="$median" -v a="$alone" 'BEGIN {printf "%.2fx", m / a}')
   fi
-  ideal=$(awk -v n="$n" -v c="$cores" 'BEGIN {printf "%.2fx", (n > c ? n / c : 1)}')
+  ideal=$(awk -v n="$n" -v c="$cores" -v t="${alone_threads:-$cores}" \
+          'BEGIN {t = t < c ? t : c; i = n * t / c; printf "%.2fx", (i > 1 ? i : 1)}')
   shown=$(printf '%s\n' "${times[@]}" | awk '/^>/ {printf "%s ", $1; next} {printf "%.2f ", $1}')
   printf '%-9s %-28s %10s %10s %8s  %s\n' "$n" "${shown% }" "$median" \
     "$slowdown" "$ideal" "$threads"

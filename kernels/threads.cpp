@@ -127,8 +127,9 @@ std::optional<long> slurm_tasks_on_this_node(const std::string& list, long node)
   return std::nullopt;
 }
 
-// libgomp spins this many pause loops (~100 per microsecond by its own estimate; it sets 300000 for "~3 ms")
-// at a barrier or between regions before it sleeps on a futex. Measured in docs/performance.md (issue #22).
+// libgomp spins this many pause loops at a barrier or between regions before it sleeps on a futex. Its default
+// is 300000, "~3 ms" by its own estimate, but a pause loop takes ~30 ns on this machine's Xeon: ~9 ms, longer
+// than a scheduler slice. The value kept and the alternatives measured: docs/performance.md (issue #22).
 constexpr const char* kShortSpinCount = "10000";
 
 std::mutex g_mutex;
