@@ -8,10 +8,10 @@
 //     MPI_LOCALNRANKS, SLURM_NTASKS_PER_NODE, ...), at least 1.
 // OMP_NUM_THREADS, when set, replaces the detection; `--threads N` replaces both.
 //
-// Wait policy: libgomp's default lets a thread that waits at a barrier or between regions spin ~3 ms before
+// Wait policy: libgomp's default lets a thread that waits at a barrier or between regions spin ~9 ms here before
 // it sleeps. When another process holds the core that the awaited thread needs, every one of a step's
 // hundreds of regions then costs a scheduler slice (two trainings at once on 2 cores: 30x slower each).
-// `enable_short_spin` makes threads spin ~0.1 ms, then sleep on a futex (docs/performance.md, issue #22).
+// `enable_short_spin` makes threads spin ~30 us, then sleep on a futex (docs/performance.md, issue #22).
 #include <string>
 
 namespace topo {
@@ -50,9 +50,9 @@ ThreadCount thread_choice();
 // (libgomp reads the variable only while it is loaded, before main). Returns only when no re-exec happened
 // (already set, or exec failed).
 void enable_short_spin(char** argv);
-// How OpenMP threads wait in this process, e.g. "spin 10000 then sleep (GOMP_SPINCOUNT)".
+// How OpenMP threads wait in this process, e.g. "spin 1000 then sleep (GOMP_SPINCOUNT)".
 std::string wait_policy();
-// One log line: "threads: 2 (affinity mask: 2 CPUs); OpenMP waits: spin 10000 then sleep (...)".
+// One log line: "threads: 2 (affinity mask: 2 CPUs); OpenMP waits: spin 1000 then sleep (...)".
 std::string threads_line(const ThreadCount& count);
 
 }  // namespace topo
