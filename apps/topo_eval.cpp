@@ -8,8 +8,10 @@
 
 #include "apps/train/evaluate.hpp"
 #include "kernels/error.hpp"
+#include "kernels/threads.hpp"
 
 int main(int argc, char** argv) {
+  topo::enable_short_spin(argv);  // may re-execute this program once, before anything else runs
   using namespace topo::apps;
   try {
     const auto options = parse_eval_args(argc, argv, std::cout);

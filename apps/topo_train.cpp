@@ -11,9 +11,11 @@
 #include "apps/train/cli.hpp"
 #include "apps/train/trainer.hpp"
 #include "kernels/error.hpp"
+#include "kernels/threads.hpp"
 #include "kernels/profile.hpp"
 
 int main(int argc, char** argv) {
+  topo::enable_short_spin(argv);  // may re-execute this program once, before anything else runs
   using namespace topo::apps;
   try {
     const auto config = parse_train_args(argc, argv, std::cout);

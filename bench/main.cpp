@@ -15,6 +15,7 @@
 #include "bench/harness.hpp"
 #include "bench/machine.hpp"
 #include "kernels/error.hpp"
+#include "kernels/threads.hpp"
 
 namespace {
 
@@ -33,13 +34,9 @@ int run(const std::string& suite_name, const std::string& json_path, int threads
   }
   TOPO_CHECK(!chosen.empty() || suite_name == "all", "unknown suite '{}'; known suites:\n{}  all        every suite",
              suite_name, suite_list());
-  if (threads > 0) {
-    omp_set_num_threads(threads);
-    openblas_set_num_threads(threads);  // the OpenMP build follows omp too; this keeps both in step
-  }
-
+  const topo::ThreadCount count = topo::configure_threads(threads);
   Machine machine({.quick = quick});
-  std::fprintf(stderr, "measuring machine limits (%d threads)...\n", machine.threads());
+  std::fprintf(stderr, "%s\nmeasuring machine limits...\n", topo::threads_line(count).c_str());
   if (const double load = load_average(); load > 0.5) {
     std::fprintf(stderr, "warning: load average %.2f before starting: other processes share the cores, "
                  "expect pessimistic and noisy figures\n", load);
@@ -74,13 +71,14 @@ int run(const std::string& suite_name, const std::string& json_path, int threads
 }  // namespace
 
 int main(int argc, char** argv) {
+  topo::enable_short_spin(argv);  // may re-execute this program once, before anything else runs
   CLI::App app{"topo-bench: Topograph benchmarks, judged against this machine's measured limits"};
   std::string suite, json_path;
   int threads = 0;
   bool quick = false, list = false;
   app.add_option("suite", suite, "suite to run, or `all`");
   app.add_option("--json", json_path, "write the JSON report here (atomically)");
-  app.add_option("--threads", threads, "OpenMP (and OpenBLAS) threads; default: OMP_NUM_THREADS / all cores")
+  app.add_option("--threads", threads, "OpenMP (and OpenBLAS) threads; default: the cores this process may use")
       ->check(CLI::PositiveNumber);
   app.add_flag("--quick", quick, "fewer repetitions (smoke runs, CI)");
   app.add_flag("--list", list, "list the suites and exit");

@@ -1,7 +1,5 @@
 #include "kernels/device.hpp"
 
-#include <omp.h>
-
 #include <charconv>
 
 #include "kernels/error.hpp"
@@ -9,8 +7,6 @@
 #if TOPO_WITH_CUDA
 #include <cuda_runtime_api.h>
 #endif
-
-extern "C" void openblas_set_num_threads(int);
 
 namespace topo {
 
@@ -59,13 +55,5 @@ void require_available(const Device& device) {
   TOPO_CHECK(device.index >= 0 && device.index < count, "device {} requested but {} CUDA device(s) are available",
              device.str(), count);
 }
-
-void set_num_threads(int threads) {
-  TOPO_CHECK(threads >= 1, "thread count must be >= 1, got {}", threads);
-  omp_set_num_threads(threads);
-  openblas_set_num_threads(threads);
-}
-
-int num_threads() { return omp_get_max_threads(); }
 
 }  // namespace topo

@@ -31,8 +31,4 @@ inline bool cuda_available() { return cuda_device_count() > 0; }
 // Throws topo::Error unless `device` can run work here (CPU always; CUDA when present).
 void require_available(const Device& device);
 
-// OpenMP thread count used by CPU kernels (and by OpenBLAS).
-void set_num_threads(int threads);
-int num_threads();
-
 }  // namespace topo

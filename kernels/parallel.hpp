@@ -6,10 +6,15 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "kernels/profile.hpp"
+
 namespace topo {
 
-// Roughly the number of scalar operations below which a parallel region is not worth opening.
-inline constexpr std::int64_t kParallelGrain = 1 << 15;
+// Roughly the number of scalar operations below which a parallel region is not worth opening: ~50-100 us of
+// one core's work. A region costs a fork and a join (~2 us while the other threads still spin, tens of us
+// once they sleep, a scheduler slice while another process holds their core), and a training step of the
+// small models crosses one per op: 2^15 opened ~160 regions per MR step, 2^18 opens ~50 (docs/performance.md).
+inline constexpr std::int64_t kParallelGrain = 1 << 18;
 
 // f(begin, end) over contiguous chunks of [0, n). `work_per_item` scales the grain check.
 template <class F>
@@ -20,6 +25,7 @@ void parallel_for(std::int64_t n, std::int64_t work_per_item, F&& f) {
     f(std::int64_t{0}, n);
     return;
   }
+  profile::count_parallel_region();
 #pragma omp parallel num_threads(threads)
   {
     const std::int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();

@@ -16,6 +16,7 @@ namespace topo::profile {
 namespace {
 
 std::atomic<bool> g_enabled{false};
+std::atomic<std::int64_t> g_regions{0};
 std::mutex g_mutex;
 Table g_table;
 thread_local Phase t_phase = Phase::Forward;
@@ -47,7 +48,12 @@ bool enabled() { return g_enabled.load(std::memory_order_relaxed); }
 void reset() {
   std::lock_guard<std::mutex> lock(g_mutex);
   g_table = Table{};
+  g_regions.store(0, std::memory_order_relaxed);
 }
+void count_parallel_region() {
+  if (enabled()) g_regions.fetch_add(1, std::memory_order_relaxed);
+}
+std::int64_t parallel_regions() { return g_regions.load(std::memory_order_relaxed); }
 void set_phase(Phase phase) { t_phase = phase; }
 Phase phase() { return t_phase; }
 
@@ -92,6 +98,7 @@ std::string report() {
   double tf = 0, tb = 0;
   for (int c = 0; c < static_cast<int>(Category::Count); ++c) tf += t[0][c].seconds, tb += t[1][c].seconds;
   out += fmt::format("{:<40} {:>12.3f} {:>12.3f}\n", "total in kernels", tf, tb);
+  out += fmt::format("{:<40} {:>12}\n", "parallel regions opened", parallel_regions());
   return out;
 }
 

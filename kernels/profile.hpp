@@ -34,6 +34,12 @@ class PhaseGuard {
   Phase previous_;
 };
 
+// Parallel regions opened while profiling is on, to see how many a step crosses (each is a fork and a join
+// that a busy neighbour can stretch by a scheduler slice). Counted: parallel_for, parallel_rows, the CSR
+// builders, batched GEMMs over the batch, and GEMMs big enough for OpenBLAS to thread (its M*N*K > 2^18 rule).
+void count_parallel_region();
+std::int64_t parallel_regions();
+
 struct Entry {
   double seconds = 0;
   std::int64_t calls = 0;

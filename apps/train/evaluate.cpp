@@ -11,6 +11,7 @@
 #include "kernels/atomic_file.hpp"
 #include "kernels/error.hpp"
 #include "kernels/device.hpp"
+#include "kernels/threads.hpp"
 #include "nn/checkpoint.hpp"
 
 namespace topo::apps {
@@ -27,7 +28,7 @@ std::string resolve_checkpoint(const std::string& path) {
 nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
   TOPO_CHECK(options.batch >= 1, "--batch {} must be >= 1", options.batch);
   TOPO_CHECK(options.threads >= 0, "--threads {} must be >= 0", options.threads);
-  if (options.threads > 0) set_num_threads(static_cast<int>(options.threads));
+  const ThreadCount threads = configure_threads(static_cast<int>(options.threads));
   const Device device = Device::parse(options.device);
   require_available(device);
   const std::string path = resolve_checkpoint(options.checkpoint);
@@ -61,7 +62,8 @@ nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
                            {"majority_acc", baseline.at("majority_acc")},
                            {"data", read_stats_json(task->read_stats(Split::Test))},
                            {"device", device.str()},
-                           {"threads", num_threads()},
+                           {"threads", threads.threads},
+                           {"threads_source", threads.source},
                            {"config", meta.at("config")}};
   result.update(config.options_of_model());  // the model's own options beside its name (attention: graph)
   result.update(e.values);

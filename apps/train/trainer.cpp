@@ -16,6 +16,7 @@
 #include "apps/train/progress.hpp"
 #include "kernels/error.hpp"
 #include "kernels/profile.hpp"
+#include "kernels/threads.hpp"
 #include "nn/checkpoint.hpp"
 #include "nn/optim.hpp"
 #include "nn/schedule.hpp"
@@ -96,6 +97,7 @@ class TrainingRun {
   nlohmann::json kernel_profile() const;
 
   const TrainConfig& c_;
+  ThreadCount threads_;  // how many and where the count came from (the log's first line, result.json)
   Device device_;
   std::uint64_t seed_;
   std::unique_ptr<Task> task_;
@@ -129,7 +131,7 @@ class TrainingRun {
 };
 
 TrainingRun::TrainingRun(const TrainConfig& c) : c_(c) {
-  if (c.threads > 0) set_num_threads(static_cast<int>(c.threads));
+  threads_ = configure_threads(static_cast<int>(c.threads));
   device_ = Device::parse(c.device);
   require_available(device_);
   seed_ = static_cast<std::uint64_t>(c.seed);
@@ -222,6 +224,7 @@ void TrainingRun::report_data_and_settings() {
 
 bool TrainingRun::train() {
   progress_.emplace(Progress::parse_mode(c_.progress, stderr), total_steps_, c_.epochs, c_.log_every);
+  progress_->message(threads_line(threads_));
   report_data_and_settings();
   t_start_ = Clock::now();
   // --profile: per-op-category kernel time of training steps (kernels/profile.hpp); evaluations are left out.
@@ -418,7 +421,9 @@ void TrainingRun::write_result() {
                                {"resumed", c.resume},
                                {"params", r.params},
                                {"device", device_.str()},
-                               {"threads", num_threads()},
+                               {"threads", threads_.threads},
+                               {"threads_source", threads_.source},
+                               {"omp_wait_policy", wait_policy()},
                                {"data", task_->metadata().value("data", nlohmann::json::object())},
                                {"config", c.to_json()},
                                {"config_sources", c.sources}};

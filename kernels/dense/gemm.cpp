@@ -58,6 +58,9 @@ Plan plan_for(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, cons
 
 void sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
            std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
+  // OpenBLAS threads a GEMM (one OpenMP region) above M*N*K = 65536 * GEMM_MULTITHREAD_THRESHOLD (4).
+  if (m * n * k > (std::int64_t{1} << 18) && omp_get_max_threads() > 1 && !omp_in_parallel())
+    profile::count_parallel_region();
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
               static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(std::max<std::int64_t>(lda, 1)), b,
               static_cast<int>(std::max<std::int64_t>(ldb, 1)), beta, c,
@@ -71,6 +74,7 @@ void gemm_cpu(const Plan& p, bool ta, bool tb, float alpha, const float* a, std:
   const std::int64_t sa = p.m * p.k, sb = p.shared_b ? 0 : p.k * p.n, sc = p.m * p.n;
   const bool small = p.m * p.n * p.k <= (std::int64_t{1} << 21);
   if (small && p.batch > 1 && omp_get_max_threads() > 1 && !omp_in_parallel()) {
+    profile::count_parallel_region();
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < p.batch; ++i)
       sgemm(ta, tb, p.m, p.n, p.k, alpha, a + i * sa, lda, b + i * sb, ldb, beta, c + i * sc, p.n);

@@ -63,6 +63,7 @@ void coo_to_csr_cpu(const T* rows, const T* cols, std::int64_t nnz, std::int64_t
   if (threads == 1) {
     histogram(0);
   } else {
+    profile::count_parallel_region();
 #pragma omp parallel num_threads(threads)
     histogram(omp_get_thread_num());
   }
@@ -84,6 +85,7 @@ void coo_to_csr_cpu(const T* rows, const T* cols, std::int64_t nnz, std::int64_t
   if (threads == 1) {
     scatter(0);
   } else {
+    profile::count_parallel_region();
 #pragma omp parallel num_threads(threads)
     scatter(omp_get_thread_num());
   }

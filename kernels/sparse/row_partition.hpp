@@ -47,6 +47,7 @@ void parallel_rows(const Id* indptr, std::int64_t num_rows, std::int64_t work_pe
   }
   const std::vector<std::int64_t> splits = balanced_row_splits(indptr, num_rows, std::int64_t{threads} * 8);
   const std::int64_t parts = static_cast<std::int64_t>(splits.size()) - 1;
+  profile::count_parallel_region();
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (std::int64_t p = 0; p < parts; ++p)
     if (splits[p] < splits[p + 1]) f(splits[p], splits[p + 1]);

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "kernels/dense/indexing.hpp"
+#include "kernels/threads.hpp"
 #include "tests/support/testing.hpp"
 
 using namespace topo;
@@ -197,13 +198,13 @@ TEST_CASE("concat and split along every dim match coordinate references and inve
       }
     }
   }
-  // int64 payload, large enough for the parallel path.
-  Tensor a = topo::testing::random_ids({300, 257}, 1 << 30, 1), b = topo::testing::random_ids({300, 31}, 1 << 30, 2);
+  // int64 payload, large enough for the parallel path (1000 rows x 2 parts x 289 > kParallelGrain = 2^18).
+  Tensor a = topo::testing::random_ids({1000, 257}, 1 << 30, 1), b = topo::testing::random_ids({1000, 31}, 1 << 30, 2);
   Tensor ab = concat({a, b}, 1);
   const std::vector<std::int64_t> av = a.to_vector<std::int64_t>(), bv = b.to_vector<std::int64_t>(),
                                   abv = ab.to_vector<std::int64_t>();
   bool ok = true;
-  for (std::int64_t r = 0; r < 300; ++r) {
+  for (std::int64_t r = 0; r < 1000; ++r) {
     for (std::int64_t c = 0; c < 257; ++c) ok = ok && abv[r * 288 + c] == av[r * 257 + c];
     for (std::int64_t c = 0; c < 31; ++c) ok = ok && abv[r * 288 + 257 + c] == bv[r * 31 + c];
   }

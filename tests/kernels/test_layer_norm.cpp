@@ -2,6 +2,7 @@
 #include <string>
 
 #include "kernels/dense/layer_norm.hpp"
+#include "kernels/threads.hpp"
 #include "tests/support/testing.hpp"
 
 using namespace topo;

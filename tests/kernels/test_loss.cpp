@@ -5,6 +5,7 @@
 
 #include "kernels/dense/loss.hpp"
 #include "kernels/dense/loss_math.hpp"
+#include "kernels/threads.hpp"
 #include "tests/support/testing.hpp"
 
 using namespace topo;

@@ -5,6 +5,7 @@
 
 #include "kernels/dense/random.hpp"
 #include "kernels/dense/random_math.hpp"
+#include "kernels/threads.hpp"
 #include "tests/support/testing.hpp"
 
 using namespace topo;

@@ -7,12 +7,15 @@
 #include <cstring>
 
 #include "kernels/device.hpp"
+#include "kernels/threads.hpp"
 
 namespace topo::testing {
 bool is_gpu_suite(int argc, char** argv);
 }
 
 int main(int argc, char** argv) {
+  topo::enable_short_spin(argv);  // `ctest -j` runs suites side by side: see kernels/threads.hpp
+  topo::configure_threads();
   if (topo::testing::is_gpu_suite(argc, argv) && !topo::cuda_available()) {
     std::printf("no CUDA device%s: skipping gpu tests\n",
                 topo::built_with_cuda() ? "" : " (this build has no CUDA backend)");

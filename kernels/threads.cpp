@@ -1,0 +1,249 @@
+#include "kernels/threads.hpp"
+
+#include <omp.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <sstream>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "kernels/error.hpp"
+
+extern "C" void openblas_set_num_threads(int);
+
+namespace topo {
+namespace {
+
+std::string read_first_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (in) std::getline(in, line);
+  return line;
+}
+
+// A positive decimal integer, or nothing (for environment values written by launchers and users).
+std::optional<long> parse_positive(const std::string& text) {
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 9)
+    return std::nullopt;
+  const long v = std::stol(text);
+  if (v <= 0) return std::nullopt;
+  return v;
+}
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+int affinity_cpus() {
+  // The mask may be larger than a cpu_set_t on huge machines: grow until sched_getaffinity accepts it.
+  for (int cpus = CPU_SETSIZE; cpus <= (1 << 16); cpus *= 2) {
+    cpu_set_t* set = CPU_ALLOC(cpus);
+    const std::size_t size = CPU_ALLOC_SIZE(cpus);
+    CPU_ZERO_S(size, set);
+    const int rc = sched_getaffinity(0, size, set);
+    const int count = rc == 0 ? CPU_COUNT_S(size, set) : 0;
+    CPU_FREE(set);
+    if (rc == 0) return count;
+    if (errno != EINVAL) return 0;
+  }
+  return 0;
+}
+
+// The tightest CPU quota on the path from this process's cgroup up to the root, in CPUs (0: none).
+// v2: "<quota|max> <period>" in cpu.max; v1: cpu.cfs_quota_us (-1: none) and cpu.cfs_period_us.
+double cgroup_quota_cpus() {
+  std::ifstream in("/proc/self/cgroup");
+  std::string line;
+  double best = 0;
+  const auto consider = [&](double quota, double period) {
+    if (quota > 0 && period > 0 && (best == 0 || quota / period < best)) best = quota / period;
+  };
+  while (std::getline(in, line)) {
+    // "hierarchy-id:controllers:path"; v2 is "0::path", v1 lists its controllers ("cpu,cpuacct").
+    const auto first = line.find(':'), second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    const std::string controllers = line.substr(first + 1, second - first - 1);
+    std::string path = line.substr(second + 1);
+    std::vector<std::string> roots;
+    if (controllers.empty()) {
+      roots = {"/sys/fs/cgroup"};
+    } else {
+      std::stringstream list(controllers);
+      std::string c;
+      bool has_cpu = false;
+      while (std::getline(list, c, ',')) has_cpu |= c == "cpu";
+      if (!has_cpu) continue;
+      roots = {"/sys/fs/cgroup/" + controllers, "/sys/fs/cgroup/cpu"};
+    }
+    for (const std::string& root : roots) {
+      // Walk up: a parent's limit binds its children too. Inside a cgroup namespace the path is "/".
+      for (std::string p = path;; p = p.substr(0, p.rfind('/'))) {
+        const std::string dir = root + (p == "/" ? "" : p);
+        if (controllers.empty()) {
+          std::istringstream max(read_first_line(dir + "/cpu.max"));
+          std::string quota;
+          double period = 0;
+          if (max >> quota >> period && quota != "max") consider(std::atof(quota.c_str()), period);
+        } else {
+          const std::string quota = read_first_line(dir + "/cpu.cfs_quota_us");
+          if (!quota.empty()) consider(std::atof(quota.c_str()), std::atof(read_first_line(dir + "/cpu.cfs_period_us").c_str()));
+        }
+        if (p.empty() || p == "/" || p.find('/') == std::string::npos) break;
+      }
+    }
+  }
+  return best;
+}
+
+// Slurm's "2(x3),1" lists the tasks on each node of the step; SLURM_NODEID picks this node's entry.
+std::optional<long> slurm_tasks_on_this_node(const std::string& list, long node) {
+  std::stringstream in(list);
+  std::string item;
+  long index = 0;
+  while (std::getline(in, item, ',')) {
+    const auto paren = item.find("(x");
+    const auto tasks = parse_positive(item.substr(0, paren));
+    long repeat = 1;
+    if (paren != std::string::npos) {
+      const auto r = parse_positive(item.substr(paren + 2, item.size() - paren - 3));
+      if (!r) return std::nullopt;
+      repeat = *r;
+    }
+    if (!tasks) return std::nullopt;
+    if (node < index + repeat) return tasks;
+    index += repeat;
+  }
+  return std::nullopt;
+}
+
+// libgomp spins this many pause loops at a barrier or between regions before it sleeps on a futex. Its default
+// is 300000, "~3 ms" by its own estimate, but a pause loop takes ~30 ns on this machine's Xeon: ~9 ms, longer
+// than a scheduler slice. The value kept and the alternatives measured: docs/performance.md (issue #22).
+constexpr const char* kShortSpinCount = "1000";
+
+std::mutex g_mutex;
+std::optional<ThreadCount> g_choice;
+
+}  // namespace
+
+CoreLimits probe_core_limits() {
+  CoreLimits l;
+  l.online_cpus = static_cast<int>(std::max(0L, sysconf(_SC_NPROCESSORS_ONLN)));
+  l.affinity_cpus = affinity_cpus();
+  l.quota_cpus = cgroup_quota_cpus();
+  l.omp_num_threads = env("OMP_NUM_THREADS");
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"}) {
+    if (const auto n = parse_positive(env(name))) {
+      l.local_ranks = static_cast<int>(*n);
+      l.local_ranks_variable = name;
+      return l;
+    }
+  }
+  const auto node = parse_positive(env("SLURM_NODEID")).value_or(0);  // node 0 reads as unset: same entry
+  for (const char* name : {"SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE"}) {
+    if (const auto n = slurm_tasks_on_this_node(env(name), node)) {
+      l.local_ranks = static_cast<int>(*n);
+      l.local_ranks_variable = name;
+      return l;
+    }
+  }
+  return l;
+}
+
+ThreadCount default_thread_count(const CoreLimits& l) {
+  if (!l.omp_num_threads.empty()) {
+    // OpenMP allows a list ("4,2": per nesting level); the first entry is ours.
+    const std::string first = l.omp_num_threads.substr(0, l.omp_num_threads.find(','));
+    const auto n = parse_positive(first);
+    TOPO_CHECK(n.has_value(), "OMP_NUM_THREADS='{}' is not a positive thread count", l.omp_num_threads);
+    return {static_cast<int>(*n), fmt::format("OMP_NUM_THREADS={}", l.omp_num_threads)};
+  }
+  const auto plural = [](int n) { return n == 1 ? "" : "s"; };
+  // The CPUs this process may run on: the mask, else the machine.
+  int cpus = l.affinity_cpus > 0 ? l.affinity_cpus : std::max(l.online_cpus, 1);
+  std::string source = l.affinity_cpus > 0 ? fmt::format("affinity mask: {} CPU{}", cpus, plural(cpus))
+                                           : fmt::format("{} online CPU{}", cpus, plural(cpus));
+  // A quota of 1.5 CPUs gives 2 threads: the kernel throttles the rest, as it would any process.
+  if (l.quota_cpus > 0) {
+    const int quota = std::max(1, static_cast<int>(std::ceil(l.quota_cpus - 1e-9)));
+    if (quota < cpus) {
+      cpus = quota;
+      source = fmt::format("cgroup CPU quota: {:g} CPUs", l.quota_cpus);
+    }
+  }
+  // Ranks on a node share its CPUs. A launcher that binds each rank to its own cores (Open MPI's default for
+  // 2 ranks, srun --cpu-bind) already shrank the mask, so the share is taken of the node and capped by the mask.
+  if (l.local_ranks > 1) {
+    int node = l.online_cpus > 0 ? l.online_cpus : cpus;
+    if (l.quota_cpus > 0) node = std::min(node, std::max(1, static_cast<int>(std::ceil(l.quota_cpus - 1e-9))));
+    const int share = std::max(1, node / l.local_ranks);
+    if (share < cpus) {
+      cpus = share;
+      source = fmt::format("{} CPU{} / {} ranks on this node ({})", node, plural(node), l.local_ranks,
+                           l.local_ranks_variable);
+    }
+  }
+  return {cpus, source};
+}
+
+void set_num_threads(int threads) {
+  TOPO_CHECK(threads >= 1, "thread count must be >= 1, got {}", threads);
+  omp_set_num_threads(threads);
+  openblas_set_num_threads(threads);
+}
+
+int num_threads() { return omp_get_max_threads(); }
+
+ThreadCount configure_threads(int requested) {
+  TOPO_CHECK(requested >= 0, "--threads {} must be >= 0 (0: the cores this process may use)", requested);
+  const ThreadCount choice =
+      requested > 0 ? ThreadCount{requested, fmt::format("--threads {}", requested)} : default_thread_count(probe_core_limits());
+  set_num_threads(choice.threads);
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_choice = choice;
+  return choice;
+}
+
+ThreadCount thread_choice() {
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (g_choice) return *g_choice;
+  }
+  return default_thread_count(probe_core_limits());
+}
+
+void enable_short_spin(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return;
+  // The marker keeps a failed or repeated exec from looping; it also tells wait_policy() we set the spin.
+  if (setenv("GOMP_SPINCOUNT", kShortSpinCount, 1) != 0 || setenv("TOPO_SHORT_SPIN", "1", 1) != 0) return;
+  execv("/proc/self/exe", argv);
+  // exec failed (no /proc?): run on with libgomp's default and say so in wait_policy().
+  unsetenv("GOMP_SPINCOUNT");
+  unsetenv("TOPO_SHORT_SPIN");
+}
+
+std::string wait_policy() {
+  const std::string spin = env("GOMP_SPINCOUNT"), policy = env("OMP_WAIT_POLICY");
+  if (!spin.empty())
+    return fmt::format("spin {} then sleep ({})", spin,
+                       env("TOPO_SHORT_SPIN").empty() ? "GOMP_SPINCOUNT" : "topograph's default, GOMP_SPINCOUNT");
+  if (!policy.empty()) return fmt::format("OMP_WAIT_POLICY={}", policy);
+  return "libgomp's default (spin ~3 ms then sleep)";
+}
+
+std::string threads_line(const ThreadCount& count) {
+  return fmt::format("threads: {} ({}); OpenMP waits: {}", count.threads, count.source, wait_policy());
+}
+
+}  // namespace topo

@@ -1,0 +1,58 @@
+#pragma once
+// The CPU thread count and the OpenMP wait policy of every program: one source of truth.
+//
+// Default thread count = the cores this process may really use, the smallest of
+//   - the affinity mask (sched_getaffinity: taskset, cgroup cpusets, numactl),
+//   - the cgroup CPU quota of a container (v2 cpu.max, v1 cpu.cfs_quota_us / cpu.cfs_period_us), rounded up,
+//   - under mpirun / srun, the usable cores divided by the ranks on this node (OMPI_COMM_WORLD_LOCAL_SIZE,
+//     MPI_LOCALNRANKS, SLURM_NTASKS_PER_NODE, ...), at least 1.
+// OMP_NUM_THREADS, when set, replaces the detection; `--threads N` replaces both.
+//
+// Wait policy: libgomp's default lets a thread that waits at a barrier or between regions spin ~9 ms here before
+// it sleeps. When another process holds the core that the awaited thread needs, every one of a step's
+// hundreds of regions then costs a scheduler slice (two trainings at once on 2 cores: 30x slower each).
+// `enable_short_spin` makes threads spin ~30 us, then sleep on a futex (docs/performance.md, issue #22).
+#include <string>
+
+namespace topo {
+
+// What the process may use, as read from the OS and the environment. Zero means "no limit found".
+struct CoreLimits {
+  int online_cpus = 0;              // CPUs online in the machine
+  int affinity_cpus = 0;            // CPUs in the affinity mask
+  double quota_cpus = 0;            // cgroup CPU quota in CPUs (quota / period)
+  int local_ranks = 0;              // ranks of this job on this node, from the launcher's environment
+  std::string local_ranks_variable; // the variable local_ranks came from
+  std::string omp_num_threads;      // OMP_NUM_THREADS as set (empty: unset)
+};
+CoreLimits probe_core_limits();
+
+struct ThreadCount {
+  int threads = 1;
+  std::string source;  // human-readable: where the count came from, e.g. "affinity mask: 1 CPU"
+};
+// The default count for these limits (pure; probe_core_limits() gives the real ones).
+// Throws topo::Error when OMP_NUM_THREADS is set but is not a positive integer.
+ThreadCount default_thread_count(const CoreLimits& limits);
+
+// OpenMP thread count used by CPU kernels (and by OpenBLAS, whose OpenMP build follows it).
+void set_num_threads(int threads);
+int num_threads();
+
+// Sets OpenMP's and OpenBLAS's thread count: `requested` > 0 (from --threads), else the default for this
+// process. The choice is remembered for thread_choice(). Throws topo::Error for requested < 0.
+ThreadCount configure_threads(int requested = 0);
+// The last configure_threads() choice; before any, the default this process would get (not applied).
+ThreadCount thread_choice();
+
+// Call first thing in main(), with main's argv: unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is already set,
+// sets GOMP_SPINCOUNT to a short spin (threads.cpp says how short, and why) and re-executes the program once
+// (libgomp reads the variable only while it is loaded, before main). Returns only when no re-exec happened
+// (already set, or exec failed).
+void enable_short_spin(char** argv);
+// How OpenMP threads wait in this process, e.g. "spin 1000 then sleep (GOMP_SPINCOUNT)".
+std::string wait_policy();
+// One log line: "threads: 2 (affinity mask: 2 CPUs); OpenMP waits: spin 1000 then sleep (...)".
+std::string threads_line(const ThreadCount& count);
+
+}  // namespace topo

@@ -1,0 +1,95 @@
+// The default thread count: the affinity mask, the cgroup quota, ranks per node, OMP_NUM_THREADS, in that
+// spirit (kernels/threads.hpp); and the probe itself in a child under a one-CPU mask.
+#include <doctest/doctest.h>
+
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "kernels/error.hpp"
+#include "kernels/threads.hpp"
+
+using namespace topo;
+
+TEST_CASE("default_thread_count: mask, quota and ranks on the node each cap the count, and say so") {
+  CoreLimits l;
+  l.online_cpus = 16;
+  l.affinity_cpus = 16;
+  CHECK(default_thread_count(l).threads == 16);
+  CHECK(default_thread_count(l).source == "affinity mask: 16 CPUs");
+
+  l.affinity_cpus = 1;  // taskset -c 0
+  CHECK(default_thread_count(l).threads == 1);
+  CHECK(default_thread_count(l).source == "affinity mask: 1 CPU");
+
+  l.affinity_cpus = 16;
+  l.quota_cpus = 2.5;  // docker --cpus 2.5: rounded up, the kernel throttles the rest
+  CHECK(default_thread_count(l).threads == 3);
+  CHECK(default_thread_count(l).source == "cgroup CPU quota: 2.5 CPUs");
+  l.quota_cpus = 0.5;
+  CHECK(default_thread_count(l).threads == 1);
+  l.quota_cpus = 64;  // a quota above the mask changes nothing
+  CHECK(default_thread_count(l).threads == 16);
+  CHECK(default_thread_count(l).source == "affinity mask: 16 CPUs");
+  l.quota_cpus = 0;
+
+  l.local_ranks = 4;  // mpirun -np 4 --bind-to none: a quarter of the node each
+  l.local_ranks_variable = "OMPI_COMM_WORLD_LOCAL_SIZE";
+  CHECK(default_thread_count(l).threads == 4);
+  CHECK(default_thread_count(l).source == "16 CPUs / 4 ranks on this node (OMPI_COMM_WORLD_LOCAL_SIZE)");
+  l.affinity_cpus = 2;  // the launcher bound each rank to 2 cores already: the mask is the share
+  CHECK(default_thread_count(l).threads == 2);
+  l.online_cpus = 2;  // mpirun -np 2 on a 2-core machine
+  l.local_ranks = 2;
+  CHECK(default_thread_count(l).threads == 1);
+  l.local_ranks = 8;  // more ranks than cores: still one thread each
+  CHECK(default_thread_count(l).threads == 1);
+  l.local_ranks = 0;
+
+  l.omp_num_threads = std::string{"3"};  // the user's OpenMP setting wins over the detection
+  CHECK(default_thread_count(l).threads == 3);
+  CHECK(default_thread_count(l).source == "OMP_NUM_THREADS=3");
+  l.omp_num_threads = std::string{"4,2"};
+  CHECK(default_thread_count(l).threads == 4);
+  l.omp_num_threads = std::string{"many"};
+  CHECK_THROWS_WITH_AS(default_thread_count(l), doctest::Contains("OMP_NUM_THREADS='many'"), Error);
+  l.omp_num_threads = std::string{"0"};
+  CHECK_THROWS_AS(default_thread_count(l), Error);
+}
+
+TEST_CASE("configure_threads: --threads overrides the default and is remembered with its source") {
+  const int saved = num_threads();
+  CHECK(configure_threads(3).threads == 3);
+  CHECK(num_threads() == 3);
+  CHECK(thread_choice().source == "--threads 3");
+  CHECK(threads_line(thread_choice()).rfind("threads: 3 (--threads 3); OpenMP waits: ", 0) == 0);
+  CHECK_THROWS_WITH_AS(configure_threads(-2), doctest::Contains("--threads -2"), Error);
+  set_num_threads(saved);
+}
+
+TEST_CASE("probe_core_limits: a child under a one-CPU mask sees one CPU and defaults to one thread") {
+  cpu_set_t mask;
+  REQUIRE(sched_getaffinity(0, sizeof mask, &mask) == 0);
+  int first = 0;
+  while (!CPU_ISSET(first, &mask)) ++first;
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {  // no OpenMP region runs in the child: it inherits no worker threads
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    if (sched_setaffinity(0, sizeof one, &one) != 0) _exit(100);
+    unsetenv("OMP_NUM_THREADS");
+    const CoreLimits l = probe_core_limits();
+    _exit(l.affinity_cpus == 1 ? default_thread_count(l).threads : 100 + l.affinity_cpus);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 1);
+  // And this process: the mask it really has.
+  CHECK(probe_core_limits().affinity_cpus == CPU_COUNT(&mask));
+}
