@@ -43,6 +43,11 @@ const std::vector<Field>& table() {
       {"dev_split", &TrainConfig::dev_split, "classify: dev = the last N training examples (0: use --dev)"},
       {"encoding", &TrainConfig::encoding, "classify: text encoding: utf8 (invalid bytes replaced, counted) | latin1"},
       {"lowercase", &TrainConfig::lowercase, "classify: lowercase tokens"},
+      {"label_field", &TrainConfig::label_field, "classify: label key (jsonl) / header column (tsv)"},
+      {"text_field", &TrainConfig::text_field,
+       "classify: text key (jsonl) / header column (tsv; ChnSentiCorp's header says text_a)"},
+      {"tokenize", &TrainConfig::tokenize,
+       "classify: tokens are whitespace-separated words | char (Unicode characters, e.g. Chinese text)"},
       {"skip_bad", &TrainConfig::skip_bad, "classify: skip malformed lines (counted) instead of failing"},
       {"subtrees", &TrainConfig::subtrees, "classify, sst: train on every labelled subtree"},
       {"binary", &TrainConfig::binary, "classify, sst: SST-2 (drop neutral, merge the polarities)"},
@@ -338,6 +343,7 @@ void TrainConfig::validate() const {
       bad("dev", "''", "classify needs a dev file, or dev_split > 0 to hold out the last training examples");
     if (!dev.empty() && dev_split > 0) bad("dev_split", dev_split, "give either dev or dev_split, not both");
     if (!one_of(encoding, {"utf8", "latin1"})) bad("encoding", "'" + encoding + "'", "expected utf8 or latin1");
+    if (!one_of(tokenize, {"whitespace", "char"})) bad("tokenize", "'" + tokenize + "'", "expected whitespace or char");
     if ((subtrees || binary) && format != "sst" && format != "sst-stsa")
       bad(subtrees ? "subtrees" : "binary", "true", "applies only to the sst formats");
     if (subtrees && format != "sst") bad("subtrees", "true", "needs trees (--format sst)");

@@ -18,6 +18,9 @@ ClassifyOptions classify_options(const TrainConfig& config) {
   o.dev_split = config.dev_split > 0 ? config.dev_split : (config.dev.empty() && config.format == "mtl" ? 200 : 0);
   o.read.encoding = text::parse_text_encoding(config.encoding);
   o.read.lowercase = config.lowercase;
+  o.read.tokenize = text::parse_tokenization(config.tokenize);
+  o.read.label_field = config.label_field;
+  o.read.text_field = config.text_field;
   o.read.skip_bad = config.skip_bad;
   o.read.max_length = config.max_len > 0 ? config.max_len : 256;  // the Star-Transformer paper's truncation
   o.read.sst_binary = config.binary;
