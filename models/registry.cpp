@@ -9,13 +9,15 @@ ModelRegistration deepsets_registration();
 ModelRegistration star_transformer_registration();
 ModelRegistration transformer_registration();
 ModelRegistration multiscale_transformer_registration();
+ModelRegistration big_transformer_registration();
 
 namespace {
 
 // The one list of models (see registry.hpp for why a list): a new model adds its line here.
 std::vector<ModelRegistration> build_registry() {
   std::vector<ModelRegistration> models = {deepsets_registration(), star_transformer_registration(),
-                                           transformer_registration(), multiscale_transformer_registration()};
+                                           transformer_registration(), multiscale_transformer_registration(),
+                                           big_transformer_registration()};
   for (std::size_t i = 0; i < models.size(); ++i) {
     const ModelRegistration& m = models[i];
     TOPO_CHECK(!m.name.empty() && m.make, "model registration {} has no name or no factory", i);

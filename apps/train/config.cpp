@@ -180,13 +180,17 @@ std::string models_reading(bool token_ids) {
 
 // Every option holds one of its choices, and only the chosen model's options leave their defaults.
 void validate_model_options(const TrainConfig& config, const models::ModelRegistration& chosen) {
-  for (const models::ModelOption& o : models::all_model_options()) {
-    const nlohmann::json& value = config.model_options.at(o.name);
+  for (const models::ModelOption& shared : models::all_model_options()) {
+    const nlohmann::json& value = config.model_options.at(shared.name);
+    // Models sharing a key (Star's and BiG's variant) share its default, not its choices: the chosen model's
+    // declaration says what it accepts.
+    const auto own = std::find_if(chosen.options.begin(), chosen.options.end(),
+                                  [&](const models::ModelOption& c) { return c.name == shared.name; });
+    const bool declared = own != chosen.options.end();
+    const models::ModelOption& o = declared ? *own : shared;
     if (!o.choices.empty() &&
         (!value.is_string() || std::find(o.choices.begin(), o.choices.end(), value.get<std::string>()) == o.choices.end()))
       fail("invalid config field '{}' = {}: expected one of {}", o.name, shown_option(value), fmt::join(o.choices, ", "));
-    const bool declared = std::any_of(chosen.options.begin(), chosen.options.end(),
-                                      [&](const models::ModelOption& c) { return c.name == o.name; });
     if (!declared && value != o.default_value)
       fail("invalid config field '{}' = {}: applies only to --model {}", o.name, shown_option(value),
            models::models_declaring(o.name));

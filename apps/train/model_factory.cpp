@@ -63,6 +63,7 @@ std::shared_ptr<models::SequenceEncoder> make_encoder(const TrainConfig& config,
   // Learned positions cover the longest sequence the run can see.
   spec.max_length = config.max_len > 0 ? config.max_len : task.max_length();
   spec.pretrained = task.pretrained_embedding();
+  spec.vocabulary = task.token_strings();
   if (spec.pretrained.defined())
     TOPO_CHECK(spec.pretrained.size(1) == config.hidden,
                "word vectors have {} dimensions but --hidden is {}: the embedding is the model's width, set "
