@@ -61,10 +61,15 @@ const std::vector<ModelOption>& all_model_options() {
           all.push_back(o);
           continue;
         }
-        // One key means one setting: a second model declaring it must agree on its type and default.
+        // One key means one setting: a second model declaring it must agree on its type and default. Its
+        // help and choices join the first's (each model validates against its own, apps/train/config.cpp).
         TOPO_CHECK(same->default_value == o.default_value,
                    "model '{}' declares option '{}' with default {}, another model with default {}", m.name, o.name,
                    o.default_value.dump(), same->default_value.dump());
+        same->help += "; " + o.help;
+        for (const std::string& choice : o.choices)
+          if (std::find(same->choices.begin(), same->choices.end(), choice) == same->choices.end())
+            same->choices.push_back(choice);
       }
     return all;
   }();

@@ -8,11 +8,11 @@ namespace topo::models {
 namespace {
 
 // The lexicon option's file: the given path, or (empty) jieba's dictionary where this machine has it: the
-// Debian package python3-jieba, else the project's shared data folder (../shared/data, as every data set).
+// Debian package python3-jieba, else the shared data folder beside the checkout (models/CMakeLists.txt).
 std::string lexicon_path(const std::string& given) {
   if (!given.empty()) return given;
   const std::vector<std::string> candidates = {"/usr/lib/python3/dist-packages/jieba/dict.txt",
-                                               "../shared/data/zh_lexicon/dict.txt"};
+                                               TOPO_SHARED_DATA_DIR "/zh_lexicon/dict.txt"};
   for (const std::string& path : candidates)
     if (std::filesystem::exists(path)) return path;
   fail("BiG-Transformer: no lexicon given (--lexicon FILE) and jieba's dictionary is in none of: {}",

@@ -2,9 +2,13 @@
 // invalid UTF-8 counted and reported with path:line; reachable from the classify task as `tokenize: char`.
 #include <doctest/doctest.h>
 
+#include <fstream>
+
 #include "apps/tasks/classify.hpp"
 #include "apps/train/config.hpp"
+#include "apps/train/evaluate.hpp"
 #include "apps/train/model_factory.hpp"
+#include "apps/train/trainer.hpp"
 #include "kernels/error.hpp"
 #include "tests/support/testing.hpp"
 
@@ -58,4 +62,50 @@ TEST_CASE("classify: tokenize char builds a character vocabulary and keeps it fo
 
   apps::set_config_field(c, "tokenize", "bytes");
   CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains("tokenize"), Error);
+}
+
+TEST_CASE("classify: BiG on 1,000 ChnSentiCorp reviews (characters, jieba words) beats the majority class; "
+          "topo-eval rebuilds the words from the checkpoint") {
+  const std::string train_all = testing::shared_data_path("chnsenticorp/train.tsv");
+  const std::string dev_all = testing::shared_data_path("chnsenticorp/dev.tsv");
+  if (train_all.empty() || dev_all.empty()) return;
+  const auto dir = testing::fresh_temp_dir("big_chnsenticorp");
+  auto head = [&](const std::string& from, const std::string& name, std::size_t lines) {
+    std::ifstream in(from, std::ios::binary);
+    std::ofstream out(dir / name, std::ios::binary);
+    std::string line;
+    for (std::size_t i = 0; i < lines && std::getline(in, line); ++i) out << line << '\n';
+    return (dir / name).string();
+  };
+  apps::TrainConfig c;
+  c.task = "classify";
+  c.model = "big";
+  c.format = "tsv";
+  c.train = head(train_all, "train.tsv", 1001);  // header + 1,000 reviews
+  c.dev = head(dev_all, "dev.tsv", 301);
+  apps::set_config_field(c, "text_field", "text_a");
+  apps::set_config_field(c, "tokenize", "char");
+  c.max_len = 96;
+  c.layers = 1;
+  c.hidden = 32;
+  c.heads = 4;
+  c.head_hidden = 32;
+  c.epochs = 4;
+  c.batch = 32;
+  c.lr = 2e-3;
+  c.warmup = 20;
+  c.dropout = 0.1;
+  c.progress = "none";
+  c.out = (dir / "run").string();
+  const apps::TrainResult r = apps::Trainer(c).run();
+  REQUIRE(r.completed);
+  const double majority = r.result.at("majority_acc").get<double>();
+  INFO("dev acc " << r.best_dev_metric << " majority " << majority);
+  CHECK(r.best_dev_metric > majority + 0.05);
+
+  apps::EvalOptions e;
+  e.checkpoint = c.out;
+  e.test = c.dev;
+  e.format = "tsv";
+  CHECK(apps::evaluate_checkpoint(e).at("acc").get<double>() == r.best_dev_metric);
 }
