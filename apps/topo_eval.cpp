@@ -24,8 +24,11 @@ int main(int argc, char** argv) {
                 static_cast<long long>(r.at("batch").get<std::int64_t>()));
     const auto& data = r.at("data");
     if (data.at("invalid_utf8_lines").get<std::int64_t>() > 0 || data.at("skipped_bad").get<std::int64_t>() > 0)
-      std::printf("input: %lld lines with invalid UTF-8 (decoded with U+FFFD), %lld malformed lines skipped\n",
+      std::printf("input: %lld lines with invalid UTF-8 (decoded with U+FFFD%s), %lld malformed lines skipped\n",
                   static_cast<long long>(data.at("invalid_utf8_lines").get<std::int64_t>()),
+                  data.value("first_invalid_utf8", "").empty()
+                      ? ""
+                      : ("; the first at " + data.value("first_invalid_utf8", "")).c_str(),
                   static_cast<long long>(data.at("skipped_bad").get<std::int64_t>()));
     if (!options->json.empty()) std::printf("-> %s\n", options->json.c_str());
     return 0;

@@ -9,13 +9,15 @@ ModelRegistration deepsets_registration();
 ModelRegistration star_transformer_registration();
 ModelRegistration transformer_registration();
 ModelRegistration multiscale_transformer_registration();
+ModelRegistration big_transformer_registration();
 
 namespace {
 
 // The one list of models (see registry.hpp for why a list): a new model adds its line here.
 std::vector<ModelRegistration> build_registry() {
   std::vector<ModelRegistration> models = {deepsets_registration(), star_transformer_registration(),
-                                           transformer_registration(), multiscale_transformer_registration()};
+                                           transformer_registration(), multiscale_transformer_registration(),
+                                           big_transformer_registration()};
   for (std::size_t i = 0; i < models.size(); ++i) {
     const ModelRegistration& m = models[i];
     TOPO_CHECK(!m.name.empty() && m.make, "model registration {} has no name or no factory", i);
@@ -59,10 +61,15 @@ const std::vector<ModelOption>& all_model_options() {
           all.push_back(o);
           continue;
         }
-        // One key means one setting: a second model declaring it must agree on its type and default.
+        // One key means one setting: a second model declaring it must agree on its type and default. Its
+        // help and choices join the first's (each model validates against its own, apps/train/config.cpp).
         TOPO_CHECK(same->default_value == o.default_value,
                    "model '{}' declares option '{}' with default {}, another model with default {}", m.name, o.name,
                    o.default_value.dump(), same->default_value.dump());
+        same->help += "; " + o.help;
+        for (const std::string& choice : o.choices)
+          if (std::find(same->choices.begin(), same->choices.end(), choice) == same->choices.end())
+            same->choices.push_back(choice);
       }
     return all;
   }();

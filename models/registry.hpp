@@ -45,6 +45,9 @@ struct EncoderSpec {
   std::int64_t input_dim = 0;     // > 0: the task gives this many features per position instead
   std::int64_t max_length = 256;  // the longest sequence the run can see (size of learned position tables)
   Tensor pretrained;              // optional token vectors float32 [vocab_size, hidden]
+  // The token string of every id ([vocab_size], UTF-8) when the task reads text; models that look at the text
+  // itself (BiG-Transformer's lexicon matching) read it, the others ignore it.
+  std::vector<std::string> vocabulary = {};
   bool freeze_pretrained = false;
   nn::Generator* generator = nullptr;  // dropout masks of models that take a generator (default one when null)
   nlohmann::json options = nlohmann::json::object();  // every option the model declares, defaults filled in

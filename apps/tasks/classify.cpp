@@ -15,6 +15,7 @@ namespace {
 nlohmann::json read_options_json(const text::ReadOptions& r) {
   return {{"encoding", text::text_encoding_name(r.encoding)},
           {"lowercase", r.lowercase},
+          {"tokenize", text::tokenization_name(r.tokenize)},
           {"max_length", r.max_length},
           {"sst_binary", r.sst_binary},
           {"label_field", r.label_field},
@@ -36,6 +37,7 @@ nlohmann::json read_stats_json(const text::ReadStats& s) {
           {"examples", s.examples},
           {"skipped_bad", s.skipped_bad},
           {"invalid_utf8_lines", s.invalid_utf8_lines},
+          {"first_invalid_utf8", s.first_invalid_utf8},
           {"truncated", s.truncated}};
 }
 
@@ -105,6 +107,7 @@ std::unique_ptr<TextClassification> TextClassification::for_evaluation(const nlo
     const nlohmann::json& read = metadata.at("read");
     options.read.encoding = text::parse_text_encoding(read.at("encoding").get<std::string>());
     options.read.lowercase = read.at("lowercase").get<bool>();
+    options.read.tokenize = text::parse_tokenization(read.value("tokenize", "whitespace"));  // older checkpoints: words
     options.read.max_length = read.at("max_length").get<std::int64_t>();
     options.read.sst_binary = read.at("sst_binary").get<bool>();
     options.read.label_field = read.at("label_field").get<std::string>();

@@ -53,6 +53,7 @@ class TextClassification final : public Task {
 
   std::int64_t vocab_size() const override { return vocab_.size(); }
   Tensor pretrained_embedding() const override { return pretrained_; }
+  std::vector<std::string> token_strings() const override { return vocab_.tokens(); }
   std::int64_t max_length() const override { return options_.read.max_length; }
   std::shared_ptr<models::SequenceModel> make_model(std::shared_ptr<models::SequenceEncoder> encoder,
                                                     const models::HeadOptions& head) const override;

@@ -41,6 +41,9 @@ class Task {
   virtual std::int64_t input_dim() const { return 0; }
   // Pre-trained token vectors float32 [vocab_size, dim] to initialise the embedding (undefined: none).
   virtual Tensor pretrained_embedding() const { return {}; }
+  // The token string of every id ([vocab_size()]) for text tasks: models that read the text (lexicon
+  // matching) get it through EncoderSpec::vocabulary. Empty for feature tasks.
+  virtual std::vector<std::string> token_strings() const { return {}; }
   // The longest sequence a model must accept (size of the learned position table).
   virtual std::int64_t max_length() const = 0;
   // The encoder plus this task's output stage.

@@ -89,7 +89,7 @@ void add_labelled_text(Dataset& d, std::string_view label, std::string_view text
                        const ReadOptions& opts) {
   label = trim(label);
   if (label.empty()) bad_line("empty label");
-  std::vector<std::string> tokens = tokenize(text, opts.lowercase);
+  std::vector<std::string> tokens = tokenize(text, opts.tokenize, opts.lowercase);
   if (tokens.empty()) bad_line("empty text (label '{}')", label);
   detail::add_example(d, std::move(tokens), std::string(label), line, opts);
 }
@@ -102,6 +102,8 @@ Dataset read_label_tokens(const std::string& path, const ReadOptions& opts) {
     std::vector<std::string> tokens = tokenize(text, opts.lowercase);
     std::string label = std::move(tokens.front());  // non-blank line: at least one token
     tokens.erase(tokens.begin());
+    if (opts.tokenize == Tokenization::Characters)  // the text after the label, as characters
+      tokens = split_characters(std::string_view(text).substr(text.find(label) + label.size()), opts.lowercase);
     if (!detail::is_integer(label)) bad_line("label '{}' is not an integer (expected 'LABEL tokens...')", label);
     if (tokens.empty()) bad_line("empty text after label '{}'", label);
     if (!detail::apply_sst_label(label, opts)) return;
@@ -182,6 +184,9 @@ Dataset read_jsonl(const std::string& path, const ReadOptions& opts) {
 std::vector<std::string> dataset_formats() { return {"sst", "sst-stsa", "mtl", "tsv", "jsonl"}; }
 
 Dataset read_dataset(const std::string& format, const std::string& path, const ReadOptions& opts) {
+  TOPO_CHECK(format != "sst" || opts.tokenize == Tokenization::Whitespace,
+             "'{}': tokenize '{}' does not apply to SST trees (their leaves are the tokens); use sst-stsa",
+             path, tokenization_name(opts.tokenize));
   if (format == "sst") return read_sst_trees(path, opts);
   if (format == "sst-stsa") return read_label_tokens(path, opts);
   if (format == "mtl") return read_mtl(path, opts);

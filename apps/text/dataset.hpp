@@ -1,7 +1,7 @@
 #pragma once
 // Labelled text data sets: readers for SST trees, SST/stsa "LABEL tokens", MTL-16 "LABEL<TAB>text", TSV
 // and JSON lines. Every reader returns examples in file order, decoded to UTF-8 and tokenized on
-// whitespace; malformed input is a topo::Error naming "path:line" and the problem, or with skip_bad the
+// whitespace (or split into characters, ReadOptions::tokenize); malformed input is a topo::Error naming "path:line" and the problem, or with skip_bad the
 // line is skipped and counted.
 #include <cstdint>
 #include <string>
@@ -23,12 +23,14 @@ struct ReadStats {
   std::int64_t examples = 0;            // examples produced (subtree mode: several per line)
   std::int64_t skipped_bad = 0;         // malformed lines dropped under skip_bad
   std::int64_t invalid_utf8_lines = 0;  // lines where Utf8 decoding substituted U+FFFD
+  std::string first_invalid_utf8 = {};  // "path:line" of the first of them (empty: none)
   std::int64_t truncated = 0;           // examples cut to max_length
 };
 
 struct ReadOptions {
   TextEncoding encoding = TextEncoding::Utf8;
   bool lowercase = false;
+  Tokenization tokenize = Tokenization::Whitespace;  // text formats; SST trees keep their own leaves
   bool skip_bad = false;
   std::int64_t max_length = 0;  // > 0: keep the first max_length tokens, counted in stats.truncated
   bool sst_subtrees = false;    // sst: every labelled node's span becomes an example (root first)

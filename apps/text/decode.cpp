@@ -97,6 +97,38 @@ std::string decode_line(std::string_view bytes, TextEncoding encoding, bool* had
   return out;
 }
 
+Tokenization parse_tokenization(const std::string& name) {
+  if (name == "whitespace") return Tokenization::Whitespace;
+  if (name == "char") return Tokenization::Characters;
+  fail("unknown tokenization '{}' (valid: whitespace, char)", name);
+}
+
+const char* tokenization_name(Tokenization tokenization) {
+  return tokenization == Tokenization::Characters ? "char" : "whitespace";
+}
+
+std::vector<std::string> split_characters(std::string_view text, bool lowercase) {
+  constexpr std::string_view kIdeographicSpace = "\xE3\x80\x80";
+  std::vector<std::string> chars;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    // A code point is its lead byte and the continuation bytes (10xxxxxx) after it.
+    std::size_t j = i + 1;
+    while (j < text.size() && (static_cast<unsigned char>(text[j]) & 0xC0) == 0x80) ++j;
+    const std::string_view c = text.substr(i, j - i);
+    i = j;
+    if (c == kIdeographicSpace || (c.size() == 1 && std::string_view(" \t\n\v\f\r").find(c[0]) != std::string_view::npos))
+      continue;
+    std::string& t = chars.emplace_back(c);
+    if (lowercase && t.size() == 1 && t[0] >= 'A' && t[0] <= 'Z') t[0] = static_cast<char>(t[0] - 'A' + 'a');
+  }
+  return chars;
+}
+
+std::vector<std::string> tokenize(std::string_view text, Tokenization tokenization, bool lowercase) {
+  return tokenization == Tokenization::Characters ? split_characters(text, lowercase) : tokenize(text, lowercase);
+}
+
 std::vector<std::string> tokenize(std::string_view text, bool lowercase) {
   auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; };
   std::vector<std::string> tokens;

@@ -22,8 +22,20 @@ const char* text_encoding_name(TextEncoding encoding);
 // Latin1: each byte maps to the code point of the same value (never invalid).
 std::string decode_line(std::string_view bytes, TextEncoding encoding, bool* had_invalid = nullptr);
 
+// How text becomes tokens: words between ASCII whitespace, or Unicode characters (code points; Chinese text,
+// BiG-Transformer's char nodes).
+enum class Tokenization { Whitespace, Characters };
+// "whitespace" | "char"; anything else is a topo::Error naming the value and the valid ones.
+Tokenization parse_tokenization(const std::string& name);
+const char* tokenization_name(Tokenization tokenization);
+
 // Splits on ASCII whitespace (space, \t, \n, \v, \f, \r); runs count once, no empty tokens. `lowercase`
 // folds ASCII A-Z only (non-ASCII bytes are left alone, so UTF-8 stays valid).
 std::vector<std::string> tokenize(std::string_view text, bool lowercase);
+// One token per code point of valid UTF-8 (decode_line's output), whitespace dropped (ASCII whitespace and
+// U+3000 IDEOGRAPHIC SPACE); a U+FFFD that decoding substituted stays a token. `lowercase` as tokenize.
+std::vector<std::string> split_characters(std::string_view text, bool lowercase);
+// tokenize or split_characters.
+std::vector<std::string> tokenize(std::string_view text, Tokenization tokenization, bool lowercase);
 
 }  // namespace topo::text

@@ -48,7 +48,7 @@ void for_each_line(Dataset& d, const ReadOptions& opts, Parse&& parse) {
     ++d.stats.lines;
     bool invalid = false;
     const std::string line = decode_line(raw, opts.encoding, &invalid);
-    if (invalid) ++d.stats.invalid_utf8_lines;
+    if (invalid && d.stats.invalid_utf8_lines++ == 0) d.stats.first_invalid_utf8 = fmt::format("{}:{}", d.path, line_number);
     try {
       parse(line_number, line);
     } catch (const BadLine& bad) {

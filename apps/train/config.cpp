@@ -43,6 +43,11 @@ const std::vector<Field>& table() {
       {"dev_split", &TrainConfig::dev_split, "classify: dev = the last N training examples (0: use --dev)"},
       {"encoding", &TrainConfig::encoding, "classify: text encoding: utf8 (invalid bytes replaced, counted) | latin1"},
       {"lowercase", &TrainConfig::lowercase, "classify: lowercase tokens"},
+      {"label_field", &TrainConfig::label_field, "classify: label key (jsonl) / header column (tsv)"},
+      {"text_field", &TrainConfig::text_field,
+       "classify: text key (jsonl) / header column (tsv; ChnSentiCorp's header says text_a)"},
+      {"tokenize", &TrainConfig::tokenize,
+       "classify: tokens are whitespace-separated words | char (Unicode characters, e.g. Chinese text)"},
       {"skip_bad", &TrainConfig::skip_bad, "classify: skip malformed lines (counted) instead of failing"},
       {"subtrees", &TrainConfig::subtrees, "classify, sst: train on every labelled subtree"},
       {"binary", &TrainConfig::binary, "classify, sst: SST-2 (drop neutral, merge the polarities)"},
@@ -175,13 +180,17 @@ std::string models_reading(bool token_ids) {
 
 // Every option holds one of its choices, and only the chosen model's options leave their defaults.
 void validate_model_options(const TrainConfig& config, const models::ModelRegistration& chosen) {
-  for (const models::ModelOption& o : models::all_model_options()) {
-    const nlohmann::json& value = config.model_options.at(o.name);
+  for (const models::ModelOption& shared : models::all_model_options()) {
+    const nlohmann::json& value = config.model_options.at(shared.name);
+    // Models sharing a key (Star's and BiG's variant) share its default, not its choices: the chosen model's
+    // declaration says what it accepts.
+    const auto own = std::find_if(chosen.options.begin(), chosen.options.end(),
+                                  [&](const models::ModelOption& c) { return c.name == shared.name; });
+    const bool declared = own != chosen.options.end();
+    const models::ModelOption& o = declared ? *own : shared;
     if (!o.choices.empty() &&
         (!value.is_string() || std::find(o.choices.begin(), o.choices.end(), value.get<std::string>()) == o.choices.end()))
       fail("invalid config field '{}' = {}: expected one of {}", o.name, shown_option(value), fmt::join(o.choices, ", "));
-    const bool declared = std::any_of(chosen.options.begin(), chosen.options.end(),
-                                      [&](const models::ModelOption& c) { return c.name == o.name; });
     if (!declared && value != o.default_value)
       fail("invalid config field '{}' = {}: applies only to --model {}", o.name, shown_option(value),
            models::models_declaring(o.name));
@@ -338,6 +347,7 @@ void TrainConfig::validate() const {
       bad("dev", "''", "classify needs a dev file, or dev_split > 0 to hold out the last training examples");
     if (!dev.empty() && dev_split > 0) bad("dev_split", dev_split, "give either dev or dev_split, not both");
     if (!one_of(encoding, {"utf8", "latin1"})) bad("encoding", "'" + encoding + "'", "expected utf8 or latin1");
+    if (!one_of(tokenize, {"whitespace", "char"})) bad("tokenize", "'" + tokenize + "'", "expected whitespace or char");
     if ((subtrees || binary) && format != "sst" && format != "sst-stsa")
       bad(subtrees ? "subtrees" : "binary", "true", "applies only to the sst formats");
     if (subtrees && format != "sst") bad("subtrees", "true", "needs trees (--format sst)");

@@ -32,6 +32,8 @@ struct TrainConfig {
   std::int64_t dev_split = 0;  // > 0: dev = the last dev_split examples of the training file
   std::string encoding = "utf8";  // utf8 (invalid bytes -> U+FFFD, counted) | latin1
   bool lowercase = false;
+  std::string tokenize = "whitespace";  // whitespace (words) | char (Unicode characters: Chinese text)
+  std::string label_field = "label", text_field = "text";  // jsonl keys; tsv header column names (text_a)
   bool skip_bad = false;       // skip malformed lines (counted) instead of stopping at the first
   bool subtrees = false;       // sst: train on every labelled subtree (dev/test stay sentence level)
   bool binary = false;         // sst: SST-2 (drop neutral; 0,1 -> 0; 3,4 -> 1)

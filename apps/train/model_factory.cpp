@@ -18,6 +18,9 @@ ClassifyOptions classify_options(const TrainConfig& config) {
   o.dev_split = config.dev_split > 0 ? config.dev_split : (config.dev.empty() && config.format == "mtl" ? 200 : 0);
   o.read.encoding = text::parse_text_encoding(config.encoding);
   o.read.lowercase = config.lowercase;
+  o.read.tokenize = text::parse_tokenization(config.tokenize);
+  o.read.label_field = config.label_field;
+  o.read.text_field = config.text_field;
   o.read.skip_bad = config.skip_bad;
   o.read.max_length = config.max_len > 0 ? config.max_len : 256;  // the Star-Transformer paper's truncation
   o.read.sst_binary = config.binary;
@@ -60,6 +63,7 @@ std::shared_ptr<models::SequenceEncoder> make_encoder(const TrainConfig& config,
   // Learned positions cover the longest sequence the run can see.
   spec.max_length = config.max_len > 0 ? config.max_len : task.max_length();
   spec.pretrained = task.pretrained_embedding();
+  spec.vocabulary = task.token_strings();
   if (spec.pretrained.defined())
     TOPO_CHECK(spec.pretrained.size(1) == config.hidden,
                "word vectors have {} dimensions but --hidden is {}: the embedding is the model's width, set "

@@ -210,9 +210,13 @@ void TrainingRun::report_data_and_settings() {
   if (meta.contains("data"))
     for (const auto& [split, stats] : meta.at("data").items())
       if (stats.value("invalid_utf8_lines", 0) > 0 || stats.value("skipped_bad", 0) > 0 || stats.value("truncated", 0) > 0)
-        progress_->message(fmt::format("{} data: {} invalid UTF-8 lines (decoded with U+FFFD), {} malformed lines "
+        progress_->message(fmt::format("{} data: {} invalid UTF-8 lines (decoded with U+FFFD{}), {} malformed lines "
                                        "skipped, {} examples truncated to {} tokens",
-                                       split, stats.value("invalid_utf8_lines", 0), stats.value("skipped_bad", 0),
+                                       split, stats.value("invalid_utf8_lines", 0),
+                                       stats.value("first_invalid_utf8", "").empty()
+                                           ? ""
+                                           : "; the first at " + stats.value("first_invalid_utf8", ""),
+                                       stats.value("skipped_bad", 0),
                                        stats.value("truncated", 0), meta.value("max_length", 0)));
   std::map<std::string, std::string> by_source;  // source -> "key=value ..."
   const nlohmann::json values = c_.to_json();

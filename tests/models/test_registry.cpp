@@ -10,7 +10,7 @@ using namespace topo;
 using namespace topo::models;
 
 TEST_CASE("registry: every model, each building an encoder of its inputs from a spec") {
-  CHECK(registered_model_names() == "deepsets, star, transformer, multiscale");
+  CHECK(registered_model_names() == "deepsets, star, transformer, multiscale, big");
   for (const ModelRegistration& m : registered_models()) {
     CAPTURE(m.name);
     CHECK(&find_model(m.name) == &m);
@@ -24,6 +24,9 @@ TEST_CASE("registry: every model, each building an encoder of its inputs from a 
       spec.max_length = 9;
       (token_ids ? spec.vocab_size : spec.input_dim) = token_ids ? 13 : 4;
       for (const ModelOption& o : m.options) spec.options[o.name] = o.default_value;
+      if (token_ids)  // what a text task gives: every id's string (BiG matches its lexicon on them)
+        for (std::int64_t id = 0; id < 13; ++id) spec.vocabulary.push_back(std::string(1, static_cast<char>('a' + id)));
+      if (m.name == "big") spec.options["lexicon"] = testing::write_temp_file("registry_words.txt", "abc 1 n\nde 2 n\n");
       const std::shared_ptr<SequenceEncoder> encoder = m.make(spec);
       encoder->reset_parameters(3);
       SequenceBatch batch;
@@ -57,7 +60,7 @@ TEST_CASE("registry: model options reach the factory; unknown names and missing 
 
   const std::string unknown = testing::error_of([] { find_model("lstm"); });
   CHECK(unknown.find("'lstm'") != std::string::npos);
-  CHECK(unknown.find("deepsets, star, transformer, multiscale") != std::string::npos);
+  CHECK(unknown.find("deepsets, star, transformer, multiscale, big") != std::string::npos);
   spec.options = nlohmann::json::object();
   CHECK(testing::error_of([&] { find_model("star").make(spec); }).find("'variant'") != std::string::npos);
   spec.options = {{"variant", 3}, {"residual", false}};
@@ -65,7 +68,7 @@ TEST_CASE("registry: model options reach the factory; unknown names and missing 
 
   CHECK(models_declaring("attention") == "transformer");
   CHECK(models_declaring("residual") == "star");
-  CHECK(all_model_options().size() == 6u);  // pooling, variant, residual, attention, scales, alpha: each once
+  CHECK(all_model_options().size() == 9u);  // pooling, variant, residual, attention, scales, alpha, lexicon, lexicon_single_chars, max_words: each once
   spec.options = {{"scales", "1,N/4"}, {"alpha", 0.0}};
   spec.heads = 4;
   const auto ms = std::dynamic_pointer_cast<MultiScaleTransformer>(find_model("multiscale").make(spec));

@@ -1,0 +1,60 @@
+// Suite `lexicon`: BiG-Transformer's word matching (models/big_transformer/lexicon.hpp), a host-side step of
+// every batch: the spans of a 128-character sentence against jieba's 349k-word dictionary. Target:
+// microseconds per sentence (a batch of 128 such sentences stays well under a millisecond-scale step).
+// The sentence is real text: the first 128 characters of ChnSentiCorp's dev reviews, concatenated.
+// Data from TOPO_DATA (default ../shared/data); the suite says so and records nothing when it is missing.
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "bench/harness.hpp"
+#include "models/big_transformer/lexicon.hpp"
+
+namespace {
+
+using namespace topo;
+
+std::string data_dir() {
+  const char* dir = std::getenv("TOPO_DATA");
+  return dir ? dir : "../shared/data";
+}
+
+// The first `n` characters of the texts of a "label<TAB>text_a" file, header skipped.
+std::u32string first_characters(const std::string& path, std::size_t n) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);  // header
+  std::u32string out;
+  while (out.size() < n && std::getline(in, line)) {
+    const std::size_t tab = line.find('\t');
+    if (tab == std::string::npos) continue;
+    const auto cps = models::utf8_code_points(std::string_view(line).substr(tab + 1), path);
+    out.append(cps.begin(), cps.end());
+  }
+  if (out.size() > n) out.resize(n);
+  return out;
+}
+
+}  // namespace
+
+TOPO_BENCH_SUITE(lexicon, "lexicon matching: every word of jieba's dictionary in a 128-character sentence") {
+  const std::string dict = data_dir() + "/zh_lexicon/dict.txt", text = data_dir() + "/chnsenticorp/dev.tsv";
+  if (!std::filesystem::exists(dict) || !std::filesystem::exists(text)) {
+    fmt::print("lexicon: skipped, {} or {} is missing (set TOPO_DATA)\n", dict, text);
+    return;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  const models::Lexicon lexicon = models::Lexicon::load(dict);
+  const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::u32string sentence = first_characters(text, 128);
+  const std::int64_t spans = static_cast<std::int64_t>(lexicon.match(sentence).spans.size());
+  const nlohmann::json shape = {{"characters", sentence.size()}, {"words_in_lexicon", lexicon.size()},
+                                {"trie_nodes", lexicon.num_nodes()}, {"spans_found", spans},
+                                {"load_seconds", load_s}};
+  const bench::Result r = bench.run("match 128 characters against jieba dict.txt", {}, [&] {
+    const models::LexiconMatch m = lexicon.match(sentence);
+    if (m.spans.empty()) std::abort();  // keeps the call from being optimised away
+  }, shape);
+  bench.annotate("microseconds_per_sentence", 1e3 * r.stats.median_ms);
+}
