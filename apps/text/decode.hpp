@@ -26,4 +26,7 @@ std::string decode_line(std::string_view bytes, TextEncoding encoding, bool* had
 // folds ASCII A-Z only (non-ASCII bytes are left alone, so UTF-8 stays valid).
 std::vector<std::string> tokenize(std::string_view text, bool lowercase);
 
+// Folds ASCII A-Z to a-z in place (the `lowercase` reading option and the word-vector look-up share it).
+void ascii_lower(std::string& s);
+
 }  // namespace topo::text
