@@ -25,6 +25,7 @@ ClassifyOptions classify_options(const TrainConfig& config) {
   o.train_subtrees = config.subtrees;
   o.min_freq = config.min_freq;
   o.vectors = config.vectors;
+  o.vector_options = {config.vectors_lowercase, text::parse_bad_vector_lines(config.vectors_bad_lines)};
   o.eval_batch = config.eval_batch > 0 ? config.eval_batch : 128;
   return o;
 }
@@ -55,11 +56,6 @@ std::shared_ptr<models::SequenceEncoder> make_encoder(const TrainConfig& config,
   // Learned positions cover the longest sequence the run can see.
   const std::int64_t max_length = config.max_len > 0 ? config.max_len : task.max_length();
   const Tensor pretrained = task.pretrained_embedding();
-  if (pretrained.defined())
-    TOPO_CHECK(pretrained.size(1) == config.hidden,
-               "word vectors have {} dimensions but --hidden is {}: the embedding is the model's width, set "
-               "--hidden {}",
-               pretrained.size(1), config.hidden, pretrained.size(1));
   // The fields every attention encoder shares, from the config and the task's inputs.
   auto shared_fields = [&](auto& m) {
     m.vocab_size = task.vocab_size();
@@ -71,6 +67,8 @@ std::shared_ptr<models::SequenceEncoder> make_encoder(const TrainConfig& config,
     m.dropout = static_cast<float>(config.dropout);
     m.pretrained = pretrained;
     m.freeze_pretrained = config.freeze_vectors;
+    m.pretrained_rows = task.pretrained_rows();
+    m.embedding_dim = task.embedding_dim();  // vectors of another width than hidden: projected
   };
   if (config.model == "star") {
     models::StarConfig s;

@@ -169,6 +169,19 @@ TrainResult Trainer::run() {
                                        "skipped, {} examples truncated to {} tokens",
                                        split, stats.value("invalid_utf8_lines", 0), stats.value("skipped_bad", 0),
                                        stats.value("truncated", 0), meta.value("max_length", 0)));
+    // Word vectors: the coverage line (also result.json's "vectors") and the malformed lines skipped.
+    if (const nlohmann::json v = meta.value("vectors", nlohmann::json()); v.is_object()) {
+      const nlohmann::json& cov = v.at("train_coverage");
+      progress.message(fmt::format(
+          "vectors {} ({}-d): {} of {} vocabulary types ({:.1f}%, {} lowercased) and {} of {} training tokens "
+          "({:.1f}%) found; {} malformed lines skipped; loaded in {:.0f} ms",
+          v.at("file").get<std::string>(), v.at("dim").get<std::int64_t>(), cov.at("types_found").get<std::int64_t>(),
+          cov.at("types").get<std::int64_t>(), cov.at("types_pct").get<double>(),
+          v.at("found_lowercase").get<std::int64_t>(), cov.at("tokens_found").get<std::int64_t>(),
+          cov.at("tokens").get<std::int64_t>(), cov.at("tokens_pct").get<double>(), v.at("bad_lines").get<std::int64_t>(),
+          1e3 * v.at("load_seconds").get<double>()));
+      for (const nlohmann::json& bad : v.at("bad_line_examples")) progress.message("  skipped " + bad.get<std::string>());
+    }
   }
   const auto t_start = Clock::now();
   std::int64_t tokens_seen = 0;
@@ -329,6 +342,12 @@ TrainResult Trainer::run() {
     result["test_note"] = "the task has no test split: evaluate a checkpoint with topo-eval";
   }
   for (const auto& [key, value] : best_dev_values.items()) result["dev_" + key] = value;
+  // The protocol's names (issue #13): the dev-selected checkpoint (best.ckpt) scored on dev and, when a test
+  // file is given, once on test; topo-eval on the same file gives the same number.
+  if (metric == "acc") {
+    result["dev_accuracy"] = r.best_dev_metric;
+    if (r.has_test) result["test_accuracy"] = r.test_metric;
+  }
   result.update(r.baseline);
   result["baseline_split"] = r.has_test ? "test" : "dev";
   if (!higher_better && r.has_test && r.baseline.contains("baseline_" + metric))
@@ -346,6 +365,7 @@ TrainResult Trainer::run() {
                                {"device", device.str()},
                                {"threads", num_threads()},
                                {"data", task.metadata().value("data", nlohmann::json::object())},
+                               {"vectors", task.metadata().value("vectors", nlohmann::json())},
                                {"config", c.to_json()}};
   result.update(more);
   if (c.profile) {
