@@ -5,8 +5,8 @@
 
 #include <zlib.h>
 
-#include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <string>
 
 #include "apps/text/dataset.hpp"
@@ -31,6 +31,13 @@ Vocabulary vocab_of(const std::string& text) {
 std::vector<float> row(const WordVectors& w, const Vocabulary& v, const std::string& token) {
   const auto first = w.values.begin() + v.id(token) * w.dim;
   return std::vector<float>(first, first + w.dim);
+}
+
+// CPU seconds this thread has used (the loader is single-threaded).
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
 }
 
 std::string write_temp_gz(const std::string& name, const std::string& bytes) {
@@ -200,17 +207,21 @@ TEST_CASE("word vectors: the GloVe 6B 50-d subset (71k x 50, gzip) for the MR an
     std::vector<std::vector<std::int64_t>> ids;
     for (const Example& e : d.examples) ids.push_back(v.encode(e.tokens));
     for (const bool lower : {false, true}) {
+      const double cpu0 = thread_cpu_seconds();
       const WordVectors g = load_word_vectors(glove, v, {lower, BadVectorLines::Reject});
+      const double cpu = thread_cpu_seconds() - cpu0;
       const VectorCoverage cov = vector_coverage(g, ids);
       const std::string line = c.name + (lower ? " lowercase fallback: " : " exact: ") + cov.to_json().dump() +
-                               ", loaded in " + std::to_string(g.seconds * 1e3) + " ms";
+                               ", loaded in " + std::to_string(g.seconds * 1e3) + " ms wall, " +
+                               std::to_string(cpu * 1e3) + " ms CPU";
       MESSAGE(line);
       CHECK(g.dim == 50);
       CHECK(g.vectors == 71144);
       CHECK(g.bad_lines == 0);
       CHECK(cov.types_found > cov.types / 2);
       CHECK(cov.tokens_found > cov.tokens * 8 / 10);
-      CHECK(g.seconds < 5.0);  // "well under a second" alone; generous here for a shared, loaded machine
+      // CPU time, not wall: this 2-core machine runs at load 10-20 at times (wall 0.4 s idle-ish, 9 s then).
+      CHECK(cpu < 1.5);
     }
   }
 }
