@@ -44,11 +44,13 @@ struct EncoderSpec {
   std::int64_t vocab_size = 0;    // > 0: the task gives token ids from a vocabulary this large
   std::int64_t input_dim = 0;     // > 0: the task gives this many features per position instead
   std::int64_t max_length = 256;  // the longest sequence the run can see (size of learned position tables)
-  Tensor pretrained;              // optional token vectors float32 [vocab_size, hidden]
+  Tensor pretrained;              // optional token vectors float32 [vocab_size, embedding_dim or hidden]
   // The token string of every id ([vocab_size], UTF-8) when the task reads text; models that look at the text
   // itself (BiG-Transformer's lexicon matching) read it, the others ignore it.
   std::vector<std::string> vocabulary = {};
   bool freeze_pretrained = false;
+  std::vector<std::uint8_t> pretrained_rows = {};  // the rows of `pretrained` that hold vectors (empty: all)
+  std::int64_t embedding_dim = 0;                  // token table width (0: hidden; else projected to hidden)
   nn::Generator* generator = nullptr;  // dropout masks of models that take a generator (default one when null)
   nlohmann::json options = nlohmann::json::object();  // every option the model declares, defaults filled in
 
@@ -70,6 +72,8 @@ void set_shared_encoder_fields(Config& config, const EncoderSpec& spec) {
   config.dropout = spec.dropout;
   config.pretrained = spec.pretrained;
   config.freeze_pretrained = spec.freeze_pretrained;
+  config.pretrained_rows = spec.pretrained_rows;
+  config.embedding_dim = spec.embedding_dim;
 }
 
 struct ModelRegistration {

@@ -15,10 +15,18 @@ struct EmbeddingConfig {
   std::int64_t hidden = 100;
   std::int64_t max_length = 256;  // a longer sentence is an error naming its length
   float dropout = 0.f;
-  // Optional pre-trained token vectors float32 [vocab_size, hidden] (reset_parameters keeps them), and
-  // whether training leaves them fixed.
+  // Optional pre-trained token vectors float32 [vocab_size, embedding_dim or hidden], and whether training
+  // leaves the token table fixed (a projection, when there is one, still trains).
   Tensor pretrained;
   bool freeze_pretrained = false;
+  // The rows of `pretrained` that hold vectors ([vocab_size], 1 = covered): the other rows keep the random
+  // draw a table without vectors gets (reset_parameters redraws them and rewrites the covered ones). Empty:
+  // the whole table is given and reset_parameters keeps it.
+  std::vector<std::uint8_t> pretrained_rows;
+  // Width of the token table; 0: hidden. Otherwise a Linear [embedding_dim -> hidden] without bias follows
+  // the look-up, so vectors of any width feed a model of any width and keep their geometry (a linear map),
+  // and a frozen table still gets a trained map into the model.
+  std::int64_t embedding_dim = 0;
 };
 
 class SequenceEmbedding : public nn::Module {
@@ -30,6 +38,7 @@ class SequenceEmbedding : public nn::Module {
 
   std::shared_ptr<nn::Embedding> token_embedding;  // when vocab_size > 0
   std::shared_ptr<nn::Linear> feature_projection;  // when input_dim > 0
+  std::shared_ptr<nn::Linear> token_projection;    // when embedding_dim is neither 0 nor hidden
   std::shared_ptr<nn::Embedding> position_embedding;
   std::shared_ptr<nn::Dropout> dropout;
 

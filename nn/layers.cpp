@@ -1,6 +1,7 @@
 // Layers: thin compositions of the differentiable ops (nn/ops.hpp); no kernels of their own.
 #include "nn/layers.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace topo::nn {
@@ -76,6 +77,32 @@ std::shared_ptr<Embedding> Embedding::from_pretrained(const Tensor& weights, boo
              weights.defined() ? weights.str() : std::string("undefined"));
   check_dtype(weights, DType::F32, "Embedding::from_pretrained", "weights");
   return std::shared_ptr<Embedding>(new Embedding(weights.clone(), frozen));
+}
+
+std::shared_ptr<Embedding> Embedding::with_pretrained_rows(const Tensor& vectors, std::vector<std::uint8_t> rows,
+                                                           bool frozen) {
+  TOPO_CHECK(vectors.defined() && vectors.ndim() == 2 && vectors.numel() > 0,
+             "Embedding::with_pretrained_rows: vectors must be a non-empty [num, dim] tensor, got {}",
+             vectors.defined() ? vectors.str() : std::string("undefined"));
+  check_dtype(vectors, DType::F32, "Embedding::with_pretrained_rows", "vectors");
+  TOPO_CHECK(static_cast<std::int64_t>(rows.size()) == vectors.size(0),
+             "Embedding::with_pretrained_rows: {} row flags for {} vectors", rows.size(), vectors.size(0));
+  auto e = std::make_shared<Embedding>(vectors.size(0), vectors.size(1), frozen);
+  e->pretrained_ = vectors.to(Device::cpu()).clone();
+  e->pretrained_rows_ = std::move(rows);
+  e->after_reset();
+  return e;
+}
+
+void Embedding::after_reset() {
+  if (!pretrained_.defined()) return;
+  // One host round trip per reset (not per step): [num, dim] out, the covered rows replaced, back in place.
+  std::vector<float> w = weight.data().to(Device::cpu()).to_vector<float>();
+  const std::vector<float> v = pretrained_.to_vector<float>();
+  const auto dim = static_cast<std::size_t>(weight.size(1));
+  for (std::size_t r = 0; r < pretrained_rows_.size(); ++r)
+    if (pretrained_rows_[r]) std::copy(v.begin() + r * dim, v.begin() + (r + 1) * dim, w.begin() + r * dim);
+  weight.set_data(Tensor::from_vector(w, weight.shape(), weight.device()));
 }
 
 Var Embedding::forward(const Tensor& ids) const { return embedding(weight, ids); }

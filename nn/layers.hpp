@@ -39,14 +39,24 @@ class Embedding : public Module {
   Embedding(std::int64_t num_embeddings, std::int64_t dim, bool frozen = false);
   // Pretrained vectors [num, dim] (float32; copied to a fresh tensor); reset_parameters keeps them.
   static std::shared_ptr<Embedding> from_pretrained(const Tensor& weights, bool frozen = true);
+  // Drawn like a fresh Embedding(num, dim) (N(0, 1), redrawn by reset_parameters), except rows i with
+  // rows[i] != 0, which are vectors' row i: at construction and after every reset, so pre-trained vectors
+  // replace exactly the rows they cover. vectors float32 [num, dim], rows [num].
+  static std::shared_ptr<Embedding> with_pretrained_rows(const Tensor& vectors, std::vector<std::uint8_t> rows,
+                                                         bool frozen = false);
   Var forward(const Tensor& ids) const;
   Var operator()(const Tensor& ids) const { return forward(ids); }
   std::int64_t num_embeddings() const { return weight.size(0); }
   std::int64_t dim() const { return weight.size(1); }
   Var weight;
 
+ protected:
+  void after_reset() override;
+
  private:
   explicit Embedding(Tensor weights, bool frozen);
+  Tensor pretrained_;                        // [num, dim] on the CPU; undefined without with_pretrained_rows
+  std::vector<std::uint8_t> pretrained_rows_;  // [num]
 };
 
 // Normalises the last dimension (size dim); affine adds gamma (ones) and beta (zeros).

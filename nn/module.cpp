@@ -79,6 +79,8 @@ void Module::reset_parameters(std::uint64_t seed) {
     v.zero_grad();
     v.set_data(init::make(p.spec, v.shape(), init::derive_seed(seed, i), v.device()));
   });
+  for (const auto& [name, m] : named_modules()) m->after_reset();
+  after_reset();
 }
 
 init::InitSpec Module::init_spec(const std::string& name) const {

@@ -54,12 +54,15 @@ class Module {
   // Forgets every parameter's gradient.
   void zero_grad();
   // Re-draws every parameter whose InitSpec is not Keep, parameter i (named_parameters order) from
-  // init::derive_seed(seed, i), on the parameter's current device.
+  // init::derive_seed(seed, i), on the parameter's current device; then every module's after_reset().
   void reset_parameters(std::uint64_t seed);
   // The spec a parameter was registered with, by full name; throws naming it when absent.
   init::InitSpec init_spec(const std::string& name) const;
 
  protected:
+  // Runs on every module of the tree after reset_parameters has drawn the parameters: a module whose
+  // initial values are partly given (nn::Embedding::with_pretrained_rows) writes them back here.
+  virtual void after_reset() {}
   // Registers a parameter initialised per `spec` (seeded by derive_seed(0, local index) until the owner
   // calls reset_parameters) and returns the handle to keep in a member.
   Var register_parameter(const std::string& name, const Shape& shape, const init::InitSpec& spec,

@@ -2,12 +2,17 @@
 # Text classification results of docs/results.md: MTL-16 (16 review domains; dev = the last 200 lines of each
 # .task.train, the test files are held back) and SST-5 (PTB trees, sentence level), each with the
 # Star-Transformer and the Transformer baseline (dense attention) of equal width, from configs/*.json.
-#   scripts/reproduce_classification.sh [mtl16|sst5|sst5-subtrees|all]      (default all: mtl16 and sst5)
+#   scripts/reproduce_classification.sh [mtl16|sst5|sst2|sst5-subtrees|all]      (default all: mtl16 and sst5)
 # sst5-subtrees trains on every labelled subtree of the training trees (318,582 phrases, as the Star authors
-# do; batch 64, at most 5 epochs) and evaluates on whole dev/test sentences.
+# do; batch 64, at most 5 epochs) and evaluates on whole dev/test sentences; sst2 is SST-5's recipe on the
+# binary sentences (--binary: neutral dropped).
 # Environment: DATA (default ../shared/data), MODELS (default "star transformer"), THREADS per run (default 1;
-# the models train side by side), DOMAINS (default all 16), EXTRA (more topo-train flags).
-# Runs land in runs/<set>/<model>/<name>/ (result.json, metrics.jsonl, best.ckpt); the tables are printed
+# the models train side by side), DOMAINS (default all 16), EXTRA (more topo-train flags),
+# VECTORS (a word-vector file, e.g. $DATA/glove6b50d/glove.6B.50d.subset.txt.gz: --vectors with the
+# lowercase look-up, GloVe 6B being uncased; width 50 is projected to the models' 100), VECTOR_FLAGS (e.g.
+# --freeze-vectors), TAG (appended to the set's folder; default -glove with VECTORS, so runs with and without
+# vectors sit side by side).
+# Runs land in runs/<set><TAG>/<model>/<name>/ (result.json, metrics.jsonl, best.ckpt); the tables are printed
 # by scripts/summarize_classification.sh at the end. Score a held-back test file with
 #   build/bin/topo-eval --checkpoint runs/mtl16/star/books --test DATA/mtl16/books.task.test
 set -euo pipefail
@@ -17,30 +22,38 @@ data=${DATA:-../shared/data}
 models=${MODELS:-star transformer}
 threads=${THREADS:-1}
 domains=${DOMAINS:-"apparel baby books camera_photo dvd electronics health_personal_care imdb kitchen_housewares magazines MR music software sports_outdoors toys_games video"}
+vector_flags=()
+if [ -n "${VECTORS:-}" ]; then
+  vector_flags=(--vectors "$VECTORS" --vectors-lowercase ${VECTOR_FLAGS:-})
+  tag=${TAG--glove}
+else
+  tag=${TAG:-}
+fi
 [ -x build/bin/topo-train ] || { echo "build first: scripts/setup.sh" >&2; exit 1; }
 
 run_mtl16() {  # one model, every domain in turn
   local model=$1
   for domain in $domains; do
-    local out="runs/mtl16/$model/$domain" encoding=utf8
+    local out="runs/mtl16$tag/$model/$domain" encoding=utf8
     [ "$domain" = MR ] && encoding=latin1  # MR is Latin-1 (see the data set's SOURCE.txt)
     # --skip-bad: sports_outdoors.task.train line 1121 is a label with no text; it is skipped and counted
     # (result.json: data.train.skipped_bad) rather than stopping the run.
     mkdir -p "$out"
     build/bin/topo-train --config "configs/mtl16_$model.json" --train "$data/mtl16/$domain.task.train" \
-      --encoding "$encoding" --skip-bad --threads "$threads" --progress lines --log-every 200 --out "$out" ${EXTRA:-} \
+      --encoding "$encoding" --skip-bad --threads "$threads" --progress lines --log-every 200 --out "$out" \
+      ${vector_flags[@]+"${vector_flags[@]}"} ${EXTRA:-} \
       > "$out.log" 2>&1
     tail -n 1 "$out.log"
   done
 }
 
 run_sst5() {  # model, run set name, more flags
-  local model=$1 out="runs/$2/$1"
+  local model=$1 out="runs/$2$tag/$1"
   shift 2
   mkdir -p "$out"
   build/bin/topo-train --config "configs/sst5_$model.json" --train "$data/sst/trees/train.txt" \
     --dev "$data/sst/trees/dev.txt" --test "$data/sst/trees/test.txt" --threads "$threads" --progress lines \
-    --log-every 200 --out "$out" "$@" ${EXTRA:-} > "$out.log" 2>&1
+    --log-every 200 --out "$out" "$@" ${vector_flags[@]+"${vector_flags[@]}"} ${EXTRA:-} > "$out.log" 2>&1
   tail -n 1 "$out.log"
 }
 
@@ -48,10 +61,11 @@ for model in $models; do
   (
     if [ "$which" = mtl16 ] || [ "$which" = all ]; then run_mtl16 "$model"; fi
     if [ "$which" = sst5 ] || [ "$which" = all ]; then run_sst5 "$model" sst5; fi
+    if [ "$which" = sst2 ]; then run_sst5 "$model" sst2 --binary; fi
     if [ "$which" = sst5-subtrees ]; then
       run_sst5 "$model" sst5-subtrees --subtrees --batch 64 --epochs 5 --patience 3 --eval-batch 128
     fi
   ) &
 done
 wait
-scripts/summarize_classification.sh
+MTL_RUNS="runs/mtl16$tag" scripts/summarize_classification.sh

@@ -7,6 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config doctest-dev libfmt-dev nlohmann-json3-dev libcli11-dev libopenblas-dev libopenblas-openmp-dev
+          zlib1g-dev  # gzipped word vectors (apps/text/word_vectors.cpp)
           # the reliability builds (scripts/sanitize.sh, fuzz/run.sh): clang's sanitizers, libFuzzer, libomp + Archer
           clang-14 libclang-rt-14-dev libomp-14-dev)
 missing=()

@@ -85,10 +85,23 @@ TextClassification::TextClassification(const ClassifyOptions& options) : options
     stats_[s] = parts[s]->stats;
   }
   if (!options.vectors.empty()) {
-    const text::WordVectors v = text::load_word_vectors(options.vectors, vocab_);
-    TOPO_CHECK(v.found > 0, "word vectors '{}' cover none of the {} vocabulary tokens", options.vectors,
-               vocab_.size());
+    const text::WordVectors v = text::load_word_vectors(options.vectors, vocab_, options.vector_options);
+    TOPO_CHECK(v.found > 0, "word vectors '{}' cover none of the {} vocabulary tokens{}", options.vectors,
+               vocab_.size(), options.vector_options.lowercase_fallback ? "" : " (try the lowercase look-up)");
     pretrained_ = Tensor::from_vector(v.values, {vocab_.size(), v.dim});
+    pretrained_rows_ = v.covered;
+    embedding_dim_ = v.dim;
+    const text::VectorCoverage coverage = text::vector_coverage(v, splits_[static_cast<int>(Split::Train)].ids);
+    vectors_report_ = {{"file", options.vectors},
+                       {"dim", v.dim},
+                       {"vectors", v.vectors},
+                       {"lowercase_fallback", options.vector_options.lowercase_fallback},
+                       {"found_lowercase", v.found_lowercase},
+                       {"duplicates", v.duplicates},
+                       {"bad_lines", v.bad_lines},
+                       {"bad_line_examples", v.bad_examples},
+                       {"load_seconds", v.seconds},
+                       {"train_coverage", coverage.to_json()}};
   }
 }
 
@@ -116,6 +129,7 @@ std::unique_ptr<TextClassification> TextClassification::for_evaluation(const nlo
     t->vocab_ = text::Vocabulary::from_json(metadata.at("vocabulary"));
     t->labels_ = text::LabelSet::from_json(metadata.at("labels"));
     t->majority_label_ = metadata.at("majority_label").get<std::string>();
+    t->embedding_dim_ = metadata.value("embedding_dim", std::int64_t{0});  // absent in checkpoints before vectors
   } catch (const nlohmann::json::exception& e) {
     fail("{}: malformed task metadata: {}", source, e.what());
   } catch (const Error& e) {
@@ -227,6 +241,8 @@ nlohmann::json TextClassification::metadata() const {
           {"format", options_.format},
           {"read", read_options_json(options_.read)},
           {"vocab_size", vocab_.size()},
+          {"embedding_dim", embedding_dim_},
+          {"vectors", vectors_report_},
           {"data", data}};
 }
 

@@ -11,6 +11,7 @@
 #include "apps/tasks/task.hpp"
 #include "apps/text/dataset.hpp"
 #include "apps/text/vocab.hpp"
+#include "apps/text/word_vectors.hpp"
 
 namespace topo::apps {
 
@@ -21,7 +22,8 @@ struct ClassifyOptions {
   text::ReadOptions read;          // encoding, lowercase, skip_bad, truncation (max_length), sst_binary
   bool train_subtrees = false;     // sst: every labelled subtree of a training tree is an example
   std::int64_t min_freq = 1;
-  std::string vectors;             // optional word vectors for the embedding
+  std::string vectors;             // optional word vectors for the embedding (GloVe / word2vec text, plain or .gz)
+  text::WordVectorOptions vector_options;  // lowercase fallback, bad-line policy
   std::int64_t eval_batch = 128;   // evaluation batch (the "ms per test batch of 128")
 };
 
@@ -54,6 +56,11 @@ class TextClassification final : public Task {
   std::int64_t vocab_size() const override { return vocab_.size(); }
   Tensor pretrained_embedding() const override { return pretrained_; }
   std::vector<std::string> token_strings() const override { return vocab_.tokens(); }
+  std::vector<std::uint8_t> pretrained_rows() const override { return pretrained_rows_; }
+  std::int64_t embedding_dim() const override { return embedding_dim_; }
+  // With --vectors: the file, its width, what was loaded and the coverage of the training split's types and
+  // tokens (text::VectorCoverage), bad lines reported; null without vectors. Also in metadata()["vectors"].
+  const nlohmann::json& vectors_report() const { return vectors_report_; }
   std::int64_t max_length() const override { return options_.read.max_length; }
   std::shared_ptr<models::SequenceModel> make_model(std::shared_ptr<models::SequenceEncoder> encoder,
                                                     const models::HeadOptions& head) const override;
@@ -69,7 +76,8 @@ class TextClassification final : public Task {
   Evaluation evaluate(models::SequenceModel& model, Split split, Device device) const override;
   // majority_acc: always predicting the training set's most frequent class.
   nlohmann::json baseline(Split split) const override;
-  // {"vocabulary", "labels", "majority_label", "max_length", "read": {...}, "data": {per-split counts}}.
+  // {"vocabulary", "labels", "majority_label", "max_length", "read": {...}, "data": {per-split counts},
+  //  "embedding_dim", and with vectors "vectors": vectors_report()}.
   nlohmann::json metadata() const override;
 
  private:
@@ -83,6 +91,9 @@ class TextClassification final : public Task {
   EncodedSplit splits_[3];
   text::ReadStats stats_[3];
   Tensor pretrained_;
+  std::vector<std::uint8_t> pretrained_rows_;
+  std::int64_t embedding_dim_ = 0;
+  nlohmann::json vectors_report_;
 };
 
 }  // namespace topo::apps

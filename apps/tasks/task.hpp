@@ -39,11 +39,16 @@ class Task {
   // Model input: token ids from a vocabulary of vocab_size(), or input_dim() features (one is > 0).
   virtual std::int64_t vocab_size() const { return 0; }
   virtual std::int64_t input_dim() const { return 0; }
-  // Pre-trained token vectors float32 [vocab_size, dim] to initialise the embedding (undefined: none).
+  // Pre-trained token vectors float32 [vocab_size, dim] to initialise the embedding (undefined: none), the
+  // rows that hold vectors ([vocab_size], 1 = covered; empty: all rows), and the token table's width
+  // (0: the model's hidden; else the vectors' width, projected to hidden). embedding_dim() stays set when a
+  // task is rebuilt for evaluation without its vectors, so the model has the checkpoint's shapes.
   virtual Tensor pretrained_embedding() const { return {}; }
   // The token string of every id ([vocab_size()]) for text tasks: models that read the text (lexicon
   // matching) get it through EncoderSpec::vocabulary. Empty for feature tasks.
   virtual std::vector<std::string> token_strings() const { return {}; }
+  virtual std::vector<std::uint8_t> pretrained_rows() const { return {}; }
+  virtual std::int64_t embedding_dim() const { return 0; }
   // The longest sequence a model must accept (size of the learned position table).
   virtual std::int64_t max_length() const = 0;
   // The encoder plus this task's output stage.

@@ -129,6 +129,11 @@ std::vector<std::string> tokenize(std::string_view text, Tokenization tokenizati
   return tokenization == Tokenization::Characters ? split_characters(text, lowercase) : tokenize(text, lowercase);
 }
 
+void ascii_lower(std::string& s) {
+  for (char& c : s)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+}
+
 std::vector<std::string> tokenize(std::string_view text, bool lowercase) {
   auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; };
   std::vector<std::string> tokens;
@@ -140,9 +145,7 @@ std::vector<std::string> tokenize(std::string_view text, bool lowercase) {
     while (j < n && !is_space(text[j])) ++j;
     if (j > i) {
       std::string& t = tokens.emplace_back(text.substr(i, j - i));
-      if (lowercase)
-        for (char& c : t)
-          if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      if (lowercase) ascii_lower(t);
     }
     i = j;
   }

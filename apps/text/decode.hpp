@@ -38,4 +38,7 @@ std::vector<std::string> split_characters(std::string_view text, bool lowercase)
 // tokenize or split_characters.
 std::vector<std::string> tokenize(std::string_view text, Tokenization tokenization, bool lowercase);
 
+// Folds ASCII A-Z to a-z in place (the `lowercase` reading option and the word-vector look-up share it).
+void ascii_lower(std::string& s);
+
 }  // namespace topo::text

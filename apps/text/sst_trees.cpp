@@ -76,9 +76,7 @@ Tree parse_tree(std::string_view s, bool lowercase) {
         bad_line("node '({}' has more than one word or mixes words and subtrees (column {})", node.label, column);
       node.has_word = true;
       std::string& leaf = t.leaves.emplace_back(s.substr(i, j - i));
-      if (lowercase)
-        for (char& ch : leaf)
-          if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+      if (lowercase) ascii_lower(leaf);
       i = j;
     }
   }

@@ -1,21 +1,29 @@
-// Word-vector files are large (GloVe 840B: 5.6 GB), so they are streamed line by line rather than read
-// whole; every line is still validated so a corrupt file is reported, not half-loaded.
+// Word-vector files are large (GloVe 840B: 5.6 GB, 2 GB gzipped), so they are streamed through zlib in
+// chunks rather than read whole, and only rows the vocabulary uses are kept; every line is still parsed so
+// a malformed one is reported with its line number, not half-loaded.
 #include "apps/text/word_vectors.hpp"
+
+#include <zlib.h>
 
 #include <cerrno>
 #include <charconv>
+#include <chrono>
+#include <cmath>
 #include <cstring>
-#include <fstream>
+#include <memory>
 #include <string_view>
+#include <unordered_map>
 
+#include "apps/text/decode.hpp"
 #include "kernels/error.hpp"
 
 namespace topo::text {
 
 namespace {
 
-std::vector<std::string_view> split_spaces(std::string_view s) {
-  std::vector<std::string_view> fields;
+// Space- or tab-separated fields of a line into `fields` (reused across lines: no allocation per line).
+void split_fields(std::string_view s, std::vector<std::string_view>& fields) {
+  fields.clear();
   std::size_t i = 0;
   while (i < s.size()) {
     while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
@@ -24,7 +32,6 @@ std::vector<std::string_view> split_spaces(std::string_view s) {
     if (j > i) fields.push_back(s.substr(i, j - i));
     i = j;
   }
-  return fields;
 }
 
 bool parse_int(std::string_view s, std::int64_t& v) {
@@ -32,73 +39,165 @@ bool parse_int(std::string_view s, std::int64_t& v) {
   return r.ec == std::errc() && r.ptr == s.data() + s.size();
 }
 
+bool parse_float(std::string_view s, float& v) {
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+// How a vocabulary row got its vector: an exact match outranks a lowercased one.
+enum Source : std::uint8_t { kNone = 0, kLowercased = 1, kExact = 2 };
+
 }  // namespace
 
-WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("cannot open word vectors '{}': {}", path, std::strerror(errno));
+BadVectorLines parse_bad_vector_lines(const std::string& name) {
+  if (name == "skip") return BadVectorLines::Skip;
+  if (name == "reject") return BadVectorLines::Reject;
+  fail("unknown bad-line policy '{}' for word vectors: expected skip or reject", name);
+}
+
+WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab, const WordVectorOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  errno = 0;
+  // gzopen reads a file without a gzip header as it is, so plain text takes the same path.
+  const std::unique_ptr<gzFile_s, int (*)(gzFile)> gz(gzopen(path.c_str(), "rb"), gzclose);
+  if (!gz) fail("cannot open word vectors '{}': {}", path, errno ? std::strerror(errno) : "out of memory");
+  gzbuffer(gz.get(), 1u << 18);
+
+  const auto vocab_size = static_cast<std::size_t>(vocab.size());
   WordVectors wv;
-  std::vector<char> seen(static_cast<std::size_t>(vocab.size()), 0);
-  std::int64_t declared = -1, vectors = 0, line_number = 0;
-  std::string line;
-  while (std::getline(in, line)) {
+  std::vector<std::uint8_t> source(vocab_size, kNone);
+  // Lowercase fallback: the lowercased form -> the vocabulary ids it stands for (tokens with a capital only;
+  // a token already lowercase is found by the exact look-up).
+  std::unordered_map<std::string, std::vector<std::int64_t>> by_lowercase;
+  if (options.lowercase_fallback)
+    for (std::int64_t id = Vocabulary::kUnk + 1; id < vocab.size(); ++id) {
+      std::string lower = vocab.token(id);
+      ascii_lower(lower);
+      if (lower != vocab.token(id)) by_lowercase[lower].push_back(id);
+    }
+
+  std::int64_t declared = -1, line_number = 0;
+  std::vector<std::string_view> fields;
+  std::vector<float> row;
+  std::string word;
+  auto bad = [&](const std::string& why) {
+    std::string where = fmt::format("{}:{}: {}", path, line_number, why);
+    if (options.bad_lines == BadVectorLines::Reject) fail("{} (bad-line policy 'reject'; 'skip' skips such lines)", where);
+    ++wv.bad_lines;
+    if (wv.bad_examples.size() < WordVectors::kMaxBadExamples) wv.bad_examples.push_back(std::move(where));
+  };
+  auto take = [&](std::int64_t id, Source level) {  // returns true when the line repeats an earlier word
+    std::uint8_t& s = source[static_cast<std::size_t>(id)];
+    if (s >= level) return s == level;
+    std::copy(row.begin(), row.end(), wv.values.begin() + id * wv.dim);
+    s = level;
+    return false;
+  };
+  auto process = [&](std::string_view line) {
     ++line_number;
-    std::string_view view(line);
-    if (!view.empty() && view.back() == '\r') view.remove_suffix(1);
-    const std::vector<std::string_view> fields = split_spaces(view);
-    if (fields.empty()) continue;
-    if (line_number == 1) {
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    split_fields(line, fields);
+    if (fields.empty()) return;
+    if (line_number == 1 && fields.size() == 2) {  // word2vec header "count dim"
       std::int64_t count = 0, dim = 0;
-      if (fields.size() == 2 && parse_int(fields[0], count) && parse_int(fields[1], dim)) {  // word2vec header
-        if (count < 0 || dim <= 0) fail("{}:1: bad word2vec header '{}'", path, view);
+      if (parse_int(fields[0], count) && parse_int(fields[1], dim)) {
+        if (count < 0 || dim <= 0) fail("{}:1: bad word2vec header '{}'", path, line);
         declared = count;
         wv.dim = dim;
-        wv.values.assign(static_cast<std::size_t>(vocab.size() * dim), 0.f);
-        continue;
+        wv.values.assign(vocab_size * static_cast<std::size_t>(dim), 0.f);
+        return;
       }
     }
-    // The values are the last `dim` fields and the token is everything before them: GloVe 840B has
-    // tokens with spaces inside (". . ."), so only a line with too few fields is malformed.
-    if (wv.dim == 0) {  // GloVe: the first vector fixes the dimension (its trailing numeric fields)
+    if (wv.dim == 0) {  // GloVe: the first vector line's trailing numeric fields fix the dimension
       std::size_t numeric = 0;
       float unused = 0.f;
-      while (numeric + 1 < fields.size()) {
-        const std::string_view f = fields[fields.size() - 1 - numeric];
-        const auto r = std::from_chars(f.data(), f.data() + f.size(), unused);
-        if (r.ec != std::errc() || r.ptr != f.data() + f.size()) break;
-        ++numeric;
-      }
-      if (numeric == 0) fail("{}:{}: a word vector needs a token and at least one value", path, line_number);
+      while (numeric + 1 < fields.size() && parse_float(fields[fields.size() - 1 - numeric], unused)) ++numeric;
+      if (numeric == 0) return bad("a word vector line needs a word and at least one value");
       wv.dim = static_cast<std::int64_t>(numeric);
-      wv.values.assign(static_cast<std::size_t>(vocab.size() * wv.dim), 0.f);
+      wv.values.assign(vocab_size * numeric, 0.f);
     }
-    if (static_cast<std::int64_t>(fields.size()) - 1 < wv.dim)
-      fail("{}:{}: token '{}' has {} values, expected {}", path, line_number, fields[0], fields.size() - 1, wv.dim);
-    const std::size_t first_value = fields.size() - static_cast<std::size_t>(wv.dim);
-    const std::string_view last_token_field = fields[first_value - 1];
-    const std::string token(fields[0].data(), static_cast<std::size_t>(last_token_field.data() + last_token_field.size() -
-                                                                       fields[0].data()));
-    const std::int64_t id = vocab.contains(token) ? vocab.id(token) : -1;
-    const bool take = id > Vocabulary::kPad && !seen[static_cast<std::size_t>(id)];
-    for (std::int64_t k = 0; k < wv.dim; ++k) {
-      const std::string_view f = fields[first_value + static_cast<std::size_t>(k)];
-      float v = 0.f;
-      const auto r = std::from_chars(f.data(), f.data() + f.size(), v);
-      if (r.ec != std::errc() || r.ptr != f.data() + f.size())
-        fail("{}:{}: value {} of token '{}' is not a number: '{}'", path, line_number, k + 1, token, f);
-      if (take) wv.values[static_cast<std::size_t>(id * wv.dim + k)] = v;
+    const auto dim = static_cast<std::size_t>(wv.dim);
+    if (fields.size() < dim + 1)
+      return bad(fmt::format("'{}' has {} values, expected {}", fields[0], fields.size() - 1, dim));
+    if (fields.size() > dim + 1)  // GloVe 840B has ". . ." and the like: no tokenizer here produces them
+      return bad(fmt::format("{} fields, expected a word and {} values (a word containing spaces, or extra values)",
+                             fields.size(), dim));
+    row.resize(dim);
+    for (std::size_t k = 0; k < dim; ++k) {
+      if (!parse_float(fields[k + 1], row[k]))
+        return bad(fmt::format("value {} of '{}' is not a number: '{}'", k + 1, fields[0], fields[k + 1]));
+      if (!std::isfinite(row[k])) return bad(fmt::format("value {} of '{}' is not finite: '{}'", k + 1, fields[0], fields[k + 1]));
     }
-    if (take) {
-      seen[static_cast<std::size_t>(id)] = 1;
-      ++wv.found;
+    ++wv.vectors;
+    word.assign(fields[0]);
+    bool repeated = false;
+    if (const std::int64_t id = vocab.id(word); id > Vocabulary::kUnk) repeated = take(id, kExact);
+    if (!by_lowercase.empty())
+      if (const auto it = by_lowercase.find(word); it != by_lowercase.end())
+        for (const std::int64_t id : it->second) repeated = take(id, kLowercased) || repeated;
+    if (repeated) ++wv.duplicates;
+  };
+
+  // Chunks of the (decompressed) stream; a line split across chunks moves to the front of the buffer.
+  std::vector<char> buffer(1u << 20);
+  std::size_t held = 0;
+  for (;;) {
+    if (held == buffer.size()) buffer.resize(2 * buffer.size());  // one line longer than the buffer
+    const int n = gzread(gz.get(), buffer.data() + held, static_cast<unsigned>(buffer.size() - held));
+    if (n < 0) {
+      int code = 0;
+      const char* message = gzerror(gz.get(), &code);
+      fail("cannot read word vectors '{}' after line {}: {}", path, line_number,
+           code == Z_ERRNO ? std::strerror(errno) : message);
     }
-    ++vectors;
+    if (n == 0) break;
+    held += static_cast<std::size_t>(n);
+    std::size_t start = 0;
+    while (const void* nl = std::memchr(buffer.data() + start, '\n', held - start)) {
+      const std::size_t end = static_cast<std::size_t>(static_cast<const char*>(nl) - buffer.data());
+      process(std::string_view(buffer.data() + start, end - start));
+      start = end + 1;
+    }
+    std::memmove(buffer.data(), buffer.data() + start, held - start);
+    held -= start;
   }
-  if (in.bad()) fail("cannot read word vectors '{}'", path);
+  // zlib reports a stream cut short (or a bad trailer) through gzerror after the last read, not as n < 0.
+  if (int code = 0; (void)gzerror(gz.get(), &code), code != Z_OK)
+    fail("cannot read word vectors '{}' after line {}: {}", path, line_number, gzerror(gz.get(), &code));
+  if (held > 0) process(std::string_view(buffer.data(), held));  // a last line without '\n'
+
   if (wv.dim == 0) fail("{}: no word vectors", path);
-  if (declared >= 0 && declared != vectors)
-    fail("{}: word2vec header declares {} vectors, the file has {}", path, declared, vectors);
+  if (declared >= 0 && declared != wv.vectors + wv.bad_lines)
+    fail("{}: word2vec header declares {} vectors, the file has {} lines after it", path, declared,
+         wv.vectors + wv.bad_lines);
+  wv.covered.assign(vocab_size, 0);
+  for (std::size_t id = 0; id < vocab_size; ++id) {
+    wv.covered[id] = source[id] != kNone;
+    wv.found += source[id] != kNone;
+    wv.found_lowercase += source[id] == kLowercased;
+  }
+  wv.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return wv;
+}
+
+nlohmann::json VectorCoverage::to_json() const {
+  auto pct = [](std::int64_t part, std::int64_t whole) { return whole > 0 ? 100.0 * double(part) / double(whole) : 0.0; };
+  return {{"types", types},   {"types_found", types_found},   {"types_pct", pct(types_found, types)},
+          {"tokens", tokens}, {"tokens_found", tokens_found}, {"tokens_pct", pct(tokens_found, tokens)}};
+}
+
+VectorCoverage vector_coverage(const WordVectors& vectors, const std::vector<std::vector<std::int64_t>>& sentences) {
+  VectorCoverage c;
+  const auto size = static_cast<std::int64_t>(vectors.covered.size());
+  c.types = std::max<std::int64_t>(0, size - (Vocabulary::kUnk + 1));  // <pad> and <unk> are not data types
+  c.types_found = vectors.found;
+  for (const auto& sentence : sentences)
+    for (const std::int64_t id : sentence) {
+      TOPO_CHECK(id >= 0 && id < size, "vector_coverage: token id {} outside the vocabulary of {}", id, size);
+      ++c.tokens;
+      c.tokens_found += vectors.covered[static_cast<std::size_t>(id)];
+    }
+  return c;
 }
 
 }  // namespace topo::text

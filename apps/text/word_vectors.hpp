@@ -1,24 +1,56 @@
 #pragma once
-// Pre-trained word vectors (GloVe / word2vec text formats) looked up for a vocabulary.
+// Pre-trained word vectors (GloVe / word2vec text formats, plain or gzip) looked up for a vocabulary.
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "apps/text/vocab.hpp"
 
 namespace topo::text {
 
-struct WordVectors {
-  std::int64_t dim = 0;
-  std::vector<float> values;  // [vocab.size(), dim] row-major; rows of tokens not in the file stay 0
-  std::int64_t found = 0;     // vocabulary tokens that got a vector
+// What a malformed line (wrong field count, a non-number or non-finite value, a word containing spaces) does:
+// Skip reports it (path:line, counted, the first few kept) and goes on; Reject stops with a topo::Error
+// naming path:line. Never an abort either way.
+enum class BadVectorLines { Skip, Reject };
+// "skip" | "reject"; anything else is a topo::Error naming the value.
+BadVectorLines parse_bad_vector_lines(const std::string& name);
+
+struct WordVectorOptions {
+  // A vocabulary token the file lacks takes the vector of its ASCII-lowercased form (GloVe 6B is uncased);
+  // an exact match always wins over a lowercased one.
+  bool lowercase_fallback = false;
+  BadVectorLines bad_lines = BadVectorLines::Skip;
 };
 
-// GloVe text ("tok v1 .. vd" per line) or word2vec text (first line "count dim", then as GloVe), detected
-// from the first line: exactly two integers there is a word2vec header, and then the count must match.
-// A line's values are its last `dim` fields and its token is everything before them (GloVe 840B has tokens
-// with spaces). Tokens are matched exactly (first occurrence wins; the <pad> row always stays 0). Too few
-// values, a non-number or a missing file is a topo::Error naming path:line.
-WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab);
+struct WordVectors {
+  std::int64_t dim = 0;
+  std::vector<float> values;          // [vocab.size(), dim] row-major; rows without a vector stay 0
+  std::vector<std::uint8_t> covered;  // [vocab.size()]: 1 where `values` holds a vector (never <pad>, <unk>)
+  std::int64_t found = 0;             // vocabulary types with a vector (exact or lowercased)
+  std::int64_t found_lowercase = 0;   // of them, found through their lowercased form only
+  std::int64_t vectors = 0;           // well-formed vector lines in the file
+  std::int64_t duplicates = 0;        // well-formed lines repeating an earlier word (the first one wins)
+  std::int64_t bad_lines = 0;         // malformed lines skipped
+  std::vector<std::string> bad_examples;  // "path:line: why" of the first kMaxBadExamples of them
+  double seconds = 0.0;               // wall time of the load
+  static constexpr std::size_t kMaxBadExamples = 10;
+};
+
+// Streams the file through zlib (a plain text file reads through the same path, so .gz is optional).
+// GloVe text ("word v1 .. vd" per line, the first vector line fixes d) or word2vec text (first line
+// "count dim": exactly two integers; the count must then match the vector lines). Blank lines and a '\r'
+// before '\n' are ignored. A missing or unreadable file, corrupt gzip data, or a file without a single
+// vector is a topo::Error naming the path.
+WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab, const WordVectorOptions& options = {});
+
+// How much of a split the vectors cover: vocabulary types (<pad>, <unk> excluded) and token occurrences
+// (a token mapped to <unk> counts as not covered).
+struct VectorCoverage {
+  std::int64_t types = 0, types_found = 0, tokens = 0, tokens_found = 0;
+  nlohmann::json to_json() const;  // {"types", "types_found", "types_pct", "tokens", "tokens_found", "tokens_pct"}
+};
+VectorCoverage vector_coverage(const WordVectors& vectors, const std::vector<std::vector<std::int64_t>>& sentences);
 
 }  // namespace topo::text

@@ -52,8 +52,14 @@ const std::vector<Field>& table() {
       {"subtrees", &TrainConfig::subtrees, "classify, sst: train on every labelled subtree"},
       {"binary", &TrainConfig::binary, "classify, sst: SST-2 (drop neutral, merge the polarities)"},
       {"min_freq", &TrainConfig::min_freq, "classify: vocabulary minimum training frequency"},
-      {"vectors", &TrainConfig::vectors, "classify: word vectors (GloVe / word2vec text) for the embedding"},
+      {"vectors", &TrainConfig::vectors,
+       "classify: word vectors (GloVe / word2vec text, plain or .gz) for the embedding; another width than "
+       "--hidden is projected"},
       {"freeze_vectors", &TrainConfig::freeze_vectors, "classify: keep the loaded word vectors fixed"},
+      {"vectors_lowercase", &TrainConfig::vectors_lowercase,
+       "classify: a token absent from the vectors takes its lowercased form's vector"},
+      {"vectors_bad_lines", &TrainConfig::vectors_bad_lines,
+       "classify: malformed vector lines: skip (reported with path:line) | reject (stop there)"},
       {"model", &TrainConfig::model, "encoder: a registered model (their own options follow)"},
       {"layers", &TrainConfig::layers, "encoder layers"},
       {"hidden", &TrainConfig::hidden, "hidden size"},
@@ -355,6 +361,9 @@ void TrainConfig::validate() const {
     if (!chosen->reads_token_ids)
       bad("model", "'" + model + "'", "classify needs a model that reads token ids: " + models_reading(true));
     if (freeze_vectors && vectors.empty()) bad("freeze_vectors", "true", "needs --vectors");
+    if (vectors_lowercase && vectors.empty()) bad("vectors_lowercase", "true", "needs --vectors");
+    if (!one_of(vectors_bad_lines, {"skip", "reject"}))
+      bad("vectors_bad_lines", "'" + vectors_bad_lines + "'", "expected skip or reject");
   }
   if (max_len < 0) bad("max_len", max_len, "must be >= 0");
   if (patience < 0) bad("patience", patience, "must be >= 0 (0: never stop early)");

@@ -38,8 +38,10 @@ struct TrainConfig {
   bool subtrees = false;       // sst: train on every labelled subtree (dev/test stay sentence level)
   bool binary = false;         // sst: SST-2 (drop neutral; 0,1 -> 0; 3,4 -> 1)
   std::int64_t min_freq = 1;   // vocabulary: tokens seen fewer times in training are unknown
-  std::string vectors;         // word vectors (GloVe / word2vec text) initialising the embedding
+  std::string vectors;         // word vectors (GloVe / word2vec text, plain or .gz) initialising the embedding
   bool freeze_vectors = false; // keep the loaded embedding fixed
+  bool vectors_lowercase = false;          // a token the file lacks takes its lowercased form's vector
+  std::string vectors_bad_lines = "skip";  // malformed vector lines: skip (reported) | reject (error at path:line)
   // model
   std::string model = "deepsets";  // a registered model (models/registry.hpp)
   // Every registered model's own options (key -> value, every key present, defaults filled in); only the

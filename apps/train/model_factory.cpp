@@ -27,6 +27,7 @@ ClassifyOptions classify_options(const TrainConfig& config) {
   o.train_subtrees = config.subtrees;
   o.min_freq = config.min_freq;
   o.vectors = config.vectors;
+  o.vector_options = {config.vectors_lowercase, text::parse_bad_vector_lines(config.vectors_bad_lines)};
   o.eval_batch = config.eval_batch > 0 ? config.eval_batch : 128;
   return o;
 }
@@ -63,12 +64,9 @@ std::shared_ptr<models::SequenceEncoder> make_encoder(const TrainConfig& config,
   // Learned positions cover the longest sequence the run can see.
   spec.max_length = config.max_len > 0 ? config.max_len : task.max_length();
   spec.pretrained = task.pretrained_embedding();
+  spec.pretrained_rows = task.pretrained_rows();
+  spec.embedding_dim = task.embedding_dim();  // vectors of another width than hidden: projected
   spec.vocabulary = task.token_strings();
-  if (spec.pretrained.defined())
-    TOPO_CHECK(spec.pretrained.size(1) == config.hidden,
-               "word vectors have {} dimensions but --hidden is {}: the embedding is the model's width, set "
-               "--hidden {}",
-               spec.pretrained.size(1), config.hidden, spec.pretrained.size(1));
   spec.freeze_pretrained = config.freeze_vectors;
   spec.generator = gen;
   spec.options = config.options_of_model();

@@ -218,6 +218,19 @@ void TrainingRun::report_data_and_settings() {
                                            : "; the first at " + stats.value("first_invalid_utf8", ""),
                                        stats.value("skipped_bad", 0),
                                        stats.value("truncated", 0), meta.value("max_length", 0)));
+  // Word vectors: the coverage line (also result.json's "vectors") and the malformed lines skipped.
+  if (const nlohmann::json v = meta.value("vectors", nlohmann::json()); v.is_object()) {
+    const nlohmann::json& cov = v.at("train_coverage");
+    progress_->message(fmt::format(
+        "vectors {} ({}-d): {} of {} vocabulary types ({:.1f}%, {} lowercased) and {} of {} training tokens "
+        "({:.1f}%) found; {} malformed lines skipped; loaded in {:.0f} ms",
+        v.at("file").get<std::string>(), v.at("dim").get<std::int64_t>(), cov.at("types_found").get<std::int64_t>(),
+        cov.at("types").get<std::int64_t>(), cov.at("types_pct").get<double>(),
+        v.at("found_lowercase").get<std::int64_t>(), cov.at("tokens_found").get<std::int64_t>(),
+        cov.at("tokens").get<std::int64_t>(), cov.at("tokens_pct").get<double>(), v.at("bad_lines").get<std::int64_t>(),
+        1e3 * v.at("load_seconds").get<double>()));
+    for (const nlohmann::json& bad : v.at("bad_line_examples")) progress_->message("  skipped " + bad.get<std::string>());
+  }
   std::map<std::string, std::string> by_source;  // source -> "key=value ..."
   const nlohmann::json values = c_.to_json();
   for (const auto& [name, source] : c_.sources)
@@ -410,6 +423,12 @@ void TrainingRun::write_result() {
     result["test_note"] = "the task has no test split: evaluate a checkpoint with topo-eval";
   }
   for (const auto& [key, value] : best_dev_values_.items()) result["dev_" + key] = value;
+  // The protocol's names (issue #13): the dev-selected checkpoint (best.ckpt) scored on dev and, when a test
+  // file is given, once on test; topo-eval on the same file gives the same number.
+  if (metric_ == "acc") {
+    result["dev_accuracy"] = r_.best_dev_metric;
+    if (r_.has_test) result["test_accuracy"] = r_.test_metric;
+  }
   result.update(r.baseline);
   result["baseline_split"] = r.has_test ? "test" : "dev";
   if (!higher_better_ && r.has_test && r.baseline.contains("baseline_" + metric))
@@ -429,6 +448,7 @@ void TrainingRun::write_result() {
                                {"threads_source", threads_.source},
                                {"omp_wait_policy", wait_policy()},
                                {"data", task_->metadata().value("data", nlohmann::json::object())},
+                               {"vectors", task_->metadata().value("vectors", nlohmann::json())},
                                {"config", c.to_json()},
                                {"config_sources", c.sources}};
   result.update(more);

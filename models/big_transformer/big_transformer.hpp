@@ -39,6 +39,8 @@ struct BigConfig {
   float dropout = 0.f;            // embedding output and both sublayers
   Tensor pretrained;              // optional char vectors [vocab_size, hidden]
   bool freeze_pretrained = false;
+  std::vector<std::uint8_t> pretrained_rows;  // set by the registry's shared fields; BiG takes whole tables
+  std::int64_t embedding_dim = 0;             // the same; BiG's vectors must have the model's width
   BigVariant variant = BigVariant::Full;
   std::shared_ptr<const Lexicon> lexicon;  // full / no-global without batch spans: required
   std::vector<std::string> vocabulary;     // [vocab_size] token strings by id (lexicon matching)

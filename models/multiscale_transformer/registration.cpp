@@ -23,6 +23,8 @@ ModelRegistration multiscale_transformer_registration() {
     config.dropout = spec.dropout;
     config.pretrained = spec.pretrained;
     config.freeze_pretrained = spec.freeze_pretrained;
+    config.pretrained_rows = spec.pretrained_rows;
+    config.embedding_dim = spec.embedding_dim;
     config.scales = parse_scales(spec.option<std::string>("scales"));
     config.alpha = spec.option<double>("alpha");
     return std::make_shared<MultiScaleTransformer>(config);

@@ -26,10 +26,13 @@ struct StarConfig {
   std::int64_t layers = 2;
   std::int64_t max_length = 256;  // learned positions; a longer sentence is an error naming its length
   float dropout = 0.f;            // on the embedding output
-  Tensor pretrained;              // optional token vectors [vocab_size, hidden] (see EmbeddingConfig)
+  Tensor pretrained;              // optional token vectors [vocab_size, embedding_dim] (see EmbeddingConfig)
   bool freeze_pretrained = false;
+  std::vector<std::uint8_t> pretrained_rows;  // the rows of `pretrained` that hold vectors (empty: all)
+  std::int64_t embedding_dim = 0;             // token table width (0: hidden; else projected to hidden)
   EmbeddingConfig embedding() const {
-    return {vocab_size, input_dim, hidden, max_length, dropout, pretrained, freeze_pretrained};
+    return {vocab_size, input_dim, hidden, max_length, dropout, pretrained, freeze_pretrained, pretrained_rows,
+            embedding_dim};
   }
   StarVariant variant = StarVariant::Full;
   bool residual = false;

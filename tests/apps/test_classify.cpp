@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
 #include <tuple>
 
@@ -201,44 +202,114 @@ TEST_CASE("classify config: missing or inconsistent fields are rejected naming t
   CHECK(testing::error_of([&] { make_task(c); }).find("/nonexistent/file.txt") != std::string::npos);
 }
 
-TEST_CASE("classify: --vectors initialises the embedding from a GloVe file; --freeze-vectors keeps it fixed") {
+TEST_CASE("classify: --vectors replace the initial embedding rows they cover and no others; --freeze-vectors") {
   const fs::path dir = fresh_dir("vectors");
   std::vector<std::string> lines;
   for (int i = 0; i < 80; ++i) lines.push_back(i % 2 ? "1\tgood fine day" : "0\tbad awful day");
   write_lines(dir / "data.tsv", lines);
-  // 4-dimensional vectors for two of the four words, one absent from the data.
-  write_lines(dir / "vectors.txt", {"good 0.5 -1 2 0.25", "zebra 1 1 1 1", "bad -0.5 1 -2 -0.25"});
+  // 4-dimensional vectors for two of the four words, one absent from the data; a malformed line is skipped.
+  write_lines(dir / "vectors.txt", {"good 0.5 -1 2 0.25", "zebra 1 1 1 1", "bad -0.5 1 -2 -0.25", "fine 1 2"});
   TrainConfig c = small_classify((dir / "data.tsv").string(), dir / "run");
   c.format = "tsv";
   c.dev_split = 20;
   c.epochs = 2;
   c.hidden = 4;
   c.heads = 2;
+  TrainConfig plain = c;
   c.vectors = (dir / "vectors.txt").string();
   c.freeze_vectors = true;
-  const TrainResult r = Trainer(c).run();
-  REQUIRE(r.completed);
+
+  // The same seed with and without vectors: every parameter is the same except the covered rows.
   const auto task = make_task(c);
   const auto& vocab = dynamic_cast<const TextClassification&>(*task).vocabulary();
+  const auto with = make_task_model(c, *task);
+  const auto without = make_task_model(plain, *make_task(plain));
+  with->reset_parameters(7);
+  without->reset_parameters(7);
+  const auto with_params = with->named_parameters(), without_params = without->named_parameters();
+  REQUIRE(with_params.size() == without_params.size());
+  auto token_row = [&](const Tensor& weight, const std::string& token) {
+    const std::vector<float> w = weight.to_vector<float>();
+    const auto id = static_cast<std::ptrdiff_t>(vocab.id(token));
+    return std::vector<float>(w.begin() + id * 4, w.begin() + id * 4 + 4);
+  };
+  for (std::size_t i = 0; i < with_params.size(); ++i) {
+    const auto& [name, p] = with_params[i];
+    CHECK(name == without_params[i].first);
+    const Tensor a = p.data(), b = without_params[i].second.data();
+    if (name != "encoder.embedding.token.weight") {
+      CHECK_MESSAGE(a.to_vector<float>() == b.to_vector<float>(), name);
+      continue;
+    }
+    CHECK(token_row(a, "good") == std::vector<float>{0.5f, -1.f, 2.f, 0.25f});
+    CHECK(token_row(a, "bad") == std::vector<float>{-0.5f, 1.f, -2.f, -0.25f});
+    CHECK(token_row(b, "good") != token_row(a, "good"));
+    for (const char* other : {"<pad>", "<unk>", "fine", "awful", "day"})
+      CHECK_MESSAGE(token_row(a, other) == token_row(b, other), other);
+  }
+
+  // Frozen: after training the whole table is still its initial draw with the vectors in place.
+  const TrainResult r = Trainer(c).run();
+  REQUIRE(r.completed);
+  const nlohmann::json& v = r.result.at("vectors");
+  CHECK(v.at("dim") == 4);
+  CHECK(v.at("bad_lines") == 1);
+  CHECK(v.at("train_coverage").at("types") == 5);  // good fine day bad awful
+  CHECK(v.at("train_coverage").at("types_found") == 2);
+  CHECK(v.at("train_coverage").at("tokens") == 60 * 3);
+  CHECK(v.at("train_coverage").at("tokens_found") == 60);  // one of good/bad per sentence
   const auto model = make_task_model(c, *task);
   nn::load_checkpoint(Trainer::best_path(c.out), *model, nullptr, nullptr);
-  Tensor weight;
+  Tensor trained;
   for (const auto& [name, p] : model->named_parameters())
-    if (name == "encoder.embedding.token.weight") weight = p.data();
-  REQUIRE(weight.defined());
-  const std::vector<float> w = weight.to_vector<float>();
-  auto row = [&](const std::string& token) {
-    const auto id = static_cast<std::size_t>(vocab.id(token));
-    return std::vector<float>(w.begin() + static_cast<std::ptrdiff_t>(id * 4), w.begin() + static_cast<std::ptrdiff_t>(id * 4 + 4));
-  };
-  CHECK(row("good") == std::vector<float>{0.5f, -1.f, 2.f, 0.25f});
-  CHECK(row("bad") == std::vector<float>{-0.5f, 1.f, -2.f, -0.25f});
-  CHECK(row("day") == std::vector<float>{0.f, 0.f, 0.f, 0.f});  // not in the file: zero, and frozen with the rest
+    if (name == "encoder.embedding.token.weight") trained = p.data();
+  REQUIRE(trained.defined());
+  CHECK(token_row(trained, "good") == std::vector<float>{0.5f, -1.f, 2.f, 0.25f});
+  fs::remove_all(dir);
+}
 
-  // A width other than the vectors' is an error that says which flag to change.
+TEST_CASE("classify: vectors narrower than --hidden go through a projection; result.json's test_accuracy is "
+          "topo-eval's on the same file") {
+  const fs::path dir = fresh_dir("vectors_projected");
+  std::vector<std::string> lines, test;
+  for (int i = 0; i < 80; ++i) lines.push_back(i % 2 ? "1\tgood fine day" : "0\tbad awful day");
+  for (int i = 0; i < 30; ++i) test.push_back(i % 3 ? "1\tGood day" : "0\tawful Bad day");
+  write_lines(dir / "data.tsv", lines);
+  write_lines(dir / "test.tsv", test);
+  const std::string vectors = testing::write_temp_file("vectors_narrow.txt", "good 0.5 -1 2\nbad -0.5 1 -2\n");
+  TrainConfig c = small_classify((dir / "data.tsv").string(), dir / "run");
+  c.format = "tsv";
+  c.dev_split = 20;
+  c.test = (dir / "test.tsv").string();
+  c.epochs = 3;
   c.hidden = 8;
-  c.out = (dir / "run2").string();
-  CHECK(testing::error_of([&] { Trainer(c).run(); }).find("--hidden 4") != std::string::npos);
+  c.heads = 2;
+  c.vectors = vectors;
+  const TrainResult r = Trainer(c).run();
+  REQUIRE(r.completed);
+  REQUIRE(r.has_test);
+  const nlohmann::json& res = r.result;
+  CHECK(res.at("vectors").at("dim") == 3);
+  CHECK(res.at("dev_accuracy").get<double>() == r.best_dev_metric);
+  CHECK(res.at("test_accuracy").get<double>() == r.test_metric);
+  const auto task = make_task(c);
+  std::map<std::string, Shape> shapes;
+  for (const auto& [name, p] : make_task_model(c, *task)->named_parameters()) shapes[name] = p.shape();
+  CHECK(shapes.at("encoder.embedding.token.weight") == Shape{task->vocab_size(), 3});
+  CHECK(shapes.at("encoder.embedding.token_projection.weight") == Shape{8, 3});
+
+  // topo-eval rebuilds the model from the checkpoint alone (no vectors file) and gives the same number.
+  EvalOptions e;
+  e.checkpoint = c.out;
+  e.test = c.test;
+  CHECK(evaluate_checkpoint(e).at("acc").get<double>() == res.at("test_accuracy").get<double>());
+
+  // Without a test file there is no test_accuracy; dev_accuracy is still the selected checkpoint's.
+  c.test.clear();
+  c.out = (dir / "run_no_test").string();
+  const TrainResult d = Trainer(c).run();
+  CHECK_FALSE(d.result.contains("test_accuracy"));
+  CHECK(d.result.at("dev_accuracy").get<double>() == d.best_dev_metric);
   fs::remove_all(dir);
 }
 

@@ -134,6 +134,19 @@ TEST_CASE("config: every validation error names its field and value") {
   c = TrainConfig{};
   c.max_len = 100;  // n = 200 > max_len
   CHECK(error_of([&] { c.validate(); }).find("'n' = 200") != std::string::npos);
+  // The word-vector switches need --vectors; the bad-line policy is skip or reject.
+  c = TrainConfig{};
+  c.task = "classify";
+  c.model = "star";
+  c.format = "mtl";
+  c.train = "train.txt";
+  c.heads = 4;
+  c.vectors_lowercase = true;
+  CHECK(error_of([&] { c.validate(); }).find("'vectors_lowercase'") != std::string::npos);
+  c.vectors = "glove.txt.gz";
+  CHECK(error_of([&] { c.validate(); }).empty());
+  c.vectors_bad_lines = "abort";
+  CHECK(error_of([&] { c.validate(); }).find("'vectors_bad_lines' = 'abort'") != std::string::npos);
   // The command line validates too.
   CHECK(error_of([&] { parse({"--n", "10", "--k", "11"}); }).find("'k' = 11") != std::string::npos);
 }

@@ -1,5 +1,5 @@
-// Label sets, vocabularies (ordering, min_freq/max_size, JSON and checkpoint round trips), batching and
-// word-vector loading.
+// Label sets, vocabularies (ordering, min_freq/max_size, JSON and checkpoint round trips) and batching
+// (word-vector loading: test_word_vectors.cpp).
 #include <doctest/doctest.h>
 
 #include <unistd.h>
@@ -11,7 +11,6 @@
 
 #include "apps/text/batching.hpp"
 #include "apps/text/vocab.hpp"
-#include "apps/text/word_vectors.hpp"
 #include "nn/checkpoint.hpp"
 #include "tests/support/testing.hpp"
 
@@ -161,51 +160,4 @@ TEST_CASE("text batching: sequential batches cover 0..count-1 in order") {
   CHECK(sequential_batches(10, 4) == B{{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9}});
   CHECK(sequential_batches(0, 4).empty());
   CHECK(sequential_batches(3, 3) == B{{0, 1, 2}});
-}
-
-TEST_CASE("text word vectors: GloVe and word2vec text formats; bad lines name path:line") {
-  const Dataset d = make_dataset({{"1", "the rock good"}});
-  const Vocabulary v = Vocabulary::build({&d});  // <pad> <unk> good rock the
-  const std::string glove = write_temp_file("glove.txt", "the 0.5 -1 2e-1\nunseen 1 1 1\nrock 3 4 5\r\nthe 9 9 9\n");
-  const WordVectors g = load_word_vectors(glove, v);
-  CHECK(g.dim == 3);
-  CHECK(g.found == 2);
-  REQUIRE(g.values.size() == static_cast<std::size_t>(v.size() * 3));
-  auto row = [&](const WordVectors& w, const std::string& t) {  // the [dim] row of token t
-    const auto first = w.values.begin() + v.id(t) * w.dim;
-    return std::vector<float>(first, first + w.dim);
-  };
-  CHECK(row(g, "the") == std::vector<float>{0.5f, -1.f, 0.2f});  // the first occurrence wins
-  CHECK(row(g, "rock") == std::vector<float>{3.f, 4.f, 5.f});
-  CHECK(row(g, "good") == std::vector<float>{0.f, 0.f, 0.f});
-  CHECK(row(g, "<pad>") == std::vector<float>{0.f, 0.f, 0.f});
-
-  const std::string w2v = write_temp_file("w2v.txt", "2 2\ngood 1 2\nzzz 3 4\n");
-  const WordVectors w = load_word_vectors(w2v, v);
-  CHECK(w.dim == 2);
-  CHECK(w.found == 1);
-  CHECK(w.values[static_cast<std::size_t>(v.id("good") * 2 + 1)] == 2.f);
-
-  auto check_error = [](const std::string& path, const std::string& where, const std::string& what) {
-    const std::string e = testing::error_of([&] { load_word_vectors(path, Vocabulary()); });
-    INFO("error: " << e);
-    CHECK(e.find(where) != std::string::npos);
-    CHECK(e.find(what) != std::string::npos);
-  };
-  // GloVe 840B has tokens with spaces inside: the values are the last `dim` fields, the token the rest.
-  const std::string spaced = write_temp_file("spaced.txt", "the 0.5 -1 2e-1\n. . . 7 7 7\nat  b@c.com 1 1 1\nrock 3 4 5\n");
-  const WordVectors s = load_word_vectors(spaced, v);
-  CHECK(s.dim == 3);
-  CHECK(s.found == 2);
-  CHECK(row(s, "rock") == std::vector<float>{3.f, 4.f, 5.f});
-  const std::string spaced_first = write_temp_file("spaced_first.txt", ". . . 7 7\nrock 3 4\n");  // fixes dim 2
-  CHECK(load_word_vectors(spaced_first, v).dim == 2);
-
-  const std::string ragged = write_temp_file("ragged.txt", "a 1 2 3\nb 1 2\n");
-  check_error(ragged, ragged + ":2:", "expected 3");
-  const std::string nan_text = write_temp_file("nan.txt", "a 1 2\nb 1 x2\n");
-  check_error(nan_text, nan_text + ":2:", "'x2'");
-  const std::string short_w2v = write_temp_file("short.txt", "3 2\na 1 2\n");
-  check_error(short_w2v, short_w2v, "declares 3");
-  check_error("/nonexistent/vectors.txt", "/nonexistent/vectors.txt", "cannot open");
 }

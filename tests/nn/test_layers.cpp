@@ -136,6 +136,24 @@ TEST_CASE("Embedding: rows of the table, frozen tables get no gradient") {
   CHECK_THROWS_AS(nn::Embedding::from_pretrained(Tensor::zeros({4})), topo::Error);
 }
 
+TEST_CASE("Embedding::with_pretrained_rows: covered rows are the vectors after every reset, the rest the usual draw") {
+  const Tensor vectors = topo::testing::random_uniform({5, 3}, 7);
+  auto partial = nn::Embedding::with_pretrained_rows(vectors, {0, 1, 0, 1, 0});
+  nn::Embedding plain(5, 3);
+  const std::vector<float> v = vectors.to_vector<float>();
+  for (std::uint64_t seed : {1u, 2u}) {
+    partial->reset_parameters(seed);
+    plain.reset_parameters(seed);
+    const std::vector<float> a = partial->weight.data().to_vector<float>(), b = plain.weight.data().to_vector<float>();
+    for (std::size_t r = 0; r < 5; ++r)
+      for (std::size_t k = 0; k < 3; ++k)
+        CHECK(a[r * 3 + k] == (r % 2 ? v[r * 3 + k] : b[r * 3 + k]));
+  }
+  CHECK(partial->weight.requires_grad());
+  CHECK_FALSE(nn::Embedding::with_pretrained_rows(vectors, {1, 1, 1, 1, 1}, true)->weight.requires_grad());
+  CHECK_THROWS_AS(nn::Embedding::with_pretrained_rows(vectors, {1, 0}), topo::Error);
+}
+
 TEST_CASE("Dropout: identity in eval, inverted-scaled mask in train, seeded by its generator") {
   const Tensor x = Tensor::full({1000}, 2.f);
   nn::Generator gen(123);
