@@ -198,6 +198,7 @@ nlohmann::json run_node_classify(const NodeClassifyConfig& config_in) {
                            {"heads", c.model == "gat" ? c.heads : 0}, {"lr", c.lr}, {"dropout", c.dropout},
                            {"weight_decay", c.weight_decay}};
   std::vector<double> acc, losses;
+  std::vector<std::vector<std::int64_t>> misclassified;  // per seed
   for (std::int64_t s = 0; s < c.seeds; ++s) {
     const std::uint64_t seed = c.first_seed + static_cast<std::uint64_t>(s);
     auto model = node_model(c.model).make(n, data.num_classes, c);
@@ -215,13 +216,16 @@ nlohmann::json run_node_classify(const NodeClassifyConfig& config_in) {
     const double last = nn::cross_entropy(out, targets).item();  // eval mode: no dropout noise
     const auto logits = out.data().to_vector<float>();
     std::int64_t right = 0, scored = 0;
+    std::vector<std::int64_t> wrong;
     for (std::int64_t v = 0; v < n; ++v) {
       if (labelled[v]) continue;
       const float* row = logits.data() + v * data.num_classes;
       const auto pred = std::max_element(row, row + data.num_classes) - row;
-      right += pred == data.labels[v];
+      if (pred == data.labels[v]) ++right;
+      else wrong.push_back(v);
       ++scored;
     }
+    misclassified.push_back(wrong);
     acc.push_back(scored ? static_cast<double>(right) / static_cast<double>(scored) : 0.0);
     losses.push_back(last);
   }
@@ -232,6 +236,7 @@ nlohmann::json run_node_classify(const NodeClassifyConfig& config_in) {
   result["first_seed"] = c.first_seed;
   result["accuracy"] = acc;
   result["final_train_loss"] = losses;
+  result["misclassified"] = misclassified;
   result["mean_accuracy"] = mean;
   result["std_accuracy"] = std::sqrt(var);
   return result;

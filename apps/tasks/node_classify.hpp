@@ -68,7 +68,8 @@ NodeClassifyConfig with_recipe(NodeClassifyConfig config);
 
 // Trains one model per seed (full batch, Adam, cross-entropy on the labelled nodes) and scores the
 // unlabelled nodes in eval mode; final_train_loss is the eval-mode loss on the labelled nodes:
-// {"accuracy": [...per seed], "mean_accuracy", "std_accuracy", "final_train_loss": [...], the settings}.
+// {"accuracy": [...per seed], "mean_accuracy", "std_accuracy", "final_train_loss" and "misclassified" (node
+// ids) per seed, the settings}.
 nlohmann::json run_node_classify(const NodeClassifyConfig& config);
 
 // topo-train's entry for --task node-classify: parses argv (its own flags), runs, prints, writes

@@ -44,6 +44,10 @@ TEST_CASE("node-classify: GCN and GAT learn the factions from one labelled node 
     // 32 scored nodes, 16 per faction: a constant guess scores 0.5.
     CHECK(r.at("mean_accuracy").get<double>() >= 0.8);
     for (const double loss : r.at("final_train_loss").get<std::vector<double>>()) CHECK(loss < 0.3);
+    const auto acc = r.at("accuracy").get<std::vector<double>>();
+    const auto wrong = r.at("misclassified").get<std::vector<std::vector<std::int64_t>>>();
+    REQUIRE(wrong.size() == acc.size());
+    for (std::size_t s = 0; s < acc.size(); ++s) CHECK(acc[s] == doctest::Approx(1.0 - wrong[s].size() / 32.0));
     // Untrained (one step), the same models are far from it: the accuracy comes from training.
     c.epochs = 1;
     c.lr = 1e-6f;
