@@ -1,7 +1,8 @@
 // GraphConv / GATConv / SAGEConv against dense references in double precision written from the papers'
 // formulas (loops over the edge list, no engine code): the forward element by element and every gradient
 // (inputs, edge weights, all parameters) element by element against central differences of the double
-// reference. Random graphs with multi-edges, self loops and isolated nodes.
+// reference. Random graphs with multi-edges, self loops and isolated nodes; GAT and SAGE also on a bipartite
+// relation (a -> b, DGL's pair of source / destination features).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -159,61 +160,74 @@ TEST_CASE("GraphConv equals the dense reference for every norm, with and without
 }
 
 TEST_CASE("GATConv equals the dense reference: heads, LeakyReLU(0.2) scores, edge softmax, residual") {
-  for (const int residual : {0, 1, 2})  {  // none, identity (in == H * F), res_fc
-    CAPTURE(residual);
-    const std::int64_t heads = 2, out_dim = residual == 1 ? 2 : 3;
-    const Pairs p = random_pairs(21 + residual, true);
-    const HeteroGraph g = HeteroGraph::from_edges(EdgeList::from_pairs(p), kN);
-    const auto E = static_cast<std::int64_t>(p.size());
-    GATConvOptions opt;
-    opt.residual = residual > 0;
-    opt.allow_zero_in_degree = true;
-    opt.attn_drop = 0.5f;  // eval mode: off (training mode is checked below)
-    GATConv conv(kIn, out_dim, heads, opt);
-    conv.reset_parameters(31);
-    conv.bias.set_data(topo::testing::random_uniform({heads * out_dim}, 32));
-    conv.eval();
-    CHECK((residual == 2) == static_cast<bool>(conv.res_fc));
-    std::map<std::string, Var> inputs = {{"x", leaf({kN, kIn}, 33, -2.f, 2.f)}};
-    const std::int64_t hf = heads * out_dim;
-    const Reference ref = [&](const Values& v) {
-      const auto& x = v.at("x");
-      const auto z = linear(x, v.at("fc.weight"), nullptr, kN, kIn, hf);  // [N, H * F]
-      std::vector<double> el(static_cast<std::size_t>(kN * heads), 0.0), er(el.size(), 0.0);
-      for (std::int64_t n = 0; n < kN; ++n)
+  for (const bool bipartite : {false, true})
+    for (const int residual : {0, 1, 2}) {  // none, identity (in == H * F), res_fc
+      CAPTURE(bipartite);
+      CAPTURE(residual);
+      const std::int64_t heads = 2, out_dim = residual == 1 ? 2 : 3;
+      // Homogeneous: random_pairs on kN nodes. Bipartite (a -> b, DGL's pair of features): kN sources,
+      // 5 destinations, destination 4 without in-edges.
+      const std::int64_t ns = kN, nd = bipartite ? 5 : kN;
+      Pairs p = random_pairs(21 + residual, true);
+      if (bipartite)
+        for (auto& [u, t] : p) t %= 4;
+      const HeteroGraph g = bipartite ? HeteroGraph({{"a", ns}, {"b", nd}}, {{{"a", "r", "b"}, EdgeList::from_pairs(p)}})
+                                      : HeteroGraph::from_edges(EdgeList::from_pairs(p), kN, "_N", "r");
+      const auto E = static_cast<std::int64_t>(p.size());
+      GATConvOptions opt;
+      opt.residual = residual > 0;
+      opt.allow_zero_in_degree = true;
+      opt.attn_drop = 0.5f;  // eval mode: off (training mode is checked below)
+      GATConv conv(kIn, out_dim, heads, opt);
+      conv.reset_parameters(31);
+      conv.bias.set_data(topo::testing::random_uniform({heads * out_dim}, 32));
+      conv.eval();
+      CHECK((residual == 2) == static_cast<bool>(conv.res_fc));
+      std::map<std::string, Var> inputs = {{"xs", leaf({ns, kIn}, 33, -2.f, 2.f)}};
+      if (bipartite) inputs["xd"] = leaf({nd, kIn}, 35, -2.f, 2.f);
+      const std::string xd_name = bipartite ? "xd" : "xs";
+      const std::int64_t hf = heads * out_dim;
+      const Reference ref = [&](const Values& v) {
+        const auto& xs = v.at("xs");
+        const auto& xd = v.at(xd_name);
+        const auto zs = linear(xs, v.at("fc.weight"), nullptr, ns, kIn, hf);  // [Ns, H * F]
+        const auto zd = linear(xd, v.at("fc.weight"), nullptr, nd, kIn, hf);  // [Nd, H * F]
+        std::vector<double> el(static_cast<std::size_t>(ns * heads), 0.0), er(static_cast<std::size_t>(nd * heads), 0.0);
         for (std::int64_t h = 0; h < heads; ++h)
           for (std::int64_t f = 0; f < out_dim; ++f) {
-            el[n * heads + h] += z[n * hf + h * out_dim + f] * v.at("attn_l")[h * out_dim + f];
-            er[n * heads + h] += z[n * hf + h * out_dim + f] * v.at("attn_r")[h * out_dim + f];
+            for (std::int64_t n = 0; n < ns; ++n)
+              el[n * heads + h] += zs[n * hf + h * out_dim + f] * v.at("attn_l")[h * out_dim + f];
+            for (std::int64_t n = 0; n < nd; ++n)
+              er[n * heads + h] += zd[n * hf + h * out_dim + f] * v.at("attn_r")[h * out_dim + f];
           }
-      std::vector<double> out(static_cast<std::size_t>(kN * hf), 0.0);
-      for (std::int64_t t = 0; t < kN; ++t)
-        for (std::int64_t h = 0; h < heads; ++h) {
-          std::vector<double> s;
-          std::vector<std::int64_t> src;
-          for (std::int64_t e = 0; e < E; ++e)
-            if (p[e].second == t) {
-              const double a = el[p[e].first * heads + h] + er[t * heads + h];
-              s.push_back(a > 0 ? a : 0.2 * a);
-              src.push_back(p[e].first);
-            }
-          if (s.empty()) continue;
-          const double top = *std::max_element(s.begin(), s.end());
-          double zsum = 0;
-          for (const double a : s) zsum += std::exp(a - top);
-          for (std::size_t k = 0; k < s.size(); ++k)
-            for (std::int64_t f = 0; f < out_dim; ++f)
-              out[t * hf + h * out_dim + f] += std::exp(s[k] - top) / zsum * z[src[k] * hf + h * out_dim + f];
-        }
-      const auto res = residual == 2 ? linear(x, v.at("res_fc.weight"), nullptr, kN, kIn, hf) : x;
-      for (std::int64_t t = 0; t < kN; ++t)
-        for (std::int64_t c = 0; c < hf; ++c)
-          out[t * hf + c] += (residual ? res[t * hf + c] : 0.0) + v.at("bias")[c];
-      return out;
-    };
-    check_against_reference(conv, inputs, [&] { return conv.forward(g, "_E", inputs.at("x"), inputs.at("x")); }, ref,
-                            34);
-  }
+        std::vector<double> out(static_cast<std::size_t>(nd * hf), 0.0);
+        for (std::int64_t t = 0; t < nd; ++t)
+          for (std::int64_t h = 0; h < heads; ++h) {
+            std::vector<double> s;
+            std::vector<std::int64_t> src;
+            for (std::int64_t e = 0; e < E; ++e)
+              if (p[e].second == t) {
+                const double a = el[p[e].first * heads + h] + er[t * heads + h];
+                s.push_back(a > 0 ? a : 0.2 * a);
+                src.push_back(p[e].first);
+              }
+            if (s.empty()) continue;
+            const double top = *std::max_element(s.begin(), s.end());
+            double zsum = 0;
+            for (const double a : s) zsum += std::exp(a - top);
+            for (std::size_t k = 0; k < s.size(); ++k)
+              for (std::int64_t f = 0; f < out_dim; ++f)
+                out[t * hf + h * out_dim + f] += std::exp(s[k] - top) / zsum * zs[src[k] * hf + h * out_dim + f];
+          }
+        const auto res = residual == 2 ? linear(xd, v.at("res_fc.weight"), nullptr, nd, kIn, hf) : xd;
+        for (std::int64_t t = 0; t < nd; ++t)
+          for (std::int64_t c = 0; c < hf; ++c)
+            out[t * hf + c] += (residual ? res[t * hf + c] : 0.0) + v.at("bias")[c];
+        return out;
+      };
+      check_against_reference(conv, inputs, [&] { return conv.forward(g, "r", inputs.at("xs"), inputs.at(xd_name)); },
+                              ref, 34);
+    }
 }
 
 TEST_CASE("GATConv attention dropout: active in training only, differentiable with a fixed generator") {
@@ -241,42 +255,52 @@ TEST_CASE("GATConv attention dropout: active in training only, differentiable wi
       {x});
 }
 
-TEST_CASE("SAGEConv equals the dense reference (mean and max-pool)") {
-  for (const SageAggregator agg : {SageAggregator::Mean, SageAggregator::Pool}) {
-    CAPTURE(static_cast<int>(agg));
-    const Pairs p = random_pairs(51, true);
-    const HeteroGraph g = HeteroGraph::from_edges(EdgeList::from_pairs(p), kN);
-    const std::int64_t out_dim = 3;
-    SAGEConv conv(kIn, out_dim, agg);
-    conv.reset_parameters(52);
-    conv.bias.set_data(topo::testing::random_uniform({out_dim}, 53));
-    std::map<std::string, Var> inputs = {{"x", leaf({kN, kIn}, 54)}};
-    const Reference ref = [&](const Values& v) {
-      const auto& x = v.at("x");
-      const bool pool = agg == SageAggregator::Pool;
-      std::vector<double> h = x;
-      if (pool) {
-        h = linear(x, v.at("fc_pool.weight"), &v.at("fc_pool.bias"), kN, kIn, kIn);
-        for (double& a : h) a = std::max(a, 0.0);
-      }
-      std::vector<double> neigh(static_cast<std::size_t>(kN * kIn), pool ? -INFINITY : 0.0);
-      std::vector<std::int64_t> deg(kN, 0);
-      for (const auto& [u, t] : p) {
-        ++deg[t];
-        for (std::int64_t k = 0; k < kIn; ++k)
-          neigh[t * kIn + k] = pool ? std::max(neigh[t * kIn + k], h[u * kIn + k]) : neigh[t * kIn + k] + h[u * kIn + k];
-      }
-      for (std::int64_t t = 0; t < kN; ++t)
-        for (std::int64_t k = 0; k < kIn; ++k)
-          neigh[t * kIn + k] = deg[t] == 0 ? 0.0 : pool ? neigh[t * kIn + k] : neigh[t * kIn + k] / deg[t];
-      const auto a = linear(x, v.at("fc_self.weight"), &v.at("bias"), kN, kIn, out_dim);
-      const auto b = linear(neigh, v.at("fc_neigh.weight"), nullptr, kN, kIn, out_dim);
-      std::vector<double> out(a.size());
-      for (std::size_t i = 0; i < a.size(); ++i) out[i] = a[i] + b[i];
-      return out;
-    };
-    check_against_reference(conv, inputs, [&] { return conv.forward(g, "_E", inputs.at("x"), inputs.at("x")); }, ref, 55);
-  }
+TEST_CASE("SAGEConv equals the dense reference (mean and max-pool), homogeneous and bipartite") {
+  for (const bool bipartite : {false, true})
+    for (const SageAggregator agg : {SageAggregator::Mean, SageAggregator::Pool}) {
+      CAPTURE(bipartite);
+      CAPTURE(static_cast<int>(agg));
+      const std::int64_t ns = kN, nd = bipartite ? 5 : kN;
+      Pairs p = random_pairs(51, true);
+      if (bipartite)
+        for (auto& [u, t] : p) t %= 4;  // destination 4: no in-edges
+      const HeteroGraph g = bipartite ? HeteroGraph({{"a", ns}, {"b", nd}}, {{{"a", "r", "b"}, EdgeList::from_pairs(p)}})
+                                      : HeteroGraph::from_edges(EdgeList::from_pairs(p), kN, "_N", "r");
+      const std::int64_t out_dim = 3;
+      SAGEConv conv(kIn, out_dim, agg);
+      conv.reset_parameters(52);
+      conv.bias.set_data(topo::testing::random_uniform({out_dim}, 53));
+      std::map<std::string, Var> inputs = {{"xs", leaf({ns, kIn}, 54)}};
+      if (bipartite) inputs["xd"] = leaf({nd, kIn}, 56);
+      const std::string xd_name = bipartite ? "xd" : "xs";
+      const Reference ref = [&](const Values& v) {
+        const auto& xs = v.at("xs");
+        const auto& xd = v.at(xd_name);
+        const bool pool = agg == SageAggregator::Pool;
+        std::vector<double> h = xs;
+        if (pool) {
+          h = linear(xs, v.at("fc_pool.weight"), &v.at("fc_pool.bias"), ns, kIn, kIn);
+          for (double& a : h) a = std::max(a, 0.0);
+        }
+        std::vector<double> neigh(static_cast<std::size_t>(nd * kIn), pool ? -INFINITY : 0.0);
+        std::vector<std::int64_t> deg(static_cast<std::size_t>(nd), 0);
+        for (const auto& [u, t] : p) {
+          ++deg[t];
+          for (std::int64_t k = 0; k < kIn; ++k)
+            neigh[t * kIn + k] = pool ? std::max(neigh[t * kIn + k], h[u * kIn + k]) : neigh[t * kIn + k] + h[u * kIn + k];
+        }
+        for (std::int64_t t = 0; t < nd; ++t)
+          for (std::int64_t k = 0; k < kIn; ++k)
+            neigh[t * kIn + k] = deg[t] == 0 ? 0.0 : pool ? neigh[t * kIn + k] : neigh[t * kIn + k] / deg[t];
+        const auto a = linear(xd, v.at("fc_self.weight"), &v.at("bias"), nd, kIn, out_dim);
+        const auto b = linear(neigh, v.at("fc_neigh.weight"), nullptr, nd, kIn, out_dim);
+        std::vector<double> out(a.size());
+        for (std::size_t i = 0; i < a.size(); ++i) out[i] = a[i] + b[i];
+        return out;
+      };
+      check_against_reference(conv, inputs, [&] { return conv.forward(g, "r", inputs.at("xs"), inputs.at(xd_name)); },
+                              ref, 55);
+    }
 }
 
 TEST_CASE("zero in-degree: GraphConv and GATConv refuse by default (DGL's error), allow with the flag") {
