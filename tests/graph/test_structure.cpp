@@ -20,11 +20,8 @@ using Ids = std::vector<std::int64_t>;
 
 namespace {
 
-Ids i64(const Tensor& t) {
-  if (t.dtype() == DType::I64) return t.to_vector<std::int64_t>();
-  const auto v = t.to_vector<std::int32_t>();
-  return {v.begin(), v.end()};
-}
+// kNID / kEID and the "k" feature are int64.
+Ids i64(const Tensor& t) { return t.to_vector<std::int64_t>(); }
 
 // Node types a (1..12), b (0..5, possibly empty), c (1..3); relations a->b "x", a->a "y" (self loops and
 // multi-edges), c->a "z" ("y" and "z" both end in a), b->c "w". Features: ndata "f" [n, 2] per type (row i of

@@ -14,11 +14,14 @@
 #include "graph/graph.hpp"
 #include "nn/graph_layers.hpp"
 #include "tests/nn/nn_testing.hpp"
+#include "tests/support/dense_attention_reference.hpp"  // to_double, linear
 
 using namespace topo;
 using namespace topo::nn;
 using topo::nn::testing::leaf;
 using topo::testing::error_of;
+using topo::testing::linear;
+using topo::testing::to_double;
 using Values = std::map<std::string, std::vector<double>>;
 using Pairs = std::vector<std::pair<std::int64_t, std::int64_t>>;
 using Reference = std::function<std::vector<double>(const Values&)>;
@@ -40,11 +43,6 @@ Pairs random_pairs(std::uint64_t seed, bool isolated) {
     p.emplace_back(7, 7);
   }
   return p;
-}
-
-std::vector<double> to_double(const Tensor& t) {
-  const auto v = t.to_vector<float>();
-  return {v.begin(), v.end()};
 }
 
 // Runs `run` (inputs as leaves requiring grad), compares the forward with `ref` and every gradient with
@@ -90,19 +88,6 @@ void check_against_reference(Module& layer, const std::map<std::string, Var>& in
       CHECK(std::abs(g[i] - numeric) <= 2e-3 * (1 + std::abs(numeric)));
     }
   }
-}
-
-// y [n, out] = x [n, in] @ W^T (+ b) with W [out, in] (nn::Linear's layout).
-std::vector<double> linear(const std::vector<double>& x, const std::vector<double>& w, const std::vector<double>* b,
-                           std::int64_t n, std::int64_t in, std::int64_t out) {
-  std::vector<double> y(static_cast<std::size_t>(n * out));
-  for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t o = 0; o < out; ++o) {
-      double acc = b ? (*b)[o] : 0.0;
-      for (std::int64_t c = 0; c < in; ++c) acc += x[i * in + c] * w[o * in + c];
-      y[i * out + o] = acc;
-    }
-  return y;
 }
 
 std::vector<std::int64_t> degrees(const Pairs& p, bool in) {
