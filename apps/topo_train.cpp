@@ -2,12 +2,14 @@
 //   topo-train --task masked-sum --model star --n 200 --k 10 --d 10 --epochs 10 --out runs/star
 //   topo-train --task classify --model star --format mtl --train ../shared/data/mtl16/books.task.train
 //              --out runs/books-star
+//   topo-train --task node-classify --model gat        (Zachary's karate club, GAT vs --model gcn)
 // Exit codes: 0 done (or --help), 1 a bad config or a failed run (the message names the cause), 2 an
 // unexpected internal error.
 #include <cstdio>
 #include <exception>
 #include <iostream>
 
+#include "apps/tasks/node_classify.hpp"
 #include "apps/train/cli.hpp"
 #include "apps/train/trainer.hpp"
 #include "kernels/error.hpp"
@@ -18,6 +20,8 @@ int main(int argc, char** argv) {
   topo::enable_short_spin(argv);  // may re-execute this program once, before anything else runs
   using namespace topo::apps;
   try {
+    // One graph, not sentences: node-classify has its own flags and loop (apps/tasks/node_classify.hpp).
+    if (wants_node_classify(argc, argv)) return node_classify_main(argc, argv, std::cout);
     const auto config = parse_train_args(argc, argv, std::cout);
     if (!config) return 0;
     Trainer trainer(*config);
