@@ -154,7 +154,9 @@ inline void check_against_dense(const nn::GraphMultiHeadAttention& layer, const 
   }
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal;
-  for (const auto& [name, grad] : grads) {
+  for (const auto& entry : grads) {  // not a structured binding: clang 14 cannot capture one in INFO (TSan build)
+    const std::string& name = entry.first;
+    const Tensor& grad = entry.second;
     INFO("gradient of " << name);
     REQUIRE(grad.defined());
     const auto g = to_double(grad);
