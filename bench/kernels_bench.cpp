@@ -4,7 +4,12 @@
 //   window     — 128 sentences of n = 128, window w = 9 (9 in-edges each);
 //   head groups — Multi-Scale's five scales on 10 heads, the grouped op against its fused calls alone.
 // Bytes are the minimum each kernel must move: every source row it reads once, every output row written
-// once, the CSR arrays (int32) once; judged against triad at that working-set size. Fused attention is
+// once, the CSR arrays (int32) once. Source rows are read through an index: that part is judged against
+// the gather rate for rows of that width at the working-set size, the rest against triad. Edge values are
+// judged as streamed even where the edge ids are permuted: they come in ordered runs, and the random
+// 24-byte-row gather rate was a loose bound there (edge_softmax backward measured 1.5x above it); exps (one per edge and head in a softmax) against the measured
+// exp rate, flops against the sgemm peak; `fraction_of_bound` is the time at the slowest of them over the
+// measured median (harness.hpp: bound_of). Fused attention is
 // also timed against the three-kernel composition (gsddmm -> edge_softmax -> gspmm), forward and
 // forward + backward through autograd, and once more on an 8-sentence batch that fits in L3.
 #include "bench/harness.hpp"
@@ -27,6 +32,31 @@ constexpr std::int64_t kHeads = 6, kHeadDim = 50, kFeatures = kHeads * kHeadDim;
 double csr_bytes(const CsrView& c) { return 4.0 * static_cast<double>(c.num_rows + 1 + 2 * c.nnz()); }
 double rows_bytes(std::int64_t rows, std::int64_t width) { return 4.0 * static_cast<double>(rows * width); }
 
+// Work of `bytes` whose `gathered` part is rows of `row_bytes` read through an index.
+bench::Work gather_work(double bytes, double gathered, double row_bytes, double flops = 0, double exps = 0) {
+  return {.bytes_moved = bytes, .flops = flops, .working_set_bytes = bytes, .gathered_bytes = gathered,
+          .gather_row_bytes = gathered > 0 ? row_bytes : 0, .exps = exps};
+}
+
+// Fused attention forward and backward, minimum work: q, k, v in, out and lse out; the backward reads the
+// forward's q, k, v, out, lse and d_out once and writes dq, dk, dv once, through both CSRs. k and v rows (and
+// in the backward also dk, dv) are reached through the index. Exps: one per edge and head in each pass;
+// flops: the forward's q.k and p v (4 per edge and feature), the backward's q.k, d_out.v, ds k, ds q, p d_out (10).
+struct AttentionWork {
+  bench::Work forward, backward, both;
+};
+AttentionWork attention_work(const Block& block) {
+  const CsrView& in = block.in;
+  const double graph = csr_bytes(in), src = rows_bytes(block.num_src, kFeatures),
+               dst = rows_bytes(block.num_dst, kFeatures), lse = rows_bytes(block.num_dst, kHeads);
+  const double ef = static_cast<double>(block.num_edges() * kFeatures), eh = static_cast<double>(block.num_edges() * kHeads);
+  AttentionWork w;
+  w.forward = gather_work(graph + 2 * dst + 2 * src + lse, 2 * src, 4.0 * kFeatures, 4 * ef, eh);
+  w.backward = gather_work(2 * graph + 4 * dst + lse + 4 * src, 2 * src, 4.0 * kFeatures, 10 * ef, eh);
+  w.both = gather_work(w.forward.bytes_moved + w.backward.bytes_moved, 4 * src, 4.0 * kFeatures, 14 * ef, 2 * eh);
+  return w;
+}
+
 void bench_attention(bench::Runner& bench, const std::string& tag, const Block& block);
 
 void bench_topology(bench::Runner& bench, const std::string& tag, const Block& block) {
@@ -38,17 +68,18 @@ void bench_topology(bench::Runner& bench, const std::string& tag, const Block& b
   const Tensor logits = random_uniform({ne, kHeads}, -2, 2, 5);
   const double graph = csr_bytes(in), src = rows_bytes(ns, kFeatures), dst = rows_bytes(nd, kFeatures);
   const double edge = rows_bytes(ne, kHeads);
+  const double row = 4.0 * kFeatures, ef = static_cast<double>(ne * kFeatures), eh = static_cast<double>(ne * kHeads);
 
-  auto work = [](double bytes) { return bench::Work{.bytes_moved = bytes, .working_set_bytes = bytes}; };
-  bench.run(tag + " gspmm copy_u sum", work(graph + src + dst),
+  bench.run(tag + " gspmm copy_u sum", gather_work(graph + src + dst, src, row, ef),
             [&] { (void)gspmm(MessageOp::CopyU, SpmmReduce::Sum, in, u, Tensor()); }, shape);
-  bench.run(tag + " gspmm u_mul_e sum [E,H,1]", work(graph + src + edge + dst),
+  bench.run(tag + " gspmm u_mul_e sum [E,H,1]", gather_work(graph + src + edge + dst, src, row, 2 * ef),
             [&] { (void)gspmm(MessageOp::UMulE, SpmmReduce::Sum, in, u, w); }, shape);
-  bench.run(tag + " gsddmm dot (q_v . k_u)", work(graph + src + dst + edge),
+  bench.run(tag + " gsddmm dot (q_v . k_u)", gather_work(graph + src + dst + edge, src, row, 2 * ef),
             [&] { (void)gsddmm(SddmmOp::Dot, in, q, u, Target::V, Target::U); }, shape);
   const Tensor y = edge_softmax(in, logits);
-  bench.run(tag + " edge_softmax", work(graph + 2 * edge), [&] { (void)edge_softmax(in, logits); }, shape);
-  bench.run(tag + " edge_softmax backward", work(graph + 3 * edge),
+  bench.run(tag + " edge_softmax", gather_work(graph + 2 * edge, 0, 0, 0, eh),
+            [&] { (void)edge_softmax(in, logits); }, shape);
+  bench.run(tag + " edge_softmax backward", gather_work(graph + 3 * edge, 0, 0),
             [&] { (void)edge_softmax_backward(in, y, logits); }, shape);
 
   bench_attention(bench, tag, block);
@@ -62,25 +93,27 @@ void bench_attention(bench::Runner& bench, const std::string& tag, const Block& 
   const nlohmann::json shape = {{"dst", nd}, {"src", ns}, {"edges", ne}, {"heads", kHeads}, {"head_dim", kHeadDim}};
   const Tensor u = random_uniform({ns, kHeads, kHeadDim}, -1, 1, 1), q = random_uniform({nd, kHeads, kHeadDim}, -1, 1, 2);
   const Tensor v = random_uniform({ns, kHeads, kHeadDim}, -1, 1, 3);
-  const double graph = csr_bytes(in), src = rows_bytes(ns, kFeatures), dst = rows_bytes(nd, kFeatures);
-  auto work = [](double bytes) { return bench::Work{.bytes_moved = bytes, .working_set_bytes = bytes}; };
   const float scale = 1.f / std::sqrt(static_cast<float>(kHeadDim));
-  const double attention_bytes = graph + dst + 2 * src + dst + rows_bytes(nd, kHeads);  // q, k, v in; out, lse out
-  const bench::Result fused = bench.run(tag + " attention fused", work(attention_bytes),
+  const AttentionWork aw = attention_work(block);
+  const bench::Result fused = bench.run(tag + " attention fused", aw.forward,
                                         [&] { (void)sparse_attention(in, q, u, v, scale); }, shape);
-  const bench::Result composed = bench.run(tag + " attention composed", work(attention_bytes), [&] {
+  const bench::Result composed = bench.run(tag + " attention composed", aw.forward, [&] {
     const Tensor s = gsddmm(SddmmOp::Dot, in, q, u, Target::V, Target::U);
     (void)gspmm(MessageOp::UMulE, SpmmReduce::Sum, in, v, edge_softmax(in, s));
   }, shape);
   bench.annotate("composed_over_fused", composed.stats.median_ms / fused.stats.median_ms);
+  const AttentionOutput forward = sparse_attention(in, q, u, v, scale);
+  const Tensor d_out = random_uniform({nd, kHeads, kHeadDim}, -1, 1, 7);
+  bench.run(tag + " attention fused backward", aw.backward,
+            [&] { (void)sparse_attention_backward(in, block.out, q, u, v, forward, d_out, scale); }, shape);
 
   // Forward + backward through autograd, the way a training step runs them.
   const nn::Var qv(q, true), kv(u, true), vv(v, true);
   const Tensor r = random_uniform({nd, kHeads, kHeadDim}, -1, 1, 6);
-  const bench::Result fused_bw = bench.run(tag + " attention fused fwd+bwd", {}, [&] {
+  const bench::Result fused_bw = bench.run(tag + " attention fused fwd+bwd", aw.both, [&] {
     nn::sum_all(nn::sparse_attention(g, qv, kv, vv, scale) * nn::Var(r)).backward();
   }, shape);
-  const bench::Result composed_bw = bench.run(tag + " attention composed fwd+bwd", {}, [&] {
+  const bench::Result composed_bw = bench.run(tag + " attention composed fwd+bwd", aw.both, [&] {
     const nn::Var s = nn::gsddmm(g, SddmmOp::Dot, qv * scale, kv, Target::V, Target::U);
     const nn::Var a = nn::edge_softmax(g, s);
     nn::sum_all(nn::gspmm(g, MessageOp::UMulE, SpmmReduce::Sum, vv, a) * nn::Var(r)).backward();
