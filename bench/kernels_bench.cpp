@@ -121,6 +121,42 @@ void bench_attention(bench::Runner& bench, const std::string& tag, const Block& 
   bench.annotate("composed_over_fused", composed_bw.stats.median_ms / fused_bw.stats.median_ms);
 }
 
+// Row strides on the window graph: 300-float rows start at 1200-byte offsets, so 15 of every 16 straddle one
+// more cache line than they fill; padded to 304 floats (1216 bytes, 64-byte aligned when the buffer is)
+// every row is whole lines. gspmm copy_u sum and the fused attention (q, k, v [N, 6, 50] against the same
+// heads padded to 6 x 64: per-head rows aligned) with and without; `padded_over_plain` is the padded run's
+// time over the unpadded one's, for the same useful data (below 1: padding would win).
+void bench_padding(bench::Runner& bench, const Block& block) {
+  const CsrView& in = block.in;
+  const std::int64_t n = block.num_src;
+  const double graph = csr_bytes(in);
+  double plain_ms = 0;
+  for (std::int64_t width : {std::int64_t{300}, std::int64_t{304}}) {
+    const Tensor u = random_uniform({n, width}, -1, 1, 1);
+    const double rows = rows_bytes(n, width);
+    const bench::Result r = bench.run(fmt::format("window w=9 gspmm copy_u sum, rows of {} floats", width),
+                                      gather_work(graph + 2 * rows, rows, 4.0 * width, static_cast<double>(in.nnz() * width)),
+                                      [&] { (void)gspmm(MessageOp::CopyU, SpmmReduce::Sum, in, u, Tensor()); },
+                                      {{"row_floats", width}});
+    if (width == 300) plain_ms = r.stats.median_ms;
+    else bench.annotate("padded_over_plain", r.stats.median_ms / plain_ms);
+  }
+  plain_ms = 0;
+  for (std::int64_t dh : {std::int64_t{50}, std::int64_t{64}}) {
+    const Tensor q = random_uniform({n, kHeads, dh}, -1, 1, 2), k = random_uniform({n, kHeads, dh}, -1, 1, 3),
+                 v = random_uniform({n, kHeads, dh}, -1, 1, 4);
+    const double rows = rows_bytes(n, kHeads * dh);
+    const double ef = static_cast<double>(in.nnz() * kHeads * dh);
+    const bench::Result r = bench.run(
+        fmt::format("window w=9 attention fused, heads of {} floats", dh),
+        gather_work(graph + 4 * rows + rows_bytes(n, kHeads), 2 * rows, 4.0 * kHeads * dh, 4 * ef,
+                    static_cast<double>(in.nnz() * kHeads)),
+        [&] { (void)sparse_attention(in, q, k, v, 1.f / std::sqrt(50.f)); }, {{"head_floats", dh}});
+    if (dh == 50) plain_ms = r.stats.median_ms;
+    else bench.annotate("padded_over_plain", r.stats.median_ms / plain_ms);
+  }
+}
+
 // Head groups (the Multi-Scale paper config: 10 heads x 30 on scales 1, 3, N/16, N/8, N/4, two heads each) on
 // 128 sentences of n = 128, forward + backward: the grouped op (one autograd node: heads split per group,
 // one fused call per group, outputs joined) against its fused calls alone on pre-split inputs. The gap is
@@ -160,7 +196,9 @@ TOPO_BENCH_SUITE(kernels, "gspmm, gsddmm, edge softmax and fused attention on ri
   bench_topology(bench, "ring+relay satellites", star.satellite);
   bench_topology(bench, "ring+relay relay", star.relay);
   HeteroGraph window({builders::node_type("tok", lengths)}, {{{"tok", "window", "tok"}, builders::window_batch(lengths, 9)}});
-  bench_topology(bench, "window w=9", to_block(window, "tok", {"window"}));
+  const Block window_block = to_block(window, "tok", {"window"});
+  bench_topology(bench, "window w=9", window_block);
+  bench_padding(bench, window_block);
   // 8 sentences: q, k, v (~7 MiB) stay in L3, so the kernels are bound by their arithmetic, not by DRAM.
   const std::vector<std::int64_t> few(8, 128);
   bench_attention(bench, "ring+relay satellites, 8 sentences",
