@@ -143,6 +143,10 @@ class Runner {
   // --profile: suites that support it break some steps down by op category (kernels/profile.hpp).
   bool profile() const { return profile_; }
   void set_profile(bool on) { profile_ = on; }
+  // --sizes: the problem sizes a suite sweeps (suite models: sentence lengths), replacing its own list; empty
+  // when not given.
+  const std::vector<std::int64_t>& sizes() const { return sizes_; }
+  void set_sizes(std::vector<std::int64_t> sizes) { sizes_ = std::move(sizes); }
   int threads() const;
   void set_suite(std::string suite) { suite_ = std::move(suite); }
 
@@ -152,6 +156,7 @@ class Runner {
   TimingOptions timing_;
   bool quick_;
   bool profile_ = false;
+  std::vector<std::int64_t> sizes_;
   std::string suite_;
   std::string json_path_;
 };

@@ -75,8 +75,9 @@ TOPO_BENCH_SUITE(models, "Star-Transformer vs dense Transformer per batch of 128
   std::vector<bench::Series> series = {{"Star inference", {}},       {"Star train step", {}},
                                        {"dense inference", {}},      {"dense train step", {}},
                                        {"Multi-Scale inference", {}}, {"Multi-Scale train step", {}}};
-  const std::vector<std::int64_t> sizes = bench.quick() ? std::vector<std::int64_t>{32, 128, 512}
-                                                        : std::vector<std::int64_t>{32, 64, 128, 256, 512, 1024, 2048, 4096};
+  const std::vector<std::int64_t> sizes = !bench.sizes().empty() ? bench.sizes()
+                                          : bench.quick() ? std::vector<std::int64_t>{32, 128, 512}
+                                                          : std::vector<std::int64_t>{32, 64, 128, 256, 512, 1024, 2048, 4096};
   for (std::int64_t n : sizes) {
     const std::int64_t b = std::clamp<std::int64_t>(16384 / n, 1, kBatch);
     const double scale = static_cast<double>(kBatch) / static_cast<double>(b);
