@@ -45,15 +45,16 @@ bench::Work gather_work(double bytes, double gathered, double row_bytes, double 
 struct AttentionWork {
   bench::Work forward, backward, both;
 };
-AttentionWork attention_work(const Block& block) {
+AttentionWork attention_work(const Block& block, std::int64_t heads = kHeads, std::int64_t head_dim = kHeadDim) {
   const CsrView& in = block.in;
-  const double graph = csr_bytes(in), src = rows_bytes(block.num_src, kFeatures),
-               dst = rows_bytes(block.num_dst, kFeatures), lse = rows_bytes(block.num_dst, kHeads);
-  const double ef = static_cast<double>(block.num_edges() * kFeatures), eh = static_cast<double>(block.num_edges() * kHeads);
+  const std::int64_t features = heads * head_dim;
+  const double graph = csr_bytes(in), src = rows_bytes(block.num_src, features),
+               dst = rows_bytes(block.num_dst, features), lse = rows_bytes(block.num_dst, heads);
+  const double ef = static_cast<double>(block.num_edges() * features), eh = static_cast<double>(block.num_edges() * heads);
   AttentionWork w;
-  w.forward = gather_work(graph + 2 * dst + 2 * src + lse, 2 * src, 4.0 * kFeatures, 4 * ef, eh);
-  w.backward = gather_work(2 * graph + 4 * dst + lse + 4 * src, 2 * src, 4.0 * kFeatures, 10 * ef, eh);
-  w.both = gather_work(w.forward.bytes_moved + w.backward.bytes_moved, 4 * src, 4.0 * kFeatures, 14 * ef, 2 * eh);
+  w.forward = gather_work(graph + 2 * dst + 2 * src + lse, 2 * src, 4.0 * features, 4 * ef, eh);
+  w.backward = gather_work(2 * graph + 4 * dst + lse + 4 * src, 2 * src, 4.0 * features, 10 * ef, eh);
+  w.both = gather_work(w.forward.bytes_moved + w.backward.bytes_moved, 4 * src, 4.0 * features, 14 * ef, 2 * eh);
   return w;
 }
 
@@ -174,12 +175,21 @@ void bench_head_groups(bench::Runner& bench) {
       v(random_uniform({n, heads, dh}, -1, 1, 3), true);
   const Tensor r = random_uniform({n, heads, dh}, -1, 1, 4);
   const float scale = 1.f / std::sqrt(static_cast<float>(dh));
-  const bench::Result grouped = bench.run("head groups (5 scales) fwd+bwd, grouped op", {}, [&] {
+  // Minimum work: each group's fused forward + backward on its heads (summed; the gather rate at the
+  // groups' common row width, heads x dh of one group).
+  bench::Work work;
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    const bench::Work g = attention_work(*blocks[i], sizes[i], dh).both;
+    work.bytes_moved += g.bytes_moved, work.gathered_bytes += g.gathered_bytes, work.flops += g.flops,
+        work.exps += g.exps, work.gather_row_bytes = g.gather_row_bytes;
+  }
+  work.working_set_bytes = work.bytes_moved;
+  const bench::Result grouped = bench.run("head groups (5 scales) fwd+bwd, grouped op", work, [&] {
     nn::sum_all(nn::sparse_attention(blocks, sizes, q, k, v, scale) * nn::Var(r)).backward();
   }, shape);
   const auto qs = topo::split(q.data(), sizes, 1), ks = topo::split(k.data(), sizes, 1), vs = topo::split(v.data(), sizes, 1);
   const auto rs = topo::split(r, sizes, 1);
-  const bench::Result kernels = bench.run("head groups (5 scales) fwd+bwd, fused calls alone", {}, [&] {
+  const bench::Result kernels = bench.run("head groups (5 scales) fwd+bwd, fused calls alone", work, [&] {
     for (std::size_t i = 0; i < blocks.size(); ++i) {
       const AttentionOutput fwd = sparse_attention(blocks[i]->in, qs[i], ks[i], vs[i], scale);
       (void)sparse_attention_backward(blocks[i]->in, blocks[i]->out, qs[i], ks[i], vs[i], fwd, rs[i], scale);
