@@ -189,7 +189,7 @@ TrainingRun::TrainingRun(const TrainConfig& c, dist::Communicator& comm)
   r_.ranks = comm_.size();
   if (distributed_)
     reducer_ = std::make_unique<dist::GradientReducer>(
-        comm_, params_, dist::ReducerOptions{static_cast<std::int64_t>(c.dist_bucket_mb * 1024 * 1024), c.dist_overlap});
+        comm_, params_, dist::ReducerOptions{static_cast<std::int64_t>(c.dist_bucket_mb * 1024 * 1024), c.dist_reduce == "overlap"});
 }
 
 nlohmann::json TrainingRun::bookkeeping(std::int64_t epochs_done) const {
@@ -298,7 +298,7 @@ bool TrainingRun::train() {
     progress_->message(fmt::format("data parallel: {} ranks ({}), each global batch of {} split in {} shards; {} "
                                    "gradient buckets of <= {:g} MiB reduced {}",
                                    comm_.size(), comm_.backend(), c_.batch, comm_.size(), reducer_->num_buckets(),
-                                   c_.dist_bucket_mb, c_.dist_overlap ? "during backward" : "after backward"));
+                                   c_.dist_bucket_mb, c_.dist_reduce == "overlap" ? "during backward" : "after backward"));
   report_data_and_settings();
   t_start_ = Clock::now();
   // --profile: per-op-category kernel time of training steps (kernels/profile.hpp); evaluations are left out.
@@ -544,7 +544,7 @@ void TrainingRun::write_result() {
   result.update(more);
   if (distributed_)
     result["data_parallel"] = {{"backend", comm_.backend()},
-                               {"overlap", c.dist_overlap},
+                               {"reduce", c.dist_reduce},
                                {"buckets", reducer_->num_buckets()},
                                {"bucket_mb", c.dist_bucket_mb},
                                // rank 0's time in finish_step: communication backward did not hide

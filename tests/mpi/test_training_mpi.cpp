@@ -121,9 +121,9 @@ TEST_CASE("data parallel: gradient buckets reduced during backward or after it g
   TrainConfig config = small_config(shared_dir("dp_overlap"));
   config.epochs = 1;
   config.dist_bucket_mb = 0.01;  // ~10 KiB buckets: several in flight during backward
-  config.dist_overlap = true;
+  config.dist_reduce = "overlap";
   const TrainResult overlapped = Trainer(config, &w).run();
-  config.dist_overlap = false;
+  config.dist_reduce = "after-backward";
   config.out = shared_dir("dp_after");
   const TrainResult after = Trainer(config, &w).run();
   REQUIRE(overlapped.losses.size() == 10u);
