@@ -9,7 +9,9 @@
 
 namespace topo::dist::detail {
 
-// Polls `done` until it returns true: spins for 1 ms, then sleeps with a growing pause (20 us .. 0.5 ms), so a
+// Polls `done` until it returns true: for 100 ms without pause (yielding the core to any other runnable
+// thread: MPI advances a non-blocking collective one round per poll, so a pause between polls would add up
+// over its rounds), then with a growing sleep (20 us .. 0.5 ms) between polls, so a
 // rank that waits for a slow peer (rank 0 evaluating) leaves the core to the processes that work. Throws
 // topo::Error naming `what` and `rank` after `timeout_seconds`.
 void wait_until(const std::function<bool()>& done, double timeout_seconds, const std::string& what, int rank);

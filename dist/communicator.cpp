@@ -90,7 +90,7 @@ namespace detail {
 void wait_until(const std::function<bool()>& done, double timeout_seconds, const std::string& what, int rank) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
-  const auto spin_until = start + std::chrono::microseconds(1000);
+  const auto spin_until = start + std::chrono::milliseconds(100);
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_seconds));
   auto pause = std::chrono::microseconds(20);
   while (!done()) {
@@ -99,7 +99,10 @@ void wait_until(const std::function<bool()>& done, double timeout_seconds, const
       fail("rank {}: {} did not complete within {:g} s: another rank died, hangs or stopped taking part "
            "(--dist-timeout sets the limit)",
            rank, what, timeout_seconds);
-    if (now < spin_until) continue;
+    if (now < spin_until) {
+      std::this_thread::yield();
+      continue;
+    }
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::microseconds(500));
   }

@@ -105,6 +105,10 @@ void GradientReducer::after_node() {
 void GradientReducer::finish_step(std::vector<double>& sums) {
   TOPO_CHECK(in_step_, "gradient reducer: finish_step without begin_step");
   const auto t0 = std::chrono::steady_clock::now();
+  if (!options_.overlap) {  // the baseline measures its own skew: wait for every rank first
+    comm_.barrier();
+    stats_.peer_wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
   for (Slot& s : slots_)
     if (!s.ready) mark_ready(s);
   start_ready_buckets();

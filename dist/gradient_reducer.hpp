@@ -38,6 +38,9 @@ struct ReducerOptions {
 struct ReducerStats {
   std::int64_t steps = 0;
   double finish_seconds = 0.0;  // in finish_step: the communication backward did not hide, plus the copies
+  // after-backward only: the part of finish_seconds spent at a barrier waiting for the slowest rank to end
+  // its backward, so finish_seconds - peer_wait_seconds is the reduction itself.
+  double peer_wait_seconds = 0.0;
 };
 
 class GradientReducer final : public nn::BackwardObserver {

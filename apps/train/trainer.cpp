@@ -550,7 +550,10 @@ void TrainingRun::write_result() {
                                // rank 0's time in finish_step: communication backward did not hide
                                {"allreduce_seconds", r.allreduce_seconds},
                                {"allreduce_ms_per_step", r.allreduce_seconds * 1e3 / double(std::max<std::int64_t>(
-                                                                                 1, reducer_->stats().steps))}};
+                                                                                 1, reducer_->stats().steps))},
+                               // after-backward: of which waiting at a barrier for the slowest rank
+                               {"peer_wait_ms_per_step", reducer_->stats().peer_wait_seconds * 1e3 /
+                                                             double(std::max<std::int64_t>(1, reducer_->stats().steps))}};
   if (c.profile) {
     result["profile_seconds"] = profile_.seconds;
     result["kernel_profile"] = kernel_profile_;
