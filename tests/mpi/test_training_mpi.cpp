@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 
 #include "apps/train/io.hpp"
 #include "apps/train/trainer.hpp"
@@ -64,11 +63,8 @@ double max_relative_difference(const std::vector<float>& a, const std::vector<fl
   return worst;
 }
 
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  return nlohmann::json::parse(in);
-}
+// result.json through the config reader (an unreadable or malformed file is an error naming it).
+nlohmann::json read_json(const std::string& path) { return read_config_file(path); }
 
 // Runs `config` on rank 0 alone (the others wait); the result on rank 0, an empty one elsewhere.
 TrainResult on_root_alone(const TrainConfig& config) {
