@@ -87,12 +87,29 @@ void GradientReducer::start_ready_buckets() {
   }
 }
 
+void GradientReducer::backward_begins(const std::vector<const nn::VarImpl*>& reachable_leaves) {
+  if (!in_step_) return;
+  std::vector<bool> reachable(slots_.size(), false);
+  for (const nn::VarImpl* leaf : reachable_leaves)
+    if (const auto found = slot_of_.find(leaf); found != slot_of_.end()) reachable[found->second] = true;
+  for (std::size_t i = 0; i < slots_.size(); ++i)
+    if (!reachable[i] && !slots_[i].ready) mark_ready(slots_[i]);
+  start_in_backward();
+}
+
+void GradientReducer::start_in_backward() {
+  if (!options_.overlap) return;
+  const std::size_t before = next_start_;
+  start_ready_buckets();
+  stats_.buckets_started_in_backward += static_cast<std::int64_t>(next_start_ - before);
+}
+
 void GradientReducer::leaf_ready(nn::VarImpl& leaf) {
   if (!in_step_) return;
   const auto found = slot_of_.find(&leaf);
   if (found == slot_of_.end() || slots_[found->second].ready) return;
   mark_ready(slots_[found->second]);
-  if (options_.overlap) start_ready_buckets();
+  start_in_backward();
 }
 
 void GradientReducer::after_node() {
@@ -127,6 +144,7 @@ void GradientReducer::finish_step(std::vector<double>& sums) {
   std::copy(flags.begin() + static_cast<std::ptrdiff_t>(slots_.size()), flags.end(), sums.begin());
   in_step_ = false;
   ++stats_.steps;
+  stats_.buckets += static_cast<std::int64_t>(buckets_.size());
   stats_.finish_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 

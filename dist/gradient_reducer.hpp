@@ -41,6 +41,7 @@ struct ReducerStats {
   // after-backward only: the part of finish_seconds spent at a barrier waiting for the slowest rank to end
   // its backward, so finish_seconds - peer_wait_seconds is the reduction itself.
   double peer_wait_seconds = 0.0;
+  std::int64_t buckets = 0, buckets_started_in_backward = 0;  // over all steps: the overlap at work
 };
 
 class GradientReducer final : public nn::BackwardObserver {
@@ -51,7 +52,9 @@ class GradientReducer final : public nn::BackwardObserver {
   // Starts a step in which this rank's gradients count `weight` times. Every parameter must be without a
   // gradient (zero_grad after the previous step).
   void begin_step(double weight);
-  // From the autograd engine while a BackwardObserverScope(*this) lives.
+  // From the autograd engine while a BackwardObserverScope(*this) lives. Parameters backward cannot reach
+  // are final (without gradient) at once, so they do not hold back their bucket.
+  void backward_begins(const std::vector<const nn::VarImpl*>& reachable_leaves) override;
   void leaf_ready(nn::VarImpl& leaf) override;
   void after_node() override;
   // Packs the gradients backward has not reported (a rank without examples reports none), starts the
@@ -79,6 +82,7 @@ class GradientReducer final : public nn::BackwardObserver {
   };
   void mark_ready(Slot& slot);
   void start_ready_buckets();
+  void start_in_backward();  // overlap: start what is ready, counting it
 
   Communicator& comm_;
   ReducerOptions options_;

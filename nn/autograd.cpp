@@ -99,6 +99,13 @@ void run_backward(const Var& root, const Tensor& grad_output, bool retain_graph)
     }
   }
 
+  if (observer) {
+    std::vector<const VarImpl*> leaves;
+    leaves.reserve(leaf_uses.size());
+    for (const auto& [leaf, uses] : leaf_uses) leaves.push_back(leaf);
+    observer->backward_begins(leaves);
+  }
+
   // Reverse post-order: every Var comes after all Vars that consume it.
   std::unordered_map<const VarImpl*, Pending> pending;
   pending[root_impl.get()] = Pending{grad_output, false};

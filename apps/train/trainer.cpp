@@ -551,6 +551,9 @@ void TrainingRun::write_result() {
                                {"allreduce_seconds", r.allreduce_seconds},
                                {"allreduce_ms_per_step", r.allreduce_seconds * 1e3 / double(std::max<std::int64_t>(
                                                                                  1, reducer_->stats().steps))},
+                               // share of the buckets whose allreduce started before backward ended
+                               {"started_in_backward", double(reducer_->stats().buckets_started_in_backward) /
+                                                           double(std::max<std::int64_t>(1, reducer_->stats().buckets))},
                                // after-backward: of which waiting at a barrier for the slowest rank
                                {"peer_wait_ms_per_step", reducer_->stats().peer_wait_seconds * 1e3 /
                                                              double(std::max<std::int64_t>(1, reducer_->stats().steps))}};

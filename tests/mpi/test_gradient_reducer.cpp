@@ -90,6 +90,10 @@ TEST_CASE("gradient reducer: the weighted sum over ranks, for every bucket layou
         std::vector<double> sums = {1.0, double(w.rank())};
         reducer.finish_step(sums);
         CHECK(sums == std::vector<double>{double(w.size()), double(w.size() * (w.size() - 1) / 2)});
+        // Overlap: every bucket starts inside backward, the unused parameter's too (it is known unreachable
+        // before the first node runs, so it does not hold back the buckets after it).
+        if (overlap) CHECK(reducer.stats().buckets_started_in_backward == reducer.num_buckets() * (step + 1));
+        if (!overlap) CHECK(reducer.stats().buckets_started_in_backward == 0);
         CHECK(!net.unused.grad().defined());  // no rank used it: no gradient, as in one process
         CHECK(!net.frozen.grad().defined());
         for (const nn::Var& p : {net.w1, net.b1, net.w2, net.rank0_only}) {

@@ -119,13 +119,20 @@ TEST_CASE("data parallel: gradient buckets reduced during backward or after it g
   config.dist_bucket_mb = 0.01;  // ~10 KiB buckets: several in flight during backward
   config.dist_reduce = "overlap";
   const TrainResult overlapped = Trainer(config, &w).run();
+  const std::string overlapped_dir = config.out;
   config.dist_reduce = "after-backward";
   config.out = shared_dir("dp_after");
   const TrainResult after = Trainer(config, &w).run();
   REQUIRE(overlapped.losses.size() == 10u);
   CHECK(overlapped.losses == after.losses);
-  if (w.size() > 1 && w.is_root())
-    CHECK(read_json(Trainer::result_path(config.out)).at("data_parallel").at("buckets").get<int>() > 2);
+  if (w.size() > 1 && w.is_root()) {
+    const nlohmann::json after_result = read_json(Trainer::result_path(config.out)).at("data_parallel");
+    const nlohmann::json overlapped_result = read_json(Trainer::result_path(overlapped_dir)).at("data_parallel");
+    CHECK(after_result.at("buckets").get<int>() > 2);
+    CHECK(after_result.at("started_in_backward") == 0.0);
+    // Most buckets start while backward still runs: every one but those the embedding's gradient ends.
+    CHECK(overlapped_result.at("started_in_backward").get<double>() > 0.5);
+  }
 }
 
 TEST_CASE("data parallel: a checkpoint resumes with another rank count") {

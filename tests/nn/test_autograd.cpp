@@ -1,6 +1,7 @@
 // Tape mechanics: accumulation, fan-out, grad mode, detach, deep chains, release of the tape, errors.
 // Uses only ops that need no other kernel than unary, plus a host-loop op defined here through the public
 // make_output (the way later ops extend the tape).
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/dense/unary.hpp"
@@ -209,6 +210,11 @@ TEST_CASE("autograd: a backward observer sees each leaf once, when its gradient 
   struct Recorder final : BackwardObserver {
     std::vector<std::pair<const VarImpl*, std::vector<float>>> seen;  // the grad at the time of the call
     int nodes = 0;
+    std::vector<const VarImpl*> reachable;
+    void backward_begins(const std::vector<const VarImpl*>& leaves) override {
+      CHECK(nodes == 0);  // before any node
+      reachable = leaves;
+    }
     void leaf_ready(VarImpl& v) override {
       seen.emplace_back(&v, v.grad.defined() ? v.grad.to_vector<float>() : std::vector<float>{});
     }
@@ -222,6 +228,8 @@ TEST_CASE("autograd: a backward observer sees each leaf once, when its gradient 
     z.backward(Tensor::full({2}, 1.f));
   }
   CHECK(recorder.nodes == 3);
+  CHECK(recorder.reachable.size() == 2u);  // a and b; c is not part of this graph
+  CHECK(std::count(recorder.reachable.begin(), recorder.reachable.end(), c.impl().get()) == 0);
   REQUIRE(recorder.seen.size() == 2u);
   // Reverse order: a's last use (the first node of the chain) comes last, with b; both grads are final then.
   for (const auto& [impl, grad] : recorder.seen) {
