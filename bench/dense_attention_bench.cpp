@@ -1,0 +1,87 @@
+// Suite `dense_attention`: the dense Transformer baseline (d = 300, 6 heads, 2 layers, FFN 4d: the `models`
+// suite's shapes) with the fused dense attention kernel (`encode_dense`) against the former padded batched
+// GEMMs (`encode_padded`), inference and training step, n = 128 ... 4096, per batch of 128 sentences (a
+// sub-batch of at most 16384 tokens is measured and scaled, as in `models`). FLOPs are counted from the
+// shapes: forward per layer and sentence 24 n d^2 (q, k, v, o: 8nd^2; feed-forward 16nd^2) + 4 n^2 d
+// (scores and weighted values), a training step 3x the forward; fraction_of_peak is the step's MFU against
+// the measured sgemm peak. The padded path stops at n = 1024 (at 4096 its per-head [B, L, L] scores and their
+// saved copies for backward need ~8 GB for the 4-sentence sub-batch). Also the attention kernel alone.
+#include <random>
+
+#include "bench/harness.hpp"
+#include "kernels/dense/flash_attention.hpp"
+#include "kernels/dense/random.hpp"
+#include "models/transformer/transformer.hpp"
+#include "nn/autograd.hpp"
+#include "nn/ops.hpp"
+
+namespace {
+
+using namespace topo;
+constexpr std::int64_t kBatch = 128, kVocab = 10000, kHidden = 300, kHeads = 6, kLayers = 2;
+
+models::SequenceBatch token_batch(std::int64_t sentences, std::int64_t n, std::uint32_t seed) {
+  models::SequenceBatch b;
+  b.lengths.assign(static_cast<std::size_t>(sentences), n);
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<std::int64_t> id(0, kVocab - 1);
+  std::vector<std::int64_t> ids(static_cast<std::size_t>(sentences * n));
+  for (auto& x : ids) x = id(gen);
+  b.token_ids = Tensor::from_vector(ids, {sentences * n});
+  return b;
+}
+
+}  // namespace
+
+TOPO_BENCH_SUITE(dense_attention, "dense Transformer: fused dense attention vs padded GEMMs, n = 128..4096") {
+  models::TransformerConfig tc;
+  tc.vocab_size = kVocab, tc.hidden = kHidden, tc.heads = kHeads, tc.layers = kLayers, tc.max_length = 4096;
+  models::Transformer model(tc);
+  model.reset_parameters(2);
+  const std::vector<std::int64_t> sizes =
+      bench.quick() ? std::vector<std::int64_t>{128, 512} : std::vector<std::int64_t>{128, 512, 1024, 4096};
+  for (std::int64_t n : sizes) {
+    const std::int64_t b = std::clamp<std::int64_t>(16384 / n, 1, kBatch);
+    const double scale = static_cast<double>(kBatch) / static_cast<double>(b);
+    const models::SequenceBatch batch = token_batch(b, n, static_cast<std::uint32_t>(n));
+    const Tensor r = random_uniform({b, kHidden}, -1, 1, 3);
+    const double d = kHidden, len = static_cast<double>(n), sentences = static_cast<double>(b);
+    const double attention_flops = kLayers * sentences * 4 * len * len * d;
+    const double forward_flops = kLayers * sentences * 24 * len * d * d + attention_flops;
+    const nlohmann::json extra = {{"n", n}, {"measured_sentences", b}};
+    auto record = [&](const std::string& what, double flops, const std::function<void()>& fn) {
+      const bench::Result res = bench.run(fmt::format("{} n={}", what, n), {.flops = flops}, fn, extra);
+      bench.annotate("ms_per_batch_of_128", res.stats.median_ms * scale);
+      return res.stats.median_ms;
+    };
+    auto step = [&](auto&& encode) {
+      model.zero_grad();
+      const models::Encoding e = encode();
+      nn::sum_all(e.sentences * nn::Var(r)).backward();
+    };
+    // The kernel alone on this batch's q, k, v (forward, then forward + backward).
+    const std::int64_t rows = b * n, dh = kHidden / kHeads;
+    const Tensor q = random_uniform({rows, kHeads, dh}, -1, 1, 4), k = random_uniform({rows, kHeads, dh}, -1, 1, 5),
+                 v = random_uniform({rows, kHeads, dh}, -1, 1, 6);
+    const float s = 1.f / std::sqrt(static_cast<float>(dh));
+    record("kernel forward", attention_flops / kLayers, [&] { (void)flash_attention(q, k, v, batch.lengths, s); });
+    record("kernel forward+backward", attention_flops / kLayers * 3.5, [&] {
+      const FlashAttentionOutput f = flash_attention(q, k, v, batch.lengths, s);
+      (void)flash_attention_backward(q, k, v, batch.lengths, f, v, s);
+    });
+    const double fused_inf = record("fused inference", forward_flops, [&] {
+      nn::NoGradGuard g;
+      (void)model.encode_dense(batch);
+    });
+    const double fused_step = record("fused train step", 3 * forward_flops, [&] { step([&] { return model.encode_dense(batch); }); });
+    if (n > 1024) continue;
+    const double padded_inf = record("padded inference", forward_flops, [&] {
+      nn::NoGradGuard g;
+      (void)model.encode_padded(batch);
+    });
+    bench.annotate("padded_over_fused", padded_inf / fused_inf);
+    const double padded_step =
+        record("padded train step", 3 * forward_flops, [&] { step([&] { return model.encode_padded(batch); }); });
+    bench.annotate("padded_over_fused", padded_step / fused_step);
+  }
+}
