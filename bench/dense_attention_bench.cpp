@@ -1,11 +1,13 @@
 // Suite `dense_attention`: the dense Transformer baseline (d = 300, 6 heads, 2 layers, FFN 4d: the `models`
 // suite's shapes) with the fused dense attention kernel (`encode_dense`) against the former padded batched
-// GEMMs (`encode_padded`), inference and training step, n = 128 ... 4096, per batch of 128 sentences (a
-// sub-batch of at most 16384 tokens is measured and scaled, as in `models`). FLOPs are counted from the
-// shapes: forward per layer and sentence 24 n d^2 (q, k, v, o: 8nd^2; feed-forward 16nd^2) + 4 n^2 d
-// (scores and weighted values), a training step 3x the forward; fraction_of_peak is the step's MFU against
-// the measured sgemm peak. The padded path stops at n = 1024 (at 4096 its per-head [B, L, L] scores and their
-// saved copies for backward need ~8 GB for the 4-sentence sub-batch). Also the attention kernel alone.
+// GEMMs (`encode_padded`), inference and training step, n = 128 ... 4096, per batch of 128 sentences. A
+// sub-batch of at most kTokens tokens is measured and scaled (every cost here is per sentence; `models`
+// measures 16384, a quarter of that keeps this suite near 15 minutes on 2 loaded cores). FLOPs are counted
+// from the shapes: forward per layer and sentence 24 n d^2 (q, k, v, o: 8nd^2; feed-forward 16nd^2) +
+// 4 n^2 d (scores and weighted values), a training step 3x the forward; fraction_of_peak is then the step's
+// MFU against the measured sgemm peak. The padded path's per-head [B, L, L] scores and their saved copies
+// take ~3 GB at n = 4096 (a sub-batch of one sentence). Also the attention kernel alone (forward: 4 n^2 d;
+// forward + backward with the recomputation: 14 n^2 d per layer's shapes).
 #include <random>
 
 #include "bench/harness.hpp"
@@ -18,7 +20,7 @@
 namespace {
 
 using namespace topo;
-constexpr std::int64_t kBatch = 128, kVocab = 10000, kHidden = 300, kHeads = 6, kLayers = 2;
+constexpr std::int64_t kBatch = 128, kVocab = 10000, kHidden = 300, kHeads = 6, kLayers = 2, kTokens = 4096;
 
 models::SequenceBatch token_batch(std::int64_t sentences, std::int64_t n, std::uint32_t seed) {
   models::SequenceBatch b;
@@ -41,7 +43,7 @@ TOPO_BENCH_SUITE(dense_attention, "dense Transformer: fused dense attention vs p
   const std::vector<std::int64_t> sizes =
       bench.quick() ? std::vector<std::int64_t>{128, 512} : std::vector<std::int64_t>{128, 512, 1024, 4096};
   for (std::int64_t n : sizes) {
-    const std::int64_t b = std::clamp<std::int64_t>(16384 / n, 1, kBatch);
+    const std::int64_t b = std::clamp<std::int64_t>(kTokens / n, 1, kBatch);
     const double scale = static_cast<double>(kBatch) / static_cast<double>(b);
     const models::SequenceBatch batch = token_batch(b, n, static_cast<std::uint32_t>(n));
     const Tensor r = random_uniform({b, kHidden}, -1, 1, 3);
@@ -74,7 +76,6 @@ TOPO_BENCH_SUITE(dense_attention, "dense Transformer: fused dense attention vs p
       (void)model.encode_dense(batch);
     });
     const double fused_step = record("fused train step", 3 * forward_flops, [&] { step([&] { return model.encode_dense(batch); }); });
-    if (n > 1024) continue;
     const double padded_inf = record("padded inference", forward_flops, [&] {
       nn::NoGradGuard g;
       (void)model.encode_padded(batch);

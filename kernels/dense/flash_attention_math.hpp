@@ -9,7 +9,15 @@
 #include <cstdint>
 
 #include "kernels/dense/fast_exp.hpp"
+#include "kernels/dense/reduce_math.hpp"
 #include "kernels/hd.hpp"
+
+// `omp simd` on host loops; absent in CUDA translation units (nvcc's host pass runs without OpenMP).
+#if defined(_OPENMP) && !defined(__CUDACC__)
+#define TOPO_FLASH_SIMD _Pragma("omp simd")
+#else
+#define TOPO_FLASH_SIMD
+#endif
 
 namespace topo {
 
@@ -17,16 +25,19 @@ namespace topo {
 // running max m and the row. Updates m and l; returns the factor exp(m_old - m_new) that the row's
 // earlier output accumulation must be multiplied by (0 on the first tile, where m_old = -inf).
 TOPO_HD float flash_row_softmax(float* s, std::int64_t n, float& m, float& l) {
+#if defined(__CUDA_ARCH__)
   float m_new = m;
   for (std::int64_t j = 0; j < n; ++j) m_new = fmaxf(m_new, s[j]);
   float sum = 0.f;
-#if !defined(__CUDA_ARCH__)
-#pragma omp simd reduction(+ : sum)
+  for (std::int64_t j = 0; j < n; ++j) sum += (s[j] = exp_approx(s[j] - m_new));
+#else
+  // Max and sum in 16 lanes (reduce_math.hpp), the exps as one plain vectorized loop between them.
+  const float top = lane_max(n, [s](std::int64_t j) { return s[j]; });
+  const float m_new = top > m ? top : m;
+  TOPO_FLASH_SIMD
+  for (std::int64_t j = 0; j < n; ++j) s[j] = exp_approx(s[j] - m_new);
+  const float sum = lane_sum(n, [s](std::int64_t j) { return s[j]; });
 #endif
-  for (std::int64_t j = 0; j < n; ++j) {
-    s[j] = exp_approx(s[j] - m_new);
-    sum += s[j];
-  }
   const float rescale = exp_approx(m - m_new);  // exp_approx(-inf) = 0
   l = l * rescale + sum;
   m = m_new;
@@ -45,9 +56,7 @@ TOPO_HD void flash_score_backward(float& s, float& dp, float lse, float delta) {
 
 // The same over one row of a tile (one query: one lse and delta).
 TOPO_HD void flash_row_backward(float* s, float* dp, std::int64_t n, float lse, float delta) {
-#if !defined(__CUDA_ARCH__)
-#pragma omp simd
-#endif
+  TOPO_FLASH_SIMD
   for (std::int64_t j = 0; j < n; ++j) flash_score_backward(s[j], dp[j], lse, delta);
 }
 
