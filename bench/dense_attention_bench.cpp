@@ -8,9 +8,8 @@
 // MFU against the measured sgemm peak. The padded path's per-head [B, L, L] scores and their saved copies
 // take ~3 GB at n = 4096 (a sub-batch of one sentence). Also the attention kernel alone (forward: 4 n^2 d;
 // forward + backward with the recomputation: 14 n^2 d per layer's shapes).
-#include <random>
-
 #include "bench/harness.hpp"
+#include "bench/token_batch.hpp"
 #include "kernels/dense/flash_attention.hpp"
 #include "kernels/dense/random.hpp"
 #include "models/transformer/transformer.hpp"
@@ -21,17 +20,6 @@ namespace {
 
 using namespace topo;
 constexpr std::int64_t kBatch = 128, kVocab = 10000, kHidden = 300, kHeads = 6, kLayers = 2, kTokens = 4096;
-
-models::SequenceBatch token_batch(std::int64_t sentences, std::int64_t n, std::uint32_t seed) {
-  models::SequenceBatch b;
-  b.lengths.assign(static_cast<std::size_t>(sentences), n);
-  std::mt19937 gen(seed);
-  std::uniform_int_distribution<std::int64_t> id(0, kVocab - 1);
-  std::vector<std::int64_t> ids(static_cast<std::size_t>(sentences * n));
-  for (auto& x : ids) x = id(gen);
-  b.token_ids = Tensor::from_vector(ids, {sentences * n});
-  return b;
-}
 
 }  // namespace
 
@@ -45,7 +33,7 @@ TOPO_BENCH_SUITE(dense_attention, "dense Transformer: fused dense attention vs p
   for (std::int64_t n : sizes) {
     const std::int64_t b = std::clamp<std::int64_t>(kTokens / n, 1, kBatch);
     const double scale = static_cast<double>(kBatch) / static_cast<double>(b);
-    const models::SequenceBatch batch = token_batch(b, n, static_cast<std::uint32_t>(n));
+    const models::SequenceBatch batch = bench::random_token_batch(b, n, kVocab, static_cast<std::uint32_t>(n));
     const Tensor r = random_uniform({b, kHidden}, -1, 1, 3);
     const double d = kHidden, len = static_cast<double>(n), sentences = static_cast<double>(b);
     const double attention_flops = kLayers * sentences * 4 * len * len * d;

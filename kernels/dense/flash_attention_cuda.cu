@@ -24,13 +24,22 @@ __device__ float dot(const float* a, const float* b, std::int64_t n) {
   return s;
 }
 
+// Thread t's (row, head) and the row's sequence [begin, end).
+struct RowHead {
+  std::int64_t row, head, begin, end;
+};
+__device__ RowHead row_head(std::int64_t t, std::int64_t heads, const std::int64_t* offsets, const std::int64_t* seq) {
+  const std::int64_t row = t / heads, b = seq[row];
+  return {row, t % heads, offsets[b], offsets[b + 1]};
+}
+
 __global__ void forward_kernel(const std::int64_t* offsets, const std::int64_t* seq, std::int64_t rows,
                                std::int64_t heads, std::int64_t dk, std::int64_t dv, float scale, const float* q,
                                const float* k, const float* v, float* out, float* lse) {
   const std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
   if (t >= rows * heads) return;
-  const std::int64_t i = t / heads, h = t % heads, b = seq[i];
-  const std::int64_t begin = offsets[b], end = offsets[b + 1];
+  const RowHead rh = row_head(t, heads, offsets, seq);
+  const std::int64_t h = rh.head, begin = rh.begin, end = rh.end;
   const float* qi = q + t * dk;
   float* o = out + t * dv;
   for (std::int64_t c = 0; c < dv; ++c) o[c] = 0.f;
@@ -57,8 +66,8 @@ __global__ void backward_query_kernel(const std::int64_t* offsets, const std::in
                                       const float* lse, const float* dout, float* delta, float* dq) {
   const std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
   if (t >= rows * heads) return;
-  const std::int64_t i = t / heads, h = t % heads, b = seq[i];
-  const std::int64_t begin = offsets[b], end = offsets[b + 1];
+  const RowHead rh = row_head(t, heads, offsets, seq);
+  const std::int64_t h = rh.head, begin = rh.begin, end = rh.end;
   const float* qi = q + t * dk;
   const float* gi = dout + t * dv;
   const float di = dot(gi, out + t * dv, dv);
@@ -88,8 +97,8 @@ __global__ void backward_key_kernel(const std::int64_t* offsets, const std::int6
                                     const float* delta, float* dkey, float* dval) {
   const std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
   if (t >= rows * heads) return;
-  const std::int64_t j = t / heads, h = t % heads, b = seq[j];
-  const std::int64_t begin = offsets[b], end = offsets[b + 1];
+  const RowHead rh = row_head(t, heads, offsets, seq);
+  const std::int64_t h = rh.head, begin = rh.begin, end = rh.end;
   const float* kj = k + t * dk;
   const float* vj = v + t * dv;
   float* dkj = dkey + t * dk;
