@@ -9,10 +9,10 @@ ModelRegistration transformer_registration() {
   m.name = "transformer";
   m.summary = "Transformer baseline: full attention per sentence (dense: fused kernel, graph: sparse kernels)";
   m.options = {
-      {"attention", "dense",
-       "Transformer attention: dense (fused dense kernel) | graph (full graph, sparse kernels) | padded (padded "
+      {"attention", "graph",
+       "Transformer attention: graph (full graph, sparse kernels) | dense (fused dense kernel) | padded (padded "
        "batched GEMMs, the former dense path)",
-       {"dense", "graph", "padded"}},
+       {"graph", "dense", "padded"}},
   };
   m.make = [](const EncoderSpec& spec) {
     TransformerConfig config;

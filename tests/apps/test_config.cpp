@@ -177,7 +177,7 @@ TEST_CASE("config: the model's recipe for the task is the default; the file beat
   // A flag naming another model takes that model's recipe instead of the file model's.
   const auto switched = parse({"--config", path, "--model", "star"});
   REQUIRE(switched.has_value());
-  CHECK(switched->model_options.at("attention") == "dense");  // the option's default: the recipe does not travel to another model
+  CHECK(switched->model_options.at("attention") == "graph");
   CHECK(switched->patience == star_classify.at("patience").get<std::int64_t>());
   CHECK(switched->batch == 8);
 
