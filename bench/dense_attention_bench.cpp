@@ -8,6 +8,12 @@
 // MFU against the measured sgemm peak. The padded path's per-head [B, L, L] scores and their saved copies
 // take ~3 GB at n = 4096 (a sub-batch of one sentence). Also the attention kernel alone (forward: 4 n^2 d;
 // forward + backward with the recomputation: 14 n^2 d per layer's shapes).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <chrono>
+
 #include "bench/harness.hpp"
 #include "bench/token_batch.hpp"
 #include "kernels/dense/flash_attention.hpp"
@@ -72,5 +78,40 @@ TOPO_BENCH_SUITE(dense_attention, "dense Transformer: fused dense attention vs p
     const double padded_step =
         record("padded train step", 3 * forward_flops, [&] { step([&] { return model.encode_padded(batch); }); });
     bench.annotate("padded_over_fused", padded_step / fused_step);
+  }
+}
+
+// Suite `dense_attention_ab`: the training steps of the two paths alternated call by call (fused, padded,
+// fused, ...) at n = 512, 1024, 4096 with the sub-batches above, so that a machine whose load drifts over
+// minutes (other processes on shared cores) slows both alike; reports each pair's padded / fused ratio and
+// their median. One untimed pair first.
+TOPO_BENCH_SUITE(dense_attention_ab, "dense Transformer train step: fused vs padded attention, interleaved") {
+  models::TransformerConfig tc;
+  tc.vocab_size = kVocab, tc.hidden = kHidden, tc.heads = kHeads, tc.layers = kLayers, tc.max_length = 4096;
+  models::Transformer model(tc);
+  model.reset_parameters(2);
+  const int pairs = bench.quick() ? 1 : 3;
+  for (std::int64_t n : bench.quick() ? std::vector<std::int64_t>{128} : std::vector<std::int64_t>{512, 1024, 4096}) {
+    const std::int64_t b = std::clamp<std::int64_t>(kTokens / n, 1, kBatch);
+    const models::SequenceBatch batch = bench::random_token_batch(b, n, kVocab, static_cast<std::uint32_t>(n));
+    const Tensor r = random_uniform({b, kHidden}, -1, 1, 3);
+    auto step = [&](bool padded) {
+      const auto t0 = std::chrono::steady_clock::now();
+      model.zero_grad();
+      const models::Encoding e = padded ? model.encode_padded(batch) : model.encode_dense(batch);
+      nn::sum_all(e.sentences * nn::Var(r)).backward();
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    };
+    step(false), step(true);
+    std::vector<double> fused, padded, ratio;
+    for (int i = 0; i < pairs; ++i) {
+      fused.push_back(step(false));
+      padded.push_back(step(true));
+      ratio.push_back(padded.back() / fused.back());
+    }
+    std::vector<double> sorted = ratio;
+    std::sort(sorted.begin(), sorted.end());
+    fmt::print("dense_attention_ab n={} ({} sentences): fused ms {}, padded ms {}, padded/fused {} (median {:.2f})\n",
+               n, b, fmt::join(fused, " "), fmt::join(padded, " "), fmt::join(ratio, " "), sorted[sorted.size() / 2]);
   }
 }

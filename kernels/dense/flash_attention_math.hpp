@@ -25,7 +25,7 @@ namespace topo {
 // running max m and the row. Updates m and l; returns the factor exp(m_old - m_new) that the row's
 // earlier output accumulation must be multiplied by (0 on the first tile, where m_old = -inf).
 TOPO_HD float flash_row_softmax(float* s, std::int64_t n, float& m, float& l) {
-#if defined(__CUDA_ARCH__)
+#if defined(__CUDACC__)  // CUDA translation units (both passes): plain loops; the lane helpers are host-only
   float m_new = m;
   for (std::int64_t j = 0; j < n; ++j) m_new = fmaxf(m_new, s[j]);
   float sum = 0.f;
