@@ -27,12 +27,16 @@ namespace {
 using namespace topo;
 constexpr std::int64_t kBatch = 128, kVocab = 10000, kHidden = 300, kHeads = 6, kLayers = 2, kTokens = 4096;
 
+models::TransformerConfig transformer_config() {
+  models::TransformerConfig tc;
+  tc.vocab_size = kVocab, tc.hidden = kHidden, tc.heads = kHeads, tc.layers = kLayers, tc.max_length = 4096;
+  return tc;
+}
+
 }  // namespace
 
 TOPO_BENCH_SUITE(dense_attention, "dense Transformer: fused dense attention vs padded GEMMs, n = 128..4096") {
-  models::TransformerConfig tc;
-  tc.vocab_size = kVocab, tc.hidden = kHidden, tc.heads = kHeads, tc.layers = kLayers, tc.max_length = 4096;
-  models::Transformer model(tc);
+  models::Transformer model(transformer_config());
   model.reset_parameters(2);
   const std::vector<std::int64_t> sizes =
       bench.quick() ? std::vector<std::int64_t>{128, 512} : std::vector<std::int64_t>{128, 512, 1024, 4096};
@@ -86,9 +90,7 @@ TOPO_BENCH_SUITE(dense_attention, "dense Transformer: fused dense attention vs p
 // minutes (other processes on shared cores) slows both alike; reports each pair's padded / fused ratio and
 // their median. One untimed pair first.
 TOPO_BENCH_SUITE(dense_attention_ab, "dense Transformer train step: fused vs padded attention, interleaved") {
-  models::TransformerConfig tc;
-  tc.vocab_size = kVocab, tc.hidden = kHidden, tc.heads = kHeads, tc.layers = kLayers, tc.max_length = 4096;
-  models::Transformer model(tc);
+  models::Transformer model(transformer_config());
   model.reset_parameters(2);
   const int pairs = bench.quick() ? 1 : 3;
   for (std::int64_t n : bench.quick() ? std::vector<std::int64_t>{128} : std::vector<std::int64_t>{512, 1024, 4096}) {

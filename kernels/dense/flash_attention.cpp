@@ -5,7 +5,7 @@
 //    holds its [tile, dv] output accumulator and one [tile, kKeyTile] score tile in per-thread scratch; per key
 //    tile: S = scale Q K^T (one single-threaded sgemm on the strided head slices), the online softmax per row
 //    (flash_attention_math.hpp), O = rescale O + P V (a second sgemm). Nothing of size [L, L] exists; the
-//    scratch is kQueryTile x kKeyTile floats (128 KiB) per thread, L2-resident.
+//    scratch is kQueryTile x kKeyTile floats (256 KiB) per thread, L2-resident.
 //  - backward: one task per (sequence, head): for each key tile, for each query tile, recompute S and
 //    P = exp(S - lse), dP = dO V^T, dS = P (dP - delta); dV += P^T dO, dK += scale dS^T Q, dQ += scale dS K.
 //    The task owns its head's dq, dk, dv rows of its sequence, so there are no atomics and the result does not
@@ -26,9 +26,11 @@
 namespace topo {
 namespace {
 
-// Query rows x key columns of one score tile. 64 x 512 keeps a tile in L2 (128 KiB) and a sequence of up to
-// 512 keys in one tile (no rescaling); backward tiles are square (two tiles live: P and dS).
-constexpr std::int64_t kQueryTile = 64, kKeyTile = 512, kBackwardTile = 128;
+// Query rows x key columns of one score tile. 128 x 512 keeps a tile in L2 (256 KiB) and a sequence of up to
+// 512 keys in one tile (no rescaling); backward tiles are square (two tiles live: P and dS, 2 x 256 KiB).
+// Larger tiles amortise each small sgemm's fixed cost (packing an operand with only dh = 50 columns): with
+// 64 x 512 / 128 x 128 the fused step lost to the padded GEMMs at n = 1024 (0.87x, docs/performance.md).
+constexpr std::int64_t kQueryTile = 128, kKeyTile = 512, kBackwardTile = 256;
 
 struct Dims {
   std::int64_t heads, dk, dv;
