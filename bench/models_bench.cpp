@@ -11,10 +11,10 @@
 // run. With --profile, one more Star training step per n runs with the op-category profiler on: its table
 // goes to stderr and its seconds per category to the result's `profile` field.
 #include <cstdio>
-#include <random>
 
 #include "bench/harness.hpp"
 #include "bench/svg_plot.hpp"
+#include "bench/token_batch.hpp"
 #include "kernels/dense/random.hpp"
 #include "kernels/profile.hpp"
 #include "models/flop_count.hpp"
@@ -28,17 +28,6 @@ namespace {
 
 using namespace topo;
 constexpr std::int64_t kBatch = 128, kVocab = 10000, kHidden = 300, kHeads = 6, kLayers = 2;
-
-models::SequenceBatch token_batch(std::int64_t sentences, std::int64_t n, std::uint32_t seed) {
-  models::SequenceBatch b;
-  b.lengths.assign(static_cast<std::size_t>(sentences), n);
-  std::mt19937 gen(seed);
-  std::uniform_int_distribution<std::int64_t> id(0, kVocab - 1);
-  std::vector<std::int64_t> ids(static_cast<std::size_t>(sentences * n));
-  for (auto& x : ids) x = id(gen);
-  b.token_ids = Tensor::from_vector(ids, {sentences * n});
-  return b;
-}
 
 // The profiler's table as JSON: seconds per phase and op category (categories that ran).
 nlohmann::json profile_json() {
@@ -81,7 +70,7 @@ TOPO_BENCH_SUITE(models, "Star-Transformer vs dense Transformer per batch of 128
   for (std::int64_t n : sizes) {
     const std::int64_t b = std::clamp<std::int64_t>(16384 / n, 1, kBatch);
     const double scale = static_cast<double>(kBatch) / static_cast<double>(b);
-    const models::SequenceBatch batch = token_batch(b, n, static_cast<std::uint32_t>(n));
+    const models::SequenceBatch batch = bench::random_token_batch(b, n, kVocab, static_cast<std::uint32_t>(n));
     const Tensor r = random_uniform({b, kHidden}, -1, 1, 3);
     double per_batch[6];
     int k = 0;

@@ -12,6 +12,10 @@ namespace topo::nn {
 // ---- linear algebra (ops_matmul.cpp)
 // op(a) @ op(b). 2-D: [M,K] @ [K,N]; batched: [B,M,K] @ [B,K,N], or [B,M,K] @ [K,N] sharing b.
 Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = false);
+// Fused dense self-attention over packed sequences (kernels/dense/flash_attention.hpp): q, k [rows, H, dk],
+// v [rows, H, dv], sequence b owns `lengths[b]` consecutive rows and attends within them -> [rows, H, dv].
+// Keeps only the row log-sum-exp for the backward (scores recomputed there), never an [L, L] tensor.
+Var flash_attention(const Var& q, const Var& k, const Var& v, const std::vector<std::int64_t>& lengths, float scale);
 
 // ---- elementwise with broadcasting (ops_binary.cpp); backward sums the gradient back to each shape
 Var add(const Var& a, const Var& b);

@@ -1,6 +1,7 @@
 // matmul and its backward. With C = op(A) op(B) and G = dL/dC:
 //   dop(A) = G op(B)^T, dop(B) = op(A)^T G, transposed back when the flag was set; each case below is one
 //   GEMM with the flags chosen so nothing is materialised transposed.
+#include "kernels/dense/flash_attention.hpp"
 #include "kernels/dense/gemm.hpp"
 #include "nn/ops.hpp"
 
@@ -30,6 +31,18 @@ Var matmul(const Var& a, const Var& b, bool ta, bool tb) {
         return std::vector<Tensor>{ga, gb};
       },
       "matmul");
+}
+
+Var flash_attention(const Var& q, const Var& k, const Var& v, const std::vector<std::int64_t>& lengths, float scale) {
+  FlashAttentionOutput fwd = topo::flash_attention(q.data(), k.data(), v.data(), lengths, scale);
+  Tensor out = fwd.out;
+  return make_output(
+      out, {q, k, v},
+      [qd = q.data(), kd = k.data(), vd = v.data(), lengths, fwd, scale](const Tensor& g, const std::vector<bool>&) {
+        FlashAttentionGrads d = flash_attention_backward(qd, kd, vd, lengths, fwd, g, scale);
+        return std::vector<Tensor>{d.dq, d.dk, d.dv};
+      },
+      "flash_attention");
 }
 
 }  // namespace topo::nn

@@ -81,7 +81,7 @@ std::optional<EvalOptions> parse_eval_args(int argc, const char* const* argv, st
   app.add_option("--batch", o.batch, "sentences per batch (timing is per batch)");
   app.add_option("--threads", o.threads, "CPU threads (0: default)");
   app.add_option("--device", o.device, "cpu | cuda | cuda:N");
-  app.add_option("--attention", o.attention, "models with an attention option: graph | dense (default: as trained)");
+  app.add_option("--attention", o.attention, "models with an attention option: graph | dense | padded (default: as trained)");
   app.add_flag("--skip-bad", o.skip_bad, "skip malformed lines (counted) instead of failing");
   if (!parse_command_line(app, argc, argv, out)) return std::nullopt;
   return o;

@@ -56,8 +56,10 @@ Plan plan_for(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, cons
   return p;
 }
 
-void sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
-           std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
+}  // namespace
+
+void cpu::sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+                std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
   // OpenBLAS threads a GEMM (one OpenMP region) above M*N*K = 65536 * GEMM_MULTITHREAD_THRESHOLD (4).
   if (m * n * k > (std::int64_t{1} << 18) && omp_get_max_threads() > 1 && !omp_in_parallel())
     profile::count_parallel_region();
@@ -66,6 +68,10 @@ void sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, flo
               static_cast<int>(std::max<std::int64_t>(ldb, 1)), beta, c,
               static_cast<int>(std::max<std::int64_t>(ldc, 1)));
 }
+
+namespace {
+
+using cpu::sgemm;
 
 void gemm_cpu(const Plan& p, bool ta, bool tb, float alpha, const float* a, std::int64_t lda, const float* b,
               std::int64_t ldb, float beta, float* c) {

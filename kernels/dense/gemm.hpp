@@ -12,4 +12,12 @@ void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor
 // A new tensor op(a) @ op(b), shapes as for gemm. Errors name both shapes.
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false);
 
+namespace cpu {
+// Raw row-major cblas_sgemm on host pointers: c = alpha * op(a) @ op(b) + beta * c, op(a) [m, k], op(b) [k, n],
+// lda/ldb/ldc the row strides. Inside an OpenMP region OpenBLAS runs it single-threaded (the fused kernels'
+// per-tile products); outside, it threads above M*N*K = 2^18.
+void sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+           std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc);
+}  // namespace cpu
+
 }  // namespace topo

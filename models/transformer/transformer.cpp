@@ -46,7 +46,7 @@ Transformer::Transformer(const TransformerConfig& config) : config_(config) {
 }
 
 Encoding Transformer::encode(const SequenceBatch& batch) {
-  if (config_.dense) return encode_dense(batch);
+  if (config_.dense) return config_.padded ? encode_padded(batch) : encode_dense(batch);
   return encode(batch, full_topology(batch.lengths, parameters().front().device()));
 }
 
@@ -60,6 +60,22 @@ Encoding Transformer::encode(const SequenceBatch& batch, const FullTopology& top
 }
 
 Encoding Transformer::encode_dense(const SequenceBatch& batch) {
+  nn::Var h = embedding->forward(batch);  // [N, d], sentences packed one after another
+  const std::int64_t N = batch.num_tokens(), d = config_.hidden, H = config_.heads, dh = d / H;
+  const float scale = 1.f / std::sqrt(static_cast<float>(dh));
+  for (std::size_t l = 0; l < layers->size(); ++l) {
+    const nn::GraphMultiHeadAttention& att = *layer(l).attention;
+    const nn::Var q = nn::reshape(att.q->forward(h), {N, H, dh});
+    const nn::Var k = nn::reshape(att.k->forward(h), {N, H, dh});
+    const nn::Var v = nn::reshape(att.v->forward(h), {N, H, dh});
+    const nn::Var attended = nn::reshape(nn::flash_attention(q, k, v, batch.lengths, scale), {N, d});
+    h = layer(l).finish(h, att.o->forward(attended));
+  }
+  return Encoding{h, nn::readout_nodes(h, batch.lengths, nn::Readout::Mean) +
+                         nn::readout_nodes(h, batch.lengths, nn::Readout::Max)};
+}
+
+Encoding Transformer::encode_padded(const SequenceBatch& batch) {
   const nn::Var x = embedding->forward(batch);  // [N, d]
   const Device device = x.device();
   const std::int64_t B = batch.size(), N = batch.num_tokens(), d = config_.hidden, H = config_.heads, dh = d / H;

@@ -6,9 +6,11 @@
 // Two computations of the same function, sharing parameters:
 //   encode()       — the graph path: a full graph per sentence (builders::full_batch) and the fused sparse
 //                    attention kernel, batching by disjoint union (no padding);
-//   encode_dense() — the dense path: sentences padded to the longest, per-head batched GEMMs [B, L, L] with a
-//                    -inf key-padding mask. It is the speed baseline for the sparse models and an independent
-//                    reference for the graph kernels.
+//   encode_dense() — the dense path (the speed baseline for the sparse models): the fused dense attention
+//                    kernel (nn::flash_attention: tiles of queries x keys, online softmax, no [L, L] scores,
+//                    sentences packed by length so no padded row is computed);
+//   encode_padded() — the former dense path, kept as an independent reference for both: sentences padded to
+//                    the longest, per-head batched GEMMs [B, L, L] with a -inf key-padding mask.
 #include <cstdint>
 #include <memory>
 
@@ -28,7 +30,8 @@ struct TransformerConfig {
   std::int64_t ffn = 0;  // feed-forward width; 0 means 4 * hidden
   std::int64_t max_length = 256;
   float dropout = 0.f;  // embedding output and both sublayers
-  bool dense = false;   // encode() runs encode_dense (the padded-GEMM path) instead of the graph path
+  bool dense = false;   // encode() runs encode_dense (the fused dense kernel) instead of the graph path
+  bool padded = false;  // with dense: encode() runs encode_padded (padded batched GEMMs) instead
   Tensor pretrained;              // optional token vectors [vocab_size, embedding_dim] (see EmbeddingConfig)
   bool freeze_pretrained = false;
   std::vector<std::uint8_t> pretrained_rows;  // the rows of `pretrained` that hold vectors (empty: all)
@@ -53,6 +56,7 @@ class Transformer : public SequenceEncoder {
   Encoding encode(const SequenceBatch& batch) override;
   Encoding encode(const SequenceBatch& batch, const FullTopology& topology);
   Encoding encode_dense(const SequenceBatch& batch);
+  Encoding encode_padded(const SequenceBatch& batch);
   std::int64_t hidden_size() const override { return config_.hidden; }
   const TransformerConfig& config() const { return config_; }
 

@@ -57,6 +57,11 @@ TEST_CASE("registry: model options reach the factory; unknown names and missing 
   const auto transformer = std::dynamic_pointer_cast<Transformer>(find_model("transformer").make(spec));
   REQUIRE(transformer != nullptr);
   CHECK(transformer->config().dense);
+  CHECK(!transformer->config().padded);
+  spec.options = {{"attention", "padded"}};
+  const auto padded = std::dynamic_pointer_cast<Transformer>(find_model("transformer").make(spec));
+  REQUIRE(padded != nullptr);
+  CHECK((padded->config().dense && padded->config().padded));
 
   const std::string unknown = testing::error_of([] { find_model("lstm"); });
   CHECK(unknown.find("'lstm'") != std::string::npos);

@@ -1,0 +1,33 @@
+#pragma once
+// Fused dense self-attention over packed variable-length sequences (the dense Transformer baseline):
+// out_i = sum_{j in seq(i)} softmax_j(scale * q_i . k_j) v_j per head, without any [L, L] tensor — tiles of
+// queries x keys with an online softmax (forward), the scores recomputed from the kept row log-sum-exp
+// (backward). Padding is by lengths: sequence b owns rows [offset_b, offset_b + lengths[b]) of q, k, v and
+// attends only within them, so no padded row is ever computed.
+#include <vector>
+
+#include "kernels/tensor.hpp"
+
+namespace topo {
+
+struct FlashAttentionOutput {
+  Tensor out;  // [rows, H, dv]
+  Tensor lse;  // [rows, H]: log-sum-exp of the scaled scores, kept for backward
+};
+// q, k [rows, H, dk], v [rows, H, dv], rows = sum(lengths), every length >= 1.
+FlashAttentionOutput flash_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                     const std::vector<std::int64_t>& lengths, float scale);
+
+struct FlashAttentionGrads {
+  Tensor dq, dk, dv;
+};
+FlashAttentionGrads flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v,
+                                             const std::vector<std::int64_t>& lengths,
+                                             const FlashAttentionOutput& forward, const Tensor& grad_out, float scale);
+
+// The readable reference (CPU, float, one row at a time with its full score row): what the tiled kernels
+// compute, kept beside them for tests and for reading.
+FlashAttentionOutput flash_attention_reference(const Tensor& q, const Tensor& k, const Tensor& v,
+                                               const std::vector<std::int64_t>& lengths, float scale);
+
+}  // namespace topo

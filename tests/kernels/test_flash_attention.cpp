@@ -1,0 +1,157 @@
+// Fused dense attention (kernels/dense/flash_attention.hpp) against a double-precision dense reference written
+// from the formula, at awkward sizes (sequence lengths that leave partial query and key tiles, one longer than
+// a key tile so the online rescaling runs, head dims that are not multiples of a vector), and its backward
+// against finite differences of that reference.
+#include <omp.h>
+
+#include <cmath>
+#include <random>
+
+#include "kernels/dense/flash_attention.hpp"
+#include "tests/support/testing.hpp"
+
+using namespace topo;
+using namespace topo::testing;
+
+namespace {
+
+struct Problem {
+  std::vector<std::int64_t> lengths;
+  std::int64_t heads, dk, dv;
+  float scale;
+  std::int64_t rows() const {
+    std::int64_t n = 0;
+    for (std::int64_t l : lengths) n += l;
+    return n;
+  }
+};
+
+// out [rows, H, dv] in double, straight from softmax(scale q k^T) v per sequence and head.
+std::vector<double> reference(const Problem& p, const std::vector<double>& q, const std::vector<double>& k,
+                              const std::vector<double>& v) {
+  const std::int64_t H = p.heads;
+  std::vector<double> out(static_cast<std::size_t>(p.rows() * H * p.dv), 0.0);
+  std::int64_t begin = 0;
+  for (std::int64_t len : p.lengths) {
+    std::vector<double> s(static_cast<std::size_t>(len));
+    for (std::int64_t i = begin; i < begin + len; ++i)
+      for (std::int64_t h = 0; h < H; ++h) {
+        double top = -INFINITY, z = 0;
+        for (std::int64_t j = 0; j < len; ++j) {
+          double d = 0;
+          for (std::int64_t c = 0; c < p.dk; ++c) d += q[(i * H + h) * p.dk + c] * k[((begin + j) * H + h) * p.dk + c];
+          s[j] = p.scale * d;
+          top = std::max(top, s[j]);
+        }
+        for (double& x : s) z += (x = std::exp(x - top));
+        for (std::int64_t j = 0; j < len; ++j)
+          for (std::int64_t c = 0; c < p.dv; ++c) out[(i * H + h) * p.dv + c] += s[j] / z * v[((begin + j) * H + h) * p.dv + c];
+      }
+    begin += len;
+  }
+  return out;
+}
+
+std::vector<double> doubles(const Tensor& t) {
+  const auto f = t.to_vector<float>();
+  return {f.begin(), f.end()};
+}
+
+double dot(const std::vector<double>& a, const std::vector<double>& b) {
+  double s = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
+  return s;
+}
+
+void check_problem(const Problem& p, std::uint64_t seed, bool elementwise_grads) {
+  const std::int64_t N = p.rows();
+  const Tensor q = random_uniform({N, p.heads, p.dk}, seed, -2.f, 2.f);
+  const Tensor k = random_uniform({N, p.heads, p.dk}, seed + 1, -2.f, 2.f);
+  const Tensor v = random_uniform({N, p.heads, p.dv}, seed + 2);
+  const Tensor w = random_uniform({N, p.heads, p.dv}, seed + 3);  // loss = sum(out * w)
+  const FlashAttentionOutput fwd = flash_attention(q, k, v, p.lengths, p.scale);
+  std::vector<double> qd = doubles(q), kd = doubles(k), vd = doubles(v);
+  const auto expected = reference(p, qd, kd, vd);
+  TOPO_CHECK_CLOSE(fwd.out.to_vector<float>(), std::vector<float>(expected.begin(), expected.end()), 1e-5, 1e-4);
+  const FlashAttentionOutput plain = flash_attention_reference(q, k, v, p.lengths, p.scale);
+  TOPO_CHECK_CLOSE(plain.out.to_vector<float>(), std::vector<float>(expected.begin(), expected.end()), 1e-5, 1e-4);
+  TOPO_CHECK_CLOSE(fwd.lse.to_vector<float>(), plain.lse.to_vector<float>(), 1e-5, 1e-5);
+
+  const FlashAttentionGrads g = flash_attention_backward(q, k, v, p.lengths, fwd, w, p.scale);
+  const auto wd = doubles(w);
+  const auto loss = [&] { return dot(reference(p, qd, kd, vd), wd); };
+  const double eps = 1e-5;
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  for (auto [name, x, grad] : {std::tuple{"q", &qd, g.dq}, std::tuple{"k", &kd, g.dk}, std::tuple{"v", &vd, g.dv}}) {
+    INFO("gradient of " << name);
+    const auto analytic = doubles(grad);
+    REQUIRE(analytic.size() == x->size());
+    if (elementwise_grads) {  // every element by central differences
+      std::vector<float> numeric(x->size());
+      for (std::size_t i = 0; i < x->size(); ++i) {
+        const double keep = (*x)[i];
+        (*x)[i] = keep + eps;
+        const double up = loss();
+        (*x)[i] = keep - eps;
+        numeric[i] = static_cast<float>((up - loss()) / (2 * eps));
+        (*x)[i] = keep;
+      }
+      TOPO_CHECK_CLOSE(grad.to_vector<float>(), numeric, 1e-4, 1e-3);
+    }
+    // Directional derivative along a random direction (all elements at once).
+    std::vector<double> u(x->size());
+    for (double& e : u) e = normal(rng);
+    const std::vector<double> keep = *x;
+    for (std::size_t i = 0; i < u.size(); ++i) (*x)[i] = keep[i] + eps * u[i];
+    const double up = loss();
+    for (std::size_t i = 0; i < u.size(); ++i) (*x)[i] = keep[i] - eps * u[i];
+    const double numeric = (up - loss()) / (2 * eps);
+    *x = keep;
+    CHECK(std::abs(dot(analytic, u) - numeric) <= 1e-3 * (1.0 + std::abs(numeric)));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("flash_attention: forward and gradients against the double dense reference at awkward sizes") {
+  for (std::int64_t L : {1, 7, 33, 130})
+    for (std::int64_t dh : {16, 50, 64}) {
+      CAPTURE(L);
+      CAPTURE(dh);
+      // A batch of the length under test beside shorter ones, so sequences start mid-tile.
+      const Problem p{{L, std::max<std::int64_t>(1, L / 3), 1}, 2, dh, dh, 1.f / std::sqrt(static_cast<float>(dh))};
+      check_problem(p, static_cast<std::uint64_t>(L * 100 + dh), L <= 7);
+    }
+}
+
+TEST_CASE("flash_attention: a sequence longer than a key tile (online rescaling) and dv != dk") {
+  check_problem(Problem{{600, 5}, 1, 16, 16, 0.25f}, 11, false);
+  check_problem(Problem{{9, 70}, 3, 8, 12, 0.5f}, 12, true);
+}
+
+TEST_CASE("flash_attention: results do not depend on the thread count") {
+  const Problem p{{130, 64, 1, 200}, 3, 50, 50, 0.1f};
+  const Tensor q = random_uniform({p.rows(), 3, 50}, 1), k = random_uniform({p.rows(), 3, 50}, 2),
+               v = random_uniform({p.rows(), 3, 50}, 3), w = random_uniform({p.rows(), 3, 50}, 4);
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const FlashAttentionOutput one = flash_attention(q, k, v, p.lengths, p.scale);
+  const FlashAttentionGrads g1 = flash_attention_backward(q, k, v, p.lengths, one, w, p.scale);
+  omp_set_num_threads(std::max(2, threads));
+  const FlashAttentionOutput many = flash_attention(q, k, v, p.lengths, p.scale);
+  const FlashAttentionGrads g2 = flash_attention_backward(q, k, v, p.lengths, many, w, p.scale);
+  omp_set_num_threads(threads);
+  CHECK(one.out.to_vector<float>() == many.out.to_vector<float>());
+  CHECK(g1.dq.to_vector<float>() == g2.dq.to_vector<float>());
+  CHECK(g1.dk.to_vector<float>() == g2.dk.to_vector<float>());
+  CHECK(g1.dv.to_vector<float>() == g2.dv.to_vector<float>());
+}
+
+TEST_CASE("flash_attention: bad input is a clear error") {
+  const Tensor q = random_uniform({5, 2, 4}, 1);
+  CHECK_THROWS_WITH_AS(flash_attention(q, q, q, {2, 2}, 1.f), doctest::Contains("lengths sum to 4"), Error);
+  CHECK_THROWS_WITH_AS(flash_attention(q, q, q, {5, 0}, 1.f), doctest::Contains("sequence 1 has length 0"), Error);
+  CHECK_THROWS_WITH_AS(flash_attention(q, random_uniform({5, 2, 3}, 2), q, {5}, 1.f), doctest::Contains("differ"),
+                       Error);
+}
