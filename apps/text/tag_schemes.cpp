@@ -169,6 +169,23 @@ TagScheme detect_tag_scheme(const std::vector<std::vector<std::string>>& sentenc
   return iob1 ? TagScheme::IOB1 : TagScheme::IOB2;
 }
 
+bool allowed_transition(std::string_view prev, std::string_view next, TagScheme scheme) {
+  const TagParts p = split_tag(prev), n = split_tag(next);
+  const bool same_type = p.prefix != "O" && p.type == n.type;
+  switch (scheme) {
+    case TagScheme::IOB2: return n.prefix != "I" || ((p.prefix == "B" || p.prefix == "I") && same_type);
+    case TagScheme::IOB1: return n.prefix != "B" || ((p.prefix == "B" || p.prefix == "I") && same_type);
+    case TagScheme::BIOES:
+    case TagScheme::BMES: {
+      const bool inside = p.prefix == "B" || p.prefix == "I" || p.prefix == "M";
+      const bool continues = n.prefix == "I" || n.prefix == "M" || n.prefix == "E";
+      return inside ? continues && same_type : !continues;
+    }
+    case TagScheme::None: return true;
+  }
+  return true;
+}
+
 std::int64_t case_class(std::string_view word) {
   int letters = 0, upper = 0;
   bool first_upper = false;

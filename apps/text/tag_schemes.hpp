@@ -54,6 +54,12 @@ std::vector<std::string> convert_tags(const std::vector<std::string>& tags, TagS
 // rules), else IOB2.
 TagScheme detect_tag_scheme(const std::vector<std::vector<std::string>>& sentences);
 
+// Whether tag `next` may follow tag `prev` in a well-formed sequence of `scheme` (the CRF's constraints):
+//   IOB2   I-X only after B-X or I-X;           IOB1  B-X only after B-X or I-X (a chunk of the same type);
+//   BIOES  inside a chunk (after B-X, I-X/M-X) only I-X/M-X or E-X follow; outside it (after O, E, S) only O,
+//          B or S;                              None  anything.
+bool allowed_transition(std::string_view prev, std::string_view next, TagScheme scheme);
+
 // Capitalisation class of a word (the feature beside uncased word vectors): 0 lower (no uppercase ASCII letter,
 // also punctuation and non-ASCII), 1 Upper (only the first letter upper), 2 ALLCAPS (>= 2 letters, all upper),
 // 3 mixed (any other use of capitals), 4 digits (contains an ASCII digit; checked first).

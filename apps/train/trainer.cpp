@@ -127,6 +127,7 @@ class TrainingRun {
   Clock::time_point t_start_;
   std::int64_t tokens_seen_ = 0;
   nlohmann::json test_values_;
+  std::vector<std::string> outputs_;  // files the task wrote beside result.json (tagging: predictions)
   nlohmann::json kernel_profile_;
 };
 
@@ -306,7 +307,7 @@ void TrainingRun::train_step(const std::vector<std::int64_t>& indices, std::int6
   float loss_value = 0.f;
   {
     auto scope = profile_.time("forward");
-    loss = task_->loss(model_->forward(batch.inputs), batch.targets);
+    loss = task_->batch_loss(*model_, model_->forward(batch.inputs), batch);
     loss_value = loss.item();
   }
   TOPO_CHECK(std::isfinite(loss_value), "training diverged: loss {} at step {} (lower --lr or set --clip)", loss_value,
@@ -401,6 +402,7 @@ void TrainingRun::test_best() {
     r_.test_metric = test.metric;
     test_values_ = test.values;
   }
+  outputs_ = task_->write_outputs(*model_, device_, c_.out);
   r_.baseline = task_->baseline(r_.has_test ? Split::Test : Split::Dev);
   r_.best_dev_metric = best_dev_;
   r_.best_step = best_step_;
@@ -452,6 +454,7 @@ void TrainingRun::write_result() {
                                {"config", c.to_json()},
                                {"config_sources", c.sources}};
   result.update(more);
+  if (!outputs_.empty()) result["outputs"] = outputs_;
   if (c.profile) {
     result["profile_seconds"] = profile_.seconds;
     result["kernel_profile"] = kernel_profile_;

@@ -198,8 +198,9 @@ TEST_CASE("config: every registered recipe is made of known fields and validates
       TrainConfig c;
       c.task = task;
       c.model = m.name;
-      c.format = "mtl";
+      c.format = task == "tag" ? "conll" : "mtl";
       c.train = "x.train";
+      if (task == "tag") c.dev = "x.dev";  // tagging selects on a dev file, never a split
       CHECK_NOTHROW(apply_config_json(c, recipe));
       CHECK_NOTHROW(c.validate());
     }

@@ -64,6 +64,24 @@ TEST_CASE("tag schemes: IOB1 <-> IOB2 <-> BIOES <-> BMES round trips; detection;
   CHECK(case_class("F-16") == 4);
 }
 
+TEST_CASE("tag schemes: the transitions a CRF may take") {
+  CHECK_FALSE(allowed_transition("O", "I-PER", TagScheme::IOB2));
+  CHECK_FALSE(allowed_transition("B-LOC", "I-PER", TagScheme::IOB2));
+  CHECK(allowed_transition("B-PER", "I-PER", TagScheme::IOB2));
+  CHECK(allowed_transition("I-PER", "B-PER", TagScheme::IOB2));
+  CHECK(allowed_transition("O", "I-PER", TagScheme::IOB1));
+  CHECK_FALSE(allowed_transition("O", "B-PER", TagScheme::IOB1));  // B-X only right after an X chunk
+  CHECK(allowed_transition("I-PER", "B-PER", TagScheme::IOB1));
+  CHECK_FALSE(allowed_transition("I-LOC", "B-PER", TagScheme::IOB1));
+  CHECK(allowed_transition("B-ORG", "M-ORG", TagScheme::BMES));
+  CHECK(allowed_transition("M-ORG", "E-ORG", TagScheme::BMES));
+  CHECK_FALSE(allowed_transition("B-ORG", "O", TagScheme::BMES));
+  CHECK_FALSE(allowed_transition("B-ORG", "E-LOC", TagScheme::BMES));
+  CHECK_FALSE(allowed_transition("E-ORG", "E-ORG", TagScheme::BIOES));
+  CHECK(allowed_transition("S-ORG", "B-LOC", TagScheme::BIOES));
+  CHECK(allowed_transition("NN", "VB", TagScheme::None));
+}
+
 TEST_CASE("tag scorer: counts on hand-made sentences follow conlleval") {
   SUBCASE("IOB2: one exact hit, one wrong end, one wrong type, one missed, one spurious") {
     TagScorer s(TagScheme::IOB2);
