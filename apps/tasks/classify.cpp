@@ -85,12 +85,7 @@ TextClassification::TextClassification(const ClassifyOptions& options) : options
     stats_[s] = parts[s]->stats;
   }
   if (!options.vectors.empty()) {
-    TaskVectors v = load_task_vectors(options.vectors, options.vector_options, vocab_,
-                                      splits_[static_cast<int>(Split::Train)].ids);
-    pretrained_ = v.table;
-    pretrained_rows_ = std::move(v.rows);
-    embedding_dim_ = v.dim;
-    vectors_report_ = std::move(v.report);
+    load_vectors(options.vectors, options.vector_options, splits_[static_cast<int>(Split::Train)].ids);
   }
 }
 
@@ -231,7 +226,7 @@ nlohmann::json TextClassification::metadata() const {
           {"read", read_options_json(options_.read)},
           {"vocab_size", vocab_.size()},
           {"embedding_dim", embedding_dim_},
-          {"vectors", vectors_report_},
+          {"vectors", vectors_report()},
           {"data", data}};
 }
 

@@ -100,12 +100,8 @@ SequenceTagging::SequenceTagging(const TagOptions& options) : options_(options) 
                       ->first;
   for (Split s : {Split::Train, Split::Dev, Split::Test}) encode_(s);
   if (!options.vectors.empty()) {
-    TaskVectors v = load_task_vectors(options.vectors, options.vector_options, vocab_, split_(Split::Train).ids);
-    pretrained_ = v.table;
-    pretrained_rows_ = std::move(v.rows);
-    embedding_dim_ = v.dim;
-    vectors_report_ = std::move(v.report);
-    vectors_report_["vocabulary_added"] = added_from_vectors;
+    load_vectors(options.vectors, options.vector_options, split_(Split::Train).ids);
+    vectors_.report["vocabulary_added"] = added_from_vectors;
   }
 }
 
@@ -367,7 +363,7 @@ nlohmann::json SequenceTagging::metadata() const {
             {"max_length", options_.max_length}}},
           {"vocab_size", vocab_.size()},
           {"embedding_dim", embedding_dim_},
-          {"vectors", vectors_report_},
+          {"vectors", vectors_report()},
           {"data", data}};
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "apps/tasks/task.hpp"
+#include "apps/tasks/task_vectors.hpp"
 #include "apps/text/tag_schemes.hpp"
 #include "apps/text/tag_scores.hpp"
 #include "apps/text/tagged.hpp"
@@ -49,7 +50,7 @@ struct EncodedTagSplit {
   std::int64_t size() const { return static_cast<std::int64_t>(ids.size()); }
 };
 
-class SequenceTagging final : public Task {
+class SequenceTagging final : public VocabularyTask {
  public:
   explicit SequenceTagging(const TagOptions& options);
   // Evaluation only (topo-eval): vocabulary, labels, schemes and reading options from a checkpoint's metadata();
@@ -61,11 +62,6 @@ class SequenceTagging final : public Task {
   text::TagScheme scheme() const { return scheme_; }
   const text::TaggedDataset& data(Split split) const { return data_[static_cast<int>(split)]; }
 
-  std::int64_t vocab_size() const override { return vocab_.size(); }
-  Tensor pretrained_embedding() const override { return pretrained_; }
-  std::vector<std::string> token_strings() const override { return vocab_.tokens(); }
-  std::vector<std::uint8_t> pretrained_rows() const override { return pretrained_rows_; }
-  std::int64_t embedding_dim() const override { return embedding_dim_; }
   std::int64_t case_classes() const override { return options_.case_feature ? text::kCaseClasses : 0; }
   std::int64_t max_length() const override { return options_.max_length; }
   std::shared_ptr<models::SequenceModel> make_model(std::shared_ptr<models::SequenceEncoder> encoder,
@@ -109,15 +105,10 @@ class SequenceTagging final : public Task {
   TagOptions options_;
   text::TagFormat format_ = text::TagFormat::Conll;
   text::TagScheme file_scheme_ = text::TagScheme::IOB2, scheme_ = text::TagScheme::IOB2;
-  text::Vocabulary vocab_;
   text::LabelSet labels_;
   std::string majority_tag_;
   text::TaggedDataset data_[3];
   EncodedTagSplit splits_[3];
-  Tensor pretrained_;
-  std::vector<std::uint8_t> pretrained_rows_;
-  std::int64_t embedding_dim_ = 0;
-  nlohmann::json vectors_report_;
 };
 
 }  // namespace topo::apps

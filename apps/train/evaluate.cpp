@@ -28,6 +28,15 @@ std::string resolve_checkpoint(const std::string& path) {
 
 namespace {
 
+// The checkpoint's model for `task`: built from its config, moved to `device`, its parameters loaded.
+std::shared_ptr<models::SequenceModel> load_model(const TrainConfig& config, const Task& task, const std::string& path,
+                                                  Device device) {
+  const auto model = make_task_model(config, task);
+  model->to(device);
+  nn::load_checkpoint(path, *model, nullptr, nullptr);
+  return model;
+}
+
 // topo-eval on a tagging checkpoint: the file read as training read its files, scored with the task's metric;
 // the conlleval-style table in "table", predictions written with options.predictions.
 nlohmann::json evaluate_tagger(const EvalOptions& options, const TrainConfig& config, const nlohmann::json& meta,
@@ -38,9 +47,7 @@ nlohmann::json evaluate_tagger(const EvalOptions& options, const TrainConfig& co
   task_options.eval_batch = options.batch;
   task_options.read.skip_bad = options.skip_bad;
   const auto task = SequenceTagging::for_evaluation(meta.at("task"), task_options, "checkpoint '" + path + "'");
-  const auto model = make_task_model(config, *task);
-  model->to(device);
-  nn::load_checkpoint(path, *model, nullptr, nullptr);
+  const auto model = load_model(config, *task, path, device);
   const SequenceTagging::Predictions p = task->predict(*model, Split::Test, device);
   const text::TagScorer scorer = task->score(Split::Test, p.tags);
   if (!options.predictions.empty()) {
@@ -105,9 +112,7 @@ nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
   task_options.eval_batch = options.batch;
   task_options.read.skip_bad = options.skip_bad;
   const auto task = TextClassification::for_evaluation(meta.at("task"), task_options, "checkpoint '" + path + "'");
-  const auto model = make_task_model(config, *task);
-  model->to(device);
-  nn::load_checkpoint(path, *model, nullptr, nullptr);
+  const auto model = load_model(config, *task, path, device);
   const Evaluation e = task->evaluate(*model, Split::Test, device);
   const nlohmann::json baseline = task->baseline(Split::Test);
   nlohmann::json result = {{"checkpoint", path},
