@@ -37,7 +37,7 @@ ModelRegistration big_transformer_registration() {
     BigConfig config;
     set_shared_encoder_fields(config, spec);
     TOPO_CHECK(config.case_classes == 0,
-               "BiG-Transformer reads characters: it takes no capitalisation feature (tag with --case-feature false)");
+               "BiG-Transformer reads characters: it takes no capitalisation feature (tag with --case-feature=false)");
     config.variant = parse_big_variant(spec.option<std::string>("variant"));
     config.vocabulary = spec.vocabulary;
     config.matching.single_units = spec.option<bool>("lexicon_single_chars");

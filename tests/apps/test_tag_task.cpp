@@ -166,7 +166,7 @@ TEST_CASE("tag: long sentences are cut into pieces and joined; capitalisation id
   CHECK(crf_loss.item() > 0.f);
   // BiG takes no capitalisation feature; the error says which flag turns it off.
   c.model = "big";
-  CHECK(testing::error_of([&] { make_task_model(c, task); }).find("--case-feature false") != std::string::npos);
+  CHECK(testing::error_of([&] { make_task_model(c, task); }).find("--case-feature=false") != std::string::npos);
   fs::remove_all(dir);
 }
 
