@@ -2,26 +2,53 @@
 //   topo-train --task masked-sum --model star --n 200 --k 10 --d 10 --epochs 10 --out runs/star
 //   topo-train --task classify --model star --format mtl --train ../shared/data/mtl16/books.task.train
 //              --out runs/books-star
+//   topo-train --task node-classify --model gat        (Zachary's karate club, GAT vs --model gcn)
+//   mpirun -np 2 topo-train ...   data parallel: each rank trains on its shard of every batch (dist/)
 // Exit codes: 0 done (or --help), 1 a bad config or a failed run (the message names the cause), 2 an
-// unexpected internal error.
+// unexpected internal error. Under several ranks an error on any rank ends the whole job (MPI_Abort), so no
+// rank is left waiting for a collective its peer will never join.
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <memory>
+#include <string>
 
+#include "apps/tasks/node_classify.hpp"
 #include "apps/train/cli.hpp"
 #include "apps/train/trainer.hpp"
 #include "kernels/error.hpp"
 #include "kernels/threads.hpp"
 #include "kernels/profile.hpp"
 
+namespace {
+// "topo-train: error: ..." alone, "topo-train: rank 1 of 2: error: ..." among several ranks; then the job ends.
+int report_failure(topo::dist::Communicator* world, const char* kind, const char* what, int exit_code) {
+  const std::string who = world && world->size() > 1
+                              ? " rank " + std::to_string(world->rank()) + " of " + std::to_string(world->size()) + ":"
+                              : "";
+  std::fprintf(stderr, "topo-train:%s %s: %s\n", who.c_str(), kind, what);
+  std::fflush(stderr);
+  if (world && world->size() > 1) world->abort(exit_code);
+  return exit_code;
+}
+}  // namespace
+
 int main(int argc, char** argv) {
   topo::enable_short_spin(argv);  // may re-execute this program once, before anything else runs
   using namespace topo::apps;
+  std::unique_ptr<topo::dist::Communicator> world;
   try {
-    const auto config = parse_train_args(argc, argv, std::cout);
+    // One graph, not sentences: node-classify has its own flags and loop (apps/tasks/node_classify.hpp), in one
+    // process.
+    if (wants_node_classify(argc, argv)) return node_classify_main(argc, argv, std::cout);
+    world = topo::dist::init_world(&argc, &argv);  // MPI under mpirun/srun; this process alone otherwise
+    const bool root = world->is_root();
+    std::ostream silent(nullptr);  // --help is printed once, by rank 0
+    const auto config = parse_train_args(argc, argv, root ? std::cout : silent);
     if (!config) return 0;
-    Trainer trainer(*config);
+    Trainer trainer(*config, world.get());
     const TrainResult r = trainer.run();
+    if (!root) return 0;  // rank 0 reports
     if (!r.completed) {
       std::printf("stopped after epoch %lld (stop_after); continue with --resume --out %s\n",
                   static_cast<long long>(r.epochs_done), config->out.c_str());
@@ -36,10 +63,8 @@ int main(int argc, char** argv) {
     }
     return 0;
   } catch (const topo::Error& e) {
-    std::fprintf(stderr, "topo-train: error: %s\n", e.what());
-    return 1;
+    return report_failure(world.get(), "error", e.what(), 1);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "topo-train: internal error: %s\n", e.what());
-    return 2;
+    return report_failure(world.get(), "internal error", e.what(), 2);
   }
 }

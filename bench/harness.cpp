@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -85,20 +86,49 @@ Stats time_calls(const std::function<void()>& fn, const TimingOptions& options) 
   return summarize(std::move(times));
 }
 
-Result make_result(std::string name, const Stats& stats, const Work& work, double triad_gbs, double peak_gflops,
+Bound bound_of(const Work& work, const Limits& limits) {
+  TOPO_CHECK(work.gathered_bytes >= 0 && work.gathered_bytes <= work.bytes_moved,
+             "bound: {} gathered bytes of {} moved", work.gathered_bytes, work.bytes_moved);
+  auto time_ms = [](double amount, double rate_per_s, const char* what) {
+    if (amount <= 0) return kNaN;
+    TOPO_CHECK(rate_per_s > 0 && std::isfinite(rate_per_s), "bound: no {} limit for {} units of work", what, amount);
+    return amount / rate_per_s * 1e3;
+  };
+  Bound b;
+  const double streamed = work.bytes_moved - work.gathered_bytes;
+  b.triad_ms = time_ms(streamed, limits.triad_gbs * 1e9, "triad");
+  b.gather_ms = time_ms(work.gathered_bytes, limits.gather_gbs * 1e9, "gather");
+  b.exp_ms = time_ms(work.exps, limits.exps_per_s, "exp");
+  b.sgemm_ms = time_ms(work.flops, limits.sgemm_gflops * 1e9, "sgemm");
+  auto or_zero = [](double v) { return std::isnan(v) ? 0.0 : v; };
+  const double memory_ms = or_zero(b.triad_ms) + or_zero(b.gather_ms);
+  const char* memory = or_zero(b.gather_ms) > or_zero(b.triad_ms) ? "gather" : "triad";
+  b.ms = 0;
+  for (const auto& [ms, name] : {std::pair{memory_ms, memory}, std::pair{or_zero(b.exp_ms), "exp"},
+                                 std::pair{or_zero(b.sgemm_ms), "sgemm"}}) {
+    if (ms > b.ms) b.ms = ms, b.limit = name;
+  }
+  if (b.limit.empty()) b.ms = kNaN;
+  return b;
+}
+
+Result make_result(std::string name, const Stats& stats, const Work& work, const Limits& limits,
                    nlohmann::json extra) {
   TOPO_CHECK(stats.median_ms > 0, "benchmark {}: median time {} ms is not positive", name, stats.median_ms);
   Result r;
   r.name = std::move(name);
   r.stats = stats;
   r.work = work;
+  r.limits = limits;
   r.extra = std::move(extra);
   const double seconds = stats.median_ms * 1e-3;
   r.gbs = work.bytes_moved > 0 ? work.bytes_moved / seconds / 1e9 : kNaN;
-  r.triad_gbs = work.bytes_moved > 0 ? triad_gbs : kNaN;
-  r.fraction_of_stream = work.bytes_moved > 0 && triad_gbs > 0 ? r.gbs / triad_gbs : kNaN;
+  r.triad_gbs = work.bytes_moved > 0 ? limits.triad_gbs : kNaN;
+  r.fraction_of_stream = work.bytes_moved > 0 && limits.triad_gbs > 0 ? r.gbs / limits.triad_gbs : kNaN;
   r.gflops = work.flops > 0 ? work.flops / seconds / 1e9 : kNaN;
-  r.fraction_of_peak = work.flops > 0 && peak_gflops > 0 ? r.gflops / peak_gflops : kNaN;
+  r.fraction_of_peak = work.flops > 0 && limits.sgemm_gflops > 0 ? r.gflops / limits.sgemm_gflops : kNaN;
+  r.bound = bound_of(work, limits);
+  r.fraction_of_bound = r.bound.ms / stats.median_ms;  // NaN when nothing is counted
   return r;
 }
 
@@ -117,7 +147,16 @@ nlohmann::json to_json(const Result& r) {
                       {"triad_gbs", number_or_null(r.triad_gbs)},
                       {"fraction_of_stream", number_or_null(r.fraction_of_stream)},
                       {"gflops", number_or_null(r.gflops)},
-                      {"fraction_of_peak", number_or_null(r.fraction_of_peak)}};
+                      {"fraction_of_peak", number_or_null(r.fraction_of_peak)},
+                      {"gathered_bytes", r.work.gathered_bytes},
+                      {"exps", r.work.exps},
+                      {"bound", r.bound.limit.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.bound.limit)},
+                      {"bound_ms", number_or_null(r.bound.ms)},
+                      {"bound_ms_by_limit", {{"triad", number_or_null(r.bound.triad_ms)},
+                                             {"gather", number_or_null(r.bound.gather_ms)},
+                                             {"exp", number_or_null(r.bound.exp_ms)},
+                                             {"sgemm", number_or_null(r.bound.sgemm_ms)}}},
+                      {"fraction_of_bound", number_or_null(r.fraction_of_bound)}};
   if (r.extra.is_object()) {
     for (const auto& [key, value] : r.extra.items()) {
       if (!j.contains(key)) j[key] = value;  // free-form fields never overwrite the measured ones
@@ -135,14 +174,16 @@ nlohmann::json Report::to_json(const nlohmann::json& machine) const {
 std::string Report::table() const {
   std::size_t width = 4;
   for (const Result& r : results_) width = std::max(width, r.name.size());
-  std::string out = fmt::format("{:<{}}  {:>10}  {:>21}  {:>9}  {:>8}  {:>7}  {:>9}  {:>6}  {:>9}\n", "name", width,
-                                "median ms", "p10..p90 ms", "WS", "GB/s", "triad", "%triad", "GFLOP/s", "%peak");
+  std::string out = fmt::format("{:<{}}  {:>10}  {:>21}  {:>9}  {:>8}  {:>7}  {:>9}  {:>6}  {:>9}  {:>6}  {:>6}\n",
+                                "name", width, "median ms", "p10..p90 ms", "WS", "GB/s", "triad", "%triad", "GFLOP/s",
+                                "%peak", "bound", "%bound");
   for (const Result& r : results_) {
-    out += fmt::format("{:<{}}  {:>10.4f}  {:>21}  {:>9}  {:>8}  {:>7}  {:>9}  {:>6}  {:>9}\n", r.name, width,
+    out += fmt::format("{:<{}}  {:>10.4f}  {:>21}  {:>9}  {:>8}  {:>7}  {:>9}  {:>6}  {:>9}  {:>6}  {:>6}\n", r.name, width,
                        r.stats.median_ms, fmt::format("{:.4f}..{:.4f}", r.stats.p10_ms, r.stats.p90_ms),
                        bytes_str(r.work.working_set_bytes), figure(r.gbs, "{:.1f}"), figure(r.triad_gbs, "{:.1f}"),
                        figure(100 * r.fraction_of_stream, "{:.1f}%"), figure(r.gflops, "{:.1f}"),
-                       figure(100 * r.fraction_of_peak, "{:.1f}%"));
+                       figure(100 * r.fraction_of_peak, "{:.1f}%"), r.bound.limit.empty() ? "-" : r.bound.limit,
+                       figure(100 * r.fraction_of_bound, "{:.1f}%"));
   }
   return out;
 }
@@ -164,9 +205,12 @@ Result Runner::run(const std::string& name, const Work& work, const std::functio
   const Stats stats = time_calls(fn, timing_);
   // A benchmark that did not state its working set is judged at the size of the bytes it moves.
   const double working_set = work.working_set_bytes > 0 ? work.working_set_bytes : work.bytes_moved;
-  const double triad = work.bytes_moved > 0 ? machine_.triad_gbs(std::max(working_set, 12.0)) : 0.0;
-  const double peak = work.flops > 0 ? machine_.sgemm_gflops() : 0.0;
-  Result r = make_result(full_name, stats, work, triad, peak, std::move(extra));
+  Limits limits;
+  if (work.bytes_moved > 0) limits.triad_gbs = machine_.triad_gbs(std::max(working_set, 12.0));
+  if (work.gathered_bytes > 0) limits.gather_gbs = machine_.gather_gbs(working_set, work.gather_row_bytes);
+  if (work.exps > 0) limits.exps_per_s = machine_.exps_per_s();
+  if (work.flops > 0) limits.sgemm_gflops = machine_.sgemm_gflops();
+  Result r = make_result(full_name, stats, work, limits, std::move(extra));
   report_.add(r);
   return r;
 }

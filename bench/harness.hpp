@@ -50,7 +50,32 @@ struct Work {
   double bytes_moved = 0;        // minimum bytes read + written (see the counting rule above)
   double flops = 0;              // floating-point operations (an FMA counts 2)
   double working_set_bytes = 0;  // distinct bytes touched: picks the triad reference size
+  // The part of bytes_moved fetched as rows through an index (each row once, in the index's order): judged
+  // against the gather rate for rows of gather_row_bytes at the working-set size instead of triad.
+  double gathered_bytes = 0;
+  double gather_row_bytes = 0;
+  double exps = 0;  // exp evaluations (the kernels' exp_approx): judged against the measured exp rate
 };
+
+// This machine's limits at one result's working set (0 = not measured / not applicable).
+struct Limits {
+  double triad_gbs = 0;     // triad at the working-set size
+  double gather_gbs = 0;    // rows of gather_row_bytes fetched through a random index, at that size
+  double exps_per_s = 0;    // exp_approx evaluations per second, all threads
+  double sgemm_gflops = 0;  // sgemm peak
+};
+
+// The roofline of one result: the time each limit alone allows for its work (NaN where the work counts
+// nothing for it). Memory time = streamed bytes (bytes_moved - gathered_bytes) at triad + gathered bytes at
+// the gather rate, named after the larger of the two parts; the binding limit is the slowest of memory,
+// exp and sgemm ("triad" | "gather" | "exp" | "sgemm"; empty when nothing is counted).
+struct Bound {
+  std::string limit;
+  double ms = 0;  // time at the binding limit; NaN when nothing is counted
+  double triad_ms = 0, gather_ms = 0, exp_ms = 0, sgemm_ms = 0;
+};
+// Pure arithmetic; throws topo::Error when gathered_bytes exceeds bytes_moved or a needed limit is missing.
+Bound bound_of(const Work& work, const Limits& limits);
 
 struct Result {
   std::string name;
@@ -59,13 +84,16 @@ struct Result {
   // Derived; NaN when not applicable (no bytes / no flops counted), written as null in JSON.
   double gbs = 0, fraction_of_stream = 0, gflops = 0, fraction_of_peak = 0;
   double triad_gbs = 0;         // the triad bandwidth at this working-set size that gbs is compared to
+  Limits limits;                // every limit this result was judged against
+  Bound bound;                  // its roofline
+  double fraction_of_bound = 0; // bound.ms / median_ms; NaN when nothing is counted
   nlohmann::json extra = nlohmann::json::object();  // free-form fields (shapes, threads, notes)
 };
 
-// Fills the derived figures from the timings and the machine's limits (triad at the working-set size,
-// sgemm peak). Pure: no measurement happens here.
-Result make_result(std::string name, const Stats& stats, const Work& work, double triad_gbs,
-                   double peak_gflops, nlohmann::json extra = nlohmann::json::object());
+// Fills the derived figures from the timings and the machine's limits at the result's working set.
+// Pure: no measurement happens here.
+Result make_result(std::string name, const Stats& stats, const Work& work, const Limits& limits,
+                   nlohmann::json extra = nlohmann::json::object());
 
 nlohmann::json to_json(const Result& result);
 
@@ -112,6 +140,13 @@ class Runner {
 
   Machine& machine() { return machine_; }
   bool quick() const { return quick_; }
+  // --profile: suites that support it break some steps down by op category (kernels/profile.hpp).
+  bool profile() const { return profile_; }
+  void set_profile(bool on) { profile_ = on; }
+  // --sizes: the problem sizes a suite sweeps (suite models: sentence lengths), replacing its own list; empty
+  // when not given.
+  const std::vector<std::int64_t>& sizes() const { return sizes_; }
+  void set_sizes(std::vector<std::int64_t> sizes) { sizes_ = std::move(sizes); }
   int threads() const;
   void set_suite(std::string suite) { suite_ = std::move(suite); }
 
@@ -120,6 +155,8 @@ class Runner {
   Report& report_;
   TimingOptions timing_;
   bool quick_;
+  bool profile_ = false;
+  std::vector<std::int64_t> sizes_;
   std::string suite_;
   std::string json_path_;
 };

@@ -4,7 +4,12 @@
 //   window     — 128 sentences of n = 128, window w = 9 (9 in-edges each);
 //   head groups — Multi-Scale's five scales on 10 heads, the grouped op against its fused calls alone.
 // Bytes are the minimum each kernel must move: every source row it reads once, every output row written
-// once, the CSR arrays (int32) once; judged against triad at that working-set size. Fused attention is
+// once, the CSR arrays (int32) once. Source rows are read through an index: that part is judged against
+// the gather rate for rows of that width at the working-set size, the rest against triad. Edge values are
+// judged as streamed even where the edge ids are permuted: they come in ordered runs, and the random
+// 24-byte-row gather rate was a loose bound there (edge_softmax backward measured 1.5x above it); exps (one per edge and head in a softmax) against the measured
+// exp rate, flops against the sgemm peak; `fraction_of_bound` is the time at the slowest of them over the
+// measured median (harness.hpp: bound_of). Fused attention is
 // also timed against the three-kernel composition (gsddmm -> edge_softmax -> gspmm), forward and
 // forward + backward through autograd, and once more on an 8-sentence batch that fits in L3.
 #include "bench/harness.hpp"
@@ -27,6 +32,32 @@ constexpr std::int64_t kHeads = 6, kHeadDim = 50, kFeatures = kHeads * kHeadDim;
 double csr_bytes(const CsrView& c) { return 4.0 * static_cast<double>(c.num_rows + 1 + 2 * c.nnz()); }
 double rows_bytes(std::int64_t rows, std::int64_t width) { return 4.0 * static_cast<double>(rows * width); }
 
+// Work of `bytes` whose `gathered` part is rows of `row_bytes` read through an index.
+bench::Work gather_work(double bytes, double gathered, double row_bytes, double flops = 0, double exps = 0) {
+  return {.bytes_moved = bytes, .flops = flops, .working_set_bytes = bytes, .gathered_bytes = gathered,
+          .gather_row_bytes = gathered > 0 ? row_bytes : 0, .exps = exps};
+}
+
+// Fused attention forward and backward, minimum work: q, k, v in, out and lse out; the backward reads the
+// forward's q, k, v, out, lse and d_out once and writes dq, dk, dv once, through both CSRs. k and v rows (and
+// in the backward also dk, dv) are reached through the index. Exps: one per edge and head in each pass;
+// flops: the forward's q.k and p v (4 per edge and feature), the backward's q.k, d_out.v, ds k, ds q, p d_out (10).
+struct AttentionWork {
+  bench::Work forward, backward, both;
+};
+AttentionWork attention_work(const Block& block, std::int64_t heads = kHeads, std::int64_t head_dim = kHeadDim) {
+  const CsrView& in = block.in;
+  const std::int64_t features = heads * head_dim;
+  const double graph = csr_bytes(in), src = rows_bytes(block.num_src, features),
+               dst = rows_bytes(block.num_dst, features), lse = rows_bytes(block.num_dst, heads);
+  const double ef = static_cast<double>(block.num_edges() * features), eh = static_cast<double>(block.num_edges() * heads);
+  AttentionWork w;
+  w.forward = gather_work(graph + 2 * dst + 2 * src + lse, 2 * src, 4.0 * features, 4 * ef, eh);
+  w.backward = gather_work(2 * graph + 4 * dst + lse + 4 * src, 2 * src, 4.0 * features, 10 * ef, eh);
+  w.both = gather_work(w.forward.bytes_moved + w.backward.bytes_moved, 4 * src, 4.0 * features, 14 * ef, 2 * eh);
+  return w;
+}
+
 void bench_attention(bench::Runner& bench, const std::string& tag, const Block& block);
 
 void bench_topology(bench::Runner& bench, const std::string& tag, const Block& block) {
@@ -38,17 +69,18 @@ void bench_topology(bench::Runner& bench, const std::string& tag, const Block& b
   const Tensor logits = random_uniform({ne, kHeads}, -2, 2, 5);
   const double graph = csr_bytes(in), src = rows_bytes(ns, kFeatures), dst = rows_bytes(nd, kFeatures);
   const double edge = rows_bytes(ne, kHeads);
+  const double row = 4.0 * kFeatures, ef = static_cast<double>(ne * kFeatures), eh = static_cast<double>(ne * kHeads);
 
-  auto work = [](double bytes) { return bench::Work{.bytes_moved = bytes, .working_set_bytes = bytes}; };
-  bench.run(tag + " gspmm copy_u sum", work(graph + src + dst),
+  bench.run(tag + " gspmm copy_u sum", gather_work(graph + src + dst, src, row, ef),
             [&] { (void)gspmm(MessageOp::CopyU, SpmmReduce::Sum, in, u, Tensor()); }, shape);
-  bench.run(tag + " gspmm u_mul_e sum [E,H,1]", work(graph + src + edge + dst),
+  bench.run(tag + " gspmm u_mul_e sum [E,H,1]", gather_work(graph + src + edge + dst, src, row, 2 * ef),
             [&] { (void)gspmm(MessageOp::UMulE, SpmmReduce::Sum, in, u, w); }, shape);
-  bench.run(tag + " gsddmm dot (q_v . k_u)", work(graph + src + dst + edge),
+  bench.run(tag + " gsddmm dot (q_v . k_u)", gather_work(graph + src + dst + edge, src, row, 2 * ef),
             [&] { (void)gsddmm(SddmmOp::Dot, in, q, u, Target::V, Target::U); }, shape);
   const Tensor y = edge_softmax(in, logits);
-  bench.run(tag + " edge_softmax", work(graph + 2 * edge), [&] { (void)edge_softmax(in, logits); }, shape);
-  bench.run(tag + " edge_softmax backward", work(graph + 3 * edge),
+  bench.run(tag + " edge_softmax", gather_work(graph + 2 * edge, 0, 0, 0, eh),
+            [&] { (void)edge_softmax(in, logits); }, shape);
+  bench.run(tag + " edge_softmax backward", gather_work(graph + 3 * edge, 0, 0),
             [&] { (void)edge_softmax_backward(in, y, logits); }, shape);
 
   bench_attention(bench, tag, block);
@@ -62,30 +94,68 @@ void bench_attention(bench::Runner& bench, const std::string& tag, const Block& 
   const nlohmann::json shape = {{"dst", nd}, {"src", ns}, {"edges", ne}, {"heads", kHeads}, {"head_dim", kHeadDim}};
   const Tensor u = random_uniform({ns, kHeads, kHeadDim}, -1, 1, 1), q = random_uniform({nd, kHeads, kHeadDim}, -1, 1, 2);
   const Tensor v = random_uniform({ns, kHeads, kHeadDim}, -1, 1, 3);
-  const double graph = csr_bytes(in), src = rows_bytes(ns, kFeatures), dst = rows_bytes(nd, kFeatures);
-  auto work = [](double bytes) { return bench::Work{.bytes_moved = bytes, .working_set_bytes = bytes}; };
   const float scale = 1.f / std::sqrt(static_cast<float>(kHeadDim));
-  const double attention_bytes = graph + dst + 2 * src + dst + rows_bytes(nd, kHeads);  // q, k, v in; out, lse out
-  const bench::Result fused = bench.run(tag + " attention fused", work(attention_bytes),
+  const AttentionWork aw = attention_work(block);
+  const bench::Result fused = bench.run(tag + " attention fused", aw.forward,
                                         [&] { (void)sparse_attention(in, q, u, v, scale); }, shape);
-  const bench::Result composed = bench.run(tag + " attention composed", work(attention_bytes), [&] {
+  const bench::Result composed = bench.run(tag + " attention composed", aw.forward, [&] {
     const Tensor s = gsddmm(SddmmOp::Dot, in, q, u, Target::V, Target::U);
     (void)gspmm(MessageOp::UMulE, SpmmReduce::Sum, in, v, edge_softmax(in, s));
   }, shape);
   bench.annotate("composed_over_fused", composed.stats.median_ms / fused.stats.median_ms);
+  const AttentionOutput forward = sparse_attention(in, q, u, v, scale);
+  const Tensor d_out = random_uniform({nd, kHeads, kHeadDim}, -1, 1, 7);
+  bench.run(tag + " attention fused backward", aw.backward,
+            [&] { (void)sparse_attention_backward(in, block.out, q, u, v, forward, d_out, scale); }, shape);
 
   // Forward + backward through autograd, the way a training step runs them.
   const nn::Var qv(q, true), kv(u, true), vv(v, true);
   const Tensor r = random_uniform({nd, kHeads, kHeadDim}, -1, 1, 6);
-  const bench::Result fused_bw = bench.run(tag + " attention fused fwd+bwd", {}, [&] {
+  const bench::Result fused_bw = bench.run(tag + " attention fused fwd+bwd", aw.both, [&] {
     nn::sum_all(nn::sparse_attention(g, qv, kv, vv, scale) * nn::Var(r)).backward();
   }, shape);
-  const bench::Result composed_bw = bench.run(tag + " attention composed fwd+bwd", {}, [&] {
+  const bench::Result composed_bw = bench.run(tag + " attention composed fwd+bwd", aw.both, [&] {
     const nn::Var s = nn::gsddmm(g, SddmmOp::Dot, qv * scale, kv, Target::V, Target::U);
     const nn::Var a = nn::edge_softmax(g, s);
     nn::sum_all(nn::gspmm(g, MessageOp::UMulE, SpmmReduce::Sum, vv, a) * nn::Var(r)).backward();
   }, shape);
   bench.annotate("composed_over_fused", composed_bw.stats.median_ms / fused_bw.stats.median_ms);
+}
+
+// Row strides on the window graph: 300-float rows start at 1200-byte offsets, so 15 of every 16 straddle one
+// more cache line than they fill; padded to 304 floats (1216 bytes, 64-byte aligned when the buffer is)
+// every row is whole lines. gspmm copy_u sum and the fused attention (q, k, v [N, 6, 50] against the same
+// heads padded to 6 x 64: per-head rows aligned) with and without; `padded_over_plain` is the padded run's
+// time over the unpadded one's, for the same useful data (below 1: padding would win).
+void bench_padding(bench::Runner& bench, const Block& block) {
+  const CsrView& in = block.in;
+  const std::int64_t n = block.num_src;
+  const double graph = csr_bytes(in);
+  double plain_ms = 0;
+  for (std::int64_t width : {std::int64_t{300}, std::int64_t{304}}) {
+    const Tensor u = random_uniform({n, width}, -1, 1, 1);
+    const double rows = rows_bytes(n, width);
+    const bench::Result r = bench.run(fmt::format("window w=9 gspmm copy_u sum, rows of {} floats", width),
+                                      gather_work(graph + 2 * rows, rows, 4.0 * width, static_cast<double>(in.nnz() * width)),
+                                      [&] { (void)gspmm(MessageOp::CopyU, SpmmReduce::Sum, in, u, Tensor()); },
+                                      {{"row_floats", width}});
+    if (width == 300) plain_ms = r.stats.median_ms;
+    else bench.annotate("padded_over_plain", r.stats.median_ms / plain_ms);
+  }
+  plain_ms = 0;
+  for (std::int64_t dh : {std::int64_t{50}, std::int64_t{64}}) {
+    const Tensor q = random_uniform({n, kHeads, dh}, -1, 1, 2), k = random_uniform({n, kHeads, dh}, -1, 1, 3),
+                 v = random_uniform({n, kHeads, dh}, -1, 1, 4);
+    const double rows = rows_bytes(n, kHeads * dh);
+    const double ef = static_cast<double>(in.nnz() * kHeads * dh);
+    const bench::Result r = bench.run(
+        fmt::format("window w=9 attention fused, heads of {} floats", dh),
+        gather_work(graph + 4 * rows + rows_bytes(n, kHeads), 2 * rows, 4.0 * kHeads * dh, 4 * ef,
+                    static_cast<double>(in.nnz() * kHeads)),
+        [&] { (void)sparse_attention(in, q, k, v, 1.f / std::sqrt(50.f)); }, {{"head_floats", dh}});
+    if (dh == 50) plain_ms = r.stats.median_ms;
+    else bench.annotate("padded_over_plain", r.stats.median_ms / plain_ms);
+  }
 }
 
 // Head groups (the Multi-Scale paper config: 10 heads x 30 on scales 1, 3, N/16, N/8, N/4, two heads each) on
@@ -105,12 +175,21 @@ void bench_head_groups(bench::Runner& bench) {
       v(random_uniform({n, heads, dh}, -1, 1, 3), true);
   const Tensor r = random_uniform({n, heads, dh}, -1, 1, 4);
   const float scale = 1.f / std::sqrt(static_cast<float>(dh));
-  const bench::Result grouped = bench.run("head groups (5 scales) fwd+bwd, grouped op", {}, [&] {
+  // Minimum work: each group's fused forward + backward on its heads (summed; the gather rate at the
+  // groups' common row width, heads x dh of one group).
+  bench::Work work;
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    const bench::Work g = attention_work(*blocks[i], sizes[i], dh).both;
+    work.bytes_moved += g.bytes_moved, work.gathered_bytes += g.gathered_bytes, work.flops += g.flops,
+        work.exps += g.exps, work.gather_row_bytes = g.gather_row_bytes;
+  }
+  work.working_set_bytes = work.bytes_moved;
+  const bench::Result grouped = bench.run("head groups (5 scales) fwd+bwd, grouped op", work, [&] {
     nn::sum_all(nn::sparse_attention(blocks, sizes, q, k, v, scale) * nn::Var(r)).backward();
   }, shape);
   const auto qs = topo::split(q.data(), sizes, 1), ks = topo::split(k.data(), sizes, 1), vs = topo::split(v.data(), sizes, 1);
   const auto rs = topo::split(r, sizes, 1);
-  const bench::Result kernels = bench.run("head groups (5 scales) fwd+bwd, fused calls alone", {}, [&] {
+  const bench::Result kernels = bench.run("head groups (5 scales) fwd+bwd, fused calls alone", work, [&] {
     for (std::size_t i = 0; i < blocks.size(); ++i) {
       const AttentionOutput fwd = sparse_attention(blocks[i]->in, qs[i], ks[i], vs[i], scale);
       (void)sparse_attention_backward(blocks[i]->in, blocks[i]->out, qs[i], ks[i], vs[i], fwd, rs[i], scale);
@@ -127,7 +206,9 @@ TOPO_BENCH_SUITE(kernels, "gspmm, gsddmm, edge softmax and fused attention on ri
   bench_topology(bench, "ring+relay satellites", star.satellite);
   bench_topology(bench, "ring+relay relay", star.relay);
   HeteroGraph window({builders::node_type("tok", lengths)}, {{{"tok", "window", "tok"}, builders::window_batch(lengths, 9)}});
-  bench_topology(bench, "window w=9", to_block(window, "tok", {"window"}));
+  const Block window_block = to_block(window, "tok", {"window"});
+  bench_topology(bench, "window w=9", window_block);
+  bench_padding(bench, window_block);
   // 8 sentences: q, k, v (~7 MiB) stay in L3, so the kernels are bound by their arithmetic, not by DRAM.
   const std::vector<std::int64_t> few(8, 128);
   bench_attention(bench, "ring+relay satellites, 8 sentences",

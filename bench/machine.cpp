@@ -12,8 +12,13 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <numeric>
+#include <random>
+#include <vector>
 
+#include "kernels/dense/fast_exp.hpp"
 #include "kernels/error.hpp"
+#include "kernels/sparse/simd_rows.hpp"
 
 namespace topo::bench {
 namespace {
@@ -63,6 +68,31 @@ std::size_t read_size_file(const char* path) {
   }
 }
 
+// Rounds a positive count to 7 significant bits: counts within ~1% share one cached measurement.
+std::int64_t round_key(std::int64_t key) {
+  key = std::max<std::int64_t>(3, key);
+  const std::int64_t step = std::int64_t{1} << std::max(0, static_cast<int>(std::bit_width(
+                                                               static_cast<std::uint64_t>(key))) - 7);
+  return std::max<std::int64_t>(3, (key + step / 2) / step * step);
+}
+
+// Passes per timed sample, from the fastest of a few calibration runs of `run(passes)`: enough that a sample
+// lasts >= ~0.2 ms, so the cost of opening the parallel region and reading the clock stays small next to the
+// transfer time of a cache-sized set, yet samples stay short enough that some of them fall between the time
+// slices of competing processes. The fastest try, so a competing process cannot inflate the estimate.
+template <class F>
+int calibrate_passes(F&& run) {
+  run(2);
+  double per_pass = 1e9;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    const auto start = std::chrono::steady_clock::now();
+    run(4);
+    per_pass = std::min(per_pass, std::max(seconds_since(start) / 4, 1e-9));
+    if (per_pass * 4 > 0.05) break;
+  }
+  return static_cast<int>(std::clamp(std::ceil(2e-4 / per_pass), 1.0, 1e6));
+}
+
 }  // namespace
 
 TriadMeasurement measure_triad(double working_set_bytes, const TimingOptions& timing) {
@@ -80,19 +110,7 @@ TriadMeasurement measure_triad(double working_set_bytes, const TimingOptions& ti
   }
   const float s = 3.f;
 
-  // Calibrate: enough passes per sample that a sample lasts >= ~0.2 ms, so the cost of opening the
-  // parallel region and reading the clock stays small next to the transfer time of a cache-sized set,
-  // yet samples stay short enough that some of them fall between the time slices of competing processes.
-  // The fastest of a few tries, so a competing process cannot inflate the estimate.
-  triad_passes(ap, bp, cp, s, n, 2);
-  double per_pass = 1e9;
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    const auto start = std::chrono::steady_clock::now();
-    triad_passes(ap, bp, cp, s, n, 4);
-    per_pass = std::min(per_pass, std::max(seconds_since(start) / 4, 1e-9));
-    if (per_pass * 4 > 0.05) break;  // DRAM-sized sets: one try is accurate enough
-  }
-  const int passes = static_cast<int>(std::clamp(std::ceil(2e-4 / per_pass), 1.0, 1e6));
+  const int passes = calibrate_passes([&](int p) { triad_passes(ap, bp, cp, s, n, p); });
 
   TriadMeasurement m;
   m.elements = n;
@@ -130,6 +148,88 @@ SgemmMeasurement measure_sgemm(int n, const TimingOptions& timing) {
   m.gflops = flops / (m.stats.min_ms * 1e-3) / 1e9;
   m.median_gflops = flops / (m.stats.median_ms * 1e-3) / 1e9;
   TOPO_CHECK(std::isfinite(cp[elements - 1]), "sgemm peak: non-finite result");
+  return m;
+}
+
+GatherMeasurement measure_gather(double working_set_bytes, double row_bytes, const TimingOptions& timing) {
+  TOPO_CHECK(std::isfinite(row_bytes) && row_bytes >= 4.0, "gather: rows of {} bytes are below one float", row_bytes);
+  TOPO_CHECK(std::isfinite(working_set_bytes) && working_set_bytes > 0, "gather: working set of {} bytes",
+             working_set_bytes);
+  constexpr std::int64_t kGroup = 8;  // rows summed into one output row (a window's in-degree is 9)
+  const std::int64_t w = std::llround(row_bytes / 4.0);
+  const std::int64_t rows = std::max<std::int64_t>(kGroup, std::llround(working_set_bytes / (4.0 * w)));
+  FloatArray table = allocate_floats(rows * w);
+  float* tp = table.get();
+#pragma omp parallel for schedule(static)
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t f = 0; f < w; ++f) tp[r * w + f] = static_cast<float>((r + f) % 5);
+  std::vector<std::int32_t> index(static_cast<std::size_t>(rows));
+  std::iota(index.begin(), index.end(), 0);
+  std::shuffle(index.begin(), index.end(), std::mt19937(12345));
+  const std::int32_t* idx = index.data();
+  const std::int64_t groups = (rows + kGroup - 1) / kGroup;
+  double checksum = 0;  // column 0 of every group's sum, read back so nothing is optimised away
+
+  auto run = [&](int passes) {
+    double total = 0;
+#pragma omp parallel reduction(+ : total)
+    {
+      std::vector<float> out(static_cast<std::size_t>(w));
+      for (int p = 0; p < passes; ++p) {
+#pragma omp for schedule(static)
+        for (std::int64_t g = 0; g < groups; ++g) {
+          const std::int64_t first = g * kGroup, count = std::min(kGroup, rows - first);
+          simd::accumulate_rows(
+              count, [&](std::int64_t j) { return tp + static_cast<std::int64_t>(idx[first + j]) * w; },
+              [](std::int64_t, std::int64_t) { return 1.f; }, 1, w, out.data());
+          total += out[0];
+        }
+      }
+    }
+    checksum = total;
+  };
+  const int passes = calibrate_passes(run);
+  GatherMeasurement m;
+  m.rows = rows;
+  m.row_floats = w;
+  m.working_set_bytes = 4.0 * static_cast<double>(rows * w);
+  m.passes_per_sample = passes;
+  m.stats = time_calls([&] { run(passes); }, timing);
+  m.gbs = m.working_set_bytes * passes / (m.stats.min_ms * 1e-3) / 1e9;
+  m.median_gbs = m.working_set_bytes * passes / (m.stats.median_ms * 1e-3) / 1e9;
+  double expected = 0;  // every row's column 0 once per pass
+  for (std::int64_t r = 0; r < rows; ++r) expected += static_cast<double>(r % 5);
+  TOPO_CHECK(checksum == expected * passes, "gather: checksum {} after the run, expected {}", checksum,
+             expected * passes);
+  return m;
+}
+
+ExpMeasurement measure_exp(const TimingOptions& timing) {
+  constexpr std::int64_t kPerThread = 4096;  // 16 KiB in + 16 KiB out: L1-resident
+  ExpMeasurement m;
+  m.per_thread = kPerThread;
+  m.threads = omp_get_max_threads();
+  std::vector<double> sums(static_cast<std::size_t>(m.threads), 0.0);
+  auto run = [&](int passes) {
+#pragma omp parallel
+    {
+      alignas(64) float x[kPerThread], y[kPerThread];
+      for (std::int64_t i = 0; i < kPerThread; ++i) x[i] = -10.f * static_cast<float>(i) / kPerThread;
+      for (int p = 0; p < passes; ++p) {
+        // The softmax kernels' loop shape: one vectorized exp_approx per element.
+#pragma omp simd
+        for (std::int64_t i = 0; i < kPerThread; ++i) y[i] = exp_approx(x[i]);
+        x[p % kPerThread] = y[(p * 7) % kPerThread] - 10.f;  // a dependence between passes: no pass is skipped
+      }
+      sums[static_cast<std::size_t>(omp_get_thread_num())] = y[0] + y[kPerThread - 1];
+    }
+  };
+  m.passes_per_sample = calibrate_passes(run);
+  m.stats = time_calls([&] { run(m.passes_per_sample); }, timing);
+  const double exps = static_cast<double>(kPerThread) * m.passes_per_sample * m.threads;
+  m.exps_per_s = exps / (m.stats.min_ms * 1e-3);
+  m.median_exps_per_s = exps / (m.stats.median_ms * 1e-3);
+  for (double s : sums) TOPO_CHECK(std::isfinite(s) && s > 0, "exp rate: non-finite or zero result {}", s);
   return m;
 }
 
@@ -193,13 +293,26 @@ double Machine::triad_gbs(double working_set_bytes) {
              "triad_gbs: working set of {} bytes is too small", working_set_bytes);
   // Sizes within ~1% share one measurement (elements per array rounded to 7 significant bits): relu's
   // 2x and mul's 2x-plus-a-row working sets need not be measured twice, the bandwidth cannot tell them apart.
-  std::int64_t key = std::max<std::int64_t>(3, std::llround(working_set_bytes / 12.0));
-  const std::int64_t step = std::int64_t{1} << std::max(0, static_cast<int>(std::bit_width(
-                                                               static_cast<std::uint64_t>(key))) - 7);
-  key = std::max<std::int64_t>(3, (key + step / 2) / step * step);
+  const std::int64_t key = round_key(std::llround(working_set_bytes / 12.0));
   auto it = triad_.find(key);
   if (it == triad_.end()) it = triad_.emplace(key, measure_triad(12.0 * key, triad_timing())).first;
   return it->second.gbs;
+}
+
+double Machine::gather_gbs(double working_set_bytes, double row_bytes) {
+  TOPO_CHECK(std::isfinite(row_bytes) && row_bytes >= 4.0, "gather_gbs: rows of {} bytes", row_bytes);
+  TOPO_CHECK(std::isfinite(working_set_bytes) && working_set_bytes >= row_bytes, "gather_gbs: working set of {} bytes",
+             working_set_bytes);
+  const std::int64_t w = std::llround(row_bytes / 4.0);
+  const std::pair<std::int64_t, std::int64_t> key{w, round_key(std::llround(working_set_bytes / 4.0))};
+  auto it = gather_.find(key);
+  if (it == gather_.end()) it = gather_.emplace(key, measure_gather(4.0 * key.second, 4.0 * w, triad_timing())).first;
+  return it->second.gbs;
+}
+
+double Machine::exps_per_s() {
+  if (!exp_) exp_ = measure_exp(triad_timing());
+  return exp_->exps_per_s;
 }
 
 double Machine::sgemm_gflops() {
@@ -213,6 +326,7 @@ void Machine::measure_all() {
   for (double kib : {256.0, 1024.0, 4096.0, 16384.0, 65536.0}) triad_gbs(kib * 1024);
   stream_gbs();
   sgemm_gflops();
+  exps_per_s();
 }
 
 nlohmann::json Machine::to_json() {
@@ -229,7 +343,21 @@ nlohmann::json Machine::to_json() {
                      {"p90_ms", m.stats.p90_ms},
                      {"passes_per_sample", m.passes_per_sample}});
   }
+  nlohmann::json gather = nlohmann::json::array();
+  for (const auto& [key, m] : gather_) {
+    gather.push_back({{"working_set_bytes", m.working_set_bytes},
+                      {"row_bytes", 4 * m.row_floats},
+                      {"gbs", m.gbs},
+                      {"median_gbs", m.median_gbs},
+                      {"min_ms", m.stats.min_ms},
+                      {"median_ms", m.stats.median_ms},
+                      {"passes_per_sample", m.passes_per_sample}});
+  }
+  const double exps = exps_per_s();
   return {{"stream_gbs", stream},
+          {"exps_per_s", exps},
+          {"exp_median_per_s", exp_->median_exps_per_s},
+          {"gather", gather},
           {"stream_working_set_bytes", 12.0 * static_cast<double>(std::llround(stream_working_set_bytes() / 12.0))},
           {"sgemm_gflops", peak},
           {"sgemm_median_gflops", sgemm_->median_gflops},
@@ -239,7 +367,7 @@ nlohmann::json Machine::to_json() {
           {"llc_bytes", llc_bytes_},
           {"load_average_start", load_at_start_},
           {"load_average_end", load_average()},
-          {"limit_statistic", "best sample (min time) for triad and sgemm; benchmarks report their median"},
+          {"limit_statistic", "best sample (min time) for triad, gather, exp and sgemm; benchmarks report their median"},
           {"bytes_counted", "reads + writes; write-allocate traffic not counted (triad: 12 bytes per element)"},
           {"triad", triad}};
 }

@@ -2,7 +2,12 @@
 // This machine's speed limits, measured in the same run as the benchmarks they judge:
 // - stream triad a[i] = b[i] + s*c[i] bandwidth, all OpenMP threads, at any working-set size (cached per
 //   size), so a memory-bound op is compared with triad at ITS OWN working-set size (L2, L3 or DRAM);
-// - sgemm peak: cblas_sgemm (the OpenMP build of OpenBLAS) on large square matrices.
+// - sgemm peak: cblas_sgemm (the OpenMP build of OpenBLAS) on large square matrices;
+// - gather: rows of a given width fetched through a random permutation index (each row once per pass,
+//   summed 8 at a time in registers by simd::accumulate_rows, the sparse kernels' own loop), at any
+//   working-set size and row width (cached per pair): the limit of a kernel that reads rows through an index;
+// - exp: evaluations per second of exp_approx (the exp every softmax kernel uses) over L1-resident
+//   vectors, all threads: the limit of an exp-bound kernel.
 // A limit is the BEST sample (STREAM reports its best rate too): the cores may be shared with other
 // processes, which can only slow a sample down, so the fastest one is the most faithful to the hardware.
 // Benchmarks report their median against it, so a fraction near 1 means "at the limit".
@@ -13,6 +18,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -43,6 +49,27 @@ struct SgemmMeasurement {
 };
 SgemmMeasurement measure_sgemm(int n, const TimingOptions& timing);
 
+struct GatherMeasurement {
+  double working_set_bytes = 0;  // table bytes: rows * row_floats * 4
+  std::int64_t rows = 0, row_floats = 0;
+  int passes_per_sample = 0;
+  Stats stats;
+  double gbs = 0;         // gathered table bytes * passes / fastest sample
+  double median_gbs = 0;  // the same at the median sample
+};
+// Table of about working_set_bytes in rows of row_bytes (rounded to whole floats, at least 8 rows). Throws
+// topo::Error on a row below one float.
+GatherMeasurement measure_gather(double working_set_bytes, double row_bytes, const TimingOptions& timing);
+
+struct ExpMeasurement {
+  std::int64_t per_thread = 0;  // floats each thread transforms per pass (L1-resident)
+  int threads = 0, passes_per_sample = 0;
+  Stats stats;
+  double exps_per_s = 0;         // at the fastest sample
+  double median_exps_per_s = 0;  // at the median sample
+};
+ExpMeasurement measure_exp(const TimingOptions& timing);
+
 std::string cpu_model_name();          // /proc/cpuinfo "model name", or "unknown"
 // The 1-minute load average (/proc/loadavg), or -1. The cores may be shared: a load near or above the
 // thread count means other processes competed for them and the figures of this run are pessimistic.
@@ -72,10 +99,16 @@ class Machine {
   // Triad bandwidth at this working-set size (GB/s), measured on first request for that size (sizes
   // within ~1% of one another share a measurement).
   double triad_gbs(double working_set_bytes);
+  // Gather rate (GB/s of gathered rows) at this working-set size and row width, measured on first request
+  // (sizes within ~1% share a measurement).
+  double gather_gbs(double working_set_bytes, double row_bytes);
+  // exp_approx evaluations per second, all threads (measured once).
+  double exps_per_s();
   // Measures the standard ladder of working-set sizes (256 KiB .. 64 MiB) plus stream and sgemm.
   void measure_all();
 
-  // {"stream_gbs", "sgemm_gflops", "threads", "cpu_model", "triad": [{"working_set_bytes", "gbs", ...}], ...}
+  // {"stream_gbs", "sgemm_gflops", "exps_per_s", "threads", "cpu_model",
+  //  "triad": [{"working_set_bytes", "gbs", ...}], "gather": [{"working_set_bytes", "row_bytes", "gbs", ...}], ...}
   // Measures stream and sgemm first if that has not happened yet.
   nlohmann::json to_json();
 
@@ -87,6 +120,8 @@ class Machine {
   double load_at_start_;
   std::map<std::int64_t, TriadMeasurement> triad_;  // by elements per array
   std::optional<SgemmMeasurement> sgemm_;
+  std::map<std::pair<std::int64_t, std::int64_t>, GatherMeasurement> gather_;  // by (row floats, table floats)
+  std::optional<ExpMeasurement> exp_;
 };
 
 }  // namespace topo::bench

@@ -1,4 +1,4 @@
-// topo-bench SUITE [--json FILE] [--threads N] [--quick]
+// topo-bench SUITE [--json FILE] [--threads N] [--quick] [--profile] [--sizes N,N,...]
 // Measures this machine's limits (triad bandwidth per working-set size, sgemm peak), runs one registered
 // suite (or `all`), prints a table and optionally writes the JSON report. Suites register themselves from
 // their own files (TOPO_BENCH_SUITE in bench/*_bench.cpp): nothing here names them.
@@ -25,7 +25,8 @@ std::string suite_list() {
   return out;
 }
 
-int run(const std::string& suite_name, const std::string& json_path, int threads, bool quick) {
+int run(const std::string& suite_name, const std::string& json_path, int threads, bool quick, bool profile,
+        const std::vector<std::int64_t>& sizes) {
   using namespace topo::bench;
   const auto& all = suites();
   std::vector<const Suite*> chosen;
@@ -45,6 +46,8 @@ int run(const std::string& suite_name, const std::string& json_path, int threads
   Report report;
   Runner runner(machine, report, quick ? TimingOptions::quick() : TimingOptions{}, quick);
   runner.set_json_path(json_path);
+  runner.set_profile(profile);
+  runner.set_sizes(sizes);
   for (const Suite* s : chosen) {
     std::fprintf(stderr, "suite %s\n", s->name.c_str());
     runner.set_suite(s->name);
@@ -75,13 +78,18 @@ int main(int argc, char** argv) {
   CLI::App app{"topo-bench: Topograph benchmarks, judged against this machine's measured limits"};
   std::string suite, json_path;
   int threads = 0;
-  bool quick = false, list = false;
+  bool quick = false, list = false, profile = false;
+  std::vector<std::int64_t> sizes;
   app.add_option("suite", suite, "suite to run, or `all`");
   app.add_option("--json", json_path, "write the JSON report here (atomically)");
   app.add_option("--threads", threads, "OpenMP (and OpenBLAS) threads; default: the cores this process may use")
       ->check(CLI::PositiveNumber);
   app.add_flag("--quick", quick, "fewer repetitions (smoke runs, CI)");
   app.add_flag("--list", list, "list the suites and exit");
+  app.add_option("--sizes", sizes, "problem sizes to sweep instead of the suite's own (models: sentence lengths)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--profile", profile, "where a step's time goes, by op category (suite models: the Star train step)");
   CLI11_PARSE(app, argc, argv);
 
   if (list || suite.empty()) {
@@ -89,7 +97,7 @@ int main(int argc, char** argv) {
     return list ? 0 : 2;
   }
   try {
-    return run(suite, json_path, threads, quick);
+    return run(suite, json_path, threads, quick, profile, sizes);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "topo-bench: %s\n", e.what());
     return 1;

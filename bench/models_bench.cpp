@@ -6,11 +6,18 @@
 // at most 16384 tokens and scales to 128 sentences linearly (every cost here is per sentence; the JSON
 // records `measured_sentences`). Star's time includes building its topology; a step is forward + backward
 // of a linear loss on the sentence features (no optimizer update, identical for both models).
+// FLOPs are counted from the shapes (models/flop_count.hpp: forward for inference, forward + backward for a
+// step) for the measured sentences; `mfu` = those FLOPs per second over the sgemm peak measured in the same
+// run. With --profile, one more Star training step per n runs with the op-category profiler on: its table
+// goes to stderr and its seconds per category to the result's `profile` field.
+#include <cstdio>
 #include <random>
 
 #include "bench/harness.hpp"
 #include "bench/svg_plot.hpp"
 #include "kernels/dense/random.hpp"
+#include "kernels/profile.hpp"
+#include "models/flop_count.hpp"
 #include "models/multiscale_transformer/multiscale_transformer.hpp"
 #include "models/star_transformer/star_transformer.hpp"
 #include "models/transformer/transformer.hpp"
@@ -31,6 +38,19 @@ models::SequenceBatch token_batch(std::int64_t sentences, std::int64_t n, std::u
   for (auto& x : ids) x = id(gen);
   b.token_ids = Tensor::from_vector(ids, {sentences * n});
   return b;
+}
+
+// The profiler's table as JSON: seconds per phase and op category (categories that ran).
+nlohmann::json profile_json() {
+  const profile::Table t = profile::snapshot();
+  nlohmann::json j = nlohmann::json::object();
+  for (int c = 0; c < static_cast<int>(profile::Category::Count); ++c) {
+    const auto& f = t[0][static_cast<std::size_t>(c)];
+    const auto& b = t[1][static_cast<std::size_t>(c)];
+    if (f.calls + b.calls == 0) continue;
+    j[profile::category_name(static_cast<profile::Category>(c))] = {{"forward_s", f.seconds}, {"backward_s", b.seconds}};
+  }
+  return j;
 }
 
 }  // namespace
@@ -55,8 +75,9 @@ TOPO_BENCH_SUITE(models, "Star-Transformer vs dense Transformer per batch of 128
   std::vector<bench::Series> series = {{"Star inference", {}},       {"Star train step", {}},
                                        {"dense inference", {}},      {"dense train step", {}},
                                        {"Multi-Scale inference", {}}, {"Multi-Scale train step", {}}};
-  const std::vector<std::int64_t> sizes = bench.quick() ? std::vector<std::int64_t>{32, 128, 512}
-                                                        : std::vector<std::int64_t>{32, 64, 128, 256, 512, 1024, 2048, 4096};
+  const std::vector<std::int64_t> sizes = !bench.sizes().empty() ? bench.sizes()
+                                          : bench.quick() ? std::vector<std::int64_t>{32, 128, 512}
+                                                          : std::vector<std::int64_t>{32, 64, 128, 256, 512, 1024, 2048, 4096};
   for (std::int64_t n : sizes) {
     const std::int64_t b = std::clamp<std::int64_t>(16384 / n, 1, kBatch);
     const double scale = static_cast<double>(kBatch) / static_cast<double>(b);
@@ -64,8 +85,13 @@ TOPO_BENCH_SUITE(models, "Star-Transformer vs dense Transformer per batch of 128
     const Tensor r = random_uniform({b, kHidden}, -1, 1, 3);
     double per_batch[6];
     int k = 0;
-    auto record = [&](const std::string& what, const std::function<void()>& fn) {
-      const bench::Result res = bench.run(fmt::format("{} n={}", what, n), {}, fn, {{"n", n}, {"measured_sentences", b}});
+    const std::vector<std::int64_t>& lengths = batch.lengths;
+    const models::FlopCount star_f = models::star_flops(sc, lengths), dense_f = models::transformer_flops(tc, lengths),
+                            multiscale_f = models::multiscale_flops(mc, lengths);
+    auto record = [&](const std::string& what, double flops, const std::function<void()>& fn) {
+      const bench::Result res = bench.run(fmt::format("{} n={}", what, n), {.flops = flops}, fn,
+                                          {{"n", n}, {"measured_sentences", b}});
+      bench.annotate("mfu", res.fraction_of_peak);
       per_batch[k] = res.stats.median_ms * scale;
       bench.annotate("ms_per_batch_of_128", per_batch[k]);
       bench.annotate("us_per_token", res.stats.median_ms * 1000.0 / static_cast<double>(b * n));
@@ -76,14 +102,25 @@ TOPO_BENCH_SUITE(models, "Star-Transformer vs dense Transformer per batch of 128
       const models::Encoding e = encode();
       nn::sum_all(e.sentences * nn::Var(r)).backward();
     };
-    record("star inference", [&] { nn::NoGradGuard g; (void)star.encode(batch); });
-    record("star train step", [&] { star.zero_grad(); step([&] { return star.encode(batch); }); });
-    record("dense inference", [&] { nn::NoGradGuard g; (void)dense.encode_dense(batch); });
-    record("dense train step", [&] { dense.zero_grad(); step([&] { return dense.encode_dense(batch); }); });
+    record("star inference", star_f.forward, [&] { nn::NoGradGuard g; (void)star.encode(batch); });
+    const auto star_step = [&] { star.zero_grad(); step([&] { return star.encode(batch); }); };
+    record("star train step", star_f.train_step(), star_step);
+    if (bench.profile()) {
+      profile::reset();
+      profile::enable(true);
+      star_step();
+      profile::enable(false);
+      std::fprintf(stderr, "Star train step, n = %lld, %lld sentences, by op category:\n%s",
+                   static_cast<long long>(n), static_cast<long long>(b), profile::report().c_str());
+      bench.annotate("profile", profile_json());
+    }
+    record("dense inference", dense_f.forward, [&] { nn::NoGradGuard g; (void)dense.encode_dense(batch); });
+    record("dense train step", dense_f.train_step(), [&] { dense.zero_grad(); step([&] { return dense.encode_dense(batch); }); });
     bench.annotate("dense_over_star_inference", per_batch[2] / per_batch[0]);
     bench.annotate("dense_over_star_train", per_batch[3] / per_batch[1]);
-    record("multiscale inference", [&] { nn::NoGradGuard g; (void)multiscale.encode(batch); });
-    record("multiscale train step", [&] { multiscale.zero_grad(); step([&] { return multiscale.encode(batch); }); });
+    record("multiscale inference", multiscale_f.forward, [&] { nn::NoGradGuard g; (void)multiscale.encode(batch); });
+    record("multiscale train step", multiscale_f.train_step(),
+           [&] { multiscale.zero_grad(); step([&] { return multiscale.encode(batch); }); });
     bench.annotate("dense_over_multiscale_inference", per_batch[2] / per_batch[4]);
     bench.annotate("dense_over_multiscale_train", per_batch[3] / per_batch[5]);
   }

@@ -12,7 +12,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace topo;
   try {
     apps::TrainConfig c;
-    apps::apply_config_file(c, fuzz::memory_file(fuzz::as_text(data, size)));
+    const std::string path = fuzz::memory_file(fuzz::as_text(data, size));
+    apps::apply_config_json(c, apps::read_config_file(path), path);
     c.validate();
     (void)Device::parse(c.device);
     apps::TrainConfig back;  // what a checkpoint stores must read back (topo-eval, --resume)

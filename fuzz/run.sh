@@ -21,7 +21,7 @@ mkdir -p "$build"
 launcher=()
 command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTOPO_CUDA=OFF \
-  -DTOPO_SANITIZE=address,undefined -DTOPO_FUZZ=ON "${launcher[@]}" > "$build/configure.log" 2>&1 \
+  -DTOPO_MPI=OFF -DTOPO_SANITIZE=address,undefined -DTOPO_FUZZ=ON "${launcher[@]}" > "$build/configure.log" 2>&1 \
   || { cat "$build/configure.log"; exit 1; }
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 

@@ -13,6 +13,7 @@ namespace topo::nn {
 
 namespace {
 thread_local bool t_grad_enabled = true;
+thread_local BackwardObserver* t_observer = nullptr;
 
 // dst += src, in place. dst is owned by the caller (never aliases another Var's gradient).
 void accumulate_(Tensor& dst, const Tensor& src) { axpy_(dst, 1.f, src); }
@@ -36,6 +37,10 @@ struct Pending {
 bool grad_enabled() { return t_grad_enabled; }
 NoGradGuard::NoGradGuard() : previous_(t_grad_enabled) { t_grad_enabled = false; }
 NoGradGuard::~NoGradGuard() { t_grad_enabled = previous_; }
+BackwardObserverScope::BackwardObserverScope(BackwardObserver& observer) : previous_(t_observer) {
+  t_observer = &observer;
+}
+BackwardObserverScope::~BackwardObserverScope() { t_observer = previous_; }
 
 Var make_output(Tensor out, const std::vector<Var>& inputs, BackwardFn backward, const char* name) {
   bool any = false;
@@ -74,6 +79,9 @@ void run_backward(const Var& root, const Tensor& grad_output, bool retain_graph)
   std::vector<std::shared_ptr<VarImpl>> order;
   std::unordered_set<const VarImpl*> visited{root_impl.get()};
   std::vector<std::pair<std::shared_ptr<VarImpl>, std::size_t>> stack{{root_impl, 0}};
+  // With an observer: how many node input slots still feed each leaf (its gradient is final at zero).
+  BackwardObserver* const observer = t_observer;
+  std::unordered_map<const VarImpl*, std::int64_t> leaf_uses;
   while (!stack.empty()) {
     auto& [v, next] = stack.back();
     const Node& n = *v->node;
@@ -84,10 +92,18 @@ void run_backward(const Var& root, const Tensor& grad_output, bool retain_graph)
     if (next < n.inputs.size()) {
       const std::shared_ptr<VarImpl>& in = n.inputs[next++];
       if (in && in->node && visited.insert(in.get()).second) stack.emplace_back(in, 0);
+      if (observer && in && !in->node) ++leaf_uses[in.get()];
     } else {
       order.push_back(std::move(v));
       stack.pop_back();
     }
+  }
+
+  if (observer) {
+    std::vector<const VarImpl*> leaves;
+    leaves.reserve(leaf_uses.size());
+    for (const auto& [leaf, uses] : leaf_uses) leaves.push_back(leaf);
+    observer->backward_begins(leaves);
   }
 
   // Reverse post-order: every Var comes after all Vars that consume it.
@@ -124,6 +140,11 @@ void run_backward(const Var& root, const Tensor& grad_output, bool retain_graph)
         }
         accumulate_(slot->second.grad, grads[i]);
       }
+    }
+    if (observer) {
+      for (const std::shared_ptr<VarImpl>& in : n.inputs)
+        if (in && !in->node && --leaf_uses[in.get()] == 0) observer->leaf_ready(*in);
+      observer->after_node();
     }
     if (!retain_graph) {  // free the saved tensors and the links; the Var keeps its (released) node
       n.backward = nullptr;

@@ -52,4 +52,29 @@ class NoGradGuard {
 // The engine behind Var::backward.
 void run_backward(const Var& root, const Tensor& grad_output, bool retain_graph);
 
+// Watches the backward passes run on this thread while a BackwardObserverScope lives (dist/'s gradient
+// reducer starts each bucket's allreduce as soon as its gradients are final, as PyTorch DDP's hooks do).
+//   backward_begins: the leaves this pass can reach, before any node runs (a watched parameter not among
+//               them gets no gradient from it: DDP's "unused parameter", final at once).
+//   leaf_ready: a leaf's gradient is final for this pass — every node of the tape that feeds it has run
+//               (its grad may still be undefined: the nodes gave it none). Called once per reachable leaf.
+//   after_node: after each node's backward (a chance to progress communication in flight).
+class BackwardObserver {
+ public:
+  virtual ~BackwardObserver() = default;
+  virtual void backward_begins(const std::vector<const VarImpl*>& reachable_leaves) { (void)reachable_leaves; }
+  virtual void leaf_ready(VarImpl& leaf) = 0;
+  virtual void after_node() {}
+};
+class BackwardObserverScope {
+ public:
+  explicit BackwardObserverScope(BackwardObserver& observer);
+  ~BackwardObserverScope();
+  BackwardObserverScope(const BackwardObserverScope&) = delete;
+  BackwardObserverScope& operator=(const BackwardObserverScope&) = delete;
+
+ private:
+  BackwardObserver* previous_;
+};
+
 }  // namespace topo::nn

@@ -247,6 +247,14 @@ std::map<std::string, Var> multi_update_all(const GraphFeatures& features, const
       TOPO_CHECK(v.shape() == shape,
                  "multi_update_all: results for node type '{}' differ in shape: {} gives {}, {} gives {}", ntype,
                  results[0].first, shape_str(shape), rel, shape_str(v.shape()));
+    if (cross == CrossReduce::Stack) {  // [num_dst, R, ...]: one slot per relation, even when R = 1
+      Shape one = shape;
+      one.insert(one.begin() + 1, 1);
+      std::vector<Var> slots;
+      for (const auto& [rel, v] : results) slots.push_back(reshape(v, one));
+      out[ntype] = slots.size() == 1 ? slots[0] : concat(slots, 1);
+      continue;
+    }
     if (results.size() == 1) {
       out[ntype] = results[0].second;
       continue;

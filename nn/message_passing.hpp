@@ -46,6 +46,9 @@ class GraphFeatures {
   // By node-type / relation id (what the message-passing functions use).
   const Var& ndata(int ntype, const std::string& name) const;
   const Var& edata(int relation, const std::string& name) const;
+  // Every feature of a node type / relation by name (what the DGL verbs copy into a derived graph).
+  const std::map<std::string, Var>& ndata_map(int ntype) const { return ndata_.at(static_cast<std::size_t>(ntype)); }
+  const std::map<std::string, Var>& edata_map(int relation) const { return edata_.at(static_cast<std::size_t>(relation)); }
 
  private:
   HeteroGraph graph_;
@@ -172,7 +175,8 @@ Var edge_softmax(const HeteroGraph& graph, const std::string& etype, const Var& 
 
 // DGL's multi_update_all: one update_all per relation, then the results for the same destination type are
 // combined elementwise by the cross reducer (their shapes must match). Returns {dst node type -> Var}.
-enum class CrossReduce : std::uint8_t { Sum, Mean, Max, Min };
+// Stack (DGL's "stack"): [num_dst, R, ...] with the relations in the order the updates name them.
+enum class CrossReduce : std::uint8_t { Sum, Mean, Max, Min, Stack };
 struct RelationUpdate {
   std::string etype;
   MessageFn message;

@@ -4,6 +4,7 @@
 
 #include "graph/block.hpp"
 #include "kernels/error.hpp"
+#include "nn/ops.hpp"
 #include "nn/sparse_ops.hpp"
 
 namespace topo::nn {
@@ -24,13 +25,36 @@ std::string readout_name(Readout op) {
   return "?";
 }
 
-Var readout_nodes(const Var& states, const std::vector<std::int64_t>& counts, Readout op) {
-  TOPO_CHECK(states.defined() && states.ndim() >= 1, "readout_nodes: states must be [rows, ...], got {}",
+namespace {
+// states [sum(counts), ...] with a non-empty batch; names the op in the error.
+void check_segments(const Var& states, const std::vector<std::int64_t>& counts, const char* op) {
+  TOPO_CHECK(states.defined() && states.ndim() >= 1, "{}: states must be [rows, ...], got {}", op,
              states.defined() ? states.data().str() : std::string("undefined"));
-  TOPO_CHECK(!counts.empty(), "readout_nodes: empty batch");
+  TOPO_CHECK(!counts.empty(), "{}: empty batch", op);
   const std::int64_t total = std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
-  TOPO_CHECK(total == states.size(0), "readout_nodes: counts sum to {} but states have {} rows", total,
-             states.size(0));
+  TOPO_CHECK(total == states.size(0), "{}: counts sum to {} but states have {} rows", op, total, states.size(0));
+}
+}  // namespace
+
+Var softmax_nodes(const Var& states, const std::vector<std::int64_t>& counts) {
+  check_segments(states, counts, "softmax_nodes");
+  return edge_softmax(segment_block(counts, "node", states.device()), states, NormBy::Dst);
+}
+
+Var broadcast_nodes(const Var& feats, const std::vector<std::int64_t>& counts) {
+  TOPO_CHECK(feats.defined() && feats.ndim() >= 1 && feats.size(0) == static_cast<std::int64_t>(counts.size()),
+             "broadcast_nodes: feats must be [batch = {}, ...], got {}", counts.size(),
+             feats.defined() ? feats.data().str() : std::string("undefined"));
+  std::vector<std::int64_t> example;
+  for (std::size_t b = 0; b < counts.size(); ++b) {
+    TOPO_CHECK(counts[b] >= 0, "broadcast_nodes: example {} has {} rows", b, counts[b]);
+    example.insert(example.end(), static_cast<std::size_t>(counts[b]), static_cast<std::int64_t>(b));
+  }
+  return index_select(feats, Tensor::from_vector(example, {static_cast<std::int64_t>(example.size())}, feats.device()));
+}
+
+Var readout_nodes(const Var& states, const std::vector<std::int64_t>& counts, Readout op) {
+  check_segments(states, counts, "readout_nodes");
   const Block segments = segment_block(counts, "node", states.device());
   const SpmmReduce reduce = op == Readout::Sum ? SpmmReduce::Sum : op == Readout::Mean ? SpmmReduce::Mean : SpmmReduce::Max;
   return gspmm(segments, MessageOp::CopyU, reduce, states, Var());

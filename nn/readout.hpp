@@ -20,4 +20,11 @@ std::string readout_name(Readout op);
 // segment block (graph/block.hpp), so max sends each element's gradient to the first row that attains it.
 Var readout_nodes(const Var& states, const std::vector<std::int64_t>& counts, Readout op);
 
+// DGL's softmax_nodes: a softmax over the rows of each example, per column: states [sum(counts), ...] ->
+// the same shape. An edge_softmax over the segment block (row i is its edge i into example b).
+Var softmax_nodes(const Var& states, const std::vector<std::int64_t>& counts);
+// DGL's broadcast_nodes: example b's row of feats [B, ...] repeated on its counts[b] rows ->
+// [sum(counts), ...]. An index_select (its backward sums each example's rows back).
+Var broadcast_nodes(const Var& feats, const std::vector<std::int64_t>& counts);
+
 }  // namespace topo::nn

@@ -21,7 +21,7 @@ launcher=()
 command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 configure() {  # configure DIR C_COMPILER CXX_COMPILER SANITIZERS
   mkdir -p "$1"
-  CC=$2 CXX=$3 cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTOPO_CUDA=OFF -DTOPO_SANITIZE="$4" \
+  CC=$2 CXX=$3 cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTOPO_CUDA=OFF -DTOPO_MPI=OFF -DTOPO_SANITIZE="$4" \
     "${launcher[@]}" > "$1/configure.log" 2>&1 || { cat "$1/configure.log"; exit 1; }
 }
 

@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config doctest-dev libfmt-dev nlohmann-json3-dev libcli11-dev libopenblas-dev libopenblas-openmp-dev
           zlib1g-dev  # gzipped word vectors (apps/text/word_vectors.cpp)
+          libopenmpi-dev openmpi-bin  # data-parallel training: mpirun -np N topo-train (dist/, TOPO_MPI)
           # the reliability builds (scripts/sanitize.sh, fuzz/run.sh): clang's sanitizers, libFuzzer, libomp + Archer
           clang-14 libclang-rt-14-dev libomp-14-dev)
 missing=()

@@ -94,6 +94,11 @@ const std::vector<Field>& table() {
       {"resume", &TrainConfig::resume, "continue from OUT/checkpoint.ckpt"},
       {"profile", &TrainConfig::profile, "time the phases of training"},
       {"stop_after", &TrainConfig::stop_after, "stop as if interrupted after N epochs in total (0: never)"},
+      {"dist_reduce", &TrainConfig::dist_reduce,
+       "under mpirun: overlap (allreduce gradient buckets while backward runs) | after-backward"},
+      {"dist_bucket_mb", &TrainConfig::dist_bucket_mb, "under mpirun: MiB of gradients per allreduce bucket"},
+      {"dist_timeout", &TrainConfig::dist_timeout,
+       "under mpirun: seconds a rank waits for the others in a collective before the job stops with an error"},
   };
   return fields;
 }
@@ -312,8 +317,9 @@ nlohmann::json TrainConfig::default_model_options() {
 }
 
 const std::vector<std::string>& TrainConfig::runtime_fields() {
-  static const std::vector<std::string> fields = {"threads", "device",  "log_every", "progress",
-                                                  "out",     "resume",  "profile",   "stop_after"};
+  static const std::vector<std::string> fields = {"threads",      "device",         "log_every",   "progress",
+                                                  "out",          "resume",         "profile",     "stop_after",
+                                                  "dist_reduce",  "dist_bucket_mb", "dist_timeout"};
   return fields;
 }
 
@@ -420,6 +426,10 @@ void TrainConfig::validate() const {
     bad("progress", "'" + progress + "'", "expected auto, bar, lines or none");
   if (out.empty()) bad("out", "''", "must name a directory");
   if (stop_after < 0) bad("stop_after", stop_after, "must be >= 0 (0: never)");
+  if (!one_of(dist_reduce, {"overlap", "after-backward"}))
+    bad("dist_reduce", "'" + dist_reduce + "'", "expected overlap or after-backward");
+  if (!(dist_bucket_mb > 0)) bad("dist_bucket_mb", dist_bucket_mb, "must be > 0");
+  if (!(dist_timeout > 0)) bad("dist_timeout", dist_timeout, "must be > 0 seconds");
 }
 
 }  // namespace topo::apps

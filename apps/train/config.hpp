@@ -79,6 +79,10 @@ struct TrainConfig {
   bool resume = false;             // continue from OUT/checkpoint.ckpt
   bool profile = false;            // time the phases of a step; report them in result.json
   std::int64_t stop_after = 0;     // stop (as if interrupted) after this many epochs in total (0: never)
+  // data parallel (`mpirun -np N topo-train`, apps/train/data_parallel.hpp): ignored by a single process
+  std::string dist_reduce = "overlap";  // overlap: allreduce gradient buckets while backward runs | after-backward
+  double dist_bucket_mb = 1.0;     // MiB of gradients per allreduce bucket
+  double dist_timeout = 600.0;     // seconds a rank waits in a collective before it ends the job
 
   // Where each value that is not a default came from: field -> "recipe star/classify", "config FILE" or
   // "flag". Filled by parse_train_args; not a setting (to_json leaves it out, resume does not compare it).

@@ -10,6 +10,7 @@
 
 #include "apps/tasks/rng.hpp"
 #include "apps/tasks/task.hpp"
+#include "apps/train/data_parallel.hpp"
 #include "apps/train/io.hpp"
 #include "kernels/atomic_file.hpp"
 #include "apps/train/model_factory.hpp"
@@ -17,6 +18,7 @@
 #include "kernels/error.hpp"
 #include "kernels/profile.hpp"
 #include "kernels/threads.hpp"
+#include "dist/gradient_reducer.hpp"
 #include "nn/checkpoint.hpp"
 #include "nn/optim.hpp"
 #include "nn/schedule.hpp"
@@ -74,7 +76,7 @@ std::string model_options_text(const TrainConfig& c) {
 class TrainingRun {
  public:
   // Phase 0: the task (data read or generated), the model, the optimizer and the lr schedule.
-  explicit TrainingRun(const TrainConfig& config);
+  TrainingRun(const TrainConfig& config, dist::Communicator& comm);
   // Phase 1: a fresh run directory, or the state of OUT/checkpoint.ckpt (--resume).
   void start_or_resume();
   // Phase 2: the epochs, each ending with a dev evaluation (or eval_every ones inside), a checkpoint and the
@@ -93,10 +95,17 @@ class TrainingRun {
   // Dev evaluation: best-on-dev bookkeeping, best.ckpt when it improved, a metrics.jsonl line.
   void evaluate_dev(std::int64_t epoch);
   void save_epoch_checkpoint(std::int64_t epoch);
+  // The best-on-dev and early-stopping state (checkpoint metadata; broadcast from rank 0 when data parallel).
+  nlohmann::json bookkeeping(std::int64_t epochs_done) const;
+  void restore_bookkeeping(const nlohmann::json& meta);
+  void share_bookkeeping();
   // --profile: the kernel time per phase and op category of the training steps.
   nlohmann::json kernel_profile() const;
 
   const TrainConfig& c_;
+  dist::Communicator& comm_;
+  const bool distributed_, root_;  // several ranks; this is rank 0 (the one that writes files)
+  std::unique_ptr<dist::GradientReducer> reducer_;  // when distributed_
   ThreadCount threads_;  // how many and where the count came from (the log's first line, result.json)
   Device device_;
   std::uint64_t seed_;
@@ -131,9 +140,14 @@ class TrainingRun {
   nlohmann::json kernel_profile_;
 };
 
-TrainingRun::TrainingRun(const TrainConfig& c) : c_(c) {
-  threads_ = configure_threads(static_cast<int>(c.threads));
+TrainingRun::TrainingRun(const TrainConfig& c, dist::Communicator& comm)
+    : c_(c), comm_(comm), distributed_(comm.size() > 1), root_(comm.rank() == 0) {
+  comm_.set_timeout_seconds(c.dist_timeout);
+  threads_ = configure_threads(static_cast<int>(c.threads));  // under mpirun: the cores per rank on this node
   device_ = Device::parse(c.device);
+  // Ranks on one node share its GPUs: "cuda" without an index means the local rank's device.
+  if (distributed_ && device_.is_cuda() && c.device == "cuda" && cuda_device_count() > 0)
+    device_ = Device::cuda(comm.local_rank() % cuda_device_count());
   require_available(device_);
   seed_ = static_cast<std::uint64_t>(c.seed);
   task_ = make_task(c);
@@ -173,26 +187,54 @@ TrainingRun::TrainingRun(const TrainConfig& c) : c_(c) {
   result_file_ = Trainer::result_path(c.out);
   r_.metric = metric_;
   r_.params = model_->num_parameters(true);
+  r_.ranks = comm_.size();
+  if (distributed_)
+    reducer_ = std::make_unique<dist::GradientReducer>(
+        comm_, params_, dist::ReducerOptions{static_cast<std::int64_t>(c.dist_bucket_mb * 1024 * 1024), c.dist_reduce == "overlap"});
+}
+
+nlohmann::json TrainingRun::bookkeeping(std::int64_t epochs_done) const {
+  return {{"epochs_done", epochs_done},
+          {"best_dev", std::isfinite(best_dev_) ? nlohmann::json(best_dev_) : nlohmann::json()},
+          {"best_dev_values", best_dev_values_},
+          {"best_step", best_step_},
+          {"evals_since_best", evals_since_best_},
+          {"window_loss_sum", window_sum_},
+          {"window_steps", window_steps_}};
+}
+
+void TrainingRun::restore_bookkeeping(const nlohmann::json& meta) {
+  start_epoch_ = meta.at("epochs_done").get<std::int64_t>();
+  if (!meta.at("best_dev").is_null()) best_dev_ = meta.at("best_dev").get<double>();
+  best_dev_values_ = meta.at("best_dev_values");
+  best_step_ = meta.at("best_step").get<std::int64_t>();
+  evals_since_best_ = meta.at("evals_since_best").get<std::int64_t>();
+  window_sum_ = meta.at("window_loss_sum").get<double>();
+  window_steps_ = meta.at("window_steps").get<std::int64_t>();
+}
+
+// Rank 0's bookkeeping onto every rank (after its evaluations, which it alone runs).
+void TrainingRun::share_bookkeeping() {
+  if (!distributed_) return;
+  nlohmann::json state = bookkeeping(start_epoch_);
+  dist::broadcast_json(comm_, state, 0);
+  restore_bookkeeping(state);
 }
 
 void TrainingRun::start_or_resume() {
   namespace fs = std::filesystem;
-  fs::create_directories(c_.out);
-  if (c_.resume) {
+  if (root_) fs::create_directories(c_.out);
+  if (!root_) {
+    // Rank 0 alone reads the run directory; the state comes from it below.
+  } else if (c_.resume) {
     TOPO_CHECK(fs::exists(ckpt_), "resume: no checkpoint at '{}' (run without --resume first)", ckpt_);
     const nn::CheckpointInfo info = nn::load_checkpoint(ckpt_, *model_, optimizer_.get(), &dropout_gen_);
     const nlohmann::json& meta = info.metadata;
     TOPO_CHECK(meta.is_object() && meta.contains("config") && meta.contains("epochs_done"),
                "resume: '{}' was not written by topo-train (no config / epochs_done metadata)", ckpt_);
     check_same_config(meta.at("config"), c_, ckpt_);
-    start_epoch_ = meta.at("epochs_done").get<std::int64_t>();
+    restore_bookkeeping(meta);
     step_ = info.step;
-    if (!meta.at("best_dev").is_null()) best_dev_ = meta.at("best_dev").get<double>();
-    best_dev_values_ = meta.at("best_dev_values");
-    best_step_ = meta.at("best_step").get<std::int64_t>();
-    evals_since_best_ = meta.at("evals_since_best").get<std::int64_t>();
-    window_sum_ = meta.at("window_loss_sum").get<double>();
-    window_steps_ = meta.at("window_steps").get<std::int64_t>();
     // Evaluations an interrupted run logged after its last checkpoint are redone: drop them.
     std::string kept;
     for (const nlohmann::json& line : read_json_lines(metrics_, /*drop_torn_tail=*/true))
@@ -200,6 +242,14 @@ void TrainingRun::start_or_resume() {
     write_file_atomically(metrics_, kept);
   } else {
     for (const std::string& stale : {ckpt_, best_, metrics_, result_file_}) fs::remove(stale);
+  }
+  if (distributed_) {
+    // Every rank starts from rank 0's parameters, optimizer state and bookkeeping (fresh or resumed).
+    nlohmann::json state = bookkeeping(start_epoch_);
+    state["step"] = step_;
+    share_state_from_root(comm_, *model_, *optimizer_, state);
+    restore_bookkeeping(state);
+    step_ = state.at("step").get<std::int64_t>();
   }
   r_.steps = step_;
   r_.epochs_done = start_epoch_;
@@ -241,8 +291,15 @@ void TrainingRun::report_data_and_settings() {
 }
 
 bool TrainingRun::train() {
-  progress_.emplace(Progress::parse_mode(c_.progress, stderr), total_steps_, c_.epochs, c_.log_every);
+  // Rank 0 alone reports; the other ranks' progress is silent.
+  progress_.emplace(root_ ? Progress::parse_mode(c_.progress, stderr) : Progress::Mode::None, total_steps_, c_.epochs,
+                    c_.log_every);
   progress_->message(threads_line(threads_));
+  if (distributed_)
+    progress_->message(fmt::format("data parallel: {} ranks ({}), each global batch of {} split in {} shards; {} "
+                                   "gradient buckets of <= {:g} MiB reduced {}",
+                                   comm_.size(), comm_.backend(), c_.batch, comm_.size(), reducer_->num_buckets(),
+                                   c_.dist_bucket_mb, c_.dist_reduce == "overlap" ? "during backward" : "after backward"));
   report_data_and_settings();
   t_start_ = Clock::now();
   // --profile: per-op-category kernel time of training steps (kernels/profile.hpp); evaluations are left out.
@@ -266,6 +323,7 @@ bool TrainingRun::train() {
     if (c_.stop_after > 0 && epoch + 1 >= c_.stop_after && epoch + 1 < c_.epochs) {
       progress_->finish();
       r_.train_seconds = seconds_since(t_start_);
+      r_.allreduce_seconds = reducer_ ? reducer_->stats().finish_seconds : 0.0;
       r_.best_dev_metric = best_dev_;
       r_.best_step = best_step_;
       return false;  // interrupted on purpose: resume continues from the checkpoint
@@ -273,6 +331,7 @@ bool TrainingRun::train() {
   }
   progress_->finish();
   r_.train_seconds = seconds_since(t_start_);
+  r_.allreduce_seconds = reducer_ ? reducer_->stats().finish_seconds : 0.0;
   if (c_.profile) {
     kernel_profile_ = kernel_profile();
     topo::profile::enable(false);
@@ -286,6 +345,8 @@ void TrainingRun::train_epoch(std::int64_t epoch) {
              "task '{}' cut epoch {} into {} batches, epoch 1 into {}", c_.task, epoch + 1, batches.size(),
              steps_per_epoch_);
   std::int64_t last_eval_step = -1;
+  // Several ranks draw different dropout masks, from a stream keyed by (seed, epoch, rank).
+  if (distributed_) dropout_gen_.set_seed(rank_dropout_seed(c_.seed, epoch, comm_.rank()));
   for (const std::vector<std::int64_t>& indices : batches) {
     train_step(indices, epoch);
     if (c_.eval_every > 0 && step_ % c_.eval_every == 0) {
@@ -297,24 +358,46 @@ void TrainingRun::train_epoch(std::int64_t epoch) {
   if ((c_.eval_every == 0 || epoch + 1 == c_.epochs) && last_eval_step != step_) evaluate_dev(epoch);
 }
 
-void TrainingRun::train_step(const std::vector<std::int64_t>& indices, std::int64_t epoch) {
-  TaskBatch batch;
-  {
-    auto scope = profile_.time("data");
-    batch = task_->batch(Split::Train, indices).to(device_);
-  }
-  nn::Var loss;
+void TrainingRun::train_step(const std::vector<std::int64_t>& global_batch, std::int64_t epoch) {
+  // Data parallel: this rank's shard, whose mean loss counts by its share of the global batch.
+  const std::vector<std::int64_t> indices =
+      distributed_ ? shard_of(global_batch, comm_.rank(), comm_.size()) : global_batch;
+  const double share = double(indices.size()) / double(global_batch.size());
+  if (reducer_) reducer_->begin_step(share);
   float loss_value = 0.f;
-  {
-    auto scope = profile_.time("forward");
-    loss = task_->batch_loss(*model_, model_->forward(batch.inputs), batch);
-    loss_value = loss.item();
-  }
-  TOPO_CHECK(std::isfinite(loss_value), "training diverged: loss {} at step {} (lower --lr or set --clip)", loss_value,
-             step_);
-  {
+  std::int64_t tokens = 0;
+  if (!indices.empty()) {
+    TaskBatch batch;
+    {
+      auto scope = profile_.time("data");
+      batch = task_->batch(Split::Train, indices).to(device_);
+    }
+    tokens = batch.inputs.num_tokens();
+    nn::Var loss;
+    {
+      auto scope = profile_.time("forward");
+      loss = task_->batch_loss(*model_, model_->forward(batch.inputs), batch);
+      loss_value = loss.item();
+    }
+    if (!distributed_)
+      TOPO_CHECK(std::isfinite(loss_value), "training diverged: loss {} at step {} (lower --lr or set --clip)",
+                 loss_value, step_);
     auto scope = profile_.time("backward");
-    loss.backward();
+    if (reducer_) {
+      const nn::BackwardObserverScope watch(*reducer_);  // buckets start as their gradients become final
+      loss.backward();
+    } else {
+      loss.backward();
+    }
+  }
+  if (reducer_) {
+    auto scope = profile_.time("allreduce");
+    std::vector<double> sums = {share * loss_value, double(tokens)};
+    reducer_->finish_step(sums);  // every rank: the global batch's gradient, mean loss and tokens
+    loss_value = static_cast<float>(sums[0]);
+    tokens = static_cast<std::int64_t>(sums[1]);
+    TOPO_CHECK(std::isfinite(loss_value), "training diverged: loss {} at step {} (lower --lr or set --clip)",
+               loss_value, step_);
   }
   {
     auto scope = profile_.time("optimizer");
@@ -327,8 +410,8 @@ void TrainingRun::train_step(const std::vector<std::int64_t>& indices, std::int6
   r_.losses.push_back(loss_value);
   window_sum_ += loss_value;
   ++window_steps_;
-  tokens_seen_ += batch.inputs.num_tokens();
-  progress_->step(step_, epoch, loss_value, batch.inputs.num_tokens());
+  tokens_seen_ += tokens;
+  progress_->step(step_, epoch, loss_value, tokens);
 }
 
 void TrainingRun::evaluate_dev(std::int64_t epoch) {
@@ -339,6 +422,12 @@ void TrainingRun::evaluate_dev(std::int64_t epoch) {
     ~ProfileOff() { topo::profile::enable(was); }
   } const kernels_off;
   auto scope = profile_.time("eval");
+  if (!root_) {  // rank 0 evaluates (every rank holds the same parameters) and sends the bookkeeping
+    share_bookkeeping();
+    window_sum_ = 0.0;
+    window_steps_ = 0;
+    return;
+  }
   const Evaluation eval = task_->evaluate(*model_, Split::Dev, device_);
   const double dev = eval.metric;
   const bool improved = higher_better_ ? dev > best_dev_ : dev < best_dev_;
@@ -359,6 +448,7 @@ void TrainingRun::evaluate_dev(std::int64_t epoch) {
   line["lr"] = optimizer_->lr();
   line["seconds"] = seconds_since(t_start_);
   append_json_line(metrics_, line);
+  share_bookkeeping();
   window_sum_ = 0.0;
   window_steps_ = 0;
   progress_->message(fmt::format("step {}: dev {} {:.6f}{}", step_, metric_, dev, improved ? " (best)" : ""));
@@ -366,14 +456,11 @@ void TrainingRun::evaluate_dev(std::int64_t epoch) {
 
 void TrainingRun::save_epoch_checkpoint(std::int64_t epoch) {
   auto scope = profile_.time("checkpoint");
-  nlohmann::json meta = {{"config", c_.to_json()},
-                         {"epochs_done", epoch + 1},
-                         {"best_dev", std::isfinite(best_dev_) ? nlohmann::json(best_dev_) : nlohmann::json()},
-                         {"best_dev_values", best_dev_values_},
-                         {"best_step", best_step_},
-                         {"evals_since_best", evals_since_best_},
-                         {"window_loss_sum", window_sum_},
-                         {"window_steps", window_steps_}};
+  if (distributed_) check_ranks_agree(comm_, *model_, step_);
+  if (!root_) return;
+  nlohmann::json meta = bookkeeping(epoch + 1);
+  meta["config"] = c_.to_json();
+  meta["ranks"] = comm_.size();  // for the record: a checkpoint resumes with any rank count
   nn::save_checkpoint(ckpt_, *model_, optimizer_.get(), &dropout_gen_, step_, meta);
 }
 
@@ -392,6 +479,10 @@ nlohmann::json TrainingRun::kernel_profile() const {
 }
 
 void TrainingRun::test_best() {
+  r_.best_dev_metric = best_dev_;
+  r_.best_step = best_step_;
+  r_.completed = true;
+  if (!root_) return;  // rank 0 tests and writes result.json
   TOPO_CHECK(std::filesystem::exists(best_), "no best-on-dev parameters at '{}' (was the run directory changed?)",
              best_);
   nn::load_checkpoint(best_, *model_, nullptr, nullptr);
@@ -404,12 +495,10 @@ void TrainingRun::test_best() {
   }
   outputs_ = task_->write_outputs(*model_, device_, c_.out);
   r_.baseline = task_->baseline(r_.has_test ? Split::Test : Split::Dev);
-  r_.best_dev_metric = best_dev_;
-  r_.best_step = best_step_;
-  r_.completed = true;
 }
 
 void TrainingRun::write_result() {
+  if (!root_) return;
   const TrainConfig& c = c_;
   TrainResult& r = r_;
   const std::string& metric = metric_;
@@ -449,12 +538,28 @@ void TrainingRun::write_result() {
                                {"threads", threads_.threads},
                                {"threads_source", threads_.source},
                                {"omp_wait_policy", wait_policy()},
+                               {"ranks", comm_.size()},
                                {"data", task_->metadata().value("data", nlohmann::json::object())},
                                {"vectors", task_->metadata().value("vectors", nlohmann::json())},
                                {"config", c.to_json()},
                                {"config_sources", c.sources}};
   result.update(more);
   if (!outputs_.empty()) result["outputs"] = outputs_;
+  if (distributed_)
+    result["data_parallel"] = {{"backend", comm_.backend()},
+                               {"reduce", c.dist_reduce},
+                               {"buckets", reducer_->num_buckets()},
+                               {"bucket_mb", c.dist_bucket_mb},
+                               // rank 0's time in finish_step: communication backward did not hide
+                               {"allreduce_seconds", r.allreduce_seconds},
+                               {"allreduce_ms_per_step", r.allreduce_seconds * 1e3 / double(std::max<std::int64_t>(
+                                                                                 1, reducer_->stats().steps))},
+                               // share of the buckets whose allreduce started before backward ended
+                               {"started_in_backward", double(reducer_->stats().buckets_started_in_backward) /
+                                                           double(std::max<std::int64_t>(1, reducer_->stats().buckets))},
+                               // after-backward: of which waiting at a barrier for the slowest rank
+                               {"peer_wait_ms_per_step", reducer_->stats().peer_wait_seconds * 1e3 /
+                                                             double(std::max<std::int64_t>(1, reducer_->stats().steps))}};
   if (c.profile) {
     result["profile_seconds"] = profile_.seconds;
     result["kernel_profile"] = kernel_profile_;
@@ -477,11 +582,15 @@ std::string summary_line(const TrainConfig& c, const TrainResult& r) {
                      r.stopped_early ? " (stopped early)" : "", r.params, r.train_seconds, Trainer::result_path(c.out));
 }
 
-Trainer::Trainer(TrainConfig config) : config_(std::move(config)) { config_.validate(); }
+Trainer::Trainer(TrainConfig config, dist::Communicator* comm) : config_(std::move(config)), comm_(comm) {
+  config_.validate();
+}
 
 // The phases in order; the run's state lives in TrainingRun.
 TrainResult Trainer::run() {
-  TrainingRun run(config_);
+  std::unique_ptr<dist::Communicator> alone;
+  if (!comm_) alone = dist::single_process();
+  TrainingRun run(config_, comm_ ? *comm_ : *alone);
   run.start_or_resume();
   if (run.train()) {
     run.test_best();

@@ -7,7 +7,8 @@
 // function of the step. A checkpoint at the end of every epoch (OUT/checkpoint.ckpt, atomic) holds the
 // parameters, the optimizer state, the dropout generator and the best-on-dev / early-stopping bookkeeping,
 // so `resume` continues the exact loss curve of an uninterrupted run (same thread count: CPU reductions are
-// deterministic for a fixed number of threads).
+// deterministic for a fixed number of threads). Data parallel (several ranks, data_parallel.hpp): the same
+// steps on the same global batches; a checkpoint resumes with any rank count.
 //
 // Run directory OUT: checkpoint.ckpt (last epoch), best.ckpt (parameters of the best dev evaluation, with
 // the config and the task's metadata — vocabulary, labels — so topo-eval can rebuild the model from it),
@@ -20,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/train/config.hpp"
+#include "dist/communicator.hpp"
 
 namespace topo::apps {
 
@@ -35,7 +37,10 @@ struct TrainResult {
   std::int64_t epochs_done = 0;
   double train_seconds = 0.0;   // this process's training time (evaluations included)
   std::int64_t params = 0;
-  std::vector<float> losses;    // training loss of every step this process ran, in order
+  std::vector<float> losses;    // training loss of every step this process ran, in order (the global
+                                // batch's, on every rank, when data parallel)
+  int ranks = 1;                // processes that trained together (apps/train/data_parallel.hpp)
+  double allreduce_seconds = 0; // data parallel: time in the gradient reduction backward did not hide
   nlohmann::json baseline;      // the task's trivial predictor on the test split (dev when there is none)
   nlohmann::json result;        // what result.json holds (when completed)
 };
@@ -45,7 +50,9 @@ std::string summary_line(const TrainConfig& config, const TrainResult& r);
 
 class Trainer {
  public:
-  explicit Trainer(TrainConfig config);
+  // `comm`: the ranks that train together (dist::init_world under mpirun); null: this process alone. Not
+  // owned. Under several ranks rank 0 alone writes the run directory and holds the full result.
+  explicit Trainer(TrainConfig config, dist::Communicator* comm = nullptr);
   // The phases, in order (trainer.cpp's TrainingRun): build the task, model, optimizer and schedule; start a
   // fresh run directory or resume its checkpoint; train the epochs (dev evaluations, checkpoints, stopping
   // rules); test the best-on-dev parameters; write result.json.
@@ -58,6 +65,7 @@ class Trainer {
 
  private:
   TrainConfig config_;
+  dist::Communicator* comm_;
 };
 
 }  // namespace topo::apps

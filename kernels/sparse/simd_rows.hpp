@@ -46,7 +46,25 @@ inline __mmask16 first_lanes(std::int64_t count) {
   const std::int64_t c = std::clamp<std::int64_t>(count, 0, kLanes);
   return static_cast<__mmask16>((1u << c) - 1u);
 }
-inline float dot(const float* a, const float* b, std::int64_t n) {
+inline __m512 dot_vector(const float* a, const float* b, std::int64_t n);
+inline float dot(const float* a, const float* b, std::int64_t n) { return hsum(dot_vector(a, b, n)); }
+// The horizontal sums of four vectors at once, into s[0..3]: 13 shuffles and adds instead of 4 x 7. Per
+// accumulator the order is fixed (quarters folded pairwise, then lanes), so results do not depend on which
+// other accumulators share the call.
+inline void hsum4(__m512 a0, __m512 a1, __m512 a2, __m512 a3, float* s) {
+  // [a0 q0+q2, a0 q1+q3, a1 q0+q2, a1 q1+q3] (q = 128-bit quarters), the same for a2, a3.
+  const __m512 x = _mm512_add_ps(_mm512_shuffle_f32x4(a0, a1, 0x44), _mm512_shuffle_f32x4(a0, a1, 0xEE));
+  const __m512 y = _mm512_add_ps(_mm512_shuffle_f32x4(a2, a3, 0x44), _mm512_shuffle_f32x4(a2, a3, 0xEE));
+  // Quarter i holds 4 lanes of accumulator i.
+  __m512 z = _mm512_add_ps(_mm512_shuffle_f32x4(x, y, 0x88), _mm512_shuffle_f32x4(x, y, 0xDD));
+  z = _mm512_add_ps(z, _mm512_permute_ps(z, 0x4E));  // lanes (0 + 2, 1 + 3) in each quarter
+  z = _mm512_add_ps(z, _mm512_permute_ps(z, 0xB1));  // every lane of quarter i = sum of accumulator i
+  alignas(64) float lanes[kLanes];
+  _mm512_store_ps(lanes, z);
+  s[0] = lanes[0], s[1] = lanes[4], s[2] = lanes[8], s[3] = lanes[12];
+}
+// a . b over n floats accumulated in one vector (not reduced): full vectors, then one masked tail.
+inline __m512 dot_vector(const float* a, const float* b, std::int64_t n) {
   __m512 acc = _mm512_setzero_ps();
   std::int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), acc);
@@ -54,7 +72,7 @@ inline float dot(const float* a, const float* b, std::int64_t n) {
     const __mmask16 tail = first_lanes(n - i);
     acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(tail, a + i), _mm512_maskz_loadu_ps(tail, b + i), acc);
   }
-  return hsum(acc);
+  return acc;
 }
 #else
 inline float sum16(const float* x) {

@@ -93,8 +93,8 @@ TEST_CASE("time_calls: warm-up calls are not timed; the repetition count respect
 TEST_CASE("make_result derives bandwidth and compute figures; unset work leaves them null") {
   const Stats s = summarize({2.0, 2.0, 2.0});
   // 4e6 bytes in 2 ms = 2 GB/s; against a 4 GB/s triad that is half. 6e6 flops in 2 ms = 3 GFLOP/s of 12.
-  const Result r = make_result("op", s, {.bytes_moved = 4e6, .flops = 6e6, .working_set_bytes = 1e6}, 4.0, 12.0,
-                               {{"shape", "[2, 3]"}, {"median_ms", -1}});
+  const Result r = make_result("op", s, {.bytes_moved = 4e6, .flops = 6e6, .working_set_bytes = 1e6},
+                               {.triad_gbs = 4.0, .sgemm_gflops = 12.0}, {{"shape", "[2, 3]"}, {"median_ms", -1}});
   CHECK(r.gbs == doctest::Approx(2.0));
   CHECK(r.fraction_of_stream == doctest::Approx(0.5));
   CHECK(r.gflops == doctest::Approx(3.0));
@@ -103,14 +103,76 @@ TEST_CASE("make_result derives bandwidth and compute figures; unset work leaves 
   CHECK(j["shape"] == "[2, 3]");
   CHECK(j["median_ms"].get<double>() == doctest::Approx(2.0));  // extra fields never overwrite measured ones
 
-  const Result memory_only = make_result("copy", s, {.bytes_moved = 4e6}, 4.0, 12.0);
+  const Result memory_only = make_result("copy", s, {.bytes_moved = 4e6}, {.triad_gbs = 4.0, .sgemm_gflops = 12.0});
   CHECK(std::isnan(memory_only.gflops));
   const nlohmann::json jm = to_json(memory_only);
   CHECK(jm["gflops"].is_null());
   CHECK(jm["fraction_of_peak"].is_null());
   CHECK(finite_positive(jm["gbs"]));
 
-  CHECK_THROWS_AS(make_result("zero", Stats{}, {.bytes_moved = 1}, 1, 1), topo::Error);
+  CHECK_THROWS_AS(make_result("zero", Stats{}, {.bytes_moved = 1}, {.triad_gbs = 1}), topo::Error);
+}
+
+TEST_CASE("bound_of: the slowest limit binds; memory time adds streamed and gathered parts") {
+  // 4e6 bytes at 4 GB/s: 1 ms of triad; 6e6 flops at 12 GFLOP/s: 0.5 ms of sgemm -> triad binds at 1 ms.
+  Bound b = bound_of({.bytes_moved = 4e6, .flops = 6e6}, {.triad_gbs = 4.0, .sgemm_gflops = 12.0});
+  CHECK(b.limit == "triad");
+  CHECK(b.ms == doctest::Approx(1.0));
+  CHECK(b.triad_ms == doctest::Approx(1.0));
+  CHECK(b.sgemm_ms == doctest::Approx(0.5));
+  CHECK(std::isnan(b.gather_ms));
+  CHECK(std::isnan(b.exp_ms));
+
+  // 3e6 of 4e6 bytes gathered at 1 GB/s (3 ms) + 1e6 streamed at 4 GB/s (0.25 ms): memory 3.25 ms, named
+  // after its larger part.
+  b = bound_of({.bytes_moved = 4e6, .gathered_bytes = 3e6, .gather_row_bytes = 1200},
+               {.triad_gbs = 4.0, .gather_gbs = 1.0});
+  CHECK(b.limit == "gather");
+  CHECK(b.ms == doctest::Approx(3.25));
+  CHECK(b.triad_ms == doctest::Approx(0.25));
+  CHECK(b.gather_ms == doctest::Approx(3.0));
+  // A small gathered part leaves the sum named triad.
+  b = bound_of({.bytes_moved = 4e6, .gathered_bytes = 1e5, .gather_row_bytes = 24}, {.triad_gbs = 4.0, .gather_gbs = 1.0});
+  CHECK(b.limit == "triad");
+  CHECK(b.ms == doctest::Approx(0.975 + 0.1));
+
+  // 1e9 exps at 1e11 per s = 10 ms beats 1 ms of memory: exp binds.
+  b = bound_of({.bytes_moved = 4e6, .exps = 1e9}, {.triad_gbs = 4.0, .exps_per_s = 1e11});
+  CHECK(b.limit == "exp");
+  CHECK(b.ms == doctest::Approx(10.0));
+  // 2.4e8 flops at 12 GFLOP/s = 20 ms: sgemm binds.
+  b = bound_of({.bytes_moved = 4e6, .flops = 2.4e8, .exps = 1e9},
+               {.triad_gbs = 4.0, .exps_per_s = 1e11, .sgemm_gflops = 12.0});
+  CHECK(b.limit == "sgemm");
+  CHECK(b.ms == doctest::Approx(20.0));
+
+  // Nothing counted: no limit, no time.
+  b = bound_of({}, {});
+  CHECK(b.limit.empty());
+  CHECK(std::isnan(b.ms));
+
+  // Inconsistent work or a limit that was not measured is an error, not a silent infinity.
+  CHECK_THROWS_AS(bound_of({.bytes_moved = 1e6, .gathered_bytes = 2e6}, {.triad_gbs = 4, .gather_gbs = 1}), topo::Error);
+  CHECK_THROWS_AS(bound_of({.bytes_moved = 1e6, .gathered_bytes = 5e5}, {.triad_gbs = 4}), topo::Error);
+  CHECK_THROWS_AS(bound_of({.exps = 10}, {}), topo::Error);
+}
+
+TEST_CASE("make_result: fraction_of_bound = time at the binding limit / median; JSON names the limit") {
+  const Stats s = summarize({4.0, 4.0, 4.0});
+  // Memory: 2e6 streamed at 2 GB/s (1 ms) + 1e6 gathered at 1 GB/s (1 ms) = 2 ms of 4 ms measured.
+  const Result r = make_result("gather op", s, {.bytes_moved = 3e6, .gathered_bytes = 1e6, .gather_row_bytes = 1200},
+                               {.triad_gbs = 2.0, .gather_gbs = 1.0});
+  CHECK(r.fraction_of_bound == doctest::Approx(0.5));
+  const nlohmann::json j = to_json(r);
+  CHECK(j["bound"] == "triad");  // a tie goes to triad
+  CHECK(j["bound_ms"].get<double>() == doctest::Approx(2.0));
+  CHECK(j["fraction_of_bound"].get<double>() == doctest::Approx(0.5));
+  CHECK(j["bound_ms_by_limit"]["gather"].get<double>() == doctest::Approx(1.0));
+  CHECK(j["bound_ms_by_limit"]["exp"].is_null());
+
+  const nlohmann::json none = to_json(make_result("uncounted", s, {}, {}));
+  CHECK(none["bound"].is_null());
+  CHECK(none["fraction_of_bound"].is_null());
 }
 
 TEST_CASE("write_json_atomically leaves a complete file and no .tmp, replaces an old one, fails cleanly") {
@@ -143,6 +205,23 @@ TEST_CASE("measure_triad returns a positive bandwidth for a small working set, q
   CHECK_THROWS_AS(measure_triad(4, TimingOptions::quick()), topo::Error);
 }
 
+TEST_CASE("measure_gather and measure_exp return positive rates on small inputs, quickly") {
+  const GatherMeasurement g = measure_gather(256 * 1024, 1200, TimingOptions::quick());
+  CHECK(g.row_floats == 300);
+  CHECK(g.rows == std::llround(256 * 1024 / 1200.0));
+  CHECK(g.working_set_bytes == doctest::Approx(1200.0 * static_cast<double>(g.rows)));
+  CHECK(g.gbs > 0);
+  CHECK(g.gbs >= g.median_gbs);  // the limit is the best sample
+  // Rows narrower than a cache line and a table smaller than one group still measure.
+  CHECK(measure_gather(100, 24, TimingOptions::quick()).rows == 8);
+  CHECK_THROWS_AS(measure_gather(1e6, 2, TimingOptions::quick()), topo::Error);
+
+  const ExpMeasurement e = measure_exp(TimingOptions::quick());
+  CHECK(e.threads >= 1);
+  CHECK(e.exps_per_s > 0);
+  CHECK(e.exps_per_s >= e.median_exps_per_s);
+}
+
 TEST_CASE("the report's JSON has the machine block and one record per result, every number finite") {
   Machine machine(tiny_machine());
   Report report;
@@ -156,6 +235,16 @@ TEST_CASE("the report's JSON has the machine block and one record per result, ev
   runner.run("fma", {.bytes_moved = bytes, .flops = 2.0 * static_cast<double>(src.size())}, [&] {
     for (std::size_t i = 0; i < src.size(); ++i) dst[i] = dst[i] * 0.5f + src[i];
   });
+  // Half its bytes gathered in rows of 64 floats, and one exp per element: every limit gets measured.
+  const Result gathered = runner.run(
+      "gather+exp", {.bytes_moved = bytes, .working_set_bytes = bytes, .gathered_bytes = bytes / 2,
+                     .gather_row_bytes = 256, .exps = static_cast<double>(src.size())},
+      [&] { std::copy(src.begin(), src.end(), dst.begin()); });
+  CHECK(gathered.limits.gather_gbs == machine.gather_gbs(bytes, 256));  // cached: the same figure
+  CHECK(gathered.limits.exps_per_s == machine.exps_per_s());
+  CHECK(gathered.limits.triad_gbs == machine.triad_gbs(bytes));
+  CHECK(gathered.limits.sgemm_gflops == 0);  // no flops counted: no sgemm limit needed
+  CHECK(gathered.fraction_of_bound > 0);
 
   // Triad is measured once per working-set size: asking again returns the cached figure, not a new one.
   const double triad = machine.triad_gbs(bytes);
@@ -178,12 +267,16 @@ TEST_CASE("the report's JSON has the machine block and one record per result, ev
     CHECK(finite_positive(t["working_set_bytes"]));
     CHECK(finite_positive(t["gbs"]));
   }
+  CHECK(finite_positive(m["exps_per_s"]));
+  REQUIRE(m["gather"].size() == 1);
+  CHECK(m["gather"][0]["row_bytes"] == 256);
+  CHECK(finite_positive(m["gather"][0]["gbs"]));
 
-  REQUIRE(j["results"].size() == 2);
+  REQUIRE(j["results"].size() == 3);
   for (const auto& r : j["results"]) {
     CHECK(r["name"].is_string());
     for (const char* key : {"median_ms", "min_ms", "max_ms", "p10_ms", "p90_ms", "reps", "bytes_moved", "gbs",
-                            "fraction_of_stream", "triad_gbs"}) {
+                            "fraction_of_stream", "triad_gbs", "bound_ms", "fraction_of_bound"}) {
       INFO(r["name"], " ", key);
       CHECK(finite_positive(r[key]));
     }
@@ -198,6 +291,8 @@ TEST_CASE("the report's JSON has the machine block and one record per result, ev
   CHECK(finite_positive(j["results"][1]["fraction_of_peak"]));
   // The fma result stated no working set: it is judged against triad at the size of the bytes it moves.
   CHECK(j["results"][1]["triad_gbs"] == j["results"][0]["triad_gbs"]);
+  CHECK(j["results"][0]["bound"] == "triad");
+  CHECK(j["results"][2]["bound_ms_by_limit"]["gather"].is_number());
 
   const std::string table = report.table();
   CHECK(table.find("unit/copy") != std::string::npos);

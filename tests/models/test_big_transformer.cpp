@@ -194,7 +194,9 @@ void check_encoder_against_dense(BigVariant variant, const Spans& spans, std::ui
   };
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal;
-  for (const auto& [name, p] : model.named_parameters()) {
+  for (const auto& entry : model.named_parameters()) {  // no structured binding: clang 14's INFO cannot capture one
+    const std::string& name = entry.first;
+    const auto& p = entry.second;
     INFO("gradient of " << name);
     // A sentence projection no character reads (no-global) has no gradient: nothing to compare.
     if (!p.grad().defined()) {

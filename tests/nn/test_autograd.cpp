@@ -1,6 +1,7 @@
 // Tape mechanics: accumulation, fan-out, grad mode, detach, deep chains, release of the tape, errors.
 // Uses only ops that need no other kernel than unary, plus a host-loop op defined here through the public
 // make_output (the way later ops extend the tape).
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/dense/unary.hpp"
@@ -199,4 +200,45 @@ TEST_CASE("gradcheck catches a wrong backward and names the worst element") {
   CHECK(good.numeric == doctest::Approx(good.analytic).epsilon(1e-2));
   // Nothing to check is reported rather than silently passing.
   CHECK_FALSE(gradcheck([](const std::vector<Var>& in) { return tanh(in[0]); }, {x.detach()}).ok);
+}
+
+TEST_CASE("autograd: a backward observer sees each leaf once, when its gradient is final") {
+  // a feeds three nodes (two of them late in the chain); b one; c none of this graph.
+  const Var a(Tensor::from_vector(std::vector<float>{1.f, 2.f}, {2}), true);
+  const Var b(Tensor::from_vector(std::vector<float>{3.f, 4.f}, {2}), true);
+  const Var c(Tensor::from_vector(std::vector<float>{5.f, 6.f}, {2}), true);
+  struct Recorder final : BackwardObserver {
+    std::vector<std::pair<const VarImpl*, std::vector<float>>> seen;  // the grad at the time of the call
+    int nodes = 0;
+    std::vector<const VarImpl*> reachable;
+    void backward_begins(const std::vector<const VarImpl*>& leaves) override {
+      CHECK(nodes == 0);  // before any node
+      reachable = leaves;
+    }
+    void leaf_ready(VarImpl& v) override {
+      seen.emplace_back(&v, v.grad.defined() ? v.grad.to_vector<float>() : std::vector<float>{});
+    }
+    void after_node() override { ++nodes; }
+  } recorder;
+  const Var x = host_add(a, b);
+  const Var y = host_add(x, a);
+  const Var z = host_add(y, a);
+  {
+    BackwardObserverScope watch(recorder);
+    z.backward(Tensor::full({2}, 1.f));
+  }
+  CHECK(recorder.nodes == 3);
+  CHECK(recorder.reachable.size() == 2u);  // a and b; c is not part of this graph
+  CHECK(std::count(recorder.reachable.begin(), recorder.reachable.end(), c.impl().get()) == 0);
+  REQUIRE(recorder.seen.size() == 2u);
+  // Reverse order: a's last use (the first node of the chain) comes last, with b; both grads are final then.
+  for (const auto& [impl, grad] : recorder.seen) {
+    CHECK((impl == a.impl().get() || impl == b.impl().get()));
+    CHECK(grad == (impl == a.impl().get() ? std::vector<float>{3.f, 3.f} : std::vector<float>{1.f, 1.f}));
+  }
+  CHECK(!c.grad().defined());
+  // Without a scope nothing is observed.
+  const Var w = host_add(Var(Tensor::full({1}, 1.f), true), Var(Tensor::full({1}, 2.f), true));
+  w.backward(Tensor::full({1}, 1.f));
+  CHECK(recorder.nodes == 3);
 }

@@ -34,17 +34,23 @@ inline std::vector<char> block_mask(const Block& b) {
   return mask;
 }
 
-// y = x W^T + b: x [n, d], W [d, d].
-inline std::vector<double> linear(const std::vector<double>& x, const std::vector<double>& w, const std::vector<double>& b,
-                           std::int64_t n, std::int64_t d) {
-  std::vector<double> y(static_cast<std::size_t>(n * d));
+// y = x W^T (+ b): x [n, in], W [out, in] (nn::Linear's layout), b [out] or null.
+inline std::vector<double> linear(const std::vector<double>& x, const std::vector<double>& w, const std::vector<double>* b,
+                                  std::int64_t n, std::int64_t in, std::int64_t out) {
+  std::vector<double> y(static_cast<std::size_t>(n * out));
   for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t o = 0; o < d; ++o) {
-      double acc = b[static_cast<std::size_t>(o)];
-      for (std::int64_t c = 0; c < d; ++c) acc += x[static_cast<std::size_t>(i * d + c)] * w[static_cast<std::size_t>(o * d + c)];
-      y[static_cast<std::size_t>(i * d + o)] = acc;
+    for (std::int64_t o = 0; o < out; ++o) {
+      double acc = b ? (*b)[static_cast<std::size_t>(o)] : 0.0;
+      for (std::int64_t c = 0; c < in; ++c)
+        acc += x[static_cast<std::size_t>(i * in + c)] * w[static_cast<std::size_t>(o * in + c)];
+      y[static_cast<std::size_t>(i * out + o)] = acc;
     }
   return y;
+}
+// y = x W^T + b: x [n, d], W [d, d].
+inline std::vector<double> linear(const std::vector<double>& x, const std::vector<double>& w, const std::vector<double>& b,
+                                  std::int64_t n, std::int64_t d) {
+  return linear(x, w, &b, n, d, d);
 }
 
 struct DenseProblem {
@@ -148,7 +154,9 @@ inline void check_against_dense(const nn::GraphMultiHeadAttention& layer, const 
   }
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal;
-  for (const auto& [name, grad] : grads) {
+  for (const auto& entry : grads) {  // not a structured binding: clang 14 cannot capture one in INFO (TSan build)
+    const std::string& name = entry.first;
+    const Tensor& grad = entry.second;
     INFO("gradient of " << name);
     REQUIRE(grad.defined());
     const auto g = to_double(grad);

@@ -1,0 +1,167 @@
+// GraphConv / GATConv / SAGEConv over GraphFeatures + update_all / apply_edges / edge_softmax only: no
+// kernel or Block of their own (the public API is the whole implementation).
+#include "nn/graph_layers.hpp"
+
+#include <cmath>
+#include <vector>
+
+#include "nn/message_passing.hpp"
+
+namespace topo::nn {
+namespace {
+
+std::vector<std::int64_t> host_ids(const Tensor& t) {
+  if (t.dtype() == DType::I64) return t.to_vector<std::int64_t>();
+  const auto v = t.to_vector<std::int32_t>();
+  return {v.begin(), v.end()};
+}
+
+// deg^power per node as a constant [N, 1] column (degrees clamped to >= 1, as DGL).
+Var degree_scale(const Tensor& degrees, double power, Device device) {
+  const auto deg = host_ids(degrees);
+  std::vector<float> s(deg.size());
+  for (std::size_t i = 0; i < deg.size(); ++i)
+    s[i] = static_cast<float>(std::pow(static_cast<double>(std::max<std::int64_t>(deg[i], 1)), power));
+  return Var(Tensor::from_vector(s, {static_cast<std::int64_t>(s.size()), 1}, device));
+}
+
+// DGL's zero-in-degree error, naming the layer, the relation and the first such node.
+void check_in_degrees(const HeteroGraph& g, int r, const char* layer) {
+  const auto deg = host_ids(g.in_degrees(r));
+  for (std::size_t v = 0; v < deg.size(); ++v)
+    TOPO_CHECK(deg[v] > 0,
+               "{}: node {} of type '{}' has no in-edges along {} (its output would be the bias alone); add self "
+               "loops (add_self_loop) or set allow_zero_in_degree",
+               layer, v, g.canonical_etype(r).dst_type, g.canonical_etype(r).str());
+}
+
+void check_features(const HeteroGraph& g, const std::string& ntype, const Var& x, std::int64_t in, const char* layer,
+                    const char* which) {
+  TOPO_CHECK(x.defined() && x.ndim() == 2 && x.size(0) == g.num_nodes(ntype) && x.size(1) == in,
+             "{}: {} features must be [num_nodes('{}') = {}, {}], got {}", layer, which, ntype, g.num_nodes(ntype), in,
+             x.defined() ? shape_str(x.shape()) : std::string("an undefined Var"));
+}
+
+}  // namespace
+
+GraphNorm parse_graph_norm(const std::string& name) {
+  if (name == "none") return GraphNorm::None;
+  if (name == "both") return GraphNorm::Both;
+  if (name == "left") return GraphNorm::Left;
+  if (name == "right") return GraphNorm::Right;
+  fail("unknown GraphConv norm '{}': expected none, both, left or right", name);
+}
+
+SageAggregator parse_sage_aggregator(const std::string& name) {
+  if (name == "mean") return SageAggregator::Mean;
+  if (name == "pool") return SageAggregator::Pool;
+  fail("unknown SAGEConv aggregator '{}': expected mean or pool", name);
+}
+
+// ---- GraphConv
+
+GraphConv::GraphConv(std::int64_t in, std::int64_t out, const GraphConvOptions& options)
+    : in_(in), out_(out), opt_(options) {
+  TOPO_CHECK(in > 0 && out > 0, "GraphConv: sizes must be positive, got {} -> {}", in, out);
+  TOPO_CHECK(opt_.weight || in == out, "GraphConv: without a weight the output width is the input's ({} != {})", in, out);
+  if (opt_.weight) weight = register_parameter("weight", {in, out}, init::InitSpec::xavier_uniform());
+  if (opt_.bias) bias = register_parameter("bias", {out}, init::InitSpec::zeros());
+}
+
+Var GraphConv::forward(const HeteroGraph& g, const std::string& etype, const Var& x_src, const Var& edge_weight) const {
+  const int r = g.relation_id(etype);
+  const CanonicalEType& ce = g.canonical_etype(r);
+  check_features(g, ce.src_type, x_src, in_, "GraphConv", "source");
+  if (!opt_.allow_zero_in_degree) check_in_degrees(g, r, "GraphConv");
+  const GraphNorm norm = opt_.norm;
+  Var h = x_src;
+  if (norm == GraphNorm::Left || norm == GraphNorm::Both)
+    h = mul(h, degree_scale(g.out_degrees(r), norm == GraphNorm::Left ? -1.0 : -0.5, x_src.device()));
+  const bool weight_first = opt_.weight && in_ > out_;  // multiply on the narrower side (as DGL)
+  if (weight_first) h = matmul(h, weight);
+  GraphFeatures f(g);
+  f.set_ndata(ce.src_type, "h", h);
+  MessageFn message = fn::copy_u("h", "m");
+  if (edge_weight.defined()) {
+    TOPO_CHECK(edge_weight.numel() == g.num_edges(r) && edge_weight.size(0) == g.num_edges(r),
+               "GraphConv: edge weights must be [num_edges = {}] or [{}, 1], got {}", g.num_edges(r), g.num_edges(r),
+               shape_str(edge_weight.shape()));
+    f.set_edata(etype, "w", reshape(edge_weight, {g.num_edges(r), 1}));
+    message = fn::u_mul_e("h", "w", "m");
+  }
+  Var out = update_all(f, etype, message, fn::sum("m", "h"));
+  if (opt_.weight && !weight_first) out = matmul(out, weight);
+  if (norm == GraphNorm::Right || norm == GraphNorm::Both)
+    out = mul(out, degree_scale(g.in_degrees(r), norm == GraphNorm::Right ? -1.0 : -0.5, x_src.device()));
+  if (bias.defined()) out = add(out, bias);
+  return apply(opt_.activation, out);
+}
+
+// ---- GATConv
+
+GATConv::GATConv(std::int64_t in, std::int64_t out, std::int64_t heads, const GATConvOptions& options, Generator* gen)
+    : in_(in), out_(out), heads_(heads), opt_(options), gen_(gen) {
+  TOPO_CHECK(in > 0 && out > 0 && heads > 0, "GATConv: sizes must be positive, got in {}, out {}, heads {}", in, out,
+             heads);
+  fc = register_module("fc", std::make_shared<Linear>(in, heads * out, false));
+  const float gain = std::sqrt(2.f);  // DGL's calculate_gain('relu')
+  attn_l = register_parameter("attn_l", {1, heads, out}, init::InitSpec::xavier_normal(gain));
+  attn_r = register_parameter("attn_r", {1, heads, out}, init::InitSpec::xavier_normal(gain));
+  if (opt_.residual && in != heads * out) res_fc = register_module("res_fc", std::make_shared<Linear>(in, heads * out, false));
+  if (opt_.bias) bias = register_parameter("bias", {heads * out}, init::InitSpec::zeros());
+}
+
+Var GATConv::forward(const HeteroGraph& g, const std::string& etype, const Var& x_src, const Var& x_dst) const {
+  const int r = g.relation_id(etype);
+  const CanonicalEType& ce = g.canonical_etype(r);
+  check_features(g, ce.src_type, x_src, in_, "GATConv", "source");
+  check_features(g, ce.dst_type, x_dst, in_, "GATConv", "destination");
+  if (!opt_.allow_zero_in_degree) check_in_degrees(g, r, "GATConv");
+  Generator& gen = gen_ ? *gen_ : default_generator();
+  const bool shared = x_src.same(x_dst);  // a homogeneous relation: one dropout mask, one projection
+  const std::int64_t ns = x_src.size(0), nd = x_dst.size(0);
+  const Var h_src = dropout(x_src, opt_.feat_drop, is_training(), gen);
+  const Var h_dst = shared ? h_src : dropout(x_dst, opt_.feat_drop, is_training(), gen);
+  const Var z_src = reshape(fc->forward(h_src), {ns, heads_, out_});            // [Ns, H, F]
+  const Var z_dst = shared ? z_src : reshape(fc->forward(h_dst), {nd, heads_, out_});
+  GraphFeatures f(g);
+  f.set_ndata(ce.src_type, "ft", z_src);
+  f.set_ndata(ce.src_type, "el", sum(mul(z_src, attn_l), -1, true));  // [Ns, H, 1]
+  f.set_ndata(ce.dst_type, "er", sum(mul(z_dst, attn_r), -1, true));  // [Nd, H, 1]
+  const Var scores = leaky_relu(apply_edges(f, etype, fn::u_add_v("el", "er", "e")), opt_.negative_slope);  // [E, H, 1]
+  const Var alpha = dropout(edge_softmax(g, etype, scores), opt_.attn_drop, is_training(), gen);
+  f.set_edata(etype, "a", alpha);
+  Var out = update_all(f, etype, fn::u_mul_e("ft", "a", "m"), fn::sum("m", "ft"));  // [Nd, H, F]
+  if (res_fc) out = add(out, reshape(res_fc->forward(h_dst), {nd, heads_, out_}));
+  else if (opt_.residual) out = add(out, reshape(h_dst, {nd, heads_, out_}));
+  if (bias.defined()) out = add(out, reshape(bias, {1, heads_, out_}));
+  return apply(opt_.activation, out);
+}
+
+// ---- SAGEConv
+
+SAGEConv::SAGEConv(std::int64_t in, std::int64_t out, SageAggregator aggregator, bool with_bias, Activation activation)
+    : agg_(aggregator), act_(activation) {
+  TOPO_CHECK(in > 0 && out > 0, "SAGEConv: sizes must be positive, got {} -> {}", in, out);
+  if (agg_ == SageAggregator::Pool) fc_pool = register_module("fc_pool", std::make_shared<Linear>(in, in, true));
+  fc_self = register_module("fc_self", std::make_shared<Linear>(in, out, false));
+  fc_neigh = register_module("fc_neigh", std::make_shared<Linear>(in, out, false));
+  if (with_bias) bias = register_parameter("bias", {out}, init::InitSpec::zeros());
+}
+
+Var SAGEConv::forward(const HeteroGraph& g, const std::string& etype, const Var& x_src, const Var& x_dst) const {
+  const int r = g.relation_id(etype);
+  const CanonicalEType& ce = g.canonical_etype(r);
+  const std::int64_t in = fc_self->in_features();
+  check_features(g, ce.src_type, x_src, in, "SAGEConv", "source");
+  check_features(g, ce.dst_type, x_dst, in, "SAGEConv", "destination");
+  GraphFeatures f(g);
+  const bool pool = agg_ == SageAggregator::Pool;
+  f.set_ndata(ce.src_type, "h", pool ? relu(fc_pool->forward(x_src)) : x_src);
+  const Var neigh = update_all(f, etype, fn::copy_u("h", "m"), pool ? fn::max("m", "n") : fn::mean("m", "n"));
+  Var out = add(fc_self->forward(x_dst), fc_neigh->forward(neigh));
+  if (bias.defined()) out = add(out, bias);
+  return apply(act_, out);
+}
+
+}  // namespace topo::nn
