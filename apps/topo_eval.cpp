@@ -17,6 +17,17 @@ int main(int argc, char** argv) {
     const auto options = parse_eval_args(argc, argv, std::cout);
     if (!options) return 0;
     const nlohmann::json r = evaluate_checkpoint(*options);
+    if (r.value("task", "") == "tag") {
+      std::printf("%s on %s (%lld sentences, scheme %s): %s %.4f; majority tag '%s' acc %.4f\n%s",
+                  r.at("model").get<std::string>().c_str(), options->test.c_str(),
+                  static_cast<long long>(r.at("sentences").get<std::int64_t>()), r.at("scheme").get<std::string>().c_str(),
+                  r.at("metric").get<std::string>().c_str(), r.at(r.at("metric").get<std::string>()).get<double>(),
+                  r.at("majority_tag").get<std::string>().c_str(), r.at("majority_acc").get<double>(),
+                  r.at("table").get<std::string>().c_str());
+      if (r.contains("predictions")) std::printf("predictions -> %s\n", r.at("predictions").get<std::string>().c_str());
+      if (!options->json.empty()) std::printf("-> %s\n", options->json.c_str());
+      return 0;
+    }
     std::printf("%s on %s: acc %.4f (%lld examples; majority class %.4f), loss %.4f, %.2f ms per batch of %lld\n",
                 r.at("model").get<std::string>().c_str(), options->test.c_str(), r.at("acc").get<double>(),
                 static_cast<long long>(r.at("examples").get<std::int64_t>()), r.at("majority_acc").get<double>(),

@@ -39,9 +39,11 @@ nn::Var SequenceClassifier::forward(const SequenceBatch& batch) {
   return head_->forward(encoder_->encode(batch).sentences);
 }
 
-TokenTagger::TokenTagger(std::shared_ptr<SequenceEncoder> encoder, std::int64_t num_tags, const HeadOptions& head)
+TokenTagger::TokenTagger(std::shared_ptr<SequenceEncoder> encoder, std::int64_t num_tags, const HeadOptions& head,
+                         std::shared_ptr<nn::LinearChainCrf> crf)
     : SequenceModel(std::move(encoder)) {
   head_ = register_module("head", make_head(encoder_->hidden_size(), num_tags, head, "TokenTagger"));
+  if (crf) crf_ = register_module("crf", std::move(crf));
 }
 
 nn::Var TokenTagger::forward(const SequenceBatch& batch) { return head_->forward(encoder_->encode(batch).tokens); }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/model.hpp"
+#include "nn/crf.hpp"
 #include "nn/layers.hpp"
 
 namespace topo::models {
@@ -49,14 +50,19 @@ class SequenceClassifier : public SequenceModel {
   std::shared_ptr<nn::MLP> head_;
 };
 
-// Per-token MLP(Encoding.tokens) -> logits [total tokens, num_tags] (POS, NER).
+// Per-token MLP(Encoding.tokens) -> logits [total tokens, num_tags] (POS, NER). With `crf` the logits are a
+// linear-chain CRF's emissions and crf() holds its transitions ("crf.*"): the tagging task trains with its NLL
+// and decodes with Viterbi.
 class TokenTagger : public SequenceModel {
  public:
-  TokenTagger(std::shared_ptr<SequenceEncoder> encoder, std::int64_t num_tags, const HeadOptions& head = {});
+  TokenTagger(std::shared_ptr<SequenceEncoder> encoder, std::int64_t num_tags, const HeadOptions& head = {},
+              std::shared_ptr<nn::LinearChainCrf> crf = nullptr);
   nn::Var forward(const SequenceBatch& batch) override;
+  const std::shared_ptr<nn::LinearChainCrf>& crf() const { return crf_; }
 
  private:
   std::shared_ptr<nn::MLP> head_;
+  std::shared_ptr<nn::LinearChainCrf> crf_;
 };
 
 // NLI: one shared encoder reads premise and hypothesis; r1, r2 their sentence features; the classifier sees

@@ -68,6 +68,7 @@ SequenceBatch SequenceBatch::to(Device device) const {
   if (out.token_ids.defined()) out.token_ids = out.token_ids.to(device);
   if (out.features.defined()) out.features = out.features.to(device);
   for (const auto& [type, set] : node_sets) out.node_sets.emplace(type, set.to(device));
+  if (token_case.defined()) out.token_case = token_case.to(device);
   return out;
 }
 

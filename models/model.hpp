@@ -30,6 +30,9 @@ struct SequenceBatch {
   Tensor token_ids;                   // int64 [total tokens] for text; undefined for feature inputs
   Tensor features;                    // float32 [total tokens, in_dim] for continuous inputs (masked summation)
   std::map<std::string, NodeSet> node_sets = {};  // further node types per example, by type name
+  // int64 [total tokens]: a class per token (the tagging task's capitalisation class, text::case_class) for
+  // encoders built with case_classes > 0; undefined otherwise.
+  Tensor token_case = {};
 
   std::int64_t size() const { return static_cast<std::int64_t>(lengths.size()); }
   std::int64_t num_tokens() const;

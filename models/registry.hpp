@@ -51,6 +51,9 @@ struct EncoderSpec {
   bool freeze_pretrained = false;
   std::vector<std::uint8_t> pretrained_rows = {};  // the rows of `pretrained` that hold vectors (empty: all)
   std::int64_t embedding_dim = 0;                  // token table width (0: hidden; else projected to hidden)
+  // > 0: the batch carries a class per token (SequenceBatch::token_case, e.g. capitalisation) whose learned
+  // embedding is added to the token's (models with SequenceEmbedding; the others refuse it).
+  std::int64_t case_classes = 0;
   nn::Generator* generator = nullptr;  // dropout masks of models that take a generator (default one when null)
   nlohmann::json options = nlohmann::json::object();  // every option the model declares, defaults filled in
 
@@ -74,6 +77,7 @@ void set_shared_encoder_fields(Config& config, const EncoderSpec& spec) {
   config.freeze_pretrained = spec.freeze_pretrained;
   config.pretrained_rows = spec.pretrained_rows;
   config.embedding_dim = spec.embedding_dim;
+  config.case_classes = spec.case_classes;
 }
 
 struct ModelRegistration {

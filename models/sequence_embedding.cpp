@@ -39,6 +39,10 @@ SequenceEmbedding::SequenceEmbedding(const EmbeddingConfig& config) : config_(co
   // Registered last so the other parameters keep their names and their reset seeds (registration order).
   if (table_dim != config.hidden)
     token_projection = register_module("token_projection", std::make_shared<nn::Linear>(table_dim, config.hidden, false));
+  TOPO_CHECK(config.case_classes >= 0 && (config.case_classes == 0 || config.vocab_size > 0),
+             "sequence embedding: case_classes {} needs token ids (vocab_size > 0)", config.case_classes);
+  if (config.case_classes > 0)
+    case_embedding = register_module("case", std::make_shared<nn::Embedding>(config.case_classes, config.hidden));
 }
 
 nn::Var SequenceEmbedding::forward(const SequenceBatch& batch) const {
@@ -51,6 +55,13 @@ nn::Var SequenceEmbedding::forward(const SequenceBatch& batch) const {
     TOPO_CHECK(batch.token_ids.defined(), "this model reads token ids, the batch has none");
     tokens = token_embedding->forward(batch.token_ids);  // [tokens, table_dim]
     if (token_projection) tokens = token_projection->forward(tokens);  // [tokens, hidden]
+    if (case_embedding) {
+      TOPO_CHECK(batch.token_case.defined() && batch.token_case.ndim() == 1 &&
+                     batch.token_case.size(0) == batch.token_ids.size(0),
+                 "this model adds a per-token case class; the batch has {} for {} tokens",
+                 batch.token_case.defined() ? batch.token_case.str() : std::string("none"), batch.token_ids.size(0));
+      tokens = tokens + case_embedding->forward(batch.token_case);
+    }
   } else {
     TOPO_CHECK(batch.features.defined() && batch.features.ndim() == 2 && batch.features.size(1) == config_.input_dim,
                "this model reads features [tokens, {}], the batch has {}", config_.input_dim,

@@ -27,6 +27,10 @@ struct EmbeddingConfig {
   // the look-up, so vectors of any width feed a model of any width and keep their geometry (a linear map),
   // and a frozen table still gets a trained map into the model.
   std::int64_t embedding_dim = 0;
+  // > 0: an embedding [case_classes, hidden] of the batch's token_case ids is added to the token embedding
+  // (tagging: capitalisation beside uncased word vectors). Its own table, not concatenated, so the width the
+  // encoder sees stays hidden.
+  std::int64_t case_classes = 0;
 };
 
 class SequenceEmbedding : public nn::Module {
@@ -39,6 +43,7 @@ class SequenceEmbedding : public nn::Module {
   std::shared_ptr<nn::Embedding> token_embedding;  // when vocab_size > 0
   std::shared_ptr<nn::Linear> feature_projection;  // when input_dim > 0
   std::shared_ptr<nn::Linear> token_projection;    // when embedding_dim is neither 0 nor hidden
+  std::shared_ptr<nn::Embedding> case_embedding;   // when case_classes > 0
   std::shared_ptr<nn::Embedding> position_embedding;
   std::shared_ptr<nn::Dropout> dropout;
 

@@ -4,8 +4,8 @@
 #include <chrono>
 #include <map>
 
+#include "apps/tasks/task_vectors.hpp"
 #include "apps/text/batching.hpp"
-#include "apps/text/word_vectors.hpp"
 #include "kernels/error.hpp"
 #include "nn/ops.hpp"
 
@@ -85,23 +85,7 @@ TextClassification::TextClassification(const ClassifyOptions& options) : options
     stats_[s] = parts[s]->stats;
   }
   if (!options.vectors.empty()) {
-    const text::WordVectors v = text::load_word_vectors(options.vectors, vocab_, options.vector_options);
-    TOPO_CHECK(v.found > 0, "word vectors '{}' cover none of the {} vocabulary tokens{}", options.vectors,
-               vocab_.size(), options.vector_options.lowercase_fallback ? "" : " (try the lowercase look-up)");
-    pretrained_ = Tensor::from_vector(v.values, {vocab_.size(), v.dim});
-    pretrained_rows_ = v.covered;
-    embedding_dim_ = v.dim;
-    const text::VectorCoverage coverage = text::vector_coverage(v, splits_[static_cast<int>(Split::Train)].ids);
-    vectors_report_ = {{"file", options.vectors},
-                       {"dim", v.dim},
-                       {"vectors", v.vectors},
-                       {"lowercase_fallback", options.vector_options.lowercase_fallback},
-                       {"found_lowercase", v.found_lowercase},
-                       {"duplicates", v.duplicates},
-                       {"bad_lines", v.bad_lines},
-                       {"bad_line_examples", v.bad_examples},
-                       {"load_seconds", v.seconds},
-                       {"train_coverage", coverage.to_json()}};
+    load_vectors(options.vectors, options.vector_options, splits_[static_cast<int>(Split::Train)].ids);
   }
 }
 
@@ -242,7 +226,7 @@ nlohmann::json TextClassification::metadata() const {
           {"read", read_options_json(options_.read)},
           {"vocab_size", vocab_.size()},
           {"embedding_dim", embedding_dim_},
-          {"vectors", vectors_report_},
+          {"vectors", vectors_report()},
           {"data", data}};
 }
 

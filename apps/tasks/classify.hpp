@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "apps/tasks/task.hpp"
+#include "apps/tasks/task_vectors.hpp"
 #include "apps/text/dataset.hpp"
 #include "apps/text/vocab.hpp"
 #include "apps/text/word_vectors.hpp"
@@ -38,7 +39,7 @@ nlohmann::json read_stats_json(const text::ReadStats& stats);
 
 EncodedSplit encode_split(const text::Dataset& data, const text::Vocabulary& vocab, const text::LabelSet& labels);
 
-class TextClassification final : public Task {
+class TextClassification final : public VocabularyTask {
  public:
   // Reads the files and builds the vocabulary and label set.
   explicit TextClassification(const ClassifyOptions& options);
@@ -49,18 +50,9 @@ class TextClassification final : public Task {
   static std::unique_ptr<TextClassification> for_evaluation(const nlohmann::json& metadata, ClassifyOptions options,
                                                             const std::string& source = "checkpoint metadata");
 
-  const text::Vocabulary& vocabulary() const { return vocab_; }
   const text::LabelSet& labels() const { return labels_; }
   const text::ReadStats& read_stats(Split split) const { return stats_[static_cast<int>(split)]; }
 
-  std::int64_t vocab_size() const override { return vocab_.size(); }
-  Tensor pretrained_embedding() const override { return pretrained_; }
-  std::vector<std::string> token_strings() const override { return vocab_.tokens(); }
-  std::vector<std::uint8_t> pretrained_rows() const override { return pretrained_rows_; }
-  std::int64_t embedding_dim() const override { return embedding_dim_; }
-  // With --vectors: the file, its width, what was loaded and the coverage of the training split's types and
-  // tokens (text::VectorCoverage), bad lines reported; null without vectors. Also in metadata()["vectors"].
-  const nlohmann::json& vectors_report() const { return vectors_report_; }
   std::int64_t max_length() const override { return options_.read.max_length; }
   std::shared_ptr<models::SequenceModel> make_model(std::shared_ptr<models::SequenceEncoder> encoder,
                                                     const models::HeadOptions& head) const override;
@@ -85,15 +77,10 @@ class TextClassification final : public Task {
   const EncodedSplit& split_(Split split) const { return splits_[static_cast<int>(split)]; }
 
   ClassifyOptions options_;
-  text::Vocabulary vocab_;
   text::LabelSet labels_;
   std::string majority_label_;
   EncodedSplit splits_[3];
   text::ReadStats stats_[3];
-  Tensor pretrained_;
-  std::vector<std::uint8_t> pretrained_rows_;
-  std::int64_t embedding_dim_ = 0;
-  nlohmann::json vectors_report_;
 };
 
 }  // namespace topo::apps

@@ -49,6 +49,8 @@ class Task {
   virtual std::vector<std::string> token_strings() const { return {}; }
   virtual std::vector<std::uint8_t> pretrained_rows() const { return {}; }
   virtual std::int64_t embedding_dim() const { return 0; }
+  // > 0: batches carry SequenceBatch::token_case ids below this (the tagging task's capitalisation classes).
+  virtual std::int64_t case_classes() const { return 0; }
   // The longest sequence a model must accept (size of the learned position table).
   virtual std::int64_t max_length() const = 0;
   // The encoder plus this task's output stage.
@@ -63,6 +65,11 @@ class Task {
   virtual TaskBatch batch(Split split, const std::vector<std::int64_t>& indices) const = 0;
   // Mean loss of a batch's model output against its targets.
   virtual nn::Var loss(const nn::Var& output, const Tensor& targets) const = 0;
+  // The training loss of one batch: loss(output, targets) unless the task's loss needs the model's own
+  // parameters or the batch's shape (tagging with a CRF: transitions, sentence lengths). The trainer calls this.
+  virtual nn::Var batch_loss(models::SequenceModel& /*model*/, const nn::Var& output, const TaskBatch& batch) const {
+    return loss(output, batch.targets);
+  }
 
   // Dev/test metric: its name in result files ("mse", "acc") and whether larger is better.
   virtual std::string metric() const = 0;
@@ -73,6 +80,12 @@ class Task {
   virtual nlohmann::json baseline(Split split) const = 0;
   // What a checkpoint must carry to rebuild the task's inputs later (vocabulary, label names).
   virtual nlohmann::json metadata() const { return nlohmann::json::object(); }
+  // Files the task writes into the run directory after the best parameters were tested (tagging: the dev and
+  // test files with a predicted column); returns their paths.
+  virtual std::vector<std::string> write_outputs(models::SequenceModel& /*model*/, Device /*device*/,
+                                                 const std::string& /*out_dir*/) const {
+    return {};
+  }
 };
 
 // Examples [0, size) in training order: a Fisher-Yates permutation keyed by (seed, epoch).

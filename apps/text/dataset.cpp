@@ -28,6 +28,17 @@ std::string read_file_bytes(const std::string& path) {
   return bytes;
 }
 
+std::vector<std::string_view> split_fields(std::string_view line, char separator) {
+  std::vector<std::string_view> fields;
+  std::size_t pos = 0;
+  while (true) {
+    const std::size_t at = line.find(separator, pos);
+    fields.push_back(line.substr(pos, at == std::string_view::npos ? std::string_view::npos : at - pos));
+    if (at == std::string_view::npos) return fields;
+    pos = at + 1;
+  }
+}
+
 bool is_integer(std::string_view s) {
   if (!s.empty() && s.front() == '-') s.remove_prefix(1);
   if (s.empty() || s.size() > 18) return false;
@@ -73,16 +84,6 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-std::vector<std::string_view> split_tabs(std::string_view line) {
-  std::vector<std::string_view> columns;
-  std::size_t pos = 0;
-  while (true) {
-    const std::size_t tab = line.find('\t', pos);
-    columns.push_back(line.substr(pos, tab == std::string_view::npos ? std::string_view::npos : tab - pos));
-    if (tab == std::string_view::npos) return columns;
-    pos = tab + 1;
-  }
-}
 
 // The common tail of the label/text formats: validate, tokenize, add.
 void add_labelled_text(Dataset& d, std::string_view label, std::string_view text, std::int64_t line,
@@ -131,7 +132,7 @@ Dataset read_tsv(const std::string& path, const ReadOptions& opts) {
   std::size_t label_col = 0, text_col = 1, min_columns = 2;
   bool first = true;
   detail::for_each_line(d, opts, [&](std::int64_t line, const std::string& text) {
-    const std::vector<std::string_view> columns = split_tabs(text);
+    const std::vector<std::string_view> columns = detail::split_fields(text, '\t');
     if (first) {
       first = false;
       std::size_t found_label = columns.size(), found_text = columns.size();

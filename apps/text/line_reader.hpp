@@ -31,10 +31,13 @@ inline bool is_blank(std::string_view s) {
   return true;
 }
 
-// Calls parse(line_number, decoded_line) for every non-blank line of the file at d.path, in order.
-template <class Parse>
-void for_each_line(Dataset& d, const ReadOptions& opts, Parse&& parse) {
-  const std::string bytes = read_file_bytes(d.path);
+// Calls parse(line_number, decoded_line) for every non-blank line of `path`, in order, and blank(line_number)
+// for every blank one (column formats end a sentence there; the one-example-per-line formats ignore them).
+// A parser's BadLine becomes "path:line: ..." or, with skip_bad, a counted skip.
+template <class Parse, class Blank>
+void for_each_line(const std::string& path, ReadStats& stats, TextEncoding encoding, bool skip_bad, Parse&& parse,
+                   Blank&& blank) {
+  const std::string bytes = read_file_bytes(path);
   const std::string_view all(bytes);
   std::int64_t line_number = 0;
   std::size_t pos = 0;
@@ -44,20 +47,29 @@ void for_each_line(Dataset& d, const ReadOptions& opts, Parse&& parse) {
     const std::string_view raw = all.substr(pos, end - pos);
     pos = end + 1;
     ++line_number;
-    if (is_blank(raw)) continue;
-    ++d.stats.lines;
+    if (is_blank(raw)) {
+      blank(line_number);
+      continue;
+    }
+    ++stats.lines;
     bool invalid = false;
-    const std::string line = decode_line(raw, opts.encoding, &invalid);
-    if (invalid && d.stats.invalid_utf8_lines++ == 0) d.stats.first_invalid_utf8 = fmt::format("{}:{}", d.path, line_number);
+    const std::string line = decode_line(raw, encoding, &invalid);
+    if (invalid && stats.invalid_utf8_lines++ == 0) stats.first_invalid_utf8 = fmt::format("{}:{}", path, line_number);
     try {
       parse(line_number, line);
     } catch (const BadLine& bad) {
-      if (!opts.skip_bad)
-        fail("{}:{}: {}{}", d.path, line_number, bad.message,
+      if (!skip_bad)
+        fail("{}:{}: {}{}", path, line_number, bad.message,
              invalid ? " (the line also has invalid UTF-8; is the encoding right?)" : "");
-      ++d.stats.skipped_bad;
+      ++stats.skipped_bad;
     }
   }
+}
+
+// The one-example-per-line formats: blank lines are skipped.
+template <class Parse>
+void for_each_line(Dataset& d, const ReadOptions& opts, Parse&& parse) {
+  for_each_line(d.path, d.stats, opts.encoding, opts.skip_bad, std::forward<Parse>(parse), [](std::int64_t) {});
 }
 
 // SST labels are 0..4: any other is a BadLine (a sixth class would train silently). Returns false when
@@ -67,6 +79,9 @@ bool apply_sst_label(std::string& label, const ReadOptions& opts);
 // Appends an example (truncating to max_length, counting stats.examples / stats.truncated).
 void add_example(Dataset& d, std::vector<std::string> tokens, std::string label, std::int64_t line,
                  const ReadOptions& opts);
+
+// The fields between every `separator` (empty fields kept: "a\t\tb" has three).
+std::vector<std::string_view> split_fields(std::string_view line, char separator);
 
 // True for an optional '-' followed by 1..18 ASCII digits.
 bool is_integer(std::string_view s);

@@ -134,6 +134,14 @@ std::vector<std::int64_t> Vocabulary::encode(const std::vector<std::string>& tok
   return ids;
 }
 
+Vocabulary Vocabulary::extended(const std::vector<std::string>& more) const {
+  std::vector<std::string> tokens = tokens_;
+  std::unordered_map<std::string, std::int64_t> seen = ids_;
+  for (const std::string& t : more)
+    if (seen.emplace(t, static_cast<std::int64_t>(tokens.size())).second) tokens.push_back(t);
+  return Vocabulary(std::move(tokens));
+}
+
 nlohmann::json Vocabulary::to_json() const { return {{"tokens", tokens_}}; }
 
 Vocabulary Vocabulary::from_json(const nlohmann::json& j) {

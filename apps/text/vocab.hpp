@@ -52,6 +52,9 @@ class Vocabulary {
   std::int64_t size() const { return static_cast<std::int64_t>(tokens_.size()); }
   bool contains(const std::string& token) const { return ids_.count(token) != 0; }
   std::vector<std::int64_t> encode(const std::vector<std::string>& tokens) const;
+  // This vocabulary with `more` appended in their order (tokens it already has, and repeats, skipped): the
+  // existing ids are unchanged.
+  Vocabulary extended(const std::vector<std::string>& more) const;
   const std::vector<std::string>& tokens() const { return tokens_; }
 
   nlohmann::json to_json() const;  // {"tokens": [...]} (ids = positions)

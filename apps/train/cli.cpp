@@ -45,8 +45,11 @@ std::optional<TrainConfig> parse_train_args(int argc, const char* const* argv, s
     std::string flag = "--" + field.name;
     std::replace(flag.begin(), flag.end(), '_', '-');
     if (field.kind == "bool") {
-      app.add_flag_function(flag, [&overrides, name = field.name](std::int64_t) { overrides.emplace_back(name, "true"); },
-                            field.help);
+      // `--flag` sets true; `--flag=false` (CLI11 passes a negative count) turns off what a recipe turned on.
+      app.add_flag_function(
+          flag,
+          [&overrides, name = field.name](std::int64_t count) { overrides.emplace_back(name, count > 0 ? "true" : "false"); },
+          field.help + " (" + flag + "=false: off)");
     } else {
       app.add_option_function<std::string>(
              flag, [&overrides, name = field.name](const std::string& v) { overrides.emplace_back(name, v); },

@@ -26,7 +26,7 @@ struct Field {
 // The one declaration of every field (JSON key = name; flag = --name with '_' -> '-').
 const std::vector<Field>& table() {
   static const std::vector<Field> fields = {
-      {"task", &TrainConfig::task, "task: masked-sum | mirrored-sum | classify"},
+      {"task", &TrainConfig::task, "task: masked-sum | mirrored-sum | classify | tag"},
       {"n", &TrainConfig::n, "sequence length (the longest when n_min > 0)"},
       {"n_min", &TrainConfig::n_min, "shortest length; 0: every sequence has length n"},
       {"k", &TrainConfig::k, "masked-sum: masked positions per sequence; mirrored-sum: mirrored pairs summed (K)"},
@@ -36,7 +36,8 @@ const std::vector<Field>& table() {
       {"test_size", &TrainConfig::test_size, "test examples"},
       {"max_len", &TrainConfig::max_len,
        "masked-sum: longest sequence accepted (0: no limit); classify: truncate sentences to this many tokens (0: 256)"},
-      {"format", &TrainConfig::format, "classify: data format: sst | sst-stsa | mtl | tsv | jsonl"},
+      {"format", &TrainConfig::format,
+       "classify: sst | sst-stsa | mtl | tsv | jsonl; tag: conll | conllu | weibo | bmes (empty: from the file name)"},
       {"train", &TrainConfig::train, "classify: training file"},
       {"dev", &TrainConfig::dev, "classify: development file (optional with dev_split; mtl: last 200 training lines)"},
       {"test", &TrainConfig::test, "classify: test file (optional)"},
@@ -60,6 +61,13 @@ const std::vector<Field>& table() {
        "classify: a token absent from the vectors takes its lowercased form's vector"},
       {"vectors_bad_lines", &TrainConfig::vectors_bad_lines,
        "classify: malformed vector lines: skip (reported with path:line) | reject (stop there)"},
+      {"tag_scheme", &TrainConfig::tag_scheme,
+       "tag: the scheme the model predicts: file (the training file's) | iob1 | iob2 | bioes | bmes"},
+      {"xpos", &TrainConfig::xpos, "tag, conllu: tag with XPOS instead of UPOS"},
+      {"case_feature", &TrainConfig::case_feature,
+       "tag: add a capitalisation embedding (lower, Upper, ALLCAPS, mixed, digits) to each token"},
+      {"crf", &TrainConfig::crf,
+       "tag: a linear-chain CRF on the per-token scores (NLL training, Viterbi decoding, the scheme's constraints)"},
       {"model", &TrainConfig::model, "encoder: a registered model (their own options follow)"},
       {"layers", &TrainConfig::layers, "encoder layers"},
       {"hidden", &TrainConfig::hidden, "hidden size"},
@@ -319,13 +327,24 @@ void TrainConfig::validate() const {
   auto bad = [](const char* field, const auto& value, const std::string& why) {
     fail("invalid config field '{}' = {}: {}", field, value, why);
   };
-  if (!one_of(task, {"masked-sum", "mirrored-sum", "classify"}))
-    bad("task", "'" + task + "'", "expected masked-sum, mirrored-sum or classify");
+  if (!one_of(task, {"masked-sum", "mirrored-sum", "classify", "tag"}))
+    bad("task", "'" + task + "'", "expected masked-sum, mirrored-sum, classify or tag");
   const models::ModelRegistration* chosen = nullptr;
   for (const models::ModelRegistration& m : models::registered_models())
     if (m.name == model) chosen = &m;
   if (chosen == nullptr) bad("model", "'" + model + "'", "expected one of " + models::registered_model_names());
   validate_model_options(*this, *chosen);
+  // The text tasks' shared inputs: decoding, vocabulary, a model that reads token ids, word vectors.
+  const auto check_text_inputs = [&] {
+    if (!one_of(encoding, {"utf8", "latin1"})) bad("encoding", "'" + encoding + "'", "expected utf8 or latin1");
+    if (min_freq < 1) bad("min_freq", min_freq, "must be >= 1");
+    if (!chosen->reads_token_ids)
+      bad("model", "'" + model + "'", task + " needs a model that reads token ids: " + models_reading(true));
+    if (freeze_vectors && vectors.empty()) bad("freeze_vectors", "true", "needs --vectors");
+    if (vectors_lowercase && vectors.empty()) bad("vectors_lowercase", "true", "needs --vectors");
+    if (!one_of(vectors_bad_lines, {"skip", "reject"}))
+      bad("vectors_bad_lines", "'" + vectors_bad_lines + "'", "expected skip or reject");
+  };
   if (task == "mirrored-sum") {
     if (n < 1) bad("n", n, "must be >= 1");
     if (n_min != 0) bad("n_min", n_min, "mirrored-sum has fixed-length sequences (0)");
@@ -350,6 +369,16 @@ void TrainConfig::validate() const {
     if (max_len > 0 && n > max_len) bad("n", n, fmt::format("exceeds max_len = {}", max_len));
     if (!chosen->reads_features)
       bad("model", "'" + model + "'", "masked-sum needs a model that reads features: " + models_reading(false));
+  } else if (task == "tag") {
+    if (!format.empty() && !one_of(format, {"conll", "conllu", "weibo", "bmes"}))
+      bad("format", "'" + format + "'", "expected conll, conllu, weibo or bmes (empty: from the file name)");
+    if (train.empty()) bad("train", "''", "tag needs a training file");
+    if (dev.empty()) bad("dev", "''", "tag needs a dev file (the checkpoint is selected on it)");
+    if (dev_split != 0) bad("dev_split", dev_split, "tag takes a dev file, not a split");
+    if (!one_of(tag_scheme, {"file", "iob1", "iob2", "bio", "bioes", "bmes"}))
+      bad("tag_scheme", "'" + tag_scheme + "'", "expected file, iob1, iob2 (bio), bioes or bmes");
+    if (xpos && !format.empty() && format != "conllu") bad("xpos", "true", "applies only to --format conllu");
+    check_text_inputs();
   } else {
     if (!one_of(format, {"sst", "sst-stsa", "mtl", "tsv", "jsonl"}))
       bad("format", "'" + format + "'", "expected sst, sst-stsa, mtl, tsv or jsonl");
@@ -358,18 +387,11 @@ void TrainConfig::validate() const {
     if (dev.empty() && dev_split == 0 && format != "mtl")
       bad("dev", "''", "classify needs a dev file, or dev_split > 0 to hold out the last training examples");
     if (!dev.empty() && dev_split > 0) bad("dev_split", dev_split, "give either dev or dev_split, not both");
-    if (!one_of(encoding, {"utf8", "latin1"})) bad("encoding", "'" + encoding + "'", "expected utf8 or latin1");
     if (!one_of(tokenize, {"whitespace", "char"})) bad("tokenize", "'" + tokenize + "'", "expected whitespace or char");
     if ((subtrees || binary) && format != "sst" && format != "sst-stsa")
       bad(subtrees ? "subtrees" : "binary", "true", "applies only to the sst formats");
     if (subtrees && format != "sst") bad("subtrees", "true", "needs trees (--format sst)");
-    if (min_freq < 1) bad("min_freq", min_freq, "must be >= 1");
-    if (!chosen->reads_token_ids)
-      bad("model", "'" + model + "'", "classify needs a model that reads token ids: " + models_reading(true));
-    if (freeze_vectors && vectors.empty()) bad("freeze_vectors", "true", "needs --vectors");
-    if (vectors_lowercase && vectors.empty()) bad("vectors_lowercase", "true", "needs --vectors");
-    if (!one_of(vectors_bad_lines, {"skip", "reject"}))
-      bad("vectors_bad_lines", "'" + vectors_bad_lines + "'", "expected skip or reject");
+    check_text_inputs();
   }
   if (max_len < 0) bad("max_len", max_len, "must be >= 0");
   if (patience < 0) bad("patience", patience, "must be >= 0 (0: never stop early)");

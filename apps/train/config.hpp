@@ -17,7 +17,7 @@ namespace topo::apps {
 
 struct TrainConfig {
   // task
-  std::string task = "masked-sum";  // masked-sum | classify
+  std::string task = "masked-sum";  // masked-sum | mirrored-sum | classify | tag
   std::int64_t n = 200;       // sequence length (the longest when n_min > 0)
   std::int64_t n_min = 0;     // 0: fixed length n (the paper); else lengths uniform in [n_min, n]
   std::int64_t k = 10;        // masked positions
@@ -42,6 +42,11 @@ struct TrainConfig {
   bool freeze_vectors = false; // keep the loaded embedding fixed
   bool vectors_lowercase = false;          // a token the file lacks takes its lowercased form's vector
   std::string vectors_bad_lines = "skip";  // malformed vector lines: skip (reported) | reject (error at path:line)
+  // tag: sequence labelling (apps/tasks/tag.hpp); format conll | conllu | weibo | bmes (empty: from the file name)
+  std::string tag_scheme = "file";  // the scheme the model predicts: file (the training file's) | iob1 | iob2 | bioes | bmes
+  bool xpos = false;                // conllu: tag with XPOS instead of UPOS
+  bool case_feature = false;        // add a capitalisation embedding {lower, Upper, ALLCAPS, mixed, digits}
+  bool crf = false;                 // a linear-chain CRF on the tag scores (NLL, Viterbi, the scheme's constraints)
   // model
   std::string model = "deepsets";  // a registered model (models/registry.hpp)
   // Every registered model's own options (key -> value, every key present, defaults filled in); only the

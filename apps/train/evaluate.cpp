@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "apps/tasks/classify.hpp"
+#include "apps/tasks/tag.hpp"
 #include "apps/train/cli.hpp"
 #include "apps/train/config.hpp"
 #include "apps/train/model_factory.hpp"
@@ -25,6 +26,66 @@ std::string resolve_checkpoint(const std::string& path) {
   return best;
 }
 
+namespace {
+
+// The checkpoint's model for `task`: built from its config, moved to `device`, its parameters loaded.
+std::shared_ptr<models::SequenceModel> load_model(const TrainConfig& config, const Task& task, const std::string& path,
+                                                  Device device) {
+  const auto model = make_task_model(config, task);
+  model->to(device);
+  nn::load_checkpoint(path, *model, nullptr, nullptr);
+  return model;
+}
+
+// topo-eval on a tagging checkpoint: the file read as training read its files, scored with the task's metric;
+// the conlleval-style table in "table", predictions written with options.predictions.
+nlohmann::json evaluate_tagger(const EvalOptions& options, const TrainConfig& config, const nlohmann::json& meta,
+                               const std::string& path, Device device, const ThreadCount& threads) {
+  TagOptions task_options;
+  task_options.format = options.format;
+  task_options.test = options.test;
+  task_options.eval_batch = options.batch;
+  task_options.read.skip_bad = options.skip_bad;
+  const auto task = SequenceTagging::for_evaluation(meta.at("task"), task_options, "checkpoint '" + path + "'");
+  const auto model = load_model(config, *task, path, device);
+  const SequenceTagging::Predictions p = task->predict(*model, Split::Test, device);
+  const text::TagScorer scorer = task->score(Split::Test, p.tags);
+  if (!options.predictions.empty()) {
+    std::vector<std::vector<std::string>> tags = p.tags;
+    const text::TaggedDataset& d = task->data(Split::Test);
+    std::vector<std::vector<std::string>> gold;
+    for (const auto& s : d.sentences) gold.push_back(s.tags);
+    const text::TagScheme file_scheme = text::detect_tag_scheme(gold);
+    for (auto& t : tags) t = text::convert_tags(t, task->scheme(), file_scheme);
+    text::write_tagged_predictions(options.predictions, d, tags);
+  }
+  nlohmann::json result = {{"checkpoint", path},
+                           {"task", "tag"},
+                           {"test", options.test},
+                           {"format", text::tag_format_name(task->data(Split::Test).format)},
+                           {"model", config.model},
+                           {"metric", task->metric()},
+                           {"scheme", text::tag_scheme_name(task->scheme())},
+                           {"loss", p.loss},
+                           {"ms_per_batch", 1e3 * p.forward_seconds / double(std::max<std::int64_t>(p.batches, 1))},
+                           {"batch", options.batch},
+                           {"sentences", static_cast<std::int64_t>(p.tags.size())},
+                           {"scores", scorer.to_json()},
+                           {"table", scorer.table()},
+                           {"device", device.str()},
+                           {"threads", threads.threads},
+                           {"threads_source", threads.source},
+                           {"config", meta.at("config")}};
+  result.update(task->baseline(Split::Test));
+  result[task->metric()] = task->metric() == "f1" ? scorer.overall().f1() : scorer.accuracy();
+  result["acc"] = scorer.accuracy();
+  if (!options.predictions.empty()) result["predictions"] = options.predictions;
+  if (!options.json.empty()) write_file_atomically(options.json, result.dump(2) + "\n");
+  return result;
+}
+
+}  // namespace
+
 nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
   TOPO_CHECK(options.batch >= 1, "--batch {} must be >= 1", options.batch);
   TOPO_CHECK(options.threads >= 0, "--threads {} must be >= 0", options.threads);
@@ -41,8 +102,9 @@ nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
     set_config_field(config, "attention", options.attention);
     config.validate();  // names the field when the model has no such switch
   }
-  TOPO_CHECK(config.task == "classify", "checkpoint '{}' is a '{}' model; topo-eval scores text classifiers", path,
-             config.task);
+  TOPO_CHECK(config.task == "classify" || config.task == "tag",
+             "checkpoint '{}' is a '{}' model; topo-eval scores text classifiers and taggers", path, config.task);
+  if (config.task == "tag") return evaluate_tagger(options, config, meta, path, device, threads);
 
   ClassifyOptions task_options;
   task_options.format = options.format.empty() ? config.format : options.format;
@@ -50,9 +112,7 @@ nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
   task_options.eval_batch = options.batch;
   task_options.read.skip_bad = options.skip_bad;
   const auto task = TextClassification::for_evaluation(meta.at("task"), task_options, "checkpoint '" + path + "'");
-  const auto model = make_task_model(config, *task);
-  model->to(device);
-  nn::load_checkpoint(path, *model, nullptr, nullptr);
+  const auto model = load_model(config, *task, path, device);
   const Evaluation e = task->evaluate(*model, Split::Test, device);
   const nlohmann::json baseline = task->baseline(Split::Test);
   nlohmann::json result = {{"checkpoint", path},
@@ -72,16 +132,18 @@ nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
 }
 
 std::optional<EvalOptions> parse_eval_args(int argc, const char* const* argv, std::ostream& out) {
-  CLI::App app{"topo-eval: score a saved text classifier (topo-train --task classify) on a file", "topo-eval"};
+  CLI::App app{"topo-eval: score a saved text classifier or tagger (topo-train --task classify | tag) on a file", "topo-eval"};
   EvalOptions o;
   app.add_option("--checkpoint", o.checkpoint, "run directory (uses its best.ckpt) or checkpoint file")->required();
   app.add_option("--test", o.test, "file to score")->required();
-  app.add_option("--format", o.format, "sst | sst-stsa | mtl | tsv | jsonl (default: the training format)");
+  app.add_option("--format", o.format, "sst | sst-stsa | mtl | tsv | jsonl; taggers: conll | conllu | weibo | bmes (default: the training format)");
   app.add_option("--json", o.json, "write the result here (atomically)");
   app.add_option("--batch", o.batch, "sentences per batch (timing is per batch)");
   app.add_option("--threads", o.threads, "CPU threads (0: default)");
   app.add_option("--device", o.device, "cpu | cuda | cuda:N");
   app.add_option("--attention", o.attention, "models with an attention option: graph | dense | padded (default: as trained)");
+  app.add_option("--predictions", o.predictions,
+                 "taggers: write the file's lines plus a predicted column here (atomically)");
   app.add_flag("--skip-bad", o.skip_bad, "skip malformed lines (counted) instead of failing");
   if (!parse_command_line(app, argc, argv, out)) return std::nullopt;
   return o;

@@ -21,13 +21,16 @@ struct EvalOptions {
   std::string device = "cpu";
   std::string attention;   // Transformer: graph | dense overrides the trained setting (same parameters)
   bool skip_bad = false;
+  std::string predictions;  // taggers: write the scored file with a predicted column here
 };
 
 // The checkpoint file a --checkpoint argument names (DIR -> DIR/best.ckpt); missing: an error naming it.
 std::string resolve_checkpoint(const std::string& path);
 
-// {"checkpoint", "test", "format", "model", "acc", "loss", "examples", "ms_per_batch", "batch",
-//  "majority_acc", "read": {...}, "config": {...}}; written to options.json when set.
+// Classifiers: {"checkpoint", "test", "format", "model", "acc", "loss", "examples", "ms_per_batch", "batch",
+//  "majority_acc", "read": {...}, "config": {...}}. Taggers: {"task": "tag", "metric", "f1" or "acc", "acc",
+//  "scores": {conlleval's counts, per_type}, "table": conlleval's report, "majority_tag", ...}. Written to
+//  options.json when set.
 nlohmann::json evaluate_checkpoint(const EvalOptions& options);
 
 // Command line of topo-eval; nullopt after --help (printed to `out`). Bad flags are topo::Errors.

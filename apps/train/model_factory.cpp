@@ -3,6 +3,7 @@
 #include "apps/tasks/classify.hpp"
 #include "apps/tasks/masked_sum.hpp"
 #include "apps/tasks/mirrored_sum.hpp"
+#include "apps/tasks/tag.hpp"
 #include "kernels/error.hpp"
 #include "models/registry.hpp"
 
@@ -32,6 +33,27 @@ ClassifyOptions classify_options(const TrainConfig& config) {
   return o;
 }
 
+TagOptions tag_options(const TrainConfig& config) {
+  TagOptions o;
+  o.format = config.format;
+  o.train = config.train;
+  o.dev = config.dev;
+  o.test = config.test;
+  o.read.encoding = text::parse_text_encoding(config.encoding);
+  o.read.skip_bad = config.skip_bad;
+  o.read.xpos = config.xpos;
+  o.scheme = config.tag_scheme;
+  o.lowercase = config.lowercase;
+  o.case_feature = config.case_feature;
+  o.crf = config.crf;
+  o.min_freq = config.min_freq;
+  o.max_length = config.max_len > 0 ? config.max_len : 256;
+  o.vectors = config.vectors;
+  o.vector_options = {config.vectors_lowercase, text::parse_bad_vector_lines(config.vectors_bad_lines)};
+  o.eval_batch = config.eval_batch > 0 ? config.eval_batch : 128;
+  return o;
+}
+
 std::unique_ptr<Task> make_task(const TrainConfig& config) {
   config.validate();
   if (config.task == "masked-sum")
@@ -45,6 +67,7 @@ std::unique_ptr<Task> make_task(const TrainConfig& config) {
         MirroredSumRegression::Sizes{config.train_size, config.dev_size, config.test_size},
         config.eval_batch > 0 ? config.eval_batch : std::max<std::int64_t>(config.batch, 256));
   if (config.task == "classify") return std::make_unique<TextClassification>(classify_options(config));
+  if (config.task == "tag") return std::make_unique<SequenceTagging>(tag_options(config));
   fail("unknown task '{}'", config.task);
 }
 
@@ -66,6 +89,7 @@ std::shared_ptr<models::SequenceEncoder> make_encoder(const TrainConfig& config,
   spec.pretrained = task.pretrained_embedding();
   spec.pretrained_rows = task.pretrained_rows();
   spec.embedding_dim = task.embedding_dim();  // vectors of another width than hidden: projected
+  spec.case_classes = task.case_classes();
   spec.vocabulary = task.token_strings();
   spec.freeze_pretrained = config.freeze_vectors;
   spec.generator = gen;

@@ -13,6 +13,9 @@ namespace topo::apps {
 // The classify task's options from a config (defaults: mtl dev = last 200 training lines, truncation 256).
 struct ClassifyOptions;
 ClassifyOptions classify_options(const TrainConfig& config);
+// The tag task's options from a config (pieces of at most max_len tokens, 256 by default).
+struct TagOptions;
+TagOptions tag_options(const TrainConfig& config);
 
 // The task named by config.task, its data read / generated (classify: files read, vocabulary built).
 std::unique_ptr<Task> make_task(const TrainConfig& config);

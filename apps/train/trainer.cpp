@@ -136,6 +136,7 @@ class TrainingRun {
   Clock::time_point t_start_;
   std::int64_t tokens_seen_ = 0;
   nlohmann::json test_values_;
+  std::vector<std::string> outputs_;  // files the task wrote beside result.json (tagging: predictions)
   nlohmann::json kernel_profile_;
 };
 
@@ -375,7 +376,7 @@ void TrainingRun::train_step(const std::vector<std::int64_t>& global_batch, std:
     nn::Var loss;
     {
       auto scope = profile_.time("forward");
-      loss = task_->loss(model_->forward(batch.inputs), batch.targets);
+      loss = task_->batch_loss(*model_, model_->forward(batch.inputs), batch);
       loss_value = loss.item();
     }
     if (!distributed_)
@@ -492,6 +493,7 @@ void TrainingRun::test_best() {
     r_.test_metric = test.metric;
     test_values_ = test.values;
   }
+  outputs_ = task_->write_outputs(*model_, device_, c_.out);
   r_.baseline = task_->baseline(r_.has_test ? Split::Test : Split::Dev);
 }
 
@@ -542,6 +544,7 @@ void TrainingRun::write_result() {
                                {"config", c.to_json()},
                                {"config_sources", c.sources}};
   result.update(more);
+  if (!outputs_.empty()) result["outputs"] = outputs_;
   if (distributed_)
     result["data_parallel"] = {{"backend", comm_.backend()},
                                {"reduce", c.dist_reduce},

@@ -41,6 +41,7 @@ struct BigConfig {
   bool freeze_pretrained = false;
   std::vector<std::uint8_t> pretrained_rows;  // set by the registry's shared fields; BiG takes whole tables
   std::int64_t embedding_dim = 0;             // the same; BiG's vectors must have the model's width
+  std::int64_t case_classes = 0;              // the same; must stay 0 (characters have no capitalisation)
   BigVariant variant = BigVariant::Full;
   std::shared_ptr<const Lexicon> lexicon;  // full / no-global without batch spans: required
   std::vector<std::string> vocabulary;     // [vocab_size] token strings by id (lexicon matching)

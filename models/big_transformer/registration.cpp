@@ -36,6 +36,8 @@ ModelRegistration big_transformer_registration() {
   m.make = [](const EncoderSpec& spec) {
     BigConfig config;
     set_shared_encoder_fields(config, spec);
+    TOPO_CHECK(config.case_classes == 0,
+               "BiG-Transformer reads characters: it takes no capitalisation feature (tag with --case-feature=false)");
     config.variant = parse_big_variant(spec.option<std::string>("variant"));
     config.vocabulary = spec.vocabulary;
     config.matching.single_units = spec.option<bool>("lexicon_single_chars");
@@ -51,6 +53,11 @@ ModelRegistration big_transformer_registration() {
                            {"hidden", 96},       {"heads", 6},     {"head_hidden", 96}, {"dropout", 0.2},
                            {"epochs", 6},        {"patience", 3},  {"batch", 32},       {"lr", 7e-4},
                            {"clip", 5.0},        {"warmup", 200}};
+  // Character tagging (Resume, Weibo NER): no capitalisation feature (characters), the classify recipe's sizes.
+  m.recipes["tag"] = {{"case_feature", false}, {"max_len", 256}, {"min_freq", 2},     {"layers", 2},
+                      {"hidden", 96},          {"heads", 6},     {"head_hidden", 96}, {"dropout", 0.2},
+                      {"epochs", 10},          {"patience", 4},  {"batch", 32},       {"lr", 7e-4},
+                      {"clip", 5.0},           {"warmup", 200}};
   return m;
 }
 

@@ -30,9 +30,10 @@ struct StarConfig {
   bool freeze_pretrained = false;
   std::vector<std::uint8_t> pretrained_rows;  // the rows of `pretrained` that hold vectors (empty: all)
   std::int64_t embedding_dim = 0;             // token table width (0: hidden; else projected to hidden)
+  std::int64_t case_classes = 0;               // > 0: a capitalisation embedding added per token (tagging)
   EmbeddingConfig embedding() const {
     return {vocab_size, input_dim, hidden, max_length, dropout, pretrained, freeze_pretrained, pretrained_rows,
-            embedding_dim};
+            embedding_dim, case_classes};
   }
   StarVariant variant = StarVariant::Full;
   bool residual = false;

@@ -162,6 +162,15 @@ TEST_CASE("config: the model's recipe for the task is the default; the file beat
   CHECK(only_flags->sources.at("train") == "flag");
   CHECK(only_flags->sources.count("seed") == 0);  // a default
 
+  // A bool the recipe turns on, a flag turns off: `--case-feature=false` (Chinese characters with Star's tagger).
+  const auto tag_on = parse({"--task", "tag", "--model", "star", "--train", "x", "--dev", "y"});
+  const auto tag_off = parse({"--task", "tag", "--model", "star", "--train", "x", "--dev", "y", "--case-feature=false"});
+  REQUIRE((tag_on.has_value() && tag_off.has_value()));
+  CHECK(tag_on->case_feature);
+  CHECK_FALSE(tag_off->case_feature);
+  CHECK(tag_off->sources.at("case_feature") == "flag");
+  CHECK(parse({"--task", "tag", "--model", "star", "--train", "x", "--dev", "y", "--crf"})->crf);
+
   // The file's model chooses the recipe (the Transformer's runs dense); the file beats the recipe, a flag both.
   const std::string path = temp_file("recipe.json", R"({"task": "classify", "model": "transformer", "format": "mtl",
                                                         "train": "x.train", "batch": 8, "lr": 0.002})");
@@ -198,8 +207,9 @@ TEST_CASE("config: every registered recipe is made of known fields and validates
       TrainConfig c;
       c.task = task;
       c.model = m.name;
-      c.format = "mtl";
+      c.format = task == "tag" ? "conll" : "mtl";
       c.train = "x.train";
+      if (task == "tag") c.dev = "x.dev";  // tagging selects on a dev file, never a split
       CHECK_NOTHROW(apply_config_json(c, recipe));
       CHECK_NOTHROW(c.validate());
     }

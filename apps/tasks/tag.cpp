@@ -1,0 +1,387 @@
+#include "apps/tasks/tag.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+
+#include "apps/tasks/classify.hpp"
+#include "apps/tasks/task_vectors.hpp"
+#include "apps/text/batching.hpp"
+#include "kernels/error.hpp"
+#include "nn/ops.hpp"
+
+namespace topo::apps {
+namespace {
+
+std::vector<std::vector<std::string>> tags_of(const text::TaggedDataset& d) {
+  std::vector<std::vector<std::string>> out;
+  out.reserve(d.sentences.size());
+  for (const auto& s : d.sentences) out.push_back(s.tags);
+  return out;
+}
+
+// The words the vocabulary sees (lowercased with `lowercase`).
+std::string word_form(const std::string& token, bool lowercase) {
+  std::string w = token;
+  if (lowercase) text::ascii_lower(w);
+  return w;
+}
+
+nlohmann::json tagged_stats_json(const text::TaggedReadStats& s) {
+  nlohmann::json j = read_stats_json(s.read);
+  j["sentences"] = s.read.examples;
+  j["tokens"] = s.tokens;
+  j["documents"] = s.documents;
+  j["skipped_lines"] = s.skipped_lines;
+  return j;
+}
+
+text::TagScheme model_scheme(const std::string& name, text::TagScheme file_scheme) {
+  if (name == "file") return file_scheme;
+  const text::TagScheme s = text::parse_tag_scheme(name);
+  TOPO_CHECK((s == text::TagScheme::None) == (file_scheme == text::TagScheme::None),
+             "tag scheme '{}' does not fit the data's tags (scheme '{}')", name, text::tag_scheme_name(file_scheme));
+  return s;
+}
+
+}  // namespace
+
+SequenceTagging::SequenceTagging(const TagOptions& options) : options_(options) {
+  TOPO_CHECK(options.max_length > 0, "tag: max_length must be > 0");
+  TOPO_CHECK(options.eval_batch > 0, "tag: eval_batch must be > 0");
+  format_ = options.format.empty() ? text::guess_tag_format(options.train) : text::parse_tag_format(options.format);
+  options_.format = text::tag_format_name(format_);
+  TOPO_CHECK(!options.read.xpos || format_ == text::TagFormat::Conllu, "tag: xpos applies only to conllu files");
+  data_[0] = text::read_tagged(format_, options.train, options.read);
+  data_[1] = text::read_tagged(format_, options.dev, options.read);
+  if (!options.test.empty()) data_[2] = text::read_tagged(format_, options.test, options.read);
+  TOPO_CHECK(!data_[0].sentences.empty(), "tag: '{}' holds no sentences", options.train);
+  TOPO_CHECK(!data_[1].sentences.empty(), "tag: '{}' holds no sentences", options.dev);
+  file_scheme_ = text::detect_tag_scheme(tags_of(data_[0]));
+  scheme_ = model_scheme(options.scheme, file_scheme_);
+
+  text::Dataset words;  // the training words as the vocabulary builder reads them
+  words.path = options.train;
+  std::map<std::string, std::int64_t> tag_counts;
+  for (const auto& s : data_[0].sentences) {
+    text::Example e;
+    for (const auto& t : s.tokens) e.tokens.push_back(word_form(t, options.lowercase));
+    words.examples.push_back(std::move(e));
+    for (const auto& t : text::convert_tags(s.tags, file_scheme_, scheme_)) ++tag_counts[t];
+  }
+  vocab_ = text::Vocabulary::build({&words}, options.min_freq);
+  std::int64_t added_from_vectors = 0;
+  if (!options.vectors.empty()) {
+    // Words the vectors know join the vocabulary whatever their training count, those of the dev and test
+    // files included (their text only, never their tags): a word unseen in training still gets its pre-trained
+    // vector instead of <unk> (as Lample et al. 2016 and the Star-Transformer's tagger do).
+    std::vector<std::string> candidates;
+    for (const text::TaggedDataset& d : data_)
+      for (const auto& s : d.sentences)
+        for (const auto& t : s.tokens) {
+          std::string w = word_form(t, options.lowercase);
+          if (!vocab_.contains(w)) candidates.push_back(std::move(w));
+        }
+    const text::Vocabulary others = text::Vocabulary().extended(candidates);
+    const text::WordVectors found = text::load_word_vectors(options.vectors, others, options.vector_options);
+    std::vector<std::string> covered;
+    for (std::int64_t id = 2; id < others.size(); ++id)
+      if (found.covered[static_cast<std::size_t>(id)]) covered.push_back(others.token(id));
+    added_from_vectors = static_cast<std::int64_t>(covered.size());
+    vocab_ = vocab_.extended(covered);
+  }
+  std::vector<std::string> names;
+  for (const auto& [tag, count] : tag_counts) names.push_back(tag);
+  labels_ = text::LabelSet(names);
+  TOPO_CHECK(labels_.size() >= 2, "tag: '{}' has a single tag '{}'; nothing to learn", options.train, names.front());
+  majority_tag_ = std::max_element(tag_counts.begin(), tag_counts.end(),
+                                   [](const auto& a, const auto& b) { return a.second < b.second; })
+                      ->first;
+  for (Split s : {Split::Train, Split::Dev, Split::Test}) encode_(s);
+  if (!options.vectors.empty()) {
+    load_vectors(options.vectors, options.vector_options, split_(Split::Train).ids);
+    vectors_.report["vocabulary_added"] = added_from_vectors;
+  }
+}
+
+void SequenceTagging::encode_(Split split) {
+  const text::TaggedDataset& d = data_[static_cast<int>(split)];
+  EncodedTagSplit out;
+  // A dev/test file may be written in another scheme than training's (topo-eval): read its own.
+  const text::TagScheme file_scheme =
+      split == Split::Train ? file_scheme_ : (d.sentences.empty() ? file_scheme_ : text::detect_tag_scheme(tags_of(d)));
+  TOPO_CHECK((file_scheme == text::TagScheme::None) == (scheme_ == text::TagScheme::None),
+             "'{}': its tags (scheme '{}') are not of the model's kind (scheme '{}')", d.path,
+             text::tag_scheme_name(file_scheme), text::tag_scheme_name(scheme_));
+  for (std::size_t si = 0; si < d.sentences.size(); ++si) {
+    const text::TaggedSentence& s = d.sentences[si];
+    std::vector<std::string> gold = text::convert_tags(s.tags, file_scheme, scheme_);
+    for (std::int64_t begin = 0; begin < s.size(); begin += options_.max_length) {
+      const std::int64_t end = std::min(s.size(), begin + options_.max_length);
+      std::vector<std::int64_t> ids, cases, tags;
+      for (std::int64_t t = begin; t < end; ++t) {
+        const std::string& token = s.tokens[static_cast<std::size_t>(t)];
+        const std::string& tag = gold[static_cast<std::size_t>(t)];
+        ids.push_back(vocab_.id(word_form(token, options_.lowercase)));
+        cases.push_back(text::case_class(token));
+        // A tag training never saw cannot be predicted; it still counts as gold in the scores (a miss).
+        tags.push_back(labels_.contains(tag) ? labels_.id(tag) : -1);
+        TOPO_CHECK(split != Split::Train || tags.back() >= 0, "{}:{}: tag '{}' missing from the label set", d.path,
+                   s.line, tag);
+      }
+      out.ids.push_back(std::move(ids));
+      out.cases.push_back(std::move(cases));
+      out.tags.push_back(std::move(tags));
+      out.sentence.push_back(static_cast<std::int64_t>(si));
+      out.offset.push_back(begin);
+    }
+    out.gold.push_back(std::move(gold));
+  }
+  splits_[static_cast<int>(split)] = std::move(out);
+}
+
+std::unique_ptr<SequenceTagging> SequenceTagging::for_evaluation(const nlohmann::json& metadata, TagOptions options,
+                                                                 const std::string& source) {
+  TOPO_CHECK(!options.test.empty(), "evaluation needs a file to score");
+  TOPO_CHECK(metadata.is_object(), "{}: the task metadata is {}, not an object", source, metadata.type_name());
+  for (const char* key : {"vocabulary", "labels", "scheme", "file_scheme", "format", "read", "majority_tag"})
+    TOPO_CHECK(metadata.contains(key), "{}: the task metadata has no '{}' (a tagger's checkpoint carries it)", source,
+               key);
+  std::unique_ptr<SequenceTagging> t(new SequenceTagging());
+  try {
+    const nlohmann::json& read = metadata.at("read");
+    options.read.encoding = text::parse_text_encoding(read.at("encoding").get<std::string>());
+    options.read.xpos = read.at("xpos").get<bool>();
+    options.lowercase = read.at("lowercase").get<bool>();
+    options.case_feature = read.at("case_feature").get<bool>();
+    options.crf = read.value("crf", false);
+    options.max_length = read.at("max_length").get<std::int64_t>();
+    if (options.format.empty()) options.format = metadata.at("format").get<std::string>();
+    t->format_ = text::parse_tag_format(options.format);
+    t->scheme_ = text::parse_tag_scheme(metadata.at("scheme").get<std::string>());
+    t->file_scheme_ = text::parse_tag_scheme(metadata.at("file_scheme").get<std::string>());
+    t->vocab_ = text::Vocabulary::from_json(metadata.at("vocabulary"));
+    t->labels_ = text::LabelSet::from_json(metadata.at("labels"));
+    t->majority_tag_ = metadata.at("majority_tag").get<std::string>();
+    t->embedding_dim_ = metadata.value("embedding_dim", std::int64_t{0});
+  } catch (const nlohmann::json::exception& e) {
+    fail("{}: malformed task metadata: {}", source, e.what());
+  } catch (const Error& e) {
+    fail("{}: {}", source, e.what());
+  }
+  TOPO_CHECK(options.max_length > 0 && t->labels_.contains(t->majority_tag_),
+             "{}: inconsistent task metadata (max_length {}, majority tag '{}')", source, options.max_length,
+             t->majority_tag_);
+  options.scheme = text::tag_scheme_name(t->scheme_);
+  t->options_ = options;
+  t->data_[2] = text::read_tagged(t->format_, options.test, options.read);
+  TOPO_CHECK(!t->data_[2].sentences.empty(), "'{}' holds no sentences", options.test);
+  t->encode_(Split::Test);
+  return t;
+}
+
+std::shared_ptr<models::SequenceModel> SequenceTagging::make_model(std::shared_ptr<models::SequenceEncoder> encoder,
+                                                                   const models::HeadOptions& head) const {
+  std::shared_ptr<nn::LinearChainCrf> crf;
+  if (options_.crf) {
+    // Transitions the scheme forbids (O -> I-X in IOB2, ...) are removed; no start/end constraints, because a
+    // sentence cut into pieces may start a piece inside a chunk.
+    const auto k = static_cast<std::size_t>(labels_.size());
+    nn::CrfConstraints c;
+    c.transition.resize(k * k);
+    for (std::size_t i = 0; i < k; ++i)
+      for (std::size_t j = 0; j < k; ++j)
+        c.transition[i * k + j] = text::allowed_transition(labels_.name(static_cast<std::int64_t>(i)),
+                                                           labels_.name(static_cast<std::int64_t>(j)), scheme_);
+    crf = std::make_shared<nn::LinearChainCrf>(labels_.size(), std::move(c));
+  }
+  return std::make_shared<models::TokenTagger>(std::move(encoder), labels_.size(), head, std::move(crf));
+}
+
+namespace {
+
+// The CRF of a tagging model, or null.
+const nn::LinearChainCrf* crf_of(const models::SequenceModel& model) {
+  const auto* tagger = dynamic_cast<const models::TokenTagger*>(&model);
+  return tagger != nullptr ? tagger->crf().get() : nullptr;
+}
+
+bool all_known(const Tensor& targets) {
+  const std::vector<std::int64_t> t = targets.to(Device::cpu()).to_vector<std::int64_t>();
+  return std::all_of(t.begin(), t.end(), [](std::int64_t x) { return x >= 0; });
+}
+
+}  // namespace
+
+nn::Var SequenceTagging::batch_loss(models::SequenceModel& model, const nn::Var& output, const TaskBatch& batch) const {
+  if (const nn::LinearChainCrf* crf = crf_of(model)) return crf->nll(output, batch.inputs.lengths, batch.targets);
+  return loss(output, batch.targets);
+}
+
+std::vector<std::vector<std::int64_t>> SequenceTagging::epoch_batches(std::int64_t batch, std::uint64_t seed,
+                                                                      std::int64_t epoch) const {
+  const EncodedTagSplit& train = split_(Split::Train);
+  std::vector<std::int64_t> lengths(train.ids.size());
+  for (std::size_t i = 0; i < lengths.size(); ++i) lengths[i] = static_cast<std::int64_t>(train.ids[i].size());
+  return text::length_bucketed_batches(lengths, batch, seed, epoch);
+}
+
+TaskBatch SequenceTagging::batch(Split split, const std::vector<std::int64_t>& indices) const {
+  const EncodedTagSplit& data = split_(split);
+  TOPO_CHECK(!indices.empty(), "tag: empty batch");
+  TaskBatch out;
+  std::vector<std::int64_t> ids, cases, tags;
+  for (std::int64_t i : indices) {
+    TOPO_CHECK(i >= 0 && i < data.size(), "tag: piece {} out of range for the {} split of {}", i, split_name(split),
+               data.size());
+    const auto u = static_cast<std::size_t>(i);
+    out.inputs.lengths.push_back(static_cast<std::int64_t>(data.ids[u].size()));
+    ids.insert(ids.end(), data.ids[u].begin(), data.ids[u].end());
+    cases.insert(cases.end(), data.cases[u].begin(), data.cases[u].end());
+    // An unseen gold tag (dev/test only) is left out of the loss (cross_entropy ignores -100); scores count it.
+    for (std::int64_t t : data.tags[u]) tags.push_back(t >= 0 ? t : -100);
+  }
+  const auto n = static_cast<std::int64_t>(ids.size());
+  out.inputs.token_ids = Tensor::from_vector(ids, {n});
+  if (options_.case_feature) out.inputs.token_case = Tensor::from_vector(cases, {n});
+  out.targets = Tensor::from_vector(tags, {n});
+  return out;
+}
+
+nn::Var SequenceTagging::loss(const nn::Var& output, const Tensor& targets) const {
+  return nn::cross_entropy(output, targets);  // [tokens, tags] vs [tokens]: mean over real tokens
+}
+
+SequenceTagging::Predictions SequenceTagging::predict(models::SequenceModel& model, Split split, Device device) const {
+  using Clock = std::chrono::steady_clock;
+  const EncodedTagSplit& data = split_(split);
+  TOPO_CHECK(data.size() > 0, "tag: the {} split is empty", split_name(split));
+  const bool was_training = model.is_training();
+  model.eval();
+  nn::NoGradGuard no_grad;
+  Predictions p;
+  p.tags.resize(data.gold.size());
+  for (std::size_t s = 0; s < data.gold.size(); ++s) p.tags[s].resize(data.gold[s].size());
+  const std::int64_t classes = labels_.size();
+  const nn::LinearChainCrf* crf = crf_of(model);
+  std::int64_t tokens = 0;
+  for (const auto& indices : text::sequential_batches(data.size(), options_.eval_batch)) {
+    const TaskBatch b = batch(split, indices).to(device);
+    const auto t0 = Clock::now();
+    const nn::Var logits = model.forward(b.inputs);
+    const std::vector<float> out = logits.data().to(Device::cpu()).to_vector<float>();  // waits for the device
+    p.forward_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+    const std::int64_t n = b.inputs.num_tokens();
+    TOPO_CHECK(static_cast<std::int64_t>(out.size()) == n * classes, "tag: the model gives {} outputs for {} tokens of {} tags",
+               out.size(), n, classes);
+    // Loss per token: cross-entropy, or with a CRF its NLL per piece spread over the piece's tokens (batches
+    // holding a tag training never saw are left out of the CRF's loss: it has no path through them).
+    std::vector<std::int64_t> decoded;
+    if (crf != nullptr) {
+      decoded = crf->decode(logits.data(), b.inputs.lengths);
+      if (all_known(b.targets)) {
+        p.loss += double(crf->nll(logits, b.inputs.lengths, b.targets).item()) * double(indices.size());
+        tokens += n;
+      }
+    } else {
+      p.loss += double(nn::cross_entropy(logits, b.targets).item()) * double(n);
+      tokens += n;
+    }
+    ++p.batches;
+    std::size_t row = 0;
+    for (std::int64_t i : indices) {
+      const auto u = static_cast<std::size_t>(i);
+      auto& sentence = p.tags[static_cast<std::size_t>(data.sentence[u])];
+      for (std::size_t t = 0; t < data.ids[u].size(); ++t, ++row) {
+        const float* r = out.data() + row * static_cast<std::size_t>(classes);
+        const std::int64_t tag = crf != nullptr ? decoded[row] : std::max_element(r, r + classes) - r;
+        sentence[static_cast<std::size_t>(data.offset[u]) + t] = labels_.name(tag);
+      }
+    }
+  }
+  p.loss /= double(std::max<std::int64_t>(tokens, 1));
+  model.train(was_training);
+  return p;
+}
+
+text::TagScorer SequenceTagging::score(Split split, const std::vector<std::vector<std::string>>& predicted) const {
+  const EncodedTagSplit& data = split_(split);
+  TOPO_CHECK(predicted.size() == data.gold.size(), "tag: {} predicted sentences for {}", predicted.size(),
+             data.gold.size());
+  text::TagScorer scorer(scheme_);
+  for (std::size_t s = 0; s < predicted.size(); ++s) scorer.add(data.gold[s], predicted[s]);
+  return scorer;
+}
+
+Evaluation SequenceTagging::evaluate(models::SequenceModel& model, Split split, Device device) const {
+  const Predictions p = predict(model, split, device);
+  const text::TagScorer scorer = score(split, p.tags);
+  Evaluation e;
+  e.values = {{"acc", scorer.accuracy()},
+              {"loss", p.loss},
+              {"ms_per_batch", 1e3 * p.forward_seconds / double(std::max<std::int64_t>(p.batches, 1))},
+              {"batch", options_.eval_batch},
+              {"sentences", static_cast<std::int64_t>(p.tags.size())},
+              {"tokens", scorer.tokens()}};
+  if (scheme_ != text::TagScheme::None) {
+    const nlohmann::json s = scorer.to_json();
+    for (const char* key : {"f1", "precision", "recall", "per_type"}) e.values[key] = s.at(key);
+    e.values["chunks"] = {{"correct", s.at("correct")}, {"guessed", s.at("guessed")}, {"gold", s.at("gold")}};
+  }
+  e.metric = e.values.at(metric()).get<double>();
+  return e;
+}
+
+nlohmann::json SequenceTagging::baseline(Split split) const {
+  const EncodedTagSplit& data = split_(split);
+  text::TagScorer scorer(scheme_);
+  for (const auto& gold : data.gold) scorer.add(gold, std::vector<std::string>(gold.size(), majority_tag_));
+  nlohmann::json out = {{"majority_tag", majority_tag_},
+                        {"majority_acc", scorer.accuracy()},
+                        {"baseline", "always predict the training set's most frequent tag"}};
+  if (scheme_ != text::TagScheme::None) out["majority_f1"] = scorer.overall().f1();
+  return out;
+}
+
+nlohmann::json SequenceTagging::metadata() const {
+  nlohmann::json data;
+  for (Split s : {Split::Train, Split::Dev, Split::Test})
+    if (size(s) > 0) data[split_name(s)] = tagged_stats_json(data_[static_cast<int>(s)].stats);
+  return {{"vocabulary", vocab_.to_json()},
+          {"labels", labels_.to_json()},
+          {"majority_tag", majority_tag_},
+          {"format", options_.format},
+          {"scheme", text::tag_scheme_name(scheme_)},
+          {"file_scheme", text::tag_scheme_name(file_scheme_)},
+          {"read",
+           {{"encoding", text::text_encoding_name(options_.read.encoding)},
+            {"xpos", options_.read.xpos},
+            {"lowercase", options_.lowercase},
+            {"case_feature", options_.case_feature},
+            {"crf", options_.crf},
+            {"max_length", options_.max_length}}},
+          {"vocab_size", vocab_.size()},
+          {"embedding_dim", embedding_dim_},
+          {"vectors", vectors_report()},
+          {"data", data}};
+}
+
+std::vector<std::string> SequenceTagging::write_outputs(models::SequenceModel& model, Device device,
+                                                        const std::string& out_dir) const {
+  std::vector<std::string> written;
+  for (Split s : {Split::Dev, Split::Test}) {
+    if (size(s) == 0) continue;
+    const text::TaggedDataset& d = data(s);
+    std::vector<std::vector<std::string>> tags = predict(model, s, device).tags;
+    // Written in the file's own scheme, so the gold and predicted columns read alike (conlleval, a user).
+    const text::TagScheme file_scheme = text::detect_tag_scheme(tags_of(d));
+    for (auto& t : tags) t = text::convert_tags(t, scheme_, file_scheme);
+    const std::string path = (std::filesystem::path(out_dir) / (split_name(s) + ".predictions.txt")).string();
+    text::write_tagged_predictions(path, d, tags);
+    written.push_back(path);
+  }
+  return written;
+}
+
+}  // namespace topo::apps

@@ -1,0 +1,114 @@
+#pragma once
+// Sequence labelling (NER, POS): a tag per token from the encoder's per-token states (models::TokenTagger: an
+// MLP on H^T), cross-entropy over every token of the batch. Batches concatenate sentences without padding, so
+// there is no pad position to mask: the loss is the mean over real tokens only.
+//
+// Data: text::read_tagged (conll, conllu, weibo, bmes). The model predicts tags in `scheme` (default: the
+// training file's, detected); dev/test gold tags are converted to it, scored with conlleval's chunk rules
+// (text::TagScorer: F1 selects the checkpoint) or, for bare tags (POS), by token accuracy. Sentences longer
+// than max_length are cut into consecutive pieces for the model and their predictions joined again, so every
+// token of every file is tagged and scored.
+//
+// Inputs: words (lowercased with `lowercase`, for uncased vectors) from a training-split vocabulary, optional
+// word vectors (apps/tasks/task_vectors.hpp), and with case_feature the capitalisation class of the original
+// word (text::case_class) as SequenceBatch::token_case.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "apps/tasks/task.hpp"
+#include "apps/tasks/task_vectors.hpp"
+#include "apps/text/tag_schemes.hpp"
+#include "apps/text/tag_scores.hpp"
+#include "apps/text/tagged.hpp"
+#include "apps/text/vocab.hpp"
+#include "apps/text/word_vectors.hpp"
+
+namespace topo::apps {
+
+struct TagOptions {
+  std::string format;            // conll | conllu | weibo | bmes; empty: guessed from the training file's name
+  std::string train, dev, test;  // test optional
+  text::TagReadOptions read;     // encoding, skip_bad, xpos
+  std::string scheme = "file";   // the model's tag scheme: file | iob1 | iob2 | bio | bioes | bmes
+  bool lowercase = false;        // vocabulary of lowercased words (the case feature keeps the capitalisation)
+  bool case_feature = false;
+  std::int64_t min_freq = 1;
+  std::int64_t max_length = 256;  // longest piece the model sees (its position table)
+  std::string vectors;
+  text::WordVectorOptions vector_options;
+  std::int64_t eval_batch = 128;
+  bool crf = false;  // a linear-chain CRF on the per-token scores (NLL training, Viterbi decoding, scheme constraints)
+};
+
+// A split cut into model pieces: piece p covers tokens [offset, offset + size) of sentence `sentence`.
+struct EncodedTagSplit {
+  std::vector<std::vector<std::int64_t>> ids, cases, tags;  // per piece; tags are label ids (-1: not scored)
+  std::vector<std::int64_t> sentence, offset;               // per piece
+  std::vector<std::vector<std::string>> gold;               // per sentence, in the model's scheme
+  std::int64_t size() const { return static_cast<std::int64_t>(ids.size()); }
+};
+
+class SequenceTagging final : public VocabularyTask {
+ public:
+  explicit SequenceTagging(const TagOptions& options);
+  // Evaluation only (topo-eval): vocabulary, labels, schemes and reading options from a checkpoint's metadata();
+  // options.test is scored as the test split. Missing or malformed metadata: an error naming `source` and the key.
+  static std::unique_ptr<SequenceTagging> for_evaluation(const nlohmann::json& metadata, TagOptions options,
+                                                         const std::string& source = "checkpoint metadata");
+
+  const text::LabelSet& labels() const { return labels_; }
+  text::TagScheme scheme() const { return scheme_; }
+  const text::TaggedDataset& data(Split split) const { return data_[static_cast<int>(split)]; }
+
+  std::int64_t case_classes() const override { return options_.case_feature ? text::kCaseClasses : 0; }
+  std::int64_t max_length() const override { return options_.max_length; }
+  std::shared_ptr<models::SequenceModel> make_model(std::shared_ptr<models::SequenceEncoder> encoder,
+                                                    const models::HeadOptions& head) const override;
+  std::int64_t size(Split split) const override { return split_(split).size(); }
+  std::vector<std::vector<std::int64_t>> epoch_batches(std::int64_t batch, std::uint64_t seed,
+                                                       std::int64_t epoch) const override;
+  TaskBatch batch(Split split, const std::vector<std::int64_t>& indices) const override;
+  nn::Var loss(const nn::Var& output, const Tensor& targets) const override;
+  // With a CRF: its NLL over the batch's pieces (mean over pieces); else the per-token cross-entropy.
+  nn::Var batch_loss(models::SequenceModel& model, const nn::Var& output, const TaskBatch& batch) const override;
+  // f1 (conlleval, micro over chunk types) for chunk tags; acc (token accuracy) for bare tags (POS).
+  std::string metric() const override { return scheme_ == text::TagScheme::None ? "acc" : "f1"; }
+  bool higher_is_better() const override { return true; }
+  // f1, precision, recall, acc, per_type (when chunked), loss, ms_per_batch, sentences, tokens.
+  Evaluation evaluate(models::SequenceModel& model, Split split, Device device) const override;
+  // majority_tag and its token accuracy (and F1, 0 when it is "O").
+  nlohmann::json baseline(Split split) const override;
+  nlohmann::json metadata() const override;
+  // OUT/dev.predictions.txt and OUT/test.predictions.txt: the input lines plus the predicted tag (in the file's
+  // scheme), written atomically.
+  std::vector<std::string> write_outputs(models::SequenceModel& model, Device device,
+                                         const std::string& out_dir) const override;
+
+  // The tags the model predicts for a split, per sentence, in the model's scheme; also the mean loss and the
+  // forward time.
+  struct Predictions {
+    std::vector<std::vector<std::string>> tags;
+    double loss = 0.0, forward_seconds = 0.0;
+    std::int64_t batches = 0;
+  };
+  Predictions predict(models::SequenceModel& model, Split split, Device device) const;
+  // The predictions scored against the split's gold tags.
+  text::TagScorer score(Split split, const std::vector<std::vector<std::string>>& predicted) const;
+
+ private:
+  SequenceTagging() = default;
+  const EncodedTagSplit& split_(Split split) const { return splits_[static_cast<int>(split)]; }
+  void encode_(Split split);
+
+  TagOptions options_;
+  text::TagFormat format_ = text::TagFormat::Conll;
+  text::TagScheme file_scheme_ = text::TagScheme::IOB2, scheme_ = text::TagScheme::IOB2;
+  text::LabelSet labels_;
+  std::string majority_tag_;
+  text::TaggedDataset data_[3];
+  EncodedTagSplit splits_[3];
+};
+
+}  // namespace topo::apps

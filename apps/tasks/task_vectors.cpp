@@ -1,0 +1,30 @@
+#include "apps/tasks/task_vectors.hpp"
+
+#include "kernels/error.hpp"
+
+namespace topo::apps {
+
+TaskVectors load_task_vectors(const std::string& path, const text::WordVectorOptions& options,
+                              const text::Vocabulary& vocab, const std::vector<std::vector<std::int64_t>>& train_ids) {
+  const text::WordVectors v = text::load_word_vectors(path, vocab, options);
+  TOPO_CHECK(v.found > 0, "word vectors '{}' cover none of the {} vocabulary tokens{}", path, vocab.size(),
+             options.lowercase_fallback ? "" : " (try the lowercase look-up)");
+  TaskVectors out;
+  out.table = Tensor::from_vector(v.values, {vocab.size(), v.dim});
+  out.rows = v.covered;
+  out.dim = v.dim;
+  const text::VectorCoverage coverage = text::vector_coverage(v, train_ids);
+  out.report = {{"file", path},
+                {"dim", v.dim},
+                {"vectors", v.vectors},
+                {"lowercase_fallback", options.lowercase_fallback},
+                {"found_lowercase", v.found_lowercase},
+                {"duplicates", v.duplicates},
+                {"bad_lines", v.bad_lines},
+                {"bad_line_examples", v.bad_examples},
+                {"load_seconds", v.seconds},
+                {"train_coverage", coverage.to_json()}};
+  return out;
+}
+
+}  // namespace topo::apps

@@ -1,0 +1,59 @@
+#pragma once
+// Pre-trained word vectors for a text task's vocabulary (classify, tag): loaded once through
+// text::load_word_vectors, turned into the embedding's initial table, and reported (coverage of the training
+// split, bad lines, load time) in the log, result.json and the checkpoint metadata.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/tasks/task.hpp"
+#include "apps/text/vocab.hpp"
+#include "apps/text/word_vectors.hpp"
+#include "kernels/tensor.hpp"
+
+namespace topo::apps {
+
+struct TaskVectors {
+  Tensor table;                     // float32 [vocab.size(), dim]; rows without a vector are 0
+  std::vector<std::uint8_t> rows;   // [vocab.size()]: 1 = the row holds a vector
+  std::int64_t dim = 0;
+  nlohmann::json report;            // file, dim, vectors, found_lowercase, duplicates, bad lines, train_coverage
+};
+
+// `train_ids`: the training split's encoded sentences (for the token coverage). A file that covers none of
+// the vocabulary is a topo::Error (the wrong file, or a cased look-up of uncased vectors).
+TaskVectors load_task_vectors(const std::string& path, const text::WordVectorOptions& options,
+                              const text::Vocabulary& vocab, const std::vector<std::vector<std::int64_t>>& train_ids);
+
+// The token side the text tasks (classify, tag) share: a vocabulary of token ids and, with --vectors, the
+// pre-trained rows for it, as the Task interface hands them to the encoder.
+class VocabularyTask : public Task {
+ public:
+  const text::Vocabulary& vocabulary() const { return vocab_; }
+  // With --vectors: load_task_vectors' report; null without vectors. Also in metadata()["vectors"].
+  const nlohmann::json& vectors_report() const { return vectors_.report; }
+
+  std::int64_t vocab_size() const override { return vocab_.size(); }
+  Tensor pretrained_embedding() const override { return vectors_.table; }
+  std::vector<std::string> token_strings() const override { return vocab_.tokens(); }
+  std::vector<std::uint8_t> pretrained_rows() const override { return vectors_.rows; }
+  std::int64_t embedding_dim() const override { return embedding_dim_; }
+
+ protected:
+  // Vectors for vocab_ (which must be final); the embedding table takes their width.
+  void load_vectors(const std::string& path, const text::WordVectorOptions& options,
+                    const std::vector<std::vector<std::int64_t>>& train_ids) {
+    vectors_ = load_task_vectors(path, options, vocab_, train_ids);
+    embedding_dim_ = vectors_.dim;
+  }
+
+  text::Vocabulary vocab_;
+  TaskVectors vectors_;
+  // Token table width: the vectors' (0 without: the model's hidden); kept from a checkpoint's metadata when a
+  // task is rebuilt for evaluation without its vectors, so the model has the checkpoint's shapes.
+  std::int64_t embedding_dim_ = 0;
+};
+
+}  // namespace topo::apps
