@@ -11,7 +11,7 @@
 #include "kernels/threads.hpp"
 
 int main(int argc, char** argv) {
-  topo::enable_short_spin(argv);  // may re-execute this program once, before anything else runs
+  topo::prepare_runtime(argv);  // may re-execute this program once, before anything else runs
   using namespace topo::apps;
   try {
     const auto options = parse_eval_args(argc, argv, std::cout);

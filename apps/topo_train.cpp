@@ -34,7 +34,7 @@ int report_failure(topo::dist::Communicator* world, const char* kind, const char
 }  // namespace
 
 int main(int argc, char** argv) {
-  topo::enable_short_spin(argv);  // may re-execute this program once, before anything else runs
+  topo::prepare_runtime(argv);  // may re-execute this program once, before anything else runs
   using namespace topo::apps;
   std::unique_ptr<topo::dist::Communicator> world;
   try {

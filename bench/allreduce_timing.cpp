@@ -17,7 +17,7 @@
 #include "kernels/threads.hpp"
 
 int main(int argc, char** argv) {
-  topo::enable_short_spin(argv);
+  topo::prepare_runtime(argv);
   try {
     auto world = topo::dist::init_world(&argc, &argv);
     topo::configure_threads();

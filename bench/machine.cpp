@@ -16,6 +16,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/threads.hpp"
 #include "kernels/dense/fast_exp.hpp"
 #include "kernels/error.hpp"
 #include "kernels/sparse/simd_rows.hpp"
@@ -363,6 +364,7 @@ nlohmann::json Machine::to_json() {
           {"sgemm_median_gflops", sgemm_->median_gflops},
           {"sgemm_n", sgemm_->n},
           {"threads", threads()},
+          {"blas", blas_line()},
           {"cpu_model", cpu_model_},
           {"llc_bytes", llc_bytes_},
           {"load_average_start", load_at_start_},

@@ -37,7 +37,8 @@ int run(const std::string& suite_name, const std::string& json_path, int threads
              suite_name, suite_list());
   const topo::ThreadCount count = topo::configure_threads(threads);
   Machine machine({.quick = quick});
-  std::fprintf(stderr, "%s\nmeasuring machine limits...\n", topo::threads_line(count).c_str());
+  std::fprintf(stderr, "%s\n%s\nmeasuring machine limits...\n", topo::threads_line(count).c_str(),
+               topo::blas_line().c_str());
   if (const double load = load_average(); load > 0.5) {
     std::fprintf(stderr, "warning: load average %.2f before starting: other processes share the cores, "
                  "expect pessimistic and noisy figures\n", load);
@@ -74,7 +75,7 @@ int run(const std::string& suite_name, const std::string& json_path, int threads
 }  // namespace
 
 int main(int argc, char** argv) {
-  topo::enable_short_spin(argv);  // may re-execute this program once, before anything else runs
+  topo::prepare_runtime(argv);  // may re-execute this program once, before anything else runs
   CLI::App app{"topo-bench: Topograph benchmarks, judged against this machine's measured limits"};
   std::string suite, json_path;
   int threads = 0;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -20,6 +21,8 @@
 #include "kernels/error.hpp"
 
 extern "C" void openblas_set_num_threads(int);
+extern "C" char* openblas_get_corename(void);
+extern "C" char* openblas_get_config(void);
 
 namespace topo {
 namespace {
@@ -223,14 +226,62 @@ ThreadCount thread_choice() {
   return default_thread_count(probe_core_limits());
 }
 
-void enable_short_spin(char** argv) {
-  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT")) return;
-  // The marker keeps a failed or repeated exec from looping; it also tells wait_policy() we set the spin.
-  if (setenv("GOMP_SPINCOUNT", kShortSpinCount, 1) != 0 || setenv("TOPO_SHORT_SPIN", "1", 1) != 0) return;
+void prepare_runtime(char** argv) {
+  // Each variable is set only when unset, so the re-executed program finds nothing left to do: no loop.
+  std::vector<const char*> set;
+  auto put = [&](const char* name, const std::string& value) {
+    if (setenv(name, value.c_str(), 1) == 0) set.push_back(name);
+  };
+  if (!std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT")) {
+    put("GOMP_SPINCOUNT", kShortSpinCount);
+    put("TOPO_SHORT_SPIN", "1");  // tells wait_policy() that the spin is ours, not the user's
+  }
+  if (!std::getenv("OPENBLAS_CORETYPE")) {
+    const std::string detected = blas_core();
+    const std::string core = blas_core_override(detected, cpu_vector_features());
+    if (!core.empty()) {
+      put("OPENBLAS_CORETYPE", core);
+      put("TOPO_BLAS_FALLBACK", detected);  // what OpenBLAS had detected, for blas_line()
+    }
+  }
+  if (set.empty()) return;
   execv("/proc/self/exe", argv);
-  // exec failed (no /proc?): run on with libgomp's default and say so in wait_policy().
-  unsetenv("GOMP_SPINCOUNT");
-  unsetenv("TOPO_SHORT_SPIN");
+  // exec failed (no /proc?): run on with the libraries' defaults, as wait_policy() and blas_line() then say.
+  for (const char* name : set) unsetenv(name);
+}
+
+CpuVectorFeatures cpu_vector_features() {
+  __builtin_cpu_init();
+  CpuVectorFeatures f;
+  f.avx2_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  f.avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+             __builtin_cpu_supports("avx512vl");
+  return f;
+}
+
+std::string blas_core_override(const std::string& detected_core, const CpuVectorFeatures& features) {
+  std::string lower = detected_core;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (lower != "prescott") return "";  // OpenBLAS knew this CPU (or was told): its choice stands
+  if (features.avx512) return "SkylakeX";
+  if (features.avx2_fma) return "Haswell";
+  return "";
+}
+
+std::string blas_core() {
+  const char* core = openblas_get_corename();
+  return core ? core : "unknown";
+}
+
+std::string blas_line() {
+  const char* config = openblas_get_config();
+  const std::string fallback = env("TOPO_BLAS_FALLBACK");
+  const std::string why = !fallback.empty()
+                              ? fmt::format("OPENBLAS_CORETYPE set by topograph: OpenBLAS took this CPU for {}", fallback)
+                          : !env("OPENBLAS_CORETYPE").empty() ? std::string("OPENBLAS_CORETYPE")
+                                                               : std::string("detected by OpenBLAS");
+  return fmt::format("BLAS: {}; {} kernels ({})", config ? config : "OpenBLAS", blas_core(), why);
 }
 
 std::string wait_policy() {

@@ -11,7 +11,7 @@
 // Wait policy: libgomp's default lets a thread that waits at a barrier or between regions spin ~9 ms here before
 // it sleeps. When another process holds the core that the awaited thread needs, every one of a step's
 // hundreds of regions then costs a scheduler slice (two trainings at once on 2 cores: 30x slower each).
-// `enable_short_spin` makes threads spin ~30 us, then sleep on a futex (docs/performance.md, issue #22).
+// `prepare_runtime` makes threads spin ~30 us, then sleep on a futex (docs/performance.md, issue #22).
 #include <string>
 
 namespace topo {
@@ -45,11 +45,32 @@ ThreadCount configure_threads(int requested = 0);
 // The last configure_threads() choice; before any, the default this process would get (not applied).
 ThreadCount thread_choice();
 
-// Call first thing in main(), with main's argv: unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is already set,
-// sets GOMP_SPINCOUNT to a short spin (threads.cpp says how short, and why) and re-executes the program once
-// (libgomp reads the variable only while it is loaded, before main). Returns only when no re-exec happened
-// (already set, or exec failed).
-void enable_short_spin(char** argv);
+// Call first thing in main(), with main's argv. Sets what libgomp and OpenBLAS read only while they load
+// (before main), then re-executes the program once so that they see it:
+//   - unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set, GOMP_SPINCOUNT = a short spin (threads.cpp says how
+//     short, and why);
+//   - unless OPENBLAS_CORETYPE is set, and only when OpenBLAS fell back to its generic x86-64 kernels on a CPU
+//     it does not know (it names it "Prescott"), OPENBLAS_CORETYPE = the best kernel family the CPU supports
+//     (blas_core_override). Debian's OpenBLAS 0.3.21 takes this project's Xeons (family 6, model 207) for
+//     Prescott and runs SSE3 sgemm at ~1/5 of the AVX-512 kernels' rate (docs/performance.md, issue #20).
+// Returns only when no re-exec happened (nothing to set, or exec failed).
+void prepare_runtime(char** argv);
+
+// What the CPU offers the BLAS kernels (pure input of blas_core_override).
+struct CpuVectorFeatures {
+  bool avx2_fma = false;  // AVX2 and FMA
+  bool avx512 = false;    // AVX-512 F, CD, BW, DQ and VL (OpenBLAS's SkylakeX kernels)
+};
+CpuVectorFeatures cpu_vector_features();
+// The OPENBLAS_CORETYPE to request when OpenBLAS detected `detected_core` on a CPU with `features`: "SkylakeX"
+// or "Haswell" when it fell back to "Prescott" (case-insensitive) and the CPU can do better; empty otherwise
+// (a core OpenBLAS recognised is left alone).
+std::string blas_core_override(const std::string& detected_core, const CpuVectorFeatures& features);
+// One log line: "BLAS: OpenBLAS 0.3.21 ... SkylakeX kernels (OPENBLAS_CORETYPE set by topograph: ...)".
+std::string blas_line();
+// The kernel family OpenBLAS runs in this process ("SkylakeX", "Prescott", ...).
+std::string blas_core();
+
 // How OpenMP threads wait in this process, e.g. "spin 1000 then sleep (GOMP_SPINCOUNT)".
 std::string wait_policy();
 // One log line: "threads: 2 (affinity mask: 2 CPUs); OpenMP waits: spin 1000 then sleep (...)".

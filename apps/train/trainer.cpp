@@ -295,6 +295,7 @@ bool TrainingRun::train() {
   progress_.emplace(root_ ? Progress::parse_mode(c_.progress, stderr) : Progress::Mode::None, total_steps_, c_.epochs,
                     c_.log_every);
   progress_->message(threads_line(threads_));
+  progress_->message(blas_line());
   if (distributed_)
     progress_->message(fmt::format("data parallel: {} ranks ({}), each global batch of {} split in {} shards; {} "
                                    "gradient buckets of <= {:g} MiB reduced {}",
@@ -538,6 +539,7 @@ void TrainingRun::write_result() {
                                {"threads", threads_.threads},
                                {"threads_source", threads_.source},
                                {"omp_wait_policy", wait_policy()},
+                               {"blas_core", blas_core()},
                                {"ranks", comm_.size()},
                                {"data", task_->metadata().value("data", nlohmann::json::object())},
                                {"vectors", task_->metadata().value("vectors", nlohmann::json())},

@@ -93,3 +93,24 @@ TEST_CASE("probe_core_limits: a child under a one-CPU mask sees one CPU and defa
   // And this process: the mask it really has.
   CHECK(probe_core_limits().affinity_cpus == CPU_COUNT(&mask));
 }
+
+TEST_CASE("blas_core_override: only OpenBLAS's generic fallback is replaced, by the best family the CPU has") {
+  CpuVectorFeatures avx512{.avx2_fma = true, .avx512 = true}, avx2{.avx2_fma = true, .avx512 = false}, sse{};
+  CHECK(blas_core_override("Prescott", avx512) == "SkylakeX");
+  CHECK(blas_core_override("PRESCOTT", avx2) == "Haswell");
+  CHECK(blas_core_override("Prescott", sse).empty());  // nothing better to ask for
+  CHECK(blas_core_override("Haswell", avx512).empty());  // a core OpenBLAS recognised stands
+  CHECK(blas_core_override("SkylakeX", avx512).empty());
+  CHECK(blas_core_override("Zen", avx2).empty());
+}
+
+TEST_CASE("prepare_runtime (run by this test program's main) leaves no AVX CPU on OpenBLAS's SSE3 kernels") {
+  // A user's own OPENBLAS_CORETYPE is theirs to choose; ours comes with TOPO_BLAS_FALLBACK beside it.
+  const bool user_choice = std::getenv("OPENBLAS_CORETYPE") && !std::getenv("TOPO_BLAS_FALLBACK");
+  INFO(blas_line());
+  if (!user_choice && (cpu_vector_features().avx512 || cpu_vector_features().avx2_fma)) {
+    CHECK(blas_core_override(blas_core(), cpu_vector_features()).empty());
+    CHECK(blas_core() != "Prescott");
+  }
+  CHECK(blas_line().rfind("BLAS: ", 0) == 0);
+}

@@ -15,7 +15,7 @@ dist::Communicator& world() { return *g_world; }
 }  // namespace topo::testing
 
 int main(int argc, char** argv) {
-  topo::enable_short_spin(argv);
+  topo::prepare_runtime(argv);
   topo::configure_threads();  // under mpirun: the node's cores divided by its ranks
   topo::testing::g_world = topo::dist::init_world(&argc, &argv);
   doctest::Context context(argc, argv);

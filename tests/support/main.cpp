@@ -14,7 +14,7 @@ bool is_gpu_suite(int argc, char** argv);
 }
 
 int main(int argc, char** argv) {
-  topo::enable_short_spin(argv);  // `ctest -j` runs suites side by side: see kernels/threads.hpp
+  topo::prepare_runtime(argv);  // `ctest -j` runs suites side by side: see kernels/threads.hpp
   topo::configure_threads();
   if (topo::testing::is_gpu_suite(argc, argv) && !topo::cuda_available()) {
     std::printf("no CUDA device%s: skipping gpu tests\n",
