@@ -14,8 +14,9 @@ build=${FUZZ_BUILD:-build-fuzz}
 [ -d "$data" ] || { echo "fuzz: no data sets at $data (the seeds come from there)" >&2; exit 1; }
 
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_mtl fuzz_tsv fuzz_jsonl fuzz_sst_trees fuzz_sst_stsa fuzz_word_vectors
-                                      fuzz_config fuzz_cli fuzz_checkpoint fuzz_eval_metadata)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_mtl fuzz_tsv fuzz_jsonl fuzz_sst_trees fuzz_sst_stsa fuzz_conll fuzz_conllu
+                                      fuzz_weibo fuzz_bmes fuzz_word_vectors fuzz_config fuzz_cli fuzz_checkpoint
+                                      fuzz_eval_metadata)
 
 mkdir -p "$build"
 launcher=()
@@ -47,6 +48,10 @@ LC_ALL=C grep -a -P '[\x80-\xff]' "$data/mtl16/MR.task.train" | head -n 5 > "$se
 slices "$seeds/fuzz_tsv" "$data"/chnsenticorp/*.tsv
 slices "$seeds/fuzz_sst_trees" "$data"/sst/trees/*.txt
 slices "$seeds/fuzz_sst_stsa" "$data"/sst/stsa/*
+slices "$seeds/fuzz_conll" "$data"/conll2003/iob2/*.txt "$data"/conll2003/original_iob1/eng.*
+slices "$seeds/fuzz_conllu" "$data"/ud_english_ewt/*.conllu
+slices "$seeds/fuzz_weibo" "$data"/weibo_ner/weiboNER_2nd_conll.*
+slices "$seeds/fuzz_bmes" "$data"/resume_ner/*.bmes
 mkdir -p "$seeds/fuzz_jsonl"  # no JSON-lines set is shipped: the MTL lines as {"label", "text"} objects
 for f in "$seeds"/fuzz_mtl/*.head; do
   sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^\([^\t]*\)\t\(.*\)$/{"label": "\1", "text": "\2"}/' "$f" > "$seeds/fuzz_jsonl/$(basename "$f")"
@@ -63,8 +68,12 @@ for f in configs/*.json; do  # each shipped config as topo-train flags, one argu
 done
 printf '\x01--checkpoint\nruns\n--test\nbooks.task.test\n--batch\n64\n--device\ncuda:1\n' > "$seeds/fuzz_cli/eval"
 mkdir -p "$seeds/fuzz_checkpoint" "$seeds/fuzz_eval_metadata"
-TOPO_FUZZ_WRITE_SEED="$seeds/fuzz_checkpoint/real.ckpt" "$build/fuzz/fuzz_checkpoint"
-TOPO_FUZZ_WRITE_SEED="$seeds/fuzz_eval_metadata/real.json" "$build/fuzz/fuzz_eval_metadata"
+for t in fuzz_checkpoint fuzz_eval_metadata; do  # real files written by the targets themselves, when built
+  [ -x "$build/fuzz/$t" ] || continue
+  ext=json
+  [ "$t" = fuzz_checkpoint ] && ext=ckpt
+  TOPO_FUZZ_WRITE_SEED="$seeds/$t/real.$ext" "$build/fuzz/$t"
+done
 
 artifacts="$build/fuzz-artifacts"
 mkdir -p "$artifacts"
