@@ -105,7 +105,7 @@ void block_assembly(bench::Runner& bench) {
   models::MultiScaleConfig mc;
   mc.vocab_size = 10000;
   mc.heads = 10;
-  mc.head_dim = 30;
+  mc.hidden = 300;
   mc.layers = 2;
   mc.scales = models::parse_scales("9");
   mc.max_length = 128;

@@ -57,7 +57,7 @@ TOPO_BENCH_SUITE(models, "Star-Transformer vs dense Transformer per batch of 128
   // The Multi-Scale Transformer of the paper's classification setting: 10 heads x 30, scales 1, 3, N/16, N/8,
   // N/4, alpha 0.5, 2 layers, no feed-forward.
   models::MultiScaleConfig mc;
-  mc.vocab_size = kVocab, mc.heads = 10, mc.head_dim = kHidden / 10, mc.layers = kLayers, mc.max_length = 4096;
+  mc.vocab_size = kVocab, mc.heads = 10, mc.hidden = kHidden, mc.layers = kLayers, mc.max_length = 4096;
   models::MultiScaleTransformer multiscale(mc);
   multiscale.reset_parameters(4);
 

@@ -55,7 +55,7 @@ FlopCount transformer_flops(const TransformerConfig& config, const std::vector<s
 }
 
 FlopCount multiscale_flops(const MultiScaleConfig& config, const std::vector<std::int64_t>& lengths) {
-  const double n = total_tokens(lengths), d = static_cast<double>(config.hidden());
+  const double n = total_tokens(lengths), d = static_cast<double>(config.hidden);
   const MultiScaleTopology t = multiscale_topology(lengths, config.scales);
   const auto heads = head_distribution(config.alpha, config.layers, static_cast<std::int64_t>(config.scales.size()),
                                        config.heads);
@@ -64,7 +64,7 @@ FlopCount multiscale_flops(const MultiScaleConfig& config, const std::vector<std
   for (std::int64_t l = 0; l < config.layers; ++l) {
     forward += matmul_flops(4 * positions, d, d);
     for (std::size_t k = 0; k < config.scales.size(); ++k)
-      forward += 4.0 * static_cast<double>(config.head_dim) * static_cast<double>(heads[static_cast<std::size_t>(l)][k]) *
+      forward += 4.0 * static_cast<double>(config.head_dim()) * static_cast<double>(heads[static_cast<std::size_t>(l)][k]) *
                  static_cast<double>(t.scales[k].num_edges());
   }
   return from_forward(forward);

@@ -33,17 +33,17 @@ MultiScaleTransformer::Layer::Layer(std::int64_t hidden, std::int64_t heads) {
 }
 
 MultiScaleTransformer::MultiScaleTransformer(const MultiScaleConfig& config) : config_(config) {
-  TOPO_CHECK(config.heads >= 1 && config.head_dim >= 1, "MultiScaleTransformer: heads ({}) and head_dim ({}) must be >= 1",
-             config.heads, config.head_dim);
+  TOPO_CHECK(config.heads >= 1 && config.hidden >= config.heads && config.hidden % config.heads == 0,
+             "MultiScaleTransformer: heads ({}) must be >= 1 and divide hidden ({})", config.heads, config.hidden);
   TOPO_CHECK(config.layers >= 1, "MultiScaleTransformer: layers must be >= 1, got {}", config.layers);
   TOPO_CHECK(!config.scales.empty(), "MultiScaleTransformer: no scales");
   head_counts_ = head_distribution(config.alpha, config.layers, static_cast<std::int64_t>(config.scales.size()),
                                    config.heads);
   embedding = register_module("embedding", std::make_shared<SequenceEmbedding>(config.embedding()));
-  cls = register_parameter("cls", {1, config.hidden()}, nn::init::InitSpec::normal(0.f, 0.02f));
+  cls = register_parameter("cls", {1, config.hidden}, nn::init::InitSpec::normal(0.f, 0.02f));
   layers = register_module("layers", std::make_shared<nn::ModuleList>());
   for (std::int64_t l = 0; l < config.layers; ++l)
-    layers->push_back(std::make_shared<Layer>(config.hidden(), config.heads));
+    layers->push_back(std::make_shared<Layer>(config.hidden, config.heads));
 }
 
 Encoding MultiScaleTransformer::encode(const SequenceBatch& batch) {

@@ -24,7 +24,7 @@ struct MultiScaleConfig {
   std::int64_t vocab_size = 0;  // token ids, or
   std::int64_t input_dim = 0;   // continuous features (exactly one of the two)
   std::int64_t heads = 10;
-  std::int64_t head_dim = 30;   // hidden = heads * head_dim
+  std::int64_t hidden = 300;    // heads * head_dim()
   std::int64_t layers = 2;
   std::vector<Scale> scales = parse_scales("1,3,N/16,N/8,N/4");
   double alpha = 0.5;
@@ -35,9 +35,9 @@ struct MultiScaleConfig {
   std::vector<std::uint8_t> pretrained_rows;  // the rows of `pretrained` that hold vectors (empty: all)
   std::int64_t embedding_dim = 0;             // token table width (0: hidden; else projected to hidden)
   std::int64_t case_classes = 0;               // > 0: a capitalisation embedding added per token (tagging)
-  std::int64_t hidden() const { return heads * head_dim; }
+  std::int64_t head_dim() const { return heads > 0 ? hidden / heads : 0; }
   EmbeddingConfig embedding() const {
-    return {vocab_size, input_dim, hidden(), max_length, dropout, pretrained, freeze_pretrained, pretrained_rows,
+    return {vocab_size, input_dim, hidden, max_length, dropout, pretrained, freeze_pretrained, pretrained_rows,
             embedding_dim, case_classes};
   }
 };
@@ -56,7 +56,7 @@ class MultiScaleTransformer : public SequenceEncoder {
   explicit MultiScaleTransformer(const MultiScaleConfig& config);
   Encoding encode(const SequenceBatch& batch) override;
   Encoding encode(const SequenceBatch& batch, const MultiScaleTopology& topology);
-  std::int64_t hidden_size() const override { return config_.hidden(); }
+  std::int64_t hidden_size() const override { return config_.hidden; }
   const MultiScaleConfig& config() const { return config_; }
   // [layers][scales] heads per scale (the α rule).
   const std::vector<std::vector<std::int64_t>>& head_counts() const { return head_counts_; }

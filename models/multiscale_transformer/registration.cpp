@@ -14,18 +14,7 @@ ModelRegistration multiscale_transformer_registration() {
   };
   m.make = [](const EncoderSpec& spec) {
     MultiScaleConfig config;
-    config.vocab_size = spec.vocab_size;
-    config.input_dim = spec.input_dim;
-    config.heads = spec.heads;
-    config.head_dim = spec.hidden / spec.heads;  // heads_divide_hidden: checked by the config
-    config.layers = spec.layers;
-    config.max_length = spec.max_length;
-    config.dropout = spec.dropout;
-    config.pretrained = spec.pretrained;
-    config.freeze_pretrained = spec.freeze_pretrained;
-    config.pretrained_rows = spec.pretrained_rows;
-    config.embedding_dim = spec.embedding_dim;
-    config.case_classes = spec.case_classes;
+    set_shared_encoder_fields(config, spec);
     config.scales = parse_scales(spec.option<std::string>("scales"));
     config.alpha = spec.option<double>("alpha");
     return std::make_shared<MultiScaleTransformer>(config);

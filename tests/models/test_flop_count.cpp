@@ -45,7 +45,7 @@ TEST_CASE("transformer_flops: 8 n d^2 projections, 4 n d f feed-forward, 4 n^2 d
 
 TEST_CASE("multiscale_flops: projections over positions with [CLS], 4 d_h per edge and head of each scale") {
   MultiScaleConfig c;
-  c.vocab_size = 10, c.heads = 2, c.head_dim = 2, c.layers = 1, c.max_length = 8;
+  c.vocab_size = 10, c.heads = 2, c.hidden = 4, c.layers = 1, c.max_length = 8;
   c.scales = parse_scales("1,3");
   // One layer (the top one: heads uniform, 1 per scale). Positions: 3 + 1 and 5 + 1 = 10: q, k, v, o
   // 4 x 2*10*4*4 = 1280. Scale 1: 10 self edges; scale 3, clipped at each sentence's ends: 2+3+3+2 and

@@ -81,7 +81,7 @@ TEST_CASE("an MS layer's attention equals the dense masked reference on random l
   MultiScaleConfig cfg;
   cfg.input_dim = 3;
   cfg.heads = 5;
-  cfg.head_dim = 7;
+  cfg.hidden = 35;  // 5 heads of 7
   cfg.layers = 2;
   cfg.alpha = 0.5;  // layer 0: {3,1,1,0,0}-like groups with a 0-head scale
   MultiScaleTransformer model(cfg);
@@ -91,7 +91,7 @@ TEST_CASE("an MS layer's attention equals the dense masked reference on random l
   for (std::size_t l = 0; l < 2; ++l) {
     std::vector<nn::HeadGroup> groups;
     for (std::size_t k = 0; k < topology.scales.size(); ++k) groups.push_back({model.head_counts()[l][k], topology.scales[k]});
-    const Tensor x = testing::random_uniform({topology.num_positions(), cfg.hidden()}, 40 + l);
+    const Tensor x = testing::random_uniform({topology.num_positions(), cfg.hidden}, 40 + l);
     testing::check_against_dense(*model.layer(l).attention, groups, x, {{"pos", x}}, 9 + l);
   }
 }
@@ -100,7 +100,7 @@ TEST_CASE("the MS encoder encodes each sentence of a batch as if it were alone")
   MultiScaleConfig cfg;
   cfg.vocab_size = 20;
   cfg.heads = 4;
-  cfg.head_dim = 6;
+  cfg.hidden = 24;  // 4 heads of 6
   cfg.layers = 2;
   cfg.scales = parse_scales("1,3,N/4");
   MultiScaleTransformer model(cfg);
