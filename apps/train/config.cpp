@@ -82,6 +82,8 @@ const std::vector<Field>& table() {
       {"warmup", &TrainConfig::warmup, "warm-up steps"},
       {"clip", &TrainConfig::clip, "max gradient norm (0: no clipping)"},
       {"weight_decay", &TrainConfig::weight_decay, "weight decay (not on biases and norms)"},
+      {"min_steps", &TrainConfig::min_steps,
+       "train at least N optimizer steps: epochs are raised to reach N and early stopping waits for it (small data)"},
       {"patience", &TrainConfig::patience, "early stopping: evaluations without a better dev (0: never stop)"},
       {"seed", &TrainConfig::seed, "seed of data, initialisation, shuffling and dropout"},
       {"threads", &TrainConfig::threads, "CPU threads (0: default)"},
@@ -395,6 +397,7 @@ void TrainConfig::validate() const {
   }
   if (max_len < 0) bad("max_len", max_len, "must be >= 0");
   if (patience < 0) bad("patience", patience, "must be >= 0 (0: never stop early)");
+  if (min_steps < 0) bad("min_steps", min_steps, "must be >= 0");
   if (eval_batch < 0) bad("eval_batch", eval_batch, "must be >= 0 (0: the task's default)");
   if (layers < 1) bad("layers", layers, "must be >= 1");
   if (hidden < 1) bad("hidden", hidden, "must be >= 1");

@@ -119,6 +119,7 @@ class TrainingRun {
   std::vector<nn::Var> params_;
   std::unique_ptr<nn::Optimizer> optimizer_;
   std::int64_t steps_per_epoch_ = 0, total_steps_ = 0;
+  std::int64_t epochs_ = 0;  // c_.epochs, or more to reach c_.min_steps
   nn::LrSchedule schedule_;
   std::string ckpt_, best_, metrics_, result_file_;
 
@@ -170,7 +171,9 @@ TrainingRun::TrainingRun(const TrainConfig& c, dist::Communicator& comm)
 
   // Every epoch has as many batches (the task cuts the same sizes in another order).
   steps_per_epoch_ = static_cast<std::int64_t>(task_->epoch_batches(c.batch, seed_, 0).size());
-  total_steps_ = c.epochs * steps_per_epoch_;
+  // min_steps (PyTorch Lightning's name): a small training set gets as many updates as the recipe assumes.
+  epochs_ = std::max(c.epochs, (c.min_steps + steps_per_epoch_ - 1) / std::max<std::int64_t>(1, steps_per_epoch_));
+  total_steps_ = epochs_ * steps_per_epoch_;
   schedule_.kind = nn::parse_schedule_kind(c.schedule);
   schedule_.base_lr = static_cast<float>(c.lr);
   schedule_.warmup_steps = c.warmup;
@@ -292,7 +295,7 @@ void TrainingRun::report_data_and_settings() {
 
 bool TrainingRun::train() {
   // Rank 0 alone reports; the other ranks' progress is silent.
-  progress_.emplace(root_ ? Progress::parse_mode(c_.progress, stderr) : Progress::Mode::None, total_steps_, c_.epochs,
+  progress_.emplace(root_ ? Progress::parse_mode(c_.progress, stderr) : Progress::Mode::None, total_steps_, epochs_,
                     c_.log_every);
   progress_->message(threads_line(threads_));
   progress_->message(blas_line());
@@ -302,6 +305,9 @@ bool TrainingRun::train() {
                                    comm_.size(), comm_.backend(), c_.batch, comm_.size(), reducer_->num_buckets(),
                                    c_.dist_bucket_mb, c_.dist_reduce == "overlap" ? "during backward" : "after backward"));
   report_data_and_settings();
+  if (epochs_ > c_.epochs)
+    progress_->message(fmt::format("epochs raised from {} to {}: {} steps per epoch, min_steps {}", c_.epochs, epochs_,
+                                   steps_per_epoch_, c_.min_steps));
   t_start_ = Clock::now();
   // --profile: per-op-category kernel time of training steps (kernels/profile.hpp); evaluations are left out.
   if (c_.profile) {
@@ -310,18 +316,18 @@ bool TrainingRun::train() {
   }
   progress_->start(step_);
   model_->train();
-  for (std::int64_t epoch = start_epoch_; epoch < c_.epochs; ++epoch) {
+  for (std::int64_t epoch = start_epoch_; epoch < epochs_; ++epoch) {
     train_epoch(epoch);
     save_epoch_checkpoint(epoch);
     r_.epochs_done = epoch + 1;
     r_.steps = step_;
-    if (c_.patience > 0 && evals_since_best_ >= c_.patience && epoch + 1 < c_.epochs) {
+    if (c_.patience > 0 && evals_since_best_ >= c_.patience && step_ >= c_.min_steps && epoch + 1 < epochs_) {
       progress_->message(fmt::format("early stop after epoch {}: no better dev {} in {} evaluations", epoch + 1,
                                      metric_, evals_since_best_));
       r_.stopped_early = true;
       break;
     }
-    if (c_.stop_after > 0 && epoch + 1 >= c_.stop_after && epoch + 1 < c_.epochs) {
+    if (c_.stop_after > 0 && epoch + 1 >= c_.stop_after && epoch + 1 < epochs_) {
       progress_->finish();
       r_.train_seconds = seconds_since(t_start_);
       r_.allreduce_seconds = reducer_ ? reducer_->stats().finish_seconds : 0.0;
@@ -356,7 +362,7 @@ void TrainingRun::train_epoch(std::int64_t epoch) {
     }
   }
   // Every epoch ends with an evaluation when eval_every is 0; the run always ends with one.
-  if ((c_.eval_every == 0 || epoch + 1 == c_.epochs) && last_eval_step != step_) evaluate_dev(epoch);
+  if ((c_.eval_every == 0 || epoch + 1 == epochs_) && last_eval_step != step_) evaluate_dev(epoch);
 }
 
 void TrainingRun::train_step(const std::vector<std::int64_t>& global_batch, std::int64_t epoch) {
@@ -527,7 +533,7 @@ void TrainingRun::write_result() {
     result[metric + "_over_baseline"] = r.test_metric / r.baseline.at("baseline_" + metric).get<double>();
   const nlohmann::json more = {{"best_dev_" + metric, r.best_dev_metric},
                                {"best_step", r.best_step},
-                               {"epochs", c.epochs},
+                               {"epochs", epochs_},
                                {"epochs_done", r.epochs_done},
                                {"stopped_early", r.stopped_early},
                                {"steps", r.steps},

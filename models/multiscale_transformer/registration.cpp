@@ -27,10 +27,9 @@ ModelRegistration multiscale_transformer_registration() {
                            {"warmup", 100}};
   // Sequence labelling: the paper's scales 1, 3, 5, 7, 9 with α = 1.0, Star's tagging recipe otherwise.
   m.recipes["tag"] = {{"scales", "1,3,5,7,9"}, {"alpha", 1.0}, {"lowercase", true}, {"case_feature", true},
-                      {"max_len", 256},        {"min_freq", 2}, {"layers", 2},      {"hidden", 100},
-                      {"heads", 10},           {"head_hidden", 100}, {"dropout", 0.3}, {"epochs", 10},
-                      {"patience", 4},         {"batch", 32},  {"lr", 1e-3},        {"clip", 5.0},
-                      {"warmup", 100}};
+                      {"max_len", 256}, {"min_freq", 2}, {"layers", 2}, {"hidden", 100}, {"heads", 10},
+                      {"head_hidden", 100}, {"dropout", 0.3}, {"epochs", 10}, {"min_steps", 3000}, {"patience", 4},
+                      {"batch", 32}, {"lr", 1e-3}, {"clip", 5.0}, {"warmup", 100}};
   // Mirrored summation (the paper's probe, N = 100, d = 50) at a size that trains in minutes on 2 cores.
   m.recipes["mirrored-sum"] = {{"n", 100},       {"d", 50},          {"k", 10},      {"train_size", 10000},
                                {"dev_size", 1000}, {"test_size", 2000}, {"layers", 2},  {"hidden", 100},

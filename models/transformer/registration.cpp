@@ -31,9 +31,9 @@ ModelRegistration transformer_registration() {
   // Sequence labelling: as classify (post-LN needs the lower lr and the warm-up), with lowercased words and the
   // capitalisation feature.
   m.recipes["tag"] = {{"attention", "dense"}, {"lowercase", true}, {"case_feature", true}, {"max_len", 256},
-                      {"min_freq", 2},        {"layers", 2},       {"hidden", 100},        {"heads", 4},
-                      {"head_hidden", 100},   {"dropout", 0.3},    {"epochs", 10},         {"patience", 4},
-                      {"batch", 32},          {"lr", 5e-4},        {"clip", 5.0},          {"warmup", 200}};
+                      {"min_freq", 2}, {"layers", 2}, {"hidden", 100}, {"heads", 4}, {"head_hidden", 100},
+                      {"dropout", 0.3}, {"epochs", 10}, {"min_steps", 3000}, {"patience", 4}, {"batch", 32},
+                      {"lr", 5e-4}, {"clip", 5.0}, {"warmup", 200}};
   return m;
 }
 

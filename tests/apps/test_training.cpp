@@ -136,6 +136,40 @@ TEST_CASE("training: Star-Transformer learns masked summation (n = 20, k = 3) fa
   fs::remove_all(dir);
 }
 
+TEST_CASE("training: min_steps raises the epochs of a small training set and early stopping waits for it") {
+  // 200 examples in batches of 32: 7 steps per epoch. An lr far below float resolution leaves the parameters, so
+  // the dev error, unchanged: every evaluation after the first is "no better", and patience 1 would stop after
+  // epoch 2 without min_steps.
+  const fs::path dir = fresh_dir("min_steps");
+  TrainConfig c = small_config(dir);
+  c.train_size = 200;
+  c.epochs = 10;
+  c.patience = 1;
+  c.lr = 1e-30;
+  SUBCASE("early stopping alone") {
+    const TrainResult r = Trainer(c).run();
+    CHECK(r.stopped_early);
+    CHECK(r.steps == 2 * 7);
+  }
+  SUBCASE("early stopping waits for min_steps") {
+    c.min_steps = 30;  // reached in epoch 5 (35 steps)
+    const TrainResult r = Trainer(c).run();
+    CHECK(r.stopped_early);
+    CHECK(r.steps == 5 * 7);
+  }
+  SUBCASE("the epochs are raised to reach min_steps") {
+    c.epochs = 1;
+    c.patience = 0;
+    c.min_steps = 30;
+    const TrainResult r = Trainer(c).run();
+    CHECK_FALSE(r.stopped_early);
+    CHECK(r.steps == 5 * 7);
+    CHECK(read_json(Trainer::result_path(c.out)).at("epochs").get<std::int64_t>() == 5);
+    CHECK(read_json_lines(Trainer::metrics_path(c.out)).size() == 5u);
+  }
+  fs::remove_all(dir);
+}
+
 TEST_CASE("training: resume from the epoch checkpoint continues the identical loss curve") {
   // Dropout, weight decay, warm-up and a linear decay make every piece of state matter: the dropout
   // generator, the Adam moments, the step the schedule reads and the shuffle of the next epoch.
