@@ -1,4 +1,5 @@
 #include "apps/train/trainer.hpp"
+#include "apps/train/training_run.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -26,22 +27,6 @@
 namespace topo::apps {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-// Wall time per phase of training (--profile reports it). On CUDA the phases that end in a host read
-// (the loss item, evaluations) include the queued device work; the others measure launch overhead.
-struct Profile {
-  std::map<std::string, double> seconds;
-  struct Scope {
-    Profile& p;
-    const char* name;
-    Clock::time_point t0 = Clock::now();
-    ~Scope() { p.seconds[name] += seconds_since(t0); }
-  };
-  Scope time(const char* name) { return Scope{*this, name}; }
-};
-
 // Stream keys of the run's independent random streams (data use the seed directly; 3 is the shuffle's).
 constexpr std::uint64_t kInitStream = 1, kDropoutStream = 2;
 
@@ -62,84 +47,9 @@ void check_same_config(const nlohmann::json& saved, const TrainConfig& now, cons
   }
 }
 
-// "variant=full residual=false": the chosen model's own options, for one-line summaries.
-std::string model_options_text(const TrainConfig& c) {
-  std::string text;
-  const nlohmann::json options = c.options_of_model();
-  for (const auto& [name, value] : options.items())
-    text += fmt::format("{}{}={}", text.empty() ? "" : " ", name, value.is_string() ? value.get<std::string>() : value.dump());
-  return text;
-}
+}  // namespace
 
-// One run of Trainer::run, phase by phase; the members are the state that flows between the phases (and
-// what the epoch checkpoint saves).
-class TrainingRun {
- public:
-  // Phase 0: the task (data read or generated), the model, the optimizer and the lr schedule.
-  TrainingRun(const TrainConfig& config, dist::Communicator& comm);
-  // Phase 1: a fresh run directory, or the state of OUT/checkpoint.ckpt (--resume).
-  void start_or_resume();
-  // Phase 2: the epochs, each ending with a dev evaluation (or eval_every ones inside), a checkpoint and the
-  // stopping rules. False when stop_after interrupted the run on purpose (resume continues it).
-  bool train();
-  // Phase 3: the best-on-dev parameters on the test split, and the task's trivial baseline.
-  void test_best();
-  // Phase 4: result.json, written once, atomically.
-  void write_result();
-  const TrainResult& result() const { return r_; }
-
- private:
-  void report_data_and_settings();
-  void train_epoch(std::int64_t epoch);
-  void train_step(const std::vector<std::int64_t>& indices, std::int64_t epoch);
-  // Dev evaluation: best-on-dev bookkeeping, best.ckpt when it improved, a metrics.jsonl line.
-  void evaluate_dev(std::int64_t epoch);
-  void save_epoch_checkpoint(std::int64_t epoch);
-  // The best-on-dev and early-stopping state (checkpoint metadata; broadcast from rank 0 when data parallel).
-  nlohmann::json bookkeeping(std::int64_t epochs_done) const;
-  void restore_bookkeeping(const nlohmann::json& meta);
-  void share_bookkeeping();
-  // --profile: the kernel time per phase and op category of the training steps.
-  nlohmann::json kernel_profile() const;
-
-  const TrainConfig& c_;
-  dist::Communicator& comm_;
-  const bool distributed_, root_;  // several ranks; this is rank 0 (the one that writes files)
-  std::unique_ptr<dist::GradientReducer> reducer_;  // when distributed_
-  ThreadCount threads_;  // how many and where the count came from (the log's first line, result.json)
-  Device device_;
-  std::uint64_t seed_;
-  std::unique_ptr<Task> task_;
-  bool higher_better_ = false;
-  std::string metric_;
-  // Every dropout mask comes from the default generator (the attention encoders use it implicitly), so
-  // seeding and checkpointing it covers them all.
-  nn::Generator& dropout_gen_ = nn::default_generator();
-  std::shared_ptr<models::SequenceModel> model_;
-  std::vector<nn::Var> params_;
-  std::unique_ptr<nn::Optimizer> optimizer_;
-  std::int64_t steps_per_epoch_ = 0, total_steps_ = 0;
-  std::int64_t epochs_ = 0;  // c_.epochs, or more to reach c_.min_steps
-  nn::LrSchedule schedule_;
-  std::string ckpt_, best_, metrics_, result_file_;
-
-  TrainResult r_;
-  std::int64_t start_epoch_ = 0, step_ = 0;
-  double best_dev_ = 0.0;
-  nlohmann::json best_dev_values_ = nlohmann::json::object();
-  std::int64_t best_step_ = -1;
-  std::int64_t evals_since_best_ = 0;  // early stopping counts evaluations without a better dev metric
-  double window_sum_ = 0.0;            // training loss since the last evaluation
-  std::int64_t window_steps_ = 0;
-
-  Profile profile_;
-  std::optional<Progress> progress_;
-  Clock::time_point t_start_;
-  std::int64_t tokens_seen_ = 0;
-  nlohmann::json test_values_;
-  std::vector<std::string> outputs_;  // files the task wrote beside result.json (tagging: predictions)
-  nlohmann::json kernel_profile_;
-};
+namespace detail {
 
 TrainingRun::TrainingRun(const TrainConfig& c, dist::Communicator& comm)
     : c_(c), comm_(comm), distributed_(comm.size() > 1), root_(comm.rank() == 0) {
@@ -256,41 +166,6 @@ void TrainingRun::start_or_resume() {
   }
   r_.steps = step_;
   r_.epochs_done = start_epoch_;
-}
-
-// Data quirks the reader counted, and where each setting that is not a default came from.
-void TrainingRun::report_data_and_settings() {
-  const nlohmann::json meta = task_->metadata();
-  if (meta.contains("data"))
-    for (const auto& [split, stats] : meta.at("data").items())
-      if (stats.value("invalid_utf8_lines", 0) > 0 || stats.value("skipped_bad", 0) > 0 || stats.value("truncated", 0) > 0)
-        progress_->message(fmt::format("{} data: {} invalid UTF-8 lines (decoded with U+FFFD{}), {} malformed lines "
-                                       "skipped, {} examples truncated to {} tokens",
-                                       split, stats.value("invalid_utf8_lines", 0),
-                                       stats.value("first_invalid_utf8", "").empty()
-                                           ? ""
-                                           : "; the first at " + stats.value("first_invalid_utf8", ""),
-                                       stats.value("skipped_bad", 0),
-                                       stats.value("truncated", 0), meta.value("max_length", 0)));
-  // Word vectors: the coverage line (also result.json's "vectors") and the malformed lines skipped.
-  if (const nlohmann::json v = meta.value("vectors", nlohmann::json()); v.is_object()) {
-    const nlohmann::json& cov = v.at("train_coverage");
-    progress_->message(fmt::format(
-        "vectors {} ({}-d): {} of {} vocabulary types ({:.1f}%, {} lowercased) and {} of {} training tokens "
-        "({:.1f}%) found; {} malformed lines skipped; loaded in {:.0f} ms",
-        v.at("file").get<std::string>(), v.at("dim").get<std::int64_t>(), cov.at("types_found").get<std::int64_t>(),
-        cov.at("types").get<std::int64_t>(), cov.at("types_pct").get<double>(),
-        v.at("found_lowercase").get<std::int64_t>(), cov.at("tokens_found").get<std::int64_t>(),
-        cov.at("tokens").get<std::int64_t>(), cov.at("tokens_pct").get<double>(), v.at("bad_lines").get<std::int64_t>(),
-        1e3 * v.at("load_seconds").get<double>()));
-    for (const nlohmann::json& bad : v.at("bad_line_examples")) progress_->message("  skipped " + bad.get<std::string>());
-  }
-  std::map<std::string, std::string> by_source;  // source -> "key=value ..."
-  const nlohmann::json values = c_.to_json();
-  for (const auto& [name, source] : c_.sources)
-    if (values.contains(name))
-      by_source[source] += fmt::format("{}{}={}", by_source[source].empty() ? "" : " ", name, values.at(name).dump());
-  for (const auto& [source, settings] : by_source) progress_->message(fmt::format("settings from {}: {}", source, settings));
 }
 
 bool TrainingRun::train() {
@@ -471,20 +346,6 @@ void TrainingRun::save_epoch_checkpoint(std::int64_t epoch) {
   nn::save_checkpoint(ckpt_, *model_, optimizer_.get(), &dropout_gen_, step_, meta);
 }
 
-nlohmann::json TrainingRun::kernel_profile() const {
-  nlohmann::json out;
-  const topo::profile::Table table = topo::profile::snapshot();
-  for (int p = 0; p < static_cast<int>(topo::profile::Phase::Count); ++p)
-    for (int k = 0; k < static_cast<int>(topo::profile::Category::Count); ++k) {
-      const topo::profile::Entry& e = table[static_cast<std::size_t>(p)][static_cast<std::size_t>(k)];
-      if (e.calls == 0) continue;
-      out[topo::profile::phase_name(static_cast<topo::profile::Phase>(p))]
-         [topo::profile::category_name(static_cast<topo::profile::Category>(k))] = {{"seconds", e.seconds},
-                                                                                    {"calls", e.calls}};
-    }
-  return out;
-}
-
 void TrainingRun::test_best() {
   r_.best_dev_metric = best_dev_;
   r_.best_step = best_step_;
@@ -504,91 +365,7 @@ void TrainingRun::test_best() {
   r_.baseline = task_->baseline(r_.has_test ? Split::Test : Split::Dev);
 }
 
-void TrainingRun::write_result() {
-  if (!root_) return;
-  const TrainConfig& c = c_;
-  TrainResult& r = r_;
-  const std::string& metric = metric_;
-  // The chosen model's own options sit beside its name (star: variant, residual).
-  nlohmann::json result = {{"task", c.task}, {"model", c.model}, {"metric", metric}};
-  result.update(c.options_of_model());
-  // Test figures as test_<name>; the best dev evaluation's as dev_<name>.
-  if (r.has_test) {
-    for (const auto& [key, value] : test_values_.items()) result["test_" + key] = value;
-    if (test_values_.contains("ms_per_batch")) result["ms_per_test_batch"] = test_values_.at("ms_per_batch");
-  } else {
-    result["test_" + metric] = nullptr;
-    result["test_note"] = "the task has no test split: evaluate a checkpoint with topo-eval";
-  }
-  for (const auto& [key, value] : best_dev_values_.items()) result["dev_" + key] = value;
-  // The protocol's names (issue #13): the dev-selected checkpoint (best.ckpt) scored on dev and, when a test
-  // file is given, once on test; topo-eval on the same file gives the same number.
-  if (metric_ == "acc") {
-    result["dev_accuracy"] = r_.best_dev_metric;
-    if (r_.has_test) result["test_accuracy"] = r_.test_metric;
-  }
-  result.update(r.baseline);
-  result["baseline_split"] = r.has_test ? "test" : "dev";
-  if (!higher_better_ && r.has_test && r.baseline.contains("baseline_" + metric))
-    result[metric + "_over_baseline"] = r.test_metric / r.baseline.at("baseline_" + metric).get<double>();
-  const nlohmann::json more = {{"best_dev_" + metric, r.best_dev_metric},
-                               {"best_step", r.best_step},
-                               {"epochs", epochs_},
-                               {"epochs_done", r.epochs_done},
-                               {"stopped_early", r.stopped_early},
-                               {"steps", r.steps},
-                               {"train_seconds", r.train_seconds},
-                               {"tokens_per_second", r.train_seconds > 0 ? double(tokens_seen_) / r.train_seconds : 0.0},
-                               {"resumed", c.resume},
-                               {"params", r.params},
-                               {"device", device_.str()},
-                               {"threads", threads_.threads},
-                               {"threads_source", threads_.source},
-                               {"omp_wait_policy", wait_policy()},
-                               {"blas_core", blas_core()},
-                               {"ranks", comm_.size()},
-                               {"data", task_->metadata().value("data", nlohmann::json::object())},
-                               {"vectors", task_->metadata().value("vectors", nlohmann::json())},
-                               {"config", c.to_json()},
-                               {"config_sources", c.sources}};
-  result.update(more);
-  if (!outputs_.empty()) result["outputs"] = outputs_;
-  if (distributed_)
-    result["data_parallel"] = {{"backend", comm_.backend()},
-                               {"reduce", c.dist_reduce},
-                               {"buckets", reducer_->num_buckets()},
-                               {"bucket_mb", c.dist_bucket_mb},
-                               // rank 0's time in finish_step: communication backward did not hide
-                               {"allreduce_seconds", r.allreduce_seconds},
-                               {"allreduce_ms_per_step", r.allreduce_seconds * 1e3 / double(std::max<std::int64_t>(
-                                                                                 1, reducer_->stats().steps))},
-                               // share of the buckets whose allreduce started before backward ended
-                               {"started_in_backward", double(reducer_->stats().buckets_started_in_backward) /
-                                                           double(std::max<std::int64_t>(1, reducer_->stats().buckets))},
-                               // after-backward: of which waiting at a barrier for the slowest rank
-                               {"peer_wait_ms_per_step", reducer_->stats().peer_wait_seconds * 1e3 /
-                                                             double(std::max<std::int64_t>(1, reducer_->stats().steps))}};
-  if (c.profile) {
-    result["profile_seconds"] = profile_.seconds;
-    result["kernel_profile"] = kernel_profile_;
-  }
-  r.result = result;
-  write_file_atomically(result_file_, result.dump(2) + "\n");
-}
-
-}  // namespace
-
-std::string summary_line(const TrainConfig& c, const TrainResult& r) {
-  std::string test = "no test split";
-  if (r.has_test) {
-    test = fmt::format("test {} {:.6f}", r.metric, r.test_metric);
-    for (const auto& [key, value] : r.baseline.items())
-      if (value.is_number()) test += fmt::format(", {} {:.6f}", key, value.get<double>());
-  }
-  return fmt::format("{} {} ({}): {}; best dev {} {:.6f} at step {}{}; {} params, {:.2f} s -> {}", c.task, c.model,
-                     model_options_text(c), test, r.metric, r.best_dev_metric, r.best_step,
-                     r.stopped_early ? " (stopped early)" : "", r.params, r.train_seconds, Trainer::result_path(c.out));
-}
+}  // namespace detail
 
 Trainer::Trainer(TrainConfig config, dist::Communicator* comm) : config_(std::move(config)), comm_(comm) {
   config_.validate();
@@ -598,7 +375,7 @@ Trainer::Trainer(TrainConfig config, dist::Communicator* comm) : config_(std::mo
 TrainResult Trainer::run() {
   std::unique_ptr<dist::Communicator> alone;
   if (!comm_) alone = dist::single_process();
-  TrainingRun run(config_, comm_ ? *comm_ : *alone);
+  detail::TrainingRun run(config_, comm_ ? *comm_ : *alone);
   run.start_or_resume();
   if (run.train()) {
     run.test_best();

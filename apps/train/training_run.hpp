@@ -1,0 +1,111 @@
+#pragma once
+// The state and phases of one topo-train run (Trainer::run), shared by trainer.cpp (the phases: set-up, resume,
+// epochs, test) and run_report.cpp (what the run reports: the log's data and settings lines, result.json, the
+// summary line). Internal to apps/train: users call Trainer.
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apps/tasks/task.hpp"
+#include "apps/train/progress.hpp"
+#include "apps/train/trainer.hpp"
+#include "dist/gradient_reducer.hpp"
+#include "kernels/threads.hpp"
+#include "nn/optim.hpp"
+#include "nn/schedule.hpp"
+
+namespace topo::apps::detail {
+
+using Clock = std::chrono::steady_clock;
+inline double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Wall time per phase of training (--profile reports it). On CUDA the phases that end in a host read
+// (the loss item, evaluations) include the queued device work; the others measure launch overhead.
+struct Profile {
+  std::map<std::string, double> seconds;
+  struct Scope {
+    Profile& p;
+    const char* name;
+    Clock::time_point t0 = Clock::now();
+    ~Scope() { p.seconds[name] += seconds_since(t0); }
+  };
+  Scope time(const char* name) { return Scope{*this, name}; }
+};
+
+// "variant=full residual=false": the chosen model's own options, for one-line summaries.
+std::string model_options_text(const TrainConfig& c);
+
+// One run of Trainer::run, phase by phase; the members are the state that flows between the phases (and
+// what the epoch checkpoint saves).
+class TrainingRun {
+ public:
+  // Phase 0: the task (data read or generated), the model, the optimizer and the lr schedule.
+  TrainingRun(const TrainConfig& config, dist::Communicator& comm);
+  // Phase 1: a fresh run directory, or the state of OUT/checkpoint.ckpt (--resume).
+  void start_or_resume();
+  // Phase 2: the epochs, each ending with a dev evaluation (or eval_every ones inside), a checkpoint and the
+  // stopping rules. False when stop_after interrupted the run on purpose (resume continues it).
+  bool train();
+  // Phase 3: the best-on-dev parameters on the test split, and the task's trivial baseline.
+  void test_best();
+  // Phase 4: result.json, written once, atomically.
+  void write_result();
+  const TrainResult& result() const { return r_; }
+
+ private:
+  void report_data_and_settings();
+  void train_epoch(std::int64_t epoch);
+  void train_step(const std::vector<std::int64_t>& indices, std::int64_t epoch);
+  // Dev evaluation: best-on-dev bookkeeping, best.ckpt when it improved, a metrics.jsonl line.
+  void evaluate_dev(std::int64_t epoch);
+  void save_epoch_checkpoint(std::int64_t epoch);
+  // The best-on-dev and early-stopping state (checkpoint metadata; broadcast from rank 0 when data parallel).
+  nlohmann::json bookkeeping(std::int64_t epochs_done) const;
+  void restore_bookkeeping(const nlohmann::json& meta);
+  void share_bookkeeping();
+  // --profile: the kernel time per phase and op category of the training steps.
+  nlohmann::json kernel_profile() const;
+
+  const TrainConfig& c_;
+  dist::Communicator& comm_;
+  const bool distributed_, root_;  // several ranks; this is rank 0 (the one that writes files)
+  std::unique_ptr<dist::GradientReducer> reducer_;  // when distributed_
+  ThreadCount threads_;  // how many and where the count came from (the log's first line, result.json)
+  Device device_;
+  std::uint64_t seed_;
+  std::unique_ptr<Task> task_;
+  bool higher_better_ = false;
+  std::string metric_;
+  // Every dropout mask comes from the default generator (the attention encoders use it implicitly), so
+  // seeding and checkpointing it covers them all.
+  nn::Generator& dropout_gen_ = nn::default_generator();
+  std::shared_ptr<models::SequenceModel> model_;
+  std::vector<nn::Var> params_;
+  std::unique_ptr<nn::Optimizer> optimizer_;
+  std::int64_t steps_per_epoch_ = 0, total_steps_ = 0;
+  std::int64_t epochs_ = 0;  // c_.epochs, or more to reach c_.min_steps
+  nn::LrSchedule schedule_;
+  std::string ckpt_, best_, metrics_, result_file_;
+
+  TrainResult r_;
+  std::int64_t start_epoch_ = 0, step_ = 0;
+  double best_dev_ = 0.0;
+  nlohmann::json best_dev_values_ = nlohmann::json::object();
+  std::int64_t best_step_ = -1;
+  std::int64_t evals_since_best_ = 0;  // early stopping counts evaluations without a better dev metric
+  double window_sum_ = 0.0;            // training loss since the last evaluation
+  std::int64_t window_steps_ = 0;
+
+  Profile profile_;
+  std::optional<Progress> progress_;
+  Clock::time_point t_start_;
+  std::int64_t tokens_seen_ = 0;
+  nlohmann::json test_values_;
+  std::vector<std::string> outputs_;  // files the task wrote beside result.json (tagging: predictions)
+  nlohmann::json kernel_profile_;
+};
+
+}  // namespace topo::apps::detail
