@@ -6,7 +6,8 @@
 # sst5-subtrees trains on every labelled subtree of the training trees (318,582 phrases, as the Star authors
 # do; batch 64, at most 5 epochs) and evaluates on whole dev/test sentences; sst2 is SST-5's recipe on the
 # binary sentences (--binary: neutral dropped).
-# Environment: DATA (default ../shared/data), MODELS (default "star transformer"), THREADS per run (default 1;
+# Environment: DATA (default ../shared/data), BIN (the binaries' folder, default build/bin), MODELS (default
+# "star transformer"; multiscale has configs too), THREADS per run (default 1;
 # the models train side by side), DOMAINS (default all 16), EXTRA (more topo-train flags),
 # VECTORS (a word-vector file, e.g. $DATA/glove6b50d/glove.6B.50d.subset.txt.gz: --vectors with the
 # lowercase look-up, GloVe 6B being uncased; width 50 is projected to the models' 100), VECTOR_FLAGS (e.g.
@@ -29,7 +30,8 @@ if [ -n "${VECTORS:-}" ]; then
 else
   tag=${TAG:-}
 fi
-[ -x build/bin/topo-train ] || { echo "build first: scripts/setup.sh" >&2; exit 1; }
+bin=${BIN:-build/bin}
+[ -x "$bin/topo-train" ] || { echo "build first: scripts/setup.sh" >&2; exit 1; }
 
 run_mtl16() {  # one model, every domain in turn
   local model=$1
@@ -39,7 +41,7 @@ run_mtl16() {  # one model, every domain in turn
     # --skip-bad: sports_outdoors.task.train line 1121 is a label with no text; it is skipped and counted
     # (result.json: data.train.skipped_bad) rather than stopping the run.
     mkdir -p "$out"
-    build/bin/topo-train --config "configs/mtl16_$model.json" --train "$data/mtl16/$domain.task.train" \
+    "$bin/topo-train" --config "configs/mtl16_$model.json" --train "$data/mtl16/$domain.task.train" \
       --encoding "$encoding" --skip-bad --threads "$threads" --progress lines --log-every 200 --out "$out" \
       ${vector_flags[@]+"${vector_flags[@]}"} ${EXTRA:-} \
       > "$out.log" 2>&1
@@ -51,7 +53,7 @@ run_sst5() {  # model, run set name, more flags
   local model=$1 out="runs/$2$tag/$1"
   shift 2
   mkdir -p "$out"
-  build/bin/topo-train --config "configs/sst5_$model.json" --train "$data/sst/trees/train.txt" \
+  "$bin/topo-train" --config "configs/sst5_$model.json" --train "$data/sst/trees/train.txt" \
     --dev "$data/sst/trees/dev.txt" --test "$data/sst/trees/test.txt" --threads "$threads" --progress lines \
     --log-every 200 --out "$out" "$@" ${vector_flags[@]+"${vector_flags[@]}"} ${EXTRA:-} > "$out.log" 2>&1
   tail -n 1 "$out.log"

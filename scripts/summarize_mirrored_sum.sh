@@ -1,22 +1,31 @@
 #!/usr/bin/env bash
-# Summarises runs/mirrored (scripts/reproduce_mirrored_sum.sh): a markdown table of test MSE per model and K
-# (runs/mirrored/summary.md) and an SVG line plot of MSE against K (runs/mirrored/mse_vs_k.svg). A run that
+# Summarises ROOT (default runs/mirrored; scripts/reproduce_mirrored_sum.sh): markdown tables of test MSE and of
+# MSE over the mean-guess baseline per model and K (ROOT/summary.md) and an SVG line plot of MSE against K
+# (ROOT/mse_vs_k.svg). A run that
 # has no result.json yet is shown as "-" in the table and left out of the plot.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=runs/mirrored
+root=${ROOT:-runs/mirrored}
 models=(transformer ms-flex ms-hier-s ms-hier-s-deep star)
 ks=$(find "$root" -mindepth 2 -maxdepth 2 -type d -name 'k*' -printf '%f\n' | sed 's/^k//' | sort -n | uniq | tr '\n' ' ')
 [ -n "$ks" ] || { echo "summarize_mirrored_sum: no runs under $root" >&2; exit 1; }
-mse() {  # test MSE of one run, or empty
-  local f="$root/$1/k$2/result.json"
-  if [ -f "$f" ]; then grep -o '"test_mse": *[0-9.eE+-]*' "$f" | head -n 1 | sed 's/.*: *//'; fi
+value() {  # a top-level number of one run's result.json, or empty
+  local f="$root/$2/k$3/result.json"
+  if [ -f "$f" ]; then grep -o "\"$1\": *[0-9.eE+-]*" "$f" | head -n 1 | sed 's/.*: *//'; fi
 }
+mse() { value test_mse "$1" "$2"; }
 {
   printf '| model |'; for k in $ks; do printf ' K=%s |' "$k"; done; printf '\n|---|'; for _ in $ks; do printf -- '---:|'; done; printf '\n'
   for m in "${models[@]}"; do
     printf '| %s |' "$m"
     for k in $ks; do v=$(mse "$m" "$k"); printf ' %s |' "${v:--}"; done
+    printf '\n'
+  done
+  printf '\nTest MSE over the mean-guess baseline (1 = no better than guessing the mean):\n\n'
+  printf '| model |'; for k in $ks; do printf ' K=%s |' "$k"; done; printf '\n|---|'; for _ in $ks; do printf -- '---:|'; done; printf '\n'
+  for m in "${models[@]}"; do
+    printf '| %s |' "$m"
+    for k in $ks; do v=$(value mse_over_baseline "$m" "$k"); if [ -n "$v" ]; then printf ' %.3f |' "$v"; else printf ' - |'; fi; done
     printf '\n'
   done
 } > "$root/summary.md"
