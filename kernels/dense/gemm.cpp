@@ -1,6 +1,7 @@
 // Dense matrix products. CPU: OpenBLAS cblas_sgemm, row-major.
 //  - 2-D, and 3-D a with a shared 2-D b (not transposed a): one sgemm, the batch flattened into M; OpenBLAS
-//    threads it over the OpenMP pool.
+//    threads it over the OpenMP pool when M*N*K is above cpu::single_thread_gemm_mnk(), else runs it on one
+//    thread.
 //  - batched with small items (M*N*K <= 2^21): OpenMP over the batch; inside the parallel region the OpenMP
 //    build of OpenBLAS runs single-threaded, so there is no oversubscription.
 //  - batched with big items: one threaded sgemm per item, in order.
@@ -11,6 +12,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "kernels/profile.hpp"
 #include "kernels/dense/binary.hpp"
@@ -58,15 +60,36 @@ Plan plan_for(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, cons
 
 }  // namespace
 
+std::int64_t cpu::single_thread_gemm_mnk() {
+  static const std::int64_t mnk = [] {
+    const char* env = std::getenv("TOPO_GEMM_SINGLE_THREAD_MNK");
+    if (!env || !*env) return kSingleThreadGemmMnk;
+    char* end = nullptr;
+    const long long v = std::strtoll(env, &end, 10);
+    TOPO_CHECK(*end == '\0' && v >= 0, "TOPO_GEMM_SINGLE_THREAD_MNK='{}': expected a non-negative integer", env);
+    return static_cast<std::int64_t>(v);
+  }();
+  return mnk;
+}
+
 void cpu::sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
                 std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
-  // OpenBLAS threads a GEMM (one OpenMP region) above M*N*K = 65536 * GEMM_MULTITHREAD_THRESHOLD (4).
-  if (m * n * k > (std::int64_t{1} << 18) && omp_get_max_threads() > 1 && !omp_in_parallel())
+  // OpenBLAS threads a GEMM (one OpenMP region) above M*N*K = 65536 * GEMM_MULTITHREAD_THRESHOLD (4), and its
+  // OpenMP build takes the thread count from omp_get_max_threads() at each call. Below
+  // single_thread_gemm_mnk() the region costs more than the second thread gives (gemm.hpp), so the call
+  // runs with the OpenMP thread count set to 1 and restored after.
+  const std::int64_t mnk = m * n * k;
+  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  const bool alone = threads > 1 && mnk <= single_thread_gemm_mnk();
+  if (alone)
+    omp_set_num_threads(1);
+  else if (threads > 1 && mnk > (std::int64_t{1} << 18))
     profile::count_parallel_region();
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
               static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(std::max<std::int64_t>(lda, 1)), b,
               static_cast<int>(std::max<std::int64_t>(ldb, 1)), beta, c,
               static_cast<int>(std::max<std::int64_t>(ldc, 1)));
+  if (alone) omp_set_num_threads(threads);
 }
 
 namespace {

@@ -1,7 +1,10 @@
+#include <omp.h>
+
 #include <array>
 #include <string>
 
 #include "kernels/dense/gemm.hpp"
+#include "kernels/profile.hpp"
 #include "tests/support/testing.hpp"
 
 using namespace topo;
@@ -136,4 +139,35 @@ TEST_CASE("gemm errors name both shapes") {
   CHECK_THROWS_AS(matmul(Tensor::zeros({3, 4}), Tensor::zeros({2, 4, 5})), topo::Error);
   CHECK_THROWS_AS(matmul(Tensor::zeros({3, 4}), Tensor::zeros({4, 5}, DType::I64)), topo::Error);
   CHECK(matmul(Tensor::zeros({3, 4}), Tensor::zeros({5, 4}), false, true).shape() == Shape{3, 5});
+}
+
+TEST_CASE("gemm below the single-thread size opens no parallel region and leaves the thread count as it was") {
+  const int before = omp_get_max_threads();
+  omp_set_num_threads(2);
+  profile::reset();
+  profile::enable();
+  // 320 x 100 x 100 (a Star projection of 16 sentences of 20 tokens) is below the threshold; big_m x 100 x 100
+  // is the smallest such product above it.
+  const std::int64_t small_m = 320, big_m = cpu::single_thread_gemm_mnk() / (100 * 100) + 1;
+  REQUIRE(small_m * 100 * 100 <= cpu::single_thread_gemm_mnk());
+  const Tensor a_small = random_uniform({small_m, 100}, 1), b = random_uniform({100, 100}, 2);
+  const Tensor c_small = matmul(a_small, b);
+  CHECK(profile::parallel_regions() == 0);
+  CHECK(omp_get_max_threads() == 2);
+  const Tensor a_big = random_uniform({big_m, 100}, 3);
+  const Tensor c_big = matmul(a_big, b);
+  CHECK(profile::parallel_regions() == 1);
+  CHECK(omp_get_max_threads() == 2);
+  profile::enable(false);
+  profile::reset();
+  // Both still equal the naive product.
+  const auto check_product = [&](const Tensor& a, const Tensor& c) {
+    const std::vector<float> want =
+        reference(false, false, a.shape()[0], 100, 100, 1.f, a.data<float>(), b.data<float>(), 0.f, nullptr);
+    const float* got = c.data<float>();
+    for (std::size_t i = 0; i < want.size(); i += 97) REQUIRE(got[i] == doctest::Approx(want[i]).epsilon(1e-4));
+  };
+  check_product(a_small, c_small);
+  check_product(a_big, c_big);
+  omp_set_num_threads(before);
 }
