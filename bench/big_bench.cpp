@@ -8,7 +8,6 @@
 // FLOPs from the shapes (models/flop_count.hpp) give `mfu` against the sgemm peak of the same run.
 // Data from TOPO_DATA (default ../shared/data); the suite says so and records nothing when it is missing.
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -27,11 +26,6 @@ namespace {
 
 using namespace topo;
 constexpr std::int64_t kHidden = 96, kHeads = 6, kLayers = 2, kBatch = 32, kMaxChars = 256;
-
-std::string data_dir() {
-  const char* dir = std::getenv("TOPO_DATA");
-  return dir ? dir : "../shared/data";
-}
 
 // The reviews of a "label<TAB>text_a" file (header skipped) as the classify task reads them with --tokenize
 // char: decoded as UTF-8, one token per code point, whitespace dropped; each cut at kMaxChars.
@@ -55,11 +49,9 @@ std::vector<std::vector<std::string>> reviews(const std::string& path) {
 }  // namespace
 
 TOPO_BENCH_SUITE(big, "BiG-Transformer vs dense Transformer and Star on ChnSentiCorp batches (d = 96)") {
-  const std::string dict = data_dir() + "/zh_lexicon/dict.txt", text = data_dir() + "/chnsenticorp/dev.tsv";
-  if (!std::filesystem::exists(dict) || !std::filesystem::exists(text)) {
-    fmt::print("big: skipped, {} or {} is missing (set TOPO_DATA)\n", dict, text);
-    return;
-  }
+  const std::vector<std::string> paths = bench::data_files("big", {"zh_lexicon/dict.txt", "chnsenticorp/dev.tsv"});
+  if (paths.empty()) return;
+  const std::string &dict = paths[0], &text = paths[1];
   const std::vector<std::vector<std::string>> texts = reviews(text);
   // Character ids over the reviews read (id 0 unused, as <pad>); the vocabulary holds each id's string.
   std::map<std::string, std::int64_t> ids;

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <utility>
@@ -238,6 +239,20 @@ std::string Runner::artifact_path(const std::string& name) const {
   if (json_path_.empty()) return "";
   const std::filesystem::path json(json_path_);
   return (json.parent_path() / (json.stem().string() + "-" + name)).string();
+}
+
+std::vector<std::string> data_files(const std::string& suite, const std::vector<std::string>& files) {
+  const char* env = std::getenv("TOPO_DATA");
+  const std::string dir = env ? env : "../shared/data";
+  std::vector<std::string> paths;
+  for (const std::string& f : files) {
+    paths.push_back(dir + "/" + f);
+    if (!std::filesystem::exists(paths.back())) {
+      fmt::print("{}: skipped, {} is missing (set TOPO_DATA to the data folder)\n", suite, paths.back());
+      return {};
+    }
+  }
+  return paths;
 }
 
 }  // namespace topo::bench

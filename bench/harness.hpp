@@ -171,6 +171,10 @@ const std::vector<Suite>& suites();
 // Adds a suite; throws topo::Error on a duplicate name. Returns true so it can initialise a static.
 bool register_suite(Suite suite);
 
+// Suites on real data: the paths of `files` (relative to TOPO_DATA, default ../shared/data), or, when one is
+// missing, a line saying that `suite` is skipped and which file and variable to fix, and an empty list.
+std::vector<std::string> data_files(const std::string& suite, const std::vector<std::string>& files);
+
 }  // namespace topo::bench
 
 // Defines and registers a suite: the body that follows sees `topo::bench::Runner& bench`.

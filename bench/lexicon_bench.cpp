@@ -5,7 +5,6 @@
 // Data from TOPO_DATA (default ../shared/data); the suite says so and records nothing when it is missing.
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 
 #include "bench/harness.hpp"
@@ -14,11 +13,6 @@
 namespace {
 
 using namespace topo;
-
-std::string data_dir() {
-  const char* dir = std::getenv("TOPO_DATA");
-  return dir ? dir : "../shared/data";
-}
 
 // The first `n` characters of the texts of a "label<TAB>text_a" file, header skipped.
 std::u32string first_characters(const std::string& path, std::size_t n) {
@@ -39,11 +33,9 @@ std::u32string first_characters(const std::string& path, std::size_t n) {
 }  // namespace
 
 TOPO_BENCH_SUITE(lexicon, "lexicon matching: every word of jieba's dictionary in a 128-character sentence") {
-  const std::string dict = data_dir() + "/zh_lexicon/dict.txt", text = data_dir() + "/chnsenticorp/dev.tsv";
-  if (!std::filesystem::exists(dict) || !std::filesystem::exists(text)) {
-    fmt::print("lexicon: skipped, {} or {} is missing (set TOPO_DATA)\n", dict, text);
-    return;
-  }
+  const std::vector<std::string> paths = bench::data_files("lexicon", {"zh_lexicon/dict.txt", "chnsenticorp/dev.tsv"});
+  if (paths.empty()) return;
+  const std::string &dict = paths[0], &text = paths[1];
   const auto t0 = std::chrono::steady_clock::now();
   const models::Lexicon lexicon = models::Lexicon::load(dict);
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
