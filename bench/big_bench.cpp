@@ -8,12 +8,11 @@
 // FLOPs from the shapes (models/flop_count.hpp) give `mfu` against the sgemm peak of the same run.
 // Data from TOPO_DATA (default ../shared/data); the suite says so and records nothing when it is missing.
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <memory>
 
-#include "apps/text/decode.hpp"
 #include "bench/harness.hpp"
+#include "bench/review_text.hpp"
 #include "kernels/dense/random.hpp"
 #include "models/big_transformer/big_transformer.hpp"
 #include "models/flop_count.hpp"
@@ -27,32 +26,13 @@ namespace {
 using namespace topo;
 constexpr std::int64_t kHidden = 96, kHeads = 6, kLayers = 2, kBatch = 32, kMaxChars = 256;
 
-// The reviews of a "label<TAB>text_a" file (header skipped) as the classify task reads them with --tokenize
-// char: decoded as UTF-8, one token per code point, whitespace dropped; each cut at kMaxChars.
-std::vector<std::vector<std::string>> reviews(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);  // header
-  std::vector<std::vector<std::string>> out;
-  while (std::getline(in, line)) {
-    const std::size_t tab = line.find('\t');
-    if (tab == std::string::npos) continue;
-    std::vector<std::string> chars =
-        text::split_characters(text::decode_line(std::string_view(line).substr(tab + 1), text::TextEncoding::Utf8), false);
-    if (chars.empty()) continue;
-    if (chars.size() > static_cast<std::size_t>(kMaxChars)) chars.resize(kMaxChars);
-    out.push_back(std::move(chars));
-  }
-  return out;
-}
-
 }  // namespace
 
 TOPO_BENCH_SUITE(big, "BiG-Transformer vs dense Transformer and Star on ChnSentiCorp batches (d = 96)") {
   const std::vector<std::string> paths = bench::data_files("big", {"zh_lexicon/dict.txt", "chnsenticorp/dev.tsv"});
   if (paths.empty()) return;
   const std::string &dict = paths[0], &text = paths[1];
-  const std::vector<std::vector<std::string>> texts = reviews(text);
+  const std::vector<std::vector<std::string>> texts = bench::review_characters(text, kMaxChars);
   // Character ids over the reviews read (id 0 unused, as <pad>); the vocabulary holds each id's string.
   std::map<std::string, std::int64_t> ids;
   std::vector<std::string> vocabulary = {"<pad>"};

@@ -5,29 +5,24 @@
 // Data from TOPO_DATA (default ../shared/data); the suite says so and records nothing when it is missing.
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
 
 #include "bench/harness.hpp"
+#include "bench/review_text.hpp"
 #include "models/big_transformer/lexicon.hpp"
 
 namespace {
 
 using namespace topo;
 
-// The first `n` characters of the texts of a "label<TAB>text_a" file, header skipped.
+// The first `n` characters of the reviews of `path`, concatenated.
 std::u32string first_characters(const std::string& path, std::size_t n) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);  // header
-  std::u32string out;
-  while (out.size() < n && std::getline(in, line)) {
-    const std::size_t tab = line.find('\t');
-    if (tab == std::string::npos) continue;
-    const auto cps = models::utf8_code_points(std::string_view(line).substr(tab + 1), path);
-    out.append(cps.begin(), cps.end());
-  }
-  if (out.size() > n) out.resize(n);
-  return out;
+  std::string text;
+  std::size_t count = 0;
+  for (const std::vector<std::string>& review : bench::review_characters(path))
+    for (const std::string& c : review)
+      if (count++ < n) text += c;
+  const std::vector<char32_t> cps = models::utf8_code_points(text, path);
+  return std::u32string(cps.begin(), cps.end());
 }
 
 }  // namespace
