@@ -1,7 +1,6 @@
 // Dense matrix products. CPU: OpenBLAS cblas_sgemm, row-major.
-//  - 2-D, and 3-D a with a shared 2-D b (not transposed a): one sgemm, the batch flattened into M; OpenBLAS
-//    threads it over the OpenMP pool when M*N*K is above cpu::single_thread_gemm_mnk(), else runs it on one
-//    thread.
+//  - 2-D, and 3-D a with a shared 2-D b (not transposed a): one sgemm, the batch flattened into M; above
+//    cpu::single_thread_gemm_mnk() cut into one slab per thread along M or N (cpu::sgemm), else on one thread.
 //  - batched with small items (M*N*K <= 2^21): OpenMP over the batch; inside the parallel region the OpenMP
 //    build of OpenBLAS runs single-threaded, so there is no oversubscription.
 //  - batched with big items: one threaded sgemm per item, in order.
@@ -13,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string>
 
 #include "kernels/profile.hpp"
 #include "kernels/dense/binary.hpp"
@@ -72,24 +72,57 @@ std::int64_t cpu::single_thread_gemm_mnk() {
   return mnk;
 }
 
-void cpu::sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+bool cpu::split_gemm() {
+  static const bool split = [] {
+    const char* env = std::getenv("TOPO_GEMM_SPLIT");
+    if (!env || !*env) return true;
+    const std::string v = env;
+    TOPO_CHECK(v == "0" || v == "1", "TOPO_GEMM_SPLIT='{}': expected 0 or 1", v);
+    return v == "1";
+  }();
+  return split;
+}
+
+namespace {
+
+void blas_sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
                 std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
-  // OpenBLAS threads a GEMM (one OpenMP region) above M*N*K = 65536 * GEMM_MULTITHREAD_THRESHOLD (4), and its
-  // OpenMP build takes the thread count from omp_get_max_threads() at each call. Below
-  // single_thread_gemm_mnk() the region costs more than the second thread gives (gemm.hpp), so the call
-  // runs with the OpenMP thread count set to 1 and restored after.
-  const std::int64_t mnk = m * n * k;
-  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
-  const bool alone = threads > 1 && mnk <= single_thread_gemm_mnk();
-  if (alone)
-    omp_set_num_threads(1);
-  else if (threads > 1 && mnk > (std::int64_t{1} << 18))
-    profile::count_parallel_region();
   cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(m),
               static_cast<int>(n), static_cast<int>(k), alpha, a, static_cast<int>(std::max<std::int64_t>(lda, 1)), b,
               static_cast<int>(std::max<std::int64_t>(ldb, 1)), beta, c,
               static_cast<int>(std::max<std::int64_t>(ldc, 1)));
-  if (alone) omp_set_num_threads(threads);
+}
+
+}  // namespace
+
+void cpu::sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+                std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
+  // OpenBLAS's OpenMP build takes its thread count from omp_get_max_threads() at each call, and runs
+  // single-threaded inside a parallel region; both are used below.
+  const std::int64_t mnk = m * n * k;
+  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  if (threads <= 1) return blas_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (mnk <= single_thread_gemm_mnk()) {  // one thread: the region would cost what the second thread gives
+    omp_set_num_threads(1);
+    blas_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    omp_set_num_threads(threads);
+    return;
+  }
+  profile::count_parallel_region();
+  if (!split_gemm()) return blas_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  // Slabs along the longer of M (rows of c: rows of a, or columns of a stored transposed) and N (columns of
+  // c: columns of b, or rows of b stored transposed); the slab p of `parts` is [len * p / parts, len * (p+1) / parts).
+  const bool by_rows = m >= n;
+  const std::int64_t len = by_rows ? m : n;
+  const std::int64_t parts = std::clamp<std::int64_t>(mnk / kMinSlabMnk, 1, std::min<std::int64_t>(threads, len));
+#pragma omp parallel for num_threads(static_cast<int>(parts)) schedule(static)
+  for (std::int64_t p = 0; p < parts; ++p) {
+    const std::int64_t lo = len * p / parts, hi = len * (p + 1) / parts;
+    if (by_rows)
+      blas_sgemm(ta, tb, hi - lo, n, k, alpha, ta ? a + lo : a + lo * lda, lda, b, ldb, beta, c + lo * ldc, ldc);
+    else
+      blas_sgemm(ta, tb, m, hi - lo, k, alpha, a, lda, tb ? b + lo * ldb : b + lo, ldb, beta, c + lo, ldc);
+  }
 }
 
 namespace {

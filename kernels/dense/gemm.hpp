@@ -13,16 +13,24 @@ void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false);
 
 namespace cpu {
-// GEMMs with M*N*K at or below this run on one thread outside OpenMP regions. Threading one costs a fork and
-// a join, and with topograph's short spin (GOMP_SPINCOUNT=1000, kernels/threads.hpp) the second thread is
-// asleep and must be woken: tens of microseconds, as long as a 320 x 100 x 100 product takes on one core.
-// TOPO_GEMM_SINGLE_THREAD_MNK overrides it (0: OpenBLAS's own rule alone).
-inline constexpr std::int64_t kSingleThreadGemmMnk = std::int64_t{1} << 23;
+// GEMMs with M*N*K at or below this run on one thread outside OpenMP regions: a parallel region costs a fork
+// and a join, and with topograph's short spin (GOMP_SPINCOUNT=1000, kernels/threads.hpp) an idle thread is
+// asleep and must be woken — several microseconds, as long as a 64 x 100 x 100 product takes on one core
+// (~10 us at ~100 GFLOP/s). TOPO_GEMM_SINGLE_THREAD_MNK overrides it.
+inline constexpr std::int64_t kSingleThreadGemmMnk = std::int64_t{1} << 20;
 std::int64_t single_thread_gemm_mnk();  // kSingleThreadGemmMnk or the environment's value (read once)
+// Above it, the product is cut into one slab per thread along the longer of M and N, and each thread runs a
+// single-threaded sgemm on its slab (OpenBLAS's OpenMP build runs single-threaded inside a region). At the
+// models' shapes (e.g. 800 x 100 x 100, 2048 x 300 x 300) this ran 1.4-2.0x one thread on 2 cores where
+// OpenBLAS's own threading of the same call ran 0.5-1.9x (docs/performance.md). Every slab is at least
+// kMinSlabMnk, so a product near the threshold uses fewer threads than there are. TOPO_GEMM_SPLIT=0 hands
+// the calls above the threshold to OpenBLAS's threading instead (for comparisons).
+inline constexpr std::int64_t kMinSlabMnk = std::int64_t{1} << 19;
+bool split_gemm();  // false when TOPO_GEMM_SPLIT=0 (read once)
 
 // Raw row-major cblas_sgemm on host pointers: c = alpha * op(a) @ op(b) + beta * c, op(a) [m, k], op(b) [k, n],
-// lda/ldb/ldc the row strides. Inside an OpenMP region OpenBLAS runs it single-threaded (the fused kernels'
-// per-tile products); outside, one thread up to single_thread_gemm_mnk(), OpenBLAS's threads above.
+// lda/ldb/ldc the row strides. Inside an OpenMP region it runs single-threaded (the fused kernels' per-tile
+// products); outside, one thread up to single_thread_gemm_mnk(), one slab per thread above (see above).
 void sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
            std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc);
 }  // namespace cpu

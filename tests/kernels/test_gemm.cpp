@@ -146,9 +146,9 @@ TEST_CASE("gemm below the single-thread size opens no parallel region and leaves
   omp_set_num_threads(2);
   profile::reset();
   profile::enable();
-  // 320 x 100 x 100 (a Star projection of 16 sentences of 20 tokens) is below the threshold; big_m x 100 x 100
-  // is the smallest such product above it.
-  const std::int64_t small_m = 320, big_m = cpu::single_thread_gemm_mnk() / (100 * 100) + 1;
+  // 64 x 100 x 100 (a projection of 4 sentences of 16 tokens) is below the threshold; big_m x 100 x 100 is the
+  // smallest such product above it.
+  const std::int64_t small_m = 64, big_m = cpu::single_thread_gemm_mnk() / (100 * 100) + 1;
   REQUIRE(small_m * 100 * 100 <= cpu::single_thread_gemm_mnk());
   const Tensor a_small = random_uniform({small_m, 100}, 1), b = random_uniform({100, 100}, 2);
   const Tensor c_small = matmul(a_small, b);
@@ -169,5 +169,43 @@ TEST_CASE("gemm below the single-thread size opens no parallel region and leaves
   };
   check_product(a_small, c_small);
   check_product(a_big, c_big);
+  omp_set_num_threads(before);
+}
+
+TEST_CASE("gemm above the single-thread size, cut into one slab per thread, equals a naive loop") {
+  // Slabs along M when M >= N and along N otherwise, for every transpose combination, with beta != 0, at
+  // 2 and 3 threads (3 does not divide the lengths: uneven slabs); sizes just above the threshold and well
+  // above it, odd everywhere.
+  const int before = omp_get_max_threads();
+  std::uint64_t seed = 901;
+  const std::int64_t t = cpu::single_thread_gemm_mnk();
+  const std::vector<std::array<std::int64_t, 3>> sizes = {
+      {t / (37 * 41) + 3, 37, 41}, {37, t / (37 * 41) + 3, 41}, {1021, 67, 59}, {67, 1021, 59}, {333, 333, 31}};
+  for (int threads : {2, 3}) {
+    omp_set_num_threads(threads);
+    for (const auto& [m, n, k] : sizes)
+      for (bool ta : {false, true})
+        for (bool tb : {false, true}) {
+          CAPTURE(threads);
+          CAPTURE(m);
+          CAPTURE(n);
+          CAPTURE(k);
+          CAPTURE(ta);
+          CAPTURE(tb);
+          REQUIRE(m * n * k > t);
+          Tensor a = random_uniform(stored(ta, m, k), seed++), b = random_uniform(stored(tb, k, n), seed++);
+          Tensor c = random_uniform({m, n}, seed++);
+          const std::vector<float> c0 = c.to_vector<float>();
+          profile::reset();
+          profile::enable();
+          gemm(ta, tb, 0.5f, a, b, -2.f, c);
+          CHECK(profile::parallel_regions() == 1);
+          profile::enable(false);
+          profile::reset();
+          const std::vector<float> av = a.to_vector<float>(), bv = b.to_vector<float>();
+          TOPO_CHECK_CLOSE(c.to_vector<float>(), reference(ta, tb, m, n, k, 0.5f, av.data(), bv.data(), -2.f, c0.data()),
+                           1e-4, 1e-4);
+        }
+  }
   omp_set_num_threads(before);
 }
