@@ -8,7 +8,10 @@
 // of a linear loss on the sentence features (no optimizer update, identical for both models).
 // FLOPs are counted from the shapes (models/flop_count.hpp: forward for inference, forward + backward for a
 // step) for the measured sentences; `mfu` = those FLOPs per second over the sgemm peak measured in the same
-// run. With --profile, one more Star training step per n runs with the op-category profiler on: its table
+// run; `flop_bound_dense_over_*` is the dense step's counted FLOPs over the model's (the speedup both would
+// have at equal MFU), next to the measured `dense_over_*_train`. Multi-Scale runs twice: the paper's scales
+// (1, 3, N/16, N/8, N/4; `fraction_scale_flops_share` = the forward FLOPs of its N/k windows, quadratic in n)
+// and constant scales 1, 3, 5, 7, 9 (time per token flat in n). With --profile, one more Star training step per n runs with the op-category profiler on: its table
 // goes to stderr and its seconds per category to the result's `profile` field.
 #include <cstdio>
 
@@ -60,10 +63,17 @@ TOPO_BENCH_SUITE(models, "Star-Transformer vs dense Transformer per batch of 128
   mc.vocab_size = kVocab, mc.heads = 10, mc.hidden = kHidden, mc.layers = kLayers, mc.max_length = 4096;
   models::MultiScaleTransformer multiscale(mc);
   multiscale.reset_parameters(4);
+  // The same with constant scales only (1, 3, 5, 7, 9: the paper's tagging scales): no head's window grows with
+  // n, so its time per token should stay flat where the paper config's N/16, N/8, N/4 heads grow linearly.
+  models::MultiScaleConfig mcc = mc;
+  mcc.scales = models::parse_scales("1,3,5,7,9");
+  models::MultiScaleTransformer multiscale_const(mcc);
+  multiscale_const.reset_parameters(5);
 
   std::vector<bench::Series> series = {{"Star inference", {}},       {"Star train step", {}},
                                        {"dense inference", {}},      {"dense train step", {}},
-                                       {"Multi-Scale inference", {}}, {"Multi-Scale train step", {}}};
+                                       {"Multi-Scale inference", {}}, {"Multi-Scale train step", {}},
+                                       {"Multi-Scale 1-9 inference", {}}, {"Multi-Scale 1-9 train step", {}}};
   const std::vector<std::int64_t> sizes = !bench.sizes().empty() ? bench.sizes()
                                           : bench.quick() ? std::vector<std::int64_t>{32, 128, 512}
                                                           : std::vector<std::int64_t>{32, 64, 128, 256, 512, 1024, 2048, 4096};
@@ -72,11 +82,12 @@ TOPO_BENCH_SUITE(models, "Star-Transformer vs dense Transformer per batch of 128
     const double scale = static_cast<double>(kBatch) / static_cast<double>(b);
     const models::SequenceBatch batch = bench::random_token_batch(b, n, kVocab, static_cast<std::uint32_t>(n));
     const Tensor r = random_uniform({b, kHidden}, -1, 1, 3);
-    double per_batch[6];
+    double per_batch[8];
     int k = 0;
     const std::vector<std::int64_t>& lengths = batch.lengths;
     const models::FlopCount star_f = models::star_flops(sc, lengths), dense_f = models::transformer_flops(tc, lengths),
-                            multiscale_f = models::multiscale_flops(mc, lengths);
+                            multiscale_f = models::multiscale_flops(mc, lengths),
+                            multiscale_const_f = models::multiscale_flops(mcc, lengths);
     auto record = [&](const std::string& what, double flops, const std::function<void()>& fn) {
       const bench::Result res = bench.run(fmt::format("{} n={}", what, n), {.flops = flops}, fn,
                                           {{"n", n}, {"measured_sentences", b}});
@@ -107,11 +118,27 @@ TOPO_BENCH_SUITE(models, "Star-Transformer vs dense Transformer per batch of 128
     record("dense train step", dense_f.train_step(), [&] { dense.zero_grad(); step([&] { return dense.encode_dense(batch); }); });
     bench.annotate("dense_over_star_inference", per_batch[2] / per_batch[0]);
     bench.annotate("dense_over_star_train", per_batch[3] / per_batch[1]);
+    // The FLOP-count bound on the speedup (the two at equal MFU), next to the measured ratio.
+    bench.annotate("flop_bound_dense_over_star", dense_f.train_step() / star_f.train_step());
     record("multiscale inference", multiscale_f.forward, [&] { nn::NoGradGuard g; (void)multiscale.encode(batch); });
     record("multiscale train step", multiscale_f.train_step(),
            [&] { multiscale.zero_grad(); step([&] { return multiscale.encode(batch); }); });
     bench.annotate("dense_over_multiscale_inference", per_batch[2] / per_batch[4]);
     bench.annotate("dense_over_multiscale_train", per_batch[3] / per_batch[5]);
+    bench.annotate("flop_bound_dense_over_multiscale", dense_f.train_step() / multiscale_f.train_step());
+    {  // forward FLOPs of the scales that are fractions of n (quadratic in n), as a share of the model's
+      const std::vector<double> window = models::multiscale_window_flops(mc, lengths);
+      double fractional = 0;
+      for (std::size_t s = 0; s < mc.scales.size(); ++s)
+        if (mc.scales[s].fractional()) fractional += window[s];
+      bench.annotate("fraction_scale_flops_share", fractional / multiscale_f.forward);
+    }
+    record("multiscale 1-9 inference", multiscale_const_f.forward,
+           [&] { nn::NoGradGuard g; (void)multiscale_const.encode(batch); });
+    record("multiscale 1-9 train step", multiscale_const_f.train_step(),
+           [&] { multiscale_const.zero_grad(); step([&] { return multiscale_const.encode(batch); }); });
+    bench.annotate("dense_over_multiscale_1_9_train", per_batch[3] / per_batch[7]);
+    bench.annotate("flop_bound_dense_over_multiscale_1_9", dense_f.train_step() / multiscale_const_f.train_step());
   }
   if (const std::string path = bench.artifact_path("plot.svg"); !path.empty())
     bench::write_log_log_svg(path, "Star, Multi-Scale and dense Transformer (d=300, 2 layers)",

@@ -46,6 +46,9 @@ FlopCount star_flops(const StarConfig& config, const std::vector<std::int64_t>& 
 FlopCount transformer_flops(const TransformerConfig& config, const std::vector<std::int64_t>& lengths);
 // Multi-Scale (its window graphs from multiscale_topology, head counts from the alpha rule).
 FlopCount multiscale_flops(const MultiScaleConfig& config, const std::vector<std::int64_t>& lengths);
+// Its attention's forward FLOPs per scale (config.scales order, all layers): the part of multiscale_flops that
+// grows with the window widths, so a fraction scale (N/4) shows its quadratic share.
+std::vector<double> multiscale_window_flops(const MultiScaleConfig& config, const std::vector<std::int64_t>& lengths);
 // BiG on a topology already built (its words come from lexicon matching or the batch: big_topology).
 FlopCount big_flops(const BigConfig& config, const BigTopology& topology);
 

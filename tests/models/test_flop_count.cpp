@@ -51,6 +51,11 @@ TEST_CASE("multiscale_flops: projections over positions with [CLS], 4 d_h per ed
   // 4 x 2*10*4*4 = 1280. Scale 1: 10 self edges; scale 3, clipped at each sentence's ends: 2+3+3+2 and
   // 2+3+3+3+3+2 = 26 edges. 4 * 2 * (1 * 10 + 1 * 26) = 288.
   CHECK(multiscale_flops(c, kLengths).forward == 1280.0 + 288);
+  // Per scale: 4 * 2 * 10 = 80 for scale 1, 4 * 2 * 26 = 208 for scale 3.
+  CHECK(multiscale_window_flops(c, kLengths) == std::vector<double>{80.0, 208.0});
+  // "N/2" is a fraction: ceil(3/2) = 2 -> 3 and ceil(5/2) = 3, so the same windows as constant 3 here.
+  c.scales = parse_scales("1,N/2");
+  CHECK(multiscale_window_flops(c, kLengths) == std::vector<double>{80.0, 208.0});
 }
 
 TEST_CASE("big_flops: q, o on chars, k, v on words and sentences, W_s, feed-forward, 4d per char-block edge") {
