@@ -184,7 +184,8 @@ void forward_tile(HeadRows at, std::int64_t len, std::int64_t r0, std::int64_t m
     const bool first = j0 == k_begin;
     cpu::sgemm(false, true, mq, nk, d.dk, scale, qt, ldk, at.k_row(k, j0), ldk, 0.f, s, nk);
     for (std::int64_t r = 0; r < mq; ++r) {
-      const float rescale = flash_band_row_softmax(s + r * nk, nk, flash_band_columns(r0 + r, radius, j0, nk), m[r], l[r]);
+      const BandColumns band = flash_band_columns(r0 + r, radius, j0, nk);
+      const float rescale = flash_band_row_softmax(s + r * nk, nk, band, m[r], l[r]);
       if (!first && rescale != 1.f) {
         float* orow = o + r * d.dv;
 #pragma omp simd
@@ -210,15 +211,16 @@ void forward_cpu(const Sequences& s, Dims d, float scale, const float* q, const 
   std::vector<Task> tasks;  // (sequence, head, query tile); the tile's height follows the head's band
   for (std::int64_t b = 0; b < s.num(); ++b)
     for (std::int64_t h = 0; h < d.heads; ++h) {
-      const std::int64_t len = s.length(static_cast<std::size_t>(b)), r = s.radius[static_cast<std::size_t>(b * d.heads + h)];
+      const std::int64_t len = s.length(static_cast<std::size_t>(b));
+      const std::int64_t r = s.radius[static_cast<std::size_t>(b * d.heads + h)];
       const std::int64_t tile = row_band(r, len) ? kQueryTile : band_tile(r, kQueryTile);
       for (std::int64_t r0 = 0; r0 < len; r0 += tile) tasks.push_back({b, h, r0, std::min(tile, len - r0)});
     }
   parallel_tasks<ForwardScratch>(static_cast<std::int64_t>(tasks.size()), [&](std::int64_t i, ForwardScratch& w) {
     const Task& t = tasks[static_cast<std::size_t>(i)];
     const auto b = static_cast<std::size_t>(t.b);
-    forward_tile({s.offsets[b], t.h, d}, s.length(b), t.r0, t.rows, s.radius[b * static_cast<std::size_t>(d.heads) + static_cast<std::size_t>(t.h)],
-                 scale, q, k, v, out, lse, w);
+    const std::int64_t radius = s.radius[static_cast<std::size_t>(t.b * d.heads + t.h)];
+    forward_tile({s.offsets[b], t.h, d}, s.length(b), t.r0, t.rows, radius, scale, q, k, v, out, lse, w);
   });
 }
 
@@ -406,8 +408,8 @@ FlashAttentionOutput flash_attention_reference(const Tensor& q, const Tensor& k,
         for (float& x : score) z += (x = std::exp(x - top));
         for (std::int64_t j = first; j < last; ++j)
           for (std::int64_t c = 0; c < d.dv; ++c)
-            out[static_cast<std::size_t>((i * d.heads + h) * d.dv + c)] +=
-                score[static_cast<std::size_t>(j - first)] / z * vv[static_cast<std::size_t>((j * d.heads + h) * d.dv + c)];
+            out[static_cast<std::size_t>((i * d.heads + h) * d.dv + c)] += score[static_cast<std::size_t>(j - first)] / z *
+                                                                           vv[static_cast<std::size_t>((j * d.heads + h) * d.dv + c)];
         lse[static_cast<std::size_t>(i * d.heads + h)] = top + std::log(z);
       }
   }

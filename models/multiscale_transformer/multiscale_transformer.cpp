@@ -100,7 +100,8 @@ Encoding MultiScaleTransformer::encode(const SequenceBatch& batch, const MultiSc
   return readout(h, p, batch);
 }
 
-std::vector<std::int64_t> MultiScaleTransformer::band_radii(std::size_t l, const std::vector<std::int64_t>& lengths) const {
+std::vector<std::int64_t> MultiScaleTransformer::band_radii(std::size_t l,
+                                                            const std::vector<std::int64_t>& lengths) const {
   std::vector<std::int64_t> radii;
   radii.reserve(lengths.size() * static_cast<std::size_t>(config_.heads));
   for (std::int64_t n : lengths)
