@@ -15,7 +15,10 @@ Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = fals
 // Fused dense self-attention over packed sequences (kernels/dense/flash_attention.hpp): q, k [rows, H, dk],
 // v [rows, H, dv], sequence b owns `lengths[b]` consecutive rows and attends within them -> [rows, H, dv].
 // Keeps only the row log-sum-exp for the backward (scores recomputed there), never an [L, L] tensor.
-Var flash_attention(const Var& q, const Var& k, const Var& v, const std::vector<std::int64_t>& lengths, float scale);
+// With radii, banded (windowed) attention: query i sees the keys |i - j| <= radius of its sequence; radii are
+// [B] (per sequence) or [B * H] (per sequence and head, e.g. one band per head group), empty = full.
+Var flash_attention(const Var& q, const Var& k, const Var& v, const std::vector<std::int64_t>& lengths, float scale,
+                    const std::vector<std::int64_t>& radii = {});
 
 // ---- elementwise with broadcasting (ops_binary.cpp); backward sums the gradient back to each shape
 Var add(const Var& a, const Var& b);

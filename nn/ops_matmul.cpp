@@ -33,13 +33,15 @@ Var matmul(const Var& a, const Var& b, bool ta, bool tb) {
       "matmul");
 }
 
-Var flash_attention(const Var& q, const Var& k, const Var& v, const std::vector<std::int64_t>& lengths, float scale) {
-  FlashAttentionOutput fwd = topo::flash_attention(q.data(), k.data(), v.data(), lengths, scale);
+Var flash_attention(const Var& q, const Var& k, const Var& v, const std::vector<std::int64_t>& lengths, float scale,
+                    const std::vector<std::int64_t>& radii) {
+  FlashAttentionOutput fwd = topo::flash_attention(q.data(), k.data(), v.data(), lengths, scale, radii);
   Tensor out = fwd.out;
   return make_output(
       out, {q, k, v},
-      [qd = q.data(), kd = k.data(), vd = v.data(), lengths, fwd, scale](const Tensor& g, const std::vector<bool>&) {
-        FlashAttentionGrads d = flash_attention_backward(qd, kd, vd, lengths, fwd, g, scale);
+      [qd = q.data(), kd = k.data(), vd = v.data(), lengths, radii, fwd, scale](const Tensor& g,
+                                                                               const std::vector<bool>&) {
+        FlashAttentionGrads d = flash_attention_backward(qd, kd, vd, lengths, fwd, g, scale, radii);
         return std::vector<Tensor>{d.dq, d.dk, d.dv};
       },
       "flash_attention");

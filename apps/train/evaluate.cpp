@@ -141,7 +141,9 @@ std::optional<EvalOptions> parse_eval_args(int argc, const char* const* argv, st
   app.add_option("--batch", o.batch, "sentences per batch (timing is per batch)");
   app.add_option("--threads", o.threads, "CPU threads (0: default)");
   app.add_option("--device", o.device, "cpu | cuda | cuda:N");
-  app.add_option("--attention", o.attention, "models with an attention option: graph | dense | padded (default: as trained)");
+  app.add_option("--attention", o.attention,
+                 "models with an attention option: graph | dense | padded (transformer), graph | band (multiscale) "
+                 "(default: as trained)");
   app.add_option("--predictions", o.predictions,
                  "taggers: write the file's lines plus a predicted column here (atomically)");
   app.add_flag("--skip-bad", o.skip_bad, "skip malformed lines (counted) instead of failing");

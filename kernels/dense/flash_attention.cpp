@@ -11,6 +11,14 @@
 //    The task owns its head's dq, dk, dv rows of its sequence, so there are no atomics and the result does not
 //    depend on the thread count. 5 GEMMs per tile pair (the minimum; the forward's 2 are recomputed as 1).
 // Inside the OpenMP region OpenBLAS runs each tile's sgemm single-threaded.
+//
+// Bands (radius r per (sequence, head)): a query tile [r0, r0 + mq) walks only the keys [r0 - r, r0 + mq + r)
+// of its sequence (the backward: a key tile only the queries [j0 - r, j0 + nk + r)), so tiles wholly outside
+// the band are never computed; in a tile the band's edge crosses, each row's scores outside its columns
+// (flash_band_columns) are p = 0. Tiles shrink with the band (band_tile: about 2r + 1 rows, so at most about
+// half of each tile is masked), and bands narrower than kRowBand skip tiles altogether: each row computes its
+// few scores by dot products (forward_rows, backward_rows), where sgemms of a mostly masked 16 x 16 tile
+// would cost more than the arithmetic. Full attention is r = length: the same tiles and sums as without bands.
 #include "kernels/dense/flash_attention.hpp"
 
 #include <omp.h>
@@ -20,6 +28,7 @@
 
 #include "kernels/dense/flash_attention_math.hpp"
 #include "kernels/dense/gemm.hpp"
+#include "kernels/sparse/simd_rows.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/profile.hpp"
 
@@ -31,6 +40,16 @@ namespace {
 // Larger tiles amortise each small sgemm's fixed cost (packing an operand with only dh = 50 columns): with
 // 64 x 512 / 128 x 128 the fused step lost to the padded GEMMs at n = 1024 (0.87x, docs/performance.md).
 constexpr std::int64_t kQueryTile = 128, kKeyTile = 512, kBackwardTile = 256;
+// Bands: tiles of about 2r + 1 rows (a multiple of 16, at least kMinBandTile); rows, not tiles, below kRowBand.
+constexpr std::int64_t kMinBandTile = 32, kRowBand = 16;
+
+// The side of a band's tile: about the band's width, at most `largest` (the full-attention tile).
+std::int64_t band_tile(std::int64_t radius, std::int64_t largest) {
+  return std::clamp<std::int64_t>((2 * radius + 1 + 15) / 16 * 16, kMinBandTile, largest);
+}
+// Whether (sequence, head) takes the per-row schedule: a narrow band, not full attention (radius = length),
+// which keeps its tiles whatever the length, as before bands existed.
+bool row_band(std::int64_t radius, std::int64_t len) { return radius < len && 2 * radius + 1 <= kRowBand; }
 
 struct Dims {
   std::int64_t heads, dk, dv;
@@ -39,6 +58,9 @@ struct Dims {
 struct Sequences {
   std::vector<std::int64_t> offsets;  // B + 1
   std::int64_t rows = 0;
+  std::vector<std::int64_t> radius;   // [B * heads]: each (sequence, head)'s band, clipped to the length (full)
+  std::int64_t length(std::size_t b) const { return offsets[b + 1] - offsets[b]; }
+  std::int64_t num() const { return static_cast<std::int64_t>(offsets.size()) - 1; }
 };
 
 Sequences sequences_of(const std::vector<std::int64_t>& lengths, const char* op) {
@@ -66,6 +88,27 @@ Dims check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Seque
   return Dims{q.size(1), q.size(2), v.size(2)};
 }
 
+// The band of every (sequence, head) from `radii` (empty, [B] or [B * heads]; see the header). Any radius that
+// covers the sequence (>= length - 1) becomes its length: full attention has one representation (and the
+// full-attention schedule), and no index arithmetic overflows.
+void set_radii(Sequences& s, const std::vector<std::int64_t>& radii, std::int64_t heads, const char* op) {
+  const std::int64_t B = s.num();
+  const auto n = static_cast<std::int64_t>(radii.size());
+  TOPO_CHECK(n == 0 || n == B || n == B * heads,
+             "{}: {} radii for {} sequences of {} heads (expected none, {} or {})", op, n, B, heads, B, B * heads);
+  s.radius.resize(static_cast<std::size_t>(B * heads));
+  for (std::int64_t b = 0; b < B; ++b)
+    for (std::int64_t h = 0; h < heads; ++h) {
+      const std::int64_t len = s.length(static_cast<std::size_t>(b));
+      std::int64_t r = len;
+      if (n > 0) {
+        r = radii[static_cast<std::size_t>(n == B ? b : b * heads + h)];
+        TOPO_CHECK(r >= 0, "{}: sequence {} head {} has radius {} (must be >= 0)", op, b, h, r);
+      }
+      s.radius[static_cast<std::size_t>(b * heads + h)] = r >= len - 1 ? len : r;
+    }
+}
+
 // Runs task(i, scratch) for i in [0, n) over the OpenMP pool (dynamic: sequences and tiles differ in cost),
 // with one Scratch per thread; serially when one thread or one task.
 template <class Scratch, class F>
@@ -90,51 +133,94 @@ struct ForwardScratch {
                      l = std::vector<float>(kQueryTile);
 };
 
-// One (sequence, query tile, head): rows [r0, r0 + mq) of a sequence of `len` rows starting at `off`.
-void forward_tile(std::int64_t off, std::int64_t len, std::int64_t r0, std::int64_t h, Dims d, float scale,
+// Pointers to row i of one head in q/k ([rows, H, dk]) and v/out ([rows, H, dv]), rows counted from `off`.
+struct HeadRows {
+  std::int64_t off, h;
+  Dims d;
+  template <class T>
+  T* k_row(T* base, std::int64_t i) const { return base + ((off + i) * d.heads + h) * d.dk; }
+  template <class T>
+  T* v_row(T* base, std::int64_t i) const { return base + ((off + i) * d.heads + h) * d.dv; }
+};
+
+// A narrow band (row_band): rows [r0, r0 + mq) of one head, each from its <= kRowBand scores by dot products.
+void forward_rows(HeadRows at, std::int64_t len, std::int64_t r0, std::int64_t mq, std::int64_t radius, float scale,
+                  const float* q, const float* k, const float* v, float* out, float* lse) {
+  const Dims d = at.d;
+  float s[kRowBand];
+  for (std::int64_t i = r0; i < r0 + mq; ++i) {
+    const std::int64_t j0 = std::max<std::int64_t>(0, i - radius), n = std::min(len, i + radius + 1) - j0;
+    const float* qi = at.k_row(q, i);
+    for (std::int64_t j = 0; j < n; ++j) s[j] = scale * simd::dot(qi, at.k_row(k, j0 + j), d.dk);
+    float m = -INFINITY, l = 0.f;
+    flash_row_softmax(s, n, m, l);
+    const float inv = 1.f / l;
+    float* o = at.v_row(out, i);
+    std::fill_n(o, d.dv, 0.f);
+    for (std::int64_t j = 0; j < n; ++j) {
+      const float p = s[j] * inv, *vj = at.v_row(v, j0 + j);
+#pragma omp simd
+      for (std::int64_t c = 0; c < d.dv; ++c) o[c] += p * vj[c];
+    }
+    lse[(at.off + i) * d.heads + at.h] = flash_row_lse(m, l);
+  }
+}
+
+// One (sequence, query tile, head): rows [r0, r0 + mq) of a sequence of `len` rows; with a band, only the keys
+// [r0 - radius, r0 + mq + radius) of the sequence, in tiles of up to kKeyTile.
+void forward_tile(HeadRows at, std::int64_t len, std::int64_t r0, std::int64_t mq, std::int64_t radius, float scale,
                   const float* q, const float* k, const float* v, float* out, float* lse, ForwardScratch& w) {
-  const std::int64_t mq = std::min(kQueryTile, len - r0), ldk = d.heads * d.dk, ldv = d.heads * d.dv;
+  if (row_band(radius, len)) return forward_rows(at, len, r0, mq, radius, scale, q, k, v, out, lse);
+  const Dims d = at.d;
+  const std::int64_t ldk = d.heads * d.dk, ldv = d.heads * d.dv;
   w.o.resize(static_cast<std::size_t>(kQueryTile * d.dv));
   float *s = w.s.data(), *o = w.o.data(), *m = w.m.data(), *l = w.l.data();
   std::fill_n(m, mq, -INFINITY);
   std::fill_n(l, mq, 0.f);
-  const float* qt = q + ((off + r0) * d.heads + h) * d.dk;
-  for (std::int64_t j0 = 0; j0 < len; j0 += kKeyTile) {
-    const std::int64_t nk = std::min(kKeyTile, len - j0);
-    cpu::sgemm(false, true, mq, nk, d.dk, scale, qt, ldk, k + ((off + j0) * d.heads + h) * d.dk, ldk, 0.f, s, nk);
+  const float* qt = at.k_row(q, r0);
+  const std::int64_t k_begin = std::max<std::int64_t>(0, r0 - radius), k_end = std::min(len, r0 + mq + radius);
+  for (std::int64_t j0 = k_begin; j0 < k_end; j0 += kKeyTile) {
+    const std::int64_t nk = std::min(kKeyTile, k_end - j0);
+    const bool first = j0 == k_begin;
+    cpu::sgemm(false, true, mq, nk, d.dk, scale, qt, ldk, at.k_row(k, j0), ldk, 0.f, s, nk);
     for (std::int64_t r = 0; r < mq; ++r) {
-      const float rescale = flash_row_softmax(s + r * nk, nk, m[r], l[r]);
-      if (j0 > 0 && rescale != 1.f) {
+      const BandColumns band = flash_band_columns(r0 + r, radius, j0, nk);
+      const float rescale = flash_band_row_softmax(s + r * nk, nk, band, m[r], l[r]);
+      if (!first && rescale != 1.f) {
         float* orow = o + r * d.dv;
 #pragma omp simd
         for (std::int64_t c = 0; c < d.dv; ++c) orow[c] *= rescale;
       }
     }
-    cpu::sgemm(false, false, mq, d.dv, nk, 1.f, s, nk, v + ((off + j0) * d.heads + h) * d.dv, ldv, j0 > 0 ? 1.f : 0.f,
-               o, d.dv);
+    cpu::sgemm(false, false, mq, d.dv, nk, 1.f, s, nk, at.v_row(v, j0), ldv, first ? 0.f : 1.f, o, d.dv);
   }
   for (std::int64_t r = 0; r < mq; ++r) {
     const float inv = 1.f / l[r];
-    float* dst = out + ((off + r0 + r) * d.heads + h) * d.dv;
+    float* dst = at.v_row(out, r0 + r);
 #pragma omp simd
     for (std::int64_t c = 0; c < d.dv; ++c) dst[c] = o[r * d.dv + c] * inv;
-    lse[(off + r0 + r) * d.heads + h] = flash_row_lse(m[r], l[r]);
+    lse[(at.off + r0 + r) * d.heads + at.h] = flash_row_lse(m[r], l[r]);
   }
 }
 
 void forward_cpu(const Sequences& s, Dims d, float scale, const float* q, const float* k, const float* v, float* out,
                  float* lse) {
   struct Task {
-    std::int64_t b, r0;
+    std::int64_t b, h, r0, rows;
   };
-  std::vector<Task> tasks;  // (sequence, first row of the query tile); heads vary fastest below
-  for (std::size_t b = 0; b + 1 < s.offsets.size(); ++b)
-    for (std::int64_t r0 = 0; r0 < s.offsets[b + 1] - s.offsets[b]; r0 += kQueryTile)
-      tasks.push_back({static_cast<std::int64_t>(b), r0});
-  parallel_tasks<ForwardScratch>(static_cast<std::int64_t>(tasks.size()) * d.heads, [&](std::int64_t i, ForwardScratch& w) {
-    const Task& t = tasks[static_cast<std::size_t>(i / d.heads)];
-    forward_tile(s.offsets[t.b], s.offsets[t.b + 1] - s.offsets[t.b], t.r0, i % d.heads, d, scale, q, k, v, out, lse,
-                 w);
+  std::vector<Task> tasks;  // (sequence, head, query tile); the tile's height follows the head's band
+  for (std::int64_t b = 0; b < s.num(); ++b)
+    for (std::int64_t h = 0; h < d.heads; ++h) {
+      const std::int64_t len = s.length(static_cast<std::size_t>(b));
+      const std::int64_t r = s.radius[static_cast<std::size_t>(b * d.heads + h)];
+      const std::int64_t tile = row_band(r, len) ? kQueryTile : band_tile(r, kQueryTile);
+      for (std::int64_t r0 = 0; r0 < len; r0 += tile) tasks.push_back({b, h, r0, std::min(tile, len - r0)});
+    }
+  parallel_tasks<ForwardScratch>(static_cast<std::int64_t>(tasks.size()), [&](std::int64_t i, ForwardScratch& w) {
+    const Task& t = tasks[static_cast<std::size_t>(i)];
+    const auto b = static_cast<std::size_t>(t.b);
+    const std::int64_t radius = s.radius[static_cast<std::size_t>(t.b * d.heads + t.h)];
+    forward_tile({s.offsets[b], t.h, d}, s.length(b), t.r0, t.rows, radius, scale, q, k, v, out, lse, w);
   });
 }
 
@@ -143,60 +229,102 @@ struct BackwardScratch {
                      dp = std::vector<float>(kBackwardTile * kBackwardTile), delta, lse;
 };
 
-// One (sequence, head): every tile pair of the sequence; dq, dk, dv rows of the sequence are zero on entry.
-void backward_head(std::int64_t off, std::int64_t len, std::int64_t h, Dims d, float scale, const float* q,
-                   const float* k, const float* v, const float* out, const float* lse, const float* dout, float* dq,
-                   float* dk, float* dv, BackwardScratch& w) {
-  const std::int64_t ldk = d.heads * d.dk, ldv = d.heads * d.dv;
-  w.delta.resize(static_cast<std::size_t>(len));
-  w.lse.resize(static_cast<std::size_t>(len));
-  for (std::int64_t i = 0; i < len; ++i) {  // delta_i = dout_i . out_i; the row's lse gathered contiguous
-    const float *g = dout + ((off + i) * d.heads + h) * d.dv, *o = out + ((off + i) * d.heads + h) * d.dv;
-    float acc = 0.f;
-#pragma omp simd reduction(+ : acc)
-    for (std::int64_t c = 0; c < d.dv; ++c) acc += g[c] * o[c];
-    w.delta[static_cast<std::size_t>(i)] = acc;
-    w.lse[static_cast<std::size_t>(i)] = lse[(off + i) * d.heads + h];
-  }
-  const auto row_k = [&](auto* base, std::int64_t i) { return base + ((off + i) * d.heads + h) * d.dk; };
-  const auto row_v = [&](auto* base, std::int64_t i) { return base + ((off + i) * d.heads + h) * d.dv; };
-  float *s = w.s.data(), *dp = w.dp.data();
-  for (std::int64_t j0 = 0; j0 < len; j0 += kBackwardTile) {
-    const std::int64_t nk = std::min(kBackwardTile, len - j0);
-    for (std::int64_t i0 = 0; i0 < len; i0 += kBackwardTile) {
-      const std::int64_t mq = std::min(kBackwardTile, len - i0);
-      cpu::sgemm(false, true, mq, nk, d.dk, scale, row_k(q, i0), ldk, row_k(k, j0), ldk, 0.f, s, nk);
-      cpu::sgemm(false, true, mq, nk, d.dv, 1.f, row_v(dout, i0), ldv, row_v(v, j0), ldv, 0.f, dp, nk);
-      for (std::int64_t r = 0; r < mq; ++r)
-        flash_row_backward(s + r * nk, dp + r * nk, nk, w.lse[static_cast<std::size_t>(i0 + r)],
-                           w.delta[static_cast<std::size_t>(i0 + r)]);
-      cpu::sgemm(true, false, nk, d.dv, mq, 1.f, s, nk, row_v(dout, i0), ldv, 1.f, row_v(dv, j0), ldv);
-      cpu::sgemm(true, false, nk, d.dk, mq, scale, dp, nk, row_k(q, i0), ldk, 1.f, row_k(dk, j0), ldk);
-      cpu::sgemm(false, false, mq, d.dk, nk, scale, dp, nk, row_k(k, j0), ldk, 1.f, row_k(dq, i0), ldk);
+// A narrow band (row_band): per query row, its scores by dot products; dq_i, and dk_j, dv_j of its keys.
+void backward_rows(HeadRows at, std::int64_t len, std::int64_t radius, float scale, const float* q, const float* k,
+                   const float* v, const float* dout, float* dq, float* dk, float* dv, const BackwardScratch& w) {
+  const Dims d = at.d;
+  float s[kRowBand], dp[kRowBand];
+  for (std::int64_t i = 0; i < len; ++i) {
+    const std::int64_t j0 = std::max<std::int64_t>(0, i - radius), n = std::min(len, i + radius + 1) - j0;
+    const float *qi = at.k_row(q, i), *gi = at.v_row(dout, i);
+    for (std::int64_t j = 0; j < n; ++j) {
+      s[j] = scale * simd::dot(qi, at.k_row(k, j0 + j), d.dk);
+      dp[j] = simd::dot(gi, at.v_row(v, j0 + j), d.dv);
+    }
+    flash_row_backward(s, dp, n, w.lse[static_cast<std::size_t>(i)], w.delta[static_cast<std::size_t>(i)]);
+    float* dqi = at.k_row(dq, i);
+    for (std::int64_t j = 0; j < n; ++j) {
+      const float p = s[j], ds = scale * dp[j];
+      const float *kj = at.k_row(k, j0 + j);
+      float *dkj = at.k_row(dk, j0 + j), *dvj = at.v_row(dv, j0 + j);
+#pragma omp simd
+      for (std::int64_t c = 0; c < d.dk; ++c) {
+        dqi[c] += ds * kj[c];
+        dkj[c] += ds * qi[c];
+      }
+#pragma omp simd
+      for (std::int64_t c = 0; c < d.dv; ++c) dvj[c] += p * gi[c];
     }
   }
 }
 
-// Device copies of the offsets and of each row's sequence id, for the CUDA kernels.
+// One (sequence, head): every tile pair of the sequence within the band (for each key tile, the query tiles
+// of the rows that see it); dq, dk, dv rows of the sequence are zero on entry.
+void backward_head(HeadRows at, std::int64_t len, std::int64_t radius, float scale, const float* q, const float* k,
+                   const float* v, const float* out, const float* lse, const float* dout, float* dq, float* dk,
+                   float* dv, BackwardScratch& w) {
+  const Dims d = at.d;
+  const std::int64_t ldk = d.heads * d.dk, ldv = d.heads * d.dv;
+  w.delta.resize(static_cast<std::size_t>(len));
+  w.lse.resize(static_cast<std::size_t>(len));
+  for (std::int64_t i = 0; i < len; ++i) {  // delta_i = dout_i . out_i; the row's lse gathered contiguous
+    const float *g = at.v_row(dout, i), *o = at.v_row(out, i);
+    float acc = 0.f;
+#pragma omp simd reduction(+ : acc)
+    for (std::int64_t c = 0; c < d.dv; ++c) acc += g[c] * o[c];
+    w.delta[static_cast<std::size_t>(i)] = acc;
+    w.lse[static_cast<std::size_t>(i)] = lse[(at.off + i) * d.heads + at.h];
+  }
+  if (row_band(radius, len)) return backward_rows(at, len, radius, scale, q, k, v, dout, dq, dk, dv, w);
+  const std::int64_t tile = band_tile(radius, kBackwardTile);
+  float *s = w.s.data(), *dp = w.dp.data();
+  for (std::int64_t j0 = 0; j0 < len; j0 += tile) {
+    const std::int64_t nk = std::min(tile, len - j0);
+    const std::int64_t q_begin = std::max<std::int64_t>(0, j0 - radius), q_end = std::min(len, j0 + nk + radius);
+    for (std::int64_t i0 = q_begin; i0 < q_end; i0 += tile) {
+      const std::int64_t mq = std::min(tile, q_end - i0);
+      cpu::sgemm(false, true, mq, nk, d.dk, scale, at.k_row(q, i0), ldk, at.k_row(k, j0), ldk, 0.f, s, nk);
+      cpu::sgemm(false, true, mq, nk, d.dv, 1.f, at.v_row(dout, i0), ldv, at.v_row(v, j0), ldv, 0.f, dp, nk);
+      for (std::int64_t r = 0; r < mq; ++r)
+        flash_band_row_backward(s + r * nk, dp + r * nk, nk, flash_band_columns(i0 + r, radius, j0, nk),
+                                w.lse[static_cast<std::size_t>(i0 + r)], w.delta[static_cast<std::size_t>(i0 + r)]);
+      cpu::sgemm(true, false, nk, d.dv, mq, 1.f, s, nk, at.v_row(dout, i0), ldv, 1.f, at.v_row(dv, j0), ldv);
+      cpu::sgemm(true, false, nk, d.dk, mq, scale, dp, nk, at.k_row(q, i0), ldk, 1.f, at.k_row(dk, j0), ldk);
+      cpu::sgemm(false, false, mq, d.dk, nk, scale, dp, nk, at.k_row(k, j0), ldk, 1.f, at.k_row(dq, i0), ldk);
+    }
+  }
+}
+
+// Device copies of the offsets, of each row's sequence id and of the (sequence, head) radii, for CUDA.
 struct DeviceSequences {
-  Tensor offsets, seq;
+  Tensor offsets, seq, radius;
 };
 [[maybe_unused]] DeviceSequences device_sequences(const Sequences& s, Device device) {
   std::vector<std::int64_t> seq(static_cast<std::size_t>(s.rows));
   for (std::size_t b = 0; b + 1 < s.offsets.size(); ++b)
     std::fill(seq.begin() + s.offsets[b], seq.begin() + s.offsets[b + 1], static_cast<std::int64_t>(b));
   return {Tensor::from_vector(s.offsets, {static_cast<std::int64_t>(s.offsets.size())}, device),
-          Tensor::from_vector(seq, {s.rows}, device)};
+          Tensor::from_vector(seq, {s.rows}, device),
+          Tensor::from_vector(s.radius, {static_cast<std::int64_t>(s.radius.size())}, device)};
+}
+
+// The checked sequences, dims and bands of one call.
+std::pair<Sequences, Dims> prepare(const Tensor& q, const Tensor& k, const Tensor& v,
+                                   const std::vector<std::int64_t>& lengths, const std::vector<std::int64_t>& radii,
+                                   const char* op) {
+  Sequences s = sequences_of(lengths, op);
+  const Dims d = check_inputs(q, k, v, s, op);
+  set_radii(s, radii, d.heads, op);
+  return {std::move(s), d};
 }
 
 }  // namespace
 
 FlashAttentionOutput flash_attention(const Tensor& q, const Tensor& k, const Tensor& v,
-                                     const std::vector<std::int64_t>& lengths, float scale) {
+                                     const std::vector<std::int64_t>& lengths, float scale,
+                                     const std::vector<std::int64_t>& radii) {
   TOPO_PROFILE(Gemm);
-  const char* op = "flash_attention";
-  const Sequences s = sequences_of(lengths, op);
-  const Dims d = check_inputs(q, k, v, s, op);
+  const auto [s, d] = prepare(q, k, v, lengths, radii, "flash_attention");
   const Device device = q.device();
   FlashAttentionOutput r{Tensor::empty({s.rows, d.heads, d.dv}, DType::F32, device),
                          Tensor::empty({s.rows, d.heads}, DType::F32, device)};
@@ -207,8 +335,8 @@ FlashAttentionOutput flash_attention(const Tensor& q, const Tensor& k, const Ten
       forward_cpu(s, d, scale, qp, kp, vp, op_, lp),
       {
         const DeviceSequences ds = device_sequences(s, device);
-        cuda::flash_attention(ds.offsets.data<std::int64_t>(), ds.seq.data<std::int64_t>(), s.rows, d.heads, d.dk,
-                              d.dv, scale, qp, kp, vp, op_, lp);
+        cuda::flash_attention(ds.offsets.data<std::int64_t>(), ds.seq.data<std::int64_t>(),
+                              ds.radius.data<std::int64_t>(), s.rows, d.heads, d.dk, d.dv, scale, qp, kp, vp, op_, lp);
       });
   return r;
 }
@@ -216,11 +344,10 @@ FlashAttentionOutput flash_attention(const Tensor& q, const Tensor& k, const Ten
 FlashAttentionGrads flash_attention_backward(const Tensor& q, const Tensor& k, const Tensor& v,
                                              const std::vector<std::int64_t>& lengths,
                                              const FlashAttentionOutput& forward, const Tensor& grad_out,
-                                             float scale) {
+                                             float scale, const std::vector<std::int64_t>& radii) {
   TOPO_PROFILE(Gemm);
   const char* op = "flash_attention_backward";
-  const Sequences s = sequences_of(lengths, op);
-  const Dims d = check_inputs(q, k, v, s, op);
+  const auto [s, d] = prepare(q, k, v, lengths, radii, op);
   check_same_shape(grad_out, forward.out, op);
   check_same_device(grad_out, q, op);
   TOPO_CHECK(forward.out.size(0) == s.rows && forward.out.size(1) == d.heads && forward.out.size(2) == d.dv &&
@@ -236,48 +363,53 @@ FlashAttentionGrads flash_attention_backward(const Tensor& q, const Tensor& k, c
   float *dqp = r.dq.data<float>(), *dkp = r.dk.data<float>(), *dvp = r.dv.data<float>();
   TOPO_ON_DEVICE(
       device,
-      parallel_tasks<BackwardScratch>(static_cast<std::int64_t>(lengths.size()) * d.heads,
-                                      [&](std::int64_t i, BackwardScratch& w) {
-                                        const std::int64_t b = i / d.heads;
-                                        backward_head(s.offsets[b], lengths[b], i % d.heads, d, scale, qp, kp, vp,
-                                                      outp, lsep, gp, dqp, dkp, dvp, w);
+      parallel_tasks<BackwardScratch>(s.num() * d.heads,
+                                      [&, &s = s, d = d](std::int64_t i, BackwardScratch& w) {
+                                        const auto b = static_cast<std::size_t>(i / d.heads);
+                                        backward_head({s.offsets[b], i % d.heads, d}, s.length(b),
+                                                      s.radius[static_cast<std::size_t>(i)], scale, qp, kp, vp, outp,
+                                                      lsep, gp, dqp, dkp, dvp, w);
                                       }),
       {
         const DeviceSequences ds = device_sequences(s, device);
-        cuda::flash_attention_backward(ds.offsets.data<std::int64_t>(), ds.seq.data<std::int64_t>(), s.rows, d.heads,
-                                       d.dk, d.dv, scale, qp, kp, vp, outp, lsep, gp, dqp, dkp, dvp);
+        cuda::flash_attention_backward(ds.offsets.data<std::int64_t>(), ds.seq.data<std::int64_t>(),
+                                       ds.radius.data<std::int64_t>(), s.rows, d.heads, d.dk, d.dv, scale, qp, kp, vp,
+                                       outp, lsep, gp, dqp, dkp, dvp);
       });
   return r;
 }
 
 FlashAttentionOutput flash_attention_reference(const Tensor& q, const Tensor& k, const Tensor& v,
-                                               const std::vector<std::int64_t>& lengths, float scale) {
+                                               const std::vector<std::int64_t>& lengths, float scale,
+                                               const std::vector<std::int64_t>& radii) {
   const char* op = "flash_attention_reference";
-  const Sequences s = sequences_of(lengths, op);
-  const Dims d = check_inputs(q, k, v, s, op);
+  const auto [s, d] = prepare(q, k, v, lengths, radii, op);
   TOPO_CHECK(q.device().is_cpu(), "{}: CPU only", op);
   const auto qv = q.to_vector<float>(), kv = k.to_vector<float>(), vv = v.to_vector<float>();
   std::vector<float> out(static_cast<std::size_t>(s.rows * d.heads * d.dv), 0.f), lse(static_cast<std::size_t>(s.rows * d.heads));
   for (std::size_t b = 0; b + 1 < s.offsets.size(); ++b) {
     const std::int64_t begin = s.offsets[b], end = s.offsets[b + 1];
-    std::vector<float> score(static_cast<std::size_t>(end - begin));
     for (std::int64_t i = begin; i < end; ++i)
       for (std::int64_t h = 0; h < d.heads; ++h) {
+        // The keys row i sees in this head: |i - j| <= radius within the sequence.
+        const std::int64_t radius = s.radius[b * static_cast<std::size_t>(d.heads) + static_cast<std::size_t>(h)];
+        const std::int64_t first = std::max(begin, i - radius), last = std::min(end, i + radius + 1);
+        std::vector<float> score(static_cast<std::size_t>(last - first));
         float top = -INFINITY;
-        for (std::int64_t j = begin; j < end; ++j) {
+        for (std::int64_t j = first; j < last; ++j) {
           float dot = 0.f;
           for (std::int64_t c = 0; c < d.dk; ++c)
             dot += qv[static_cast<std::size_t>((i * d.heads + h) * d.dk + c)] *
                    kv[static_cast<std::size_t>((j * d.heads + h) * d.dk + c)];
-          score[static_cast<std::size_t>(j - begin)] = scale * dot;
+          score[static_cast<std::size_t>(j - first)] = scale * dot;
           top = std::max(top, scale * dot);
         }
         float z = 0.f;
         for (float& x : score) z += (x = std::exp(x - top));
-        for (std::int64_t j = begin; j < end; ++j)
+        for (std::int64_t j = first; j < last; ++j)
           for (std::int64_t c = 0; c < d.dv; ++c)
-            out[static_cast<std::size_t>((i * d.heads + h) * d.dv + c)] +=
-                score[static_cast<std::size_t>(j - begin)] / z * vv[static_cast<std::size_t>((j * d.heads + h) * d.dv + c)];
+            out[static_cast<std::size_t>((i * d.heads + h) * d.dv + c)] += score[static_cast<std::size_t>(j - first)] / z *
+                                                                           vv[static_cast<std::size_t>((j * d.heads + h) * d.dv + c)];
         lse[static_cast<std::size_t>(i * d.heads + h)] = top + std::log(z);
       }
   }

@@ -7,6 +7,9 @@
 // and dq (it recomputes its row's p and ds per key tile), then one thread per (key row, head) for dk and dv
 // (it recomputes the column's p and ds per query): every output row has one writer, no atomics. This is the
 // straightforward schedule, correct at any size without shared-memory tiling; no [L, L] tensor exists.
+// Bands: a thread walks only its row's band [row - r, row + r] of the sequence (the key kernel: the queries
+// [key - r, key + r], the same set since |i - j| is symmetric), so nothing outside the band is computed and
+// no masking is needed; full attention is r = the sequence's length.
 #include <cmath>
 
 #include "kernels/cuda_utils.cuh"
@@ -24,21 +27,24 @@ __device__ float dot(const float* a, const float* b, std::int64_t n) {
   return s;
 }
 
-// Thread t's (row, head) and the row's sequence [begin, end).
+// Thread t's (row, head) and the rows [begin, end) of its sequence within its band.
 struct RowHead {
   std::int64_t row, head, begin, end;
 };
-__device__ RowHead row_head(std::int64_t t, std::int64_t heads, const std::int64_t* offsets, const std::int64_t* seq) {
-  const std::int64_t row = t / heads, b = seq[row];
-  return {row, t % heads, offsets[b], offsets[b + 1]};
+__device__ RowHead row_head(std::int64_t t, std::int64_t heads, const std::int64_t* offsets, const std::int64_t* seq,
+                            const std::int64_t* radius) {
+  const std::int64_t row = t / heads, head = t % heads, b = seq[row], r = radius[b * heads + head];
+  const std::int64_t begin = row - r > offsets[b] ? row - r : offsets[b];
+  const std::int64_t end = row + r + 1 < offsets[b + 1] ? row + r + 1 : offsets[b + 1];
+  return {row, head, begin, end};
 }
 
-__global__ void forward_kernel(const std::int64_t* offsets, const std::int64_t* seq, std::int64_t rows,
-                               std::int64_t heads, std::int64_t dk, std::int64_t dv, float scale, const float* q,
-                               const float* k, const float* v, float* out, float* lse) {
+__global__ void forward_kernel(const std::int64_t* offsets, const std::int64_t* seq, const std::int64_t* radius,
+                               std::int64_t rows, std::int64_t heads, std::int64_t dk, std::int64_t dv, float scale,
+                               const float* q, const float* k, const float* v, float* out, float* lse) {
   const std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
   if (t >= rows * heads) return;
-  const RowHead rh = row_head(t, heads, offsets, seq);
+  const RowHead rh = row_head(t, heads, offsets, seq, radius);
   const std::int64_t h = rh.head, begin = rh.begin, end = rh.end;
   const float* qi = q + t * dk;
   float* o = out + t * dv;
@@ -60,13 +66,13 @@ __global__ void forward_kernel(const std::int64_t* offsets, const std::int64_t* 
 }
 
 // Per (query row, head): delta and dq = scale sum_j ds_ij k_j.
-__global__ void backward_query_kernel(const std::int64_t* offsets, const std::int64_t* seq, std::int64_t rows,
-                                      std::int64_t heads, std::int64_t dk, std::int64_t dv, float scale,
-                                      const float* q, const float* k, const float* v, const float* out,
+__global__ void backward_query_kernel(const std::int64_t* offsets, const std::int64_t* seq, const std::int64_t* radius,
+                                      std::int64_t rows, std::int64_t heads, std::int64_t dk, std::int64_t dv,
+                                      float scale, const float* q, const float* k, const float* v, const float* out,
                                       const float* lse, const float* dout, float* delta, float* dq) {
   const std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
   if (t >= rows * heads) return;
-  const RowHead rh = row_head(t, heads, offsets, seq);
+  const RowHead rh = row_head(t, heads, offsets, seq, radius);
   const std::int64_t h = rh.head, begin = rh.begin, end = rh.end;
   const float* qi = q + t * dk;
   const float* gi = dout + t * dv;
@@ -91,13 +97,14 @@ __global__ void backward_query_kernel(const std::int64_t* offsets, const std::in
 }
 
 // Per (key row, head): dv_j = sum_i p_ij dout_i, dk_j = scale sum_i ds_ij q_i.
-__global__ void backward_key_kernel(const std::int64_t* offsets, const std::int64_t* seq, std::int64_t rows,
-                                    std::int64_t heads, std::int64_t dk, std::int64_t dv, float scale, const float* q,
+__global__ void backward_key_kernel(const std::int64_t* offsets, const std::int64_t* seq, const std::int64_t* radius,
+                                    std::int64_t rows, std::int64_t heads, std::int64_t dk, std::int64_t dv,
+                                    float scale, const float* q,
                                     const float* k, const float* v, const float* lse, const float* dout,
                                     const float* delta, float* dkey, float* dval) {
   const std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
   if (t >= rows * heads) return;
-  const RowHead rh = row_head(t, heads, offsets, seq);
+  const RowHead rh = row_head(t, heads, offsets, seq, radius);
   const std::int64_t h = rh.head, begin = rh.begin, end = rh.end;
   const float* kj = k + t * dk;
   const float* vj = v + t * dv;
@@ -117,29 +124,29 @@ __global__ void backward_key_kernel(const std::int64_t* offsets, const std::int6
 
 }  // namespace
 
-void flash_attention(const std::int64_t* offsets, const std::int64_t* seq, std::int64_t rows, std::int64_t heads,
-                     std::int64_t dk, std::int64_t dv, float scale, const float* q, const float* k, const float* v,
-                     float* out, float* lse) {
+void flash_attention(const std::int64_t* offsets, const std::int64_t* seq, const std::int64_t* radius,
+                     std::int64_t rows, std::int64_t heads, std::int64_t dk, std::int64_t dv, float scale,
+                     const float* q, const float* k, const float* v, float* out, float* lse) {
   if (rows * heads == 0) return;
-  forward_kernel<<<blocks_for(rows * heads, kThreads), kThreads>>>(offsets, seq, rows, heads, dk, dv, scale, q, k, v,
-                                                                   out, lse);
+  forward_kernel<<<blocks_for(rows * heads, kThreads), kThreads>>>(offsets, seq, radius, rows, heads, dk, dv, scale, q,
+                                                                   k, v, out, lse);
   check_launch("flash_attention");
 }
 
-void flash_attention_backward(const std::int64_t* offsets, const std::int64_t* seq, std::int64_t rows,
-                              std::int64_t heads, std::int64_t dk, std::int64_t dv, float scale, const float* q,
-                              const float* k, const float* v, const float* out, const float* lse, const float* dout,
-                              float* dq, float* dkey, float* dval) {
+void flash_attention_backward(const std::int64_t* offsets, const std::int64_t* seq, const std::int64_t* radius,
+                              std::int64_t rows, std::int64_t heads, std::int64_t dk, std::int64_t dv, float scale,
+                              const float* q, const float* k, const float* v, const float* out, const float* lse,
+                              const float* dout, float* dq, float* dkey, float* dval) {
   if (rows * heads == 0) return;
   float* delta = nullptr;
   check(cudaMalloc(&delta, static_cast<std::size_t>(rows * heads) * sizeof(float)), "flash_attention_backward");
   const unsigned blocks = blocks_for(rows * heads, kThreads);
-  backward_query_kernel<<<blocks, kThreads>>>(offsets, seq, rows, heads, dk, dv, scale, q, k, v, out, lse, dout,
-                                              delta, dq);
+  backward_query_kernel<<<blocks, kThreads>>>(offsets, seq, radius, rows, heads, dk, dv, scale, q, k, v, out, lse,
+                                              dout, delta, dq);
   cudaError_t status = cudaGetLastError();
   if (status == cudaSuccess) {
-    backward_key_kernel<<<blocks, kThreads>>>(offsets, seq, rows, heads, dk, dv, scale, q, k, v, lse, dout, delta,
-                                              dkey, dval);
+    backward_key_kernel<<<blocks, kThreads>>>(offsets, seq, radius, rows, heads, dk, dv, scale, q, k, v, lse, dout,
+                                              delta, dkey, dval);
     status = cudaGetLastError();
   }
   const cudaError_t freed = cudaFree(delta);  // synchronises: both kernels have run

@@ -1,5 +1,7 @@
 #include "models/multiscale_transformer/multiscale_transformer.hpp"
 
+#include <cmath>
+
 #include "nn/ops.hpp"
 #include "nn/readout.hpp"
 
@@ -46,17 +48,15 @@ MultiScaleTransformer::MultiScaleTransformer(const MultiScaleConfig& config) : c
     layers->push_back(std::make_shared<Layer>(config.hidden, config.heads));
 }
 
-Encoding MultiScaleTransformer::encode(const SequenceBatch& batch) {
-  return encode(batch, multiscale_topology(batch.lengths, config_.scales, cls.device()));
-}
+// Position rows: sentence b is [CLS] (row n of [E; cls]) then its tokens, so every sentence's positions are
+// consecutive rows (the graph's node numbering, and the packed sequences of the band path).
+struct MultiScaleTransformer::Positions {
+  std::vector<std::int64_t> lengths;  // positions per sentence: tokens + 1
+  Tensor gather, token_rows, cls_rows;
+};
 
-Encoding MultiScaleTransformer::encode(const SequenceBatch& batch, const MultiScaleTopology& topology) {
-  TOPO_CHECK(topology.lengths == batch.lengths, "MultiScaleTransformer: topology built for other sentence lengths");
-  TOPO_CHECK(topology.scales.size() == config_.scales.size(), "MultiScaleTransformer: topology has {} scales, the model {}",
-             topology.scales.size(), config_.scales.size());
-  const nn::Var e = embedding->forward(batch);  // [N, d]
+MultiScaleTransformer::Positions MultiScaleTransformer::positions(const SequenceBatch& batch, Device device) const {
   const std::int64_t n = batch.num_tokens();
-  // Position rows: sentence b is [CLS] (row n of [E; cls]) then its tokens.
   std::vector<std::int64_t> gather, token_rows, cls_rows;
   std::int64_t token = 0;
   for (std::int64_t len : batch.lengths) {
@@ -67,18 +67,72 @@ Encoding MultiScaleTransformer::encode(const SequenceBatch& batch, const MultiSc
       gather.push_back(token++);
     }
   }
-  const Device device = e.device();
   auto index = [&](const std::vector<std::int64_t>& v) {
     return Tensor::from_vector(v, {static_cast<std::int64_t>(v.size())}, device);
   };
-  nn::Var h = nn::index_select(nn::concat({e, cls}, 0), index(gather));  // [N + B, d]
+  Positions p{{}, index(gather), index(token_rows), index(cls_rows)};
+  for (std::int64_t len : batch.lengths) p.lengths.push_back(len + 1);
+  return p;
+}
+
+Encoding MultiScaleTransformer::readout(const nn::Var& h, const Positions& p, const SequenceBatch& batch) const {
+  const nn::Var tokens = nn::index_select(h, p.token_rows);
+  return Encoding{tokens, nn::index_select(h, p.cls_rows) + nn::readout_nodes(tokens, batch.lengths, nn::Readout::Max)};
+}
+
+Encoding MultiScaleTransformer::encode(const SequenceBatch& batch) {
+  if (config_.band) return encode_band(batch);
+  return encode(batch, multiscale_topology(batch.lengths, config_.scales, cls.device()));
+}
+
+Encoding MultiScaleTransformer::encode(const SequenceBatch& batch, const MultiScaleTopology& topology) {
+  TOPO_CHECK(topology.lengths == batch.lengths, "MultiScaleTransformer: topology built for other sentence lengths");
+  TOPO_CHECK(topology.scales.size() == config_.scales.size(), "MultiScaleTransformer: topology has {} scales, the model {}",
+             topology.scales.size(), config_.scales.size());
+  const nn::Var e = embedding->forward(batch);  // [N, d]
+  const Positions p = positions(batch, e.device());
+  nn::Var h = nn::index_select(nn::concat({e, cls}, 0), p.gather);  // [N + B, d]
   for (std::size_t l = 0; l < layers->size(); ++l) {
     std::vector<nn::HeadGroup> groups;
     for (std::size_t k = 0; k < topology.scales.size(); ++k) groups.push_back({head_counts_[l][k], topology.scales[k]});
     h = layer(l).norm->forward(h + relu(layer(l).attention->forward(groups, h)));
   }
-  const nn::Var tokens = nn::index_select(h, index(token_rows));
-  return Encoding{tokens, nn::index_select(h, index(cls_rows)) + nn::readout_nodes(tokens, batch.lengths, nn::Readout::Max)};
+  return readout(h, p, batch);
+}
+
+std::vector<std::int64_t> MultiScaleTransformer::band_radii(std::size_t l,
+                                                            const std::vector<std::int64_t>& lengths) const {
+  std::vector<std::int64_t> radii;
+  radii.reserve(lengths.size() * static_cast<std::size_t>(config_.heads));
+  for (std::int64_t n : lengths)
+    for (std::size_t k = 0; k < config_.scales.size(); ++k) {
+      const std::int64_t width = config_.scales[k].width_for(n);  // odd: the window is i - r .. i + r
+      radii.insert(radii.end(), static_cast<std::size_t>(head_counts_[l][k]), (width - 1) / 2);
+    }
+  return radii;
+}
+
+// The graph path's layer with the heads' windows as bands of one fused attention call: q, k, v projected once
+// by the layer's own GraphMultiHeadAttention weights, the heads in group order (scale 0's first), the
+// sentences' positions packed as the kernel's sequences. The windows are clipped at the sentence ends as
+// builders::window_batch clips them. On CUDA the kernel's band threads walk only their window, so this path
+// runs there too.
+Encoding MultiScaleTransformer::encode_band(const SequenceBatch& batch) {
+  const nn::Var e = embedding->forward(batch);  // [N, d]
+  const Positions p = positions(batch, e.device());
+  nn::Var h = nn::index_select(nn::concat({e, cls}, 0), p.gather);  // [P = N + B, d]
+  const std::int64_t P = h.size(0), d = config_.hidden, H = config_.heads, dh = config_.head_dim();
+  const float scale = 1.f / std::sqrt(static_cast<float>(dh));  // as GraphMultiHeadAttention's
+  for (std::size_t l = 0; l < layers->size(); ++l) {
+    const nn::GraphMultiHeadAttention& att = *layer(l).attention;
+    const nn::Var q = nn::reshape(att.q->forward(h), {P, H, dh});
+    const nn::Var k = nn::reshape(att.k->forward(h), {P, H, dh});
+    const nn::Var v = nn::reshape(att.v->forward(h), {P, H, dh});
+    const nn::Var attended =
+        nn::reshape(nn::flash_attention(q, k, v, p.lengths, scale, band_radii(l, batch.lengths)), {P, d});
+    h = layer(l).norm->forward(h + relu(att.o->forward(attended)));
+  }
+  return readout(h, p, batch);
 }
 
 }  // namespace topo::models

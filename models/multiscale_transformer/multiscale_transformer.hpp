@@ -7,6 +7,12 @@
 //             window graph of its scale (GraphMultiHeadAttention head groups), concatenated, one W_O
 //   readout:  tokens H^L without [CLS]; sentence feature H^L_[CLS] + max_i H^L_i (the task head's MLP follows)
 // The topology is multiscale_topology(): one window relation per scale over the [CLS]-extended sentences.
+// Two paths compute the same layer with the same parameters (config.band):
+//   band  (default) — each head's window as a band of the fused dense attention kernel (nn::flash_attention
+//         with one radius per (sentence, head): (width - 1) / 2 of its group's scale), no graph built; the wide
+//         N/k windows run as GEMM tiles instead of per-edge sparse kernels;
+//   graph — GraphMultiHeadAttention head groups over multiscale_topology()'s window blocks (encode(batch,
+//         topology)), the per-edge sparse kernels: the reference the band path is tested against.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -35,6 +41,7 @@ struct MultiScaleConfig {
   std::vector<std::uint8_t> pretrained_rows;  // the rows of `pretrained` that hold vectors (empty: all)
   std::int64_t embedding_dim = 0;             // token table width (0: hidden; else projected to hidden)
   std::int64_t case_classes = 0;               // > 0: a capitalisation embedding added per token (tagging)
+  bool band = true;                            // encode() runs the band path (false: the window graph)
   std::int64_t head_dim() const { return heads > 0 ? hidden / heads : 0; }
   EmbeddingConfig embedding() const {
     return {vocab_size, input_dim, hidden, max_length, dropout, pretrained, freeze_pretrained, pretrained_rows,
@@ -54,8 +61,12 @@ MultiScaleTopology multiscale_topology(const std::vector<std::int64_t>& lengths,
 class MultiScaleTransformer : public SequenceEncoder {
  public:
   explicit MultiScaleTransformer(const MultiScaleConfig& config);
-  Encoding encode(const SequenceBatch& batch) override;
-  Encoding encode(const SequenceBatch& batch, const MultiScaleTopology& topology);
+  Encoding encode(const SequenceBatch& batch) override;  // the path config().band chooses
+  Encoding encode(const SequenceBatch& batch, const MultiScaleTopology& topology);  // the graph path
+  Encoding encode_band(const SequenceBatch& batch);                                  // the band path
+  // Layer l's band radius per (sentence, head), [lengths.size() * heads]: head h of scale k's group sees the
+  // positions within (width_k(n) - 1) / 2 of it, n the sentence's token count — multiscale_topology's window.
+  std::vector<std::int64_t> band_radii(std::size_t l, const std::vector<std::int64_t>& lengths) const;
   std::int64_t hidden_size() const override { return config_.hidden; }
   const MultiScaleConfig& config() const { return config_; }
   // [layers][scales] heads per scale (the α rule).
@@ -72,6 +83,9 @@ class MultiScaleTransformer : public SequenceEncoder {
   const Layer& layer(std::size_t i) const { return *layers->at<Layer>(i); }
 
  private:
+  struct Positions;  // the [CLS]-extended position rows of a batch (multiscale_transformer.cpp)
+  Positions positions(const SequenceBatch& batch, Device device) const;
+  Encoding readout(const nn::Var& h, const Positions& p, const SequenceBatch& batch) const;
   MultiScaleConfig config_;
   std::vector<std::vector<std::int64_t>> head_counts_;
 };

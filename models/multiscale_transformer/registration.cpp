@@ -1,4 +1,11 @@
-// The Multi-Scale Transformer as `--model multiscale`: its scales and α, and its working recipes.
+// The Multi-Scale Transformer as `--model multiscale`: its scales and α, its attention path, and its working
+// recipes.
+//
+// `attention` is the key the Transformer declares too, and models sharing a key must share its default
+// ("graph"), so every recipe here sets "band": that is what --task T --model multiscale runs. A task without a
+// recipe runs the graph path unless --attention band is given (MultiScaleConfig itself defaults to band).
+// Both paths share every parameter: a checkpoint of either loads into the other (topo-eval --attention), and
+// checkpoints saved before the switch existed hold attention = "graph" (the shared default) and load as such.
 #include "models/multiscale_transformer/multiscale_transformer.hpp"
 #include "models/registry.hpp"
 
@@ -11,12 +18,17 @@ ModelRegistration multiscale_transformer_registration() {
   m.options = {
       {"scales", "1,3,N/16,N/8,N/4", "Multi-Scale: odd window widths, constants or N/k fractions of the length", {}},
       {"alpha", 0.5, "Multi-Scale: head distribution over scales per layer (0: uniform; > 0: small scales low)", {}},
+      {"attention", "graph",
+       "Multi-Scale attention: band (each head's window as a band of the fused dense kernel) | graph (window "
+       "graphs, sparse kernels)",
+       {"band", "graph"}},
   };
   m.make = [](const EncoderSpec& spec) {
     MultiScaleConfig config;
     set_shared_encoder_fields(config, spec);
     config.scales = parse_scales(spec.option<std::string>("scales"));
     config.alpha = spec.option<double>("alpha");
+    config.band = spec.option<std::string>("attention") == "band";
     return std::make_shared<MultiScaleTransformer>(config);
   };
   // Text classification: Star's recipe at width 100 with 10 heads of 10 (the paper: 10 heads of 30 at d = 300),
@@ -35,6 +47,7 @@ ModelRegistration multiscale_transformer_registration() {
                                {"dev_size", 1000}, {"test_size", 2000}, {"layers", 2},  {"hidden", 100},
                                {"heads", 10},    {"scales", "3,N/16,N/8,N/4,N/2"}, {"alpha", 0.0}, {"epochs", 10},
                                {"batch", 32},    {"lr", 1e-3},       {"warmup", 300}};
+  for (auto& [task, recipe] : m.recipes) recipe["attention"] = "band";  // see the top of the file
   return m;
 }
 

@@ -1,7 +1,9 @@
 // Fused dense attention (kernels/dense/flash_attention.hpp) against a double-precision dense reference written
 // from the formula, at awkward sizes (sequence lengths that leave partial query and key tiles, one longer than
 // a key tile so the online rescaling runs, head dims that are not multiples of a vector), and its backward
-// against finite differences of that reference.
+// against finite differences of that reference. Bands (per-sequence or per-(sequence, head) radii): the same
+// against the reference restricted to |i - j| <= radius, through both band schedules (per-row dot products
+// for narrow bands, masked tiles for wide ones) and the full-attention limit.
 #include <omp.h>
 
 #include <cmath>
@@ -19,6 +21,13 @@ struct Problem {
   std::vector<std::int64_t> lengths;
   std::int64_t heads, dk, dv;
   float scale;
+  std::vector<std::int64_t> radii = {};  // as the kernel takes them: none, per sequence, per (sequence, head)
+  // Whether query i may see key j of sequence b in head h (positions within the sequence).
+  bool sees(std::size_t b, std::int64_t h, std::int64_t i, std::int64_t j) const {
+    if (radii.empty()) return true;
+    const std::int64_t r = radii.size() == lengths.size() ? radii[b] : radii[b * static_cast<std::size_t>(heads) + static_cast<std::size_t>(h)];
+    return std::abs(i - j) <= r;
+  }
   std::int64_t rows() const {
     std::int64_t n = 0;
     for (std::int64_t l : lengths) n += l;
@@ -32,15 +41,16 @@ std::vector<double> reference(const Problem& p, const std::vector<double>& q, co
   const std::int64_t H = p.heads;
   std::vector<double> out(static_cast<std::size_t>(p.rows() * H * p.dv), 0.0);
   std::int64_t begin = 0;
-  for (std::int64_t len : p.lengths) {
+  for (std::size_t b = 0; b < p.lengths.size(); ++b) {
+    const std::int64_t len = p.lengths[b];
     std::vector<double> s(static_cast<std::size_t>(len));
     for (std::int64_t i = begin; i < begin + len; ++i)
       for (std::int64_t h = 0; h < H; ++h) {
         double top = -INFINITY, z = 0;
-        for (std::int64_t j = 0; j < len; ++j) {
+        for (std::int64_t j = 0; j < len; ++j) {  // a key outside the band scores -inf: weight 0
           double d = 0;
           for (std::int64_t c = 0; c < p.dk; ++c) d += q[(i * H + h) * p.dk + c] * k[((begin + j) * H + h) * p.dk + c];
-          s[j] = p.scale * d;
+          s[j] = p.sees(b, h, i - begin, j) ? p.scale * d : -INFINITY;
           top = std::max(top, s[j]);
         }
         for (double& x : s) z += (x = std::exp(x - top));
@@ -69,15 +79,15 @@ void check_problem(const Problem& p, std::uint64_t seed, bool elementwise_grads)
   const Tensor k = random_uniform({N, p.heads, p.dk}, seed + 1, -2.f, 2.f);
   const Tensor v = random_uniform({N, p.heads, p.dv}, seed + 2);
   const Tensor w = random_uniform({N, p.heads, p.dv}, seed + 3);  // loss = sum(out * w)
-  const FlashAttentionOutput fwd = flash_attention(q, k, v, p.lengths, p.scale);
+  const FlashAttentionOutput fwd = flash_attention(q, k, v, p.lengths, p.scale, p.radii);
   std::vector<double> qd = doubles(q), kd = doubles(k), vd = doubles(v);
   const auto expected = reference(p, qd, kd, vd);
   TOPO_CHECK_CLOSE(fwd.out.to_vector<float>(), std::vector<float>(expected.begin(), expected.end()), 1e-5, 1e-4);
-  const FlashAttentionOutput plain = flash_attention_reference(q, k, v, p.lengths, p.scale);
+  const FlashAttentionOutput plain = flash_attention_reference(q, k, v, p.lengths, p.scale, p.radii);
   TOPO_CHECK_CLOSE(plain.out.to_vector<float>(), std::vector<float>(expected.begin(), expected.end()), 1e-5, 1e-4);
   TOPO_CHECK_CLOSE(fwd.lse.to_vector<float>(), plain.lse.to_vector<float>(), 1e-5, 1e-5);
 
-  const FlashAttentionGrads g = flash_attention_backward(q, k, v, p.lengths, fwd, w, p.scale);
+  const FlashAttentionGrads g = flash_attention_backward(q, k, v, p.lengths, fwd, w, p.scale, p.radii);
   const auto wd = doubles(w);
   const auto loss = [&] { return dot(reference(p, qd, kd, vd), wd); };
   const double eps = 1e-5;
@@ -134,18 +144,62 @@ TEST_CASE("flash_attention: results do not depend on the thread count") {
   const Problem p{{130, 64, 1, 200}, 3, 50, 50, 0.1f};
   const Tensor q = random_uniform({p.rows(), 3, 50}, 1), k = random_uniform({p.rows(), 3, 50}, 2),
                v = random_uniform({p.rows(), 3, 50}, 3), w = random_uniform({p.rows(), 3, 50}, 4);
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(1);
-  const FlashAttentionOutput one = flash_attention(q, k, v, p.lengths, p.scale);
-  const FlashAttentionGrads g1 = flash_attention_backward(q, k, v, p.lengths, one, w, p.scale);
-  omp_set_num_threads(std::max(2, threads));
-  const FlashAttentionOutput many = flash_attention(q, k, v, p.lengths, p.scale);
-  const FlashAttentionGrads g2 = flash_attention_backward(q, k, v, p.lengths, many, w, p.scale);
-  omp_set_num_threads(threads);
-  CHECK(one.out.to_vector<float>() == many.out.to_vector<float>());
+  // Full attention, and bands of both schedules (per-row: radius 2; tiles: 20, 70).
+  for (const std::vector<std::int64_t>& radii : {std::vector<std::int64_t>{}, std::vector<std::int64_t>{2, 20, 0, 70}}) {
+    CAPTURE(radii.size());
+    const int threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+    const FlashAttentionOutput one = flash_attention(q, k, v, p.lengths, p.scale, radii);
+    const FlashAttentionGrads g1 = flash_attention_backward(q, k, v, p.lengths, one, w, p.scale, radii);
+    omp_set_num_threads(std::max(2, threads));
+    const FlashAttentionOutput many = flash_attention(q, k, v, p.lengths, p.scale, radii);
+    const FlashAttentionGrads g2 = flash_attention_backward(q, k, v, p.lengths, many, w, p.scale, radii);
+    omp_set_num_threads(threads);
+    CHECK(one.out.to_vector<float>() == many.out.to_vector<float>());
+    CHECK(g1.dq.to_vector<float>() == g2.dq.to_vector<float>());
+    CHECK(g1.dk.to_vector<float>() == g2.dk.to_vector<float>());
+    CHECK(g1.dv.to_vector<float>() == g2.dv.to_vector<float>());
+  }
+}
+
+TEST_CASE("flash_attention bands: forward and gradients against the banded reference at awkward sizes") {
+  // One batch of awkward lengths; radii 0, 1, 4 take the per-row schedule, 9 and 40 masked tiles (partial
+  // tiles at both band edges and sequence ends), 129 and 1000 (>= length - 1) are full attention.
+  const std::vector<std::int64_t> lengths = {1, 2, 7, 33, 130};
+  for (std::int64_t radius : {0, 1, 4, 9, 40, 129, 1000})
+    for (std::int64_t dh : {7, 30, 64}) {
+      CAPTURE(radius);
+      CAPTURE(dh);
+      Problem p{lengths, 3, dh, dh, 1.f / std::sqrt(static_cast<float>(dh))};
+      p.radii.assign(lengths.size(), radius);
+      check_problem(p, static_cast<std::uint64_t>(radius * 100 + dh), false);
+    }
+  // Every element's gradient by central differences on a small batch, per (sequence, head) radii.
+  check_problem(Problem{{2, 7, 5}, 2, 7, 5, 0.4f, {0, 3, 1, 1, 2, 9}}, 21, true);
+}
+
+TEST_CASE("flash_attention bands: per-(sequence, head) radii mix both schedules in one call") {
+  // Multi-Scale's use: heads 0-1 width 1 and 3, head 2 a wide window, head 3 full, per sequence.
+  const std::vector<std::int64_t> lengths = {130, 1, 600, 17};
+  std::vector<std::int64_t> radii;
+  for (std::int64_t len : lengths)
+    for (std::int64_t r : {std::int64_t{0}, std::int64_t{1}, (len + 3) / 4, len}) radii.push_back(r);
+  check_problem(Problem{lengths, 4, 30, 30, 0.18f, radii}, 31, false);
+  // A band wider than a key tile (several key tiles per query tile) with dv != dk.
+  check_problem(Problem{{700, 3}, 2, 16, 24, 0.25f, {300, 1}}, 32, false);
+}
+
+TEST_CASE("flash_attention bands: a radius of length - 1 or more is full attention, bit for bit") {
+  const Problem p{{130, 64, 1, 600}, 3, 50, 50, 0.1f};
+  const Tensor q = random_uniform({p.rows(), 3, 50}, 5), k = random_uniform({p.rows(), 3, 50}, 6),
+               v = random_uniform({p.rows(), 3, 50}, 7), w = random_uniform({p.rows(), 3, 50}, 8);
+  const FlashAttentionOutput full = flash_attention(q, k, v, p.lengths, p.scale);
+  const FlashAttentionOutput wide = flash_attention(q, k, v, p.lengths, p.scale, {129, 5000, 0, 600});
+  CHECK(full.out.to_vector<float>() == wide.out.to_vector<float>());
+  const FlashAttentionGrads g1 = flash_attention_backward(q, k, v, p.lengths, full, w, p.scale);
+  const FlashAttentionGrads g2 = flash_attention_backward(q, k, v, p.lengths, wide, w, p.scale, {129, 5000, 0, 600});
   CHECK(g1.dq.to_vector<float>() == g2.dq.to_vector<float>());
   CHECK(g1.dk.to_vector<float>() == g2.dk.to_vector<float>());
-  CHECK(g1.dv.to_vector<float>() == g2.dv.to_vector<float>());
 }
 
 TEST_CASE("flash_attention: bad input is a clear error") {
@@ -153,5 +207,9 @@ TEST_CASE("flash_attention: bad input is a clear error") {
   CHECK_THROWS_WITH_AS(flash_attention(q, q, q, {2, 2}, 1.f), doctest::Contains("lengths sum to 4"), Error);
   CHECK_THROWS_WITH_AS(flash_attention(q, q, q, {5, 0}, 1.f), doctest::Contains("sequence 1 has length 0"), Error);
   CHECK_THROWS_WITH_AS(flash_attention(q, random_uniform({5, 2, 3}, 2), q, {5}, 1.f), doctest::Contains("differ"),
+                       Error);
+  CHECK_THROWS_WITH_AS(flash_attention(q, q, q, {2, 3}, 1.f, {1, -1}), doctest::Contains("sequence 1 head 0 has radius -1"),
+                       Error);
+  CHECK_THROWS_WITH_AS(flash_attention(q, q, q, {2, 3}, 1.f, {1, 1, 1}), doctest::Contains("3 radii for 2 sequences"),
                        Error);
 }

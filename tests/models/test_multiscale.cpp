@@ -1,11 +1,14 @@
 // Multi-Scale Transformer: the α head distribution, scale parsing and widths, the [CLS]-extended window
-// topology, an MS layer's attention against the dense double reference on random lengths, and the encoder's
-// batch independence.
+// topology, an MS layer's attention against the dense double reference on random lengths, the encoder's
+// batch independence, and the band path (fused banded attention) against the graph path: its radii are
+// exactly the window graph's edges, its outputs and every parameter gradient equal the graph path's.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
+#include <random>
 
 #include "models/multiscale_transformer/multiscale_transformer.hpp"
 #include "tests/support/dense_attention_reference.hpp"
@@ -131,4 +134,89 @@ TEST_CASE("the MS encoder encodes each sentence of a batch as if it were alone")
   }
   nn::sum_all(all.sentences).backward();
   CHECK(model.cls.grad().defined());
+}
+
+TEST_CASE("band radii are exactly the window graph: [CLS] first, widths from the token count, clipped ends") {
+  MultiScaleConfig cfg;
+  cfg.input_dim = 3;
+  cfg.heads = 10;
+  cfg.hidden = 30;
+  cfg.layers = 2;  // alpha 0.5: layer 0 {4,3,2,1,0}-like (a 0-head scale), layer 1 {2,2,2,2,2}
+  const MultiScaleTransformer model(cfg);
+  const std::vector<std::int64_t> lengths = {1, 2, 4, 15, 16, 17, 33, 63, 64, 65, 130};
+  const auto topology = multiscale_topology(lengths, cfg.scales);
+  for (std::size_t l = 0; l < 2; ++l) {
+    const auto radii = model.band_radii(l, lengths);
+    REQUIRE(radii.size() == lengths.size() * 10);
+    std::int64_t head = 0;
+    for (std::size_t k = 0; k < cfg.scales.size(); ++k) {
+      const auto indptr = topology.scales[k].in.indptr.to_vector<std::int32_t>();
+      const auto indices = topology.scales[k].in.indices.to_vector<std::int32_t>();
+      for (std::int64_t g = 0; g < model.head_counts()[l][k]; ++g, ++head) {
+        std::int64_t begin = 0;  // first position of sentence b
+        for (std::size_t b = 0; b < lengths.size(); ++b) {
+          const std::int64_t r = radii[b * 10 + static_cast<std::size_t>(head)], positions = lengths[b] + 1;
+          for (std::int64_t i = begin; i < begin + positions; ++i) {
+            std::vector<std::int32_t> band;  // what the band kernel lets position i see
+            for (std::int64_t j = begin; j < begin + positions; ++j)
+              if (std::abs(i - j) <= r) band.push_back(static_cast<std::int32_t>(j));
+            std::vector<std::int32_t> graph(indices.begin() + indptr[i], indices.begin() + indptr[i + 1]);
+            std::sort(graph.begin(), graph.end());
+            INFO("layer " << l << " scale " << cfg.scales[k].str() << " sentence " << b << " position " << i - begin);
+            REQUIRE(band == graph);
+          }
+          begin += positions;
+        }
+      }
+    }
+    CHECK(head == 10);
+  }
+}
+
+TEST_CASE("the MS band path equals the graph path: outputs and every parameter gradient, random lengths") {
+  for (const char* scales : {"1,3,N/16,N/8,N/4", "3,N/2,N/1"}) {  // N/1: windows wider than the sentence
+    CAPTURE(scales);
+    MultiScaleConfig cfg;
+    cfg.vocab_size = 50;
+    cfg.heads = 5;
+    cfg.hidden = 35;  // 5 heads of 7
+    cfg.layers = 2;
+    cfg.alpha = 0.5;
+    cfg.scales = parse_scales(scales);
+    cfg.max_length = 256;
+    MultiScaleTransformer model(cfg);
+    model.reset_parameters(17);
+    std::mt19937 rng(5);
+    SequenceBatch batch;
+    batch.lengths = {1, 2, 130};  // plus random lengths: fractional widths of every parity
+    for (int i = 0; i < 6; ++i) batch.lengths.push_back(std::uniform_int_distribution<std::int64_t>(3, 90)(rng));
+    std::vector<std::int64_t> ids(static_cast<std::size_t>(std::accumulate(batch.lengths.begin(), batch.lengths.end(), std::int64_t{0})));
+    for (auto& id : ids) id = std::uniform_int_distribution<std::int64_t>(0, 49)(rng);
+    batch.token_ids = Tensor::from_vector(ids, {static_cast<std::int64_t>(ids.size())});
+    const Tensor rt = testing::random_uniform({static_cast<std::int64_t>(ids.size()), 35}, 3);
+    const Tensor rs = testing::random_uniform({static_cast<std::int64_t>(batch.lengths.size()), 35}, 4);
+    // One loss over tokens and sentence features; returns the encoding and every parameter's gradient.
+    auto run = [&](const std::function<Encoding()>& encode) {
+      model.zero_grad();
+      const Encoding e = encode();
+      (nn::sum_all(e.tokens * nn::Var(rt)) + nn::sum_all(e.sentences * nn::Var(rs))).backward();
+      std::vector<std::vector<float>> grads;
+      for (const auto& [name, p] : model.named_parameters())
+        grads.push_back(p.grad().defined() ? p.grad().to_vector<float>() : std::vector<float>{});
+      return std::pair{e, grads};
+    };
+    const auto [band, band_grads] = run([&] { return model.encode_band(batch); });
+    const auto [graph, graph_grads] = run([&] { return model.encode(batch, multiscale_topology(batch.lengths, cfg.scales)); });
+    TOPO_CHECK_CLOSE(band.tokens.data().to_vector<float>(), graph.tokens.data().to_vector<float>(), 1e-5, 1e-4);
+    TOPO_CHECK_CLOSE(band.sentences.data().to_vector<float>(), graph.sentences.data().to_vector<float>(), 1e-5, 1e-4);
+    const auto named = model.named_parameters();
+    for (std::size_t i = 0; i < named.size(); ++i) {
+      INFO("gradient of " << named[i].first);
+      REQUIRE(band_grads[i].size() == graph_grads[i].size());
+      TOPO_CHECK_CLOSE(band_grads[i], graph_grads[i], 1e-4, 1e-3);
+    }
+    CHECK(model.config().band);  // encode() takes the band path by default
+    const Encoding by_default = model.encode(batch);
+    CHECK(by_default.tokens.data().to_vector<float>() == band.tokens.data().to_vector<float>());
+  }
 }

@@ -71,15 +71,20 @@ TEST_CASE("registry: model options reach the factory; unknown names and missing 
   spec.options = {{"variant", 3}, {"residual", false}};
   CHECK(testing::error_of([&] { find_model("star").make(spec); }).find("'variant'") != std::string::npos);
 
-  CHECK(models_declaring("attention") == "transformer");
+  CHECK(models_declaring("attention") == "transformer, multiscale");
   CHECK(models_declaring("residual") == "star");
   CHECK(all_model_options().size() == 9u);  // pooling, variant, residual, attention, scales, alpha, lexicon, lexicon_single_chars, max_words: each once
-  spec.options = {{"scales", "1,N/4"}, {"alpha", 0.0}};
+  spec.options = {{"scales", "1,N/4"}, {"alpha", 0.0}, {"attention", "band"}};
   spec.heads = 4;
   const auto ms = std::dynamic_pointer_cast<MultiScaleTransformer>(find_model("multiscale").make(spec));
   REQUIRE(ms != nullptr);
   CHECK(scales_str(ms->config().scales) == "1,N/4");
   CHECK(ms->head_counts() == std::vector<std::vector<std::int64_t>>{{2, 2}, {2, 2}});
+  CHECK(ms->config().band);
+  spec.options["attention"] = "graph";
+  CHECK_FALSE(std::dynamic_pointer_cast<MultiScaleTransformer>(find_model("multiscale").make(spec))->config().band);
+  // The shared key's default is the Transformer's; every Multi-Scale recipe asks for the band path.
+  for (const char* task : {"classify", "tag", "mirrored-sum"}) CHECK(model_recipe("multiscale", task).at("attention") == "band");
   spec.heads = 2;
   CHECK(model_recipe("star", "classify").at("dropout") == 0.3);
   CHECK(model_recipe("star", "no-such-task").empty());

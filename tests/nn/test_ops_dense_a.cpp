@@ -1,4 +1,4 @@
-// Gradients of the ops over the binary, reduce, softmax, layer_norm and gemm kernels, against finite
+// Gradients of the ops over the binary, reduce, softmax, layer_norm, gemm and flash attention kernels, against finite
 // differences at awkward shapes (1, 7, 33 along dims), broadcasting and keepdim included.
 #include <algorithm>
 #include <numeric>
@@ -90,6 +90,18 @@ TEST_CASE("matmul: gradcheck, 2-D with every transpose combination, batched and 
   }
   CHECK_THROWS_AS(matmul(leaf({3, 5, 7}, 1), leaf({5, 4}, 2), true, false), Error);
   CHECK_THROWS_AS(matmul(leaf({7, 5}, 1), leaf({4, 3}, 2)), Error);
+}
+
+TEST_CASE("flash_attention: gradcheck, full and banded (per-sequence and per-head radii, both band schedules)") {
+  // Sequences of 1, 7 and 33 rows, 2 heads of 5 (dk = dv); the kernel's own tests cover the sizes at scale.
+  const std::vector<std::int64_t> lengths = {1, 7, 33};
+  const std::vector<std::vector<std::int64_t>> radii_cases = {
+      {}, {0, 1, 4}, {0, 2, 10}, {0, 0, 1, 3, 20, 9}};  // 10, 20: masked tiles; 0..4: per-row
+  for (const auto& radii : radii_cases) {
+    CAPTURE(radii.size());
+    TOPO_GRADCHECK([&](const Inputs& x) { return flash_attention(x[0], x[1], x[2], lengths, 0.4f, radii); },
+                   {leaf({41, 2, 5}, 51, -1.5f, 1.5f), leaf({41, 2, 5}, 52, -1.5f, 1.5f), leaf({41, 2, 5}, 53)});
+  }
 }
 
 TEST_CASE("sum/mean/max along a dim: gradcheck with keepdim and negative dims") {
