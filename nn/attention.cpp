@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "nn/ops.hpp"
+
 namespace topo::nn {
 
 GraphMultiHeadAttention::GraphMultiHeadAttention(std::int64_t dim, std::int64_t heads, bool bias)
@@ -64,15 +66,27 @@ Var GraphMultiHeadAttention::attend(const std::vector<HeadGroup>& groups, const 
   const Var qh = reshape(q->forward(dst_states), {dst_states.size(0), heads_, dh});
   const Var kh = reshape(k->forward(src_states), {src_states.size(0), heads_, dh});
   const Var vh = reshape(v->forward(src_states), {src_states.size(0), heads_, dh});
-  const float scale = 1.f / std::sqrt(static_cast<float>(dh));
   std::vector<const Block*> blocks;
   std::vector<std::int64_t> sizes;
   for (const HeadGroup* g : active) {
     blocks.push_back(&g->block);
     sizes.push_back(g->heads);
   }
-  const Var att = sparse_attention(blocks, sizes, qh, kh, vh, scale);
+  const Var att = sparse_attention(blocks, sizes, qh, kh, vh, scale());
   return o->forward(reshape(att, {dst_states.size(0), dim_}));
+}
+
+float GraphMultiHeadAttention::scale() const { return 1.f / std::sqrt(static_cast<float>(dim_ / heads_)); }
+
+Var GraphMultiHeadAttention::forward_packed(const Var& states, const std::vector<std::int64_t>& lengths,
+                                            const std::vector<std::int64_t>& radii) const {
+  TOPO_CHECK(states.ndim() == 2 && states.size(1) == dim_, "GraphMultiHeadAttention(dim {}): states must be [rows, {}], got {}",
+             dim_, dim_, states.data().str());
+  const std::int64_t rows = states.size(0), dh = dim_ / heads_;
+  const Var qh = reshape(q->forward(states), {rows, heads_, dh});
+  const Var kh = reshape(k->forward(states), {rows, heads_, dh});
+  const Var vh = reshape(v->forward(states), {rows, heads_, dh});
+  return o->forward(reshape(flash_attention(qh, kh, vh, lengths, scale(), radii), {rows, dim_}));
 }
 
 Var block_source_states(const Block& block, const NodeStates& states) {

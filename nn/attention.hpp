@@ -41,6 +41,14 @@ class GraphMultiHeadAttention : public Module {
   // Head groups: the groups' heads sum to heads(); all blocks share destinations and sources.
   Var forward(const std::vector<HeadGroup>& groups, const Var& dst_states, const NodeStates& src_states) const;
   Var forward(const std::vector<HeadGroup>& groups, const Var& states) const;
+  // The same layer without a graph: self-attention within packed sequences (sequence b owns `lengths[b]`
+  // consecutive rows of states [rows, dim]) on the fused dense kernel (nn::flash_attention), optionally banded:
+  // radii [B] or [B * heads] let query i see only the keys |i - j| <= radius (a window graph's edges). The
+  // Transformer's dense path and Multi-Scale's band path; the same parameters as the graph forms.
+  Var forward_packed(const Var& states, const std::vector<std::int64_t>& lengths,
+                     const std::vector<std::int64_t>& radii = {}) const;
+  // 1 / sqrt(d_h): the scores' scale of every form.
+  float scale() const;
 
   std::int64_t dim() const { return dim_; }
   std::int64_t heads() const { return heads_; }

@@ -1,7 +1,5 @@
 #include "models/multiscale_transformer/multiscale_transformer.hpp"
 
-#include <cmath>
-
 #include "nn/ops.hpp"
 #include "nn/readout.hpp"
 
@@ -112,26 +110,18 @@ std::vector<std::int64_t> MultiScaleTransformer::band_radii(std::size_t l,
   return radii;
 }
 
-// The graph path's layer with the heads' windows as bands of one fused attention call: q, k, v projected once
-// by the layer's own GraphMultiHeadAttention weights, the heads in group order (scale 0's first), the
-// sentences' positions packed as the kernel's sequences. The windows are clipped at the sentence ends as
+// The graph path's layer with the heads' windows as bands of one fused attention call (the layer's own
+// GraphMultiHeadAttention, forward_packed), the heads in group order (scale 0's first), the sentences'
+// positions packed as the kernel's sequences. The windows are clipped at the sentence ends as
 // builders::window_batch clips them. On CUDA the kernel's band threads walk only their window, so this path
 // runs there too.
 Encoding MultiScaleTransformer::encode_band(const SequenceBatch& batch) {
   const nn::Var e = embedding->forward(batch);  // [N, d]
   const Positions p = positions(batch, e.device());
-  nn::Var h = nn::index_select(nn::concat({e, cls}, 0), p.gather);  // [P = N + B, d]
-  const std::int64_t P = h.size(0), d = config_.hidden, H = config_.heads, dh = config_.head_dim();
-  const float scale = 1.f / std::sqrt(static_cast<float>(dh));  // as GraphMultiHeadAttention's
-  for (std::size_t l = 0; l < layers->size(); ++l) {
-    const nn::GraphMultiHeadAttention& att = *layer(l).attention;
-    const nn::Var q = nn::reshape(att.q->forward(h), {P, H, dh});
-    const nn::Var k = nn::reshape(att.k->forward(h), {P, H, dh});
-    const nn::Var v = nn::reshape(att.v->forward(h), {P, H, dh});
-    const nn::Var attended =
-        nn::reshape(nn::flash_attention(q, k, v, p.lengths, scale, band_radii(l, batch.lengths)), {P, d});
-    h = layer(l).norm->forward(h + relu(att.o->forward(attended)));
-  }
+  nn::Var h = nn::index_select(nn::concat({e, cls}, 0), p.gather);  // [N + B, d]
+  for (std::size_t l = 0; l < layers->size(); ++l)
+    h = layer(l).norm->forward(
+        h + relu(layer(l).attention->forward_packed(h, p.lengths, band_radii(l, batch.lengths))));
   return readout(h, p, batch);
 }
 

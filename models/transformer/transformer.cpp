@@ -61,16 +61,8 @@ Encoding Transformer::encode(const SequenceBatch& batch, const FullTopology& top
 
 Encoding Transformer::encode_dense(const SequenceBatch& batch) {
   nn::Var h = embedding->forward(batch);  // [N, d], sentences packed one after another
-  const std::int64_t N = batch.num_tokens(), d = config_.hidden, H = config_.heads, dh = d / H;
-  const float scale = 1.f / std::sqrt(static_cast<float>(dh));
-  for (std::size_t l = 0; l < layers->size(); ++l) {
-    const nn::GraphMultiHeadAttention& att = *layer(l).attention;
-    const nn::Var q = nn::reshape(att.q->forward(h), {N, H, dh});
-    const nn::Var k = nn::reshape(att.k->forward(h), {N, H, dh});
-    const nn::Var v = nn::reshape(att.v->forward(h), {N, H, dh});
-    const nn::Var attended = nn::reshape(nn::flash_attention(q, k, v, batch.lengths, scale), {N, d});
-    h = layer(l).finish(h, att.o->forward(attended));
-  }
+  for (std::size_t l = 0; l < layers->size(); ++l)
+    h = layer(l).finish(h, layer(l).attention->forward_packed(h, batch.lengths));
   return Encoding{h, nn::readout_nodes(h, batch.lengths, nn::Readout::Mean) +
                          nn::readout_nodes(h, batch.lengths, nn::Readout::Max)};
 }
@@ -99,9 +91,9 @@ Encoding Transformer::encode_padded(const SequenceBatch& batch) {
   nn::Var h = nn::reshape(padded_rows, {B, L, d});
   const nn::Var mask(Tensor::from_vector(key_mask, {B, 1, L}, device));  // broadcast over queries
   const std::vector<std::int64_t> head_sizes(static_cast<std::size_t>(H), dh);
-  const float scale = 1.f / std::sqrt(static_cast<float>(dh));
   for (std::size_t l = 0; l < layers->size(); ++l) {
     const nn::GraphMultiHeadAttention& att = *layer(l).attention;
+    const float scale = att.scale();
     const auto q = nn::split(att.q->forward(h), head_sizes, 2);
     const auto k = nn::split(att.k->forward(h), head_sizes, 2);
     const auto v = nn::split(att.v->forward(h), head_sizes, 2);
