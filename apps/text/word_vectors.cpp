@@ -103,9 +103,8 @@ WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab, 
       if (parse_int(fields[0], count) && parse_int(fields[1], dim)) {
         if (count < 0 || dim <= 0) fail("{}:1: bad word2vec header '{}'", path, line);
         declared = count;
-        wv.dim = dim;
-        wv.values.assign(vocab_size * static_cast<std::size_t>(dim), 0.f);
-        return;
+        wv.dim = dim;  // the table is allocated at the first line that has this many values, not on the
+        return;        // header's word: "3 38000000000" asked for 10^12 bytes (found by fuzz_word_vectors)
       }
     }
     if (wv.dim == 0) {  // GloVe: the first vector line's trailing numeric fields fix the dimension
@@ -114,7 +113,6 @@ WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab, 
       while (numeric + 1 < fields.size() && parse_float(fields[fields.size() - 1 - numeric], unused)) ++numeric;
       if (numeric == 0) return bad("a word vector line needs a word and at least one value");
       wv.dim = static_cast<std::int64_t>(numeric);
-      wv.values.assign(vocab_size * numeric, 0.f);
     }
     const auto dim = static_cast<std::size_t>(wv.dim);
     if (fields.size() < dim + 1)
@@ -128,6 +126,7 @@ WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab, 
         return bad(fmt::format("value {} of '{}' is not a number: '{}'", k + 1, fields[0], fields[k + 1]));
       if (!std::isfinite(row[k])) return bad(fmt::format("value {} of '{}' is not finite: '{}'", k + 1, fields[0], fields[k + 1]));
     }
+    if (wv.values.empty()) wv.values.assign(vocab_size * dim, 0.f);
     ++wv.vectors;
     word.assign(fields[0]);
     bool repeated = false;
@@ -138,12 +137,18 @@ WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab, 
     if (repeated) ++wv.duplicates;
   };
 
-  // Chunks of the (decompressed) stream; a line split across chunks moves to the front of the buffer.
-  std::vector<char> buffer(1u << 20);
-  std::size_t held = 0;
+  // Chunks of the (decompressed) stream; a line split across chunks moves to the front of the buffer. The
+  // buffer is left uninitialised: zeroing 1 MiB touched every page of it even for a file of a few lines.
+  std::size_t capacity = std::size_t{1} << 20, held = 0;
+  std::unique_ptr<char[]> buffer = std::make_unique_for_overwrite<char[]>(capacity);
   for (;;) {
-    if (held == buffer.size()) buffer.resize(2 * buffer.size());  // one line longer than the buffer
-    const int n = gzread(gz.get(), buffer.data() + held, static_cast<unsigned>(buffer.size() - held));
+    if (held == capacity) {  // one line longer than the buffer
+      std::unique_ptr<char[]> bigger = std::make_unique_for_overwrite<char[]>(2 * capacity);
+      std::memcpy(bigger.get(), buffer.get(), held);
+      buffer = std::move(bigger);
+      capacity *= 2;
+    }
+    const int n = gzread(gz.get(), buffer.get() + held, static_cast<unsigned>(capacity - held));
     if (n < 0) {
       int code = 0;
       const char* message = gzerror(gz.get(), &code);
@@ -153,20 +158,21 @@ WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab, 
     if (n == 0) break;
     held += static_cast<std::size_t>(n);
     std::size_t start = 0;
-    while (const void* nl = std::memchr(buffer.data() + start, '\n', held - start)) {
-      const std::size_t end = static_cast<std::size_t>(static_cast<const char*>(nl) - buffer.data());
-      process(std::string_view(buffer.data() + start, end - start));
+    while (const void* nl = std::memchr(buffer.get() + start, '\n', held - start)) {
+      const std::size_t end = static_cast<std::size_t>(static_cast<const char*>(nl) - buffer.get());
+      process(std::string_view(buffer.get() + start, end - start));
       start = end + 1;
     }
-    std::memmove(buffer.data(), buffer.data() + start, held - start);
+    std::memmove(buffer.get(), buffer.get() + start, held - start);
     held -= start;
   }
   // zlib reports a stream cut short (or a bad trailer) through gzerror after the last read, not as n < 0.
   if (int code = 0; (void)gzerror(gz.get(), &code), code != Z_OK)
     fail("cannot read word vectors '{}' after line {}: {}", path, line_number, gzerror(gz.get(), &code));
-  if (held > 0) process(std::string_view(buffer.data(), held));  // a last line without '\n'
+  if (held > 0) process(std::string_view(buffer.get(), held));  // a last line without '\n'
 
-  if (wv.dim == 0) fail("{}: no word vectors", path);
+  if (wv.vectors == 0)
+    fail("{}: no word vectors{}", path, wv.bad_lines > 0 ? fmt::format(" ({} bad lines)", wv.bad_lines) : "");
   if (declared >= 0 && declared != wv.vectors + wv.bad_lines)
     fail("{}: word2vec header declares {} vectors, the file has {} lines after it", path, declared,
          wv.vectors + wv.bad_lines);

@@ -175,6 +175,8 @@ TEST_CASE("word vectors: word2vec header; unreadable, corrupt and empty files ar
   check_error("/nonexistent/vectors.txt", "cannot open");
   check_error(write_temp_file("empty.txt", "\n\n"), "no word vectors");
   check_error(write_temp_file("words.txt", "a\nb\n"), "no word vectors");  // two bad lines, nothing else
+  // A header's dimension alone allocates nothing: this one asked for 10^12 bytes before its first line.
+  check_error(write_temp_file("huge_dim.txt", "1 38000000000\ngood 1 2\n"), "no word vectors (1 bad lines)");
   // A gzip stream cut short is a read error, not a silently shorter file.
   std::string text;
   for (int i = 0; i < 5000; ++i) text += "w" + std::to_string(i) + " 0.5 1.5\n";
