@@ -3,7 +3,10 @@
 // a malformed one is reported with its line number, not half-loaded.
 #include "apps/text/word_vectors.hpp"
 
+#include <sys/stat.h>
 #include <zlib.h>
+
+#include <algorithm>
 
 #include <cerrno>
 #include <charconv>
@@ -61,7 +64,11 @@ WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab, 
   // gzopen reads a file without a gzip header as it is, so plain text takes the same path.
   const std::unique_ptr<gzFile_s, int (*)(gzFile)> gz(gzopen(path.c_str(), "rb"), gzclose);
   if (!gz) fail("cannot open word vectors '{}': {}", path, errno ? std::strerror(errno) : "out of memory");
-  gzbuffer(gz.get(), 1u << 18);
+  // Buffers sized to the file, up to 256 KiB for zlib and 1 MiB for the chunks: a small file (a test's, a
+  // fuzzer's) then costs no large allocations, which ASan maps and unmaps on every call.
+  struct stat st {};
+  const std::size_t file_bytes = ::stat(path.c_str(), &st) == 0 && st.st_size > 0 ? static_cast<std::size_t>(st.st_size) : 0;
+  gzbuffer(gz.get(), static_cast<unsigned>(std::clamp<std::size_t>(file_bytes, 8u << 10, 256u << 10)));
 
   const auto vocab_size = static_cast<std::size_t>(vocab.size());
   WordVectors wv;
@@ -139,7 +146,7 @@ WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab, 
 
   // Chunks of the (decompressed) stream; a line split across chunks moves to the front of the buffer. The
   // buffer is left uninitialised: zeroing 1 MiB touched every page of it even for a file of a few lines.
-  std::size_t capacity = std::size_t{1} << 20, held = 0;
+  std::size_t capacity = std::clamp<std::size_t>(file_bytes + 1, 8u << 10, 1u << 20), held = 0;
   std::unique_ptr<char[]> buffer = std::make_unique_for_overwrite<char[]>(capacity);
   for (;;) {
     if (held == capacity) {  // one line longer than the buffer

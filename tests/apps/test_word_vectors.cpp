@@ -177,6 +177,15 @@ TEST_CASE("word vectors: word2vec header; unreadable, corrupt and empty files ar
   check_error(write_temp_file("words.txt", "a\nb\n"), "no word vectors");  // two bad lines, nothing else
   // A header's dimension alone allocates nothing: this one asked for 10^12 bytes before its first line.
   check_error(write_temp_file("huge_dim.txt", "1 38000000000\ngood 1 2\n"), "no word vectors (1 bad lines)");
+  // One line longer than the read buffer (sized to the 100-byte compressed file): the buffer grows.
+  {
+    std::string line = "good";
+    for (int i = 0; i < 5000; ++i) line += i == 4999 ? " 2.5" : " 0.5";
+    const WordVectors wide = load_word_vectors(write_temp_gz("wide.txt.gz", line + "\n"), v);
+    CHECK(wide.dim == 5000);
+    CHECK(wide.found == 1);
+    CHECK(row(wide, v, "good").back() == 2.5f);
+  }
   // A gzip stream cut short is a read error, not a silently shorter file.
   std::string text;
   for (int i = 0; i < 5000; ++i) text += "w" + std::to_string(i) + " 0.5 1.5\n";
