@@ -5,22 +5,25 @@
 // of vfmadd231ps (32 flops), so a compute-bound bf16 GEMM has twice sgemm's ceiling (`topo-bench bf16`).
 //
 // Data layout. vdpbf16ps multiplies 32-bit lanes holding a bf16 pair (k even in the low half, k odd in the
-// high half) and adds both products to the fp32 lane. Both operands are therefore packed as "pair words":
-// a panel of width W is [k/2][W] uint32, word (p, i) = bf16(x[i][2p]) | bf16(x[i][2p+1]) << 16, an odd K
-// padded with a zero high half, missing lanes zero. Rounding fp32 -> bf16 (vcvtne2ps2bf16: round to nearest
-// even, denormals flushed) happens here, once per element per pass; nothing fp32 is stored back.
+// high half) and adds both products to the fp32 lane. Both operands are therefore packed as "pair words",
+// bf16(x[2p]) | bf16(x[2p+1]) << 16 (an odd K padded with a zero high half, missing rows/columns zero). B panels
+// of 32 (or 16) columns are [k/2][32] words: one k pair of 32 columns is two zmm loads. A panels of 12 rows are
+// [12][k/2] words (row layout) when a is stored with k contiguous (not transposed: a plain conversion of each
+// row), and [k/2][12] when a is transposed (m contiguous: two k rows converted and interleaved per 16 lanes);
+// either way each row's pair word is one broadcast at a constant displacement. Rounding fp32 -> bf16
+// (vcvtne2ps2bf16: round to nearest even, denormals flushed) happens while packing, once per element per pass.
 //
-// Micro-kernel: kMr = 12 rows x 32 columns of c in 24 zmm accumulators (2 per row). Per k pair it loads the
-// B panel's two vectors (32 columns x 1 pair) and, per row, broadcasts that row's pair word and issues two
-// vdpbf16ps: 24 independent chains (more than latency x throughput), 12 broadcasts + 2 loads per 24 dot
-// instructions, so the loads never limit it. The last column panel of width <= 16 runs a 12 x 16 variant
-// (N = 100 = 3 x 32 + 4 computes 112 columns, not 128). Rows past m are zero-padded in the A panel and not stored.
+// Micro-kernel: 12 rows x 32 columns of c in 24 zmm accumulators (2 per row). Per k pair it loads the B
+// panel's two vectors and, per row, broadcasts that row's pair word and issues two vdpbf16ps: 24 independent
+// chains (more than latency x throughput), 12 broadcasts + 2 loads per 24 dot instructions, so the loads never
+// limit it. The last column panel of width <= 16 runs a 12 x 16 variant (N = 100 = 3 x 32 + 4 computes 112
+// columns, not 128). Rows past m are zero in the A panel and not stored. The c tile is prefetched at the start.
 //
-// Blocking (BLIS order): K in blocks of kKc = 256 (the B micro-panel, 256 x 32 bf16 = 16 KiB, stays in L1 while
-// the 12-row A panels of the kMc = 192-row block stream past it from L2); all of N at once (the packed B block,
-// kKc x n bf16, is 600 KiB at n = 1200: L2); M in blocks of kMc. The first K block applies beta (beta == 0
-// writes without reading c), the later ones add. Packing costs one pass over a per K block (n is never cut)
-// and one over b per K block and call.
+// Blocking (BLIS order): K in equal even blocks of at most 384 (K = 300 is one block, 1200 four of 300; the B
+// micro-panel, 300 x 32 bf16 = 19 KiB, stays in L1 while the 16 A panels of a 192-row block stream past it
+// from L2); all of N at once (the packed B block, 300 x 1216 bf16 = 730 KiB at n = 1200: L2); M in blocks of
+// 192 rows. The first K block applies beta (beta == 0 writes without reading c), the later ones add. Packing
+// costs one pass over a and one over b per call (n is never cut).
 //
 // Parallel strategy: none inside. cpu::sgemm (gemm.cpp) keeps its policy for both precisions: one thread below
 // its threshold or inside an OpenMP region, otherwise one slab of rows or columns per thread, each slab one call
@@ -46,8 +49,17 @@ namespace {
 
 constexpr int kMr = 12;                 // rows of the micro-tile
 constexpr int kNr = 32;                 // columns of a full B panel (2 zmm)
-constexpr std::int64_t kKc = 256;       // k elements per block (even: pairs never straddle blocks)
+constexpr std::int64_t kKcMax = 384;    // k elements per block at most (even: pairs never straddle blocks)
+constexpr int kRowStride = static_cast<int>(kKcMax / 2);  // pair words between rows of a row-layout A panel
 constexpr std::int64_t kMc = 16 * kMr;  // rows per A block
+
+// K cut into equal even blocks of at most kKcMax (K = 300: one block, not 256 + 44: a short block would pay
+// the c tile's load and store for a few pairs).
+std::int64_t k_block(std::int64_t k) {
+  const std::int64_t blocks = (k + kKcMax - 1) / kKcMax;
+  const std::int64_t kc = (k + blocks - 1) / blocks;
+  return std::min(kKcMax, kc + (kc & 1));
+}
 
 std::uint32_t bf16_bits(float x) {  // round to nearest even; NaN kept quiet
   std::uint32_t u;
@@ -109,11 +121,35 @@ TOPO_BF16_TARGET void pack_pairs(const float* src, std::int64_t rs, std::int64_t
   }
 }
 
-// c[rows, cols] (= alpha acc + beta c when first, += alpha acc after) for one kMr x 16*NV tile; a: [kp][kMr]
-// pair words, b: [kp][16*NV] pair words.
-template <int NV>
+// A stored with k contiguous (op(a) = a, not transposed): the panel in row layout, out[i * kRowStride + p] (rows
+// past `rows` zero), which is a straight conversion of each row (no transpose, unlike the [kp][width] layout
+// that would need a scatter per 16 pairs); the micro-kernel's broadcasts read it at constant displacements.
+TOPO_BF16_TARGET void pack_rows(const float* src, std::int64_t ld, int rows, std::int64_t kc, std::uint32_t* out) {
+  const std::int64_t kp = (kc + 1) / 2;
+  for (int i = 0; i < kMr; ++i) {
+    const float* row = src + i * ld;
+    std::uint32_t* o = out + i * kRowStride;
+    for (std::int64_t k0 = 0; k0 < kc; k0 += 32) {
+      const std::int64_t left = i < rows ? kc - k0 : 0;
+      const __mmask16 m0 = left >= 16 ? 0xffff : static_cast<__mmask16>((1u << left) - 1);
+      const __mmask16 m1 = left >= 32 ? 0xffff : left <= 16 ? 0 : static_cast<__mmask16>((1u << (left - 16)) - 1);
+      const __m512 lo = _mm512_maskz_loadu_ps(m0, row + k0), hi = _mm512_maskz_loadu_ps(m1, row + k0 + 16);
+      const std::int64_t pairs = std::min<std::int64_t>(16, kp - k0 / 2);
+      const __mmask16 pm = pairs >= 16 ? 0xffff : static_cast<__mmask16>((1u << pairs) - 1);
+      _mm512_mask_storeu_epi32(o + k0 / 2, pm, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+    }
+  }
+}
+
+// c[rows, cols] (= alpha acc + beta c when first, += alpha acc after) for one kMr x 16*NV tile; b: [kp][16*NV]
+// pair words; a: [kp][kMr] pair words, or with kRowA [kMr][kRowStride] (pack_rows).
+template <int NV, bool kRowA>
 TOPO_BF16_TARGET void micro_kernel(std::int64_t kp, const std::uint32_t* a, const std::uint32_t* b, float* c,
                                    std::int64_t ldc, int rows, int cols, float alpha, float beta, bool first) {
+  // The c tile's lines are fetched while the products run: a c larger than L2 (8192 x 1200) otherwise stalls
+  // the epilogue on 24 misses per tile.
+  for (int r = 0; r < rows; ++r)
+    for (int v = 0; v < NV; ++v) _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + 16 * v), _MM_HINT_T0);
   __m512 acc[kMr][NV];
 #pragma GCC unroll 12
   for (int r = 0; r < kMr; ++r)
@@ -123,10 +159,10 @@ TOPO_BF16_TARGET void micro_kernel(std::int64_t kp, const std::uint32_t* a, cons
     __m512bh bv[NV];
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) bv[v] = (__m512bh)_mm512_loadu_si512(b + p * 16 * NV + 16 * v);
-    const std::uint32_t* ap = a + p * kMr;
 #pragma GCC unroll 12
     for (int r = 0; r < kMr; ++r) {
-      const __m512bh av = (__m512bh)_mm512_set1_epi32(static_cast<int>(ap[r]));
+      const std::uint32_t word = kRowA ? a[r * kRowStride + p] : a[p * kMr + r];
+      const __m512bh av = (__m512bh)_mm512_set1_epi32(static_cast<int>(word));
 #pragma GCC unroll 2
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], av, bv[v]);
     }
@@ -157,9 +193,12 @@ TOPO_BF16_TARGET void gemm_blocked(bool ta, bool tb, std::int64_t m, std::int64_
   // Lane i / depth k strides of each operand as stored.
   const std::int64_t a_rs = ta ? 1 : lda, a_cs = ta ? lda : 1;  // a lane = row of op(a)
   const std::int64_t b_rs = tb ? ldb : 1, b_cs = tb ? 1 : ldb;  // b lane = column of op(b)
-  for (std::int64_t k0 = 0; k0 < k; k0 += kKc) {
-    const std::int64_t kc = std::min(kKc, k - k0), kp = (kc + 1) / 2;
+  const bool row_a = a_cs == 1;  // k contiguous in a: row layout (pack_rows)
+  const std::int64_t kcb = k_block(k);
+  for (std::int64_t k0 = 0; k0 < k; k0 += kcb) {
+    const std::int64_t kc = std::min(kcb, k - k0), kp = (kc + 1) / 2;
     const bool first = k0 == 0;
+    const std::int64_t a_panel = row_a ? kMr * kRowStride : kp * kMr;  // words per A panel
     // B block [kc, n] as panels of 32 columns (the last one 16 wide when at most 16 are left); panel j0 starts
     // at word kp * j0.
     for (std::int64_t j0 = 0; j0 < n; j0 += kNr) {
@@ -170,18 +209,29 @@ TOPO_BF16_TARGET void gemm_blocked(bool ta, bool tb, std::int64_t m, std::int64_
       const std::int64_t mc = std::min(kMc, m - i0);
       for (std::int64_t ir = 0; ir < mc; ir += kMr) {
         const int rows = static_cast<int>(std::min<std::int64_t>(kMr, mc - ir));
-        pack_pairs(a + (i0 + ir) * a_rs + k0 * a_cs, a_rs, a_cs, rows, kMr, kc, a_pack + kp * ir);
+        std::uint32_t* ap = a_pack + a_panel * (ir / kMr);
+        if (row_a)
+          pack_rows(a + (i0 + ir) * a_rs + k0, a_rs, rows, kc, ap);
+        else
+          pack_pairs(a + (i0 + ir) * a_rs + k0 * a_cs, a_rs, a_cs, rows, kMr, kc, ap);
       }
       for (std::int64_t j0 = 0; j0 < n; j0 += kNr) {
         const int cols = static_cast<int>(std::min<std::int64_t>(kNr, n - j0));
         const std::uint32_t* bp = b_pack + kp * j0;
         for (std::int64_t ir = 0; ir < mc; ir += kMr) {
           const int rows = static_cast<int>(std::min<std::int64_t>(kMr, mc - ir));
+          const std::uint32_t* ap = a_pack + a_panel * (ir / kMr);
           float* ct = c + (i0 + ir) * ldc + j0;
-          if (cols > 16)
-            micro_kernel<2>(kp, a_pack + kp * ir, bp, ct, ldc, rows, cols, alpha, beta, first);
-          else
-            micro_kernel<1>(kp, a_pack + kp * ir, bp, ct, ldc, rows, cols, alpha, beta, first);
+          if (row_a) {
+            if (cols > 16)
+              micro_kernel<2, true>(kp, ap, bp, ct, ldc, rows, cols, alpha, beta, first);
+            else
+              micro_kernel<1, true>(kp, ap, bp, ct, ldc, rows, cols, alpha, beta, first);
+          } else if (cols > 16) {
+            micro_kernel<2, false>(kp, ap, bp, ct, ldc, rows, cols, alpha, beta, first);
+          } else {
+            micro_kernel<1, false>(kp, ap, bp, ct, ldc, rows, cols, alpha, beta, first);
+          }
         }
       }
     }
@@ -227,9 +277,9 @@ void sgemm_bf16(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k
     return;
   }
   thread_local PackBuffer a_buf, b_buf;
-  const std::int64_t kp = (std::min(kKc, k) + 1) / 2;
+  const std::int64_t kp = kKcMax / 2;  // pair words per lane of a block, at most
   const std::int64_t n_pad = (n + kNr - 1) / kNr * kNr;
-  std::uint32_t* a_pack = a_buf.get(static_cast<std::size_t>(kp * kMc));
+  std::uint32_t* a_pack = a_buf.get(static_cast<std::size_t>(kp * kMc));  // either layout: kMc / kMr panels
   std::uint32_t* b_pack = b_buf.get(static_cast<std::size_t>(kp * n_pad));
   gemm_blocked(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, a_pack, b_pack);
 }
