@@ -19,6 +19,7 @@ struct EvalOptions {
   std::int64_t batch = 128;
   std::int64_t threads = 0;
   std::string device = "cpu";
+  std::string precision = "fp32";  // GEMMs: fp32 | bf16 (fp32 where the CPU lacks AVX512_BF16; the result says which)
   std::string attention;   // Transformer: graph | dense overrides the trained setting (same parameters)
   bool skip_bad = false;
   std::string predictions;  // taggers: write the scored file with a predicted column here
