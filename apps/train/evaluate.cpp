@@ -1,6 +1,5 @@
 #include "apps/train/evaluate.hpp"
 
-#include <cstdio>
 #include <filesystem>
 
 #include <CLI/CLI.hpp>
@@ -95,7 +94,6 @@ nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
   require_available(device);
   const GemmPrecisionGuard restore_precision(gemm_precision());  // evaluate_checkpoint is a library call too
   const PrecisionChoice precision = configure_gemm_precision(options.precision, device.is_cuda());
-  std::fprintf(stderr, "%s\n", precision.line.c_str());
   const std::string path = resolve_checkpoint(options.checkpoint);
   const nlohmann::json meta = nn::read_checkpoint_index(path).value("metadata", nlohmann::json());
   TOPO_CHECK(meta.is_object() && meta.contains("config") && meta.contains("task"),
@@ -111,6 +109,7 @@ nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
   if (config.task == "tag") {
     nlohmann::json result = evaluate_tagger(options, config, meta, path, device, threads);
     result["precision"] = precision_name(precision.used);
+    result["precision_note"] = precision.line;
     if (!options.json.empty()) write_file_atomically(options.json, result.dump(2) + "\n");
     return result;
   }
@@ -134,6 +133,7 @@ nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
                            {"threads", threads.threads},
                            {"threads_source", threads.source},
                            {"precision", precision_name(precision.used)},
+                           {"precision_note", precision.line},
                            {"config", meta.at("config")}};
   result.update(config.options_of_model());  // the model's own options beside its name (attention: graph)
   result.update(e.values);
