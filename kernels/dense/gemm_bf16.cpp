@@ -173,8 +173,12 @@ TOPO_BF16_TARGET void micro_kernel(std::int64_t kp, const std::uint32_t* a, cons
     const int cv = cols - 16 * v;
     mask[v] = cv >= 16 ? 0xffff : cv <= 0 ? 0 : static_cast<__mmask16>((1u << cv) - 1);
   }
-  for (int r = 0; r < rows; ++r) {
+  // Unrolled with constant row indices (a loop to `rows` would index acc at run time and move it to the stack).
+#pragma GCC unroll 12
+  for (int r = 0; r < kMr; ++r) {
+    if (r >= rows) break;
     float* cr = c + r * ldc;
+#pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) {
       if (!mask[v]) continue;
       __m512 out = _mm512_mul_ps(va, acc[r][v]);

@@ -96,7 +96,7 @@ bool kernel_available() {
 }
 
 const std::vector<std::int64_t> kSizes = {1, 7, 17, 33, 100};
-const std::vector<std::int64_t> kDepths = {1, 2, 7, 33, 300, 513};  // odd K, K = 1, two K blocks (513 > 256)
+const std::vector<std::int64_t> kDepths = {1, 2, 7, 33, 300, 513};  // odd K, K = 1, two K blocks (513 > 384)
 
 }  // namespace
 
