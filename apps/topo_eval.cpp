@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
     const auto options = parse_eval_args(argc, argv, std::cout);
     if (!options) return 0;
     const nlohmann::json r = evaluate_checkpoint(*options);
+    std::fprintf(stderr, "%s\n", r.at("precision_note").get<std::string>().c_str());
     if (r.value("task", "") == "tag") {
       std::printf("%s on %s (%lld sentences, scheme %s): %s %.4f; majority tag '%s' acc %.4f\n%s",
                   r.at("model").get<std::string>().c_str(), options->test.c_str(),

@@ -1,5 +1,6 @@
-// Suite `bf16`: what a bf16 GEMM could gain on this CPU, measured before writing one (issue #20). Two
-// register-only loops on one thread, 12 independent accumulator chains each (more than latency x ports):
+// Suite `bf16`: what a bf16 GEMM could gain on this CPU, measured before writing one (issue #20; the GEMM
+// since written is kernels/dense/gemm_bf16.*, timed by suite gemm_bf16). Two register-only loops on one
+// thread, 12 independent accumulator chains each (more than latency x ports):
 // vfmadd231ps (16 fp32 FMAs = 32 flops per instruction) and vdpbf16ps (AVX512_BF16: 32 bf16 products summed
 // in pairs into 16 fp32 lanes = 64 flops per instruction). A bf16 GEMM built on vdpbf16ps is compute-bound
 // like sgemm at this project's shapes, so its ceiling over sgemm is the ratio of these two rates. (The other

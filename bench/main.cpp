@@ -1,4 +1,4 @@
-// topo-bench SUITE [--json FILE] [--threads N] [--quick] [--profile] [--sizes N,N,...]
+// topo-bench SUITE [--json FILE] [--threads N] [--quick] [--profile] [--sizes N,N,...] [--precision fp32|bf16]
 // Measures this machine's limits (triad bandwidth per working-set size, sgemm peak), runs one registered
 // suite (or `all`), prints a table and optionally writes the JSON report. Suites register themselves from
 // their own files (TOPO_BENCH_SUITE in bench/*_bench.cpp): nothing here names them.
@@ -15,6 +15,7 @@
 #include "bench/harness.hpp"
 #include "bench/machine.hpp"
 #include "kernels/error.hpp"
+#include "kernels/dense/gemm.hpp"
 #include "kernels/threads.hpp"
 
 namespace {
@@ -26,7 +27,7 @@ std::string suite_list() {
 }
 
 int run(const std::string& suite_name, const std::string& json_path, int threads, bool quick, bool profile,
-        const std::vector<std::int64_t>& sizes) {
+        const std::vector<std::int64_t>& sizes, const std::string& precision) {
   using namespace topo::bench;
   const auto& all = suites();
   std::vector<const Suite*> chosen;
@@ -36,9 +37,10 @@ int run(const std::string& suite_name, const std::string& json_path, int threads
   TOPO_CHECK(!chosen.empty() || suite_name == "all", "unknown suite '{}'; known suites:\n{}  all        every suite",
              suite_name, suite_list());
   const topo::ThreadCount count = topo::configure_threads(threads);
+  const topo::PrecisionChoice gemm_precision = topo::configure_gemm_precision(precision);
   Machine machine({.quick = quick});
-  std::fprintf(stderr, "%s\n%s\nmeasuring machine limits...\n", topo::threads_line(count).c_str(),
-               topo::blas_line().c_str());
+  std::fprintf(stderr, "%s\n%s\n%s\nmeasuring machine limits...\n", topo::threads_line(count).c_str(),
+               topo::blas_line().c_str(), gemm_precision.line.c_str());
   if (const double load = load_average(); load > 0.5) {
     std::fprintf(stderr, "warning: load average %.2f before starting: other processes share the cores, "
                  "expect pessimistic and noisy figures\n", load);
@@ -55,7 +57,8 @@ int run(const std::string& suite_name, const std::string& json_path, int threads
     s->run(runner);
   }
 
-  const nlohmann::json machine_json = machine.to_json();  // after the suites: includes every triad size used
+  nlohmann::json machine_json = machine.to_json();  // after the suites: includes every triad size used
+  machine_json["gemm_precision"] = topo::precision_name(gemm_precision.used);
   fmt::print("machine: {} | {} threads | stream triad {:.1f} GB/s | sgemm {:.1f} GFLOP/s | load {:.2f} -> {:.2f}\n",
              machine.cpu_model(), machine.threads(), machine.stream_gbs(), machine.sgemm_gflops(),
              machine_json["load_average_start"].get<double>(), machine_json["load_average_end"].get<double>());
@@ -77,7 +80,7 @@ int run(const std::string& suite_name, const std::string& json_path, int threads
 int main(int argc, char** argv) {
   topo::prepare_runtime(argv);  // may re-execute this program once, before anything else runs
   CLI::App app{"topo-bench: Topograph benchmarks, judged against this machine's measured limits"};
-  std::string suite, json_path;
+  std::string suite, json_path, precision = "fp32";
   int threads = 0;
   bool quick = false, list = false, profile = false;
   std::vector<std::int64_t> sizes;
@@ -90,6 +93,9 @@ int main(int argc, char** argv) {
   app.add_option("--sizes", sizes, "problem sizes to sweep instead of the suite's own (models: sentence lengths)")
       ->delimiter(',')
       ->check(CLI::PositiveNumber);
+  app.add_option("--precision", precision,
+                 "GEMM precision of the suites: fp32 | bf16 (AVX512_BF16 CPUs; fp32 elsewhere, said on stderr); the "
+                 "machine's sgemm peak stays fp32; suite models also times Star at fp32 for the ratio");
   app.add_flag("--profile", profile, "where a step's time goes, by op category (suite models: the Star train step)");
   CLI11_PARSE(app, argc, argv);
 
@@ -98,7 +104,7 @@ int main(int argc, char** argv) {
     return list ? 0 : 2;
   }
   try {
-    return run(suite, json_path, threads, quick, profile, sizes);
+    return run(suite, json_path, threads, quick, profile, sizes, precision);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "topo-bench: %s\n", e.what());
     return 1;

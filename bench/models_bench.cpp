@@ -12,12 +12,15 @@
 // have at equal MFU), next to the measured `dense_over_*_train`. Multi-Scale runs twice: the paper's scales
 // (1, 3, N/16, N/8, N/4; `fraction_scale_flops_share` = the forward FLOPs of its N/k windows, quadratic in n)
 // and constant scales 1, 3, 5, 7, 9 (time per token flat in n). With --profile, one more Star training step per n runs with the op-category profiler on: its table
-// goes to stderr and its seconds per category to the result's `profile` field.
+// goes to stderr and its seconds per category to the result's `profile` field. With --precision bf16 every GEMM
+// runs in bf16 and Star's two rows also run at fp32 in the same run (`bf16_speedup`); MFU stays counted against
+// the fp32 sgemm peak.
 #include <cstdio>
 
 #include "bench/harness.hpp"
 #include "bench/svg_plot.hpp"
 #include "bench/token_batch.hpp"
+#include "kernels/dense/gemm.hpp"
 #include "kernels/dense/random.hpp"
 #include "kernels/profile.hpp"
 #include "models/flop_count.hpp"
@@ -102,9 +105,27 @@ TOPO_BENCH_SUITE(models, "Star-Transformer vs dense Transformer per batch of 128
       const models::Encoding e = encode();
       nn::sum_all(e.sentences * nn::Var(r)).backward();
     };
-    record("star inference", star_f.forward, [&] { nn::NoGradGuard g; (void)star.encode(batch); });
+    const auto star_inference = [&] { nn::NoGradGuard g; (void)star.encode(batch); };
     const auto star_step = [&] { star.zero_grad(); step([&] { return star.encode(batch); }); };
+    // --precision bf16: Star's two rows run at fp32 first (their own rows, "... fp32"), then at bf16 as the
+    // suite's rows, which carry `bf16_speedup` = the fp32 time over the bf16 time of the same run.
+    const bool bf16 = gemm_precision() == Precision::bf16;
+    double fp32_ms[2] = {0, 0};
+    if (bf16) {
+      const GemmPrecisionGuard g(Precision::fp32);
+      const nlohmann::json extra = {{"n", n}, {"measured_sentences", b}, {"precision", "fp32"}};
+      const bench::Result inf = bench.run(fmt::format("star inference fp32 n={}", n), {.flops = star_f.forward},
+                                          star_inference, extra);
+      bench.annotate("mfu", inf.fraction_of_peak);
+      const bench::Result st = bench.run(fmt::format("star train step fp32 n={}", n), {.flops = star_f.train_step()},
+                                         star_step, extra);
+      bench.annotate("mfu", st.fraction_of_peak);
+      fp32_ms[0] = inf.stats.median_ms, fp32_ms[1] = st.stats.median_ms;
+    }
+    record("star inference", star_f.forward, star_inference);
+    if (bf16) bench.annotate("bf16_speedup", fp32_ms[0] * scale / per_batch[0]);
     record("star train step", star_f.train_step(), star_step);
+    if (bf16) bench.annotate("bf16_speedup", fp32_ms[1] * scale / per_batch[1]);
     if (bench.profile()) {
       profile::reset();
       profile::enable(true);

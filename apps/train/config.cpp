@@ -88,6 +88,9 @@ const std::vector<Field>& table() {
       {"seed", &TrainConfig::seed, "seed of data, initialisation, shuffling and dropout"},
       {"threads", &TrainConfig::threads, "CPU threads (0: default)"},
       {"device", &TrainConfig::device, "cpu | cuda | cuda:N"},
+      {"precision", &TrainConfig::precision,
+       "GEMMs: fp32 | bf16 (inputs rounded to bf16, fp32 accumulation, weights, optimizer, norms; CPUs with "
+       "AVX512_BF16 only, fp32 elsewhere, said in the log)"},
       {"eval_every", &TrainConfig::eval_every, "evaluate on dev every N steps (0: every epoch)"},
       {"eval_batch", &TrainConfig::eval_batch, "evaluation batch (0: masked-sum max(batch, 256), classify 128)"},
       {"log_every", &TrainConfig::log_every, "progress line every N steps when not on a terminal"},
@@ -423,6 +426,7 @@ void TrainConfig::validate() const {
   } catch (const Error&) {
     bad("device", "'" + device + "'", "expected cpu, cuda or cuda:N");
   }
+  if (!one_of(precision, {"fp32", "bf16"})) bad("precision", "'" + precision + "'", "expected fp32 or bf16");
   if (eval_every < 0) bad("eval_every", eval_every, "must be >= 0 (0: every epoch)");
   if (log_every < 1) bad("log_every", log_every, "must be >= 1");
   if (!one_of(progress, {"auto", "bar", "lines", "none"}))

@@ -72,6 +72,7 @@ struct TrainConfig {
   // run
   std::int64_t threads = 0;        // CPU threads (0: OpenMP's default)
   std::string device = "cpu";      // cpu | cuda | cuda:N
+  std::string precision = "fp32";  // CPU GEMMs: fp32 | bf16 (bf16 inputs, fp32 accumulation; AVX512_BF16 only)
   std::int64_t eval_every = 0;     // dev evaluation every this many steps (0: at the end of each epoch)
   std::int64_t eval_batch = 0;     // sequences per evaluation batch (0: masked-sum max(batch, 256); classify 128)
   std::int64_t log_every = 50;     // progress line every this many steps when not on a terminal

@@ -10,6 +10,7 @@
 #include "apps/train/config.hpp"
 #include "apps/train/model_factory.hpp"
 #include "kernels/atomic_file.hpp"
+#include "kernels/dense/gemm.hpp"
 #include "kernels/error.hpp"
 #include "kernels/device.hpp"
 #include "kernels/threads.hpp"
@@ -80,8 +81,7 @@ nlohmann::json evaluate_tagger(const EvalOptions& options, const TrainConfig& co
   result[task->metric()] = task->metric() == "f1" ? scorer.overall().f1() : scorer.accuracy();
   result["acc"] = scorer.accuracy();
   if (!options.predictions.empty()) result["predictions"] = options.predictions;
-  if (!options.json.empty()) write_file_atomically(options.json, result.dump(2) + "\n");
-  return result;
+  return result;  // the caller adds the precision and writes options.json
 }
 
 }  // namespace
@@ -92,6 +92,8 @@ nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
   const ThreadCount threads = configure_threads(static_cast<int>(options.threads));
   const Device device = Device::parse(options.device);
   require_available(device);
+  const GemmPrecisionGuard restore_precision(gemm_precision());  // evaluate_checkpoint is a library call too
+  const PrecisionChoice precision = configure_gemm_precision(options.precision, device.is_cuda());
   const std::string path = resolve_checkpoint(options.checkpoint);
   const nlohmann::json meta = nn::read_checkpoint_index(path).value("metadata", nlohmann::json());
   TOPO_CHECK(meta.is_object() && meta.contains("config") && meta.contains("task"),
@@ -104,7 +106,13 @@ nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
   }
   TOPO_CHECK(config.task == "classify" || config.task == "tag",
              "checkpoint '{}' is a '{}' model; topo-eval scores text classifiers and taggers", path, config.task);
-  if (config.task == "tag") return evaluate_tagger(options, config, meta, path, device, threads);
+  if (config.task == "tag") {
+    nlohmann::json result = evaluate_tagger(options, config, meta, path, device, threads);
+    result["precision"] = precision_name(precision.used);
+    result["precision_note"] = precision.line;
+    if (!options.json.empty()) write_file_atomically(options.json, result.dump(2) + "\n");
+    return result;
+  }
 
   ClassifyOptions task_options;
   task_options.format = options.format.empty() ? config.format : options.format;
@@ -124,6 +132,8 @@ nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
                            {"device", device.str()},
                            {"threads", threads.threads},
                            {"threads_source", threads.source},
+                           {"precision", precision_name(precision.used)},
+                           {"precision_note", precision.line},
                            {"config", meta.at("config")}};
   result.update(config.options_of_model());  // the model's own options beside its name (attention: graph)
   result.update(e.values);
@@ -141,6 +151,8 @@ std::optional<EvalOptions> parse_eval_args(int argc, const char* const* argv, st
   app.add_option("--batch", o.batch, "sentences per batch (timing is per batch)");
   app.add_option("--threads", o.threads, "CPU threads (0: default)");
   app.add_option("--device", o.device, "cpu | cuda | cuda:N");
+  app.add_option("--precision", o.precision,
+                 "GEMMs: fp32 | bf16 (bf16 inputs, fp32 accumulation; AVX512_BF16 CPUs only, fp32 elsewhere)");
   app.add_option("--attention", o.attention,
                  "models with an attention option: graph | dense | padded (transformer), graph | band (multiscale) "
                  "(default: as trained)");

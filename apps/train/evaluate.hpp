@@ -19,6 +19,7 @@ struct EvalOptions {
   std::int64_t batch = 128;
   std::int64_t threads = 0;
   std::string device = "cpu";
+  std::string precision = "fp32";  // GEMMs: fp32 | bf16 (fp32 where the CPU lacks AVX512_BF16; the result says which)
   std::string attention;   // Transformer: graph | dense overrides the trained setting (same parameters)
   bool skip_bad = false;
   std::string predictions;  // taggers: write the scored file with a predicted column here
@@ -28,7 +29,8 @@ struct EvalOptions {
 std::string resolve_checkpoint(const std::string& path);
 
 // Classifiers: {"checkpoint", "test", "format", "model", "acc", "loss", "examples", "ms_per_batch", "batch",
-//  "majority_acc", "read": {...}, "config": {...}}. Taggers: {"task": "tag", "metric", "f1" or "acc", "acc",
+//  "majority_acc", "read": {...}, "precision" (the GEMM precision that ran), "precision_note" (the log line saying
+//  what was asked and what ran), "config": {...}}. Taggers: {"task": "tag", "metric", "f1" or "acc", "acc",
 //  "scores": {conlleval's counts, per_type}, "table": conlleval's report, "majority_tag", ...}. Written to
 //  options.json when set.
 nlohmann::json evaluate_checkpoint(const EvalOptions& options);

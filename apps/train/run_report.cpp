@@ -109,6 +109,7 @@ void TrainingRun::write_result() {
                                {"threads_source", threads_.source},
                                {"omp_wait_policy", wait_policy()},
                                {"blas_core", blas_core()},
+                               {"precision", precision_name(precision_.used)},
                                {"ranks", comm_.size()},
                                {"data", task_->metadata().value("data", nlohmann::json::object())},
                                {"vectors", task_->metadata().value("vectors", nlohmann::json())},

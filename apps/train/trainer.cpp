@@ -37,8 +37,11 @@ std::uint64_t stream_seed(std::int64_t seed, std::uint64_t stream) {
 void check_same_config(const nlohmann::json& saved, const TrainConfig& now, const std::string& path) {
   const nlohmann::json current = now.to_json();
   const auto& runtime = TrainConfig::runtime_fields();
+  static const nlohmann::json defaults = TrainConfig{}.to_json();
   for (const auto& [key, value] : current.items()) {
     if (std::find(runtime.begin(), runtime.end(), key) != runtime.end()) continue;
+    // A checkpoint older than a field ran with that field's default (e.g. precision fp32).
+    if (!saved.contains(key) && defaults.contains(key) && defaults.at(key) == value) continue;
     TOPO_CHECK(saved.contains(key), "resume: checkpoint {} has no config field '{}'", path, key);
     TOPO_CHECK(saved.at(key) == value,
                "resume: config field '{}' = {} differs from the checkpoint's {} ({}); resume with the same "
@@ -60,6 +63,7 @@ TrainingRun::TrainingRun(const TrainConfig& c, dist::Communicator& comm)
   if (distributed_ && device_.is_cuda() && c.device == "cuda" && cuda_device_count() > 0)
     device_ = Device::cuda(comm.local_rank() % cuda_device_count());
   require_available(device_);
+  precision_ = configure_gemm_precision(c.precision, device_.is_cuda());
   seed_ = static_cast<std::uint64_t>(c.seed);
   task_ = make_task(c);
   higher_better_ = task_->higher_is_better();
@@ -174,6 +178,7 @@ bool TrainingRun::train() {
                     c_.log_every);
   progress_->message(threads_line(threads_));
   progress_->message(blas_line());
+  progress_->message(precision_.line);
   if (distributed_)
     progress_->message(fmt::format("data parallel: {} ranks ({}), each global batch of {} split in {} shards; {} "
                                    "gradient buckets of <= {:g} MiB reduced {}",

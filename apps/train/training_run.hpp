@@ -13,6 +13,7 @@
 #include "apps/train/progress.hpp"
 #include "apps/train/trainer.hpp"
 #include "dist/gradient_reducer.hpp"
+#include "kernels/dense/gemm.hpp"
 #include "kernels/threads.hpp"
 #include "nn/optim.hpp"
 #include "nn/schedule.hpp"
@@ -74,6 +75,10 @@ class TrainingRun {
   const bool distributed_, root_;  // several ranks; this is rank 0 (the one that writes files)
   std::unique_ptr<dist::GradientReducer> reducer_;  // when distributed_
   ThreadCount threads_;  // how many and where the count came from (the log's first line, result.json)
+  // The process's GEMM precision is set for this run (--precision) and restored when the run ends, so a run in
+  // a test does not leak its precision into the next.
+  GemmPrecisionGuard restore_precision_{gemm_precision()};
+  PrecisionChoice precision_;  // what runs (bf16 falls back to fp32 without AVX512_BF16) and its log line
   Device device_;
   std::uint64_t seed_;
   std::unique_ptr<Task> task_;

@@ -4,18 +4,22 @@
 //  - batched with small items (M*N*K <= 2^21): OpenMP over the batch; inside the parallel region the OpenMP
 //    build of OpenBLAS runs single-threaded, so there is no oversubscription.
 //  - batched with big items: one threaded sgemm per item, in order.
-// CUDA: cuBLAS (gemm_cuda.cu), strided-batched for 3-D operands (stride 0 shares b).
+// At Precision::bf16 every single-threaded product above is cpu::sgemm_bf16 (gemm_bf16.cpp) instead of
+// cblas_sgemm; the threading is the same.
+// CUDA: cuBLAS (gemm_cuda.cu), strided-batched for 3-D operands (stride 0 shares b), fp32 at either precision.
 #include "kernels/dense/gemm.hpp"
 
 #include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <string>
 
 #include "kernels/profile.hpp"
 #include "kernels/dense/binary.hpp"
+#include "kernels/dense/gemm_bf16.hpp"
 #include "kernels/dense/gemm_math.hpp"
 #include "kernels/dispatch.hpp"
 
@@ -58,7 +62,44 @@ Plan plan_for(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b, cons
   return p;
 }
 
+std::atomic<Precision> g_precision{Precision::fp32};
+
 }  // namespace
+
+const char* precision_name(Precision p) { return p == Precision::bf16 ? "bf16" : "fp32"; }
+
+Precision parse_precision(std::string_view name) {
+  if (name == "fp32") return Precision::fp32;
+  if (name == "bf16") return Precision::bf16;
+  fail("precision '{}': expected fp32 or bf16", name);
+}
+
+bool bf16_gemm_supported() { return cpu::bf16_gemm_cpu_supported(); }
+
+void set_gemm_precision(Precision p) {
+  TOPO_CHECK(p == Precision::fp32 || bf16_gemm_supported(),
+             "precision bf16: this CPU does not report AVX512_BF16 (use fp32)");
+  g_precision.store(p, std::memory_order_relaxed);
+}
+
+Precision gemm_precision() { return g_precision.load(std::memory_order_relaxed); }
+
+PrecisionChoice configure_gemm_precision(std::string_view requested, bool cuda_device) {
+  const Precision want = parse_precision(requested);
+  PrecisionChoice out;
+  if (want == Precision::fp32) {
+    out.line = "precision: fp32 GEMMs";
+  } else if (cuda_device) {
+    out.line = "precision: bf16 requested, fp32 used: bf16 GEMMs are CPU-only (AVX512_BF16); CUDA runs cuBLAS fp32";
+  } else if (!bf16_gemm_supported()) {
+    out.line = "precision: bf16 requested, fp32 used: this CPU does not report AVX512_BF16";
+  } else {
+    out.used = Precision::bf16;
+    out.line = "precision: bf16 GEMM inputs (AVX512_BF16), fp32 accumulation, weights, optimizer, norms and softmax";
+  }
+  set_gemm_precision(out.used);
+  return out;
+}
 
 std::int64_t cpu::single_thread_gemm_mnk() {
   static const std::int64_t mnk = [] {
@@ -98,18 +139,21 @@ void blas_sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k
 void cpu::sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
                 std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
   // OpenBLAS's OpenMP build takes its thread count from omp_get_max_threads() at each call, and runs
-  // single-threaded inside a parallel region; both are used below.
+  // single-threaded inside a parallel region; both are used below. The bf16 kernel is always single-threaded.
+  const bool bf16 = gemm_precision() == Precision::bf16;
+  const auto kernel = bf16 ? &cpu::sgemm_bf16 : &blas_sgemm;
   const std::int64_t mnk = m * n * k;
   const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
-  if (threads <= 1) return blas_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (threads <= 1) return kernel(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   if (mnk <= single_thread_gemm_mnk()) {  // one thread: the region would cost what the second thread gives
+    if (bf16) return kernel(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     omp_set_num_threads(1);
     blas_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     omp_set_num_threads(threads);
     return;
   }
   profile::count_parallel_region();
-  if (!split_gemm()) return blas_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (!bf16 && !split_gemm()) return blas_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   // Slabs along the longer of M (rows of c: rows of a, or columns of a stored transposed) and N (columns of
   // c: columns of b, or rows of b stored transposed); the slab p of `parts` is [len * p / parts, len * (p+1) / parts).
   const bool by_rows = m >= n;
@@ -119,9 +163,9 @@ void cpu::sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k
   for (std::int64_t p = 0; p < parts; ++p) {
     const std::int64_t lo = len * p / parts, hi = len * (p + 1) / parts;
     if (by_rows)
-      blas_sgemm(ta, tb, hi - lo, n, k, alpha, ta ? a + lo : a + lo * lda, lda, b, ldb, beta, c + lo * ldc, ldc);
+      kernel(ta, tb, hi - lo, n, k, alpha, ta ? a + lo : a + lo * lda, lda, b, ldb, beta, c + lo * ldc, ldc);
     else
-      blas_sgemm(ta, tb, m, hi - lo, k, alpha, a, lda, tb ? b + lo * ldb : b + lo, ldb, beta, c + lo, ldc);
+      kernel(ta, tb, m, hi - lo, k, alpha, a, lda, tb ? b + lo * ldb : b + lo, ldb, beta, c + lo, ldc);
   }
 }
 

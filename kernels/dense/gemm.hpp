@@ -1,8 +1,41 @@
 #pragma once
 // Dense matrix products: OpenBLAS cblas_sgemm on the CPU, cuBLAS on CUDA (row-major throughout).
+#include <string>
+#include <string_view>
+
 #include "kernels/tensor.hpp"
 
 namespace topo {
+
+// The process-wide precision of CPU GEMMs (`--precision`, issue #20). bf16: every CPU product (gemm, matmul,
+// cpu::sgemm, hence the fused attention kernels' tiles too, as PyTorch's autocast runs attention's matmuls in
+// bf16) rounds its two inputs to bf16 and accumulates in fp32 (kernels/dense/gemm_bf16.hpp); c, the weights,
+// the gradients, the optimizer, LayerNorm, softmax and every reduction stay fp32. CUDA GEMMs stay fp32.
+enum class Precision { fp32, bf16 };
+const char* precision_name(Precision p);                // "fp32" / "bf16"
+Precision parse_precision(std::string_view name);       // topo::Error naming any other value
+bool bf16_gemm_supported();                             // the CPU has AVX512_BF16 (and AVX512F/BW/VL)
+void set_gemm_precision(Precision p);                   // bf16 on a CPU without it: topo::Error
+Precision gemm_precision();
+// Sets the process's precision from a requested name (`--precision`): "bf16" on a CPU without AVX512_BF16, or
+// with CUDA as the run's device (its GEMMs are cuBLAS fp32), falls back to fp32. Returns the precision in use
+// and the log line that says what was asked and what runs. A name other than fp32 / bf16 is a topo::Error.
+struct PrecisionChoice {
+  Precision used = Precision::fp32;
+  std::string line;
+};
+PrecisionChoice configure_gemm_precision(std::string_view requested, bool cuda_device = false);
+// Sets a precision for a scope and restores the previous one (tests, benchmarks).
+class GemmPrecisionGuard {
+ public:
+  explicit GemmPrecisionGuard(Precision p) : previous_(gemm_precision()) { set_gemm_precision(p); }
+  ~GemmPrecisionGuard() { set_gemm_precision(previous_); }
+  GemmPrecisionGuard(const GemmPrecisionGuard&) = delete;
+  GemmPrecisionGuard& operator=(const GemmPrecisionGuard&) = delete;
+
+ private:
+  Precision previous_;
+};
 
 // c = alpha * op(a) @ op(b) + beta * c, op = transpose when the flag is set.
 // 2-D: a [M,K] (or [K,M] transposed), b [K,N] (or [N,K]), c [M,N].
@@ -31,6 +64,8 @@ bool split_gemm();  // false when TOPO_GEMM_SPLIT=0 (read once)
 // Raw row-major cblas_sgemm on host pointers: c = alpha * op(a) @ op(b) + beta * c, op(a) [m, k], op(b) [k, n],
 // lda/ldb/ldc the row strides. Inside an OpenMP region it runs single-threaded (the fused kernels' per-tile
 // products); outside, one thread up to single_thread_gemm_mnk(), one slab per thread above (see above).
+// At Precision::bf16 each of those calls is cpu::sgemm_bf16 instead of OpenBLAS (same policy; TOPO_GEMM_SPLIT=0
+// does not apply: the bf16 kernel has no threading of its own).
 void sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
            std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc);
 }  // namespace cpu

@@ -110,7 +110,7 @@ TEST_CASE("config: every validation error names its field and value") {
       {"weight_decay", -0.1, "-0.1"},    {"seed", -3, "-3"},               {"threads", -1, "-1"},
       {"device", "tpu", "'tpu'"},        {"eval_every", -1, "-1"},         {"log_every", 0, "0"},
       {"progress", "fancy", "'fancy'"},  {"out", "", "''"},                {"stop_after", -1, "-1"},
-      {"residual", true, "true"},
+      {"residual", true, "true"},        {"precision", "fp16", "'fp16'"},
   };
   for (const Bad& bad : cases) {
     TrainConfig c;

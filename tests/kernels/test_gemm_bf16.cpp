@@ -1,0 +1,241 @@
+// The bf16 GEMM (kernels/dense/gemm_bf16.*): against its scalar reference (bf16-rounded inputs, fp32 dot:
+// agreement to fp32 summation-order error) and against fp32 sgemm (agreement within bf16's rounding of the
+// inputs), at awkward sizes, the four transpose combinations, alpha / beta (beta = 0 over NaN), row strides
+// wider than the rows, and through cpu::sgemm / gemm at Precision::bf16 with 1-3 threads (slabs). The kernel
+// needs AVX512_BF16: on a CPU without it these tests say so and check only the fallback.
+#include <omp.h>
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels/dense/gemm.hpp"
+#include "kernels/dense/gemm_bf16.hpp"
+#include "tests/support/testing.hpp"
+
+using namespace topo;
+
+namespace {
+
+std::vector<float> random_vector(std::size_t size, std::uint64_t seed) {
+  return testing::random_uniform({static_cast<std::int64_t>(size)}, seed).to_vector<float>();
+}
+
+struct Problem {
+  bool ta, tb;
+  std::int64_t m, n, k, lda, ldb, ldc;
+  std::vector<float> a, b, c0;
+};
+
+// op(a) [m, k], op(b) [k, n] stored with row strides padded by `pad` columns; c0 [m, ldc] random.
+Problem make_problem(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t pad,
+                     std::uint64_t seed) {
+  Problem p{ta, tb, m, n, k, (ta ? m : k) + pad, (tb ? k : n) + pad, n + pad, {}, {}, {}};
+  p.a = random_vector(static_cast<std::size_t>((ta ? k : m) * p.lda), seed);
+  p.b = random_vector(static_cast<std::size_t>((tb ? n : k) * p.ldb), seed + 1);
+  p.c0 = random_vector(static_cast<std::size_t>(m * p.ldc), seed + 2);
+  return p;
+}
+
+float at_a(const Problem& p, std::int64_t i, std::int64_t q) { return p.ta ? p.a[q * p.lda + i] : p.a[i * p.lda + q]; }
+float at_b(const Problem& p, std::int64_t q, std::int64_t j) { return p.tb ? p.b[j * p.ldb + q] : p.b[q * p.ldb + j]; }
+
+// Per element of c: sum_q |a_iq b_qj| (in double), the scale every error bound below is relative to.
+std::vector<double> abs_products(const Problem& p) {
+  std::vector<double> s(static_cast<std::size_t>(p.m * p.n));
+  for (std::int64_t i = 0; i < p.m; ++i)
+    for (std::int64_t j = 0; j < p.n; ++j)
+      for (std::int64_t q = 0; q < p.k; ++q) s[i * p.n + j] += std::fabs(double(at_a(p, i, q)) * at_b(p, q, j));
+  return s;
+}
+
+// Checks |got - want| <= |alpha| * rel * sum|ab| + 1e-6 * |beta c0| on the [m, n] part of c (stride ldc), and
+// that the padding columns kept c0.
+void check_within(const Problem& p, const std::vector<float>& got, const std::vector<float>& want, float alpha,
+                  float beta, double rel) {
+  const std::vector<double> scale = abs_products(p);
+  int bad = 0;
+  for (std::int64_t i = 0; i < p.m; ++i)
+    for (std::int64_t j = 0; j < p.ldc; ++j) {
+      const std::size_t e = static_cast<std::size_t>(i * p.ldc + j);
+      if (j >= p.n) {
+        if (!(got[e] == p.c0[e]) && bad++ < 5) FAIL_CHECK("padding column " << j << " of row " << i << " changed");
+        continue;
+      }
+      const double tol = std::fabs(alpha) * rel * scale[i * p.n + j] + 1e-6 * std::fabs(beta * p.c0[e]) + 1e-30;
+      if (!(std::fabs(double(got[e]) - want[e]) <= tol) && bad++ < 5)
+        FAIL_CHECK("c[" << i << "," << j << "] = " << got[e] << ", expected " << want[e] << " within " << tol);
+    }
+  CHECK(bad == 0);
+}
+
+// fp32 truth in double: c = alpha op(a) op(b) + beta c0 (beta == 0: c0 not read).
+std::vector<float> exact(const Problem& p, float alpha, float beta) {
+  std::vector<float> c = p.c0;
+  for (std::int64_t i = 0; i < p.m; ++i)
+    for (std::int64_t j = 0; j < p.n; ++j) {
+      double dot = 0;
+      for (std::int64_t q = 0; q < p.k; ++q) dot += double(at_a(p, i, q)) * at_b(p, q, j);
+      const std::size_t e = static_cast<std::size_t>(i * p.ldc + j);
+      c[e] = static_cast<float>(alpha * dot + (beta == 0.f ? 0.0 : double(beta) * p.c0[e]));
+    }
+  return c;
+}
+
+// Error bounds relative to sum |a b|. Against the reference (same rounded inputs): fp32 summation in another
+// order, at most ~(k + 2) units of 2^-24. Against fp32: bf16 keeps 8 significant bits, so rounding to nearest
+// moves an input by at most 2^-8 of itself and a product of two by at most 2 * 2^-8 + 2^-16, plus the fp32 sums.
+double reference_tolerance(std::int64_t k) { return (double(k) + 4) * std::ldexp(1.0, -24); }
+double fp32_tolerance(std::int64_t k) { return std::ldexp(1.0, -7) * 1.01 + reference_tolerance(k); }
+
+bool kernel_available() {
+  if (cpu::bf16_gemm_cpu_supported()) return true;
+  MESSAGE("this CPU does not report AVX512_BF16: the bf16 GEMM cannot run here (fp32 fallback checked instead)");
+  return false;
+}
+
+const std::vector<std::int64_t> kSizes = {1, 7, 17, 33, 100};
+const std::vector<std::int64_t> kDepths = {1, 2, 7, 33, 300, 513};  // odd K, K = 1, two K blocks (513 > 384)
+
+}  // namespace
+
+TEST_CASE("round_to_bf16 rounds to nearest even and keeps specials") {
+  CHECK(cpu::round_to_bf16(1.f) == 1.f);
+  CHECK(cpu::round_to_bf16(1.f + std::ldexp(1.f, -8)) == 1.f);  // halfway: to the even mantissa (1.0)
+  CHECK(cpu::round_to_bf16(1.f + 3 * std::ldexp(1.f, -8)) == 1.f + std::ldexp(1.f, -6));  // halfway: up to even
+  CHECK(cpu::round_to_bf16(1.f + std::ldexp(1.f, -8) + std::ldexp(1.f, -20)) == 1.f + std::ldexp(1.f, -7));
+  CHECK(cpu::round_to_bf16(-3.f) == -3.f);
+  CHECK(std::isinf(cpu::round_to_bf16(std::numeric_limits<float>::infinity())));
+  CHECK(std::isnan(cpu::round_to_bf16(std::numeric_limits<float>::quiet_NaN())));
+  CHECK(std::isinf(cpu::round_to_bf16(std::numeric_limits<float>::max())));  // rounds past the largest bf16
+}
+
+TEST_CASE("precision: names parse, a bad one is an error naming it, bf16 needs the CPU feature") {
+  CHECK(parse_precision("fp32") == Precision::fp32);
+  CHECK(parse_precision("bf16") == Precision::bf16);
+  CHECK(testing::error_of([] { (void)parse_precision("fp16"); }).find("'fp16'") != std::string::npos);
+  CHECK(gemm_precision() == Precision::fp32);  // the default
+  const PrecisionChoice on_cuda = configure_gemm_precision("bf16", true);
+  CHECK(on_cuda.used == Precision::fp32);
+  CHECK(on_cuda.line.find("fp32 used") != std::string::npos);
+  if (bf16_gemm_supported()) {
+    const PrecisionChoice c = configure_gemm_precision("bf16");
+    CHECK(c.used == Precision::bf16);
+    CHECK(gemm_precision() == Precision::bf16);
+    {
+      GemmPrecisionGuard g(Precision::fp32);
+      CHECK(gemm_precision() == Precision::fp32);
+    }
+    CHECK(gemm_precision() == Precision::bf16);
+  } else {
+    MESSAGE("this CPU does not report AVX512_BF16: bf16 falls back to fp32");
+    const PrecisionChoice c = configure_gemm_precision("bf16");
+    CHECK(c.used == Precision::fp32);
+    CHECK(c.line.find("AVX512_BF16") != std::string::npos);
+    CHECK(!testing::error_of([] { set_gemm_precision(Precision::bf16); }).empty());
+  }
+  set_gemm_precision(Precision::fp32);
+}
+
+TEST_CASE("sgemm_bf16 matches its scalar reference and fp32 within bf16 rounding: sizes, transposes, strides") {
+  if (!kernel_available()) return;
+  std::uint64_t seed = 2001;
+  for (std::int64_t m : kSizes)
+    for (std::int64_t n : kSizes)
+      for (std::int64_t k : kDepths)
+        for (bool ta : {false, true})
+          for (bool tb : {false, true}) {
+            if (m * n * k > 100 * 100 * 33 && (m != n || k == 513)) continue;  // keep the double loops short
+            const std::int64_t pad = (m + n + k) % 3;                      // ld > cols on some
+            CAPTURE(m);
+            CAPTURE(n);
+            CAPTURE(k);
+            CAPTURE(ta);
+            CAPTURE(tb);
+            CAPTURE(pad);
+            const Problem p = make_problem(ta, tb, m, n, k, pad, seed);
+            seed += 3;
+            const float alpha = 0.75f, beta = -0.5f;
+            std::vector<float> got = p.c0, ref = p.c0;
+            cpu::sgemm_bf16(ta, tb, m, n, k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, got.data(), p.ldc);
+            cpu::sgemm_bf16_reference(ta, tb, m, n, k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, ref.data(),
+                                      p.ldc);
+            check_within(p, got, ref, alpha, beta, reference_tolerance(k));
+            check_within(p, got, exact(p, alpha, beta), alpha, beta, fp32_tolerance(k));
+          }
+}
+
+TEST_CASE("sgemm_bf16: beta = 0 ignores NaN in c, beta = 1 accumulates, k = 0 and alpha = 0 scale c") {
+  if (!kernel_available()) return;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{{13, 37, 300}, {1, 1, 1}, {25, 16, 600}}) {
+    CAPTURE(m);
+    Problem p = make_problem(false, true, m, n, k, 2, 77);
+    for (float& x : p.c0) x = nan;
+    std::vector<float> got = p.c0;
+    cpu::sgemm_bf16(false, true, m, n, k, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, 0.f, got.data(), p.ldc);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) REQUIRE(std::isfinite(got[i * p.ldc + j]));
+    std::vector<float> ref = p.c0;
+    cpu::sgemm_bf16_reference(false, true, m, n, k, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, 0.f, ref.data(), p.ldc);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) CHECK(std::fabs(got[i * p.ldc + j] - ref[i * p.ldc + j]) <= 1e-4f);
+  }
+  Problem p = make_problem(true, false, 9, 40, 50, 0, 91);
+  std::vector<float> got = p.c0;
+  cpu::sgemm_bf16(true, false, 9, 40, 50, 2.f, p.a.data(), p.lda, p.b.data(), p.ldb, 1.f, got.data(), p.ldc);
+  check_within(p, got, exact(p, 2.f, 1.f), 2.f, 1.f, fp32_tolerance(50));
+  got = p.c0;
+  cpu::sgemm_bf16(true, false, 9, 40, 0, 2.f, p.a.data(), p.lda, p.b.data(), p.ldb, 3.f, got.data(), p.ldc);
+  for (std::size_t i = 0; i < got.size(); ++i) CHECK(got[i] == 3.f * p.c0[i]);
+  got = p.c0;
+  cpu::sgemm_bf16(true, false, 9, 40, 50, 0.f, p.a.data(), p.lda, p.b.data(), p.ldb, 0.f, got.data(), p.ldc);
+  for (float x : got) CHECK(x == 0.f);
+}
+
+TEST_CASE("gemm at Precision::bf16: 1, 2, 3 threads, single calls and slabs, batched, within bf16 of fp32") {
+  if (!kernel_available()) return;
+  const int before = omp_get_max_threads();
+  const std::int64_t t = cpu::single_thread_gemm_mnk();
+  // Below the single-thread size, and above it (slabs along M, then along N).
+  const std::vector<std::array<std::int64_t, 3>> sizes = {
+      {33, 17, 100}, {t / (37 * 41) + 3, 37, 41}, {37, t / (37 * 41) + 3, 41}, {1021, 67, 59}};
+  std::uint64_t seed = 3001;
+  for (int threads : {1, 2, 3}) {
+    omp_set_num_threads(threads);
+    for (const auto& [m, n, k] : sizes)
+      for (bool ta : {false, true})
+        for (bool tb : {false, true}) {
+          CAPTURE(threads);
+          CAPTURE(m);
+          CAPTURE(n);
+          CAPTURE(k);
+          CAPTURE(ta);
+          CAPTURE(tb);
+          const Problem p = make_problem(ta, tb, m, n, k, 0, seed);
+          seed += 3;
+          Tensor a = Tensor::from_vector(p.a, ta ? Shape{k, m} : Shape{m, k});
+          Tensor b = Tensor::from_vector(p.b, tb ? Shape{n, k} : Shape{k, n});
+          Tensor c = Tensor::from_vector(p.c0, {m, n});
+          {
+            GemmPrecisionGuard g(Precision::bf16);
+            gemm(ta, tb, 0.5f, a, b, -2.f, c);
+          }
+          std::vector<float> ref = p.c0;
+          cpu::sgemm_bf16_reference(ta, tb, m, n, k, 0.5f, p.a.data(), p.lda, p.b.data(), p.ldb, -2.f, ref.data(), p.ldc);
+          check_within(p, c.to_vector<float>(), ref, 0.5f, -2.f, reference_tolerance(k));
+        }
+  }
+  omp_set_num_threads(before);
+  // Batched small items run parallel over the batch (cpu::sgemm inside the region: one thread each).
+  Tensor a = testing::random_uniform({6, 19, 33}, 41), b = testing::random_uniform({6, 33, 21}, 42);
+  const Tensor want = matmul(a, b);
+  Tensor got;
+  {
+    GemmPrecisionGuard g(Precision::bf16);
+    got = matmul(a, b);
+  }
+  TOPO_CHECK_CLOSE(got.to_vector<float>(), want.to_vector<float>(), 33 * fp32_tolerance(33), 0);  // |a b| <= 1
+  CHECK(gemm_precision() == Precision::fp32);
+}
