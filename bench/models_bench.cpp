@@ -11,11 +11,13 @@
 // run; `flop_bound_dense_over_*` is the dense step's counted FLOPs over the model's (the speedup both would
 // have at equal MFU), next to the measured `dense_over_*_train`. Multi-Scale runs twice: the paper's scales
 // (1, 3, N/16, N/8, N/4; `fraction_scale_flops_share` = the forward FLOPs of its N/k windows, quadratic in n)
-// and constant scales 1, 3, 5, 7, 9 (time per token flat in n). With --profile, one more Star training step per n runs with the op-category profiler on: its table
-// goes to stderr and its seconds per category to the result's `profile` field. With --precision bf16 every GEMM
-// runs in bf16 and Star's two rows also run at fp32 in the same run (`bf16_speedup`); MFU stays counted against
+// and constant scales 1, 3, 5, 7, 9 (time per token flat in n). With --profile, one more training step per n
+// of Star, dense and Multi-Scale (paper scales) runs with the op-category profiler on: each table goes to
+// stderr and its seconds per category to that step's `profile` field. With --precision bf16 every GEMM runs
+// in bf16 and Star's two rows also run at fp32 in the same run (`bf16_speedup`); MFU stays counted against
 // the fp32 sgemm peak.
 #include <cstdio>
+#include <functional>
 
 #include "bench/harness.hpp"
 #include "bench/svg_plot.hpp"
@@ -126,24 +128,30 @@ TOPO_BENCH_SUITE(models, "Star-Transformer vs dense Transformer per batch of 128
     if (bf16) bench.annotate("bf16_speedup", fp32_ms[0] * scale / per_batch[0]);
     record("star train step", star_f.train_step(), star_step);
     if (bf16) bench.annotate("bf16_speedup", fp32_ms[1] * scale / per_batch[1]);
-    if (bench.profile()) {
+    // --profile: one more step of the model just measured with the op-category profiler on, annotated there.
+    const auto profiled = [&](const char* model, const std::function<void()>& fn) {
+      if (!bench.profile()) return;
       profile::reset();
       profile::enable(true);
-      star_step();
+      fn();
       profile::enable(false);
-      std::fprintf(stderr, "Star train step, n = %lld, %lld sentences, by op category:\n%s",
+      std::fprintf(stderr, "%s train step, n = %lld, %lld sentences, by op category:\n%s", model,
                    static_cast<long long>(n), static_cast<long long>(b), profile::report().c_str());
       bench.annotate("profile", profile_json());
-    }
+    };
+    profiled("Star", star_step);
     record("dense inference", dense_f.forward, [&] { nn::NoGradGuard g; (void)dense.encode_dense(batch); });
-    record("dense train step", dense_f.train_step(), [&] { dense.zero_grad(); step([&] { return dense.encode_dense(batch); }); });
+    const auto dense_step = [&] { dense.zero_grad(); step([&] { return dense.encode_dense(batch); }); };
+    record("dense train step", dense_f.train_step(), dense_step);
+    profiled("dense", dense_step);
     bench.annotate("dense_over_star_inference", per_batch[2] / per_batch[0]);
     bench.annotate("dense_over_star_train", per_batch[3] / per_batch[1]);
     // The FLOP-count bound on the speedup (the two at equal MFU), next to the measured ratio.
     bench.annotate("flop_bound_dense_over_star", dense_f.train_step() / star_f.train_step());
     record("multiscale inference", multiscale_f.forward, [&] { nn::NoGradGuard g; (void)multiscale.encode(batch); });
-    record("multiscale train step", multiscale_f.train_step(),
-           [&] { multiscale.zero_grad(); step([&] { return multiscale.encode(batch); }); });
+    const auto multiscale_step = [&] { multiscale.zero_grad(); step([&] { return multiscale.encode(batch); }); };
+    record("multiscale train step", multiscale_f.train_step(), multiscale_step);
+    profiled("Multi-Scale", multiscale_step);
     bench.annotate("dense_over_multiscale_inference", per_batch[2] / per_batch[4]);
     bench.annotate("dense_over_multiscale_train", per_batch[3] / per_batch[5]);
     bench.annotate("flop_bound_dense_over_multiscale", dense_f.train_step() / multiscale_f.train_step());
