@@ -1,6 +1,9 @@
 #include "apps/train/cli.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <stdexcept>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -11,6 +14,19 @@
 
 namespace topo::apps {
 
+namespace {
+
+// A value CLI11 2.1 turns into a flag count: a word it knows or a 64-bit integer.
+bool flag_word(std::string_view v) {
+  for (const char* w : {"true", "false", "on", "off", "yes", "no", "enable", "disable"})
+    if (v == w) return true;
+  std::int64_t n = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  return !v.empty() && ec == std::errc() && end == v.data() + v.size();
+}
+
+}  // namespace
+
 bool parse_command_line(CLI::App& app, int argc, const char* const* argv, std::ostream& out) {
   try {
     app.parse(argc, argv);
@@ -19,6 +35,21 @@ bool parse_command_line(CLI::App& app, int argc, const char* const* argv, std::o
     return false;
   } catch (const CLI::ParseError& e) {
     fail("{}: {} (see --help)", app.get_name(), e.what());
+  } catch (const std::logic_error& e) {
+    // CLI11 2.1 converts a flag's `--flag=value` with std::stoll inside its callbacks, and lets the
+    // std::invalid_argument / std::out_of_range ("stoll") escape: name the flag and its value instead.
+    for (int i = 1; i < argc; ++i) {
+      const std::string_view arg = argv[i];
+      const std::size_t eq = arg.find('=');
+      if (!arg.starts_with("--") || eq == std::string_view::npos) continue;
+      const std::string name(arg.substr(0, eq));
+      const CLI::Option* option = app.get_option_no_throw(name);
+      // flags expect no value of their own
+      if (option != nullptr && option->get_expected_min() == 0 && !flag_word(arg.substr(eq + 1)))
+        fail("{}: {}: '{}' is not a flag value (true/false, on/off, yes/no or an integer; see --help)",
+             app.get_name(), name, arg.substr(eq + 1));
+    }
+    fail("{}: cannot parse the command line: {} (see --help)", app.get_name(), e.what());
   }
   return true;
 }

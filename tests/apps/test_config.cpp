@@ -85,6 +85,11 @@ TEST_CASE("config: unknown keys, wrong types and unreadable files are errors nam
   CHECK(error_of([&] { parse({"--n", "abc"}); }).find("'n'") != std::string::npos);
   CHECK(error_of([&] { parse({"--lr", "1e-3x"}); }).find("'lr'") != std::string::npos);
   CHECK(!error_of([&] { parse({"--bogus", "1"}); }).empty());
+  // A flag's value CLI11 cannot count escaped as std::invalid_argument "stoll" (found by fuzz_cli).
+  CHECK(error_of([&] { parse({"--resume=\xfe\xfe"}); }).find("--resume: '\xfe\xfe' is not a flag value") !=
+        std::string::npos);
+  CHECK(error_of([&] { parse({"--resume=99999999999999999999"}); }).find("--resume") != std::string::npos);
+  CHECK(parse({"--resume=false"}).has_value());
   const std::string broken = temp_file("broken.json", "{\"n\": 20,");
   CHECK(error_of([&] { parse({"--config", broken}); }).find(broken) != std::string::npos);
   CHECK(error_of([&] { parse({"--config", "/nonexistent/topo.json"}); }).find("/nonexistent/topo.json") !=
