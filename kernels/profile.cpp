@@ -38,7 +38,8 @@ void synchronize_devices() {
 
 const char* category_name(Category c) {
   static const char* names[] = {"gemm",    "sparse (spmm/sddmm/softmax/attention)", "layer norm", "softmax",
-                                "elementwise", "indexing (gather/scatter/concat)", "loss", "optimizer", "graph formats"};
+                                "elementwise", "indexing (gather/scatter/concat)", "loss", "optimizer", "graph formats",
+                                "fused attention (dense/band)"};
   return names[static_cast<int>(c)];
 }
 const char* phase_name(Phase p) { return p == Phase::Forward ? "forward" : "backward"; }

@@ -10,7 +10,10 @@
 
 namespace topo::profile {
 
-enum class Category : std::uint8_t { Gemm, Sparse, LayerNorm, Softmax, Elementwise, Indexing, Loss, Optimizer, Graph, Count };
+// Attention: the fused dense and banded attention kernels (flash_attention), whose tile products would
+// otherwise read as GEMM time next to the projections'.
+enum class Category : std::uint8_t { Gemm, Sparse, LayerNorm, Softmax, Elementwise, Indexing, Loss, Optimizer, Graph,
+                                     Attention, Count };
 enum class Phase : std::uint8_t { Forward, Backward, Count };
 
 const char* category_name(Category c);

@@ -323,7 +323,7 @@ std::pair<Sequences, Dims> prepare(const Tensor& q, const Tensor& k, const Tenso
 FlashAttentionOutput flash_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                      const std::vector<std::int64_t>& lengths, float scale,
                                      const std::vector<std::int64_t>& radii) {
-  TOPO_PROFILE(Gemm);
+  TOPO_PROFILE(Attention);
   const auto [s, d] = prepare(q, k, v, lengths, radii, "flash_attention");
   const Device device = q.device();
   FlashAttentionOutput r{Tensor::empty({s.rows, d.heads, d.dv}, DType::F32, device),
@@ -345,7 +345,7 @@ FlashAttentionGrads flash_attention_backward(const Tensor& q, const Tensor& k, c
                                              const std::vector<std::int64_t>& lengths,
                                              const FlashAttentionOutput& forward, const Tensor& grad_out,
                                              float scale, const std::vector<std::int64_t>& radii) {
-  TOPO_PROFILE(Gemm);
+  TOPO_PROFILE(Attention);
   const char* op = "flash_attention_backward";
   const auto [s, d] = prepare(q, k, v, lengths, radii, op);
   check_same_shape(grad_out, forward.out, op);

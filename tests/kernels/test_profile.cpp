@@ -1,3 +1,4 @@
+#include "kernels/dense/flash_attention.hpp"
 #include "kernels/dense/gemm.hpp"
 #include "kernels/dense/unary.hpp"
 #include "kernels/profile.hpp"
@@ -24,5 +25,18 @@ TEST_CASE("profile: outermost kernel scopes are charged to their category and ph
   CHECK(t[0][static_cast<int>(profile::Category::Elementwise)].calls == 0);
   CHECK(t[0][static_cast<int>(profile::Category::Gemm)].seconds > 0);
   CHECK(profile::report().find("gemm") != std::string::npos);
+  profile::reset();
+}
+
+TEST_CASE("profile: the fused attention kernels are their own category, not GEMM time") {
+  profile::reset();
+  profile::enable();
+  const Tensor q = testing::random_uniform({12, 2, 8}, 2);  // two sequences of 5 and 7 rows, 2 heads of 8
+  (void)flash_attention(q, q, q, {5, 7}, 0.35f);
+  profile::enable(false);
+  const profile::Table t = profile::snapshot();
+  CHECK(t[0][static_cast<int>(profile::Category::Attention)].calls == 1);
+  CHECK(t[0][static_cast<int>(profile::Category::Gemm)].calls == 0);  // its tile products nest inside
+  CHECK(profile::report().find("fused attention") != std::string::npos);
   profile::reset();
 }
