@@ -84,6 +84,32 @@ nlohmann::json evaluate_tagger(const EvalOptions& options, const TrainConfig& co
   return result;  // the caller adds the precision and writes options.json
 }
 
+nlohmann::json evaluate_classifier(const EvalOptions& options, const TrainConfig& config, const nlohmann::json& meta,
+                                   const std::string& path, Device device, const ThreadCount& threads) {
+  ClassifyOptions task_options;
+  task_options.format = options.format.empty() ? config.format : options.format;
+  task_options.test = options.test;
+  task_options.eval_batch = options.batch;
+  task_options.read.skip_bad = options.skip_bad;
+  const auto task = TextClassification::for_evaluation(meta.at("task"), task_options, "checkpoint '" + path + "'");
+  const auto model = load_model(config, *task, path, device);
+  const Evaluation e = task->evaluate(*model, Split::Test, device);
+  const nlohmann::json baseline = task->baseline(Split::Test);
+  nlohmann::json result = {{"checkpoint", path},
+                           {"test", options.test},
+                           {"format", task_options.format},
+                           {"model", config.model},
+                           {"majority_acc", baseline.at("majority_acc")},
+                           {"data", read_stats_json(task->read_stats(Split::Test))},
+                           {"device", device.str()},
+                           {"threads", threads.threads},
+                           {"threads_source", threads.source},
+                           {"config", meta.at("config")}};
+  result.update(config.options_of_model());  // the model's own options beside its name (attention: graph)
+  result.update(e.values);
+  return result;  // the caller adds the precision and writes options.json
+}
+
 }  // namespace
 
 nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
@@ -106,37 +132,10 @@ nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
   }
   TOPO_CHECK(config.task == "classify" || config.task == "tag",
              "checkpoint '{}' is a '{}' model; topo-eval scores text classifiers and taggers", path, config.task);
-  if (config.task == "tag") {
-    nlohmann::json result = evaluate_tagger(options, config, meta, path, device, threads);
-    result["precision"] = precision_name(precision.used);
-    result["precision_note"] = precision.line;
-    if (!options.json.empty()) write_file_atomically(options.json, result.dump(2) + "\n");
-    return result;
-  }
-
-  ClassifyOptions task_options;
-  task_options.format = options.format.empty() ? config.format : options.format;
-  task_options.test = options.test;
-  task_options.eval_batch = options.batch;
-  task_options.read.skip_bad = options.skip_bad;
-  const auto task = TextClassification::for_evaluation(meta.at("task"), task_options, "checkpoint '" + path + "'");
-  const auto model = load_model(config, *task, path, device);
-  const Evaluation e = task->evaluate(*model, Split::Test, device);
-  const nlohmann::json baseline = task->baseline(Split::Test);
-  nlohmann::json result = {{"checkpoint", path},
-                           {"test", options.test},
-                           {"format", task_options.format},
-                           {"model", config.model},
-                           {"majority_acc", baseline.at("majority_acc")},
-                           {"data", read_stats_json(task->read_stats(Split::Test))},
-                           {"device", device.str()},
-                           {"threads", threads.threads},
-                           {"threads_source", threads.source},
-                           {"precision", precision_name(precision.used)},
-                           {"precision_note", precision.line},
-                           {"config", meta.at("config")}};
-  result.update(config.options_of_model());  // the model's own options beside its name (attention: graph)
-  result.update(e.values);
+  nlohmann::json result = config.task == "tag" ? evaluate_tagger(options, config, meta, path, device, threads)
+                                               : evaluate_classifier(options, config, meta, path, device, threads);
+  result["precision"] = precision_name(precision.used);
+  result["precision_note"] = precision.line;
   if (!options.json.empty()) write_file_atomically(options.json, result.dump(2) + "\n");
   return result;
 }
