@@ -19,6 +19,9 @@
 // half of each tile is masked), and bands narrower than kRowBand skip tiles altogether: each row computes its
 // few scores by dot products (forward_rows, backward_rows), where sgemms of a mostly masked 16 x 16 tile
 // would cost more than the arithmetic. Full attention is r = length: the same tiles and sums as without bands.
+// On AVX-512 CPUs every band narrower than its sequence runs on register-blocked micro-kernels instead
+// (flash_attention_band.hpp: blocks of 8 queries, no sgemm calls; forward tasks of kBandChunk queries, the
+// backward per (sequence, head) as here); the tiles and rows above are the other CPUs' path.
 #include "kernels/dense/flash_attention.hpp"
 
 #include <omp.h>
@@ -26,6 +29,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/dense/flash_attention_band.hpp"
 #include "kernels/dense/flash_attention_math.hpp"
 #include "kernels/dense/gemm.hpp"
 #include "kernels/sparse/simd_rows.hpp"
@@ -50,6 +54,11 @@ std::int64_t band_tile(std::int64_t radius, std::int64_t largest) {
 // Whether (sequence, head) takes the per-row schedule: a narrow band, not full attention (radius = length),
 // which keeps its tiles whatever the length, as before bands existed.
 bool row_band(std::int64_t radius, std::int64_t len) { return radius < len && 2 * radius + 1 <= kRowBand; }
+// Whether (sequence, head) runs on the banded micro-kernels (flash_attention_band.hpp: AVX-512 CPUs, every band
+// narrower than its sequence), whose forward tasks are chunks of kBandChunk queries (each packs the keys its
+// chunk sees once: 2r of them beyond the chunk, so chunks much shorter than a band would pack it repeatedly).
+bool micro_band(std::int64_t radius, std::int64_t len) { return flash_band::kAvailable && radius < len; }
+constexpr std::int64_t kBandChunk = 256;
 
 struct Dims {
   std::int64_t heads, dk, dv;
@@ -131,6 +140,7 @@ void parallel_tasks(std::int64_t n, F&& task) {
 struct ForwardScratch {
   std::vector<float> s = std::vector<float>(kQueryTile * kKeyTile), o, m = std::vector<float>(kQueryTile),
                      l = std::vector<float>(kQueryTile);
+  flash_band::Scratch band;
 };
 
 // Pointers to row i of one head in q/k ([rows, H, dk]) and v/out ([rows, H, dv]), rows counted from `off`.
@@ -213,20 +223,27 @@ void forward_cpu(const Sequences& s, Dims d, float scale, const float* q, const 
     for (std::int64_t h = 0; h < d.heads; ++h) {
       const std::int64_t len = s.length(static_cast<std::size_t>(b));
       const std::int64_t r = s.radius[static_cast<std::size_t>(b * d.heads + h)];
-      const std::int64_t tile = row_band(r, len) ? kQueryTile : band_tile(r, kQueryTile);
+      const std::int64_t tile = micro_band(r, len) ? kBandChunk : row_band(r, len) ? kQueryTile : band_tile(r, kQueryTile);
       for (std::int64_t r0 = 0; r0 < len; r0 += tile) tasks.push_back({b, h, r0, std::min(tile, len - r0)});
     }
   parallel_tasks<ForwardScratch>(static_cast<std::int64_t>(tasks.size()), [&](std::int64_t i, ForwardScratch& w) {
     const Task& t = tasks[static_cast<std::size_t>(i)];
     const auto b = static_cast<std::size_t>(t.b);
     const std::int64_t radius = s.radius[static_cast<std::size_t>(t.b * d.heads + t.h)];
-    forward_tile({s.offsets[b], t.h, d}, s.length(b), t.r0, t.rows, radius, scale, q, k, v, out, lse, w);
+    const HeadRows at{s.offsets[b], t.h, d};
+    if (micro_band(radius, s.length(b)))
+      flash_band::forward({s.length(b), radius, d.dk, d.dv, d.heads * d.dk, d.heads * d.dv, d.heads}, t.r0, t.rows, scale,
+                          at.k_row(q, 0), at.k_row(k, 0), at.v_row(v, 0), at.v_row(out, 0), lse + at.off * d.heads + at.h,
+                          w.band);
+    else
+      forward_tile(at, s.length(b), t.r0, t.rows, radius, scale, q, k, v, out, lse, w);
   });
 }
 
 struct BackwardScratch {
   std::vector<float> s = std::vector<float>(kBackwardTile * kBackwardTile),
                      dp = std::vector<float>(kBackwardTile * kBackwardTile), delta, lse;
+  flash_band::Scratch band;
 };
 
 // A narrow band (row_band): per query row, its scores by dot products; dq_i, and dk_j, dv_j of its keys.
@@ -264,6 +281,11 @@ void backward_head(HeadRows at, std::int64_t len, std::int64_t radius, float sca
                    const float* v, const float* out, const float* lse, const float* dout, float* dq, float* dk,
                    float* dv, BackwardScratch& w) {
   const Dims d = at.d;
+  if (micro_band(radius, len))
+    return flash_band::backward({len, radius, d.dk, d.dv, d.heads * d.dk, d.heads * d.dv, d.heads}, scale,
+                                at.k_row(q, 0), at.k_row(k, 0), at.v_row(v, 0), at.v_row(out, 0),
+                                lse + at.off * d.heads + at.h, at.v_row(dout, 0), at.k_row(dq, 0), at.k_row(dk, 0),
+                                at.v_row(dv, 0), w.band);
   const std::int64_t ldk = d.heads * d.dk, ldv = d.heads * d.dv;
   w.delta.resize(static_cast<std::size_t>(len));
   w.lse.resize(static_cast<std::size_t>(len));
@@ -356,8 +378,16 @@ FlashAttentionGrads flash_attention_backward(const Tensor& q, const Tensor& k, c
              forward.lse.str(), q.str(), v.str());
   const Device device = q.device();
   const Tensor& g = grad_out;
-  FlashAttentionGrads r{Tensor::zeros(q.shape(), DType::F32, device), Tensor::zeros(k.shape(), DType::F32, device),
-                        Tensor::zeros(v.shape(), DType::F32, device)};
+  // The gradients start at zero where tiles accumulate into them; the banded micro-kernels write every row of
+  // their heads, so a call made only of those skips the zeroing (three tensors of the inputs' size).
+  bool all_micro = device.is_cpu();
+  for (std::int64_t b = 0; b < s.num(); ++b)
+    for (std::int64_t h = 0; h < d.heads; ++h)
+      all_micro = all_micro && micro_band(s.radius[static_cast<std::size_t>(b * d.heads + h)], s.length(static_cast<std::size_t>(b)));
+  const auto grad = [&](const Tensor& like) {
+    return all_micro ? Tensor::empty(like.shape(), DType::F32, device) : Tensor::zeros(like.shape(), DType::F32, device);
+  };
+  FlashAttentionGrads r{grad(q), grad(k), grad(v)};
   const float *qp = q.data<float>(), *kp = k.data<float>(), *vp = v.data<float>();
   const float *outp = forward.out.data<float>(), *lsep = forward.lse.data<float>(), *gp = g.data<float>();
   float *dqp = r.dq.data<float>(), *dkp = r.dk.data<float>(), *dvp = r.dv.data<float>();

@@ -163,8 +163,9 @@ TEST_CASE("flash_attention: results do not depend on the thread count") {
 }
 
 TEST_CASE("flash_attention bands: forward and gradients against the banded reference at awkward sizes") {
-  // One batch of awkward lengths; radii 0, 1, 4 take the per-row schedule, 9 and 40 masked tiles (partial
-  // tiles at both band edges and sequence ends), 129 and 1000 (>= length - 1) are full attention.
+  // One batch of awkward lengths; radii 0 ... 40 run on the banded micro-kernels on AVX-512 CPUs (radius 0 as
+  // copies; blocks of 8 queries cut by the band edges and sequence ends) and elsewhere take the per-row (0, 1,
+  // 4) and masked-tile (9, 40) schedules; 129 and 1000 (>= length - 1) are full attention.
   const std::vector<std::int64_t> lengths = {1, 2, 7, 33, 130};
   for (std::int64_t radius : {0, 1, 4, 9, 40, 129, 1000})
     for (std::int64_t dh : {7, 30, 64}) {
@@ -187,6 +188,9 @@ TEST_CASE("flash_attention bands: per-(sequence, head) radii mix both schedules 
   check_problem(Problem{lengths, 4, 30, 30, 0.18f, radii}, 31, false);
   // A band wider than a key tile (several key tiles per query tile) with dv != dk.
   check_problem(Problem{{700, 3}, 2, 16, 24, 0.25f, {300, 1}}, 32, false);
+  // Head widths past two vectors (dk 33, dv 17: a third, partial vector of columns in every product and
+  // transpose) on sequences of several forward chunks.
+  check_problem(Problem{{300, 41, 530}, 2, 33, 17, 0.2f, {20, 3, 1, 0, 7, 90}}, 33, false);
 }
 
 TEST_CASE("flash_attention bands: a radius of length - 1 or more is full attention, bit for bit") {

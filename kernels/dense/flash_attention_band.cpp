@@ -1,0 +1,437 @@
+// Banded attention micro-kernels (AVX-512): see flash_attention_band.hpp.
+//
+// Strategy. Queries go in blocks of kRows = 8 rows; block [i0, i0 + 8) needs the keys [i0 - r, i0 + 7 + r], a
+// span of 2r + 8 of which each row uses its 2r + 1 (useful share 1/8 at r = 0, 53% at r = 8, 90% at r = 64 —
+// against tiles of >= 32 rows, 35% at r = 8). Every product runs in registers with fixed shapes:
+//  - scores S = scale Q K^T: K is packed transposed once per task (kt[c][j], the keys of the task's span), so
+//    a block's scores are 8 rows x 32 keys of accumulators (16 vectors) fed per c by two loads of kt and eight
+//    broadcasts of q — a GEMM micro-kernel with k = dk, no packing per block;
+//  - weighted rows O = P V (and dQ = dS K): 8 rows x 32 columns of accumulators, per key one row of v (two
+//    vectors, the second masked to dv) and eight broadcasts of p;
+//  - rank updates dV += P^T dO, dK += dS^T Q (backward): the block's 8 rows of dout (or q) stay in registers,
+//    each key's dv (dk) row is loaded once, updated by 8 FMAs per vector, stored once; two keys at a time so
+//    that four FMA chains are in flight.
+// The softmax of a row runs over its band columns only (flash_row_softmax: the whole band is in the block, so
+// no online rescaling), the columns outside set to 0; the wasted work is the masked share above, not calls.
+// Tasks (flash_attention.cpp): the forward per (sequence, head, chunk of queries), the backward per
+// (sequence, head) — it owns the head's dq, dk, dv rows, so no atomics; both sequential within, so results
+// do not depend on the thread count.
+#include "kernels/dense/flash_attention_band.hpp"
+
+#if defined(__AVX512F__)
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/dense/flash_attention_math.hpp"
+#include "kernels/sparse/simd_rows.hpp"
+
+namespace topo::flash_band {
+namespace {
+
+constexpr std::int64_t kRows = 8, kL = simd::kLanes;
+
+std::int64_t round_up(std::int64_t x, std::int64_t m) { return (x + m - 1) / m * m; }
+
+// A head's slice of a row is dk floats of a row of heads * dk: one task reads 2-3 lines of every row it walks,
+// a stride the hardware prefetchers do not follow (without this, the loads of the packing loops took half the
+// kernel's time at Multi-Scale's shapes). Rows kAhead ahead are asked for.
+constexpr std::int64_t kAhead = 16;
+void prefetch_slice(const float* x, std::int64_t d) {
+  const char* p = reinterpret_cast<const char*>(x);
+  const std::int64_t bytes = d * static_cast<std::int64_t>(sizeof(float));
+  for (std::int64_t b = 0; b < bytes; b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
+  _mm_prefetch(p + bytes - 1, _MM_HINT_T0);
+}
+
+// dst[j * ldd + c] = src[(j0 + j) * lds + c] for j in [0, n), c in [0, d); columns [d, ldd) zero. Rows are
+// streamed in order with the ones kAhead ahead prefetched, so a task's strided reads of the tensors happen
+// here, once, and its products read contiguous packed rows (ldd a multiple of 16: unmasked loads).
+void pack_rows(const float* src, std::int64_t lds, std::int64_t j0, std::int64_t n, std::int64_t d, float* dst,
+               std::int64_t ldd) {
+  for (std::int64_t j = 0; j < n; ++j) {
+    const float* row = src + (j0 + j) * lds;
+    if (j + kAhead < n) prefetch_slice(row + kAhead * lds, d);
+    for (std::int64_t c = 0; c < ldd; c += kL)
+      _mm512_storeu_ps(dst + j * ldd + c, _mm512_maskz_loadu_ps(simd::first_lanes(d - c), row + c));
+  }
+}
+
+// The inverse: dst[(j0 + j) * ldd + c] = src[j * lds + c] for j < n, c < d (packed rows back into a tensor's
+// head slices), the destination rows kAhead ahead prefetched.
+void unpack_rows(const float* src, std::int64_t lds, std::int64_t n, std::int64_t d, float* dst, std::int64_t j0,
+                 std::int64_t ldd) {
+  for (std::int64_t j = 0; j < n; ++j) {
+    float* row = dst + (j0 + j) * ldd;
+    if (j + kAhead < n) prefetch_slice(row + kAhead * ldd, d);
+    for (std::int64_t c = 0; c < d; c += kL)
+      _mm512_mask_storeu_ps(row + c, simd::first_lanes(d - c), _mm512_loadu_ps(src + j * lds + c));
+  }
+}
+
+// r[i] <- column i of the 16 x 16 block whose rows are r[0..15] (in registers: 64 shuffles).
+void transpose16(__m512* r) {
+  __m512 t[kL];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; ++i) {  // lane k of r[4i + m] now holds column 4k + m of rows 4i .. 4i + 3
+    r[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int m = 0; m < 4; ++m) {
+    t[m] = _mm512_shuffle_f32x4(r[m], r[4 + m], 0x88);
+    t[4 + m] = _mm512_shuffle_f32x4(r[m], r[4 + m], 0xDD);
+    t[8 + m] = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0x88);
+    t[12 + m] = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0xDD);
+  }
+  for (int m = 0; m < 8; ++m) {
+    r[m] = _mm512_shuffle_f32x4(t[m], t[8 + m], 0x88);
+    r[8 + m] = _mm512_shuffle_f32x4(t[m], t[8 + m], 0xDD);
+  }
+}
+
+// kt[c * ld + j] = a[(j0 + j) * lda + c] for j < n, c < d (rows transposed, read straight from a tensor's head
+// slices or from packed rows; ld >= round_up(n, 16) + 16); columns [n, ld) zero (the blocks' rounded-up score
+// vectors read them). 16 x 16 blocks in registers, the rows 16 ahead prefetched: gathers (one per column of
+// 16 rows) and scalar stores (one per element) each held the kernel's transposes at ~50 cycles a row.
+void transpose_rows(const float* a, std::int64_t lda, std::int64_t j0, std::int64_t n, std::int64_t d, float* kt,
+                    std::int64_t ld) {
+  const std::int64_t cols = round_up(n, kL);
+  __m512 r[kL];
+  for (std::int64_t jb = 0; jb < cols; jb += kL) {
+    for (std::int64_t i = 0; i < kL && jb + kL + i < n; ++i) prefetch_slice(a + (j0 + jb + kL + i) * lda, d);
+    for (std::int64_t c0 = 0; c0 < d; c0 += kL) {
+      const __mmask16 mc = simd::first_lanes(d - c0);
+      for (std::int64_t i = 0; i < kL; ++i)
+        r[i] = jb + i < n ? _mm512_maskz_loadu_ps(mc, a + (j0 + jb + i) * lda + c0) : _mm512_setzero_ps();
+      transpose16(r);
+      for (std::int64_t c = 0; c < kL && c0 + c < d; ++c) _mm512_storeu_ps(kt + (c0 + c) * ld + jb, r[c]);
+    }
+  }
+  for (std::int64_t c = 0; c < d; ++c) std::fill(kt + c * ld + cols, kt + (c + 1) * ld, 0.f);
+}
+
+// s[r * lds + j] = scale * sum_c a[r * lda + c] bt[c * ldb + j], r < kRows, j < round_up(n, 16), c < d.
+void block_scores(const float* a, std::int64_t lda, std::int64_t d, const float* bt, std::int64_t ldb, std::int64_t n,
+                  float scale, float* s, std::int64_t lds) {
+  const __m512 sc = _mm512_set1_ps(scale);
+  const std::int64_t cols = round_up(n, kL);
+  std::int64_t j = 0;
+  for (; j + 2 * kL <= cols; j += 2 * kL) {
+    __m512 acc[kRows][2];
+#pragma GCC unroll 8
+    for (std::int64_t r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    const float* b = bt + j;
+    for (std::int64_t c = 0; c < d; ++c) {
+      const __m512 b0 = _mm512_loadu_ps(b + c * ldb), b1 = _mm512_loadu_ps(b + c * ldb + kL);
+#pragma GCC unroll 8
+      for (std::int64_t r = 0; r < kRows; ++r) {
+        const __m512 x = _mm512_set1_ps(a[r * lda + c]);
+        acc[r][0] = _mm512_fmadd_ps(x, b0, acc[r][0]);
+        acc[r][1] = _mm512_fmadd_ps(x, b1, acc[r][1]);
+      }
+    }
+#pragma GCC unroll 8
+    for (std::int64_t r = 0; r < kRows; ++r) {
+      _mm512_storeu_ps(s + r * lds + j, _mm512_mul_ps(acc[r][0], sc));
+      _mm512_storeu_ps(s + r * lds + j + kL, _mm512_mul_ps(acc[r][1], sc));
+    }
+  }
+  if (j < cols) {
+    __m512 acc[kRows];
+#pragma GCC unroll 8
+    for (std::int64_t r = 0; r < kRows; ++r) acc[r] = _mm512_setzero_ps();
+    const float* b = bt + j;
+    for (std::int64_t c = 0; c < d; ++c) {
+      const __m512 b0 = _mm512_loadu_ps(b + c * ldb);
+#pragma GCC unroll 8
+      for (std::int64_t r = 0; r < kRows; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(a[r * lda + c]), b0, acc[r]);
+    }
+#pragma GCC unroll 8
+    for (std::int64_t r = 0; r < kRows; ++r) _mm512_storeu_ps(s + r * lds + j, _mm512_mul_ps(acc[r], sc));
+  }
+}
+
+// o[r * ldo + c] = mult[r] * sum_j p[r * ldp + j] x[j * ldx + c] for r < kRows, c < ldx (packed rows x, ldx a
+// multiple of 16, the padding columns zero): the weighted value rows of a block, O = P V and dQ = dS K.
+void block_weighted_rows(const float* p, std::int64_t ldp, const float* x, std::int64_t ldx, std::int64_t n,
+                         const float* mult, float* o, std::int64_t ldo) {
+  std::int64_t c0 = 0;
+  for (; c0 + 2 * kL <= ldx; c0 += 2 * kL) {
+    __m512 acc[kRows][2];
+#pragma GCC unroll 8
+    for (std::int64_t r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+    for (std::int64_t j = 0; j < n; ++j) {
+      const __m512 x0 = _mm512_loadu_ps(x + j * ldx + c0), x1 = _mm512_loadu_ps(x + j * ldx + c0 + kL);
+#pragma GCC unroll 8
+      for (std::int64_t r = 0; r < kRows; ++r) {
+        const __m512 w = _mm512_set1_ps(p[r * ldp + j]);
+        acc[r][0] = _mm512_fmadd_ps(w, x0, acc[r][0]);
+        acc[r][1] = _mm512_fmadd_ps(w, x1, acc[r][1]);
+      }
+    }
+#pragma GCC unroll 8
+    for (std::int64_t r = 0; r < kRows; ++r) {
+      const __m512 f = _mm512_set1_ps(mult[r]);
+      _mm512_storeu_ps(o + r * ldo + c0, _mm512_mul_ps(acc[r][0], f));
+      _mm512_storeu_ps(o + r * ldo + c0 + kL, _mm512_mul_ps(acc[r][1], f));
+    }
+  }
+  if (c0 < ldx) {  // one vector left
+    __m512 acc[kRows];
+#pragma GCC unroll 8
+    for (std::int64_t r = 0; r < kRows; ++r) acc[r] = _mm512_setzero_ps();
+    for (std::int64_t j = 0; j < n; ++j) {
+      const __m512 x0 = _mm512_loadu_ps(x + j * ldx + c0);
+#pragma GCC unroll 8
+      for (std::int64_t r = 0; r < kRows; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(p[r * ldp + j]), x0, acc[r]);
+    }
+#pragma GCC unroll 8
+    for (std::int64_t r = 0; r < kRows; ++r)
+      _mm512_storeu_ps(o + r * ldo + c0, _mm512_mul_ps(acc[r], _mm512_set1_ps(mult[r])));
+  }
+}
+
+// y[j * ldy + c] += sum_r p[r * ldp + j] g[r * ldg + c] for j < n, c < ldg (packed rows, ldy = ldg a multiple of
+// 16): dV += P^T dO, dK += dS^T Q. The block's 8 rows of g stay in registers, 32 columns at a time; two keys
+// per step, so that four independent chains of 8 FMAs are in flight.
+void block_rank_update(const float* p, std::int64_t ldp, const float* g, std::int64_t ldg, std::int64_t n, float* y) {
+  for (std::int64_t c0 = 0; c0 < ldg; c0 += 2 * kL) {
+    const bool two = c0 + 2 * kL <= ldg;  // else one vector left (its second half is not touched)
+    __m512 gr[kRows][2];
+#pragma GCC unroll 8
+    for (std::int64_t r = 0; r < kRows; ++r) {
+      gr[r][0] = _mm512_loadu_ps(g + r * ldg + c0);
+      gr[r][1] = two ? _mm512_loadu_ps(g + r * ldg + c0 + kL) : _mm512_setzero_ps();
+    }
+    const __mmask16 m1 = two ? 0xFFFF : 0;
+    std::int64_t j = 0;
+    for (; j + 2 <= n; j += 2) {
+      float *y0 = y + j * ldg + c0, *y1 = y0 + ldg;
+      __m512 a0 = _mm512_loadu_ps(y0), a1 = _mm512_maskz_loadu_ps(m1, y0 + kL);
+      __m512 b0 = _mm512_loadu_ps(y1), b1 = _mm512_maskz_loadu_ps(m1, y1 + kL);
+#pragma GCC unroll 8
+      for (std::int64_t r = 0; r < kRows; ++r) {
+        const __m512 w0 = _mm512_set1_ps(p[r * ldp + j]), w1 = _mm512_set1_ps(p[r * ldp + j + 1]);
+        a0 = _mm512_fmadd_ps(w0, gr[r][0], a0);
+        a1 = _mm512_fmadd_ps(w0, gr[r][1], a1);
+        b0 = _mm512_fmadd_ps(w1, gr[r][0], b0);
+        b1 = _mm512_fmadd_ps(w1, gr[r][1], b1);
+      }
+      _mm512_storeu_ps(y0, a0);
+      _mm512_mask_storeu_ps(y0 + kL, m1, a1);
+      _mm512_storeu_ps(y1, b0);
+      _mm512_mask_storeu_ps(y1 + kL, m1, b1);
+    }
+    if (j < n) {
+      float* y0 = y + j * ldg + c0;
+      __m512 a0 = _mm512_loadu_ps(y0), a1 = _mm512_maskz_loadu_ps(m1, y0 + kL);
+#pragma GCC unroll 8
+      for (std::int64_t r = 0; r < kRows; ++r) {
+        const __m512 w0 = _mm512_set1_ps(p[r * ldp + j]);
+        a0 = _mm512_fmadd_ps(w0, gr[r][0], a0);
+        a1 = _mm512_fmadd_ps(w0, gr[r][1], a1);
+      }
+      _mm512_storeu_ps(y0, a0);
+      _mm512_mask_storeu_ps(y0 + kL, m1, a1);
+    }
+  }
+}
+
+// exp_approx on 16 lanes (the loop vectorizes: exp_approx is branch-free, fast_exp.hpp).
+__m512 exp16(__m512 x) {
+  alignas(64) float t[kL];
+  _mm512_store_ps(t, x);
+#pragma omp simd
+  for (std::int64_t i = 0; i < kL; ++i) t[i] = exp_approx(t[i]);
+  return _mm512_load_ps(t);
+}
+// The lanes of the vector at columns [j, j + 16) that lie in [c.begin, c.end).
+__mmask16 band_lanes(BandColumns c, std::int64_t j) {
+  return static_cast<__mmask16>(simd::first_lanes(c.end - j) & ~simd::first_lanes(c.begin - j));
+}
+// The score rows of a block in place, over their vectors [0, round_up(n, 16)): row r < nr gets p = exp(s - m_r)
+// on its band's columns c[r] and 0 on the others, m_r the band's max; m[r], l[r] = sum p returned. Rows nr ..
+// kRows are zeroed (they add nothing to the weighted rows). Phase by phase over the rows, not row by row: each
+// row is a chain of dependent reductions (max, exps, sum), and eight independent chains side by side keep the
+// core busy where one row at a time waited on each (flash_band_row_softmax's per-row lane folds cost more than
+// a narrow band's scores).
+void block_softmax(float* s, std::int64_t lds, std::int64_t n, const BandColumns* c, std::int64_t nr, float* m,
+                   float* l) {
+  const std::int64_t cols = round_up(n, kL);
+  for (std::int64_t r = nr; r < kRows; ++r) std::fill_n(s + r * lds, cols, 0.f);
+  for (std::int64_t r = 0; r < nr; ++r) {
+    __m512 top = _mm512_set1_ps(-INFINITY);
+    for (std::int64_t j = 0; j < cols; j += kL)
+      top = _mm512_mask_max_ps(top, band_lanes(c[r], j), top, _mm512_loadu_ps(s + r * lds + j));
+    m[r] = _mm512_reduce_max_ps(top);
+  }
+  for (std::int64_t r = 0; r < nr; ++r) {
+    const __m512 mv = _mm512_set1_ps(m[r]);
+    __m512 sum = _mm512_setzero_ps();
+    for (std::int64_t j = 0; j < cols; j += kL) {
+      float* x = s + r * lds + j;
+      const __m512 p = _mm512_maskz_mov_ps(band_lanes(c[r], j), exp16(_mm512_sub_ps(_mm512_loadu_ps(x), mv)));
+      _mm512_storeu_ps(x, p);
+      sum = _mm512_add_ps(sum, p);
+    }
+    l[r] = _mm512_reduce_add_ps(sum);
+  }
+}
+
+// The backward's score rows of a block in place, over their vectors [0, round_up(n, 16)): with s the scaled
+// scores and dp = dout . v, row r < nr gets p = exp(s - lse_r) and ds = scale p (dp - delta_r) on its band's
+// columns, 0 on the others (flash_score_backward's math, dS scaled once for dq and dk); rows past nr are zero.
+void block_softmax_backward(float* s, float* dp, std::int64_t lds, std::int64_t n, const BandColumns* c,
+                            std::int64_t nr, const float* lse, const float* delta, float scale) {
+  const std::int64_t cols = round_up(n, kL);
+  for (std::int64_t r = nr; r < kRows; ++r) {
+    std::fill_n(s + r * lds, cols, 0.f);
+    std::fill_n(dp + r * lds, cols, 0.f);
+  }
+  const __m512 sc = _mm512_set1_ps(scale);
+  for (std::int64_t r = 0; r < nr; ++r) {
+    const __m512 lv = _mm512_set1_ps(lse[r]), dv = _mm512_set1_ps(delta[r]);
+    for (std::int64_t j = 0; j < cols; j += kL) {
+      float *x = s + r * lds + j, *g = dp + r * lds + j;
+      const __mmask16 band = band_lanes(c[r], j);
+      const __m512 p = _mm512_maskz_mov_ps(band, exp16(_mm512_sub_ps(_mm512_loadu_ps(x), lv)));
+      _mm512_storeu_ps(x, p);
+      _mm512_storeu_ps(g, _mm512_mul_ps(_mm512_mul_ps(p, sc), _mm512_sub_ps(_mm512_loadu_ps(g), dv)));
+    }
+  }
+}
+
+// The keys [lo, hi) that block [i0, i0 + nr) sees: its rows' bands, clipped to the sequence.
+struct Span {
+  std::int64_t lo, hi;
+  std::int64_t size() const { return hi - lo; }
+};
+Span block_span(const HeadView& h, std::int64_t i0, std::int64_t nr) {
+  return {std::max<std::int64_t>(0, i0 - h.radius), std::min(h.len, i0 + nr + h.radius)};
+}
+// Row i's band as columns of its block's span.
+BandColumns row_columns(const HeadView& h, std::int64_t i, Span span) {
+  return {std::max(span.lo, i - h.radius) - span.lo, std::min(span.hi, i + h.radius + 1) - span.lo};
+}
+// Score rows of a block: wide enough for the rounded-up vectors of the widest span.
+std::int64_t score_stride(const HeadView& h) { return round_up(std::min(h.len, 2 * h.radius + kRows), kL); }
+
+float* sized(std::vector<float>& v, std::int64_t n) {
+  v.resize(static_cast<std::size_t>(n));
+  return v.data();
+}
+
+// Radius 0 (Multi-Scale's scale-1 heads): each row attends to itself alone, p = 1, so out_i = v_i and
+// lse_i = scale q_i . k_i; in the backward ds = p (dp - delta) = 0 (delta = dout_i . out_i = dp), so dq = dk = 0
+// and dv = dout. Copies, where the blocked products would do 8-16 keys of work per row for one.
+void forward_self(const HeadView& h, std::int64_t r0, std::int64_t rows, float scale, const float* q, const float* k,
+                  const float* v, float* out, float* lse) {
+  for (std::int64_t i = r0; i < r0 + rows; ++i) {
+    std::copy_n(v + i * h.ldv, h.dv, out + i * h.ldv);
+    lse[i * h.ld_lse] = scale * simd::dot(q + i * h.ldk, k + i * h.ldk, h.dk);
+  }
+}
+void backward_self(const HeadView& h, const float* dout, float* dq, float* dk, float* dv) {
+  for (std::int64_t i = 0; i < h.len; ++i) {
+    std::fill_n(dq + i * h.ldk, h.dk, 0.f);
+    std::fill_n(dk + i * h.ldk, h.dk, 0.f);
+    std::copy_n(dout + i * h.ldv, h.dv, dv + i * h.ldv);
+  }
+}
+
+}  // namespace
+
+void forward(const HeadView& h, std::int64_t r0, std::int64_t rows, float scale, const float* q, const float* k,
+             const float* v, float* out, float* lse, Scratch& w) {
+  if (h.radius == 0) return forward_self(h, r0, rows, scale, q, k, v, out, lse);
+  const Span task = block_span(h, r0, rows);
+  const std::int64_t n = task.size(), ldk = round_up(h.dk, kL), ldv = round_up(h.dv, kL);
+  const std::int64_t ldt = round_up(n, kL) + kL, lds = score_stride(h);
+  // Packed: the task's keys transposed and its values; a block's outputs go to ob, then into `out`.
+  float *qp = sized(w.qp, kRows * ldk), *kt = sized(w.kt, h.dk * ldt), *vp = sized(w.vp, n * ldv);
+  float *ob = sized(w.ob, kRows * ldv), *s = sized(w.s, kRows * lds);
+  transpose_rows(k, h.ldk, task.lo, n, h.dk, kt, ldt);
+  pack_rows(v, h.ldv, task.lo, n, h.dv, vp, ldv);
+  float inv[kRows];
+  for (std::int64_t i0 = r0; i0 < r0 + rows; i0 += kRows) {
+    const std::int64_t nr = std::min(kRows, r0 + rows - i0);
+    const Span span = block_span(h, i0, nr);
+    // The block's queries straight from q (broadcast operands: any stride), a zero-padded copy for a last
+    // block of fewer than kRows rows; the next block's rows prefetched.
+    const float* qb = q + i0 * h.ldk;
+    std::int64_t ldq = h.ldk;
+    if (nr < kRows) {
+      pack_rows(q, h.ldk, i0, nr, h.dk, qp, ldk);
+      std::fill(qp + nr * ldk, qp + kRows * ldk, 0.f);
+      qb = qp, ldq = ldk;
+    }
+    for (std::int64_t r = 0; r < kRows && i0 + kRows + r < r0 + rows; ++r) prefetch_slice(q + (i0 + kRows + r) * h.ldk, h.dk);
+    block_scores(qb, ldq, h.dk, kt + (span.lo - task.lo), ldt, span.size(), scale, s, lds);
+    BandColumns band[kRows];
+    for (std::int64_t r = 0; r < nr; ++r) band[r] = row_columns(h, i0 + r, span);
+    float m[kRows], l[kRows];
+    block_softmax(s, lds, span.size(), band, nr, m, l);
+    for (std::int64_t r = 0; r < kRows; ++r) inv[r] = r < nr ? 1.f / l[r] : 0.f;
+    for (std::int64_t r = 0; r < nr; ++r) lse[(i0 + r) * h.ld_lse] = flash_row_lse(m[r], l[r]);
+    block_weighted_rows(s, lds, vp + (span.lo - task.lo) * ldv, ldv, span.size(), inv, ob, ldv);
+    unpack_rows(ob, ldv, nr, h.dv, out, i0, h.ldv);
+  }
+}
+
+void backward(const HeadView& h, float scale, const float* q, const float* k, const float* v, const float* out,
+              const float* lse_rows, const float* dout, float* dq, float* dk, float* dv, Scratch& w) {
+  if (h.radius == 0) return backward_self(h, dout, dq, dk, dv);
+  const std::int64_t n = h.len, ldk = round_up(h.dk, kL), ldv = round_up(h.dv, kL);
+  const std::int64_t ldt = round_up(n, kL) + kL, lds = score_stride(h), qrows = round_up(n, kRows);
+  // Packed, the whole head: q and dout (rows past n zero), k and v (rows, and transposed), and the dq, dk, dv
+  // accumulators, written back into the tensors at the end.
+  float *qp = sized(w.qp, qrows * ldk), *gp = sized(w.gp, qrows * ldv), *kp = sized(w.kp, n * ldk);
+  float *vp = sized(w.vp, n * ldv), *kt = sized(w.kt, h.dk * ldt), *vt = sized(w.vt, h.dv * ldt);
+  float *dqp = sized(w.dqp, qrows * ldk), *dkp = sized(w.dkp, n * ldk), *dvp = sized(w.dvp, n * ldv);
+  float *s = sized(w.s, kRows * lds), *dp = sized(w.dp, kRows * lds);
+  pack_rows(q, h.ldk, 0, n, h.dk, qp, ldk);
+  pack_rows(dout, h.ldv, 0, n, h.dv, gp, ldv);
+  // Per row: the forward's lse, and delta_i = dout_i . out_i (out is read here only).
+  float *lse = sized(w.lse, n), *delta = sized(w.delta, n);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float* o = out + i * h.ldv;
+    if (i + kAhead < n) prefetch_slice(o + kAhead * h.ldv, h.dv);
+    __m512 acc = _mm512_setzero_ps();
+    for (std::int64_t c = 0; c < h.dv; c += kL)
+      acc = _mm512_fmadd_ps(_mm512_loadu_ps(gp + i * ldv + c), _mm512_maskz_loadu_ps(simd::first_lanes(h.dv - c), o + c), acc);
+    delta[i] = _mm512_reduce_add_ps(acc);
+    lse[i] = lse_rows[i * h.ld_lse];
+  }
+  std::fill(qp + n * ldk, qp + qrows * ldk, 0.f);
+  std::fill(gp + n * ldv, gp + qrows * ldv, 0.f);
+  pack_rows(k, h.ldk, 0, n, h.dk, kp, ldk);
+  pack_rows(v, h.ldv, 0, n, h.dv, vp, ldv);
+  transpose_rows(kp, ldk, 0, n, h.dk, kt, ldt);
+  transpose_rows(vp, ldv, 0, n, h.dv, vt, ldt);
+  std::fill_n(dkp, n * ldk, 0.f);
+  std::fill_n(dvp, n * ldv, 0.f);
+  const float ones[kRows] = {1.f, 1.f, 1.f, 1.f, 1.f, 1.f, 1.f, 1.f};
+  for (std::int64_t i0 = 0; i0 < n; i0 += kRows) {
+    const std::int64_t nr = std::min(kRows, n - i0);
+    const Span span = block_span(h, i0, nr);
+    const float *qb = qp + i0 * ldk, *gb = gp + i0 * ldv;
+    block_scores(qb, ldk, h.dk, kt + span.lo, ldt, span.size(), scale, s, lds);
+    block_scores(gb, ldv, h.dv, vt + span.lo, ldt, span.size(), 1.f, dp, lds);
+    BandColumns band[kRows];
+    for (std::int64_t r = 0; r < nr; ++r) band[r] = row_columns(h, i0 + r, span);
+    block_softmax_backward(s, dp, lds, span.size(), band, nr, lse + i0, delta + i0, scale);
+    block_weighted_rows(dp, lds, kp + span.lo * ldk, ldk, span.size(), ones, dqp + i0 * ldk, ldk);
+    block_rank_update(s, lds, gb, ldv, span.size(), dvp + span.lo * ldv);
+    block_rank_update(dp, lds, qb, ldk, span.size(), dkp + span.lo * ldk);
+  }
+  unpack_rows(dqp, ldk, n, h.dk, dq, 0, h.ldk);
+  unpack_rows(dkp, ldk, n, h.dk, dk, 0, h.ldk);
+  unpack_rows(dvp, ldv, n, h.dv, dv, 0, h.ldv);
+}
+
+}  // namespace topo::flash_band
+#endif
