@@ -434,4 +434,19 @@ void backward(const HeadView& h, float scale, const float* q, const float* k, co
 }
 
 }  // namespace topo::flash_band
+#else
+#include "kernels/error.hpp"
+
+namespace topo::flash_band {
+// Not built without AVX-512 (kAvailable is false, so flash_attention.cpp never calls these); defined so that
+// unoptimised builds, which keep the guarded calls, link.
+void forward(const HeadView&, std::int64_t, std::int64_t, float, const float*, const float*, const float*, float*,
+             float*, Scratch&) {
+  TOPO_CHECK(false, "flash_band::forward: built without AVX-512");
+}
+void backward(const HeadView&, float, const float*, const float*, const float*, const float*, const float*,
+              const float*, float*, float*, float*, Scratch&) {
+  TOPO_CHECK(false, "flash_band::backward: built without AVX-512");
+}
+}  // namespace topo::flash_band
 #endif
