@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <list>
 #include <map>
 #include <mutex>
 #include <new>
@@ -30,12 +31,21 @@ namespace {
 // Large host blocks are cached by rounded size. A fresh multi-megabyte block costs a page fault per 4 KiB
 // on first touch, which was 20-40% of a softmax over a training batch; the training loop allocates the
 // same sizes every step, so reusing freed blocks removes that. Small blocks go straight to malloc.
-constexpr std::size_t kCacheFrom = std::size_t{1} << 18;     // 256 KiB
-constexpr std::size_t kCacheLimit = std::size_t{2} << 30;    // at most 2 GiB parked; beyond that, free
+// When the parked bytes would pass the limit, the blocks parked longest are freed first: sizes that stopped
+// recurring (another model's, another batch shape's) make room for the ones in use. (Refusing new blocks
+// instead kept a cache full of the first sizes seen: `topo-bench models` ran Multi-Scale's steps on fresh,
+// faulting pages once Star's and the dense model's blocks had filled it.)
+constexpr std::size_t kCacheFrom = std::size_t{1} << 18;  // 256 KiB
+struct Block {
+  std::size_t size;
+  void* ptr;
+};
 struct Cache {
   std::mutex mutex;
-  std::multimap<std::size_t, void*> free_blocks;
+  std::list<Block> parked;                                       // oldest release first
+  std::multimap<std::size_t, std::list<Block>::iterator> by_size;  // the same blocks, by size
   std::size_t bytes_cached = 0;
+  std::size_t limit = std::size_t{2} << 30;  // 2 GiB
 };
 Cache& cache() {
   static Cache* c = new Cache;  // leaked on purpose: storage may be released during static destruction
@@ -45,6 +55,18 @@ std::size_t block_size(std::size_t bytes) {
   if (bytes == 0) bytes = 1;
   return bytes < kCacheFrom ? round_up(bytes, kCpuAlignment) : round_up(bytes, std::size_t{1} << 16);
 }
+// Frees the blocks parked longest until `room` more bytes fit under the limit (the caller holds the lock).
+void evict_for(Cache& c, std::size_t room) {
+  while (!c.parked.empty() && c.bytes_cached + room > c.limit) {
+    const auto oldest = c.parked.begin();
+    auto [first, last] = c.by_size.equal_range(oldest->size);
+    while (first->second != oldest) ++first;  // a block is in both containers: found before `last`
+    c.by_size.erase(first);
+    c.bytes_cached -= oldest->size;
+    std::free(oldest->ptr);
+    c.parked.erase(oldest);
+  }
+}
 }  // namespace
 
 void* allocate(std::size_t bytes) {
@@ -52,10 +74,11 @@ void* allocate(std::size_t bytes) {
   if (size >= kCacheFrom) {
     Cache& c = cache();
     std::lock_guard<std::mutex> lock(c.mutex);
-    auto it = c.free_blocks.find(size);
-    if (it != c.free_blocks.end()) {
-      void* ptr = it->second;
-      c.free_blocks.erase(it);
+    auto it = c.by_size.find(size);
+    if (it != c.by_size.end()) {
+      void* ptr = it->second->ptr;
+      c.parked.erase(it->second);
+      c.by_size.erase(it);
       c.bytes_cached -= size;
       return ptr;
     }
@@ -70,8 +93,9 @@ void release(void* ptr, std::size_t bytes) {
   if (size >= kCacheFrom) {
     Cache& c = cache();
     std::lock_guard<std::mutex> lock(c.mutex);
-    if (c.bytes_cached + size <= kCacheLimit) {
-      c.free_blocks.insert({size, ptr});
+    if (size <= c.limit) {
+      evict_for(c, size);
+      c.by_size.emplace(size, c.parked.insert(c.parked.end(), Block{size, ptr}));
       c.bytes_cached += size;
       return;
     }
@@ -82,9 +106,19 @@ void release(void* ptr, std::size_t bytes) {
 void empty_cache() {
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
-  for (auto& [size, ptr] : c.free_blocks) std::free(ptr);
-  c.free_blocks.clear();
+  for (const Block& b : c.parked) std::free(b.ptr);
+  c.parked.clear();
+  c.by_size.clear();
   c.bytes_cached = 0;
+}
+
+std::size_t set_cache_limit(std::size_t bytes) {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  const std::size_t previous = c.limit;
+  c.limit = bytes;
+  evict_for(c, 0);
+  return previous;
 }
 
 std::size_t bytes_cached() {

@@ -33,11 +33,13 @@ void zero_bytes(void* dst, Device device, std::size_t bytes);
 
 namespace host_memory {
 // The host allocator behind CPU storage: 64-byte aligned; blocks of 256 KiB and more are cached for reuse
-// (at most 2 GiB parked).
+// (at most 2 GiB parked by default; past the limit the blocks parked longest are freed first).
 void* allocate(std::size_t bytes);
 void release(void* ptr, std::size_t bytes);
 void empty_cache();
 std::size_t bytes_cached();
+// Sets the most bytes the cache parks (freeing the oldest blocks past it); returns the previous limit.
+std::size_t set_cache_limit(std::size_t bytes);
 }  // namespace host_memory
 
 namespace cuda_memory {

@@ -56,6 +56,30 @@ void pack_rows(const float* src, std::int64_t lds, std::int64_t j0, std::int64_t
   }
 }
 
+// The first `count` (< 16) floats of x at dst, by 8-, 4-, 2- and 1-float stores: a masked 512-bit store to a
+// line that is not in cache stalled this EPYC (it held the backward's write-back at a fifth of its time on two
+// threads); the other floats of the line belong to the next head, possibly another thread's.
+void store_head(float* dst, __m512 x, std::int64_t count) {
+  __m256 y = _mm512_castps512_ps256(x);
+  if (count >= 8) {
+    _mm256_storeu_ps(dst, y);
+    y = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1));
+    dst += 8, count -= 8;
+  }
+  __m128 z = _mm256_castps256_ps128(y);
+  if (count >= 4) {
+    _mm_storeu_ps(dst, z);
+    z = _mm256_extractf128_ps(y, 1);
+    dst += 4, count -= 4;
+  }
+  if (count >= 2) {
+    _mm_storel_pi(reinterpret_cast<__m64*>(dst), z);
+    z = _mm_movehl_ps(z, z);
+    dst += 2, count -= 2;
+  }
+  if (count == 1) _mm_store_ss(dst, z);
+}
+
 // The inverse: dst[(j0 + j) * ldd + c] = src[j * lds + c] for j < n, c < d (packed rows back into a tensor's
 // head slices), the destination rows kAhead ahead prefetched.
 void unpack_rows(const float* src, std::int64_t lds, std::int64_t n, std::int64_t d, float* dst, std::int64_t j0,
@@ -63,8 +87,9 @@ void unpack_rows(const float* src, std::int64_t lds, std::int64_t n, std::int64_
   for (std::int64_t j = 0; j < n; ++j) {
     float* row = dst + (j0 + j) * ldd;
     if (j + kAhead < n) prefetch_slice(row + kAhead * ldd, d);
-    for (std::int64_t c = 0; c < d; c += kL)
-      _mm512_mask_storeu_ps(row + c, simd::first_lanes(d - c), _mm512_loadu_ps(src + j * lds + c));
+    std::int64_t c = 0;
+    for (; c + kL <= d; c += kL) _mm512_storeu_ps(row + c, _mm512_loadu_ps(src + j * lds + c));
+    if (c < d) store_head(row + c, _mm512_loadu_ps(src + j * lds + c), d - c);
   }
 }
 

@@ -66,3 +66,22 @@ TEST_CASE("host allocator: a freed large block is reused for the next request of
   Tensor small = Tensor::zeros({7});  // small blocks bypass the cache
   CHECK(host_memory::bytes_cached() == 0);
 }
+
+TEST_CASE("host allocator: past its limit the cache frees the blocks parked longest, not the newest") {
+  host_memory::empty_cache();
+  const std::size_t previous = host_memory::set_cache_limit(std::size_t{8} << 20);  // 8 MiB
+  const std::size_t mib = std::size_t{1} << 20;
+  { Tensor a = Tensor::empty({static_cast<std::int64_t>(3 * mib / 4)}), b = Tensor::empty({static_cast<std::int64_t>(3 * mib / 4)}); }
+  CHECK(host_memory::bytes_cached() == 6 * mib);  // two 3 MiB blocks parked
+  const void* fresh;
+  {
+    Tensor c = Tensor::empty({static_cast<std::int64_t>(mib)});  // 4 MiB: a size the cache has not seen
+    fresh = c.raw_data();
+  }
+  CHECK(host_memory::bytes_cached() == 7 * mib);  // one 3 MiB block freed to park it
+  Tensor again = Tensor::empty({static_cast<std::int64_t>(mib)});
+  CHECK(again.raw_data() == fresh);
+  host_memory::set_cache_limit(2 * mib);  // lowering the limit frees what no longer fits
+  CHECK(host_memory::bytes_cached() == 0);
+  host_memory::set_cache_limit(previous);
+}
