@@ -20,8 +20,9 @@
 // few scores by dot products (forward_rows, backward_rows), where sgemms of a mostly masked 16 x 16 tile
 // would cost more than the arithmetic. Full attention is r = length: the same tiles and sums as without bands.
 // On AVX-512 CPUs every band narrower than its sequence runs on register-blocked micro-kernels instead
-// (flash_attention_band.hpp: blocks of 8 queries, no sgemm calls; forward tasks of kBandChunk queries, the
-// backward per (sequence, head) as here); the tiles and rows above are the other CPUs' path.
+// (flash_attention_band.hpp: blocks of 8 queries, no sgemm calls), one task per chunk of kBandChunk queries
+// (forward) or per sequence (backward) for all of its banded heads, so no two threads write the cache lines
+// neighbouring heads' slices of a row share; the tiles and rows above are the other CPUs' path.
 #include "kernels/dense/flash_attention.hpp"
 
 #include <omp.h>
@@ -59,6 +60,7 @@ bool row_band(std::int64_t radius, std::int64_t len) { return radius < len && 2 
 // chunk sees once: 2r of them beyond the chunk, so chunks much shorter than a band would pack it repeatedly).
 bool micro_band(std::int64_t radius, std::int64_t len) { return flash_band::kAvailable && radius < len; }
 constexpr std::int64_t kBandChunk = 256;
+constexpr std::int64_t kEveryBandedHead = -1;  // a task over all micro-banded heads of its rows
 
 struct Dims {
   std::int64_t heads, dk, dv;
@@ -216,27 +218,45 @@ void forward_tile(HeadRows at, std::int64_t len, std::int64_t r0, std::int64_t m
 void forward_cpu(const Sequences& s, Dims d, float scale, const float* q, const float* k, const float* v, float* out,
                  float* lse) {
   struct Task {
-    std::int64_t b, h, r0, rows;
+    std::int64_t b, h, r0, rows;  // h = kEveryBandedHead: the sequence's micro-banded heads, one after another
   };
-  std::vector<Task> tasks;  // (sequence, head, query tile); the tile's height follows the head's band
-  for (std::int64_t b = 0; b < s.num(); ++b)
+  // (sequence, head, query tile), the tile's height following the head's band; the micro-banded heads of a
+  // sequence go together, per chunk of rows: two threads on neighbouring heads of the same rows would write
+  // the cache lines those heads' slices share (a head's 120-200 bytes of a row do not end on a line) from two
+  // cores, and one task after another on the same rows keeps their lines in cache.
+  std::vector<Task> tasks;
+  for (std::int64_t b = 0; b < s.num(); ++b) {
+    const std::int64_t len = s.length(static_cast<std::size_t>(b));
+    bool banded = false;
     for (std::int64_t h = 0; h < d.heads; ++h) {
-      const std::int64_t len = s.length(static_cast<std::size_t>(b));
       const std::int64_t r = s.radius[static_cast<std::size_t>(b * d.heads + h)];
-      const std::int64_t tile = micro_band(r, len) ? kBandChunk : row_band(r, len) ? kQueryTile : band_tile(r, kQueryTile);
+      if (micro_band(r, len)) {
+        banded = true;
+        continue;
+      }
+      const std::int64_t tile = row_band(r, len) ? kQueryTile : band_tile(r, kQueryTile);
       for (std::int64_t r0 = 0; r0 < len; r0 += tile) tasks.push_back({b, h, r0, std::min(tile, len - r0)});
     }
+    if (banded)
+      for (std::int64_t r0 = 0; r0 < len; r0 += kBandChunk)
+        tasks.push_back({b, kEveryBandedHead, r0, std::min(kBandChunk, len - r0)});
+  }
   parallel_tasks<ForwardScratch>(static_cast<std::int64_t>(tasks.size()), [&](std::int64_t i, ForwardScratch& w) {
     const Task& t = tasks[static_cast<std::size_t>(i)];
     const auto b = static_cast<std::size_t>(t.b);
-    const std::int64_t radius = s.radius[static_cast<std::size_t>(t.b * d.heads + t.h)];
-    const HeadRows at{s.offsets[b], t.h, d};
-    if (micro_band(radius, s.length(b)))
-      flash_band::forward({s.length(b), radius, d.dk, d.dv, d.heads * d.dk, d.heads * d.dv, d.heads}, t.r0, t.rows, scale,
-                          at.k_row(q, 0), at.k_row(k, 0), at.v_row(v, 0), at.v_row(out, 0), lse + at.off * d.heads + at.h,
+    const std::int64_t len = s.length(b);
+    if (t.h != kEveryBandedHead) {
+      const std::int64_t radius = s.radius[static_cast<std::size_t>(t.b * d.heads + t.h)];
+      return forward_tile({s.offsets[b], t.h, d}, len, t.r0, t.rows, radius, scale, q, k, v, out, lse, w);
+    }
+    for (std::int64_t h = 0; h < d.heads; ++h) {
+      const std::int64_t radius = s.radius[static_cast<std::size_t>(t.b * d.heads + h)];
+      if (!micro_band(radius, len)) continue;
+      const HeadRows at{s.offsets[b], h, d};
+      flash_band::forward({len, radius, d.dk, d.dv, d.heads * d.dk, d.heads * d.dv, d.heads}, t.r0, t.rows, scale,
+                          at.k_row(q, 0), at.k_row(k, 0), at.v_row(v, 0), at.v_row(out, 0), lse + at.off * d.heads + h,
                           w.band);
-    else
-      forward_tile(at, s.length(b), t.r0, t.rows, radius, scale, q, k, v, out, lse, w);
+    }
   });
 }
 
@@ -281,11 +301,6 @@ void backward_head(HeadRows at, std::int64_t len, std::int64_t radius, float sca
                    const float* v, const float* out, const float* lse, const float* dout, float* dq, float* dk,
                    float* dv, BackwardScratch& w) {
   const Dims d = at.d;
-  if (micro_band(radius, len))
-    return flash_band::backward({len, radius, d.dk, d.dv, d.heads * d.dk, d.heads * d.dv, d.heads}, scale,
-                                at.k_row(q, 0), at.k_row(k, 0), at.v_row(v, 0), at.v_row(out, 0),
-                                lse + at.off * d.heads + at.h, at.v_row(dout, 0), at.k_row(dq, 0), at.k_row(dk, 0),
-                                at.v_row(dv, 0), w.band);
   const std::int64_t ldk = d.heads * d.dk, ldv = d.heads * d.dv;
   w.delta.resize(static_cast<std::size_t>(len));
   w.lse.resize(static_cast<std::size_t>(len));
@@ -315,6 +330,42 @@ void backward_head(HeadRows at, std::int64_t len, std::int64_t radius, float sca
       cpu::sgemm(false, false, mq, d.dk, nk, scale, dp, nk, at.k_row(k, j0), ldk, 1.f, at.k_row(dq, i0), ldk);
     }
   }
+}
+
+// Tasks as in forward_cpu: one per (sequence, head) on tiles or rows, one per sequence for all its
+// micro-banded heads (each task owns the dq, dk, dv rows of its heads: no atomics, no shared cache lines).
+void backward_cpu(const Sequences& s, Dims d, float scale, const float* q, const float* k, const float* v,
+                  const float* out, const float* lse, const float* dout, float* dq, float* dk, float* dv) {
+  struct Task {
+    std::int64_t b, h;
+  };
+  std::vector<Task> tasks;
+  for (std::int64_t b = 0; b < s.num(); ++b) {
+    bool banded = false;
+    for (std::int64_t h = 0; h < d.heads; ++h) {
+      if (micro_band(s.radius[static_cast<std::size_t>(b * d.heads + h)], s.length(static_cast<std::size_t>(b))))
+        banded = true;
+      else
+        tasks.push_back({b, h});
+    }
+    if (banded) tasks.push_back({b, kEveryBandedHead});
+  }
+  parallel_tasks<BackwardScratch>(static_cast<std::int64_t>(tasks.size()), [&](std::int64_t i, BackwardScratch& w) {
+    const Task& t = tasks[static_cast<std::size_t>(i)];
+    const auto b = static_cast<std::size_t>(t.b);
+    const std::int64_t len = s.length(b);
+    if (t.h != kEveryBandedHead)
+      return backward_head({s.offsets[b], t.h, d}, len, s.radius[b * static_cast<std::size_t>(d.heads) + static_cast<std::size_t>(t.h)],
+                           scale, q, k, v, out, lse, dout, dq, dk, dv, w);
+    for (std::int64_t h = 0; h < d.heads; ++h) {
+      const std::int64_t radius = s.radius[static_cast<std::size_t>(t.b * d.heads + h)];
+      if (!micro_band(radius, len)) continue;
+      const HeadRows at{s.offsets[b], h, d};
+      flash_band::backward({len, radius, d.dk, d.dv, d.heads * d.dk, d.heads * d.dv, d.heads}, scale, at.k_row(q, 0),
+                           at.k_row(k, 0), at.v_row(v, 0), at.v_row(out, 0), lse + at.off * d.heads + h,
+                           at.v_row(dout, 0), at.k_row(dq, 0), at.k_row(dk, 0), at.v_row(dv, 0), w.band);
+    }
+  });
 }
 
 // Device copies of the offsets, of each row's sequence id and of the (sequence, head) radii, for CUDA.
@@ -393,13 +444,7 @@ FlashAttentionGrads flash_attention_backward(const Tensor& q, const Tensor& k, c
   float *dqp = r.dq.data<float>(), *dkp = r.dk.data<float>(), *dvp = r.dv.data<float>();
   TOPO_ON_DEVICE(
       device,
-      parallel_tasks<BackwardScratch>(s.num() * d.heads,
-                                      [&, &s = s, d = d](std::int64_t i, BackwardScratch& w) {
-                                        const auto b = static_cast<std::size_t>(i / d.heads);
-                                        backward_head({s.offsets[b], i % d.heads, d}, s.length(b),
-                                                      s.radius[static_cast<std::size_t>(i)], scale, qp, kp, vp, outp,
-                                                      lsep, gp, dqp, dkp, dvp, w);
-                                      }),
+      backward_cpu(s, d, scale, qp, kp, vp, outp, lsep, gp, dqp, dkp, dvp),
       {
         const DeviceSequences ds = device_sequences(s, device);
         cuda::flash_attention_backward(ds.offsets.data<std::int64_t>(), ds.seq.data<std::int64_t>(),
