@@ -53,10 +53,9 @@ Var Linear::forward(const Var& x) const {
              shape_str(x.shape()), in_);
   Shape out_shape = x.shape();
   out_shape.back() = out_;
-  // [..., in] -> [N, in] @ W^T -> [N, out]: one GEMM with W read transposed, nothing materialised.
-  Var y = matmul(reshape(x, {-1, in_}), weight, false, true);
-  if (bias.defined()) y = add(y, bias);
-  return reshape(y, out_shape);
+  // [..., in] -> [N, in] @ W^T (+ b) -> [N, out]: one GEMM with W read transposed (onto the bias rows).
+  const Var x2 = reshape(x, {-1, in_});
+  return reshape(bias.defined() ? linear(x2, weight, bias) : matmul(x2, weight, false, true), out_shape);
 }
 
 // ---- Embedding

@@ -12,6 +12,9 @@ namespace topo::nn {
 // ---- linear algebra (ops_matmul.cpp)
 // op(a) @ op(b). 2-D: [M,K] @ [K,N]; batched: [B,M,K] @ [B,K,N], or [B,M,K] @ [K,N] sharing b.
 Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = false);
+// x [N, in] @ weight [out, in]^T + bias [out] -> [N, out] in one GEMM onto the bias rows (kernels' linear);
+// the gradients of matmul and add.
+Var linear(const Var& x, const Var& weight, const Var& bias);
 // Fused dense self-attention over packed sequences (kernels/dense/flash_attention.hpp): q, k [rows, H, dk],
 // v [rows, H, dv], sequence b owns `lengths[b]` consecutive rows and attends within them -> [rows, H, dv].
 // Keeps only the row log-sum-exp for the backward (scores recomputed there), never an [L, L] tensor.

@@ -1,6 +1,7 @@
 // matmul and its backward. With C = op(A) op(B) and G = dL/dC:
 //   dop(A) = G op(B)^T, dop(B) = op(A)^T G, transposed back when the flag was set; each case below is one
 //   GEMM with the flags chosen so nothing is materialised transposed.
+#include "kernels/dense/binary.hpp"
 #include "kernels/dense/flash_attention.hpp"
 #include "kernels/dense/gemm.hpp"
 #include "nn/ops.hpp"
@@ -31,6 +32,17 @@ Var matmul(const Var& a, const Var& b, bool ta, bool tb) {
         return std::vector<Tensor>{ga, gb};
       },
       "matmul");
+}
+
+Var linear(const Var& x, const Var& weight, const Var& bias) {
+  return make_output(
+      topo::linear(x.data(), weight.data(), bias.data()), {x, weight, bias},
+      [xd = x.data(), wd = weight.data(), bshape = bias.shape()](const Tensor& g, const std::vector<bool>& needs) {
+        return std::vector<Tensor>{needs[0] ? topo::matmul(g, wd) : Tensor(),
+                                   needs[1] ? topo::matmul(g, xd, true, false) : Tensor(),
+                                   needs[2] ? sum_to_shape(g, bshape) : Tensor()};
+      },
+      "linear");
 }
 
 Var flash_attention(const Var& q, const Var& k, const Var& v, const std::vector<std::int64_t>& lengths, float scale,

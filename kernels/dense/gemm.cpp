@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "kernels/parallel.hpp"
 #include "kernels/profile.hpp"
 #include "kernels/dense/binary.hpp"
 #include "kernels/dense/gemm_bf16.hpp"
@@ -228,6 +229,30 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
   const Plan p = plan_for(a, b, trans_a, trans_b, "matmul");
   Tensor c = Tensor::empty(p.c_shape, DType::F32, a.device());
   gemm(trans_a, trans_b, 1.f, a, b, 0.f, c);
+  return c;
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  TOPO_PROFILE(Gemm);
+  check_dtype(bias, DType::F32, "linear", "bias");
+  check_same_device(x, bias, "linear");
+  TOPO_CHECK(x.ndim() == 2 && weight.ndim() == 2 && bias.ndim() == 1 && bias.size(0) == weight.size(0),
+             "linear: expected x [N, in], weight [out, in] and bias [out], got {}, {} and {}", x.str(), weight.str(),
+             bias.str());
+  const Plan p = plan_for(x, weight, false, true, "linear");
+  const std::int64_t rows = p.m, cols = p.n;
+  Tensor c = Tensor::empty(p.c_shape, DType::F32, x.device());
+  if (c.numel() == 0) return c;
+  if (x.device().is_cpu()) {
+    const float* b = bias.data<float>();
+    float* cp = c.data<float>();
+    parallel_for(rows, cols, [&](std::int64_t begin, std::int64_t end) {
+      for (std::int64_t r = begin; r < end; ++r) std::copy_n(b, cols, cp + r * cols);
+    });
+  } else {  // the bias rows as a rank-1 product: ones [N, 1] @ bias [1, out]
+    gemm(false, false, 1.f, Tensor::full({rows, 1}, 1.f, x.device()), bias.reshape({1, cols}), 0.f, c);
+  }
+  gemm(false, true, 1.f, x, weight, 1.f, c);
   return c;
 }
 

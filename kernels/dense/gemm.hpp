@@ -45,6 +45,12 @@ void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor
 // A new tensor op(a) @ op(b), shapes as for gemm. Errors name both shapes.
 Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans_b = false);
 
+// The affine map of a linear layer: x [N, in] @ weight [out, in]^T + bias [out] -> [N, out]. The bias rows are
+// written first and the product accumulated onto them (one GEMM with beta = 1), instead of a GEMM that
+// clears its output and an add that reads it back and writes a second tensor: one pass over the output
+// instead of three, per projection of every model.
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
+
 namespace cpu {
 // GEMMs with M*N*K at or below this run on one thread outside OpenMP regions: a parallel region costs a fork
 // and a join, and with topograph's short spin (GOMP_SPINCOUNT=1000, kernels/threads.hpp) an idle thread is

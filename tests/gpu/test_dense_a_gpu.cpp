@@ -1,5 +1,7 @@
 // CUDA vs CPU for binary, reduce, softmax, layer_norm and gemm on the same inputs. Runs only where a CUDA
 // device exists (the gpu executable exits 77 otherwise) but always compiles.
+#include <array>
+
 #include "kernels/dense/binary.hpp"
 #include "kernels/dense/gemm.hpp"
 #include "kernels/dense/layer_norm.hpp"
@@ -134,6 +136,15 @@ TEST_CASE("gpu: gemm 2-D, batched and shared-b match the CPU for all transposes"
           gemm(ta, tb, 0.5f, a, b, 2.f, cc);
           TOPO_CHECK_CLOSE(host(cg), host(cc), 1e-4, 1e-4);
         }
+}
+
+TEST_CASE("gpu: linear (x W^T + b onto the bias rows) matches the CPU") {
+  std::uint64_t seed = 90;
+  for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{{1, 1, 1}, {33, 257, 31}, {600, 300, 300}}) {
+    CAPTURE(m);
+    const Tensor x = random_uniform({m, k}, seed++), w = random_uniform({n, k}, seed++), b = random_uniform({n}, seed++);
+    TOPO_CHECK_CLOSE(host(linear(x.to(kGpu), w.to(kGpu), b.to(kGpu))), host(linear(x, w, b)), 1e-4, 1e-4);
+  }
 }
 
 TEST_CASE("gpu: every unary op, forward and backward, matches the CPU") {

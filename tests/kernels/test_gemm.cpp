@@ -113,6 +113,26 @@ TEST_CASE("gemm edge cases: empty inner dim, empty result") {
   CHECK(matmul(Tensor::zeros({2, 0, 4}), Tensor::zeros({4, 3})).shape() == Shape{2, 0, 3});
 }
 
+TEST_CASE("linear: x W^T + b equals a naive loop, below and above the one-thread size, and k = 0") {
+  std::uint64_t seed = 500;
+  for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{{1, 1, 1}, {7, 33, 5}, {600, 300, 300}, {3, 2, 0}}) {
+    CAPTURE(m);
+    CAPTURE(n);
+    CAPTURE(k);
+    const Tensor x = random_uniform({m, k}, seed++), w = random_uniform({n, k}, seed++), b = random_uniform({n}, seed++);
+    const std::vector<float> xv = x.to_vector<float>(), wv = w.to_vector<float>(), bv = b.to_vector<float>();
+    std::vector<float> rows;  // the bias broadcast over the m rows: reference's c0 with beta = 1
+    for (std::int64_t i = 0; i < m; ++i) rows.insert(rows.end(), bv.begin(), bv.end());
+    const std::vector<float> want = reference(false, true, m, n, k, 1.f, xv.data(), wv.data(), 1.f, rows.data());
+    const std::vector<float> got = linear(x, w, b).to_vector<float>();
+    REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-4));
+  }
+  CHECK_THROWS_WITH_AS(linear(Tensor::zeros({4, 3}), Tensor::zeros({2, 3}), Tensor::zeros({3})),
+                       doctest::Contains("bias [out]"), topo::Error);
+  CHECK_THROWS_AS(linear(Tensor::zeros({4, 3}), Tensor::zeros({2, 5}), Tensor::zeros({2})), topo::Error);
+}
+
 TEST_CASE("gemm errors name both shapes") {
   const auto message = [](auto&& f) -> std::string {
     try {

@@ -92,6 +92,15 @@ TEST_CASE("matmul: gradcheck, 2-D with every transpose combination, batched and 
   CHECK_THROWS_AS(matmul(leaf({7, 5}, 1), leaf({4, 3}, 2)), Error);
 }
 
+TEST_CASE("linear: gradcheck of x, weight and bias, and the same values as matmul + add") {
+  Var x = leaf({7, 33}, 47), w = leaf({5, 33}, 48), b = leaf({5}, 49);
+  TOPO_GRADCHECK([](const Inputs& v) { return linear(v[0], v[1], v[2]); }, {x, w, b});
+  const std::vector<float> fused = linear(x, w, b).data().to_vector<float>();
+  const std::vector<float> composed = add(matmul(x, w, false, true), b).data().to_vector<float>();
+  REQUIRE(fused.size() == composed.size());
+  for (std::size_t i = 0; i < fused.size(); ++i) CHECK(fused[i] == doctest::Approx(composed[i]).epsilon(1e-5));
+}
+
 TEST_CASE("flash_attention: gradcheck, full and banded (per-sequence and per-head radii, both band schedules)") {
   // Sequences of 1, 7 and 33 rows, 2 heads of 5 (dk = dv); the kernel's own tests cover the sizes at scale.
   const std::vector<std::int64_t> lengths = {1, 7, 33};
