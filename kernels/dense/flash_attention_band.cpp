@@ -139,85 +139,55 @@ void transpose_rows(const float* a, std::int64_t lda, std::int64_t j0, std::int6
   for (std::int64_t c = 0; c < d; ++c) std::fill(kt + c * ld + cols, kt + (c + 1) * ld, 0.f);
 }
 
-// s[r * lds + j] = scale * sum_c a[r * lda + c] bt[c * ldb + j], r < kRows, j < round_up(n, 16), c < d.
-void block_scores(const float* a, std::int64_t lda, std::int64_t d, const float* bt, std::int64_t ldb, std::int64_t n,
-                  float scale, float* s, std::int64_t lds) {
-  const __m512 sc = _mm512_set1_ps(scale);
-  const std::int64_t cols = round_up(n, kL);
-  std::int64_t j = 0;
-  for (; j + 2 * kL <= cols; j += 2 * kL) {
+// c[r * ldc + w] = mult[r] * sum_i a[r * lda + i] b[i * ldb + w] for r < kRows, i < k, w < cols (a multiple of
+// 16): every product of a block that has its 8 rows on the left — the scores S = scale Q K^T (a = the queries,
+// b = K packed transposed, i over dk) and the weighted rows O = P V / l, dQ = dS K (a = the block's p or dS
+// rows, b = packed value or key rows, i over the span's keys). A GEMM micro-kernel: 8 rows x 32 columns of
+// accumulators fed per i by two loads of b and eight broadcasts of a, then one vector of columns if 16 are left.
+void block_product(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, std::int64_t k,
+                   std::int64_t cols, const float* mult, float* c, std::int64_t ldc) {
+  std::int64_t w = 0;
+  for (; w + 2 * kL <= cols; w += 2 * kL) {
     __m512 acc[kRows][2];
 #pragma GCC unroll 8
     for (std::int64_t r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-    const float* b = bt + j;
-    for (std::int64_t c = 0; c < d; ++c) {
-      const __m512 b0 = _mm512_loadu_ps(b + c * ldb), b1 = _mm512_loadu_ps(b + c * ldb + kL);
+    for (std::int64_t i = 0; i < k; ++i) {
+      const __m512 b0 = _mm512_loadu_ps(b + i * ldb + w), b1 = _mm512_loadu_ps(b + i * ldb + w + kL);
 #pragma GCC unroll 8
       for (std::int64_t r = 0; r < kRows; ++r) {
-        const __m512 x = _mm512_set1_ps(a[r * lda + c]);
+        const __m512 x = _mm512_set1_ps(a[r * lda + i]);
         acc[r][0] = _mm512_fmadd_ps(x, b0, acc[r][0]);
         acc[r][1] = _mm512_fmadd_ps(x, b1, acc[r][1]);
       }
     }
 #pragma GCC unroll 8
     for (std::int64_t r = 0; r < kRows; ++r) {
-      _mm512_storeu_ps(s + r * lds + j, _mm512_mul_ps(acc[r][0], sc));
-      _mm512_storeu_ps(s + r * lds + j + kL, _mm512_mul_ps(acc[r][1], sc));
+      const __m512 f = _mm512_set1_ps(mult[r]);
+      _mm512_storeu_ps(c + r * ldc + w, _mm512_mul_ps(acc[r][0], f));
+      _mm512_storeu_ps(c + r * ldc + w + kL, _mm512_mul_ps(acc[r][1], f));
     }
   }
-  if (j < cols) {
+  if (w < cols) {
     __m512 acc[kRows];
 #pragma GCC unroll 8
     for (std::int64_t r = 0; r < kRows; ++r) acc[r] = _mm512_setzero_ps();
-    const float* b = bt + j;
-    for (std::int64_t c = 0; c < d; ++c) {
-      const __m512 b0 = _mm512_loadu_ps(b + c * ldb);
+    for (std::int64_t i = 0; i < k; ++i) {
+      const __m512 b0 = _mm512_loadu_ps(b + i * ldb + w);
 #pragma GCC unroll 8
-      for (std::int64_t r = 0; r < kRows; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(a[r * lda + c]), b0, acc[r]);
+      for (std::int64_t r = 0; r < kRows; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(a[r * lda + i]), b0, acc[r]);
     }
 #pragma GCC unroll 8
-    for (std::int64_t r = 0; r < kRows; ++r) _mm512_storeu_ps(s + r * lds + j, _mm512_mul_ps(acc[r], sc));
+    for (std::int64_t r = 0; r < kRows; ++r) _mm512_storeu_ps(c + r * ldc + w, _mm512_mul_ps(acc[r], _mm512_set1_ps(mult[r])));
   }
 }
 
-// o[r * ldo + c] = mult[r] * sum_j p[r * ldp + j] x[j * ldx + c] for r < kRows, c < ldx (packed rows x, ldx a
-// multiple of 16, the padding columns zero): the weighted value rows of a block, O = P V and dQ = dS K.
-void block_weighted_rows(const float* p, std::int64_t ldp, const float* x, std::int64_t ldx, std::int64_t n,
-                         const float* mult, float* o, std::int64_t ldo) {
-  std::int64_t c0 = 0;
-  for (; c0 + 2 * kL <= ldx; c0 += 2 * kL) {
-    __m512 acc[kRows][2];
-#pragma GCC unroll 8
-    for (std::int64_t r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-    for (std::int64_t j = 0; j < n; ++j) {
-      const __m512 x0 = _mm512_loadu_ps(x + j * ldx + c0), x1 = _mm512_loadu_ps(x + j * ldx + c0 + kL);
-#pragma GCC unroll 8
-      for (std::int64_t r = 0; r < kRows; ++r) {
-        const __m512 w = _mm512_set1_ps(p[r * ldp + j]);
-        acc[r][0] = _mm512_fmadd_ps(w, x0, acc[r][0]);
-        acc[r][1] = _mm512_fmadd_ps(w, x1, acc[r][1]);
-      }
-    }
-#pragma GCC unroll 8
-    for (std::int64_t r = 0; r < kRows; ++r) {
-      const __m512 f = _mm512_set1_ps(mult[r]);
-      _mm512_storeu_ps(o + r * ldo + c0, _mm512_mul_ps(acc[r][0], f));
-      _mm512_storeu_ps(o + r * ldo + c0 + kL, _mm512_mul_ps(acc[r][1], f));
-    }
-  }
-  if (c0 < ldx) {  // one vector left
-    __m512 acc[kRows];
-#pragma GCC unroll 8
-    for (std::int64_t r = 0; r < kRows; ++r) acc[r] = _mm512_setzero_ps();
-    for (std::int64_t j = 0; j < n; ++j) {
-      const __m512 x0 = _mm512_loadu_ps(x + j * ldx + c0);
-#pragma GCC unroll 8
-      for (std::int64_t r = 0; r < kRows; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(p[r * ldp + j]), x0, acc[r]);
-    }
-#pragma GCC unroll 8
-    for (std::int64_t r = 0; r < kRows; ++r)
-      _mm512_storeu_ps(o + r * ldo + c0, _mm512_mul_ps(acc[r], _mm512_set1_ps(mult[r])));
-  }
+// The scores of a block: s[r * lds + j] = scale * q_r . k_j for the span's keys j < n (round_up(n, 16) columns
+// written; kt holds the span's keys transposed, its padding columns zero).
+void block_scores(const float* q, std::int64_t ldq, std::int64_t d, const float* kt, std::int64_t ldt, std::int64_t n,
+                  float scale, float* s, std::int64_t lds) {
+  float mult[kRows];
+  std::fill_n(mult, kRows, scale);
+  block_product(q, ldq, kt, ldt, d, round_up(n, kL), mult, s, lds);
 }
 
 // y[j * ldy + c] += sum_r p[r * ldp + j] g[r * ldg + c] for j < n, c < ldg (packed rows, ldy = ldg a multiple of
@@ -402,7 +372,7 @@ void forward(const HeadView& h, std::int64_t r0, std::int64_t rows, float scale,
     block_softmax(s, lds, span.size(), band, nr, m, l);
     for (std::int64_t r = 0; r < kRows; ++r) inv[r] = r < nr ? 1.f / l[r] : 0.f;
     for (std::int64_t r = 0; r < nr; ++r) lse[(i0 + r) * h.ld_lse] = flash_row_lse(m[r], l[r]);
-    block_weighted_rows(s, lds, vp + (span.lo - task.lo) * ldv, ldv, span.size(), inv, ob, ldv);
+    block_product(s, lds, vp + (span.lo - task.lo) * ldv, ldv, span.size(), ldv, inv, ob, ldv);
     unpack_rows(ob, ldv, nr, h.dv, out, i0, h.ldv);
   }
 }
@@ -449,7 +419,7 @@ void backward(const HeadView& h, float scale, const float* q, const float* k, co
     BandColumns band[kRows];
     for (std::int64_t r = 0; r < nr; ++r) band[r] = row_columns(h, i0 + r, span);
     block_softmax_backward(s, dp, lds, span.size(), band, nr, lse + i0, delta + i0, scale);
-    block_weighted_rows(dp, lds, kp + span.lo * ldk, ldk, span.size(), ones, dqp + i0 * ldk, ldk);
+    block_product(dp, lds, kp + span.lo * ldk, ldk, span.size(), ldk, ones, dqp + i0 * ldk, ldk);
     block_rank_update(s, lds, gb, ldv, span.size(), dvp + span.lo * ldv);
     block_rank_update(dp, lds, qb, ldk, span.size(), dkp + span.lo * ldk);
   }
