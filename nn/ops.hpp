@@ -22,6 +22,10 @@ Var linear(const Var& x, const Var& weight, const Var& bias);
 // [B] (per sequence) or [B * H] (per sequence and head, e.g. one band per head group), empty = full.
 Var flash_attention(const Var& q, const Var& k, const Var& v, const std::vector<std::int64_t>& lengths, float scale,
                     const std::vector<std::int64_t>& radii = {});
+// The same with q, k, v interleaved in one Var qkv [rows, 3, H, dh] (one projection's output): read in place,
+// and its gradient comes back in the same layout.
+Var flash_attention_packed(const Var& qkv, const std::vector<std::int64_t>& lengths, float scale,
+                           const std::vector<std::int64_t>& radii = {});
 
 // ---- elementwise with broadcasting (ops_binary.cpp); backward sums the gradient back to each shape
 Var add(const Var& a, const Var& b);

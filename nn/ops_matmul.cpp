@@ -59,4 +59,16 @@ Var flash_attention(const Var& q, const Var& k, const Var& v, const std::vector<
       "flash_attention");
 }
 
+Var flash_attention_packed(const Var& qkv, const std::vector<std::int64_t>& lengths, float scale,
+                           const std::vector<std::int64_t>& radii) {
+  FlashAttentionOutput fwd = topo::flash_attention_packed(qkv.data(), lengths, scale, radii);
+  Tensor out = fwd.out;
+  return make_output(
+      out, {qkv},
+      [qd = qkv.data(), lengths, radii, fwd, scale](const Tensor& g, const std::vector<bool>&) {
+        return std::vector<Tensor>{flash_attention_packed_backward(qd, lengths, fwd, g, scale, radii)};
+      },
+      "flash_attention_packed");
+}
+
 }  // namespace topo::nn

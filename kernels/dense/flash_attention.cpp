@@ -33,6 +33,7 @@
 #include "kernels/dense/flash_attention_band.hpp"
 #include "kernels/dense/flash_attention_math.hpp"
 #include "kernels/dense/gemm.hpp"
+#include "kernels/dense/indexing.hpp"
 #include "kernels/sparse/simd_rows.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/profile.hpp"
@@ -62,8 +63,12 @@ bool micro_band(std::int64_t radius, std::int64_t len) { return flash_band::kAva
 constexpr std::int64_t kBandChunk = 256;
 constexpr std::int64_t kEveryBandedHead = -1;  // a task over all micro-banded heads of its rows
 
+// Heads and head widths, and the row strides (floats) of the operands: q, k, dq, dk rows `ld_qk` apart, v and
+// dv rows `ld_v` apart, out and dout rows `ld_out` apart — H dk, H dv, H dv for separate tensors; 3 H dh for q,
+// k, v (and their gradients) interleaved in one [rows, 3, H, dh] tensor (flash_attention_packed).
 struct Dims {
   std::int64_t heads, dk, dv;
+  std::int64_t ld_qk, ld_v, ld_out;
 };
 
 struct Sequences {
@@ -96,7 +101,7 @@ Dims check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Seque
   TOPO_CHECK(v.size(0) == q.size(0) && v.size(1) == q.size(1), "{}: v {} does not match q {} in rows and heads", op,
              v.str(), q.str());
   TOPO_CHECK(q.size(0) == s.rows, "{}: q has {} rows but the lengths sum to {}", op, q.size(0), s.rows);
-  return Dims{q.size(1), q.size(2), v.size(2)};
+  return Dims{q.size(1), q.size(2), v.size(2), q.size(1) * q.size(2), v.size(1) * v.size(2), v.size(1) * v.size(2)};
 }
 
 // The band of every (sequence, head) from `radii` (empty, [B] or [B * heads]; see the header). Any radius that
@@ -145,14 +150,16 @@ struct ForwardScratch {
   flash_band::Scratch band;
 };
 
-// Pointers to row i of one head in q/k ([rows, H, dk]) and v/out ([rows, H, dv]), rows counted from `off`.
+// Pointers to row i of one head in q/k/dq/dk, v/dv and out/dout (Dims' strides), rows counted from `off`.
 struct HeadRows {
   std::int64_t off, h;
   Dims d;
   template <class T>
-  T* k_row(T* base, std::int64_t i) const { return base + ((off + i) * d.heads + h) * d.dk; }
+  T* k_row(T* base, std::int64_t i) const { return base + (off + i) * d.ld_qk + h * d.dk; }
   template <class T>
-  T* v_row(T* base, std::int64_t i) const { return base + ((off + i) * d.heads + h) * d.dv; }
+  T* v_row(T* base, std::int64_t i) const { return base + (off + i) * d.ld_v + h * d.dv; }
+  template <class T>
+  T* o_row(T* base, std::int64_t i) const { return base + (off + i) * d.ld_out + h * d.dv; }
 };
 
 // A narrow band (row_band): rows [r0, r0 + mq) of one head, each from its <= kRowBand scores by dot products.
@@ -167,7 +174,7 @@ void forward_rows(HeadRows at, std::int64_t len, std::int64_t r0, std::int64_t m
     float m = -INFINITY, l = 0.f;
     flash_row_softmax(s, n, m, l);
     const float inv = 1.f / l;
-    float* o = at.v_row(out, i);
+    float* o = at.o_row(out, i);
     std::fill_n(o, d.dv, 0.f);
     for (std::int64_t j = 0; j < n; ++j) {
       const float p = s[j] * inv, *vj = at.v_row(v, j0 + j);
@@ -184,7 +191,7 @@ void forward_tile(HeadRows at, std::int64_t len, std::int64_t r0, std::int64_t m
                   const float* q, const float* k, const float* v, float* out, float* lse, ForwardScratch& w) {
   if (row_band(radius, len)) return forward_rows(at, len, r0, mq, radius, scale, q, k, v, out, lse);
   const Dims d = at.d;
-  const std::int64_t ldk = d.heads * d.dk, ldv = d.heads * d.dv;
+  const std::int64_t ldk = d.ld_qk, ldv = d.ld_v;
   w.o.resize(static_cast<std::size_t>(kQueryTile * d.dv));
   float *s = w.s.data(), *o = w.o.data(), *m = w.m.data(), *l = w.l.data();
   std::fill_n(m, mq, -INFINITY);
@@ -208,7 +215,7 @@ void forward_tile(HeadRows at, std::int64_t len, std::int64_t r0, std::int64_t m
   }
   for (std::int64_t r = 0; r < mq; ++r) {
     const float inv = 1.f / l[r];
-    float* dst = at.v_row(out, r0 + r);
+    float* dst = at.o_row(out, r0 + r);
 #pragma omp simd
     for (std::int64_t c = 0; c < d.dv; ++c) dst[c] = o[r * d.dv + c] * inv;
     lse[(at.off + r0 + r) * d.heads + at.h] = flash_row_lse(m[r], l[r]);
@@ -253,8 +260,8 @@ void forward_cpu(const Sequences& s, Dims d, float scale, const float* q, const 
       const std::int64_t radius = s.radius[static_cast<std::size_t>(t.b * d.heads + h)];
       if (!micro_band(radius, len)) continue;
       const HeadRows at{s.offsets[b], h, d};
-      flash_band::forward({len, radius, d.dk, d.dv, d.heads * d.dk, d.heads * d.dv, d.heads}, t.r0, t.rows, scale,
-                          at.k_row(q, 0), at.k_row(k, 0), at.v_row(v, 0), at.v_row(out, 0), lse + at.off * d.heads + h,
+      flash_band::forward({len, radius, d.dk, d.dv, d.ld_qk, d.ld_v, d.ld_out, d.heads}, t.r0, t.rows, scale,
+                          at.k_row(q, 0), at.k_row(k, 0), at.v_row(v, 0), at.o_row(out, 0), lse + at.off * d.heads + h,
                           w.band);
     }
   });
@@ -273,7 +280,7 @@ void backward_rows(HeadRows at, std::int64_t len, std::int64_t radius, float sca
   float s[kRowBand], dp[kRowBand];
   for (std::int64_t i = 0; i < len; ++i) {
     const std::int64_t j0 = std::max<std::int64_t>(0, i - radius), n = std::min(len, i + radius + 1) - j0;
-    const float *qi = at.k_row(q, i), *gi = at.v_row(dout, i);
+    const float *qi = at.k_row(q, i), *gi = at.o_row(dout, i);
     for (std::int64_t j = 0; j < n; ++j) {
       s[j] = scale * simd::dot(qi, at.k_row(k, j0 + j), d.dk);
       dp[j] = simd::dot(gi, at.v_row(v, j0 + j), d.dv);
@@ -301,11 +308,11 @@ void backward_head(HeadRows at, std::int64_t len, std::int64_t radius, float sca
                    const float* v, const float* out, const float* lse, const float* dout, float* dq, float* dk,
                    float* dv, BackwardScratch& w) {
   const Dims d = at.d;
-  const std::int64_t ldk = d.heads * d.dk, ldv = d.heads * d.dv;
+  const std::int64_t ldk = d.ld_qk, ldv = d.ld_v, ldo = d.ld_out;
   w.delta.resize(static_cast<std::size_t>(len));
   w.lse.resize(static_cast<std::size_t>(len));
   for (std::int64_t i = 0; i < len; ++i) {  // delta_i = dout_i . out_i; the row's lse gathered contiguous
-    const float *g = at.v_row(dout, i), *o = at.v_row(out, i);
+    const float *g = at.o_row(dout, i), *o = at.o_row(out, i);
     float acc = 0.f;
 #pragma omp simd reduction(+ : acc)
     for (std::int64_t c = 0; c < d.dv; ++c) acc += g[c] * o[c];
@@ -321,11 +328,11 @@ void backward_head(HeadRows at, std::int64_t len, std::int64_t radius, float sca
     for (std::int64_t i0 = q_begin; i0 < q_end; i0 += tile) {
       const std::int64_t mq = std::min(tile, q_end - i0);
       cpu::sgemm(false, true, mq, nk, d.dk, scale, at.k_row(q, i0), ldk, at.k_row(k, j0), ldk, 0.f, s, nk);
-      cpu::sgemm(false, true, mq, nk, d.dv, 1.f, at.v_row(dout, i0), ldv, at.v_row(v, j0), ldv, 0.f, dp, nk);
+      cpu::sgemm(false, true, mq, nk, d.dv, 1.f, at.o_row(dout, i0), ldo, at.v_row(v, j0), ldv, 0.f, dp, nk);
       for (std::int64_t r = 0; r < mq; ++r)
         flash_band_row_backward(s + r * nk, dp + r * nk, nk, flash_band_columns(i0 + r, radius, j0, nk),
                                 w.lse[static_cast<std::size_t>(i0 + r)], w.delta[static_cast<std::size_t>(i0 + r)]);
-      cpu::sgemm(true, false, nk, d.dv, mq, 1.f, s, nk, at.v_row(dout, i0), ldv, 1.f, at.v_row(dv, j0), ldv);
+      cpu::sgemm(true, false, nk, d.dv, mq, 1.f, s, nk, at.o_row(dout, i0), ldo, 1.f, at.v_row(dv, j0), ldv);
       cpu::sgemm(true, false, nk, d.dk, mq, scale, dp, nk, at.k_row(q, i0), ldk, 1.f, at.k_row(dk, j0), ldk);
       cpu::sgemm(false, false, mq, d.dk, nk, scale, dp, nk, at.k_row(k, j0), ldk, 1.f, at.k_row(dq, i0), ldk);
     }
@@ -361,9 +368,9 @@ void backward_cpu(const Sequences& s, Dims d, float scale, const float* q, const
       const std::int64_t radius = s.radius[static_cast<std::size_t>(t.b * d.heads + h)];
       if (!micro_band(radius, len)) continue;
       const HeadRows at{s.offsets[b], h, d};
-      flash_band::backward({len, radius, d.dk, d.dv, d.heads * d.dk, d.heads * d.dv, d.heads}, scale, at.k_row(q, 0),
-                           at.k_row(k, 0), at.v_row(v, 0), at.v_row(out, 0), lse + at.off * d.heads + h,
-                           at.v_row(dout, 0), at.k_row(dq, 0), at.k_row(dk, 0), at.v_row(dv, 0), w.band);
+      flash_band::backward({len, radius, d.dk, d.dv, d.ld_qk, d.ld_v, d.ld_out, d.heads}, scale, at.k_row(q, 0),
+                           at.k_row(k, 0), at.v_row(v, 0), at.o_row(out, 0), lse + at.off * d.heads + h,
+                           at.o_row(dout, 0), at.k_row(dq, 0), at.k_row(dk, 0), at.v_row(dv, 0), w.band);
     }
   });
 }
@@ -452,6 +459,74 @@ FlashAttentionGrads flash_attention_backward(const Tensor& q, const Tensor& k, c
                                        outp, lsep, gp, dqp, dkp, dvp);
       });
   return r;
+}
+
+namespace {
+
+// qkv [rows, 3, H, dh]: its dims, with q, k, v (and dq, dk, dv) rows 3 H dh apart and out rows H dh apart.
+std::pair<Sequences, Dims> prepare_packed(const Tensor& qkv, const std::vector<std::int64_t>& lengths,
+                                          const std::vector<std::int64_t>& radii, const char* op) {
+  check_dtype(qkv, DType::F32, op, "qkv");
+  TOPO_CHECK(qkv.ndim() == 4 && qkv.size(1) == 3, "{}: qkv must be [rows, 3, heads, dim], got {}", op, qkv.str());
+  Sequences s = sequences_of(lengths, op);
+  TOPO_CHECK(qkv.size(0) == s.rows, "{}: qkv has {} rows but the lengths sum to {}", op, qkv.size(0), s.rows);
+  const std::int64_t heads = qkv.size(2), dh = qkv.size(3);
+  const Dims d{heads, dh, dh, 3 * heads * dh, 3 * heads * dh, heads * dh};
+  set_radii(s, radii, heads, op);
+  return {std::move(s), d};
+}
+
+// q, k or v of a packed qkv as its own [rows, H, dh] tensor (part 0, 1, 2): the CUDA path's copies.
+Tensor packed_part(const Tensor& qkv, std::int64_t part) {
+  const std::int64_t rows = qkv.size(0), width = qkv.size(2) * qkv.size(3);
+  std::vector<std::int64_t> index(static_cast<std::size_t>(rows));
+  for (std::int64_t i = 0; i < rows; ++i) index[static_cast<std::size_t>(i)] = 3 * i + part;
+  return index_select(qkv.reshape({3 * rows, width}), Tensor::from_vector(index, {rows}, qkv.device()))
+      .reshape({rows, qkv.size(2), qkv.size(3)});
+}
+
+}  // namespace
+
+FlashAttentionOutput flash_attention_packed(const Tensor& qkv, const std::vector<std::int64_t>& lengths, float scale,
+                                            const std::vector<std::int64_t>& radii) {
+  if (!qkv.device().is_cpu())
+    return flash_attention(packed_part(qkv, 0), packed_part(qkv, 1), packed_part(qkv, 2), lengths, scale, radii);
+  TOPO_PROFILE(Attention);
+  const auto [s, d] = prepare_packed(qkv, lengths, radii, "flash_attention_packed");
+  FlashAttentionOutput r{Tensor::empty({s.rows, d.heads, d.dv}), Tensor::empty({s.rows, d.heads})};
+  const float* base = qkv.data<float>();
+  const std::int64_t width = d.heads * d.dk;
+  forward_cpu(s, d, scale, base, base + width, base + 2 * width, r.out.data<float>(), r.lse.data<float>());
+  return r;
+}
+
+Tensor flash_attention_packed_backward(const Tensor& qkv, const std::vector<std::int64_t>& lengths,
+                                       const FlashAttentionOutput& forward, const Tensor& grad_out, float scale,
+                                       const std::vector<std::int64_t>& radii) {
+  if (!qkv.device().is_cpu()) {
+    const Tensor q = packed_part(qkv, 0), k = packed_part(qkv, 1), v = packed_part(qkv, 2);
+    const FlashAttentionGrads g = flash_attention_backward(q, k, v, lengths, forward, grad_out, scale, radii);
+    const Shape row = {qkv.size(0), 1, qkv.size(2) * qkv.size(3)};
+    return concat({g.dq.reshape(row), g.dk.reshape(row), g.dv.reshape(row)}, 1).reshape(qkv.shape());
+  }
+  TOPO_PROFILE(Attention);
+  const char* op = "flash_attention_packed_backward";
+  const auto [s, d] = prepare_packed(qkv, lengths, radii, op);
+  check_same_shape(grad_out, forward.out, op);
+  TOPO_CHECK(grad_out.device().is_cpu() && forward.out.ndim() == 3 && forward.out.size(0) == s.rows &&
+                 forward.out.size(1) == d.heads && forward.out.size(2) == d.dv && forward.lse.numel() == s.rows * d.heads,
+             "{}: the forward's out {} / lse {} do not match qkv {}", op, forward.out.str(), forward.lse.str(), qkv.str());
+  bool all_micro = true;  // as flash_attention_backward: zeroed only where tiles accumulate
+  for (std::int64_t b = 0; b < s.num(); ++b)
+    for (std::int64_t h = 0; h < d.heads; ++h)
+      all_micro = all_micro && micro_band(s.radius[static_cast<std::size_t>(b * d.heads + h)], s.length(static_cast<std::size_t>(b)));
+  Tensor dqkv = all_micro ? Tensor::empty(qkv.shape()) : Tensor::zeros(qkv.shape());
+  const float* base = qkv.data<float>();
+  float* dbase = dqkv.data<float>();
+  const std::int64_t width = d.heads * d.dk;
+  backward_cpu(s, d, scale, base, base + width, base + 2 * width, forward.out.data<float>(), forward.lse.data<float>(),
+               grad_out.data<float>(), dbase, dbase + width, dbase + 2 * width);
+  return dqkv;
 }
 
 FlashAttentionOutput flash_attention_reference(const Tensor& q, const Tensor& k, const Tensor& v,

@@ -36,6 +36,15 @@ FlashAttentionGrads flash_attention_backward(const Tensor& q, const Tensor& k, c
                                              const FlashAttentionOutput& forward, const Tensor& grad_out, float scale,
                                              const std::vector<std::int64_t>& radii = {});
 
+// The same attention over q, k, v interleaved in one tensor qkv [rows, 3, H, dh] — one projection's output
+// [rows, 3 H dh] reshaped — read in place (on CUDA: split into copies first). The backward returns dqkv in the
+// same layout, so the projection's gradient is one GEMM instead of three and two accumulations.
+FlashAttentionOutput flash_attention_packed(const Tensor& qkv, const std::vector<std::int64_t>& lengths, float scale,
+                                            const std::vector<std::int64_t>& radii = {});
+Tensor flash_attention_packed_backward(const Tensor& qkv, const std::vector<std::int64_t>& lengths,
+                                       const FlashAttentionOutput& forward, const Tensor& grad_out, float scale,
+                                       const std::vector<std::int64_t>& radii = {});
+
 // The readable reference (CPU, float, one row at a time with its full score row, masked keys skipped): what
 // the tiled kernels compute, kept beside them for tests and for reading.
 FlashAttentionOutput flash_attention_reference(const Tensor& q, const Tensor& k, const Tensor& v,

@@ -326,7 +326,7 @@ float* sized(std::vector<float>& v, std::int64_t n) {
 void forward_self(const HeadView& h, std::int64_t r0, std::int64_t rows, float scale, const float* q, const float* k,
                   const float* v, float* out, float* lse) {
   for (std::int64_t i = r0; i < r0 + rows; ++i) {
-    std::copy_n(v + i * h.ldv, h.dv, out + i * h.ldv);
+    std::copy_n(v + i * h.ldv, h.dv, out + i * h.ld_out);
     lse[i * h.ld_lse] = scale * simd::dot(q + i * h.ldk, k + i * h.ldk, h.dk);
   }
 }
@@ -334,7 +334,7 @@ void backward_self(const HeadView& h, const float* dout, float* dq, float* dk, f
   for (std::int64_t i = 0; i < h.len; ++i) {
     std::fill_n(dq + i * h.ldk, h.dk, 0.f);
     std::fill_n(dk + i * h.ldk, h.dk, 0.f);
-    std::copy_n(dout + i * h.ldv, h.dv, dv + i * h.ldv);
+    std::copy_n(dout + i * h.ld_out, h.dv, dv + i * h.ldv);
   }
 }
 
@@ -373,7 +373,7 @@ void forward(const HeadView& h, std::int64_t r0, std::int64_t rows, float scale,
     for (std::int64_t r = 0; r < kRows; ++r) inv[r] = r < nr ? 1.f / l[r] : 0.f;
     for (std::int64_t r = 0; r < nr; ++r) lse[(i0 + r) * h.ld_lse] = flash_row_lse(m[r], l[r]);
     block_product(s, lds, vp + (span.lo - task.lo) * ldv, ldv, span.size(), ldv, inv, ob, ldv);
-    unpack_rows(ob, ldv, nr, h.dv, out, i0, h.ldv);
+    unpack_rows(ob, ldv, nr, h.dv, out, i0, h.ld_out);
   }
 }
 
@@ -389,12 +389,12 @@ void backward(const HeadView& h, float scale, const float* q, const float* k, co
   float *dqp = sized(w.dqp, qrows * ldk), *dkp = sized(w.dkp, n * ldk), *dvp = sized(w.dvp, n * ldv);
   float *s = sized(w.s, kRows * lds), *dp = sized(w.dp, kRows * lds);
   pack_rows(q, h.ldk, 0, n, h.dk, qp, ldk);
-  pack_rows(dout, h.ldv, 0, n, h.dv, gp, ldv);
+  pack_rows(dout, h.ld_out, 0, n, h.dv, gp, ldv);
   // Per row: the forward's lse, and delta_i = dout_i . out_i (out is read here only).
   float *lse = sized(w.lse, n), *delta = sized(w.delta, n);
   for (std::int64_t i = 0; i < n; ++i) {
-    const float* o = out + i * h.ldv;
-    if (i + kAhead < n) prefetch_slice(o + kAhead * h.ldv, h.dv);
+    const float* o = out + i * h.ld_out;
+    if (i + kAhead < n) prefetch_slice(o + kAhead * h.ld_out, h.dv);
     __m512 acc = _mm512_setzero_ps();
     for (std::int64_t c = 0; c < h.dv; c += kL)
       acc = _mm512_fmadd_ps(_mm512_loadu_ps(gp + i * ldv + c), _mm512_maskz_loadu_ps(simd::first_lanes(h.dv - c), o + c), acc);

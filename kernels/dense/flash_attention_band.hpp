@@ -6,7 +6,8 @@
 // keeps its tiles.
 //
 // One head of one sequence is addressed by pointers to its row 0 and row strides: q, k (and dq, dk) rows of
-// dk floats `ldk` apart, v, out (and dv, dout) rows of dv floats `ldv` apart, lse entries `ld_lse` apart.
+// dk floats `ldk` apart, v (and dv) rows of dv floats `ldv` apart, out (and dout) rows of dv floats `ld_out`
+// apart, lse entries `ld_lse` apart.
 #include <cstdint>
 #include <vector>
 
@@ -19,7 +20,7 @@ inline constexpr bool kAvailable = false;
 #endif
 
 struct HeadView {
-  std::int64_t len, radius, dk, dv, ldk, ldv, ld_lse;
+  std::int64_t len, radius, dk, dv, ldk, ldv, ld_out, ld_lse;
 };
 
 // Per-thread scratch: a task's rows packed (q, k, v, dout; the backward's dq, dk, dv accumulators, lse and

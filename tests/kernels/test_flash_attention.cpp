@@ -206,6 +206,44 @@ TEST_CASE("flash_attention bands: a radius of length - 1 or more is full attenti
   CHECK(g1.dk.to_vector<float>() == g2.dk.to_vector<float>());
 }
 
+TEST_CASE("flash_attention_packed: q, k, v read in place from one [rows, 3, H, dh] tensor, bit for bit the separate call") {
+  // Full attention, bands on the micro-kernels and the tiles, radius 0 and per-head radii mixing them.
+  const std::vector<std::int64_t> lengths = {130, 1, 300, 17};
+  const std::int64_t heads = 3, dh = 30, rows = 448;
+  std::vector<std::int64_t> mixed;
+  for (std::int64_t len : lengths)
+    for (std::int64_t r : {std::int64_t{0}, (len + 3) / 4, len}) mixed.push_back(r);
+  for (const std::vector<std::int64_t>& radii : {std::vector<std::int64_t>{}, std::vector<std::int64_t>{4, 4, 4, 4}, mixed}) {
+    CAPTURE(radii.size());
+    const Tensor qkv = random_uniform({rows, 3, heads, dh}, 70), w = random_uniform({rows, heads, dh}, 71);
+    // The parts as their own tensors: row i of part j is row 3 i + j of [3 rows, H dh].
+    const std::vector<float> all = qkv.to_vector<float>();
+    std::vector<std::vector<float>> part(3);
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (std::int64_t j = 0; j < 3; ++j)
+        part[static_cast<std::size_t>(j)].insert(part[static_cast<std::size_t>(j)].end(), all.begin() + (3 * i + j) * heads * dh,
+                                                 all.begin() + (3 * i + j + 1) * heads * dh);
+    const Tensor q = Tensor::from_vector(part[0], {rows, heads, dh}), k = Tensor::from_vector(part[1], {rows, heads, dh}),
+                 v = Tensor::from_vector(part[2], {rows, heads, dh});
+    const FlashAttentionOutput packed = flash_attention_packed(qkv, lengths, 0.2f, radii);
+    const FlashAttentionOutput separate = flash_attention(q, k, v, lengths, 0.2f, radii);
+    CHECK(packed.out.to_vector<float>() == separate.out.to_vector<float>());
+    CHECK(packed.lse.to_vector<float>() == separate.lse.to_vector<float>());
+    const std::vector<float> dqkv = flash_attention_packed_backward(qkv, lengths, packed, w, 0.2f, radii).to_vector<float>();
+    const FlashAttentionGrads g = flash_attention_backward(q, k, v, lengths, separate, w, 0.2f, radii);
+    const std::vector<float> dq = g.dq.to_vector<float>(), dk = g.dk.to_vector<float>(), dv = g.dv.to_vector<float>();
+    std::vector<float> expected;
+    for (std::int64_t i = 0; i < rows; ++i)
+      for (const std::vector<float>* x : {&dq, &dk, &dv})
+        expected.insert(expected.end(), x->begin() + i * heads * dh, x->begin() + (i + 1) * heads * dh);
+    CHECK(dqkv == expected);
+  }
+  CHECK_THROWS_WITH_AS(flash_attention_packed(Tensor::zeros({4, 2, 1, 3}), {4}, 1.f), doctest::Contains("[rows, 3, heads, dim]"),
+                       topo::Error);
+  CHECK_THROWS_WITH_AS(flash_attention_packed(Tensor::zeros({4, 3, 1, 3}), {5}, 1.f), doctest::Contains("lengths sum to 5"),
+                       topo::Error);
+}
+
 TEST_CASE("flash_attention: bad input is a clear error") {
   const Tensor q = random_uniform({5, 2, 4}, 1);
   CHECK_THROWS_WITH_AS(flash_attention(q, q, q, {2, 2}, 1.f), doctest::Contains("lengths sum to 4"), Error);
