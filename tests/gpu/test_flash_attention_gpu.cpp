@@ -38,3 +38,21 @@ TEST_CASE("CUDA flash attention equals the CPU one, forward and gradients") {
     }
   }
 }
+
+TEST_CASE("CUDA flash attention on a packed qkv [rows, 3, H, dh] equals the CPU one, forward and gradient") {
+  const std::vector<std::int64_t> lengths = {1, 33, 130};
+  const std::int64_t n = 164;
+  for (const auto& radii : {std::vector<std::int64_t>{}, std::vector<std::int64_t>{0, 2, 40}}) {
+    CAPTURE(radii.size());
+    const Tensor t = testing::random_uniform({n, 3, 2, 30}, 11);
+    const nn::Var c(t, true), g(t.to(Device::cuda()), true);
+    const nn::Var yc = nn::flash_attention_packed(c, lengths, 0.2f, radii);
+    const nn::Var yg = nn::flash_attention_packed(g, lengths, 0.2f, radii);
+    REQUIRE(yg.device().is_cuda());
+    const Tensor seed = testing::random_uniform(yc.shape(), 12);
+    yc.backward(seed);
+    yg.backward(seed.to(Device::cuda()));
+    TOPO_CHECK_CLOSE(yg.data().to_vector<float>(), yc.data().to_vector<float>(), 1e-5, 1e-4);
+    TOPO_CHECK_CLOSE(g.grad().to_vector<float>(), c.grad().to_vector<float>(), 1e-5, 1e-4);
+  }
+}
