@@ -83,18 +83,15 @@ Var GraphMultiHeadAttention::forward_packed(const Var& states, const std::vector
   TOPO_CHECK(states.ndim() == 2 && states.size(1) == dim_, "GraphMultiHeadAttention(dim {}): states must be [rows, {}], got {}",
              dim_, dim_, states.data().str());
   const std::int64_t rows = states.size(0), dh = dim_ / heads_;
-  const bool all_bias = q->bias.defined() && k->bias.defined() && v->bias.defined();
-  if (!all_bias && (q->bias.defined() || k->bias.defined() || v->bias.defined())) {  // mixed: three projections
-    const Var qh = reshape(q->forward(states), {rows, heads_, dh});
-    const Var kh = reshape(k->forward(states), {rows, heads_, dh});
-    const Var vh = reshape(v->forward(states), {rows, heads_, dh});
-    return o->forward(reshape(flash_attention(qh, kh, vh, lengths, scale(), radii), {rows, dim_}));
-  }
   // One projection for q, k and v (their weights stacked, [3 dim, dim]) read in place by the kernel: one GEMM
   // of 3 dim columns each way instead of three, and in the backward one GEMM for the states' gradient instead of
   // three and two accumulations of [rows, dim].
+  const bool biased = q->bias.defined();
+  TOPO_CHECK(k->bias.defined() == biased && v->bias.defined() == biased,
+             "GraphMultiHeadAttention: q, k and v must all have a bias or none (q {}, k {}, v {})", biased,
+             k->bias.defined(), v->bias.defined());
   const Var w = concat({q->weight, k->weight, v->weight}, 0);
-  const Var qkv = all_bias ? linear(states, w, concat({q->bias, k->bias, v->bias}, 0)) : matmul(states, w, false, true);
+  const Var qkv = biased ? linear(states, w, concat({q->bias, k->bias, v->bias}, 0)) : matmul(states, w, false, true);
   return o->forward(
       reshape(flash_attention_packed(reshape(qkv, {rows, 3, heads_, dh}), lengths, scale(), radii), {rows, dim_}));
 }

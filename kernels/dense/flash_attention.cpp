@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "kernels/dense/flash_attention_band.hpp"
 #include "kernels/dense/flash_attention_math.hpp"
@@ -375,6 +376,25 @@ void backward_cpu(const Sequences& s, Dims d, float scale, const float* q, const
   });
 }
 
+// Whether every (sequence, head) of a call runs on the micro-kernels, which write every row of their heads'
+// gradients: then the gradients need no zeroing (the tiles accumulate into theirs).
+bool every_head_micro(const Sequences& s, Dims d) {
+  for (std::int64_t b = 0; b < s.num(); ++b)
+    for (std::int64_t h = 0; h < d.heads; ++h)
+      if (!micro_band(s.radius[static_cast<std::size_t>(b * d.heads + h)], s.length(static_cast<std::size_t>(b))))
+        return false;
+  return true;
+}
+
+// The backward's grad_out and forward output against the call's dims.
+void check_forward(const Sequences& s, Dims d, const FlashAttentionOutput& forward, const Tensor& grad_out,
+                   const std::string& inputs, const char* op) {
+  check_same_shape(grad_out, forward.out, op);
+  TOPO_CHECK(forward.out.ndim() == 3 && forward.out.size(0) == s.rows && forward.out.size(1) == d.heads &&
+                 forward.out.size(2) == d.dv && forward.lse.numel() == s.rows * d.heads,
+             "{}: the forward's out {} / lse {} do not match {}", op, forward.out.str(), forward.lse.str(), inputs);
+}
+
 // Device copies of the offsets, of each row's sequence id and of the (sequence, head) radii, for CUDA.
 struct DeviceSequences {
   Tensor offsets, seq, radius;
@@ -428,20 +448,12 @@ FlashAttentionGrads flash_attention_backward(const Tensor& q, const Tensor& k, c
   TOPO_PROFILE(Attention);
   const char* op = "flash_attention_backward";
   const auto [s, d] = prepare(q, k, v, lengths, radii, op);
-  check_same_shape(grad_out, forward.out, op);
+  check_forward(s, d, forward, grad_out, fmt::format("q {} and v {}", q.str(), v.str()), op);
   check_same_device(grad_out, q, op);
-  TOPO_CHECK(forward.out.size(0) == s.rows && forward.out.size(1) == d.heads && forward.out.size(2) == d.dv &&
-                 forward.lse.numel() == s.rows * d.heads,
-             "{}: the forward's out {} / lse {} do not match q {} and v {}", op, forward.out.str(),
-             forward.lse.str(), q.str(), v.str());
   const Device device = q.device();
   const Tensor& g = grad_out;
-  // The gradients start at zero where tiles accumulate into them; the banded micro-kernels write every row of
-  // their heads, so a call made only of those skips the zeroing (three tensors of the inputs' size).
-  bool all_micro = device.is_cpu();
-  for (std::int64_t b = 0; b < s.num(); ++b)
-    for (std::int64_t h = 0; h < d.heads; ++h)
-      all_micro = all_micro && micro_band(s.radius[static_cast<std::size_t>(b * d.heads + h)], s.length(static_cast<std::size_t>(b)));
+  // Zeroed only where tiles accumulate into them (every_head_micro: three tensors of the inputs' size saved).
+  const bool all_micro = device.is_cpu() && every_head_micro(s, d);
   const auto grad = [&](const Tensor& like) {
     return all_micro ? Tensor::empty(like.shape(), DType::F32, device) : Tensor::zeros(like.shape(), DType::F32, device);
   };
@@ -512,15 +524,9 @@ Tensor flash_attention_packed_backward(const Tensor& qkv, const std::vector<std:
   TOPO_PROFILE(Attention);
   const char* op = "flash_attention_packed_backward";
   const auto [s, d] = prepare_packed(qkv, lengths, radii, op);
-  check_same_shape(grad_out, forward.out, op);
-  TOPO_CHECK(grad_out.device().is_cpu() && forward.out.ndim() == 3 && forward.out.size(0) == s.rows &&
-                 forward.out.size(1) == d.heads && forward.out.size(2) == d.dv && forward.lse.numel() == s.rows * d.heads,
-             "{}: the forward's out {} / lse {} do not match qkv {}", op, forward.out.str(), forward.lse.str(), qkv.str());
-  bool all_micro = true;  // as flash_attention_backward: zeroed only where tiles accumulate
-  for (std::int64_t b = 0; b < s.num(); ++b)
-    for (std::int64_t h = 0; h < d.heads; ++h)
-      all_micro = all_micro && micro_band(s.radius[static_cast<std::size_t>(b * d.heads + h)], s.length(static_cast<std::size_t>(b)));
-  Tensor dqkv = all_micro ? Tensor::empty(qkv.shape()) : Tensor::zeros(qkv.shape());
+  check_forward(s, d, forward, grad_out, fmt::format("qkv {}", qkv.str()), op);
+  check_same_device(grad_out, qkv, op);
+  Tensor dqkv = every_head_micro(s, d) ? Tensor::empty(qkv.shape()) : Tensor::zeros(qkv.shape());
   const float* base = qkv.data<float>();
   float* dbase = dqkv.data<float>();
   const std::int64_t width = d.heads * d.dk;

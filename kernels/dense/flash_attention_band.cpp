@@ -2,20 +2,22 @@
 //
 // Strategy. Queries go in blocks of kRows = 8 rows; block [i0, i0 + 8) needs the keys [i0 - r, i0 + 7 + r], a
 // span of 2r + 8 of which each row uses its 2r + 1 (useful share 1/8 at r = 0, 53% at r = 8, 90% at r = 64 —
-// against tiles of >= 32 rows, 35% at r = 8). Every product runs in registers with fixed shapes:
-//  - scores S = scale Q K^T: K is packed transposed once per task (kt[c][j], the keys of the task's span), so
-//    a block's scores are 8 rows x 32 keys of accumulators (16 vectors) fed per c by two loads of kt and eight
-//    broadcasts of q — a GEMM micro-kernel with k = dk, no packing per block;
-//  - weighted rows O = P V (and dQ = dS K): 8 rows x 32 columns of accumulators, per key one row of v (two
-//    vectors, the second masked to dv) and eight broadcasts of p;
+// against tiles of >= 32 rows, 35% at r = 8). A task's strided head slices are read once, by packing loops that
+// prefetch the rows ahead (packed rows padded to whole vectors, K also transposed by 16 x 16 in-register
+// transposes); every product then runs in registers with fixed shapes:
+//  - block_product: 8 block rows x 32 columns of accumulators fed per step by two loads and eight broadcasts —
+//    the scores S = scale Q K^T (over K transposed, steps over dk) and the weighted rows O = P V / l, dQ = dS K
+//    (over packed value or key rows, steps over the span's keys);
 //  - rank updates dV += P^T dO, dK += dS^T Q (backward): the block's 8 rows of dout (or q) stay in registers,
 //    each key's dv (dk) row is loaded once, updated by 8 FMAs per vector, stored once; two keys at a time so
 //    that four FMA chains are in flight.
-// The softmax of a row runs over its band columns only (flash_row_softmax: the whole band is in the block, so
-// no online rescaling), the columns outside set to 0; the wasted work is the masked share above, not calls.
-// Tasks (flash_attention.cpp): the forward per (sequence, head, chunk of queries), the backward per
-// (sequence, head) — it owns the head's dq, dk, dv rows, so no atomics; both sequential within, so results
-// do not depend on the thread count.
+// The softmax runs in vectors over each row's band columns only (the whole band is in the block, so no online
+// rescaling), phase by phase over the block's rows; the columns outside are 0, so the wasted work is the
+// masked share above, not calls. Radius 0 is copies. Results are written back per block (forward) or per head
+// (backward) with whole-vector and 8/4/2/1-float stores, never masked stores into the tensors.
+// Tasks (flash_attention.cpp): the forward per (sequence, chunk of queries), the backward per sequence, each
+// over all of the sequence's banded heads one after another — a task owns its rows of out (dq, dk, dv), so no
+// atomics, and results do not depend on the thread count.
 #include "kernels/dense/flash_attention_band.hpp"
 
 #if defined(__AVX512F__)
@@ -33,15 +35,9 @@ constexpr std::int64_t kRows = 8, kL = simd::kLanes;
 std::int64_t round_up(std::int64_t x, std::int64_t m) { return (x + m - 1) / m * m; }
 
 // A head's slice of a row is dk floats of a row of heads * dk: one task reads 2-3 lines of every row it walks,
-// a stride the hardware prefetchers do not follow (without this, the loads of the packing loops took half the
-// kernel's time at Multi-Scale's shapes). Rows kAhead ahead are asked for.
+// a stride the hardware prefetchers do not follow (without prefetching, the loads of the packing loops took half
+// the kernel's time at Multi-Scale's shapes). The rows kAhead ahead are asked for (simd::prefetch_row).
 constexpr std::int64_t kAhead = 16;
-void prefetch_slice(const float* x, std::int64_t d) {
-  const char* p = reinterpret_cast<const char*>(x);
-  const std::int64_t bytes = d * static_cast<std::int64_t>(sizeof(float));
-  for (std::int64_t b = 0; b < bytes; b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
-  _mm_prefetch(p + bytes - 1, _MM_HINT_T0);
-}
 
 // dst[j * ldd + c] = src[(j0 + j) * lds + c] for j in [0, n), c in [0, d); columns [d, ldd) zero. Rows are
 // streamed in order with the ones kAhead ahead prefetched, so a task's strided reads of the tensors happen
@@ -50,7 +46,7 @@ void pack_rows(const float* src, std::int64_t lds, std::int64_t j0, std::int64_t
                std::int64_t ldd) {
   for (std::int64_t j = 0; j < n; ++j) {
     const float* row = src + (j0 + j) * lds;
-    if (j + kAhead < n) prefetch_slice(row + kAhead * lds, d);
+    if (j + kAhead < n) simd::prefetch_row(row + kAhead * lds, d);
     for (std::int64_t c = 0; c < ldd; c += kL)
       _mm512_storeu_ps(dst + j * ldd + c, _mm512_maskz_loadu_ps(simd::first_lanes(d - c), row + c));
   }
@@ -86,7 +82,7 @@ void unpack_rows(const float* src, std::int64_t lds, std::int64_t n, std::int64_
                  std::int64_t ldd) {
   for (std::int64_t j = 0; j < n; ++j) {
     float* row = dst + (j0 + j) * ldd;
-    if (j + kAhead < n) prefetch_slice(row + kAhead * ldd, d);
+    if (j + kAhead < n) simd::prefetch_row(row + kAhead * ldd, d);
     std::int64_t c = 0;
     for (; c + kL <= d; c += kL) _mm512_storeu_ps(row + c, _mm512_loadu_ps(src + j * lds + c));
     if (c < d) store_head(row + c, _mm512_loadu_ps(src + j * lds + c), d - c);
@@ -127,7 +123,7 @@ void transpose_rows(const float* a, std::int64_t lda, std::int64_t j0, std::int6
   const std::int64_t cols = round_up(n, kL);
   __m512 r[kL];
   for (std::int64_t jb = 0; jb < cols; jb += kL) {
-    for (std::int64_t i = 0; i < kL && jb + kL + i < n; ++i) prefetch_slice(a + (j0 + jb + kL + i) * lda, d);
+    for (std::int64_t i = 0; i < kL && jb + kL + i < n; ++i) simd::prefetch_row(a + (j0 + jb + kL + i) * lda, d);
     for (std::int64_t c0 = 0; c0 < d; c0 += kL) {
       const __mmask16 mc = simd::first_lanes(d - c0);
       for (std::int64_t i = 0; i < kL; ++i)
@@ -364,7 +360,7 @@ void forward(const HeadView& h, std::int64_t r0, std::int64_t rows, float scale,
       std::fill(qp + nr * ldk, qp + kRows * ldk, 0.f);
       qb = qp, ldq = ldk;
     }
-    for (std::int64_t r = 0; r < kRows && i0 + kRows + r < r0 + rows; ++r) prefetch_slice(q + (i0 + kRows + r) * h.ldk, h.dk);
+    for (std::int64_t r = 0; r < kRows && i0 + kRows + r < r0 + rows; ++r) simd::prefetch_row(q + (i0 + kRows + r) * h.ldk, h.dk);
     block_scores(qb, ldq, h.dk, kt + (span.lo - task.lo), ldt, span.size(), scale, s, lds);
     BandColumns band[kRows];
     for (std::int64_t r = 0; r < nr; ++r) band[r] = row_columns(h, i0 + r, span);
@@ -382,10 +378,11 @@ void backward(const HeadView& h, float scale, const float* q, const float* k, co
   if (h.radius == 0) return backward_self(h, dout, dq, dk, dv);
   const std::int64_t n = h.len, ldk = round_up(h.dk, kL), ldv = round_up(h.dv, kL);
   const std::int64_t ldt = round_up(n, kL) + kL, lds = score_stride(h), qrows = round_up(n, kRows);
-  // Packed, the whole head: q and dout (rows past n zero), k and v (rows, and transposed), and the dq, dk, dv
-  // accumulators, written back into the tensors at the end.
+  // Packed, the whole head: q and dout (rows past n zero), k (rows for dq, and transposed), v (transposed
+  // straight from the tensor: only the scores dout . v read it), and the dq, dk, dv accumulators, written back
+  // into the tensors at the end.
   float *qp = sized(w.qp, qrows * ldk), *gp = sized(w.gp, qrows * ldv), *kp = sized(w.kp, n * ldk);
-  float *vp = sized(w.vp, n * ldv), *kt = sized(w.kt, h.dk * ldt), *vt = sized(w.vt, h.dv * ldt);
+  float *kt = sized(w.kt, h.dk * ldt), *vt = sized(w.vt, h.dv * ldt);
   float *dqp = sized(w.dqp, qrows * ldk), *dkp = sized(w.dkp, n * ldk), *dvp = sized(w.dvp, n * ldv);
   float *s = sized(w.s, kRows * lds), *dp = sized(w.dp, kRows * lds);
   pack_rows(q, h.ldk, 0, n, h.dk, qp, ldk);
@@ -394,7 +391,7 @@ void backward(const HeadView& h, float scale, const float* q, const float* k, co
   float *lse = sized(w.lse, n), *delta = sized(w.delta, n);
   for (std::int64_t i = 0; i < n; ++i) {
     const float* o = out + i * h.ld_out;
-    if (i + kAhead < n) prefetch_slice(o + kAhead * h.ld_out, h.dv);
+    if (i + kAhead < n) simd::prefetch_row(o + kAhead * h.ld_out, h.dv);
     __m512 acc = _mm512_setzero_ps();
     for (std::int64_t c = 0; c < h.dv; c += kL)
       acc = _mm512_fmadd_ps(_mm512_loadu_ps(gp + i * ldv + c), _mm512_maskz_loadu_ps(simd::first_lanes(h.dv - c), o + c), acc);
@@ -404,9 +401,8 @@ void backward(const HeadView& h, float scale, const float* q, const float* k, co
   std::fill(qp + n * ldk, qp + qrows * ldk, 0.f);
   std::fill(gp + n * ldv, gp + qrows * ldv, 0.f);
   pack_rows(k, h.ldk, 0, n, h.dk, kp, ldk);
-  pack_rows(v, h.ldv, 0, n, h.dv, vp, ldv);
   transpose_rows(kp, ldk, 0, n, h.dk, kt, ldt);
-  transpose_rows(vp, ldv, 0, n, h.dv, vt, ldt);
+  transpose_rows(v, h.ldv, 0, n, h.dv, vt, ldt);
   std::fill_n(dkp, n * ldk, 0.f);
   std::fill_n(dvp, n * ldv, 0.f);
   const float ones[kRows] = {1.f, 1.f, 1.f, 1.f, 1.f, 1.f, 1.f, 1.f};

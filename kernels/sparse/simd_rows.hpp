@@ -93,12 +93,16 @@ inline float dot(const float* a, const float* b, std::int64_t n) {
 }
 #endif
 
-// Asks for the n floats at x to be brought into L1 ahead of use (no-op without SSE).
+// Asks for the n floats at x to be brought into L1 ahead of use (no-op without SSE). Every line they touch:
+// a row that does not start on a line (a 300-float row at a 1200-byte stride, a head's 120-byte slice of one)
+// ends in one more line than 64-byte steps from its start reach, so its last byte is asked for too.
 inline void prefetch_row(const float* x, std::int64_t n) {
 #if defined(__SSE__)
+  if (n <= 0) return;
   const char* p = reinterpret_cast<const char*>(x);
-  for (std::int64_t byte = 0; byte < n * static_cast<std::int64_t>(sizeof(float)); byte += 64)
-    _mm_prefetch(p + byte, _MM_HINT_T0);
+  const std::int64_t bytes = n * static_cast<std::int64_t>(sizeof(float));
+  for (std::int64_t byte = 0; byte < bytes; byte += 64) _mm_prefetch(p + byte, _MM_HINT_T0);
+  _mm_prefetch(p + bytes - 1, _MM_HINT_T0);
 #else
   (void)x;
   (void)n;

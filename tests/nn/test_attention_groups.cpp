@@ -83,3 +83,31 @@ TEST_CASE("characters attend over the words containing them and their sentence n
     CHECK_THROWS_WITH_AS(layer.forward(b, nn::Var(h), {{"word", nn::Var(w)}}), doctest::Contains("'sent'"), Error);
   }
 }
+
+TEST_CASE("forward_packed: one stacked q/k/v projection equals three, in values and every parameter gradient") {
+  const std::vector<std::int64_t> lengths = {5, 1, 12};
+  const std::vector<std::int64_t> radii = {1, 0, 3};
+  nn::GraphMultiHeadAttention layer(12, 3);
+  nn::Var x(testing::random_uniform({18, 12}, 31), true);
+  const nn::Var packed = layer.forward_packed(x, lengths, radii);
+  const std::int64_t rows = 18, dh = 4;
+  const nn::Var separate = layer.o->forward(nn::reshape(
+      nn::flash_attention(nn::reshape(layer.q->forward(x), {rows, 3, dh}), nn::reshape(layer.k->forward(x), {rows, 3, dh}),
+                          nn::reshape(layer.v->forward(x), {rows, 3, dh}), lengths, layer.scale(), radii),
+      {rows, 12}));
+  TOPO_CHECK_CLOSE(packed.data().to_vector<float>(), separate.data().to_vector<float>(), 1e-6, 1e-5);
+  const Tensor seed = testing::random_uniform({rows, 12}, 32);
+  packed.backward(seed);
+  std::vector<std::vector<float>> first;
+  for (const nn::Var& p : layer.parameters()) first.push_back(p.grad().to_vector<float>());
+  first.push_back(x.grad().to_vector<float>());
+  layer.zero_grad();
+  x.zero_grad();
+  separate.backward(seed);
+  std::size_t i = 0;
+  for (const nn::Var& p : layer.parameters()) TOPO_CHECK_CLOSE(p.grad().to_vector<float>(), first[i++], 1e-6, 1e-5);
+  TOPO_CHECK_CLOSE(x.grad().to_vector<float>(), first[i], 1e-6, 1e-5);
+  // The stacked projection needs the three to agree on having a bias.
+  layer.k->bias = nn::Var();
+  CHECK_THROWS_WITH_AS(layer.forward_packed(x, lengths, radii), doctest::Contains("all have a bias or none"), Error);
+}
