@@ -56,6 +56,7 @@ class GraphMultiHeadAttention : public Module {
 
  private:
   Var attend(const std::vector<HeadGroup>& groups, const Var& dst_states, const Var& src_states) const;
+  Var project(const std::vector<const Linear*>& projections, const Var& states) const;
   std::int64_t dim_, heads_;
 };
 

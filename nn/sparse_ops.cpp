@@ -235,6 +235,18 @@ Var sparse_attention(const Block& graph, const Var& q, const Var& k, const Var& 
       "sparse_attention");
 }
 
+Var sparse_attention_kv(const Block& graph, const Var& q, const Var& kv, float scale) {
+  AttentionOutput fwd = topo::sparse_attention_kv(graph.in, q.data(), kv.data(), scale);
+  Tensor out = fwd.out;
+  return make_output(
+      out, {q, kv},
+      [graph, qd = q.data(), kvd = kv.data(), fwd, scale](const Tensor& g, const std::vector<bool>&) {
+        AttentionKvGrads d = sparse_attention_kv_backward(graph.in, graph.out, qd, kvd, fwd, g, scale);
+        return std::vector<Tensor>{d.dq, d.dkv};
+      },
+      "sparse_attention_kv");
+}
+
 Var sparse_attention(const std::vector<const Block*>& blocks, const std::vector<std::int64_t>& heads, const Var& q,
                      const Var& k, const Var& v, float scale) {
   TOPO_CHECK(!blocks.empty() && blocks.size() == heads.size(),

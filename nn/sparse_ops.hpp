@@ -43,6 +43,9 @@ Var edge_softmax(const Block& graph, const Var& logits, NormBy norm_by = NormBy:
 // q [num_dst, H, dk], k [num_src, H, dk], v [num_src, H, dv] -> [num_dst, H, dv]; the backward is the
 // kernel's two-pass sparse_attention_backward (needs the out-CSR).
 Var sparse_attention(const Block& graph, const Var& q, const Var& k, const Var& v, float scale);
+// The same with k and v as one projection, kv [num_src, 2, H, dh] (topo::sparse_attention_kv): its gradient
+// comes back in that layout, so the projection's backward stays one GEMM.
+Var sparse_attention_kv(const Block& graph, const Var& q, const Var& kv, float scale);
 // Head groups: heads [h_0, h_0 + heads[i]) attend over blocks[i] (every block over the same destination and
 // source sets; heads sum to H, each > 0). One fused call per group on its slice of heads; one autograd node.
 Var sparse_attention(const std::vector<const Block*>& blocks, const std::vector<std::int64_t>& heads, const Var& q,

@@ -10,12 +10,16 @@
 #include "kernels/sparse/index_dispatch.hpp"
 #include "kernels/sparse/row_partition.hpp"
 #include "kernels/sparse/simd_rows.hpp"
+#include "kernels/dense/indexing.hpp"
 
 namespace topo {
 namespace {
 
+// ldk, ldv: floats from one source's k (v) row to the next: H dk (H dv) for separate tensors, 2 H dh when k
+// and v are the two halves of one [num_src, 2, H, dh] projection (sparse_attention_kv). dk and dv rows of
+// the backward are laid out the same way.
 struct Dims {
-  std::int64_t heads, dk, dv;
+  std::int64_t heads, dk, dv, ldk, ldv;
 };
 
 using simd::dot;
@@ -49,7 +53,7 @@ void attention_row_chunked(const Id* indptr, const Id* indices, std::int64_t r, 
     for (std::int64_t j0 = indptr[r]; j0 < indptr[r + 1]; j0 += kChunk) {
       const std::int64_t nc = std::min<std::int64_t>(kChunk, indptr[r + 1] - j0);
       for (std::int64_t c = 0; c < nc; ++c) {
-        const float* kr = k + (static_cast<std::int64_t>(indices[j0 + c]) * d.heads + h0) * d.dk;
+        const float* kr = k + static_cast<std::int64_t>(indices[j0 + c]) * d.ldk + h0 * d.dk;
         for (std::int64_t h = 0; h < hn; ++h) w[h * kChunk + c] = scale * dot(qr + h * d.dk, kr + h * d.dk, d.dk);
       }
       for (std::int64_t h = 0; h < hn; ++h) {
@@ -70,7 +74,7 @@ void attention_row_chunked(const Id* indptr, const Id* indices, std::int64_t r, 
         m[h] = m_new;
       }
       for (std::int64_t c = 0; c < nc; ++c) {
-        const float* vr = v + (static_cast<std::int64_t>(indices[j0 + c]) * d.heads + h0) * d.dv;
+        const float* vr = v + static_cast<std::int64_t>(indices[j0 + c]) * d.ldv + h0 * d.dv;
         for (std::int64_t h = 0; h < hn; ++h) {
           const float p = w[h * kChunk + c];
           float* oh = o + (h0 + h) * d.dv;
@@ -107,7 +111,7 @@ void attention_block(const Id* indptr, const Id* indices, std::int64_t rb, std::
     for (std::int64_t t = rb; t < re; ++t) {  // A: scores, sc[h * kBlockEdges + j - jb]
       const float* qr = q + (t * d.heads + h0) * d.dk;
       for (std::int64_t j = indptr[t]; j < indptr[t + 1]; ++j) {
-        const float* kr = k + (static_cast<std::int64_t>(indices[j]) * d.heads + h0) * d.dk;
+        const float* kr = k + static_cast<std::int64_t>(indices[j]) * d.ldk + h0 * d.dk;
         for (std::int64_t h = 0; h < hn; ++h)
           sc[h * kBlockEdges + j - jb] = scale * dot(qr + h * d.dk, kr + h * d.dk, d.dk);
       }
@@ -137,7 +141,7 @@ void attention_block(const Id* indptr, const Id* indices, std::int64_t rb, std::
       float* o = out + (t * d.heads + h0) * d.dv;
       const float* w = sc + (indptr[t] - jb);  // w[h * kBlockEdges + j]: edge j's unnormalised weight
       simd::accumulate_rows(
-          nj, [&](std::int64_t j) { return v + (static_cast<std::int64_t>(idx[j]) * d.heads + h0) * d.dv; },
+          nj, [&](std::int64_t j) { return v + static_cast<std::int64_t>(idx[j]) * d.ldv + h0 * d.dv; },
           [&](std::int64_t j, std::int64_t h) { return w[h * kBlockEdges + j] * it[h]; }, hn, d.dv, o);
     }
   }
@@ -182,8 +186,8 @@ void backward_dst_rows_cpu(const Id* indptr, const Id* indices, const Id* eids, 
         const std::int64_t nc = std::min<std::int64_t>(kChunk, indptr[r + 1] - j0);
         for (std::int64_t c = 0; c < nc; ++c) {
           const std::int64_t u = indices[j0 + c];
-          const float* kr = k + (u * d.heads + h0) * d.dk;
-          const float* vr = v + (u * d.heads + h0) * d.dv;
+          const float* kr = k + u * d.ldk + h0 * d.dk;
+          const float* vr = v + u * d.ldv + h0 * d.dv;
           for (std::int64_t h = 0; h < hn; ++h) {
             w[h * kChunk + c] = scale * dot(qr + h * d.dk, kr + h * d.dk, d.dk);
             g[h * kChunk + c] = dot(gr + h * d.dv, vr + h * d.dv, d.dv);
@@ -200,7 +204,7 @@ void backward_dst_rows_cpu(const Id* indptr, const Id* indices, const Id* eids, 
         }
         for (std::int64_t c = 0; c < nc; ++c) {
           const std::int64_t e = eids[j0 + c];
-          const float* kr = k + (static_cast<std::int64_t>(indices[j0 + c]) * d.heads + h0) * d.dk;
+          const float* kr = k + static_cast<std::int64_t>(indices[j0 + c]) * d.ldk + h0 * d.dk;
           for (std::int64_t h = 0; h < hn; ++h) {
             const float pe = w[h * kChunk + c], dse = g[h * kChunk + c];
             p[e * d.heads + h0 + h] = pe;
@@ -224,8 +228,8 @@ void backward_src_rows_cpu(const Id* indptr, const Id* indices, const Id* eids, 
                            Dims d, float scale, const float* q, const float* dout, const float* p, const float* ds,
                            float* dk, float* dv) {
   for (std::int64_t u = begin; u < end; ++u) {
-    float* dkr = dk + u * d.heads * d.dk;
-    float* dvr = dv + u * d.heads * d.dv;
+    float* dkr = dk + u * d.ldk;
+    float* dvr = dv + u * d.ldv;
     for (std::int64_t i = 0; i < d.heads * d.dk; ++i) dkr[i] = 0.f;
     for (std::int64_t i = 0; i < d.heads * d.dv; ++i) dvr[i] = 0.f;
     for (std::int64_t j = indptr[u]; j < indptr[u + 1]; ++j) {
@@ -256,7 +260,93 @@ Dims check_attention(const CsrView& in_csr, const Tensor& q, const Tensor& k, co
   TOPO_CHECK(q.size(1) == k.size(1) && k.size(1) == v.size(1), "{}: head counts differ: q {}, k {}, v {}", op,
              q.str(), k.str(), v.str());
   TOPO_CHECK(q.size(2) == k.size(2), "{}: q {} and k {} differ in head dim", op, q.str(), k.str());
-  return Dims{q.size(1), q.size(2), v.size(2)};
+  return Dims{q.size(1), q.size(2), v.size(2), k.size(1) * k.size(2), v.size(1) * v.size(2)};
+}
+
+// kv [num_src, 2, H, dh] against q [num_dst, H, dh]: k rows start at kv, v rows H dh further, both 2 H dh apart.
+Dims check_attention_kv(const CsrView& in_csr, const Tensor& q, const Tensor& kv, const char* op) {
+  const Device device = q.device();
+  check_csr(in_csr, device, op);
+  check_rows(q, in_csr.num_rows, device, op, "q");
+  check_rows(kv, in_csr.num_cols, device, op, "kv");
+  TOPO_CHECK(q.ndim() == 3 && kv.ndim() == 4 && kv.size(1) == 2 && kv.size(2) == q.size(1) && kv.size(3) == q.size(2),
+             "{}: q must be [rows, heads, dim] and kv [sources, 2, heads, dim], got {} and {}", op, q.str(), kv.str());
+  const std::int64_t width = q.size(1) * q.size(2);
+  return Dims{q.size(1), q.size(2), q.size(2), 2 * width, 2 * width};
+}
+
+// The CPU passes behind both entry points; k, v (dk, dv) rows as d's strides say.
+void forward_cpu(const CsrView& in_csr, Dims d, float scale, const float* q, const float* k, const float* v,
+                 AttentionOutput& result) {
+  float *op = result.out.data<float>(), *lp = result.lse.data<float>();
+  TOPO_DISPATCH_INDEX(in_csr.dtype(), Id, {
+    const Id* indptr = in_csr.indptr.data<Id>();
+    const Id* indices = in_csr.indices.data<Id>();
+    parallel_rows(indptr, in_csr.num_rows, d.heads * (d.dk + d.dv), [&](std::int64_t b, std::int64_t e) {
+      attention_rows_cpu(indptr, indices, b, e, d, scale, q, k, v, op, lp);
+    });
+  });
+}
+
+void backward_cpu(const CsrView& in_csr, const CsrView& out_csr, Dims d, float scale, const float* q, const float* k,
+                  const float* v, const AttentionOutput& forward, const Tensor& grad_out, float* dq, float* dk,
+                  float* dv) {
+  // Per-edge softmax weights and score gradients: written by the destination pass, read by the source pass.
+  Tensor p = Tensor::empty({in_csr.nnz(), d.heads});
+  Tensor ds = Tensor::empty({in_csr.nnz(), d.heads});
+  const float *outp = forward.out.data<float>(), *lsep = forward.lse.data<float>(), *gp = grad_out.data<float>();
+  float *pp = p.data<float>(), *dsp = ds.data<float>();
+  TOPO_DISPATCH_INDEX(in_csr.dtype(), Id, {
+    const Id *in_ptr = in_csr.indptr.data<Id>(), *in_idx = in_csr.indices.data<Id>(), *in_eid = in_csr.eids.data<Id>();
+    const Id *out_ptr = out_csr.indptr.data<Id>(), *out_idx = out_csr.indices.data<Id>(),
+             *out_eid = out_csr.eids.data<Id>();
+    parallel_rows(in_ptr, in_csr.num_rows, d.heads * (d.dk + d.dv), [&](std::int64_t b, std::int64_t e) {
+      backward_dst_rows_cpu(in_ptr, in_idx, in_eid, b, e, d, scale, q, k, v, outp, lsep, gp, dq, pp, dsp);
+    });
+    parallel_rows(out_ptr, out_csr.num_rows, d.heads * (d.dk + d.dv), [&](std::int64_t b, std::int64_t e) {
+      backward_src_rows_cpu(out_ptr, out_idx, out_eid, b, e, d, scale, q, gp, pp, dsp, dk, dv);
+    });
+  });
+}
+
+#if TOPO_WITH_CUDA
+void forward_cuda(const CsrView& in_csr, Dims d, float scale, const float* q, const float* k, const float* v,
+                  AttentionOutput& result) {
+  TOPO_DISPATCH_INDEX(in_csr.dtype(), Id, {
+    cuda::sparse_attention(in_csr.indptr.data<Id>(), in_csr.indices.data<Id>(), in_csr.num_rows, d.heads, d.dk, d.dv,
+                           scale, q, k, v, result.out.data<float>(), result.lse.data<float>());
+  });
+}
+
+void backward_cuda(const CsrView& in_csr, const CsrView& out_csr, Dims d, float scale, const float* q, const float* k,
+                   const float* v, const AttentionOutput& forward, const Tensor& grad_out, float* dq, float* dk,
+                   float* dv) {
+  const Device device = grad_out.device();
+  Tensor p = Tensor::empty({in_csr.nnz(), d.heads}, DType::F32, device);
+  Tensor ds = Tensor::empty({in_csr.nnz(), d.heads}, DType::F32, device);
+  const float *outp = forward.out.data<float>(), *lsep = forward.lse.data<float>(), *gp = grad_out.data<float>();
+  float *pp = p.data<float>(), *dsp = ds.data<float>();
+  TOPO_DISPATCH_INDEX(in_csr.dtype(), Id, {
+    const Id *in_ptr = in_csr.indptr.data<Id>(), *in_idx = in_csr.indices.data<Id>(), *in_eid = in_csr.eids.data<Id>();
+    const Id *out_ptr = out_csr.indptr.data<Id>(), *out_idx = out_csr.indices.data<Id>(),
+             *out_eid = out_csr.eids.data<Id>();
+    cuda::sparse_attention_backward_dst(in_ptr, in_idx, in_eid, in_csr.num_rows, d.heads, d.dk, d.dv, scale, q, k, v,
+                                        outp, lsep, gp, dq, pp, dsp);
+    cuda::sparse_attention_backward_src(out_ptr, out_idx, out_eid, out_csr.num_rows, d.heads, d.dk, d.dv, scale, q, gp,
+                                        pp, dsp, dk, dv);
+  });
+}
+#endif
+
+void check_backward(const CsrView& in_csr, const CsrView& out_csr, const Tensor& q, const AttentionOutput& forward,
+                    const Tensor& grad_out, const char* op) {
+  check_csr(out_csr, q.device(), op);
+  TOPO_CHECK(out_csr.num_rows == in_csr.num_cols && out_csr.num_cols == in_csr.num_rows &&
+                 out_csr.nnz() == in_csr.nnz() && out_csr.dtype() == in_csr.dtype(),
+             "{}: out_csr ({} x {}, {} entries) is not the reverse of in_csr ({} x {}, {} entries)", op,
+             out_csr.num_rows, out_csr.num_cols, out_csr.nnz(), in_csr.num_rows, in_csr.num_cols, in_csr.nnz());
+  check_same_shape(grad_out, forward.out, op);
+  check_same_device(grad_out, q, op);
 }
 
 }  // namespace
@@ -269,18 +359,8 @@ AttentionOutput sparse_attention(const CsrView& in_csr, const Tensor& q, const T
   AttentionOutput result{Tensor::empty({in_csr.num_rows, d.heads, d.dv}, DType::F32, device),
                          Tensor::empty({in_csr.num_rows, d.heads}, DType::F32, device)};
   const float *qp = q.data<float>(), *kp = k.data<float>(), *vp = v.data<float>();
-  float *op = result.out.data<float>(), *lp = result.lse.data<float>();
-  TOPO_DISPATCH_INDEX(in_csr.dtype(), Id, {
-    const Id* indptr = in_csr.indptr.data<Id>();
-    const Id* indices = in_csr.indices.data<Id>();
-    TOPO_ON_DEVICE(device,
-                   parallel_rows(indptr, in_csr.num_rows, d.heads * (d.dk + d.dv),
-                                 [&](std::int64_t b, std::int64_t e) {
-                                   attention_rows_cpu(indptr, indices, b, e, d, scale, qp, kp, vp, op, lp);
-                                 }),
-                   cuda::sparse_attention(indptr, indices, in_csr.num_rows, d.heads, d.dk, d.dv, scale, qp, kp, vp, op,
-                                          lp));
-  });
+  TOPO_ON_DEVICE(device, forward_cpu(in_csr, d, scale, qp, kp, vp, result),
+                 forward_cuda(in_csr, d, scale, qp, kp, vp, result));
   return result;
 }
 
@@ -290,45 +370,53 @@ AttentionGrads sparse_attention_backward(const CsrView& in_csr, const CsrView& o
   TOPO_PROFILE(Sparse);
   const char* op = "sparse_attention_backward";
   const Dims d = check_attention(in_csr, q, k, v, op);
+  check_backward(in_csr, out_csr, q, forward, grad_out, op);
   const Device device = q.device();
-  check_csr(out_csr, device, op);
-  TOPO_CHECK(out_csr.num_rows == in_csr.num_cols && out_csr.num_cols == in_csr.num_rows &&
-                 out_csr.nnz() == in_csr.nnz() && out_csr.dtype() == in_csr.dtype(),
-             "{}: out_csr ({} x {}, {} entries) is not the reverse of in_csr ({} x {}, {} entries)", op,
-             out_csr.num_rows, out_csr.num_cols, out_csr.nnz(), in_csr.num_rows, in_csr.num_cols, in_csr.nnz());
-  check_same_shape(grad_out, forward.out, op);
-  check_same_device(grad_out, q, op);
-
   AttentionGrads g{Tensor::empty(q.shape(), DType::F32, device), Tensor::empty(k.shape(), DType::F32, device),
                    Tensor::empty(v.shape(), DType::F32, device)};
-  // Per-edge softmax weights and score gradients: written by the destination pass, read by the source pass.
-  Tensor p = Tensor::empty({in_csr.nnz(), d.heads}, DType::F32, device);
-  Tensor ds = Tensor::empty({in_csr.nnz(), d.heads}, DType::F32, device);
   const float *qp = q.data<float>(), *kp = k.data<float>(), *vp = v.data<float>();
-  const float *outp = forward.out.data<float>(), *lsep = forward.lse.data<float>(), *gp = grad_out.data<float>();
   float *dqp = g.dq.data<float>(), *dkp = g.dk.data<float>(), *dvp = g.dv.data<float>();
-  float *pp = p.data<float>(), *dsp = ds.data<float>();
-  TOPO_DISPATCH_INDEX(in_csr.dtype(), Id, {
-    const Id *in_ptr = in_csr.indptr.data<Id>(), *in_idx = in_csr.indices.data<Id>(), *in_eid = in_csr.eids.data<Id>();
-    const Id *out_ptr = out_csr.indptr.data<Id>(), *out_idx = out_csr.indices.data<Id>(),
-             *out_eid = out_csr.eids.data<Id>();
-    TOPO_ON_DEVICE(
-        device,
-        {
-          parallel_rows(in_ptr, in_csr.num_rows, d.heads * (d.dk + d.dv), [&](std::int64_t b, std::int64_t e) {
-            backward_dst_rows_cpu(in_ptr, in_idx, in_eid, b, e, d, scale, qp, kp, vp, outp, lsep, gp, dqp, pp, dsp);
-          });
-          parallel_rows(out_ptr, out_csr.num_rows, d.heads * (d.dk + d.dv), [&](std::int64_t b, std::int64_t e) {
-            backward_src_rows_cpu(out_ptr, out_idx, out_eid, b, e, d, scale, qp, gp, pp, dsp, dkp, dvp);
-          });
-        },
-        {
-          cuda::sparse_attention_backward_dst(in_ptr, in_idx, in_eid, in_csr.num_rows, d.heads, d.dk, d.dv, scale, qp,
-                                              kp, vp, outp, lsep, gp, dqp, pp, dsp);
-          cuda::sparse_attention_backward_src(out_ptr, out_idx, out_eid, out_csr.num_rows, d.heads, d.dk, d.dv, scale,
-                                              qp, gp, pp, dsp, dkp, dvp);
-        });
-  });
+  TOPO_ON_DEVICE(device, backward_cpu(in_csr, out_csr, d, scale, qp, kp, vp, forward, grad_out, dqp, dkp, dvp),
+                 backward_cuda(in_csr, out_csr, d, scale, qp, kp, vp, forward, grad_out, dqp, dkp, dvp));
+  return g;
+}
+
+// On CUDA the kv variants split kv into k and v (copies) and run the kernels above; on the CPU they read it in place.
+AttentionOutput sparse_attention_kv(const CsrView& in_csr, const Tensor& q, const Tensor& kv, float scale) {
+  const char* op = "sparse_attention_kv";
+  const Dims d = check_attention_kv(in_csr, q, kv, op);
+  if (!kv.device().is_cpu()) {
+    const std::vector<Tensor> parts = split(kv, {1, 1}, 1);
+    const Shape shape = {kv.size(0), d.heads, d.dk};
+    return sparse_attention(in_csr, q, parts[0].reshape(shape), parts[1].reshape(shape), scale);
+  }
+  TOPO_PROFILE(Sparse);
+  AttentionOutput result{Tensor::empty({in_csr.num_rows, d.heads, d.dv}), Tensor::empty({in_csr.num_rows, d.heads})};
+  const float* base = kv.data<float>();
+  forward_cpu(in_csr, d, scale, q.data<float>(), base, base + d.heads * d.dk, result);
+  return result;
+}
+
+AttentionKvGrads sparse_attention_kv_backward(const CsrView& in_csr, const CsrView& out_csr, const Tensor& q,
+                                              const Tensor& kv, const AttentionOutput& forward, const Tensor& grad_out,
+                                              float scale) {
+  const char* op = "sparse_attention_kv_backward";
+  const Dims d = check_attention_kv(in_csr, q, kv, op);
+  if (!kv.device().is_cpu()) {
+    const std::vector<Tensor> parts = split(kv, {1, 1}, 1);
+    const Shape shape = {kv.size(0), d.heads, d.dk}, row = {kv.size(0), 1, d.heads * d.dk};
+    const AttentionGrads g = sparse_attention_backward(in_csr, out_csr, q, parts[0].reshape(shape),
+                                                       parts[1].reshape(shape), forward, grad_out, scale);
+    return {g.dq, concat({g.dk.reshape(row), g.dv.reshape(row)}, 1).reshape(kv.shape())};
+  }
+  TOPO_PROFILE(Sparse);
+  check_backward(in_csr, out_csr, q, forward, grad_out, op);
+  AttentionKvGrads g{Tensor::empty(q.shape()), Tensor::empty(kv.shape())};
+  const float* base = kv.data<float>();
+  float* dbase = g.dkv.data<float>();
+  const std::int64_t width = d.heads * d.dk;
+  backward_cpu(in_csr, out_csr, d, scale, q.data<float>(), base, base + width, forward, grad_out, g.dq.data<float>(),
+               dbase, dbase + width);
   return g;
 }
 

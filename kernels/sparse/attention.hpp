@@ -28,4 +28,15 @@ AttentionGrads sparse_attention_backward(const CsrView& in_csr, const CsrView& o
                                          const Tensor& k, const Tensor& v, const AttentionOutput& forward,
                                          const Tensor& grad_out, float scale);
 
+// k and v as the two halves of one projection: kv [num_src, 2, H, dh] (one GEMM of 2 dim columns writes it),
+// q [num_dst, H, dh]. The same results as sparse_attention on the halves, read in place on the CPU (k and v
+// rows 2 H dh apart); the backward returns dkv in kv's layout, so the projection's backward is one GEMM too.
+AttentionOutput sparse_attention_kv(const CsrView& in_csr, const Tensor& q, const Tensor& kv, float scale);
+struct AttentionKvGrads {
+  Tensor dq, dkv;
+};
+AttentionKvGrads sparse_attention_kv_backward(const CsrView& in_csr, const CsrView& out_csr, const Tensor& q,
+                                              const Tensor& kv, const AttentionOutput& forward, const Tensor& grad_out,
+                                              float scale);
+
 }  // namespace topo

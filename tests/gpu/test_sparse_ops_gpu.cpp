@@ -85,6 +85,9 @@ TEST_CASE("CUDA sparse ops and message passing equal the CPU ones, forward and g
     }
     compare([&](const std::vector<Var>& x) { return sparse_attention(csr_of(x[0]), x[0], x[1], x[2], 0.4f); },
             {leaves({t.num_dst, 6, 7}, 9), leaves({t.num_src, 6, 7}, 10), leaves({t.num_src, 6, 5}, 11)}, 12);
+    // k and v as one projection [sources, 2, H, dh] (the graph attention layer's form).
+    compare([&](const std::vector<Var>& x) { return sparse_attention_kv(csr_of(x[0]), x[0], x[1], 0.4f); },
+            {leaves({t.num_dst, 6, 7}, 13), leaves({t.num_src, 2, 6, 7}, 14)}, 15);
     // The head widths the models use (the fused kernel specialises on them).
     for (std::int64_t dh : {32, 64, 128}) {
       CAPTURE(dh);

@@ -205,3 +205,45 @@ TEST_CASE("sparse_attention: destinations without in-edges give 0; mismatched sh
   CHECK_THROWS_WITH_AS(sparse_attention(g.in, random_uniform({7, 2, 3}, 1), k, v, 1.f),
                        doctest::Contains("must have 8 rows"), Error);
 }
+
+TEST_CASE("sparse_attention_kv: k and v read in place from one [sources, 2, H, dh] tensor equal the separate call bitwise") {
+  const CooGraph g = chunk_boundary_graph();  // every path: blocks, chunked heavy rows, rows without in-edges
+  for (auto [H, dh] : {std::pair<std::int64_t, std::int64_t>{6, 50}, {3, 17}, {1, 1}}) {
+    CAPTURE(H);
+    CAPTURE(dh);
+    const float scale = 0.4f;
+    const Tensor q = random_uniform({g.num_dst, H, dh}, 51), kv = random_uniform({g.num_src, 2, H, dh}, 52),
+                 R = random_uniform({g.num_dst, H, dh}, 53);
+    // The halves as tensors of their own: k = kv[:, 0], v = kv[:, 1].
+    const std::vector<float> all = kv.to_vector<float>();
+    std::vector<float> kh, vh;
+    for (std::int64_t u = 0; u < g.num_src; ++u) {
+      const auto row = all.begin() + u * 2 * H * dh;
+      kh.insert(kh.end(), row, row + H * dh);
+      vh.insert(vh.end(), row + H * dh, row + 2 * H * dh);
+    }
+    const Tensor k = Tensor::from_vector(kh, {g.num_src, H, dh}), v = Tensor::from_vector(vh, {g.num_src, H, dh});
+    const AttentionOutput separate = sparse_attention(g.in, q, k, v, scale);
+    const AttentionOutput packed = sparse_attention_kv(g.in, q, kv, scale);
+    CHECK(packed.out.to_vector<float>() == separate.out.to_vector<float>());
+    CHECK(packed.lse.to_vector<float>() == separate.lse.to_vector<float>());
+    const AttentionGrads gs = sparse_attention_backward(g.in, g.out, q, k, v, separate, R, scale);
+    const AttentionKvGrads gp = sparse_attention_kv_backward(g.in, g.out, q, kv, packed, R, scale);
+    CHECK(gp.dq.to_vector<float>() == gs.dq.to_vector<float>());
+    REQUIRE(gp.dkv.shape() == kv.shape());
+    const std::vector<float> dkv = gp.dkv.to_vector<float>(), dk = gs.dk.to_vector<float>(), dv = gs.dv.to_vector<float>();
+    std::vector<float> dk_half, dv_half;
+    for (std::int64_t u = 0; u < g.num_src; ++u) {
+      const auto row = dkv.begin() + u * 2 * H * dh;
+      dk_half.insert(dk_half.end(), row, row + H * dh);
+      dv_half.insert(dv_half.end(), row + H * dh, row + 2 * H * dh);
+    }
+    CHECK(dk_half == dk);
+    CHECK(dv_half == dv);
+  }
+  const Tensor q = random_uniform({g.num_dst, 2, 3}, 1);
+  CHECK_THROWS_WITH_AS(sparse_attention_kv(g.in, q, random_uniform({g.num_src, 3, 2, 3}, 2), 1.f),
+                       doctest::Contains("kv [sources, 2, heads, dim]"), Error);
+  CHECK_THROWS_WITH_AS(sparse_attention_kv(g.in, q, random_uniform({g.num_src + 1, 2, 2, 3}, 2), 1.f),
+                       doctest::Contains("kv"), Error);
+}
