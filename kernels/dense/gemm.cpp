@@ -135,6 +135,45 @@ void blas_sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k
               static_cast<int>(std::max<std::int64_t>(ldc, 1)));
 }
 
+using Kernel = void (*)(bool, bool, std::int64_t, std::int64_t, std::int64_t, float, const float*, std::int64_t,
+                       const float*, std::int64_t, float, float*, std::int64_t);
+
+// A weight gradient's product, op(a) [m, k] op(b) [k, n] with k (the rows of a batch) far longer than m and
+// n: one slab of K per thread, thread 0 into c (with the caller's beta), the others into partial [m, n]
+// products, then c += the partials in thread order, in the same region. Slabs of M left each thread a
+// [m / 2, n] block with the whole K, which OpenBLAS ran at 131-168 GFLOP/s on 2 cores at the models' shapes;
+// slabs of K ran 1.01-1.07x faster there (K 16,384-32,896; M, N 300-1,200; docs/performance.md). The sum
+// order is fixed for a thread count, so results repeat run to run (they differ between thread counts in
+// the last bits).
+void split_k(Kernel kernel, bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+             const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc,
+             int threads) {
+  const std::int64_t parts = std::min<std::int64_t>(threads, k);
+  Tensor partials = Tensor::empty({parts - 1, m, n});
+  float* pp = partials.data<float>();
+#pragma omp parallel num_threads(static_cast<int>(parts))
+  {
+#pragma omp for schedule(static)
+    for (std::int64_t p = 0; p < parts; ++p) {  // a loop, not the thread id: right for any team size
+      const std::int64_t lo = k * p / parts, hi = k * (p + 1) / parts;
+      const float* ap = ta ? a + lo * lda : a + lo;
+      const float* bp = tb ? b + lo : b + lo * ldb;
+      if (p == 0)
+        kernel(ta, tb, m, n, hi - lo, alpha, ap, lda, bp, ldb, beta, c, ldc);
+      else
+        kernel(ta, tb, m, n, hi - lo, alpha, ap, lda, bp, ldb, 0.f, pp + (p - 1) * m * n, n);
+    }
+#pragma omp for schedule(static)
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t q = 1; q < parts; ++q) {
+        const float* row = pp + ((q - 1) * m + i) * n;
+        float* out = c + i * ldc;
+#pragma omp simd
+        for (std::int64_t j = 0; j < n; ++j) out[j] += row[j];
+      }
+  }
+}
+
 }  // namespace
 
 void cpu::sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
@@ -155,6 +194,7 @@ void cpu::sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k
   }
   profile::count_parallel_region();
   if (!bf16 && !split_gemm()) return blas_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (k >= kSplitKRatio * std::max(m, n)) return split_k(kernel, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threads);
   // Slabs along the longer of M (rows of c: rows of a, or columns of a stored transposed) and N (columns of
   // c: columns of b, or rows of b stored transposed); the slab p of `parts` is [len * p / parts, len * (p+1) / parts).
   const bool by_rows = m >= n;

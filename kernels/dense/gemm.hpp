@@ -65,6 +65,9 @@ std::int64_t single_thread_gemm_mnk();  // kSingleThreadGemmMnk or the environme
 // kMinSlabMnk, so a product near the threshold uses fewer threads than there are. TOPO_GEMM_SPLIT=0 hands
 // the calls above the threshold to OpenBLAS's threading instead (for comparisons).
 inline constexpr std::int64_t kMinSlabMnk = std::int64_t{1} << 19;
+// A product with K at least this many times max(M, N) (a weight gradient over a batch's rows) is cut along K
+// instead, each thread's partial [M, N] added into c at the end (gemm.cpp: split_k).
+inline constexpr std::int64_t kSplitKRatio = 16;
 bool split_gemm();  // false when TOPO_GEMM_SPLIT=0 (read once)
 
 // Raw row-major cblas_sgemm on host pointers: c = alpha * op(a) @ op(b) + beta * c, op(a) [m, k], op(b) [k, n],

@@ -195,12 +195,16 @@ TEST_CASE("gemm below the single-thread size opens no parallel region and leaves
 TEST_CASE("gemm above the single-thread size, cut into one slab per thread, equals a naive loop") {
   // Slabs along M when M >= N and along N otherwise, for every transpose combination, with beta != 0, at
   // 2 and 3 threads (3 does not divide the lengths: uneven slabs); sizes just above the threshold and well
-  // above it, odd everywhere.
+  // above it, odd everywhere; the last two with K >= kSplitKRatio * max(M, N): slabs of K, partials added.
   const int before = omp_get_max_threads();
   std::uint64_t seed = 901;
   const std::int64_t t = cpu::single_thread_gemm_mnk();
   const std::vector<std::array<std::int64_t, 3>> sizes = {
-      {t / (37 * 41) + 3, 37, 41}, {37, t / (37 * 41) + 3, 41}, {1021, 67, 59}, {67, 1021, 59}, {333, 333, 31}};
+      {t / (37 * 41) + 3, 37, 41}, {37, t / (37 * 41) + 3, 41}, {1021, 67, 59}, {67, 1021, 59}, {333, 333, 31},
+      {37, 41, t / (37 * 41) + 3}, {61, 29, 16 * 61 + 7}};
+  REQUIRE(sizes[5][2] >= cpu::kSplitKRatio * 41);
+  REQUIRE(sizes[6][2] >= cpu::kSplitKRatio * 61);
+  REQUIRE(61 * 29 * sizes[6][2] > t);
   for (int threads : {2, 3}) {
     omp_set_num_threads(threads);
     for (const auto& [m, n, k] : sizes)
