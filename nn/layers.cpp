@@ -123,6 +123,13 @@ Var LayerNorm::forward(const Var& x) const {
   return layer_norm(x, weight, bias, eps_);
 }
 
+Var LayerNorm::forward_residual_relu(const Var& h, const Var& update) const {
+  TOPO_CHECK(h.ndim() >= 1 && h.size(-1) == dim_ && update.shape() == h.shape(),
+             "LayerNorm: residual {} and update {} must be alike and end in dim = {}", shape_str(h.shape()),
+             shape_str(update.shape()), dim_);
+  return residual_relu_layer_norm(h, update, weight, bias, eps_);
+}
+
 // ---- Dropout
 
 Dropout::Dropout(float p, Generator* gen) : p_(p), gen_(gen) {

@@ -65,6 +65,8 @@ class LayerNorm : public Module {
   explicit LayerNorm(std::int64_t dim, float eps = 1e-5f, bool affine = true);
   Var forward(const Var& x) const;
   Var operator()(const Var& x) const { return forward(x); }
+  // forward(h + relu(update)) in one op: a post-norm layer's residual epilogue (nn::residual_relu_layer_norm).
+  Var forward_residual_relu(const Var& h, const Var& update) const;
   float eps() const { return eps_; }
   Var weight, bias;  // undefined when !affine
 

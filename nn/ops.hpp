@@ -73,6 +73,9 @@ Var softmax(const Var& x);
 Var log_softmax(const Var& x);
 // Over the last dimension D; gamma, beta: [D] or undefined Vars (no scale / no shift).
 Var layer_norm(const Var& x, const Var& gamma, const Var& beta, float eps = 1e-5f);
+// layer_norm(h + relu(x), gamma, beta) as one op (topo::residual_relu_layer_norm): no [rows, D] sum or relu
+// tensor, forward or backward.
+Var residual_relu_layer_norm(const Var& h, const Var& x, const Var& gamma, const Var& beta, float eps = 1e-5f);
 
 // ---- randomness (ops_index.cpp)
 // Counter-based dropout state: a mask is a function of (seed, offset); each dropout call consumes

@@ -66,4 +66,18 @@ Var layer_norm(const Var& x, const Var& gamma, const Var& beta, float eps) {
       "layer_norm");
 }
 
+Var residual_relu_layer_norm(const Var& h, const Var& x, const Var& gamma, const Var& beta, float eps) {
+  const Tensor gd = gamma.defined() ? gamma.data() : Tensor(), bd = beta.defined() ? beta.data() : Tensor();
+  LayerNormOutput out = topo::residual_relu_layer_norm(h.data(), x.data(), gd, bd, eps);
+  return make_output(
+      out.y, {h, x, gamma, beta},
+      [hd = h.data(), xd = x.data(), gd, bd, mean = out.mean, rstd = out.rstd](const Tensor& g,
+                                                                                const std::vector<bool>& needs) {
+        ResidualLayerNormGrads grads = residual_relu_layer_norm_backward(g, hd, xd, gd, bd, mean, rstd);
+        return std::vector<Tensor>{needs[0] ? grads.dh : Tensor(), needs[1] ? grads.dx : Tensor(),
+                                   needs[2] ? grads.dgamma : Tensor(), needs[3] ? grads.dbeta : Tensor()};
+      },
+      "residual_relu_layer_norm");
+}
+
 }  // namespace topo::nn

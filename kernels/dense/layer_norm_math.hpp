@@ -20,6 +20,11 @@ TOPO_HD float layer_norm_dx(float dxhat, float xhat, float rstd, float mean_dxha
   return rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat);
 }
 
+// The residual epilogue's row element and its update's gradient: s = h + relu(x); ds/dx passes where x > 0.
+// (relu as unary_math.hpp's; fmaxf would be a libm call per element on the CPU, not a vector max.)
+TOPO_HD float residual_relu(float h, float x) { return h + (x > 0.f ? x : 0.f); }
+TOPO_HD float relu_pass(float x, float grad) { return x > 0.f ? grad : 0.f; }
+
 // dgamma[k], dbeta[k] from per-chunk partial sums laid out [chunks][2][d] (gamma's, then beta's), added in
 // chunk order so the result does not depend on threads or blocks. Either output may be null.
 TOPO_HD void layer_norm_param_combine(const float* partials, float* dgamma, float* dbeta, std::int64_t chunks,

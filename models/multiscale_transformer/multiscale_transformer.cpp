@@ -93,7 +93,7 @@ Encoding MultiScaleTransformer::encode(const SequenceBatch& batch, const MultiSc
   for (std::size_t l = 0; l < layers->size(); ++l) {
     std::vector<nn::HeadGroup> groups;
     for (std::size_t k = 0; k < topology.scales.size(); ++k) groups.push_back({head_counts_[l][k], topology.scales[k]});
-    h = layer(l).norm->forward(h + relu(layer(l).attention->forward(groups, h)));
+    h = layer(l).norm->forward_residual_relu(h, layer(l).attention->forward(groups, h));
   }
   return readout(h, p, batch);
 }
@@ -120,8 +120,7 @@ Encoding MultiScaleTransformer::encode_band(const SequenceBatch& batch) {
   const Positions p = positions(batch, e.device());
   nn::Var h = nn::index_select(nn::concat({e, cls}, 0), p.gather);  // [N + B, d]
   for (std::size_t l = 0; l < layers->size(); ++l)
-    h = layer(l).norm->forward(
-        h + relu(layer(l).attention->forward_packed(h, p.lengths, band_radii(l, batch.lengths))));
+    h = layer(l).norm->forward_residual_relu(h, layer(l).attention->forward_packed(h, p.lengths, band_radii(l, batch.lengths)));
   return readout(h, p, batch);
 }
 

@@ -31,10 +31,13 @@ Encoding StarTransformer::encode(const SequenceBatch& batch, const StarTopology&
   nn::Var s = nn::readout_nodes(e, batch.lengths, nn::Readout::Mean);  // s^0 = mean(E)
   for (std::size_t l = 0; l < layers->size(); ++l) {
     const Layer& layer = this->layer(l);
-    nn::Var update = relu(layer.satellite_attention->forward(topology.satellite, h, {{"sat", h}, {"emb", e}, {"relay", s}}));
-    h = layer.satellite_norm->forward(config_.residual ? h + update : update);
-    update = relu(layer.relay_attention->forward(topology.relay, s, {{"sat", h}, {"relay", s}}));
-    s = layer.relay_norm->forward(config_.residual ? s + update : update);
+    // LayerNorm(x + ReLU(update)), fused (or LayerNorm(ReLU(update)) without the residual).
+    const auto epilogue = [&](const nn::LayerNorm& norm, const nn::Var& x, const nn::Var& update) {
+      return config_.residual ? norm.forward_residual_relu(x, update) : norm.forward(relu(update));
+    };
+    h = epilogue(*layer.satellite_norm, h,
+                 layer.satellite_attention->forward(topology.satellite, h, {{"sat", h}, {"emb", e}, {"relay", s}}));
+    s = epilogue(*layer.relay_norm, s, layer.relay_attention->forward(topology.relay, s, {{"sat", h}, {"relay", s}}));
   }
   return Encoding{h, s + nn::readout_nodes(h, batch.lengths, nn::Readout::Max)};
 }

@@ -111,6 +111,27 @@ TEST_CASE("gpu: layer_norm forward and backward match the CPU") {
     }
 }
 
+TEST_CASE("gpu: residual_relu_layer_norm (composed on CUDA) matches the CPU's fused pass") {
+  std::uint64_t seed = 70;
+  for (const Shape& s : {Shape{7, 31}, Shape{128 * 128, 300}}) {
+    CAPTURE(shape_str(s));
+    const std::int64_t d = s.back();
+    const Tensor h = random_uniform(s, seed++, -2.f, 2.f), x = random_uniform(s, seed++, -2.f, 2.f),
+                 w = random_uniform(s, seed++), gamma = random_uniform({d}, seed++, 0.5f, 1.5f),
+                 beta = random_uniform({d}, seed++);
+    const LayerNormOutput fc = residual_relu_layer_norm(h, x, gamma, beta),
+                          fg = residual_relu_layer_norm(h.to(kGpu), x.to(kGpu), gamma.to(kGpu), beta.to(kGpu));
+    TOPO_CHECK_CLOSE(host(fg.y), host(fc.y), 1e-5, 1e-4);
+    const ResidualLayerNormGrads gc = residual_relu_layer_norm_backward(w, h, x, gamma, beta, fc.mean, fc.rstd);
+    const ResidualLayerNormGrads gg = residual_relu_layer_norm_backward(
+        w.to(kGpu), h.to(kGpu), x.to(kGpu), gamma.to(kGpu), beta.to(kGpu), fg.mean, fg.rstd);
+    TOPO_CHECK_CLOSE(host(gg.dh), host(gc.dh), 1e-4, 1e-3);
+    TOPO_CHECK_CLOSE(host(gg.dx), host(gc.dx), 1e-4, 1e-3);
+    TOPO_CHECK_CLOSE(host(gg.dgamma), host(gc.dgamma), 1e-2, 1e-4);
+    TOPO_CHECK_CLOSE(host(gg.dbeta), host(gc.dbeta), 1e-2, 1e-4);
+  }
+}
+
 TEST_CASE("gpu: gemm 2-D, batched and shared-b match the CPU for all transposes") {
   std::uint64_t seed = 80;
   const auto stored = [](bool t, std::int64_t r, std::int64_t c) { return t ? Shape{c, r} : Shape{r, c}; };

@@ -1,7 +1,9 @@
 #include <cmath>
 #include <string>
 
+#include "kernels/dense/binary.hpp"
 #include "kernels/dense/layer_norm.hpp"
+#include "kernels/dense/unary.hpp"
 #include "kernels/threads.hpp"
 #include "tests/support/testing.hpp"
 
@@ -165,4 +167,41 @@ TEST_CASE("layer_norm rejects mismatched parameters, naming the shapes") {
   LayerNormOutput f = layer_norm(x, Tensor(), Tensor());
   CHECK_THROWS_AS(layer_norm_backward(Tensor::zeros({4, 6}), x, Tensor(), Tensor(), f.mean, f.rstd), topo::Error);
   CHECK_THROWS_AS(layer_norm_backward(x, x, Tensor(), Tensor(), Tensor::zeros({3}), f.rstd), topo::Error);
+}
+
+TEST_CASE("residual_relu_layer_norm equals layer_norm(h + relu(x)) and its backward, at awkward sizes") {
+  std::uint64_t seed = 71;
+  std::vector<Shape> shapes;
+  for (std::int64_t d : kAwkwardSizes) shapes.push_back({5, d});
+  shapes.push_back({3, 4, 33});
+  shapes.push_back({128 * 128 + 128, 300});
+  for (const Shape& s : shapes)
+    for (int affine : {0, 3}) {
+      const std::int64_t d = s.back();
+      CAPTURE(shape_str(s));
+      CAPTURE(affine);
+      const Tensor h = random_uniform(s, seed++, -2.f, 2.f), x = random_uniform(s, seed++, -2.f, 2.f);
+      const Tensor gamma = affine ? random_uniform({d}, seed++, 0.5f, 1.5f) : Tensor();
+      const Tensor beta = affine ? random_uniform({d}, seed++) : Tensor();
+      const Tensor relu_x = unary(UnaryOp::Relu, x), sum = binary(BinaryOp::Add, h, relu_x);
+      const LayerNormOutput want = layer_norm(sum, gamma, beta);
+      const LayerNormOutput got = residual_relu_layer_norm(h, x, gamma, beta);
+      TOPO_CHECK_CLOSE(got.y.to_vector<float>(), want.y.to_vector<float>(), 1e-6, 1e-5);
+      TOPO_CHECK_CLOSE(got.mean.to_vector<float>(), want.mean.to_vector<float>(), 1e-6, 1e-6);
+      TOPO_CHECK_CLOSE(got.rstd.to_vector<float>(), want.rstd.to_vector<float>(), 1e-6, 1e-5);
+      const Tensor g = random_uniform(s, seed++);
+      const LayerNormGrads wg = layer_norm_backward(g, sum, gamma, beta, want.mean, want.rstd);
+      const ResidualLayerNormGrads gg = residual_relu_layer_norm_backward(g, h, x, gamma, beta, got.mean, got.rstd);
+      TOPO_CHECK_CLOSE(gg.dh.to_vector<float>(), wg.dx.to_vector<float>(), 1e-5, 1e-4);
+      TOPO_CHECK_CLOSE(gg.dx.to_vector<float>(), unary_backward(UnaryOp::Relu, wg.dx, x, relu_x).to_vector<float>(),
+                       1e-5, 1e-4);
+      REQUIRE(gg.dgamma.defined() == gamma.defined());
+      REQUIRE(gg.dbeta.defined() == beta.defined());
+      if (affine) {
+        TOPO_CHECK_CLOSE(gg.dgamma.to_vector<float>(), wg.dgamma.to_vector<float>(), 1e-5, 1e-4);
+        TOPO_CHECK_CLOSE(gg.dbeta.to_vector<float>(), wg.dbeta.to_vector<float>(), 1e-5, 1e-4);
+      }
+    }
+  CHECK_THROWS_WITH_AS(residual_relu_layer_norm(Tensor::zeros({4, 5}), Tensor::zeros({4, 6}), Tensor(), Tensor()),
+                       doctest::Contains("residual_relu_layer_norm"), Error);
 }

@@ -172,6 +172,18 @@ TEST_CASE("layer_norm: gradcheck for x, gamma and beta, with and without affine 
   }
 }
 
+TEST_CASE("residual_relu_layer_norm: gradcheck for h, x, gamma and beta") {
+  for (const Shape& shape : {Shape{7, 33}, Shape{3, 2, 5}}) {
+    CAPTURE(shape_str(shape));
+    const std::int64_t d = shape.back();
+    // x away from relu's kink, so central differences stay on one side of it.
+    Var h = leaf(shape, 61, -2.f, 2.f), x = leaf_away_from_zero(shape, 62);
+    Var gamma = leaf({d}, 63, 0.5f, 1.5f), beta = leaf({d}, 64);
+    TOPO_GRADCHECK([](const Inputs& v) { return residual_relu_layer_norm(v[0], v[1], v[2], v[3]); }, {h, x, gamma, beta});
+    TOPO_GRADCHECK([](const Inputs& v) { return residual_relu_layer_norm(v[0], v[1], Var(), Var()); }, {h, x});
+  }
+}
+
 TEST_CASE("a small MLP: gradcheck through matmul, bias, gelu, layer_norm and a mean") {
   auto mlp = [](const Inputs& v) {
     Var h = gelu(add(matmul(v[0], v[1]), v[2]));
