@@ -16,20 +16,20 @@ GraphMultiHeadAttention::GraphMultiHeadAttention(std::int64_t dim, std::int64_t 
 }
 
 Var GraphMultiHeadAttention::forward(const Block& block, const Var& dst_states, const NodeStates& src_states) const {
-  return attend({HeadGroup{heads_, block}}, dst_states, block_source_states(block, src_states));
+  return attend({HeadGroup{heads_, block}}, dst_states, block_source_parts(block, src_states));
 }
 
 Var GraphMultiHeadAttention::forward(const Block& block, const Var& states) const {
   TOPO_CHECK(block.src_types.size() == 1 && block.src_types[0] == block.dst_type,
              "GraphMultiHeadAttention: self-attention needs a block from '{}' into itself; this one reads {}",
              block.dst_type, fmt::join(block.src_types, ", "));
-  return attend({HeadGroup{heads_, block}}, states, states);
+  return attend({HeadGroup{heads_, block}}, states, {states});
 }
 
 Var GraphMultiHeadAttention::forward(const std::vector<HeadGroup>& groups, const Var& dst_states,
                                      const NodeStates& src_states) const {
   TOPO_CHECK(!groups.empty(), "GraphMultiHeadAttention: no head groups");
-  return attend(groups, dst_states, block_source_states(groups[0].block, src_states));
+  return attend(groups, dst_states, block_source_parts(groups[0].block, src_states));
 }
 
 Var GraphMultiHeadAttention::forward(const std::vector<HeadGroup>& groups, const Var& states) const {
@@ -38,7 +38,7 @@ Var GraphMultiHeadAttention::forward(const std::vector<HeadGroup>& groups, const
 }
 
 Var GraphMultiHeadAttention::attend(const std::vector<HeadGroup>& groups, const Var& dst_states,
-                                    const Var& src_states) const {
+                                    const std::vector<Var>& src_parts) const {
   const std::int64_t dh = dim_ / heads_;
   std::int64_t total_heads = 0;
   std::vector<const HeadGroup*> active;  // groups with heads, in order
@@ -57,15 +57,20 @@ Var GraphMultiHeadAttention::attend(const std::vector<HeadGroup>& groups, const 
   TOPO_CHECK(total_heads == heads_, "GraphMultiHeadAttention: head groups hold {} heads, the layer has {}",
              total_heads, heads_);
   const Block& block = groups[0].block;
-  TOPO_CHECK(dst_states.ndim() == 2 && dst_states.size(1) == dim_ && src_states.ndim() == 2 &&
-                 src_states.size(1) == dim_ && dst_states.size(0) == block.num_dst &&
-                 src_states.size(0) == block.num_src,
+  std::int64_t ns = 0;
+  bool widths = true;
+  for (const Var& part : src_parts) {
+    widths = widths && part.ndim() == 2 && part.size(1) == dim_;
+    ns += part.ndim() >= 1 ? part.size(0) : 0;
+  }
+  TOPO_CHECK(dst_states.ndim() == 2 && dst_states.size(1) == dim_ && widths && dst_states.size(0) == block.num_dst &&
+                 ns == block.num_src,
              "GraphMultiHeadAttention(dim {}): states must be [{} destinations, {}] and [{} sources, {}], got {} "
-             "and {}",
-             dim_, block.num_dst, dim_, block.num_src, dim_, dst_states.data().str(), src_states.data().str());
-  const std::int64_t ns = src_states.size(0);
+             "and {} source rows (of width {})",
+             dim_, block.num_dst, dim_, block.num_src, dim_, dst_states.data().str(), ns,
+             widths ? std::to_string(dim_) : "another");
   const Var qh = reshape(q->forward(dst_states), {dst_states.size(0), heads_, dh});
-  const Var kv = reshape(project({k.get(), v.get()}, src_states), {ns, 2, heads_, dh});
+  const Var kv = reshape(project({k.get(), v.get()}, src_parts), {ns, 2, heads_, dh});
   Var att;
   if (active.size() == 1) {
     att = sparse_attention_kv(active[0]->block, qh, kv, scale());
@@ -91,7 +96,7 @@ Var GraphMultiHeadAttention::attend(const std::vector<HeadGroup>& groups, const 
 // The sparse kernel pays for it on DRAM-sized blocks: a pass that reads only the k halves of the rows streams
 // as slowly as one reading them whole (Star's satellites, n = 128: forward 4.0 -> 7.4 ms, backward 14.4 ->
 // 16.0 ms); the GEMMs gain more: Star's training step went 957 -> 920 ms (n = 128, three interleaved runs).
-Var GraphMultiHeadAttention::project(const std::vector<const Linear*>& projections, const Var& states) const {
+Var GraphMultiHeadAttention::project(const std::vector<const Linear*>& projections, const std::vector<Var>& parts) const {
   const bool biased = projections[0]->bias.defined();
   std::vector<Var> weights, biases;
   for (const Linear* l : projections) {
@@ -100,8 +105,9 @@ Var GraphMultiHeadAttention::project(const std::vector<const Linear*>& projectio
     weights.push_back(l->weight);
     if (biased) biases.push_back(l->bias);
   }
-  const Var w = concat(weights, 0);
-  return biased ? linear(states, w, concat(biases, 0)) : matmul(states, w, false, true);
+  const Var w = concat(weights, 0), b = biased ? concat(biases, 0) : Var();
+  if (parts.size() > 1) return linear_rows(parts, w, b);  // the sources' node types: no concat of their states
+  return biased ? linear(parts[0], w, b) : matmul(parts[0], w, false, true);
 }
 
 float GraphMultiHeadAttention::scale() const { return 1.f / std::sqrt(static_cast<float>(dim_ / heads_)); }
@@ -111,12 +117,12 @@ Var GraphMultiHeadAttention::forward_packed(const Var& states, const std::vector
   TOPO_CHECK(states.ndim() == 2 && states.size(1) == dim_, "GraphMultiHeadAttention(dim {}): states must be [rows, {}], got {}",
              dim_, dim_, states.data().str());
   const std::int64_t rows = states.size(0), dh = dim_ / heads_;
-  const Var qkv = project({q.get(), k.get(), v.get()}, states);
+  const Var qkv = project({q.get(), k.get(), v.get()}, {states});
   return o->forward(
       reshape(flash_attention_packed(reshape(qkv, {rows, 3, heads_, dh}), lengths, scale(), radii), {rows, dim_}));
 }
 
-Var block_source_states(const Block& block, const NodeStates& states) {
+std::vector<Var> block_source_parts(const Block& block, const NodeStates& states) {
   std::vector<Var> parts;
   for (std::size_t t = 0; t < block.src_types.size(); ++t) {
     const auto it = states.find(block.src_types[t]);
@@ -128,7 +134,7 @@ Var block_source_states(const Block& block, const NodeStates& states) {
                block.src_offsets[t + 1] - block.src_offsets[t]);
     parts.push_back(it->second);
   }
-  return parts.size() == 1 ? parts[0] : concat(parts, 0);
+  return parts;
 }
 
 }  // namespace topo::nn

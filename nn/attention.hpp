@@ -55,13 +55,14 @@ class GraphMultiHeadAttention : public Module {
   std::shared_ptr<Linear> q, k, v, o;
 
  private:
-  Var attend(const std::vector<HeadGroup>& groups, const Var& dst_states, const Var& src_states) const;
-  Var project(const std::vector<const Linear*>& projections, const Var& states) const;
+  Var attend(const std::vector<HeadGroup>& groups, const Var& dst_states, const std::vector<Var>& src_parts) const;
+  Var project(const std::vector<const Linear*>& projections, const std::vector<Var>& parts) const;
   std::int64_t dim_, heads_;
 };
 
-// The block's source states in its numbering: the per-type states concatenated in block.src_types order
-// ([block.num_src, dim]); a type the block reads must be present with its node count of rows.
-Var block_source_states(const Block& block, const NodeStates& states);
+// The block's source states in its numbering: the per-type states in block.src_types order (their rows
+// concatenated are [block.num_src, dim]; the projections read them as parts, nn::linear_rows); a type the
+// block reads must be present with its node count of rows.
+std::vector<Var> block_source_parts(const Block& block, const NodeStates& states);
 
 }  // namespace topo::nn

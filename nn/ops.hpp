@@ -15,6 +15,10 @@ Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = fals
 // x [N, in] @ weight [out, in]^T + bias [out] -> [N, out] in one GEMM onto the bias rows (kernels' linear);
 // the gradients of matmul and add.
 Var linear(const Var& x, const Var& weight, const Var& bias);
+// linear(concat(xs, 0), weight, bias) without the concat: each part's rows projected into its row slice of
+// one [sum of rows, out] output (a block's sources of several node types, one GEMM each); the backward
+// reads the output gradient's slices in place. bias may be undefined.
+Var linear_rows(const std::vector<Var>& xs, const Var& weight, const Var& bias);
 // Fused dense self-attention over packed sequences (kernels/dense/flash_attention.hpp): q, k [rows, H, dk],
 // v [rows, H, dv], sequence b owns `lengths[b]` consecutive rows and attends within them -> [rows, H, dv].
 // Keeps only the row log-sum-exp for the backward (scores recomputed there), never an [L, L] tensor.

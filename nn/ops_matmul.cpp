@@ -45,6 +45,47 @@ Var linear(const Var& x, const Var& weight, const Var& bias) {
       "linear");
 }
 
+Var linear_rows(const std::vector<Var>& xs, const Var& weight, const Var& bias) {
+  TOPO_CHECK(!xs.empty(), "linear_rows: no inputs");
+  std::vector<std::int64_t> offsets = {0};
+  for (const Var& x : xs) {
+    TOPO_CHECK(x.ndim() == 2, "linear_rows: every input must be [rows, in], got {}", x.data().str());
+    offsets.push_back(offsets.back() + x.size(0));
+  }
+  Tensor y = Tensor::empty({offsets.back(), weight.size(0)}, DType::F32, weight.data().device());
+  const Tensor bd = bias.defined() ? bias.data() : Tensor();
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    Tensor part = y.slice_rows(offsets[i], offsets[i + 1]);
+    linear_into(xs[i].data(), weight.data(), bd, part);
+  }
+  std::vector<Var> inputs = xs;
+  inputs.push_back(weight);
+  inputs.push_back(bias);
+  std::vector<Tensor> xd;
+  for (const Var& x : xs) xd.push_back(x.data());
+  return make_output(
+      y, inputs,
+      [xd, offsets, wd = weight.data(), bshape = bias.defined() ? bias.shape() : Shape{}](const Tensor& g,
+                                                                                 const std::vector<bool>& needs) {
+        const std::size_t n = xd.size();
+        std::vector<Tensor> grads(n + 2);
+        Tensor dw;
+        for (std::size_t i = 0; i < n; ++i) {
+          const Tensor gi = g.slice_rows(offsets[i], offsets[i + 1]);
+          if (needs[i]) grads[i] = topo::matmul(gi, wd);
+          if (!needs[n] || gi.size(0) == 0) continue;
+          const bool first = !dw.defined();
+          if (first) dw = Tensor::empty(wd.shape(), DType::F32, wd.device());
+          gemm(true, false, 1.f, gi, xd[i], first ? 0.f : 1.f, dw);  // dW = sum over parts of g_i^T x_i
+        }
+        if (needs[n] && !dw.defined()) dw = Tensor::zeros(wd.shape(), DType::F32, wd.device());
+        grads[n] = dw;
+        if (needs[n + 1]) grads[n + 1] = sum_to_shape(g, bshape);
+        return grads;
+      },
+      "linear_rows");
+}
+
 Var flash_attention(const Var& q, const Var& k, const Var& v, const std::vector<std::int64_t>& lengths, float scale,
                     const std::vector<std::int64_t>& radii) {
   FlashAttentionOutput fwd = topo::flash_attention(q.data(), k.data(), v.data(), lengths, scale, radii);

@@ -273,27 +273,35 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a, bool trans_b) {
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  check_dtype(bias, DType::F32, "linear", "bias");
+  const Plan p = plan_for(x, weight, false, true, "linear");
+  Tensor c = Tensor::empty(p.c_shape, DType::F32, x.device());
+  linear_into(x, weight, bias, c);
+  return c;
+}
+
+void linear_into(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& out) {
   TOPO_PROFILE(Gemm);
+  TOPO_CHECK(x.ndim() == 2 && weight.ndim() == 2 && (!bias.defined() || (bias.ndim() == 1 && bias.size(0) == weight.size(0))),
+             "linear: expected x [N, in], weight [out, in] and bias [out], got {}, {} and {}", x.str(), weight.str(),
+             bias.defined() ? bias.str() : "none");
+  const Plan p = plan_for(x, weight, false, true, "linear");
+  TOPO_CHECK(out.shape() == p.c_shape, "linear: output must be {}, got {}", shape_str(p.c_shape), out.str());
+  if (out.numel() == 0) return;
+  if (!bias.defined()) return gemm(false, true, 1.f, x, weight, 0.f, out);
   check_dtype(bias, DType::F32, "linear", "bias");
   check_same_device(x, bias, "linear");
-  TOPO_CHECK(x.ndim() == 2 && weight.ndim() == 2 && bias.ndim() == 1 && bias.size(0) == weight.size(0),
-             "linear: expected x [N, in], weight [out, in] and bias [out], got {}, {} and {}", x.str(), weight.str(),
-             bias.str());
-  const Plan p = plan_for(x, weight, false, true, "linear");
   const std::int64_t rows = p.m, cols = p.n;
-  Tensor c = Tensor::empty(p.c_shape, DType::F32, x.device());
-  if (c.numel() == 0) return c;
   if (x.device().is_cpu()) {
     const float* b = bias.data<float>();
-    float* cp = c.data<float>();
+    float* cp = out.data<float>();
     parallel_for(rows, cols, [&](std::int64_t begin, std::int64_t end) {
       for (std::int64_t r = begin; r < end; ++r) std::copy_n(b, cols, cp + r * cols);
     });
   } else {  // the bias rows as a rank-1 product: ones [N, 1] @ bias [1, out]
-    gemm(false, false, 1.f, Tensor::full({rows, 1}, 1.f, x.device()), bias.reshape({1, cols}), 0.f, c);
+    gemm(false, false, 1.f, Tensor::full({rows, 1}, 1.f, x.device()), bias.reshape({1, cols}), 0.f, out);
   }
-  gemm(false, true, 1.f, x, weight, 1.f, c);
-  return c;
+  gemm(false, true, 1.f, x, weight, 1.f, out);
 }
 
 }  // namespace topo

@@ -50,6 +50,9 @@ Tensor matmul(const Tensor& a, const Tensor& b, bool trans_a = false, bool trans
 // clears its output and an add that reads it back and writes a second tensor: one pass over the output
 // instead of three, per projection of every model.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias);
+// The same into out [N, out] (which may be a row slice of a larger tensor: nn::linear_rows); bias may be
+// undefined (out = x @ weight^T).
+void linear_into(const Tensor& x, const Tensor& weight, const Tensor& bias, Tensor& out);
 
 namespace cpu {
 // GEMMs with M*N*K at or below this run on one thread outside OpenMP regions: a parallel region costs a fork

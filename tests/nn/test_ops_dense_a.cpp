@@ -101,6 +101,35 @@ TEST_CASE("linear: gradcheck of x, weight and bias, and the same values as matmu
   for (std::size_t i = 0; i < fused.size(); ++i) CHECK(fused[i] == doctest::Approx(composed[i]).epsilon(1e-5));
 }
 
+TEST_CASE("linear_rows: linear of the parts' concatenation without it, values and every gradient; gradcheck") {
+  // Parts of 7, 0 and 3 rows (an empty node type), with and without a bias.
+  for (bool biased : {true, false}) {
+    CAPTURE(biased);
+    Var x0 = leaf({7, 33}, 71), x1 = leaf({0, 33}, 72), x2 = leaf({3, 33}, 73), w = leaf({5, 33}, 74);
+    Var b = biased ? leaf({5}, 75) : Var();
+    const Var rows = linear_rows({x0, x1, x2}, w, b);
+    const Var cat = concat({x0, x1, x2}, 0);
+    const Var want = biased ? linear(cat, w, b) : matmul(cat, w, false, true);
+    TOPO_CHECK_CLOSE(rows.data().to_vector<float>(), want.data().to_vector<float>(), 1e-6, 1e-5);
+    const Tensor seed = topo::testing::random_uniform({10, 5}, 76);
+    rows.backward(seed);
+    std::vector<std::vector<float>> first;
+    for (Var* v : {&x0, &x2, &w}) first.push_back(v->grad().to_vector<float>());
+    if (biased) first.push_back(b.grad().to_vector<float>());
+    for (Var* v : {&x0, &x1, &x2, &w, &b})
+      if (v->defined()) v->zero_grad();
+    want.backward(seed);
+    std::size_t i = 0;
+    for (Var* v : {&x0, &x2, &w}) TOPO_CHECK_CLOSE(v->grad().to_vector<float>(), first[i++], 1e-5, 1e-5);
+    if (biased) TOPO_CHECK_CLOSE(b.grad().to_vector<float>(), first[i], 1e-5, 1e-5);
+  }
+  TOPO_GRADCHECK([](const Inputs& v) { return linear_rows({v[0], v[1]}, v[2], v[3]); },
+                 {leaf({4, 6}, 77), leaf({3, 6}, 78), leaf({5, 6}, 79), leaf({5}, 80)});
+  // An empty first part: the weight's gradient starts at the first part with rows.
+  TOPO_GRADCHECK([](const Inputs& v) { return linear_rows({v[0], v[1]}, v[2], v[3]); },
+                 {leaf({0, 6}, 81), leaf({3, 6}, 82), leaf({5, 6}, 83), leaf({5}, 84)});
+}
+
 TEST_CASE("flash_attention: gradcheck, full and banded (per-sequence and per-head radii, both band schedules)") {
   // Sequences of 1, 7 and 33 rows, 2 heads of 5 (dk = dv); the kernel's own tests cover the sizes at scale.
   const std::vector<std::int64_t> lengths = {1, 7, 33};
