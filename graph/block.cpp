@@ -95,7 +95,9 @@ Block relation_block(const HeteroGraph& g, int relation) {
 
 Block relation_block(const HeteroGraph& g, const std::string& etype) { return relation_block(g, g.relation_id(etype)); }
 
-Block segment_block(const std::vector<std::int64_t>& counts, const std::string& src_type, Device device) {
+Block segment_block(const std::vector<std::int64_t>& counts, const std::string& src_type, Device device,
+                    std::int64_t leading) {
+  TOPO_CHECK(leading >= 0, "segment_block: {} leading rows per example", leading);
   Block b;
   b.dst_type = "example";
   b.src_types = {src_type};
@@ -105,22 +107,30 @@ Block segment_block(const std::vector<std::int64_t>& counts, const std::string& 
     TOPO_CHECK(counts[i] >= 0, "segment_block: example {} has {} rows", i, counts[i]);
     offsets[i + 1] = offsets[i] + counts[i];
   }
-  const std::int64_t n = offsets.back();
-  TOPO_CHECK(n < INT32_MAX, "segment_block: {} rows do not fit int32 ids", n);
-  b.num_src = n;
-  b.src_offsets = {0, n};
+  const std::int64_t n = offsets.back(), rows = n + leading * b.num_dst;
+  TOPO_CHECK(rows < INT32_MAX, "segment_block: {} rows do not fit int32 ids", rows);
+  b.num_src = rows;
+  b.src_offsets = {0, rows};
   b.edge_offsets = {0, n};
-  // Row i is edge i: in-CSR indptr = offsets, indices = eids = 0..n-1; out-CSR one edge per row.
-  std::vector<std::int32_t> indptr(offsets.begin(), offsets.end()), iota(static_cast<std::size_t>(n)),
-      example(static_cast<std::size_t>(n)), out_indptr(static_cast<std::size_t>(n) + 1);
-  for (std::size_t b_i = 0; b_i < counts.size(); ++b_i)
-    for (std::int64_t i = offsets[b_i]; i < offsets[b_i + 1]; ++i) example[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(b_i);
-  for (std::int64_t i = 0; i < n; ++i) iota[static_cast<std::size_t>(i)] = out_indptr[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i);
-  out_indptr[static_cast<std::size_t>(n)] = static_cast<std::int32_t>(n);
+  // Edge i is example b's (i - offsets[b])-th row, source row i + leading * (b + 1): in-CSR indptr = offsets,
+  // eids = 0..n-1; out-CSR one edge per example row, none on the leading rows.
+  std::vector<std::int32_t> indptr(offsets.begin(), offsets.end()), source(static_cast<std::size_t>(n)),
+      iota(static_cast<std::size_t>(n)), example(static_cast<std::size_t>(n)),
+      out_indptr(static_cast<std::size_t>(rows) + 1, 0);
+  for (std::size_t e = 0; e < counts.size(); ++e)
+    for (std::int64_t i = offsets[e]; i < offsets[e + 1]; ++i) {
+      const std::int64_t row = i + leading * static_cast<std::int64_t>(e + 1);
+      source[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(row);
+      example[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(e);
+      out_indptr[static_cast<std::size_t>(row) + 1] = 1;
+    }
+  for (std::int64_t i = 0; i < n; ++i) iota[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(i);
+  for (std::int64_t r = 0; r < rows; ++r) out_indptr[static_cast<std::size_t>(r) + 1] += out_indptr[static_cast<std::size_t>(r)];
   const Tensor iota_t = Tensor::from_vector(iota, {n}, device);
-  b.in = CsrView{Tensor::from_vector(indptr, {b.num_dst + 1}, device), iota_t, iota_t, b.num_dst, n};
-  b.out = CsrView{Tensor::from_vector(out_indptr, {n + 1}, device), Tensor::from_vector(example, {n}, device), iota_t, n,
-                  b.num_dst};
+  b.in = CsrView{Tensor::from_vector(indptr, {b.num_dst + 1}, device), Tensor::from_vector(source, {n}, device), iota_t,
+                 b.num_dst, rows};
+  b.out = CsrView{Tensor::from_vector(out_indptr, {rows + 1}, device), Tensor::from_vector(example, {n}, device), iota_t,
+                  rows, b.num_dst};
   return b;
 }
 

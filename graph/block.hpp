@@ -50,7 +50,9 @@ Block relation_block(const HeteroGraph& g, const std::string& etype);
 // Examples of a batch own consecutive rows (counts[b] rows for example b, 0 allowed): the block from every
 // row into its example, rows as sources (type `src_type`) and examples as destinations ("example").
 // What per-example readouts (sum / mean / max) reduce over; built directly in CSR form on `device`.
+// `leading` rows before each example's are sources without edges (Multi-Scale's [CLS] position, read out
+// apart): example b's rows start after b + 1 such rows, and there are sum(counts) + leading * B sources.
 Block segment_block(const std::vector<std::int64_t>& counts, const std::string& src_type = "node",
-                    Device device = Device::cpu());
+                    Device device = Device::cpu(), std::int64_t leading = 0);
 
 }  // namespace topo

@@ -27,12 +27,16 @@ std::string readout_name(Readout op) {
 
 namespace {
 // states [sum(counts), ...] with a non-empty batch; names the op in the error.
-void check_segments(const Var& states, const std::vector<std::int64_t>& counts, const char* op) {
+void check_segments(const Var& states, const std::vector<std::int64_t>& counts, const char* op,
+                    std::int64_t leading = 0) {
   TOPO_CHECK(states.defined() && states.ndim() >= 1, "{}: states must be [rows, ...], got {}", op,
              states.defined() ? states.data().str() : std::string("undefined"));
   TOPO_CHECK(!counts.empty(), "{}: empty batch", op);
-  const std::int64_t total = std::accumulate(counts.begin(), counts.end(), std::int64_t{0});
-  TOPO_CHECK(total == states.size(0), "{}: counts sum to {} but states have {} rows", op, total, states.size(0));
+  TOPO_CHECK(leading >= 0, "{}: {} leading rows per example", op, leading);
+  const std::int64_t total = std::accumulate(counts.begin(), counts.end(), std::int64_t{0}) +
+                             leading * static_cast<std::int64_t>(counts.size());
+  TOPO_CHECK(total == states.size(0), "{}: counts sum to {}{} but states have {} rows", op, total,
+             leading ? fmt::format(" with {} leading rows per example", leading) : std::string(), states.size(0));
 }
 }  // namespace
 
@@ -53,9 +57,9 @@ Var broadcast_nodes(const Var& feats, const std::vector<std::int64_t>& counts) {
   return index_select(feats, Tensor::from_vector(example, {static_cast<std::int64_t>(example.size())}, feats.device()));
 }
 
-Var readout_nodes(const Var& states, const std::vector<std::int64_t>& counts, Readout op) {
-  check_segments(states, counts, "readout_nodes");
-  const Block segments = segment_block(counts, "node", states.device());
+Var readout_nodes(const Var& states, const std::vector<std::int64_t>& counts, Readout op, std::int64_t leading) {
+  check_segments(states, counts, "readout_nodes", leading);
+  const Block segments = segment_block(counts, "node", states.device(), leading);
   const SpmmReduce reduce = op == Readout::Sum ? SpmmReduce::Sum : op == Readout::Mean ? SpmmReduce::Mean : SpmmReduce::Max;
   return gspmm(segments, MessageOp::CopyU, reduce, states, Var());
 }

@@ -74,8 +74,10 @@ MultiScaleTransformer::Positions MultiScaleTransformer::positions(const Sequence
 }
 
 Encoding MultiScaleTransformer::readout(const nn::Var& h, const Positions& p, const SequenceBatch& batch) const {
-  const nn::Var tokens = nn::index_select(h, p.token_rows);
-  return Encoding{tokens, nn::index_select(h, p.cls_rows) + nn::readout_nodes(tokens, batch.lengths, nn::Readout::Max)};
+  // The max over each sentence's token rows of h in place (its [CLS] row leads them): no gather of the tokens
+  // on the sentence feature's path, so a classifier's backward never scatters through one.
+  return Encoding{nn::index_select(h, p.token_rows),
+                  nn::index_select(h, p.cls_rows) + nn::readout_nodes(h, batch.lengths, nn::Readout::Max, 1)};
 }
 
 Encoding MultiScaleTransformer::encode(const SequenceBatch& batch) {

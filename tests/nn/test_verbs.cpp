@@ -239,3 +239,27 @@ TEST_CASE("softmax_nodes and broadcast_nodes per graph of a batch, empty graphs 
   CHECK(error_of([&] { broadcast_nodes(feats, {1, 2}); }).find("[batch = 2") != std::string::npos);
   CHECK(error_of([&] { softmax_nodes(x, {3, 3}); }).find("counts sum to 6") != std::string::npos);
 }
+
+TEST_CASE("readout_nodes with leading rows: each example's rows read in place, equal to reading a gather of them") {
+  // Examples of 3, 0 and 4 rows, each led by one row left out (Multi-Scale's [CLS]): 10 rows in all.
+  const std::vector<std::int64_t> counts = {3, 0, 4};
+  const Tensor rows = Tensor::from_vector(Ids{1, 2, 3, 6, 7, 8, 9}, {7});
+  for (Readout op : {Readout::Sum, Readout::Mean, Readout::Max}) {
+    CAPTURE(readout_name(op));
+    Var h = leaf({10, 3}, 91);
+    const Var in_place = readout_nodes(h, counts, op, 1);
+    const Var gathered = readout_nodes(index_select(h, rows), counts, op);
+    CHECK(in_place.data().to_vector<float>() == gathered.data().to_vector<float>());
+    TOPO_GRADCHECK([&](const std::vector<Var>& x) { return readout_nodes(x[0], counts, op, 1); }, {h});
+    const Tensor seed = topo::testing::random_uniform({3, 3}, 92);
+    in_place.backward(seed);
+    const std::vector<float> first = h.grad().to_vector<float>();
+    CHECK(first[0] == 0.f);  // the leading rows get nothing
+    CHECK(first[4 * 3] == 0.f);
+    h.zero_grad();
+    gathered.backward(seed);
+    CHECK(h.grad().to_vector<float>() == first);
+  }
+  CHECK_THROWS_WITH_AS(readout_nodes(leaf({9, 3}, 93), counts, Readout::Max, 1),
+                       doctest::Contains("with 1 leading rows per example"), Error);
+}
