@@ -488,21 +488,15 @@ std::pair<Sequences, Dims> prepare_packed(const Tensor& qkv, const std::vector<s
   return {std::move(s), d};
 }
 
-// q, k or v of a packed qkv as its own [rows, H, dh] tensor (part 0, 1, 2): the CUDA path's copies.
-Tensor packed_part(const Tensor& qkv, std::int64_t part) {
-  const std::int64_t rows = qkv.size(0), width = qkv.size(2) * qkv.size(3);
-  std::vector<std::int64_t> index(static_cast<std::size_t>(rows));
-  for (std::int64_t i = 0; i < rows; ++i) index[static_cast<std::size_t>(i)] = 3 * i + part;
-  return index_select(qkv.reshape({3 * rows, width}), Tensor::from_vector(index, {rows}, qkv.device()))
-      .reshape({rows, qkv.size(2), qkv.size(3)});
-}
 
 }  // namespace
 
 FlashAttentionOutput flash_attention_packed(const Tensor& qkv, const std::vector<std::int64_t>& lengths, float scale,
                                             const std::vector<std::int64_t>& radii) {
-  if (!qkv.device().is_cpu())
-    return flash_attention(packed_part(qkv, 0), packed_part(qkv, 1), packed_part(qkv, 2), lengths, scale, radii);
+  if (!qkv.device().is_cpu()) {  // CUDA: q, k, v as copies of their own
+    const std::vector<Tensor> t = unpack_parts(qkv);
+    return flash_attention(t[0], t[1], t[2], lengths, scale, radii);
+  }
   TOPO_PROFILE(Attention);
   const auto [s, d] = prepare_packed(qkv, lengths, radii, "flash_attention_packed");
   FlashAttentionOutput r{Tensor::empty({s.rows, d.heads, d.dv}), Tensor::empty({s.rows, d.heads})};
@@ -516,10 +510,9 @@ Tensor flash_attention_packed_backward(const Tensor& qkv, const std::vector<std:
                                        const FlashAttentionOutput& forward, const Tensor& grad_out, float scale,
                                        const std::vector<std::int64_t>& radii) {
   if (!qkv.device().is_cpu()) {
-    const Tensor q = packed_part(qkv, 0), k = packed_part(qkv, 1), v = packed_part(qkv, 2);
-    const FlashAttentionGrads g = flash_attention_backward(q, k, v, lengths, forward, grad_out, scale, radii);
-    const Shape row = {qkv.size(0), 1, qkv.size(2) * qkv.size(3)};
-    return concat({g.dq.reshape(row), g.dk.reshape(row), g.dv.reshape(row)}, 1).reshape(qkv.shape());
+    const std::vector<Tensor> t = unpack_parts(qkv);
+    const FlashAttentionGrads g = flash_attention_backward(t[0], t[1], t[2], lengths, forward, grad_out, scale, radii);
+    return pack_parts({g.dq, g.dk, g.dv});
   }
   TOPO_PROFILE(Attention);
   const char* op = "flash_attention_packed_backward";

@@ -218,6 +218,24 @@ Tensor index_add(std::int64_t num_rows, const Tensor& index, const Tensor& src) 
   return scatter_add(num_rows, index, src, "index_add", "index");
 }
 
+std::vector<Tensor> unpack_parts(const Tensor& x) {
+  TOPO_CHECK(x.ndim() >= 2, "unpack_parts: x must be [rows, parts, ...], got {}", x.str());
+  Shape part = x.shape();
+  part.erase(part.begin() + 1);
+  std::vector<Tensor> parts = split(x, std::vector<std::int64_t>(static_cast<std::size_t>(x.size(1)), 1), 1);
+  for (Tensor& t : parts) t = t.reshape(part);
+  return parts;
+}
+
+Tensor pack_parts(const std::vector<Tensor>& parts) {
+  TOPO_CHECK(!parts.empty() && parts[0].ndim() >= 1, "pack_parts: no parts");
+  std::vector<Tensor> rows;
+  for (const Tensor& t : parts) rows.push_back(t.reshape({t.size(0), 1, t.numel() / std::max<std::int64_t>(t.size(0), 1)}));
+  Shape packed = parts[0].shape();
+  packed.insert(packed.begin() + 1, static_cast<std::int64_t>(parts.size()));
+  return concat(rows, 1).reshape(packed);
+}
+
 Tensor embedding(const Tensor& weight, const Tensor& ids) {
   TOPO_CHECK(weight.ndim() == 2, "embedding: weight must be [V, D], got {}", weight.str());
   Shape shape = ids.shape();

@@ -22,6 +22,11 @@ Tensor embedding_backward(const Tensor& grad, const Tensor& ids, std::int64_t nu
 // Concatenation along `dim` (all other dims equal); split is its inverse (sizes sum to x.size(dim)).
 Tensor concat(const std::vector<Tensor>& xs, int dim);
 std::vector<Tensor> split(const Tensor& x, const std::vector<std::int64_t>& sizes, int dim);
+// A packed projection's parts: x [rows, P, ...] -> P tensors [rows, ...] (copies; one split), and back
+// (pack_parts: P tensors [rows, ...] -> [rows, P, ...], one concat). The fused attention kernels read packed
+// q/k/v in place on the CPU; their CUDA paths go through these.
+std::vector<Tensor> unpack_parts(const Tensor& x);
+Tensor pack_parts(const std::vector<Tensor>& parts);
 
 // Scans an int32/int64 index tensor of any shape against [0, limit), skipping entries equal to `ignore`
 // (see IndexScan). On CUDA this synchronises (one small copy back). Shared by the ops that validate ids.

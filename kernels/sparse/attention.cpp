@@ -386,9 +386,8 @@ AttentionOutput sparse_attention_kv(const CsrView& in_csr, const Tensor& q, cons
   const char* op = "sparse_attention_kv";
   const Dims d = check_attention_kv(in_csr, q, kv, op);
   if (!kv.device().is_cpu()) {
-    const std::vector<Tensor> parts = split(kv, {1, 1}, 1);
-    const Shape shape = {kv.size(0), d.heads, d.dk};
-    return sparse_attention(in_csr, q, parts[0].reshape(shape), parts[1].reshape(shape), scale);
+    const std::vector<Tensor> parts = unpack_parts(kv);
+    return sparse_attention(in_csr, q, parts[0], parts[1], scale);
   }
   TOPO_PROFILE(Sparse);
   AttentionOutput result{Tensor::empty({in_csr.num_rows, d.heads, d.dv}), Tensor::empty({in_csr.num_rows, d.heads})};
@@ -403,11 +402,9 @@ AttentionKvGrads sparse_attention_kv_backward(const CsrView& in_csr, const CsrVi
   const char* op = "sparse_attention_kv_backward";
   const Dims d = check_attention_kv(in_csr, q, kv, op);
   if (!kv.device().is_cpu()) {
-    const std::vector<Tensor> parts = split(kv, {1, 1}, 1);
-    const Shape shape = {kv.size(0), d.heads, d.dk}, row = {kv.size(0), 1, d.heads * d.dk};
-    const AttentionGrads g = sparse_attention_backward(in_csr, out_csr, q, parts[0].reshape(shape),
-                                                       parts[1].reshape(shape), forward, grad_out, scale);
-    return {g.dq, concat({g.dk.reshape(row), g.dv.reshape(row)}, 1).reshape(kv.shape())};
+    const std::vector<Tensor> parts = unpack_parts(kv);
+    const AttentionGrads g = sparse_attention_backward(in_csr, out_csr, q, parts[0], parts[1], forward, grad_out, scale);
+    return {g.dq, pack_parts({g.dk, g.dv})};
   }
   TOPO_PROFILE(Sparse);
   check_backward(in_csr, out_csr, q, forward, grad_out, op);

@@ -247,3 +247,19 @@ TEST_CASE("indexing errors name the offending position, value and shapes") {
   e = error_of([&] { (void)split(x, {6, -1}, 0); });
   CHECK(contains(e, "-1"));
 }
+
+TEST_CASE("unpack_parts splits [rows, P, ...] into P [rows, ...] tensors and pack_parts joins them back") {
+  const Tensor x = testing::random_uniform({5, 3, 2, 4}, 91);
+  const std::vector<Tensor> parts = unpack_parts(x);
+  REQUIRE(parts.size() == 3);
+  const std::vector<float> all = x.to_vector<float>();
+  for (std::int64_t p = 0; p < 3; ++p) {
+    REQUIRE(parts[p].shape() == Shape{5, 2, 4});
+    const std::vector<float> got = parts[p].to_vector<float>();
+    for (std::int64_t r = 0; r < 5; ++r)
+      for (std::int64_t i = 0; i < 8; ++i) CHECK(got[r * 8 + i] == all[(r * 3 + p) * 8 + i]);
+  }
+  const Tensor back = pack_parts(parts);
+  CHECK(back.shape() == x.shape());
+  CHECK(back.to_vector<float>() == all);
+}
