@@ -105,9 +105,8 @@ Var GraphMultiHeadAttention::project(const std::vector<const Linear*>& projectio
     weights.push_back(l->weight);
     if (biased) biases.push_back(l->bias);
   }
-  const Var w = concat(weights, 0), b = biased ? concat(biases, 0) : Var();
-  if (parts.size() > 1) return linear_rows(parts, w, b);  // the sources' node types: no concat of their states
-  return biased ? linear(parts[0], w, b) : matmul(parts[0], w, false, true);
+  // Several parts (a block's source node types): each projected into its rows, no concat of their states.
+  return linear_rows(parts, concat(weights, 0), biased ? concat(biases, 0) : Var());
 }
 
 float GraphMultiHeadAttention::scale() const { return 1.f / std::sqrt(static_cast<float>(dim_ / heads_)); }

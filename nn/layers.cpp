@@ -55,7 +55,7 @@ Var Linear::forward(const Var& x) const {
   out_shape.back() = out_;
   // [..., in] -> [N, in] @ W^T (+ b) -> [N, out]: one GEMM with W read transposed (onto the bias rows).
   const Var x2 = reshape(x, {-1, in_});
-  return reshape(bias.defined() ? linear(x2, weight, bias) : matmul(x2, weight, false, true), out_shape);
+  return reshape(linear(x2, weight, bias), out_shape);
 }
 
 // ---- Embedding

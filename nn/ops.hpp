@@ -12,8 +12,8 @@ namespace topo::nn {
 // ---- linear algebra (ops_matmul.cpp)
 // op(a) @ op(b). 2-D: [M,K] @ [K,N]; batched: [B,M,K] @ [B,K,N], or [B,M,K] @ [K,N] sharing b.
 Var matmul(const Var& a, const Var& b, bool trans_a = false, bool trans_b = false);
-// x [N, in] @ weight [out, in]^T + bias [out] -> [N, out] in one GEMM onto the bias rows (kernels' linear);
-// the gradients of matmul and add.
+// x [N, in] @ weight [out, in]^T + bias [out] -> [N, out] in one GEMM onto the bias rows (kernels' linear_into;
+// bias may be undefined); the gradients of matmul and add. linear_rows with one part.
 Var linear(const Var& x, const Var& weight, const Var& bias);
 // linear(concat(xs, 0), weight, bias) without the concat: each part's rows projected into its row slice of
 // one [sum of rows, out] output (a block's sources of several node types, one GEMM each); the backward

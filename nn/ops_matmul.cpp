@@ -34,22 +34,15 @@ Var matmul(const Var& a, const Var& b, bool ta, bool tb) {
       "matmul");
 }
 
-Var linear(const Var& x, const Var& weight, const Var& bias) {
-  return make_output(
-      topo::linear(x.data(), weight.data(), bias.data()), {x, weight, bias},
-      [xd = x.data(), wd = weight.data(), bshape = bias.shape()](const Tensor& g, const std::vector<bool>& needs) {
-        return std::vector<Tensor>{needs[0] ? topo::matmul(g, wd) : Tensor(),
-                                   needs[1] ? topo::matmul(g, xd, true, false) : Tensor(),
-                                   needs[2] ? sum_to_shape(g, bshape) : Tensor()};
-      },
-      "linear");
-}
+namespace {
 
-Var linear_rows(const std::vector<Var>& xs, const Var& weight, const Var& bias) {
-  TOPO_CHECK(!xs.empty(), "linear_rows: no inputs");
+// linear over row parts (one part: linear itself): each part's rows projected into its row slice of one
+// output; the backward reads the gradient's slices in place and sums the weight gradient over the parts.
+Var linear_parts(const std::vector<Var>& xs, const Var& weight, const Var& bias, const char* name) {
+  TOPO_CHECK(!xs.empty(), "{}: no inputs", name);
   std::vector<std::int64_t> offsets = {0};
   for (const Var& x : xs) {
-    TOPO_CHECK(x.ndim() == 2, "linear_rows: every input must be [rows, in], got {}", x.data().str());
+    TOPO_CHECK(x.ndim() == 2, "{}: every input must be [rows, in], got {}", name, x.data().str());
     offsets.push_back(offsets.back() + x.size(0));
   }
   Tensor y = Tensor::empty({offsets.back(), weight.size(0)}, DType::F32, weight.data().device());
@@ -83,7 +76,15 @@ Var linear_rows(const std::vector<Var>& xs, const Var& weight, const Var& bias) 
         if (needs[n + 1]) grads[n + 1] = sum_to_shape(g, bshape);
         return grads;
       },
-      "linear_rows");
+      name);
+}
+
+}  // namespace
+
+Var linear(const Var& x, const Var& weight, const Var& bias) { return linear_parts({x}, weight, bias, "linear"); }
+
+Var linear_rows(const std::vector<Var>& xs, const Var& weight, const Var& bias) {
+  return linear_parts(xs, weight, bias, "linear_rows");
 }
 
 Var flash_attention(const Var& q, const Var& k, const Var& v, const std::vector<std::int64_t>& lengths, float scale,
