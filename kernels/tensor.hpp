@@ -69,6 +69,11 @@ class Tensor {
 
   std::string str() const;  // "float32[2, 3] on cpu"
   bool shares_storage_with(const Tensor& other) const { return storage_ == other.storage_; }
+  // Whether this is the only handle on its storage and spans all of it: nothing else can see a write through
+  // it (autograd keeps such a gradient instead of copying it).
+  bool sole_owner() const {
+    return storage_ && storage_.use_count() == 1 && offset_ == 0 && nbytes() == storage_->bytes();
+  }
 
  private:
   std::shared_ptr<Storage> storage_;

@@ -19,15 +19,19 @@ thread_local BackwardObserver* t_observer = nullptr;
 void accumulate_(Tensor& dst, const Tensor& src) { axpy_(dst, 1.f, src); }
 
 // Leaves keep their own copy of the first gradient: a node may hand the same tensor to several inputs
-// (add passes grad through to both sides), and later in-place accumulation must not touch the others.
-void accumulate_into_grad(VarImpl& v, const Tensor& g) {
-  if (!v.grad.defined())
-    v.grad = g.clone();
-  else
+// (add passes grad through to both sides), and later in-place accumulation must not touch the others. A
+// gradient nothing else holds (sole_owner: a backward's fresh result) is kept as it is, not copied — for an
+// embedding table that copy was a whole [vocab, d] pass per step.
+void accumulate_into_grad(VarImpl& v, Tensor&& g) {
+  if (v.grad.defined())
     accumulate_(v.grad, g);
+  else
+    v.grad = g.sole_owner() ? std::move(g) : g.clone();
 }
+void accumulate_into_grad(VarImpl& v, const Tensor& g) { accumulate_into_grad(v, Tensor(g)); }
 
-// A pending interior gradient: the first contribution is borrowed; a second one forces a private copy.
+// A pending interior gradient: the first contribution is borrowed; a second one forces a private copy unless
+// the first is already private (sole_owner).
 struct Pending {
   Tensor grad;
   bool owned = false;
@@ -129,13 +133,16 @@ void run_backward(const Var& root, const Tensor& grad_output, bool retain_graph)
                    "autograd: the backward of {} returned {} for input {} whose data is {}", n.name, grads[i].str(),
                    i, in.data.str());
         if (!in.node) {
-          accumulate_into_grad(in, grads[i]);
+          accumulate_into_grad(in, std::move(grads[i]));
           continue;
         }
-        auto [slot, fresh] = pending.try_emplace(&in, Pending{grads[i], false});
-        if (fresh) continue;
+        const auto slot = pending.find(&in);
+        if (slot == pending.end()) {
+          pending.emplace(&in, Pending{std::move(grads[i]), false});
+          continue;
+        }
         if (!slot->second.owned) {
-          slot->second.grad = slot->second.grad.clone();
+          if (!slot->second.grad.sole_owner()) slot->second.grad = slot->second.grad.clone();
           slot->second.owned = true;
         }
         accumulate_(slot->second.grad, grads[i]);

@@ -130,8 +130,8 @@ LayerNormOutput layer_norm(const Tensor& x, const Tensor& gamma, const Tensor& b
   const float* xp = x.data<float>();
   float *yp = out.y.data<float>(), *mp = out.mean.data<float>(), *rp = out.rstd.data<float>();
   if (x.device().is_cuda()) {
-    const float* gp = gamma.defined() ? gamma.data<float>() : nullptr;
-    const float* bp = beta.defined() ? beta.data<float>() : nullptr;
+    [[maybe_unused]] const float* gp = gamma.defined() ? gamma.data<float>() : nullptr;
+    [[maybe_unused]] const float* bp = beta.defined() ? beta.data<float>() : nullptr;
     TOPO_ON_DEVICE(x.device(), (void)0, cuda::layer_norm_forward(xp, gp, bp, yp, mp, rp, rows, d, eps));
     return out;
   }
@@ -156,7 +156,7 @@ LayerNormGrads layer_norm_backward(const Tensor& grad, const Tensor& x, const Te
   float* dgp = gamma.defined() ? out.dgamma.data<float>() : nullptr;
   float* dbp = beta.defined() ? out.dbeta.data<float>() : nullptr;
   if (x.device().is_cuda()) {
-    const float* gammap = gamma.defined() ? gamma.data<float>() : nullptr;
+    [[maybe_unused]] const float* gammap = gamma.defined() ? gamma.data<float>() : nullptr;
     Tensor partials =
         Tensor::empty({cuda::layer_norm_partial_count(rows), 2, d}, DType::F32, x.device());
     float* pp = partials.data<float>();

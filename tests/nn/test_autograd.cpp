@@ -73,6 +73,59 @@ TEST_CASE("a Var used twice receives the sum of both gradients") {
   }
 }
 
+namespace {
+// y = x (values copied); its backward returns `grad_for_x` (a tensor of ones the caller may keep), or, when
+// that is undefined, a fresh tensor of ones whose data pointer goes to *fresh.
+Var pass_with(const Var& x, Tensor grad_for_x, const void** fresh) {
+  return make_output(
+      x.data().clone(), {x},
+      [grad_for_x, fresh](const Tensor& g, const std::vector<bool>&) {
+        if (grad_for_x.defined()) return std::vector<Tensor>{grad_for_x};
+        Tensor out = Tensor::full(g.shape(), 1.f);
+        *fresh = out.raw_data();
+        return std::vector<Tensor>{out};
+      },
+      "pass_with");
+}
+}  // namespace
+
+TEST_CASE("a gradient nothing else holds is kept without a copy; one somebody holds is copied, never written") {
+  Var x = leaf({9}, 9);
+  SUBCASE("fresh gradient of a leaf: kept as it is") {
+    const void* fresh = nullptr;
+    pass_with(x, Tensor(), &fresh).backward(Tensor::full({9}, 1.f));
+    REQUIRE(fresh != nullptr);
+    CHECK(x.grad().raw_data() == fresh);
+    TOPO_CHECK_CLOSE(x.grad().to_vector<float>(), filled(9, 1.f), 1e-6, 0);
+  }
+  SUBCASE("a gradient the op keeps: the leaf gets a copy, and accumulating into it leaves the op's intact") {
+    const Tensor kept = Tensor::full({9}, 1.f);
+    Var y = pass_with(x, kept, nullptr);
+    y.backward(Tensor::full({9}, 1.f), /*retain_graph=*/true);
+    CHECK_FALSE(x.grad().shares_storage_with(kept));
+    y.backward(Tensor::full({9}, 1.f));
+    TOPO_CHECK_CLOSE(x.grad().to_vector<float>(), filled(9, 2.f), 1e-6, 0);
+    TOPO_CHECK_CLOSE(kept.to_vector<float>(), filled(9, 1.f), 1e-6, 0);
+  }
+  SUBCASE("interior Var: a kept first contribution is copied before the second is added") {
+    const Tensor kept = Tensor::full({9}, 1.f);
+    Var h = tanh(x);
+    host_add(pass_with(h, kept, nullptr), mul_scalar(h, 3.f)).backward(Tensor::full({9}, 1.f));
+    TOPO_CHECK_CLOSE(kept.to_vector<float>(), filled(9, 1.f), 1e-6, 0);
+    std::vector<float> expected;
+    for (float v : x.data().to_vector<float>()) expected.push_back(4.f * (1.f - std::tanh(v) * std::tanh(v)));
+    TOPO_CHECK_CLOSE(x.grad().to_vector<float>(), expected, 1e-6, 1e-5);
+  }
+  SUBCASE("interior Var: fresh contributions are summed in place") {
+    const void* fresh = nullptr;
+    Var h = tanh(x);
+    host_add(pass_with(h, Tensor(), &fresh), pass_with(h, Tensor(), &fresh)).backward(Tensor::full({9}, 1.f));
+    std::vector<float> expected;
+    for (float v : x.data().to_vector<float>()) expected.push_back(2.f * (1.f - std::tanh(v) * std::tanh(v)));
+    TOPO_CHECK_CLOSE(x.grad().to_vector<float>(), expected, 1e-6, 1e-5);
+  }
+}
+
 TEST_CASE("no-grad scope records nothing and restores the previous mode") {
   Var x = leaf({4}, 5);
   CHECK(grad_enabled());
