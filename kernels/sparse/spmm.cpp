@@ -71,6 +71,30 @@ void spmm_rows_cpu(MessageOp op, SpmmReduce reduce, const Id* indptr, const Id* 
     for (std::int64_t f = 0; f < len; ++f) o[f] = identity;
     if constexpr (kTrack) {
       for (std::int64_t f = 0; f < len; ++f) au[f] = ae[f] = -1;
+      if (op == MessageOp::CopyU && plain) {
+        // Max/min readouts (segments of rows): reduce_fold's strict comparison as a branch-free loop the
+        // compiler vectorizes (blends for the value and both args); the generic loop below ran it per element.
+        const auto fold = [&](auto wins) {
+          for (std::int64_t k = row_begin; k < row_end; ++k) {
+            const std::int64_t u = indices[k], e = eids[k];
+            const float* ur = ufeat + u * len;
+#pragma omp simd
+            for (std::int64_t f = 0; f < len; ++f) {
+              const bool w = wins(ur[f], o[f]);
+              o[f] = w ? ur[f] : o[f];
+              au[f] = w ? u : au[f];
+              ae[f] = w ? e : ae[f];
+            }
+          }
+        };
+        if (reduce == SpmmReduce::Max)
+          fold([](float x, float acc) { return x > acc; });
+        else
+          fold([](float x, float acc) { return x < acc; });
+        if (row_end == row_begin)
+          for (std::int64_t f = 0; f < len; ++f) o[f] = 0.f;  // reduce_finish of an empty row
+        continue;
+      }
     }
     for (std::int64_t k = row_begin; k < row_end; ++k) {
       const std::int64_t u = indices[k], e = eids[k];
