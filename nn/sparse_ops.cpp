@@ -85,7 +85,7 @@ struct SpmmSaved {
   Block graph;
   MessageOp op;
   SpmmReduce reduce;
-  Tensor u, e, arg_e;
+  Tensor u, e, arg_u, arg_e;
   Shape u_shape, e_shape;
 };
 
@@ -114,7 +114,12 @@ std::vector<Tensor> spmm_backward(const SpmmSaved& s, Tensor g, const std::vecto
     }
     return {gu, ge};
   }
-  // Max / min: the gradient of each output element goes to its winning edge only.
+  // Max / min: the gradient of each output element goes to its winning edge only; for copy_u straight to
+  // the winning source (no per-edge tensor).
+  if (s.op == MessageOp::CopyU) {
+    if (need_u) gu = to_rows(spmm_arg_to_sources(s.u_shape[0], s.arg_u, g), s.u_shape);
+    return {gu, ge};
+  }
   const Tensor won = spmm_arg_to_edges(s.graph.in, s.arg_e, g);  // [E, *out row]
   if (need_e) {
     switch (s.op) {
@@ -146,7 +151,7 @@ Var gspmm(const Block& graph, MessageOp op, SpmmReduce reduce, const Var& ufeat,
   TOPO_CHECK(!use_e || efeat.defined(), "gspmm: this message op reads edge features but efeat is undefined");
   const Tensor u = use_u ? ufeat.data() : Tensor(), e = use_e ? efeat.data() : Tensor();
   SpmmOutput fwd = topo::gspmm(op, reduce, graph.in, u, e);
-  SpmmSaved saved{graph, op, reduce, u, e, fwd.arg_e, use_u ? u.shape() : Shape{}, use_e ? e.shape() : Shape{}};
+  SpmmSaved saved{graph, op, reduce, u, e, fwd.arg_u, fwd.arg_e, use_u ? u.shape() : Shape{}, use_e ? e.shape() : Shape{}};
   return make_output(
       fwd.out, {use_u ? ufeat : Var(), use_e ? efeat : Var()},
       [saved = std::move(saved)](const Tensor& g, const std::vector<bool>& needs) {

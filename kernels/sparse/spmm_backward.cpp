@@ -1,5 +1,7 @@
 #include "kernels/sparse/spmm_backward.hpp"
 
+#include <atomic>
+
 #include "kernels/profile.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/sparse/csr_checks.hpp"
@@ -36,6 +38,44 @@ Tensor spmm_arg_to_edges(const CsrView& in_csr, const Tensor& arg_e, const Tenso
                                  }),
                    cuda::spmm_arg_to_edges(indptr, eids, in_csr.num_rows, a, g, len, o));
   });
+  return out;
+}
+
+Tensor spmm_arg_to_sources(std::int64_t num_src, const Tensor& arg_u, const Tensor& grad) {
+  TOPO_PROFILE(Sparse);
+  const Device device = grad.device();
+  TOPO_CHECK(grad.defined() && grad.dtype() == DType::F32 && grad.ndim() >= 1,
+             "spmm_arg_to_sources: grad must be float32 [rows, ...], got {}",
+             grad.defined() ? grad.str() : std::string("undefined"));
+  TOPO_CHECK(arg_u.defined() && arg_u.dtype() == DType::I64 && arg_u.shape() == grad.shape() &&
+                 arg_u.device() == device,
+             "spmm_arg_to_sources: arg_u must be int64 shaped like grad {} on {}, got {}", shape_str(grad.shape()),
+             device.str(), arg_u.defined() ? arg_u.str() : std::string("undefined"));
+  TOPO_CHECK(num_src >= 0, "spmm_arg_to_sources: {} sources", num_src);
+  Shape out_shape = grad.shape();
+  out_shape[0] = num_src;
+  Tensor out = Tensor::zeros(out_shape, DType::F32, device);
+  const std::int64_t rows = grad.size(0), len = grad.row_numel();
+  if (rows == 0 || len == 0) return out;
+  const std::int64_t* a = arg_u.data<std::int64_t>();
+  const float* g = grad.data<float>();
+  float* o = out.data<float>();
+  TOPO_ON_DEVICE(
+      device,
+      {
+        // A recorded source past num_src is a caller's bug (arg_u from another graph): checked, not written.
+        std::atomic<std::int64_t> bad{-1};
+        parallel_for(len, rows, [&](std::int64_t f0, std::int64_t f1) {
+          for (std::int64_t v = 0; v < rows; ++v)
+            for (std::int64_t f = f0; f < f1; ++f) {
+              const std::int64_t at = spmm_arg_source_offset(a[v * len + f], len, f);
+              if (at >= num_src * len) bad.store(a[v * len + f], std::memory_order_relaxed);
+              else if (at >= 0) o[at] += g[v * len + f];
+            }
+        });
+        TOPO_CHECK(bad.load() < 0, "spmm_arg_to_sources: arg_u names source {} of {}", bad.load(), num_src);
+      },
+      cuda::spmm_arg_to_sources(rows, a, g, len, o));
   return out;
 }
 

@@ -21,7 +21,16 @@ TOPO_HD void spmm_arg_to_edges_row(const Id* indptr, const Id* eids, std::int64_
   }
 }
 
+// Max/min backward of copy_u straight to the sources: element (v, f) of grad adds into out[arg_u[v, f], f]
+// (nothing where v had no in-edge, arg_u = -1). The offset into out, or -1.
+TOPO_HD std::int64_t spmm_arg_source_offset(std::int64_t arg_u, std::int64_t len, std::int64_t f) {
+  return arg_u < 0 ? -1 : arg_u * len + f;
+}
+
 namespace cuda {
+// out [num_src, len] zeroed by the caller; arg_u, grad [rows, len]. Device pointers.
+void spmm_arg_to_sources(std::int64_t rows, const std::int64_t* arg_u, const float* grad, std::int64_t len,
+                         float* out);
 // Device pointers; same layout as spmm_arg_to_edges_row.
 void spmm_arg_to_edges(const std::int32_t* indptr, const std::int32_t* eids, std::int64_t rows,
                        const std::int64_t* arg_e, const float* grad, std::int64_t len, float* out);

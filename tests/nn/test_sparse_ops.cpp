@@ -186,6 +186,17 @@ TEST_CASE("spmm_arg_to_edges checks arg_e") {
   CHECK_THROWS_AS(spmm_arg_to_edges(t.csr().in, Tensor::zeros({t.num_dst, 3}, DType::I32), g), Error);
 }
 
+TEST_CASE("spmm_arg_to_sources sums each element into its recorded source, and checks arg_u") {
+  // Rows 0-2 of grad, 2 columns; sources 0-3. Row 1 has no in-edge in column 0 (-1); source 2 wins twice in
+  // column 1 (rows 0 and 2: summed), source 3 never.
+  const Tensor g = Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {3, 2});
+  const Tensor a = Tensor::from_vector(std::vector<std::int64_t>{0, 2, -1, 1, 1, 2}, {3, 2});
+  CHECK(spmm_arg_to_sources(4, a, g).to_vector<float>() == std::vector<float>{1, 0, 5, 4, 0, 8, 0, 0});
+  CHECK_THROWS_WITH_AS(spmm_arg_to_sources(2, a, g), doctest::Contains("arg_u names source 2 of 2"), Error);
+  CHECK_THROWS_AS(spmm_arg_to_sources(4, Tensor::zeros({3, 2}, DType::I32), g), Error);
+  CHECK_THROWS_AS(spmm_arg_to_sources(4, Tensor::zeros({2, 2}, DType::I64), g), Error);
+}
+
 TEST_CASE("gsddmm gradients pass gradcheck for every op and target pair") {
   const SddmmOp ops[] = {SddmmOp::Add, SddmmOp::Sub, SddmmOp::Mul, SddmmOp::Div,
                          SddmmOp::Dot, SddmmOp::CopyLhs, SddmmOp::CopyRhs};
