@@ -32,6 +32,7 @@
 #include <string>
 
 #include "kernels/dense/flash_attention_band.hpp"
+#include "kernels/dense/flash_attention_lanes.hpp"
 #include "kernels/dense/flash_attention_math.hpp"
 #include "kernels/dense/gemm.hpp"
 #include "kernels/dense/indexing.hpp"
@@ -149,6 +150,7 @@ struct ForwardScratch {
   std::vector<float> s = std::vector<float>(kQueryTile * kKeyTile), o, m = std::vector<float>(kQueryTile),
                      l = std::vector<float>(kQueryTile);
   flash_band::Scratch band;
+  flash_lanes::Scratch lanes;
 };
 
 // Pointers to row i of one head in q/k/dq/dk, v/dv and out/dout (Dims' strides), rows counted from `off`.
@@ -192,6 +194,10 @@ void forward_tile(HeadRows at, std::int64_t len, std::int64_t r0, std::int64_t m
                   const float* q, const float* k, const float* v, float* out, float* lse, ForwardScratch& w) {
   if (row_band(radius, len)) return forward_rows(at, len, r0, mq, radius, scale, q, k, v, out, lse);
   const Dims d = at.d;
+  if (flash_lanes::kAvailable && radius >= len && len >= flash_lanes::kMinLength)
+    return flash_lanes::forward({len, radius, d.dk, d.dv, d.ld_qk, d.ld_v, d.ld_out, d.heads}, r0, mq, scale,
+                                at.k_row(q, 0), at.k_row(k, 0), at.v_row(v, 0), at.o_row(out, 0),
+                                lse + at.off * d.heads + at.h, w.lanes);
   const std::int64_t ldk = d.ld_qk, ldv = d.ld_v;
   w.o.resize(static_cast<std::size_t>(kQueryTile * d.dv));
   float *s = w.s.data(), *o = w.o.data(), *m = w.m.data(), *l = w.l.data();

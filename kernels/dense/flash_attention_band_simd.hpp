@@ -1,7 +1,7 @@
 #pragma once
-// The AVX-512 row movers shared by the banded attention kernels (flash_attention_band.cpp: blocks of 8
-// queries; flash_attention_narrow.cpp: positions in lanes). Internal to kernels/dense; included only where
-// __AVX512F__ is defined.
+// The AVX-512 row movers and lane math shared by the fused attention micro-kernels (flash_attention_band.cpp:
+// blocks of 8 queries; flash_attention_narrow.cpp and flash_attention_lanes.cpp: positions in lanes).
+// Internal to kernels/dense; included only where __AVX512F__ is defined.
 #include <algorithm>
 #include <cstdint>
 
@@ -122,6 +122,45 @@ inline __m512 exp16(__m512 x) {
 #pragma omp simd
   for (std::int64_t i = 0; i < kL; ++i) t[i] = exp_approx(t[i]);
   return _mm512_load_ps(t);
+}
+
+// Feature-major rows back into a tensor's head slices: x[(p0 + j) * ldx + c] = buf[c * ld + j] for j < n, c < d. Rows of
+// 16 positions are transposed in registers and stored as whole vectors plus store_head's 8/4/2/1-float tail.
+inline void transpose_out(const float* buf, std::int64_t ld, std::int64_t n, std::int64_t d, float* x, std::int64_t p0,
+                   std::int64_t ldx) {
+  __m512 r[kL];
+  for (std::int64_t jb = 0; jb < n; jb += kL) {
+    const std::int64_t rows = std::min(kL, n - jb);
+    for (std::int64_t i = 0; i < rows && jb + kL + i < n; ++i) simd::prefetch_row(x + (p0 + jb + kL + i) * ldx, d);
+    for (std::int64_t c0 = 0; c0 < d; c0 += kL) {
+      for (std::int64_t i = 0; i < kL; ++i)
+        r[i] = c0 + i < d ? _mm512_loadu_ps(buf + (c0 + i) * ld + jb) : _mm512_setzero_ps();
+      transpose16(r);
+      for (std::int64_t j = 0; j < rows; ++j) {
+        float* dst = x + (p0 + jb + j) * ldx + c0;
+        if (c0 + kL <= d)
+          _mm512_storeu_ps(dst, r[j]);
+        else
+          store_head(dst, r[j], d - c0);
+      }
+    }
+  }
+}
+
+// ln x for x >= 1 (a softmax row's sum with its max term 1): x = m 2^e with m in [0.75, 1.5), ln m =
+// 2 atanh((m - 1) / (m + 1)) by its series to t^9 (|t| <= 1/5: truncation < 4e-9).
+inline __m512 log16(__m512 x) {
+  __m512 e = _mm512_getexp_ps(x), m = _mm512_getmant_ps(x, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_src);
+  const __mmask16 big = _mm512_cmp_ps_mask(m, _mm512_set1_ps(1.5f), _CMP_GE_OQ);
+  m = _mm512_mask_mul_ps(m, big, m, _mm512_set1_ps(0.5f));
+  e = _mm512_mask_add_ps(e, big, e, _mm512_set1_ps(1.f));
+  const __m512 one = _mm512_set1_ps(1.f);
+  const __m512 t = _mm512_div_ps(_mm512_sub_ps(m, one), _mm512_add_ps(m, one)), t2 = _mm512_mul_ps(t, t);
+  __m512 s = _mm512_fmadd_ps(_mm512_set1_ps(1.f / 9), t2, _mm512_set1_ps(1.f / 7));
+  s = _mm512_fmadd_ps(s, t2, _mm512_set1_ps(1.f / 5));
+  s = _mm512_fmadd_ps(s, t2, _mm512_set1_ps(1.f / 3));
+  s = _mm512_fmadd_ps(s, t2, one);
+  return _mm512_fmadd_ps(e, _mm512_set1_ps(0.693147180559945f), _mm512_mul_ps(_mm512_add_ps(t, t), s));
 }
 
 }  // namespace topo::flash_band::detail
