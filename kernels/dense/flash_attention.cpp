@@ -10,7 +10,9 @@
 //    P = exp(S - lse), dP = dO V^T, dS = P (dP - delta); dV += P^T dO, dK += scale dS^T Q, dQ += scale dS K.
 //    The task owns its head's dq, dk, dv rows of its sequence, so there are no atomics and the result does not
 //    depend on the thread count. 5 GEMMs per tile pair (the minimum; the forward's 2 are recomputed as 1).
-// Inside the OpenMP region OpenBLAS runs each tile's sgemm single-threaded.
+// Inside the OpenMP region OpenBLAS runs each tile's sgemm single-threaded. On AVX-512 CPUs, full attention
+// over sequences of flash_lanes::kMinLength rows or more runs on register-blocked micro-kernels with positions
+// in lanes instead (flash_attention_lanes.hpp: same tasks, no sgemm calls).
 //
 // Bands (radius r per (sequence, head)): a query tile [r0, r0 + mq) walks only the keys [r0 - r, r0 + mq + r)
 // of its sequence (the backward: a key tile only the queries [j0 - r, j0 + nk + r)), so tiles wholly outside
@@ -278,6 +280,7 @@ struct BackwardScratch {
   std::vector<float> s = std::vector<float>(kBackwardTile * kBackwardTile),
                      dp = std::vector<float>(kBackwardTile * kBackwardTile), delta, lse;
   flash_band::Scratch band;
+  flash_lanes::Scratch lanes;
 };
 
 // A narrow band (row_band): per query row, its scores by dot products; dq_i, and dk_j, dv_j of its keys.
@@ -327,6 +330,10 @@ void backward_head(HeadRows at, std::int64_t len, std::int64_t radius, float sca
     w.lse[static_cast<std::size_t>(i)] = lse[(at.off + i) * d.heads + at.h];
   }
   if (row_band(radius, len)) return backward_rows(at, len, radius, scale, q, k, v, dout, dq, dk, dv, w);
+  if (flash_lanes::kAvailable && radius >= len && len >= flash_lanes::kMinLength)
+    return flash_lanes::backward({len, radius, d.dk, d.dv, d.ld_qk, d.ld_v, d.ld_out, d.heads}, scale,
+                                 at.k_row(q, 0), at.k_row(k, 0), at.v_row(v, 0), w.lse.data(), w.delta.data(),
+                                 at.o_row(dout, 0), at.k_row(dq, 0), at.k_row(dk, 0), at.v_row(dv, 0), w.lanes);
   const std::int64_t tile = band_tile(radius, kBackwardTile);
   float *s = w.s.data(), *dp = w.dp.data();
   for (std::int64_t j0 = 0; j0 < len; j0 += tile) {

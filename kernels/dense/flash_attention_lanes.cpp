@@ -1,4 +1,4 @@
-// Full attention's forward with queries in lanes: see flash_attention_lanes.hpp.
+// Full attention with positions in lanes: see flash_attention_lanes.hpp.
 //
 // Strategy. A block of 64 queries (4 vectors of 16) is transposed once into feature-major rows, scaled, and
 // stays in L1; the sequence's keys go by in tiles of kKeyTile:
@@ -14,6 +14,7 @@
 // score step ran at 153 GFLOP/s, 5-7 keys at 180-184 (GCC folds the qt loads into the FMAs either way); 4 or 6
 // features per weighted step lost 10% and 2% against 5; key tiles of 120-480 are within 1%.
 // At the end the block is normalised, its lse written, and ot transposed back into the output's head slice.
+// The backward (backward_head) runs the same two micro-kernels with keys in lanes, and dq from dS transposed.
 // Against the sgemm tiles (flash_attention.cpp), this skips OpenBLAS's packing of every tile's operands (its
 // copy routines took about a tenth of the dense model's inference at n = 4096) and P's trip through memory
 // in row layout.
@@ -34,51 +35,74 @@ constexpr std::int64_t kQv = 4, kBlock = kQv * kL;  // query vectors per block, 
 constexpr std::int64_t kKeyTile = 240;  // a multiple of kKeys; st: kKeyTile x kBlock floats (60 KiB, L2)
 constexpr int kKeys = 6, kFeatures = 5;  // register blocks of the two products (24 and 20 accumulators)
 
-// st[(j0 + g) * kBlock + 16 i] for g < G: the scores of keys j0 .. j0 + G - 1 against the block's queries.
+// out[g * ldo + 16 i] = sum_c a[c * lda + 16 i] b[g * ldb + c] for g < G, i < kQv, c < depth: G rows of b
+// (broadcast, any row stride) against 4 vectors of a feature-major operand a (scores: a = the block's
+// queries, b = keys; the backward's S and dP with keys in lanes: a = keys or values, b = queries or dout).
 template <int G>
-void scores(const float* qt, std::int64_t ldq, std::int64_t dk, const float* k, std::int64_t ldk, float* st) {
+void lanes_dot(const float* a, std::int64_t lda, std::int64_t depth, const float* b, std::int64_t ldb, float* out,
+               std::int64_t ldo) {
   __m512 acc[G][kQv];
   for (int g = 0; g < G; ++g)
     for (int i = 0; i < kQv; ++i) acc[g][i] = _mm512_setzero_ps();
-  for (std::int64_t c = 0; c < dk; ++c) {
+  for (std::int64_t c = 0; c < depth; ++c) {
     __m512 x[kQv];
-    for (int i = 0; i < kQv; ++i) x[i] = _mm512_loadu_ps(qt + c * ldq + i * kL);
+    for (int i = 0; i < kQv; ++i) x[i] = _mm512_loadu_ps(a + c * lda + i * kL);
 #pragma GCC unroll 8
     for (int g = 0; g < G; ++g) {
-      const __m512 b = _mm512_set1_ps(k[g * ldk + c]);
-      for (int i = 0; i < kQv; ++i) acc[g][i] = _mm512_fmadd_ps(b, x[i], acc[g][i]);
+      const __m512 y = _mm512_set1_ps(b[g * ldb + c]);
+      for (int i = 0; i < kQv; ++i) acc[g][i] = _mm512_fmadd_ps(y, x[i], acc[g][i]);
     }
   }
   for (int g = 0; g < G; ++g)
-    for (int i = 0; i < kQv; ++i) _mm512_storeu_ps(st + g * kBlock + i * kL, acc[g][i]);
+    for (int i = 0; i < kQv; ++i) _mm512_storeu_ps(out + g * ldo + i * kL, acc[g][i]);
 }
 
-// ot[(c0 + f) * kBlock + 16 i] = alpha_i ot[...] + sum_j v[j][c0 + f] p[j][16 i ..] for f < F, j < nk.
+// lanes_dot over n rows of b: groups of kKeys, then one at a time.
+void lanes_dots(const float* a, std::int64_t lda, std::int64_t depth, const float* b, std::int64_t ldb,
+                std::int64_t n, float* out, std::int64_t ldo) {
+  std::int64_t g = 0;
+  for (; g + kKeys <= n; g += kKeys) lanes_dot<kKeys>(a, lda, depth, b + g * ldb, ldb, out + g * ldo, ldo);
+  for (; g < n; ++g) lanes_dot<1>(a, lda, depth, b + g * ldb, ldb, out + g * ldo, ldo);
+}
+
+// y[f * ldy + 16 i] = alpha_i y[f * ldy + 16 i] + sum_j t[j * ldt + 16 i] b[j * ldb + f] for f < F, i < kQv,
+// j < n: F columns of b (broadcast, any row stride) weighting n rows of 4 vectors of t (the forward's o += P V
+// with t = P, b = v; the backward's dv += P^T dout, dk += dS^T q with keys in lanes, dq += dS k with queries).
 template <int F>
-void weighted(const float* st, std::int64_t nk, const float* v, std::int64_t ldv, const __m512* alpha, float* ot) {
+void lanes_axpy(const float* t, std::int64_t ldt, std::int64_t n, const float* b, std::int64_t ldb,
+                const __m512* alpha, float* y, std::int64_t ldy) {
   __m512 acc[F][kQv];
   for (int f = 0; f < F; ++f)
-    for (int i = 0; i < kQv; ++i) acc[f][i] = _mm512_mul_ps(_mm512_loadu_ps(ot + f * kBlock + i * kL), alpha[i]);
-  for (std::int64_t j = 0; j < nk; ++j) {
+    for (int i = 0; i < kQv; ++i) acc[f][i] = _mm512_mul_ps(_mm512_loadu_ps(y + f * ldy + i * kL), alpha[i]);
+  for (std::int64_t j = 0; j < n; ++j) {
     __m512 p[kQv];
-    for (int i = 0; i < kQv; ++i) p[i] = _mm512_loadu_ps(st + j * kBlock + i * kL);
+    for (int i = 0; i < kQv; ++i) p[i] = _mm512_loadu_ps(t + j * ldt + i * kL);
 #pragma GCC unroll 5
     for (int f = 0; f < F; ++f) {
-      const __m512 b = _mm512_set1_ps(v[j * ldv + f]);
-      for (int i = 0; i < kQv; ++i) acc[f][i] = _mm512_fmadd_ps(b, p[i], acc[f][i]);
+      const __m512 x = _mm512_set1_ps(b[j * ldb + f]);
+      for (int i = 0; i < kQv; ++i) acc[f][i] = _mm512_fmadd_ps(x, p[i], acc[f][i]);
     }
   }
   for (int f = 0; f < F; ++f)
-    for (int i = 0; i < kQv; ++i) _mm512_storeu_ps(ot + f * kBlock + i * kL, acc[f][i]);
+    for (int i = 0; i < kQv; ++i) _mm512_storeu_ps(y + f * ldy + i * kL, acc[f][i]);
 }
 
 template <int F>
-void weighted_tail(int f_left, const float* st, std::int64_t nk, const float* v, std::int64_t ldv,
-                   const __m512* alpha, float* ot) {
+void lanes_axpy_tail(int f_left, const float* t, std::int64_t ldt, std::int64_t n, const float* b, std::int64_t ldb,
+                     const __m512* alpha, float* y, std::int64_t ldy) {
   if constexpr (F > 0) {
-    if (f_left == F) return weighted<F>(st, nk, v, ldv, alpha, ot);
-    weighted_tail<F - 1>(f_left, st, nk, v, ldv, alpha, ot);
+    if (f_left == F) return lanes_axpy<F>(t, ldt, n, b, ldb, alpha, y, ldy);
+    lanes_axpy_tail<F - 1>(f_left, t, ldt, n, b, ldb, alpha, y, ldy);
   }
+}
+
+// lanes_axpy over the `width` columns of b: groups of kFeatures, then the rest.
+void lanes_axpys(const float* t, std::int64_t ldt, std::int64_t n, const float* b, std::int64_t ldb,
+                 std::int64_t width, const __m512* alpha, float* y, std::int64_t ldy) {
+  std::int64_t c = 0;
+  for (; c + kFeatures <= width; c += kFeatures) lanes_axpy<kFeatures>(t, ldt, n, b + c, ldb, alpha, y + c * ldy, ldy);
+  if (c < width)
+    lanes_axpy_tail<kFeatures - 1>(static_cast<int>(width - c), t, ldt, n, b + c, ldb, alpha, y + c * ldy, ldy);
 }
 
 float* sized(std::vector<float>& x, std::int64_t n) {
@@ -101,19 +125,17 @@ void forward_block(const flash_band::HeadView& h, std::int64_t b0, std::int64_t 
   for (int i = 0; i < kQv; ++i) m[i] = _mm512_set1_ps(-INFINITY), l[i] = _mm512_setzero_ps();
   for (std::int64_t j0 = 0; j0 < h.len; j0 += kKeyTile) {
     const std::int64_t nk = std::min(kKeyTile, h.len - j0);
-    std::int64_t j = 0;
-    for (; j + kKeys <= nk; j += kKeys) scores<kKeys>(qt, ldq, h.dk, k + (j0 + j) * h.ldk, h.ldk, st + j * kBlock);
-    for (; j < nk; ++j) scores<1>(qt, ldq, h.dk, k + (j0 + j) * h.ldk, h.ldk, st + j * kBlock);
+    lanes_dots(qt, ldq, h.dk, k + j0 * h.ldk, h.ldk, nk, st, kBlock);
     __m512 top[kQv], alpha[kQv], sum[kQv];
     for (int i = 0; i < kQv; ++i) top[i] = m[i];
-    for (j = 0; j < nk; ++j)
+    for (std::int64_t j = 0; j < nk; ++j)
       for (int i = 0; i < kQv; ++i) top[i] = _mm512_max_ps(top[i], _mm512_loadu_ps(st + j * kBlock + i * kL));
     for (int i = 0; i < kQv; ++i) {
       alpha[i] = exp16(_mm512_sub_ps(m[i], top[i]));  // 0 on the first tile (m = -inf)
       m[i] = top[i];
       sum[i] = _mm512_setzero_ps();
     }
-    for (j = 0; j < nk; ++j)
+    for (std::int64_t j = 0; j < nk; ++j)
       for (int i = 0; i < kQv; ++i) {
         float* x = st + j * kBlock + i * kL;
         const __m512 p = exp16(_mm512_sub_ps(_mm512_loadu_ps(x), m[i]));
@@ -121,11 +143,7 @@ void forward_block(const flash_band::HeadView& h, std::int64_t b0, std::int64_t 
         sum[i] = _mm512_add_ps(sum[i], p);
       }
     for (int i = 0; i < kQv; ++i) l[i] = _mm512_fmadd_ps(l[i], alpha[i], sum[i]);
-    std::int64_t c = 0;
-    for (; c + kFeatures <= h.dv; c += kFeatures)
-      weighted<kFeatures>(st, nk, v + j0 * h.ldv + c, h.ldv, alpha, ot + c * kBlock);
-    if (c < h.dv)
-      weighted_tail<kFeatures - 1>(static_cast<int>(h.dv - c), st, nk, v + j0 * h.ldv + c, h.ldv, alpha, ot + c * kBlock);
+    lanes_axpys(st, kBlock, nk, v + j0 * h.ldv, h.ldv, h.dv, alpha, ot, kBlock);
   }
   __m512 inv[kQv];
   for (int i = 0; i < kQv; ++i) {
@@ -138,7 +156,62 @@ void forward_block(const flash_band::HeadView& h, std::int64_t b0, std::int64_t 
   for (std::int64_t t = 0; t < nq; ++t) lse[(b0 + t) * h.ld_lse] = lanes[t];
 }
 
+// The backward of one (sequence, head), keys in lanes: per block of 64 keys, their k and v transposed; per
+// tile of kQueryTile queries, S and dP by lanes_dot (queries broadcast), P and dS elementwise, dv and dk
+// accumulated by lanes_axpy; dS transposed (queries in lanes) for dq, accumulated feature-major over all key
+// blocks and written back at the end.
+void backward_head(const flash_band::HeadView& h, float scale, const float* q, const float* k, const float* v,
+                   const float* lse, const float* delta, const float* dout, float* dq, float* dk, float* dv,
+                   Scratch& w) {
+  constexpr std::int64_t kQueryTile = 4 * kBlock;  // a whole number of query blocks (dq's lanes)
+  const std::int64_t n = h.len, ldt = kBlock + kL, ldqt = round_up(n, kBlock) + kL, ldst = kQueryTile + kL;
+  float *kt = sized(w.qt, h.dk * ldt + ldt), *vt = sized(w.vt, h.dv * ldt + ldt);
+  float *dkt = sized(w.dkt, h.dk * kBlock), *dvt = sized(w.dvt, h.dv * kBlock), *dqt = sized(w.dqt, h.dk * ldqt);
+  float *p = sized(w.st, kQueryTile * kBlock), *ds = sized(w.dst, kQueryTile * kBlock);
+  float* dst = sized(w.ot, kBlock * ldst + ldst);
+  std::fill_n(dqt, h.dk * ldqt, 0.f);
+  const __m512 ones[kQv] = {_mm512_set1_ps(1.f), _mm512_set1_ps(1.f), _mm512_set1_ps(1.f), _mm512_set1_ps(1.f)};
+  const __m512 sv = _mm512_set1_ps(scale);
+  for (std::int64_t k0 = 0; k0 < n; k0 += kBlock) {
+    const std::int64_t nk = std::min(kBlock, n - k0);
+    transpose_rows(k, h.ldk, k0, nk, h.dk, kt, ldt);
+    transpose_rows(v, h.ldv, k0, nk, h.dv, vt, ldt);
+    std::fill_n(dkt, h.dk * kBlock, 0.f);
+    std::fill_n(dvt, h.dv * kBlock, 0.f);
+    // Lanes past the sequence's last key (a last block of nk < 64) hold p and dS of zero-padded keys: never
+    // stored (dk, dv write nk rows) nor read (dq sums over nk keys), so they are left unmasked.
+    for (std::int64_t q0 = 0; q0 < n; q0 += kQueryTile) {
+      const std::int64_t nq = std::min(kQueryTile, n - q0);
+      lanes_dots(kt, ldt, h.dk, q + q0 * h.ldk, h.ldk, nq, p, kBlock);
+      lanes_dots(vt, ldt, h.dv, dout + q0 * h.ld_out, h.ld_out, nq, ds, kBlock);
+      for (std::int64_t r = 0; r < nq; ++r) {
+        const __m512 l = _mm512_set1_ps(lse[q0 + r]), dl = _mm512_set1_ps(delta[q0 + r]);
+        for (int i = 0; i < kQv; ++i) {
+          float *x = p + r * kBlock + i * kL, *g = ds + r * kBlock + i * kL;
+          const __m512 pr = exp16(_mm512_fmsub_ps(_mm512_loadu_ps(x), sv, l));
+          _mm512_storeu_ps(x, pr);
+          _mm512_storeu_ps(g, _mm512_mul_ps(_mm512_mul_ps(pr, sv), _mm512_sub_ps(_mm512_loadu_ps(g), dl)));
+        }
+      }
+      lanes_axpys(p, kBlock, nq, dout + q0 * h.ld_out, h.ld_out, h.dv, ones, dvt, kBlock);
+      lanes_axpys(ds, kBlock, nq, q + q0 * h.ldk, h.ldk, h.dk, ones, dkt, kBlock);
+      // dq[q][c] += sum_j ds[q][j] k[j][c]: dS transposed (queries in lanes, columns past nq zero).
+      transpose_rows(ds, kBlock, 0, nq, kBlock, dst, ldst);
+      for (std::int64_t b = 0; b < nq; b += kBlock)
+        lanes_axpys(dst + b, ldst, nk, k + k0 * h.ldk, h.ldk, h.dk, ones, dqt + q0 + b, ldqt);
+    }
+    transpose_out(dkt, kBlock, nk, h.dk, dk, k0, h.ldk);
+    transpose_out(dvt, kBlock, nk, h.dv, dv, k0, h.ldv);
+  }
+  transpose_out(dqt, ldqt, n, h.dk, dq, 0, h.ldk);
+}
+
 }  // namespace
+
+void backward(const flash_band::HeadView& h, float scale, const float* q, const float* k, const float* v,
+              const float* lse, const float* delta, const float* dout, float* dq, float* dk, float* dv, Scratch& w) {
+  backward_head(h, scale, q, k, v, lse, delta, dout, dq, dk, dv, w);
+}
 
 void forward(const flash_band::HeadView& h, std::int64_t r0, std::int64_t rows, float scale, const float* q,
              const float* k, const float* v, float* out, float* lse, Scratch& w) {
@@ -151,10 +224,14 @@ void forward(const flash_band::HeadView& h, std::int64_t r0, std::int64_t rows, 
 #include "kernels/error.hpp"
 
 namespace topo::flash_lanes {
-// Not built without AVX-512 (kAvailable is false, so flash_attention.cpp never calls it).
+// Not built without AVX-512 (kAvailable is false, so flash_attention.cpp never calls these).
 void forward(const flash_band::HeadView&, std::int64_t, std::int64_t, float, const float*, const float*, const float*,
              float*, float*, Scratch&) {
   TOPO_CHECK(false, "flash_lanes::forward: built without AVX-512");
+}
+void backward(const flash_band::HeadView&, float, const float*, const float*, const float*, const float*,
+              const float*, const float*, float*, float*, float*, Scratch&) {
+  TOPO_CHECK(false, "flash_lanes::backward: built without AVX-512");
 }
 }  // namespace topo::flash_lanes
 #endif
