@@ -1,6 +1,7 @@
 // CUDA versions of the differentiable sparse ops (nn/sparse_ops.hpp, nn/message_passing.hpp) against the
-// CPU ones, forward and every gradient; this covers the CUDA spmm_arg_to_edges kernel (max/min backward).
-// The CPU ops are checked against loops and finite differences in tests/nn. Runs only with a CUDA device.
+// CPU ones, forward and every gradient; this covers the CUDA max/min backward kernels (spmm_arg_to_sources
+// for copy_u, spmm_arg_to_edges for the other ops). The CPU ops are checked against loops and finite
+// differences in tests/nn. Runs only with a CUDA device.
 #include <doctest/doctest.h>
 
 #include <utility>
