@@ -69,6 +69,10 @@ inline void unpack_rows(const float* src, std::int64_t lds, std::int64_t n, std:
   }
 }
 
+// GCC 12's unpack intrinsics pass `_mm512_undefined_ps()` as their unused merge source, which -Wuninitialized
+// reports once inlined here under some flag sets (the sanitizer build's -O2); nothing is read from it.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
 // r[i] <- column i of the 16 x 16 block whose rows are r[0..15] (in registers: 64 shuffles).
 inline void transpose16(__m512* r) {
   __m512 t[kL];
@@ -93,6 +97,7 @@ inline void transpose16(__m512* r) {
     r[8 + m] = _mm512_shuffle_f32x4(t[m], t[8 + m], 0xDD);
   }
 }
+#pragma GCC diagnostic pop
 
 // kt[c * ld + j] = a[(j0 + j) * lda + c] for j < n, c < d (rows transposed, read straight from a tensor's head
 // slices or from packed rows; ld >= round_up(n, 16) + 16); columns [n, ld) zero (the blocks' rounded-up score
