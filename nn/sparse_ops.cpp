@@ -151,7 +151,8 @@ Var gspmm(const Block& graph, MessageOp op, SpmmReduce reduce, const Var& ufeat,
   TOPO_CHECK(!use_e || efeat.defined(), "gspmm: this message op reads edge features but efeat is undefined");
   const Tensor u = use_u ? ufeat.data() : Tensor(), e = use_e ? efeat.data() : Tensor();
   SpmmOutput fwd = topo::gspmm(op, reduce, graph.in, u, e);
-  SpmmSaved saved{graph, op, reduce, u, e, fwd.arg_u, fwd.arg_e, use_u ? u.shape() : Shape{}, use_e ? e.shape() : Shape{}};
+  SpmmSaved saved{graph, op, reduce, u, e, fwd.arg_u, fwd.arg_e, use_u ? u.shape() : Shape{},
+                  use_e ? e.shape() : Shape{}};
   return make_output(
       fwd.out, {use_u ? ufeat : Var(), use_e ? efeat : Var()},
       [saved = std::move(saved)](const Tensor& g, const std::vector<bool>& needs) {

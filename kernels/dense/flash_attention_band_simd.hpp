@@ -129,10 +129,11 @@ inline __m512 exp16(__m512 x) {
   return _mm512_load_ps(t);
 }
 
-// Feature-major rows back into a tensor's head slices: x[(p0 + j) * ldx + c] = buf[c * ld + j] for j < n, c < d. Rows of
-// 16 positions are transposed in registers and stored as whole vectors plus store_head's 8/4/2/1-float tail.
-inline void transpose_out(const float* buf, std::int64_t ld, std::int64_t n, std::int64_t d, float* x, std::int64_t p0,
-                   std::int64_t ldx) {
+// Feature-major rows back into a tensor's head slices: x[(p0 + j) * ldx + c] = buf[c * ld + j] for j < n,
+// c < d. Rows of 16 positions are transposed in registers and stored as whole vectors plus store_head's
+// 8/4/2/1-float tail.
+inline void transpose_out(const float* buf, std::int64_t ld, std::int64_t n, std::int64_t d, float* x,
+                          std::int64_t p0, std::int64_t ldx) {
   __m512 r[kL];
   for (std::int64_t jb = 0; jb < n; jb += kL) {
     const std::int64_t rows = std::min(kL, n - jb);

@@ -119,7 +119,10 @@ void forward_block(const flash_band::HeadView& h, std::int64_t b0, std::int64_t 
   transpose_rows(q, h.ldk, b0, nq, h.dk, qt, ldq);
   const __m512 sv = _mm512_set1_ps(scale);
   for (std::int64_t c = 0; c < h.dk; ++c)
-    for (int i = 0; i < kQv; ++i) _mm512_storeu_ps(qt + c * ldq + i * kL, _mm512_mul_ps(_mm512_loadu_ps(qt + c * ldq + i * kL), sv));
+    for (int i = 0; i < kQv; ++i) {
+      float* x = qt + c * ldq + i * kL;
+      _mm512_storeu_ps(x, _mm512_mul_ps(_mm512_loadu_ps(x), sv));
+    }
   std::fill_n(ot, h.dv * kBlock, 0.f);
   __m512 m[kQv], l[kQv];
   for (int i = 0; i < kQv; ++i) m[i] = _mm512_set1_ps(-INFINITY), l[i] = _mm512_setzero_ps();
@@ -151,7 +154,10 @@ void forward_block(const flash_band::HeadView& h, std::int64_t b0, std::int64_t 
     _mm512_storeu_ps(lanes + i * kL, _mm512_add_ps(m[i], log16(l[i])));
   }
   for (std::int64_t c = 0; c < h.dv; ++c)
-    for (int i = 0; i < kQv; ++i) _mm512_storeu_ps(ot + c * kBlock + i * kL, _mm512_mul_ps(_mm512_loadu_ps(ot + c * kBlock + i * kL), inv[i]));
+    for (int i = 0; i < kQv; ++i) {
+      float* x = ot + c * kBlock + i * kL;
+      _mm512_storeu_ps(x, _mm512_mul_ps(_mm512_loadu_ps(x), inv[i]));
+    }
   transpose_out(ot, kBlock, nq, h.dv, out, b0, h.ld_out);
   for (std::int64_t t = 0; t < nq; ++t) lse[(b0 + t) * h.ld_lse] = lanes[t];
 }
