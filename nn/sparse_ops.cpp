@@ -151,8 +151,10 @@ Var gspmm(const Block& graph, MessageOp op, SpmmReduce reduce, const Var& ufeat,
   TOPO_CHECK(!use_e || efeat.defined(), "gspmm: this message op reads edge features but efeat is undefined");
   const Tensor u = use_u ? ufeat.data() : Tensor(), e = use_e ? efeat.data() : Tensor();
   SpmmOutput fwd = topo::gspmm(op, reduce, graph.in, u, e);
-  SpmmSaved saved{graph, op, reduce, u, e, fwd.arg_u, fwd.arg_e, use_u ? u.shape() : Shape{},
-                  use_e ? e.shape() : Shape{}};
+  // The backward reads arg_u (copy_u: straight to the sources) or arg_e (per edge), not both.
+  const bool by_source = op == MessageOp::CopyU;
+  SpmmSaved saved{graph, op, reduce, u, e, by_source ? fwd.arg_u : Tensor(), by_source ? Tensor() : fwd.arg_e,
+                  use_u ? u.shape() : Shape{}, use_e ? e.shape() : Shape{}};
   return make_output(
       fwd.out, {use_u ? ufeat : Var(), use_e ? efeat : Var()},
       [saved = std::move(saved)](const Tensor& g, const std::vector<bool>& needs) {

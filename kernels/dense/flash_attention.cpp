@@ -65,6 +65,11 @@ bool row_band(std::int64_t radius, std::int64_t len) { return radius < len && 2 
 // chunk sees once: 2r of them beyond the chunk, so chunks much shorter than a band would pack it repeatedly).
 bool micro_band(std::int64_t radius, std::int64_t len) { return flash_band::kAvailable && radius < len; }
 constexpr std::int64_t kBandChunk = 256;
+// Whether (sequence, head) runs on the positions-in-lanes micro-kernels (flash_attention_lanes.hpp: AVX-512
+// CPUs, full attention over sequences of at least kMinLength rows).
+bool lanes_head(std::int64_t radius, std::int64_t len) {
+  return flash_lanes::kAvailable && radius >= len && len >= flash_lanes::kMinLength;
+}
 constexpr std::int64_t kEveryBandedHead = -1;  // a task over all micro-banded heads of its rows
 
 // Heads and head widths, and the row strides (floats) of the operands: q, k, dq, dk rows `ld_qk` apart, v and
@@ -196,7 +201,7 @@ void forward_tile(HeadRows at, std::int64_t len, std::int64_t r0, std::int64_t m
                   const float* q, const float* k, const float* v, float* out, float* lse, ForwardScratch& w) {
   if (row_band(radius, len)) return forward_rows(at, len, r0, mq, radius, scale, q, k, v, out, lse);
   const Dims d = at.d;
-  if (flash_lanes::kAvailable && radius >= len && len >= flash_lanes::kMinLength)
+  if (lanes_head(radius, len))
     return flash_lanes::forward({len, radius, d.dk, d.dv, d.ld_qk, d.ld_v, d.ld_out, d.heads}, r0, mq, scale,
                                 at.k_row(q, 0), at.k_row(k, 0), at.v_row(v, 0), at.o_row(out, 0),
                                 lse + at.off * d.heads + at.h, w.lanes);
@@ -330,7 +335,7 @@ void backward_head(HeadRows at, std::int64_t len, std::int64_t radius, float sca
     w.lse[static_cast<std::size_t>(i)] = lse[(at.off + i) * d.heads + at.h];
   }
   if (row_band(radius, len)) return backward_rows(at, len, radius, scale, q, k, v, dout, dq, dk, dv, w);
-  if (flash_lanes::kAvailable && radius >= len && len >= flash_lanes::kMinLength)
+  if (lanes_head(radius, len))
     return flash_lanes::backward({len, radius, d.dk, d.dv, d.ld_qk, d.ld_v, d.ld_out, d.heads}, scale,
                                  at.k_row(q, 0), at.k_row(k, 0), at.v_row(v, 0), w.lse.data(), w.delta.data(),
                                  at.o_row(dout, 0), at.k_row(dq, 0), at.k_row(dk, 0), at.v_row(dv, 0), w.lanes);
@@ -500,7 +505,6 @@ std::pair<Sequences, Dims> prepare_packed(const Tensor& qkv, const std::vector<s
   set_radii(s, radii, heads, op);
   return {std::move(s), d};
 }
-
 
 }  // namespace
 

@@ -202,11 +202,6 @@ BandColumns row_columns(const HeadView& h, std::int64_t i, Span span) {
 // Score rows of a block: wide enough for the rounded-up vectors of the widest span.
 std::int64_t score_stride(const HeadView& h) { return round_up(std::min(h.len, 2 * h.radius + kRows), kL); }
 
-float* sized(std::vector<float>& v, std::int64_t n) {
-  v.resize(static_cast<std::size_t>(n));
-  return v.data();
-}
-
 // Radius 0 (Multi-Scale's scale-1 heads): each row attends to itself alone, p = 1, so out_i = v_i and
 // lse_i = scale q_i . k_i; in the backward ds = p (dp - delta) = 0 (delta = dout_i . out_i = dp), so dq = dk = 0
 // and dv = dout. Copies, where the blocked products would do 8-16 keys of work per row for one.

@@ -24,7 +24,8 @@ struct HeadView {
 };
 
 // Per-thread scratch: a task's rows packed (q, k, v, dout; the backward's dq, dk, dv accumulators, lse and
-// delta), k and v transposed, a block's score rows and outputs.
+// delta), k and v transposed, a block's score rows and outputs. The narrow kernels keep their feature-major
+// rows in the same buffers (q in qp, dout in gp, o in ob, P and dS per offset in s and dp).
 struct Scratch {
   std::vector<float> qp, kp, vp, gp, kt, vt, dqp, dkp, dvp, s, dp, ob, lse, delta;
 };

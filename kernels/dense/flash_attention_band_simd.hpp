@@ -4,6 +4,7 @@
 // Internal to kernels/dense; included only where __AVX512F__ is defined.
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "kernels/dense/fast_exp.hpp"
 #include "kernels/sparse/simd_rows.hpp"
@@ -13,6 +14,12 @@ namespace topo::flash_band::detail {
 inline constexpr std::int64_t kL = simd::kLanes;
 
 inline std::int64_t round_up(std::int64_t x, std::int64_t m) { return (x + m - 1) / m * m; }
+
+// v resized to n floats (per-thread scratch: it only grows after the first tasks), its data.
+inline float* sized(std::vector<float>& v, std::int64_t n) {
+  v.resize(static_cast<std::size_t>(n));
+  return v.data();
+}
 
 // A head's slice of a row is dk floats of a row of heads * dk: one task reads 2-3 lines of every row it walks,
 // a stride the hardware prefetchers do not follow (without prefetching, the loads of the packing loops took half

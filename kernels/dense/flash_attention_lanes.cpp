@@ -14,7 +14,7 @@
 // score step ran at 153 GFLOP/s, 5-7 keys at 180-184 (GCC folds the qt loads into the FMAs either way); 4 or 6
 // features per weighted step lost 10% and 2% against 5; key tiles of 120-480 are within 1%.
 // At the end the block is normalised, its lse written, and ot transposed back into the output's head slice.
-// The backward (backward_head) runs the same two micro-kernels with keys in lanes, and dq from dS transposed.
+// The backward runs the same two micro-kernels with keys in lanes, and dq from dS transposed.
 // Against the sgemm tiles (flash_attention.cpp), this skips OpenBLAS's packing of every tile's operands (its
 // copy routines took about a tenth of the dense model's inference at n = 4096) and P's trip through memory
 // in row layout.
@@ -107,16 +107,11 @@ void lanes_axpys(const float* t, std::int64_t ldt, std::int64_t n, const float* 
     lanes_axpy_tail<kFeatures - 1>(static_cast<int>(width - c), t, ldt, n, b + c, ldb, alpha, y + c * ldy, ldy);
 }
 
-float* sized(std::vector<float>& x, std::int64_t n) {
-  x.resize(static_cast<std::size_t>(n));
-  return x.data();
-}
-
 // One block of nq <= kBlock queries starting at row b0.
 void forward_block(const flash_band::HeadView& h, std::int64_t b0, std::int64_t nq, float scale, const float* q,
                    const float* k, const float* v, float* out, float* lse, Scratch& w) {
   const std::int64_t ldq = kBlock + kL;  // transpose_rows zero-fills up to ld, which must exceed the block by 16
-  float *qt = sized(w.qt, h.dk * ldq + ldq), *st = sized(w.st, kKeyTile * kBlock), *ot = sized(w.ot, h.dv * kBlock);
+  float *qt = sized(w.qt, h.dk * ldq + ldq), *st = sized(w.s, kKeyTile * kBlock), *ot = sized(w.ot, h.dv * kBlock);
   float* lanes = sized(w.lse, kBlock);
   transpose_rows(q, h.ldk, b0, nq, h.dk, qt, ldq);
   const __m512 sv = _mm512_set1_ps(scale);
@@ -164,19 +159,19 @@ void forward_block(const flash_band::HeadView& h, std::int64_t b0, std::int64_t 
   for (std::int64_t t = 0; t < nq; ++t) lse[(b0 + t) * h.ld_lse] = lanes[t];
 }
 
-// The backward of one (sequence, head), keys in lanes: per block of 64 keys, their k and v transposed; per
-// tile of kQueryTile queries, S and dP by lanes_dot (queries broadcast), P and dS elementwise, dv and dk
-// accumulated by lanes_axpy; dS transposed (queries in lanes) for dq, accumulated feature-major over all key
-// blocks and written back at the end.
-void backward_head(const flash_band::HeadView& h, float scale, const float* q, const float* k, const float* v,
-                   const float* lse, const float* delta, const float* dout, float* dq, float* dk, float* dv,
-                   Scratch& w) {
+}  // namespace
+
+// Keys in lanes: per block of 64 keys, their k and v transposed; per tile of kQueryTile queries, S and dP by
+// lanes_dot (queries broadcast), P and dS elementwise, dv and dk accumulated by lanes_axpy; dS transposed
+// (queries in lanes) for dq, accumulated feature-major over all key blocks and written back at the end.
+void backward(const flash_band::HeadView& h, float scale, const float* q, const float* k, const float* v,
+              const float* lse, const float* delta, const float* dout, float* dq, float* dk, float* dv, Scratch& w) {
   constexpr std::int64_t kQueryTile = 4 * kBlock;  // a whole number of query blocks (dq's lanes)
   const std::int64_t n = h.len, ldt = kBlock + kL, ldqt = round_up(n, kBlock) + kL, ldst = kQueryTile + kL;
-  float *kt = sized(w.qt, h.dk * ldt + ldt), *vt = sized(w.vt, h.dv * ldt + ldt);
+  float *kt = sized(w.kt, h.dk * ldt + ldt), *vt = sized(w.vt, h.dv * ldt + ldt);
   float *dkt = sized(w.dkt, h.dk * kBlock), *dvt = sized(w.dvt, h.dv * kBlock), *dqt = sized(w.dqt, h.dk * ldqt);
-  float *p = sized(w.st, kQueryTile * kBlock), *ds = sized(w.dst, kQueryTile * kBlock);
-  float* dst = sized(w.ot, kBlock * ldst + ldst);
+  float *p = sized(w.s, kQueryTile * kBlock), *ds = sized(w.ds, kQueryTile * kBlock);
+  float* ds_t = sized(w.ds_t, kBlock * ldst + ldst);
   std::fill_n(dqt, h.dk * ldqt, 0.f);
   const __m512 ones[kQv] = {_mm512_set1_ps(1.f), _mm512_set1_ps(1.f), _mm512_set1_ps(1.f), _mm512_set1_ps(1.f)};
   const __m512 sv = _mm512_set1_ps(scale);
@@ -204,21 +199,14 @@ void backward_head(const flash_band::HeadView& h, float scale, const float* q, c
       lanes_axpys(p, kBlock, nq, dout + q0 * h.ld_out, h.ld_out, h.dv, ones, dvt, kBlock);
       lanes_axpys(ds, kBlock, nq, q + q0 * h.ldk, h.ldk, h.dk, ones, dkt, kBlock);
       // dq[q][c] += sum_j ds[q][j] k[j][c]: dS transposed (queries in lanes, columns past nq zero).
-      transpose_rows(ds, kBlock, 0, nq, kBlock, dst, ldst);
+      transpose_rows(ds, kBlock, 0, nq, kBlock, ds_t, ldst);
       for (std::int64_t b = 0; b < nq; b += kBlock)
-        lanes_axpys(dst + b, ldst, nk, k + k0 * h.ldk, h.ldk, h.dk, ones, dqt + q0 + b, ldqt);
+        lanes_axpys(ds_t + b, ldst, nk, k + k0 * h.ldk, h.ldk, h.dk, ones, dqt + q0 + b, ldqt);
     }
     transpose_out(dkt, kBlock, nk, h.dk, dk, k0, h.ldk);
     transpose_out(dvt, kBlock, nk, h.dv, dv, k0, h.ldv);
   }
   transpose_out(dqt, ldqt, n, h.dk, dq, 0, h.ldk);
-}
-
-}  // namespace
-
-void backward(const flash_band::HeadView& h, float scale, const float* q, const float* k, const float* v,
-              const float* lse, const float* delta, const float* dout, float* dq, float* dk, float* dv, Scratch& w) {
-  backward_head(h, scale, q, k, v, lse, delta, dout, dq, dk, dv, w);
 }
 
 void forward(const flash_band::HeadView& h, std::int64_t r0, std::int64_t rows, float scale, const float* q,

@@ -16,8 +16,11 @@ inline constexpr bool kAvailable = flash_band::kAvailable;
 // attention is a small share of their step.
 inline constexpr std::int64_t kMinLength = 256;
 
+// Per-thread scratch. Forward: the block's queries transposed (qt), a tile of scores (s), the outputs (ot) and
+// lse lanes. Backward: a key block's k and v transposed (kt, vt), P (s), dS (ds) and dS transposed (ds_t), the
+// accumulators dk, dv (per key block) and dq (per head), all feature-major.
 struct Scratch {
-  std::vector<float> qt, vt, st, dst, ot, lse, dkt, dvt, dqt;
+  std::vector<float> qt, kt, vt, s, ds, ds_t, ot, lse, dkt, dvt, dqt;
 };
 
 // Rows [r0, r0 + rows) of one head of one sequence of h.len rows, every key: out (normalised) and lse

@@ -19,7 +19,6 @@
 #include <cmath>
 
 #include "kernels/dense/flash_attention_band_simd.hpp"
-#include "kernels/dense/flash_attention_math.hpp"
 #include "kernels/error.hpp"
 
 namespace topo::flash_band {
@@ -75,8 +74,9 @@ void band_combine(const __m512* w, const float* b, std::int64_t ld, std::int64_t
   }
 }
 
-// y[c * ldy] = sum_d w[d * ldw - d] a[c * ld - d] over the offsets, for c < rows: gradients gathered by key j
-// from the queries j - delta that saw it (dk from dS and q, dv from P and dout); w and a at the block's column.
+// y[c * ldy] = sum_d w[d * ldw - delta] a[c * ld - delta] (delta = d - R) for c < rows: gradients gathered by
+// key j from the queries j - delta that saw it (dk from dS and q, dv from P and dout); w and a at the block's
+// column.
 template <int R>
 void band_gather(const float* w, std::int64_t ldw, const float* a, std::int64_t ld, std::int64_t rows, float* y,
                  std::int64_t ldy) {
@@ -88,11 +88,6 @@ void band_gather(const float* w, std::int64_t ldw, const float* a, std::int64_t 
     for (int d = 0; d < 2 * R + 1; ++d) acc = _mm512_fmadd_ps(ws[d], _mm512_loadu_ps(a + c * ld - (d - R)), acc);
     _mm512_storeu_ps(y + c * ldy, acc);
   }
-}
-
-float* sized(std::vector<float>& v, std::int64_t n) {
-  v.resize(static_cast<std::size_t>(n));
-  return v.data();
 }
 
 template <int R>

@@ -75,7 +75,7 @@ Tensor spmm_arg_to_sources(std::int64_t num_src, const Tensor& arg_u, const Tens
         });
         TOPO_CHECK(bad.load() < 0, "spmm_arg_to_sources: arg_u names source {} of {}", bad.load(), num_src);
       },
-      cuda::spmm_arg_to_sources(rows, a, g, len, o));
+      cuda::spmm_arg_to_sources(rows, a, g, len, num_src, o));
   return out;
 }
 

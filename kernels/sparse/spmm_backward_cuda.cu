@@ -28,21 +28,21 @@ void launch(const Id* indptr, const Id* eids, std::int64_t rows, const std::int6
 // Max/min backward of copy_u per source: one thread per element (grid-stride), atomicAdd into the recorded
 // source's row (several destinations may credit the same source, so the sum order is not fixed here).
 __global__ void arg_to_sources_kernel(std::int64_t n, const std::int64_t* arg_u, const float* grad, std::int64_t len,
-                                      float* out) {
+                                      std::int64_t out_n, float* out) {
   for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
        i += std::int64_t{gridDim.x} * blockDim.x) {
     const std::int64_t at = spmm_arg_source_offset(arg_u[i], len, i % len);
-    if (at >= 0) atomicAdd(out + at, grad[i]);
+    if (at >= 0 && at < out_n) atomicAdd(out + at, grad[i]);
   }
 }
 
 }  // namespace
 
 void spmm_arg_to_sources(std::int64_t rows, const std::int64_t* arg_u, const float* grad, std::int64_t len,
-                         float* out) {
+                         std::int64_t num_src, float* out) {
   const std::int64_t n = rows * len;
   if (n == 0) return;
-  arg_to_sources_kernel<<<blocks_for(n, kThreads), kThreads>>>(n, arg_u, grad, len, out);
+  arg_to_sources_kernel<<<blocks_for(n, kThreads), kThreads>>>(n, arg_u, grad, len, num_src * len, out);
   check_launch("spmm_arg_to_sources");
 }
 

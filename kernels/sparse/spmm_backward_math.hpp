@@ -28,9 +28,10 @@ TOPO_HD std::int64_t spmm_arg_source_offset(std::int64_t arg_u, std::int64_t len
 }
 
 namespace cuda {
-// out [num_src, len] zeroed by the caller; arg_u, grad [rows, len]. Device pointers.
+// out [num_src, len] zeroed by the caller; arg_u, grad [rows, len]. Device pointers. A source past num_src
+// (arg_u from another graph; the CPU path reports it) is skipped, never written.
 void spmm_arg_to_sources(std::int64_t rows, const std::int64_t* arg_u, const float* grad, std::int64_t len,
-                         float* out);
+                         std::int64_t num_src, float* out);
 // Device pointers; same layout as spmm_arg_to_edges_row.
 void spmm_arg_to_edges(const std::int32_t* indptr, const std::int32_t* eids, std::int64_t rows,
                        const std::int64_t* arg_e, const float* grad, std::int64_t len, float* out);
