@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "kernels/dense/indexing.hpp"
+#include "nn/ops.hpp"
+
 namespace topo::models {
 
 Tensor positions_in_sentence(const std::vector<std::int64_t>& lengths, Device device) {
@@ -45,31 +48,97 @@ SequenceEmbedding::SequenceEmbedding(const EmbeddingConfig& config) : config_(co
     case_embedding = register_module("case", std::make_shared<nn::Embedding>(config.case_classes, config.hidden));
 }
 
-nn::Var SequenceEmbedding::forward(const SequenceBatch& batch) const {
+namespace {
+
+// Where each output row comes from: row r holds token token_of[r] at position position_of[r], or (lead rows,
+// one before each sentence's tokens when there is a lead) the lead row, token_of[r] = position_of[r] = kNoRow.
+struct RowLayout {
+  std::vector<std::int64_t> token_of, position_of;
+};
+RowLayout row_layout(const std::vector<std::int64_t>& lengths, bool lead) {
+  RowLayout l;
+  std::int64_t token = 0;
+  for (std::int64_t n : lengths) {
+    if (lead) l.token_of.push_back(kNoRow), l.position_of.push_back(kNoRow);
+    for (std::int64_t i = 0; i < n; ++i) l.token_of.push_back(token++), l.position_of.push_back(i);
+  }
+  return l;
+}
+
+Tensor index_tensor(const std::vector<std::int64_t>& v, Device device) {
+  return Tensor::from_vector(v, {static_cast<std::int64_t>(v.size())}, device);
+}
+
+// Per-token ids (token ids, case classes: [tokens], int32 or int64) laid out as the rows: kNoRow at lead rows.
+Tensor ids_by_row(const Tensor& ids, const RowLayout& l, bool lead, Device device) {
+  if (!lead) return ids;
+  const Tensor none = ids.dtype() == DType::I32 ? Tensor::from_vector(std::vector<std::int32_t>{-1}, {1}, ids.device())
+                                                : Tensor::from_vector(std::vector<std::int64_t>{kNoRow}, {1}, ids.device());
+  std::vector<std::int64_t> pick = l.token_of;  // kNoRow -> the appended -1
+  const std::int64_t tokens = ids.numel();
+  for (std::int64_t& t : pick)
+    if (t == kNoRow) t = tokens;
+  return index_select(concat({ids, none}, 0), index_tensor(pick, device));
+}
+
+}  // namespace
+
+nn::Var SequenceEmbedding::forward(const SequenceBatch& batch) const { return forward(batch, nn::Var()); }
+
+nn::Var SequenceEmbedding::forward(const SequenceBatch& batch, const nn::Var& lead) const {
   TOPO_CHECK(!batch.lengths.empty(), "sequence embedding: empty batch");
   const std::int64_t longest = *std::max_element(batch.lengths.begin(), batch.lengths.end());
   TOPO_CHECK(longest <= config_.max_length, "a sentence of length {} exceeds the model's max_length {}", longest,
              config_.max_length);
-  nn::Var tokens;
+  const bool has_lead = lead.defined();
+  TOPO_CHECK(!has_lead || (lead.ndim() == 2 && lead.size(0) == 1 && lead.size(1) == config_.hidden),
+             "sequence embedding: the lead row must be [1, {}], got {}", config_.hidden,
+             has_lead ? lead.data().str() : std::string());
+  const Device device = position_embedding->weight.device();
+  const RowLayout layout = row_layout(batch.lengths, has_lead);
   if (token_embedding) {
     TOPO_CHECK(batch.token_ids.defined(), "this model reads token ids, the batch has none");
-    tokens = token_embedding->forward(batch.token_ids);  // [tokens, table_dim]
-    if (token_projection) tokens = token_projection->forward(tokens);  // [tokens, hidden]
-    if (case_embedding) {
+    if (case_embedding)
       TOPO_CHECK(batch.token_case.defined() && batch.token_case.ndim() == 1 &&
                      batch.token_case.size(0) == batch.token_ids.size(0),
                  "this model adds a per-token case class; the batch has {} for {} tokens",
                  batch.token_case.defined() ? batch.token_case.str() : std::string("none"), batch.token_ids.size(0));
-      tokens = tokens + case_embedding->forward(batch.token_case);
+  }
+  // Token ids straight into the hidden width: every table's rows summed in one pass (embedding_sum).
+  if (token_embedding && !token_projection) {
+    std::vector<nn::Var> tables{token_embedding->weight, position_embedding->weight};
+    std::vector<Tensor> ids{ids_by_row(batch.token_ids.reshape({batch.token_ids.numel()}), layout, has_lead, device),
+                            index_tensor(layout.position_of, device)};
+    if (case_embedding) {
+      tables.push_back(case_embedding->weight);
+      ids.push_back(ids_by_row(batch.token_case, layout, has_lead, device));
     }
+    if (has_lead) {
+      std::vector<std::int64_t> lead_of(layout.token_of.size());
+      for (std::size_t r = 0; r < lead_of.size(); ++r) lead_of[r] = layout.token_of[r] == kNoRow ? 0 : kNoRow;
+      tables.push_back(lead);
+      ids.push_back(index_tensor(lead_of, device));
+    }
+    return dropout->forward(nn::embedding_sum(tables, ids));
+  }
+  nn::Var tokens;
+  if (token_embedding) {
+    tokens = token_projection->forward(token_embedding->forward(batch.token_ids));  // [tokens, hidden]
+    if (case_embedding) tokens = tokens + case_embedding->forward(batch.token_case);
   } else {
     TOPO_CHECK(batch.features.defined() && batch.features.ndim() == 2 && batch.features.size(1) == config_.input_dim,
                "this model reads features [tokens, {}], the batch has {}", config_.input_dim,
                batch.features.defined() ? batch.features.str() : std::string("none"));
     tokens = feature_projection->forward(nn::Var(batch.features));
   }
-  const nn::Var positions = position_embedding->forward(positions_in_sentence(batch.lengths, tokens.device()));
-  return dropout->forward(tokens + positions);
+  nn::Var rows = tokens + position_embedding->forward(positions_in_sentence(batch.lengths, tokens.device()));
+  if (has_lead) {  // the lead row appended, then every row picked in layout order
+    std::vector<std::int64_t> pick = layout.token_of;
+    for (std::int64_t& t : pick)
+      if (t == kNoRow) t = tokens.size(0);
+    rows = nn::index_select(nn::concat({rows, lead}, 0), index_tensor(pick, device));
+  }
+  return dropout->forward(rows);
 }
 
 }  // namespace topo::models

@@ -115,6 +115,10 @@ Var dropout(const Var& x, float p, bool training, Generator& gen = default_gener
 // ---- indexing and shape (ops_index.cpp); index tensors are int32/int64, never differentiated
 // weight [V, D], ids of any shape -> ids.shape + [D].
 Var embedding(const Var& weight, const Tensor& ids);
+// Row look-ups summed over several tables in one pass (topo::embedding_sum): out[i] = sum over t of
+// tables[t][ids[t][i]], ids[t][i] == kNoRow (-1) leaving table t out of row i. tables[t] [V_t, D], ids[t] [M]
+// -> [M, D]; each table that requires grad gets the scatter-add of out's gradient over its ids.
+Var embedding_sum(const std::vector<Var>& tables, const std::vector<Tensor>& ids);
 // x [N, ...], index [M] -> [M, ...]; backward scatters-adds rows.
 Var index_select(const Var& x, const Tensor& index);
 Var concat(const std::vector<Var>& xs, int dim);

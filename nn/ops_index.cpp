@@ -32,6 +32,24 @@ Var embedding(const Var& weight, const Tensor& ids) {
       "embedding");
 }
 
+Var embedding_sum(const std::vector<Var>& tables, const std::vector<Tensor>& ids) {
+  std::vector<Tensor> data;
+  std::vector<std::int64_t> rows;
+  for (const Var& t : tables) {
+    data.push_back(t.data());
+    rows.push_back(t.size(0));
+  }
+  return make_output(
+      topo::embedding_sum(data, ids), tables,
+      [ids, rows](const Tensor& g, const std::vector<bool>& needs) {
+        std::vector<Tensor> grads(ids.size());
+        for (std::size_t t = 0; t < ids.size(); ++t)
+          if (needs[t]) grads[t] = embedding_sum_backward(g, ids[t], rows[t]);
+        return grads;
+      },
+      "embedding_sum");
+}
+
 Var index_select(const Var& x, const Tensor& index) {
   return make_output(
       topo::index_select(x.data(), index), {x},

@@ -26,10 +26,11 @@ bool index_is_64(const Tensor& index, const char* op, const char* arg) {
   return index.dtype() == DType::I64;
 }
 
-void validate(const Tensor& index, std::int64_t limit, const char* op, const char* arg) {
-  const IndexScan scan = scan_indices(index, limit);
-  TOPO_CHECK(scan.first_bad < 0, "{}: {} at position {} is {}, out of range [0, {})", op, arg, scan.first_bad,
-             scan.bad_value, limit);
+// skip_missing: entries equal to kNoRow are allowed (embedding_sum's rows a table leaves out).
+void validate(const Tensor& index, std::int64_t limit, const char* op, const char* arg, bool skip_missing = false) {
+  const IndexScan scan = skip_missing ? scan_indices(index, limit, kNoRow) : scan_indices(index, limit);
+  TOPO_CHECK(scan.first_bad < 0, "{}: {} at position {} is {}, out of range [0, {}){}", op, arg, scan.first_bad,
+             scan.bad_value, limit, skip_missing ? " (or -1: no row)" : "");
 }
 
 std::int64_t words_per_row(const Tensor& t) {
@@ -47,12 +48,14 @@ void gather_cpu(const W* x, const I* index, W* out, std::int64_t m, std::int64_t
   });
 }
 
+// Negative indices (kNoRow, validated before) add nothing.
 template <class I>
 void scatter_add_cpu(const float* src, const I* index, float* out, std::int64_t num_rows, std::int64_t m,
                      std::int64_t row) {
   if (row >= 64 * omp_get_max_threads()) {
     parallel_for(row, m, [&](std::int64_t c0, std::int64_t c1) {
       for (std::int64_t i = 0; i < m; ++i) {
+        if (index[i] < 0) continue;
         float* dst = out + static_cast<std::int64_t>(index[i]) * row;
         const float* s = src + i * row;
         for (std::int64_t c = c0; c < c1; ++c) dst[c] += s[c];
@@ -62,11 +65,13 @@ void scatter_add_cpu(const float* src, const I* index, float* out, std::int64_t 
   }
   // start[r] .. start[r + 1]: positions i (increasing) with index[i] == r.
   std::vector<std::int64_t> start(static_cast<std::size_t>(num_rows) + 1, 0), order(static_cast<std::size_t>(m));
-  for (std::int64_t i = 0; i < m; ++i) ++start[static_cast<std::size_t>(index[i]) + 1];
+  for (std::int64_t i = 0; i < m; ++i)
+    if (index[i] >= 0) ++start[static_cast<std::size_t>(index[i]) + 1];
   for (std::int64_t r = 0; r < num_rows; ++r) start[r + 1] += start[r];
   {
     std::vector<std::int64_t> fill(start.begin(), start.end() - 1);
-    for (std::int64_t i = 0; i < m; ++i) order[fill[static_cast<std::size_t>(index[i])]++] = i;
+    for (std::int64_t i = 0; i < m; ++i)
+      if (index[i] >= 0) order[fill[static_cast<std::size_t>(index[i])]++] = i;
   }
   const std::int64_t work = num_rows > 0 ? (m * row) / num_rows + row : row;
   parallel_for(num_rows, work, [&](std::int64_t r0, std::int64_t r1) {
@@ -112,7 +117,8 @@ Tensor gather(const Tensor& x, const Tensor& index, const char* op, const char* 
   return out;
 }
 
-Tensor scatter_add(std::int64_t num_rows, const Tensor& index, const Tensor& src, const char* op, const char* arg) {
+Tensor scatter_add(std::int64_t num_rows, const Tensor& index, const Tensor& src, const char* op, const char* arg,
+                   bool skip_missing = false) {
   TOPO_PROFILE(Indexing);
   check_dtype(src, DType::F32, op, "src");
   TOPO_CHECK(src.ndim() >= 1, "{}: src must have at least one dimension, got {}", op, src.str());
@@ -121,7 +127,7 @@ Tensor scatter_add(std::int64_t num_rows, const Tensor& index, const Tensor& src
   TOPO_CHECK(num_rows >= 0, "{}: negative row count {}", op, num_rows);
   check_same_device(src, index, op);
   const bool i64 = index_is_64(index, op, arg);
-  validate(index, num_rows, op, arg);
+  validate(index, num_rows, op, arg, skip_missing);
   Shape shape = src.shape();
   shape[0] = num_rows;
   Tensor out = Tensor::zeros(shape, DType::F32, src.device());
@@ -138,8 +144,31 @@ Tensor scatter_add(std::int64_t num_rows, const Tensor& index, const Tensor& src
           scatter_add_cpu(sp, index.data<std::int32_t>(), op_, num_rows, m, row);
         }
       },
-      cuda::scatter_add_rows(sp, index.raw_data(), i64, op_, m, row));
+      cuda::scatter_add_rows(sp, index.raw_data(), i64, op_, m, row, skip_missing));
   return out;
+}
+
+// out[i] = sum over tables t of rows[t](i) (null: table t leaves row i out), in table order; zero when none.
+template <class Rows>
+void embedding_sum_cpu(std::int64_t m, std::int64_t row, std::size_t tables, const Rows& rows, float* out) {
+  parallel_for(m, row * static_cast<std::int64_t>(tables), [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b; i < e; ++i) {
+      float* dst = out + i * row;
+      bool first = true;
+      for (std::size_t t = 0; t < tables; ++t) {
+        const float* src = rows(t, i);
+        if (!src) continue;
+        if (first) {
+          std::memcpy(dst, src, static_cast<std::size_t>(row) * sizeof(float));
+        } else {
+#pragma omp simd
+          for (std::int64_t c = 0; c < row; ++c) dst[c] += src[c];
+        }
+        first = false;
+      }
+      if (first) std::fill_n(dst, row, 0.f);
+    }
+  });
 }
 
 int normalize_dim(int dim, int ndim, const char* op) {
@@ -250,6 +279,46 @@ Tensor embedding_backward(const Tensor& grad, const Tensor& ids, std::int64_t nu
   const std::int64_t d = grad.size(-1);
   return scatter_add(num_embeddings, ids.reshape({ids.numel()}), grad.reshape({ids.numel(), d}),
                      "embedding_backward", "ids");
+}
+
+Tensor embedding_sum(const std::vector<Tensor>& tables, const std::vector<Tensor>& ids) {
+  TOPO_PROFILE(Indexing);
+  TOPO_CHECK(!tables.empty() && tables.size() == ids.size(), "embedding_sum: {} tables for {} id tensors (one each)",
+             tables.size(), ids.size());
+  const Tensor& first = tables[0];
+  const std::int64_t m = ids[0].numel();
+  std::vector<bool> wide(tables.size());
+  for (std::size_t t = 0; t < tables.size(); ++t) {
+    const std::string table = fmt::format("table {}", t), id = fmt::format("ids {}", t);
+    check_dtype(tables[t], DType::F32, "embedding_sum", table.c_str());
+    TOPO_CHECK(tables[t].ndim() == 2 && tables[t].size(1) == first.size(1),
+               "embedding_sum: table {} must be [V, {}] (table 0 is {}), got {}", t, first.size(1), first.str(),
+               tables[t].str());
+    TOPO_CHECK(ids[t].ndim() == 1 && ids[t].numel() == m, "embedding_sum: ids {} must be 1-d with {} entries (ids 0), got {}",
+               t, m, ids[t].str());
+    check_same_device(first, tables[t], "embedding_sum");
+    check_same_device(first, ids[t], "embedding_sum");
+    wide[t] = index_is_64(ids[t], "embedding_sum", id.c_str());
+    validate(ids[t], tables[t].size(0), "embedding_sum", id.c_str(), true);
+  }
+  const std::int64_t row = first.size(1);
+  // CUDA adds each table's rows into zeros, one launch per table; the CPU writes every row once.
+  Tensor out = first.device().is_cuda() ? Tensor::zeros({m, row}, DType::F32, first.device())
+                                        : Tensor::empty({m, row}, DType::F32, first.device());
+  if (out.numel() == 0) return out;
+  const auto rows = [&](std::size_t t, std::int64_t i) -> const float* {
+    const std::int64_t r = wide[t] ? ids[t].data<std::int64_t>()[i] : ids[t].data<std::int32_t>()[i];
+    return r < 0 ? nullptr : tables[t].data<float>() + r * row;
+  };
+  TOPO_ON_DEVICE(
+      first.device(), embedding_sum_cpu(m, row, tables.size(), rows, out.data<float>()),
+      for (std::size_t t = 0; t < tables.size(); ++t) cuda::gather_add_rows(
+          tables[t].data<float>(), ids[t].raw_data(), wide[t], out.data<float>(), m, row));
+  return out;
+}
+
+Tensor embedding_sum_backward(const Tensor& grad, const Tensor& ids, std::int64_t num_embeddings) {
+  return scatter_add(num_embeddings, ids, grad, "embedding_sum_backward", "ids", true);
 }
 
 Tensor concat(const std::vector<Tensor>& xs, int dim) {

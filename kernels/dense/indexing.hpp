@@ -19,6 +19,17 @@ Tensor index_add(std::int64_t num_rows, const Tensor& index, const Tensor& src);
 Tensor embedding(const Tensor& weight, const Tensor& ids);
 Tensor embedding_backward(const Tensor& grad, const Tensor& ids, std::int64_t num_embeddings);
 
+// Row look-ups summed over several tables in one pass: out[i, :] = sum over t of tables[t][ids[t][i], :], where
+// ids[t][i] == kNoRow leaves table t out of row i (a row every table leaves out is 0). tables[t] float32
+// [V_t, D] (one D), ids[t] int32/int64 [M], all on one device; the sum runs in table order. Token + position
+// embeddings (and a [CLS] row from a table of its own, in place) without an [M, D] tensor per table and their
+// sum: on Multi-Scale's input (16,896 rows of 300) that was four [M, D] passes more than this one.
+// The backward, per table: embedding_sum_backward(grad, ids[t], V_t), the scatter-add of embedding_backward
+// that skips the rows marked kNoRow.
+inline constexpr std::int64_t kNoRow = -1;
+Tensor embedding_sum(const std::vector<Tensor>& tables, const std::vector<Tensor>& ids);
+Tensor embedding_sum_backward(const Tensor& grad, const Tensor& ids, std::int64_t num_embeddings);
+
 // Concatenation along `dim` (all other dims equal); split is its inverse (sizes sum to x.size(dim)).
 Tensor concat(const std::vector<Tensor>& xs, int dim);
 std::vector<Tensor> split(const Tensor& x, const std::vector<std::int64_t>& sizes, int dim);

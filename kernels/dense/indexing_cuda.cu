@@ -1,6 +1,7 @@
 // Gathers, scatter-adds, strided copies and index scans on CUDA.
 // - gather: one thread per output word (rows of 4-byte words), grid-stride; coalesced along each row.
 // - scatter-add: one thread per source element, atomicAdd into the destination row (order not fixed).
+// - gather-add (embedding_sum): one thread per output element, one launch per table (each adds its rows).
 // - scan: every thread checks its entries; atomicMin keeps the first bad position, atomicAdd counts the
 //   in-range entries; the two counters come back with one 16-byte copy (the op's single sync), and the bad
 //   value with one more only when there is an error.
@@ -44,11 +45,21 @@ __global__ void gather_kernel(const std::uint32_t* x, const void* index, bool in
 }
 
 __global__ void scatter_add_kernel(const float* src, const void* index, bool index64, float* out,
-                                   std::int64_t total, std::int64_t row) {
+                                   std::int64_t total, std::int64_t row, bool skip_negative) {
   for (std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; t < total;
        t += std::int64_t{gridDim.x} * blockDim.x) {
-    const std::int64_t i = t / row, c = t - i * row;
-    atomicAdd(&out[load_index(index, index64, i) * row + c], src[t]);
+    const std::int64_t i = t / row, c = t - i * row, r = load_index(index, index64, i);
+    if (skip_negative && r < 0) continue;
+    atomicAdd(&out[r * row + c], src[t]);
+  }
+}
+
+__global__ void gather_add_kernel(const float* x, const void* index, bool index64, float* out, std::int64_t total,
+                                  std::int64_t row) {
+  for (std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; t < total;
+       t += std::int64_t{gridDim.x} * blockDim.x) {
+    const std::int64_t i = t / row, c = t - i * row, r = load_index(index, index64, i);
+    if (r >= 0) out[t] += x[r * row + c];
   }
 }
 
@@ -112,11 +123,18 @@ void gather_rows(const void* x, const void* index, bool index64, void* out, std:
 }
 
 void scatter_add_rows(const float* src, const void* index, bool index64, float* out, std::int64_t m,
-                      std::int64_t row) {
+                      std::int64_t row, bool skip_negative) {
   const std::int64_t total = m * row;
   if (total == 0) return;
-  scatter_add_kernel<<<blocks_for(total, 256), 256>>>(src, index, index64, out, total, row);
+  scatter_add_kernel<<<blocks_for(total, 256), 256>>>(src, index, index64, out, total, row, skip_negative);
   check_launch("scatter_add_rows");
+}
+
+void gather_add_rows(const float* x, const void* index, bool index64, float* out, std::int64_t m, std::int64_t row) {
+  const std::int64_t total = m * row;
+  if (total == 0) return;
+  gather_add_kernel<<<blocks_for(total, 256), 256>>>(x, index, index64, out, total, row);
+  check_launch("gather_add_rows");
 }
 
 void copy_strided(const void* src, std::int64_t src_stride, void* dst, std::int64_t dst_stride, std::int64_t rows,

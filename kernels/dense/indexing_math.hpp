@@ -46,8 +46,11 @@ IndexScan scan_indices(const void* index, bool index64, std::int64_t n, std::int
 // out[i, :] = x[index[i], :] over rows of `row_words` 4-byte words; indices already validated.
 void gather_rows(const void* x, const void* index, bool index64, void* out, std::int64_t m, std::int64_t row_words);
 // out[index[i], :] += src[i, :] (out pre-zeroed), atomicAdd: summation order is not fixed on the GPU.
+// skip_negative: entries below 0 (embedding_sum's kNoRow) add nothing.
 void scatter_add_rows(const float* src, const void* index, bool index64, float* out, std::int64_t m,
-                      std::int64_t row);
+                      std::int64_t row, bool skip_negative = false);
+// out[i, :] += x[index[i], :] for the i whose index is >= 0 (float rows; indices already validated).
+void gather_add_rows(const float* x, const void* index, bool index64, float* out, std::int64_t m, std::int64_t row);
 // dst[r * dst_stride + c] = src[r * src_stride + c] for r < rows, c < width; all in 4-byte words.
 void copy_strided(const void* src, std::int64_t src_stride, void* dst, std::int64_t dst_stride, std::int64_t rows,
                   std::int64_t width);

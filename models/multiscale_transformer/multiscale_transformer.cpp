@@ -46,29 +46,25 @@ MultiScaleTransformer::MultiScaleTransformer(const MultiScaleConfig& config) : c
     layers->push_back(std::make_shared<Layer>(config.hidden, config.heads));
 }
 
-// Position rows: sentence b is [CLS] (row n of [E; cls]) then its tokens, so every sentence's positions are
-// consecutive rows (the graph's node numbering, and the packed sequences of the band path).
+// Position rows: sentence b is [CLS] then its tokens (SequenceEmbedding's rows with cls as the lead row), so
+// every sentence's positions are consecutive rows (the graph's node numbering, and the packed sequences of
+// the band path).
 struct MultiScaleTransformer::Positions {
   std::vector<std::int64_t> lengths;  // positions per sentence: tokens + 1
-  Tensor gather, token_rows, cls_rows;
+  Tensor token_rows, cls_rows;
 };
 
 MultiScaleTransformer::Positions MultiScaleTransformer::positions(const SequenceBatch& batch, Device device) const {
-  const std::int64_t n = batch.num_tokens();
-  std::vector<std::int64_t> gather, token_rows, cls_rows;
-  std::int64_t token = 0;
+  std::vector<std::int64_t> token_rows, cls_rows;
+  std::int64_t row = 0;
   for (std::int64_t len : batch.lengths) {
-    cls_rows.push_back(static_cast<std::int64_t>(gather.size()));
-    gather.push_back(n);
-    for (std::int64_t i = 0; i < len; ++i) {
-      token_rows.push_back(static_cast<std::int64_t>(gather.size()));
-      gather.push_back(token++);
-    }
+    cls_rows.push_back(row++);
+    for (std::int64_t i = 0; i < len; ++i) token_rows.push_back(row++);
   }
   auto index = [&](const std::vector<std::int64_t>& v) {
     return Tensor::from_vector(v, {static_cast<std::int64_t>(v.size())}, device);
   };
-  Positions p{{}, index(gather), index(token_rows), index(cls_rows)};
+  Positions p{{}, index(token_rows), index(cls_rows)};
   for (std::int64_t len : batch.lengths) p.lengths.push_back(len + 1);
   return p;
 }
@@ -89,9 +85,8 @@ Encoding MultiScaleTransformer::encode(const SequenceBatch& batch, const MultiSc
   TOPO_CHECK(topology.lengths == batch.lengths, "MultiScaleTransformer: topology built for other sentence lengths");
   TOPO_CHECK(topology.scales.size() == config_.scales.size(), "MultiScaleTransformer: topology has {} scales, the model {}",
              topology.scales.size(), config_.scales.size());
-  const nn::Var e = embedding->forward(batch);  // [N, d]
-  const Positions p = positions(batch, e.device());
-  nn::Var h = nn::index_select(nn::concat({e, cls}, 0), p.gather);  // [N + B, d]
+  nn::Var h = embedding->forward(batch, cls);  // [N + B, d]
+  const Positions p = positions(batch, h.device());
   for (std::size_t l = 0; l < layers->size(); ++l) {
     std::vector<nn::HeadGroup> groups;
     for (std::size_t k = 0; k < topology.scales.size(); ++k) groups.push_back({head_counts_[l][k], topology.scales[k]});
@@ -118,9 +113,8 @@ std::vector<std::int64_t> MultiScaleTransformer::band_radii(std::size_t l,
 // builders::window_batch clips them. On CUDA the kernel's band threads walk only their window, so this path
 // runs there too.
 Encoding MultiScaleTransformer::encode_band(const SequenceBatch& batch) {
-  const nn::Var e = embedding->forward(batch);  // [N, d]
-  const Positions p = positions(batch, e.device());
-  nn::Var h = nn::index_select(nn::concat({e, cls}, 0), p.gather);  // [N + B, d]
+  nn::Var h = embedding->forward(batch, cls);  // [N + B, d]
+  const Positions p = positions(batch, h.device());
   for (std::size_t l = 0; l < layers->size(); ++l)
     h = layer(l).norm->forward_residual_relu(h, layer(l).attention->forward_packed(h, p.lengths, band_radii(l, batch.lengths)));
   return readout(h, p, batch);

@@ -69,6 +69,14 @@ TEST_CASE("gpu indexing: gathers, scatters, embedding, concat and split match th
       Tensor grad = topo::testing::random_uniform({m, 1, d}, m + 1);
       TOPO_CHECK_CLOSE(embedding_backward(grad.to(kGpu), ids.to(kGpu), n).to_vector<float>(),
                        embedding_backward(grad, ids, n).to_vector<float>(), 1e-5, 1e-5);
+      // embedding_sum: x by idx and a second table by idx with every third row left out.
+      std::vector<std::int64_t> skip(iv);
+      for (std::size_t i = 0; i < skip.size(); i += 3) skip[i] = kNoRow;
+      const Tensor sk = Tensor::from_vector(skip, {m}), x2 = topo::testing::random_uniform({n, d}, n + 7);
+      TOPO_CHECK_CLOSE(embedding_sum({x.to(kGpu), x2.to(kGpu)}, {idx.to(kGpu), sk.to(kGpu)}).to_vector<float>(),
+                       embedding_sum({x, x2}, {idx, sk}).to_vector<float>(), 1e-6, 1e-6);
+      TOPO_CHECK_CLOSE(embedding_sum_backward(src.to(kGpu), sk.to(kGpu), n).to_vector<float>(),
+                       embedding_sum_backward(src, sk, n).to_vector<float>(), 1e-5, 1e-5);
     }
     for (int dim : {0, 1, 2}) {
       CAPTURE(dim);

@@ -170,6 +170,73 @@ TEST_CASE("embedding and embedding_backward wrap the gather and scatter with ids
   }
 }
 
+TEST_CASE("embedding_sum adds each table's row per output row, skipping -1, and its backward scatters per table") {
+  for (std::int64_t m : kAwkwardSizes) {
+    CAPTURE(m);
+    const std::int64_t d = 33;
+    const std::vector<std::int64_t> vocab = {7, 257, 1};
+    std::vector<Tensor> tables, ids;
+    std::vector<std::vector<float>> tv;
+    std::vector<std::vector<std::int64_t>> iv;
+    for (std::size_t t = 0; t < vocab.size(); ++t) {
+      tables.push_back(topo::testing::random_uniform({vocab[t], d}, m * 10 + t));
+      tv.push_back(tables.back().to_vector<float>());
+      std::vector<std::int64_t> v = topo::testing::random_ids({m}, vocab[t], m * 10 + t + 5).to_vector<std::int64_t>();
+      for (std::int64_t i = 0; i < m; ++i)
+        if ((i + static_cast<std::int64_t>(t)) % 3 == 0) v[static_cast<std::size_t>(i)] = kNoRow;  // rows 0, 3, ... every table
+      iv.push_back(v);
+      const Tensor i64 = Tensor::from_vector(v, {m});
+      ids.push_back(t == 1 ? ids_as(i64, DType::I32) : i64);
+    }
+    std::vector<float> expected(static_cast<std::size_t>(m * d), 0.f);
+    for (std::size_t t = 0; t < vocab.size(); ++t)
+      for (std::int64_t i = 0; i < m; ++i)
+        if (iv[t][i] >= 0)
+          for (std::int64_t c = 0; c < d; ++c) expected[i * d + c] += tv[t][iv[t][i] * d + c];
+    const Tensor y = embedding_sum(tables, ids);
+    CHECK(y.shape() == Shape{m, d});
+    TOPO_CHECK_CLOSE(y.to_vector<float>(), expected, 1e-6, 1e-6);
+    const Tensor grad = topo::testing::random_uniform({m, d}, m + 3);
+    const std::vector<float> gv = grad.to_vector<float>();
+    for (std::size_t t = 0; t < vocab.size(); ++t) {
+      std::vector<float> dw(static_cast<std::size_t>(vocab[t] * d), 0.f);
+      for (std::int64_t i = 0; i < m; ++i)
+        if (iv[t][i] >= 0)
+          for (std::int64_t c = 0; c < d; ++c) dw[iv[t][i] * d + c] += gv[i * d + c];
+      CHECK(embedding_sum_backward(grad, ids[t], vocab[t]).to_vector<float>() == dw);
+    }
+  }
+  // Wide rows (the column-range scatter) with a missing row, and every table left out of a row: zeros.
+  const Tensor wide = topo::testing::random_uniform({3, 300}, 9);
+  const Tensor none = Tensor::from_vector(std::vector<std::int64_t>{kNoRow, 2, kNoRow}, {3});
+  const Tensor y = embedding_sum({wide}, {none});
+  const std::vector<float> yv = y.to_vector<float>(), wv = wide.to_vector<float>();
+  CHECK(std::vector<float>(yv.begin(), yv.begin() + 300) == std::vector<float>(300, 0.f));
+  CHECK(std::vector<float>(yv.begin() + 300, yv.begin() + 600) == std::vector<float>(wv.begin() + 600, wv.end()));
+  const std::vector<float> dw = embedding_sum_backward(y, none, 3).to_vector<float>();
+  CHECK(std::vector<float>(dw.begin(), dw.begin() + 600) == std::vector<float>(600, 0.f));
+  CHECK(std::vector<float>(dw.begin() + 600, dw.end()) == std::vector<float>(wv.begin() + 600, wv.end()));
+}
+
+TEST_CASE("embedding_sum errors name the table, the id's position and value, and the shapes") {
+  const Tensor a = topo::testing::random_uniform({5, 3}, 1), b = topo::testing::random_uniform({4, 3}, 2);
+  const Tensor ok = Tensor::from_vector(std::vector<std::int64_t>{0, kNoRow, 3}, {3});
+  std::string e = error_of([&] { (void)embedding_sum({a, b}, {ok, Tensor::from_vector(std::vector<std::int64_t>{1, 4, 0}, {3})}); });
+  CHECK(contains(e, "ids 1"));
+  CHECK(contains(e, "position 1"));
+  CHECK(contains(e, "is 4"));
+  e = error_of([&] { (void)embedding_sum({a}, {Tensor::from_vector(std::vector<std::int32_t>{-2}, {1})}); });
+  CHECK(contains(e, "-2"));
+  e = error_of([&] { (void)embedding_sum({a, topo::testing::random_uniform({4, 2}, 3)}, {ok, ok}); });
+  CHECK(contains(e, "table 1"));
+  e = error_of([&] { (void)embedding_sum({a, b}, {ok, Tensor::from_vector(std::vector<std::int64_t>{1}, {1})}); });
+  CHECK(contains(e, "3 entries"));
+  CHECK_FALSE(error_of([&] { (void)embedding_sum({a, b}, {ok}); }).empty());
+  CHECK_FALSE(error_of([&] { (void)embedding_sum({}, {}); }).empty());
+  e = error_of([&] { (void)embedding_sum_backward(Tensor::empty({3, 3}), Tensor::from_vector(std::vector<std::int64_t>{0, 9, kNoRow}, {3}), 5); });
+  CHECK(contains(e, "is 9"));
+}
+
 TEST_CASE("concat and split along every dim match coordinate references and invert each other") {
   for (std::int64_t s : kAwkwardSizes) {
     for (int dim : {0, 1, 2, -1, -3}) {

@@ -54,6 +54,20 @@ TEST_CASE("embedding: gradcheck with repeated ids of several shapes") {
   TOPO_GRADCHECK([one](const Inputs& v) { return embedding(v[0], one); }, {leaf({7, 1}, 64)});
 }
 
+TEST_CASE("embedding_sum: gradcheck per table with repeated and skipped ids; a frozen table gets no gradient") {
+  const Tensor a_ids = Tensor::from_vector(std::vector<std::int64_t>{3, -1, 3, 6, 0, -1}, {6});
+  const Tensor b_ids = Tensor::from_vector(std::vector<std::int32_t>{0, 0, -1, 1, -1, -1}, {6});
+  TOPO_GRADCHECK([a_ids, b_ids](const Inputs& v) { return embedding_sum({v[0], v[1]}, {a_ids, b_ids}); },
+                 {leaf({7, 5}, 70), leaf({2, 5}, 71)});
+  Var frozen(topo::testing::random_uniform({7, 5}, 72));  // requires_grad false
+  Var b = leaf({2, 5}, 73);
+  sum_all(embedding_sum({frozen, b}, {a_ids, b_ids})).backward();
+  CHECK_FALSE(frozen.grad().defined());
+  // Row 5 is left out by both tables: b's gradient counts rows 0, 1 (id 0) and 3 (id 1) only.
+  const std::vector<float> gb = b.grad().to_vector<float>();
+  CHECK(gb == std::vector<float>{2, 2, 2, 2, 2, 1, 1, 1, 1, 1});
+}
+
 TEST_CASE("index_select: gradcheck with repeated and missing rows, int32 and int64 indices") {
   Var x = leaf({7, 5}, 65);
   const Tensor i64 = Tensor::from_vector(std::vector<std::int64_t>{6, 0, 0, 2, 6, 6, 1, 3, 0}, {9});

@@ -1,0 +1,101 @@
+// SequenceEmbedding, the input stage every sequence model shares: the one-pass path (token ids straight into
+// the hidden width: embedding_sum over the token, position, case and lead tables) against the same rows
+// composed from separate look-ups, a concat and a gather (what Multi-Scale built before), forward and every
+// table's gradient; the projected path's lead rows; and errors.
+#include <doctest/doctest.h>
+
+#include "kernels/dense/random.hpp"
+#include "models/sequence_embedding.hpp"
+#include "nn/ops.hpp"
+#include "tests/support/testing.hpp"
+
+using namespace topo;
+using namespace topo::models;
+
+namespace {
+
+SequenceBatch token_batch(const std::vector<std::int64_t>& lengths, std::int64_t vocab, std::int64_t classes) {
+  SequenceBatch batch;
+  batch.lengths = lengths;
+  std::int64_t n = 0;
+  for (std::int64_t len : lengths) n += len;
+  batch.token_ids = topo::testing::random_ids({n}, vocab, 11);
+  if (classes > 0) batch.token_case = topo::testing::random_ids({n}, classes, 12);
+  return batch;
+}
+
+// The rows composed as before embedding_sum: look-ups added, the lead row appended, every row gathered in
+// layout order (sentence b: its lead row, then its tokens).
+nn::Var composed(const SequenceEmbedding& e, const SequenceBatch& batch, const nn::Var& lead) {
+  nn::Var rows = e.token_embedding->forward(batch.token_ids) +
+                 e.position_embedding->forward(positions_in_sentence(batch.lengths));
+  if (e.case_embedding) rows = rows + e.case_embedding->forward(batch.token_case);
+  if (!lead.defined()) return rows;
+  std::vector<std::int64_t> pick;
+  std::int64_t token = 0;
+  for (std::int64_t len : batch.lengths) {
+    pick.push_back(batch.num_tokens());
+    for (std::int64_t i = 0; i < len; ++i) pick.push_back(token++);
+  }
+  return nn::index_select(nn::concat({rows, lead}, 0),
+                          Tensor::from_vector(pick, {static_cast<std::int64_t>(pick.size())}));
+}
+
+}  // namespace
+
+TEST_CASE("the one-pass embedding equals the composed look-ups, with and without a lead row, values and gradients") {
+  const std::vector<std::int64_t> lengths = {5, 1, 17, 3};
+  for (std::int64_t classes : {0, 3}) {
+    for (bool with_lead : {false, true}) {
+      CAPTURE(classes);
+      CAPTURE(with_lead);
+      EmbeddingConfig config;
+      config.vocab_size = 23, config.hidden = 33, config.max_length = 20, config.case_classes = classes;
+      SequenceEmbedding e(config);
+      e.reset_parameters(5);
+      const SequenceBatch batch = token_batch(lengths, config.vocab_size, classes);
+      nn::Var lead(random_uniform({1, config.hidden}, -1, 1, 6), true);
+      const nn::Var l = with_lead ? lead : nn::Var();
+      const std::int64_t rows = batch.num_tokens() + (with_lead ? batch.size() : 0);
+      const Tensor r = random_uniform({rows, config.hidden}, -1, 1, 7);
+      std::vector<std::vector<float>> grads[2];
+      std::vector<float> out[2];
+      for (int path = 0; path < 2; ++path) {
+        e.zero_grad();
+        lead.zero_grad();
+        const nn::Var y = path == 0 ? e.forward(batch, l) : composed(e, batch, l);
+        REQUIRE(y.shape() == Shape{rows, config.hidden});
+        out[path] = y.data().to_vector<float>();
+        nn::sum_all(y * nn::Var(r)).backward();
+        for (const nn::Var& p : {e.token_embedding->weight, e.position_embedding->weight})
+          grads[path].push_back(p.grad().to_vector<float>());
+        if (e.case_embedding) grads[path].push_back(e.case_embedding->weight.grad().to_vector<float>());
+        if (with_lead) grads[path].push_back(lead.grad().to_vector<float>());
+      }
+      TOPO_CHECK_CLOSE(out[0], out[1], 1e-6, 1e-6);
+      REQUIRE(grads[0].size() == grads[1].size());
+      for (std::size_t k = 0; k < grads[0].size(); ++k) TOPO_CHECK_CLOSE(grads[0][k], grads[1][k], 1e-5, 1e-5);
+    }
+  }
+}
+
+TEST_CASE("a projected token table places the lead row first in every sentence; a lead of the wrong shape is an error") {
+  EmbeddingConfig config;
+  config.vocab_size = 9, config.hidden = 6, config.embedding_dim = 4, config.max_length = 8;
+  SequenceEmbedding e(config);
+  e.reset_parameters(3);
+  const SequenceBatch batch = token_batch({2, 4}, config.vocab_size, 0);
+  const nn::Var lead(random_uniform({1, 6}, -1, 1, 4));
+  const std::vector<float> y = e.forward(batch, lead).data().to_vector<float>();
+  const std::vector<float> plain = e.forward(batch).data().to_vector<float>();
+  const std::vector<float> lv = lead.data().to_vector<float>();
+  REQUIRE(y.size() == 8 * 6);
+  for (std::int64_t c = 0; c < 6; ++c) {
+    CHECK(y[c] == lv[c]);           // sentence 0's lead row
+    CHECK(y[3 * 6 + c] == lv[c]);   // sentence 1's, after sentence 0's two tokens
+    CHECK(y[6 + c] == plain[c]);    // token 0
+    CHECK(y[4 * 6 + c] == plain[2 * 6 + c]);  // token 2: sentence 1's first
+  }
+  CHECK_THROWS_AS((void)e.forward(batch, nn::Var(random_uniform({2, 6}, -1, 1, 5))), Error);
+  CHECK_THROWS_AS((void)e.forward(batch, nn::Var(random_uniform({1, 5}, -1, 1, 5))), Error);
+}
