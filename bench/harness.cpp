@@ -203,7 +203,11 @@ Result Runner::run(const std::string& name, const Work& work, const std::functio
                    nlohmann::json extra) {
   const std::string full_name = suite_.empty() ? name : suite_ + "/" + name;
   std::fprintf(stderr, "  running %s\n", full_name.c_str());
-  const Stats stats = time_calls(fn, timing_);
+  return record(name, time_calls(fn, timing_), work, std::move(extra));
+}
+
+Result Runner::record(const std::string& name, const Stats& stats, const Work& work, nlohmann::json extra) {
+  const std::string full_name = suite_.empty() ? name : suite_ + "/" + name;
   // A benchmark that did not state its working set is judged at the size of the bytes it moves.
   const double working_set = work.working_set_bytes > 0 ? work.working_set_bytes : work.bytes_moved;
   Limits limits;

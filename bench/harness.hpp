@@ -129,6 +129,10 @@ class Runner {
   // Times fn, derives the figures, adds the result to the report (name prefixed "suite/") and returns it.
   Result run(const std::string& name, const Work& work, const std::function<void()>& fn,
              nlohmann::json extra = nlohmann::json::object());
+  // The same for timings the suite took itself (several benchmarks alternated call by call, so that a
+  // drifting machine load slows them alike): derives the figures from stats, records and returns the result.
+  Result record(const std::string& name, const Stats& stats, const Work& work,
+                nlohmann::json extra = nlohmann::json::object());
 
   // Adds a field to the most recent result's JSON record: figures derived from several runs (e.g. the
   // ratio of a composed kernel's time to the fused one's).

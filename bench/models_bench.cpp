@@ -16,6 +16,8 @@
 // stderr and its seconds per category to that step's `profile` field. With --precision bf16 every GEMM runs
 // in bf16 and Star's two rows also run at fp32 in the same run (`bf16_speedup`); MFU stays counted against
 // the fp32 sgemm peak.
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <functional>
 
@@ -50,22 +52,38 @@ nlohmann::json profile_json() {
   return j;
 }
 
+// The three models' shapes (d = 300, 2 layers; Star and dense 6 heads, Multi-Scale 10 heads x 30 with the
+// paper's scales 1, 3, N/16, N/8, N/4 and alpha 0.5, no feed-forward).
+models::StarConfig star_config() {
+  models::StarConfig sc;
+  sc.vocab_size = kVocab, sc.hidden = kHidden, sc.heads = kHeads, sc.layers = kLayers, sc.max_length = 4096;
+  return sc;
+}
+models::TransformerConfig transformer_config() {
+  models::TransformerConfig tc;
+  tc.vocab_size = kVocab, tc.hidden = kHidden, tc.heads = kHeads, tc.layers = kLayers, tc.max_length = 4096;
+  return tc;
+}
+models::MultiScaleConfig multiscale_config() {
+  models::MultiScaleConfig mc;
+  mc.vocab_size = kVocab, mc.heads = 10, mc.hidden = kHidden, mc.layers = kLayers, mc.max_length = 4096;
+  return mc;
+}
+// Sentences measured at length n: at most 16384 tokens, at most a batch.
+std::int64_t sub_batch(std::int64_t n) { return std::clamp<std::int64_t>(16384 / n, 1, kBatch); }
+
 }  // namespace
 
 TOPO_BENCH_SUITE(models, "Star-Transformer vs dense Transformer per batch of 128, n = 32..4096 (Fig. 3b)") {
-  models::StarConfig sc;
-  sc.vocab_size = kVocab, sc.hidden = kHidden, sc.heads = kHeads, sc.layers = kLayers, sc.max_length = 4096;
+  const models::StarConfig sc = star_config();
   models::StarTransformer star(sc);
   star.reset_parameters(1);
-  models::TransformerConfig tc;
-  tc.vocab_size = kVocab, tc.hidden = kHidden, tc.heads = kHeads, tc.layers = kLayers, tc.max_length = 4096;
+  const models::TransformerConfig tc = transformer_config();
   models::Transformer dense(tc);
   dense.reset_parameters(2);
 
-  // The Multi-Scale Transformer of the paper's classification setting: 10 heads x 30, scales 1, 3, N/16, N/8,
-  // N/4, alpha 0.5, 2 layers, no feed-forward.
-  models::MultiScaleConfig mc;
-  mc.vocab_size = kVocab, mc.heads = 10, mc.hidden = kHidden, mc.layers = kLayers, mc.max_length = 4096;
+  // The Multi-Scale Transformer of the paper's classification setting.
+  const models::MultiScaleConfig mc = multiscale_config();
   models::MultiScaleTransformer multiscale(mc);
   multiscale.reset_parameters(4);
   // The same with constant scales only (1, 3, 5, 7, 9: the paper's tagging scales): no head's window grows with
@@ -83,7 +101,7 @@ TOPO_BENCH_SUITE(models, "Star-Transformer vs dense Transformer per batch of 128
                                           : bench.quick() ? std::vector<std::int64_t>{32, 128, 512}
                                                           : std::vector<std::int64_t>{32, 64, 128, 256, 512, 1024, 2048, 4096};
   for (std::int64_t n : sizes) {
-    const std::int64_t b = std::clamp<std::int64_t>(16384 / n, 1, kBatch);
+    const std::int64_t b = sub_batch(n);
     const double scale = static_cast<double>(kBatch) / static_cast<double>(b);
     const models::SequenceBatch batch = bench::random_token_batch(b, n, kVocab, static_cast<std::uint32_t>(n));
     const Tensor r = random_uniform({b, kHidden}, -1, 1, 3);
@@ -172,4 +190,74 @@ TOPO_BENCH_SUITE(models, "Star-Transformer vs dense Transformer per batch of 128
   if (const std::string path = bench.artifact_path("plot.svg"); !path.empty())
     bench::write_log_log_svg(path, "Star, Multi-Scale and dense Transformer (d=300, 2 layers)",
                              "sentence length n", "time per token (us)", series);
+}
+
+// Suite `models_ab`: the `models` suite's speedups over the dense Transformer per training step, measured with
+// the three steps alternated call by call — rounds of dense, Star, Multi-Scale, then the reverse order (so a
+// load that drifts during a round slows both sides of a ratio alike) — after one untimed round. Each round
+// gives a ratio dense / model; the reported `dense_over_*_train` is their median and `of_bound` that median
+// over the FLOP-count bound (`flop_bound_dense_over_*`: the speedup at equal MFU). Per model, the rounds'
+// times are its result (median, spread, `mfu`). n = 32 ... 4096 (or --sizes), the sub-batches of `models`.
+TOPO_BENCH_SUITE(models_ab, "Star and Multi-Scale over the dense Transformer per train step, interleaved, against FLOP bounds") {
+  const models::StarConfig sc = star_config();
+  const models::TransformerConfig tc = transformer_config();
+  const models::MultiScaleConfig mc = multiscale_config();
+  models::StarTransformer star(sc);
+  models::Transformer dense(tc);
+  models::MultiScaleTransformer multiscale(mc);
+  star.reset_parameters(1), dense.reset_parameters(2), multiscale.reset_parameters(4);
+  const int rounds = bench.quick() ? 2 : 8;
+  const std::vector<std::int64_t> sizes = !bench.sizes().empty() ? bench.sizes()
+                                          : bench.quick() ? std::vector<std::int64_t>{128}
+                                                          : std::vector<std::int64_t>{32, 128, 512, 1024, 2048, 4096};
+  for (std::int64_t n : sizes) {
+    const std::int64_t b = sub_batch(n);
+    const models::SequenceBatch batch = bench::random_token_batch(b, n, kVocab, static_cast<std::uint32_t>(n));
+    const Tensor r = random_uniform({b, kHidden}, -1, 1, 3);
+    const std::vector<std::int64_t>& lengths = batch.lengths;
+    const double flops[3] = {models::transformer_flops(tc, lengths).train_step(),
+                             models::star_flops(sc, lengths).train_step(),
+                             models::multiscale_flops(mc, lengths).train_step()};
+    const auto encode = [&](int model) {  // 0 dense, 1 Star, 2 Multi-Scale
+      if (model == 0) return dense.zero_grad(), dense.encode_dense(batch);
+      if (model == 1) return star.zero_grad(), star.encode(batch);
+      return multiscale.zero_grad(), multiscale.encode(batch);
+    };
+    const auto step = [&](int model) {  // milliseconds
+      const auto t0 = std::chrono::steady_clock::now();
+      nn::sum_all(encode(model).sentences * nn::Var(r)).backward();
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    };
+    std::fprintf(stderr, "  running models_ab n=%lld (%d rounds)\n", static_cast<long long>(n), rounds);
+    for (int model = 0; model < 3; ++model) (void)step(model);
+    std::vector<double> times[3], ratios[3];
+    for (int i = 0; i < rounds; ++i) {
+      double t[3];
+      for (int k = 0; k < 3; ++k) {
+        const int model = i % 2 == 0 ? k : 2 - k;
+        t[model] = step(model);
+      }
+      for (int model = 0; model < 3; ++model) {
+        times[model].push_back(t[model]);
+        ratios[model].push_back(t[0] / t[model]);
+      }
+    }
+    const auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+    };
+    const char* names[3] = {"dense", "star", "multiscale"};
+    for (int model = 0; model < 3; ++model) {
+      const bench::Result res = bench.record(fmt::format("{} train step n={}", names[model], n),
+                                             bench::summarize(times[model]), {.flops = flops[model]},
+                                             {{"n", n}, {"measured_sentences", b}, {"rounds", rounds}});
+      bench.annotate("mfu", res.fraction_of_peak);
+      if (model == 0) continue;
+      const double measured = median(ratios[model]), bound = flops[0] / flops[model];
+      bench.annotate(fmt::format("dense_over_{}_train", names[model]), measured);
+      bench.annotate(fmt::format("flop_bound_dense_over_{}", names[model]), bound);
+      bench.annotate("of_bound", measured / bound);
+      bench.annotate("round_ratios", ratios[model]);
+    }
+  }
 }

@@ -299,6 +299,23 @@ TEST_CASE("the report's JSON has the machine block and one record per result, ev
   CHECK(table.find("unit/fma") != std::string::npos);
 }
 
+TEST_CASE("record: timings a suite took itself become a result with the same derived figures") {
+  Machine machine(tiny_machine());
+  Report report;
+  Runner runner(machine, report, TimingOptions{.warmup_runs = 1, .target_s = 0.0, .min_reps = 3}, true);
+  runner.set_suite("unit");
+  const double bytes = 1 << 20;
+  const Result r = runner.record("alternated", summarize({4.0, 2.0, 3.0}), {.bytes_moved = bytes}, {{"rounds", 3}});
+  CHECK(r.name == "unit/alternated");
+  CHECK(r.stats.median_ms == 3.0);
+  CHECK(r.stats.reps == 3);
+  CHECK(r.gbs == doctest::Approx(bytes / 3e-3 / 1e9));
+  CHECK(r.triad_gbs == machine.triad_gbs(bytes));
+  REQUIRE(report.results().size() == 1);
+  CHECK(report.results()[0].extra["rounds"] == 3);
+  CHECK_THROWS_AS(runner.record("empty", summarize({}), {}), topo::Error);
+}
+
 TOPO_BENCH_SUITE(test_registered, "registered from the test file") { bench.run("nothing", {}, [] {}); }
 
 TEST_CASE("suites register themselves, sorted by name; duplicates and 'all' are refused") {
