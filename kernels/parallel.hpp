@@ -13,7 +13,7 @@ namespace topo {
 // Roughly the number of scalar operations below which a parallel region is not worth opening: ~50-100 us of
 // one core's work. A region costs a fork and a join (~2 us while the other threads still spin, tens of us
 // once they sleep, a scheduler slice while another process holds their core), and a training step of the
-// small models crosses one per op: 2^15 opened ~160 regions per MR step, 2^18 opens ~50 (docs/performance.md).
+// small models crosses one per op: 2^15 opened ~160 regions per MR step, 2^18 opens ~50 (docs/performance/threads.md).
 inline constexpr std::int64_t kParallelGrain = 1 << 18;
 
 // f(begin, end) over contiguous chunks of [0, n). `work_per_item` scales the grain check.

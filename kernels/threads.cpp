@@ -132,7 +132,7 @@ std::optional<long> slurm_tasks_on_this_node(const std::string& list, long node)
 
 // libgomp spins this many pause loops at a barrier or between regions before it sleeps on a futex. Its default
 // is 300000, "~3 ms" by its own estimate, but a pause loop takes ~30 ns on this machine's Xeon: ~9 ms, longer
-// than a scheduler slice. The value kept and the alternatives measured: docs/performance.md (issue #22).
+// than a scheduler slice. The value kept and the alternatives measured: docs/performance/threads.md (issue #22).
 constexpr const char* kShortSpinCount = "1000";
 
 std::mutex g_mutex;

@@ -11,7 +11,7 @@
 // Wait policy: libgomp's default lets a thread that waits at a barrier or between regions spin ~9 ms here before
 // it sleeps. When another process holds the core that the awaited thread needs, every one of a step's
 // hundreds of regions then costs a scheduler slice (two trainings at once on 2 cores: 30x slower each).
-// `prepare_runtime` makes threads spin ~30 us, then sleep on a futex (docs/performance.md, issue #22).
+// `prepare_runtime` makes threads spin ~30 us, then sleep on a futex (docs/performance/threads.md, issue #22).
 #include <string>
 
 namespace topo {
@@ -52,7 +52,7 @@ ThreadCount thread_choice();
 //   - unless OPENBLAS_CORETYPE is set, and only when OpenBLAS fell back to its generic x86-64 kernels on a CPU
 //     it does not know (it names it "Prescott"), OPENBLAS_CORETYPE = the best kernel family the CPU supports
 //     (blas_core_override). Debian's OpenBLAS 0.3.21 takes this project's Xeons (family 6, model 207) for
-//     Prescott and runs SSE3 sgemm at ~1/5 of the AVX-512 kernels' rate (docs/performance.md, issue #20).
+//     Prescott and runs SSE3 sgemm at ~1/5 of the AVX-512 kernels' rate (docs/performance/threads.md, issue #20).
 // Returns only when no re-exec happened (nothing to set, or exec failed).
 void prepare_runtime(char** argv);
 

@@ -5,7 +5,7 @@
 // examples, cut exactly as one process cuts it) is split into N contiguous shards, rank r taking
 // shard_of(batch, r, N). Gradients are weighted by the shard's share of the batch and summed over the ranks
 // (dist::GradientReducer), so the step is the one a single process takes on the whole batch, up to the
-// order of float sums (docs/performance.md states the tolerance the tests hold). Flags: --dist-reduce
+// order of float sums (docs/performance/threads.md states the tolerance the tests hold). Flags: --dist-reduce
 // overlap|after-backward, --dist-bucket-mb, --dist-timeout. Rank 0 alone reads and
 // writes the run directory (checkpoints, metrics, result.json) and evaluates; what the others need of it
 // (the resumed state, the early-stopping count) is broadcast.

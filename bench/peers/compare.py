@@ -1,6 +1,7 @@
 """Ratios of the peers' times to topo-bench's on the same names and shapes, written as a markdown section of
-docs/performance.md between the markers <!-- peers:begin --> and <!-- peers:end --> (replaced in place, or
-appended with a heading the first time; written to a temporary file and renamed).
+the --doc file (run.sh: docs/performance/peers.md) between the markers <!-- peers:begin --> and
+<!-- peers:end --> (replaced in place, or appended with a heading the first time; written to a temporary file
+and renamed).
 
 ratio = peer median / topo median: above 1 means Topograph is faster.
 """

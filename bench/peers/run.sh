@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Times DGL, fastNLP and PyTorch on topo-bench's shapes and threads and writes the ratios into
-# docs/performance.md (issue #20). Never part of the build: it makes its own virtual environment
+# docs/performance/peers.md (issue #20). Never part of the build: it makes its own virtual environment
 # (bench/peers/.venv, git-ignored) and installs pinned CPU-usable versions from PyPI into it.
 #   bench/peers/run.sh [--threads N] [--bin build-cpu/bin/topo-bench] [--out DIR]
 #                      [--topo-kernels FILE --topo-models FILE]   # reuse topo-bench reports of the same threads
@@ -41,5 +41,5 @@ if [[ -z "$models_json" ]]; then
   "$bin" models --threads "$threads" --sizes 128,512,2048 --json "$models_json" > "$out/topo-models.txt"
 fi
 python3 "$here/compare.py" --peers "$out/peers.json" --topo-kernels "$kernels_json" --topo-models "$models_json" \
-  --doc "$root/docs/performance.md" --command "bench/peers/run.sh --threads $threads"
-echo "wrote the ratios into docs/performance.md (reports in $out)" >&2
+  --doc "$root/docs/performance/peers.md" --command "bench/peers/run.sh --threads $threads"
+echo "wrote the ratios into docs/performance/peers.md (reports in $out)" >&2

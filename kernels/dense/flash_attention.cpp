@@ -48,7 +48,7 @@ namespace {
 // Query rows x key columns of one score tile. 128 x 512 keeps a tile in L2 (256 KiB) and a sequence of up to
 // 512 keys in one tile (no rescaling); backward tiles are square (two tiles live: P and dS, 2 x 256 KiB).
 // Larger tiles amortise each small sgemm's fixed cost (packing an operand with only dh = 50 columns): with
-// 64 x 512 / 128 x 128 the fused step lost to the padded GEMMs at n = 1024 (0.87x, docs/performance.md).
+// 64 x 512 / 128 x 128 the fused step lost to the padded GEMMs at n = 1024 (0.87x, docs/performance/models.md).
 constexpr std::int64_t kQueryTile = 128, kKeyTile = 512, kBackwardTile = 256;
 // Bands: tiles of about 2r + 1 rows (a multiple of 16, at least kMinBandTile); rows, not tiles, below kRowBand.
 constexpr std::int64_t kMinBandTile = 32, kRowBand = 16;

@@ -64,7 +64,7 @@ std::int64_t single_thread_gemm_mnk();  // kSingleThreadGemmMnk or the environme
 // Above it, the product is cut into one slab per thread along the longer of M and N, and each thread runs a
 // single-threaded sgemm on its slab (OpenBLAS's OpenMP build runs single-threaded inside a region). At the
 // models' shapes (e.g. 800 x 100 x 100, 2048 x 300 x 300) this ran 1.4-2.0x one thread on 2 cores where
-// OpenBLAS's own threading of the same call ran 0.5-1.9x (docs/performance.md). Every slab is at least
+// OpenBLAS's own threading of the same call ran 0.5-1.9x (docs/performance/threads.md). Every slab is at least
 // kMinSlabMnk, so a product near the threshold uses fewer threads than there are. TOPO_GEMM_SPLIT=0 hands
 // the calls above the threshold to OpenBLAS's threading instead (for comparisons).
 inline constexpr std::int64_t kMinSlabMnk = std::int64_t{1} << 19;
