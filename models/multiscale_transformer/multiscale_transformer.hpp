@@ -1,7 +1,7 @@
 #pragma once
 // The Multi-Scale Transformer (Guo et al., AAAI 2020) as ../shared/docs/models.md §2:
 //   X = [CLS; E]  per sentence (E: token embedding + learned positions; [CLS] a learned vector, an ordinary
-//                 position in the windows)
+//                 position in the windows; SequenceEmbedding's lead row: the embedding dropout covers it too)
 //   layer l:  H^{l+1} = LayerNorm(H^l + ReLU(MSMSA(H^l))),  no feed-forward
 //   MSMSA:    heads split into groups by scale (head_distribution, α rule), each group attending over the
 //             window graph of its scale (GraphMultiHeadAttention head groups), concatenated, one W_O
