@@ -69,16 +69,21 @@ Tensor index_tensor(const std::vector<std::int64_t>& v, Device device) {
   return Tensor::from_vector(v, {static_cast<std::int64_t>(v.size())}, device);
 }
 
+// The layout's rows as picks from [per-token rows; one row appended]: token t is row t, a lead row the appended
+// row (row `tokens`).
+Tensor layout_picks(const RowLayout& l, std::int64_t tokens, Device device) {
+  std::vector<std::int64_t> pick = l.token_of;
+  for (std::int64_t& t : pick)
+    if (t == kNoRow) t = tokens;
+  return index_tensor(pick, device);
+}
+
 // Per-token ids (token ids, case classes: [tokens], int32 or int64) laid out as the rows: kNoRow at lead rows.
 Tensor ids_by_row(const Tensor& ids, const RowLayout& l, bool lead, Device device) {
   if (!lead) return ids;
   const Tensor none = ids.dtype() == DType::I32 ? Tensor::from_vector(std::vector<std::int32_t>{-1}, {1}, ids.device())
                                                 : Tensor::from_vector(std::vector<std::int64_t>{kNoRow}, {1}, ids.device());
-  std::vector<std::int64_t> pick = l.token_of;  // kNoRow -> the appended -1
-  const std::int64_t tokens = ids.numel();
-  for (std::int64_t& t : pick)
-    if (t == kNoRow) t = tokens;
-  return index_select(concat({ids, none}, 0), index_tensor(pick, device));
+  return index_select(concat({ids, none}, 0), layout_picks(l, ids.numel(), device));
 }
 
 }  // namespace
@@ -98,6 +103,8 @@ nn::Var SequenceEmbedding::forward(const SequenceBatch& batch, const nn::Var& le
   const RowLayout layout = row_layout(batch.lengths, has_lead);
   if (token_embedding) {
     TOPO_CHECK(batch.token_ids.defined(), "this model reads token ids, the batch has none");
+    TOPO_CHECK(batch.token_ids.numel() == batch.num_tokens(), "the batch has {} token ids for sentences of {} tokens",
+               batch.token_ids.numel(), batch.num_tokens());
     if (case_embedding)
       TOPO_CHECK(batch.token_case.defined() && batch.token_case.ndim() == 1 &&
                      batch.token_case.size(0) == batch.token_ids.size(0),
@@ -132,12 +139,8 @@ nn::Var SequenceEmbedding::forward(const SequenceBatch& batch, const nn::Var& le
     tokens = feature_projection->forward(nn::Var(batch.features));
   }
   nn::Var rows = tokens + position_embedding->forward(positions_in_sentence(batch.lengths, tokens.device()));
-  if (has_lead) {  // the lead row appended, then every row picked in layout order
-    std::vector<std::int64_t> pick = layout.token_of;
-    for (std::int64_t& t : pick)
-      if (t == kNoRow) t = tokens.size(0);
-    rows = nn::index_select(nn::concat({rows, lead}, 0), index_tensor(pick, device));
-  }
+  if (has_lead)  // the lead row appended, then every row picked in layout order
+    rows = nn::index_select(nn::concat({rows, lead}, 0), layout_picks(layout, tokens.size(0), device));
   return dropout->forward(rows);
 }
 

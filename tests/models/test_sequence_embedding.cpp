@@ -79,7 +79,7 @@ TEST_CASE("the one-pass embedding equals the composed look-ups, with and without
   }
 }
 
-TEST_CASE("a projected token table places the lead row first in every sentence; a lead of the wrong shape is an error") {
+TEST_CASE("a projected token table places the lead row first in every sentence; a wrong lead or token count is an error") {
   EmbeddingConfig config;
   config.vocab_size = 9, config.hidden = 6, config.embedding_dim = 4, config.max_length = 8;
   SequenceEmbedding e(config);
@@ -97,5 +97,8 @@ TEST_CASE("a projected token table places the lead row first in every sentence; 
     CHECK(y[4 * 6 + c] == plain[2 * 6 + c]);  // token 2: sentence 1's first
   }
   CHECK_THROWS_AS((void)e.forward(batch, nn::Var(random_uniform({2, 6}, -1, 1, 5))), Error);
+  SequenceBatch short_ids = batch;
+  short_ids.token_ids = topo::testing::random_ids({5}, config.vocab_size, 13);  // sentences of 2 + 4 tokens
+  CHECK_THROWS_WITH_AS((void)e.forward(short_ids), doctest::Contains("5 token ids for sentences of 6 tokens"), Error);
   CHECK_THROWS_AS((void)e.forward(batch, nn::Var(random_uniform({1, 5}, -1, 1, 5))), Error);
 }
