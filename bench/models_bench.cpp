@@ -242,10 +242,6 @@ TOPO_BENCH_SUITE(models_ab, "Star and Multi-Scale over the dense Transformer per
         ratios[model].push_back(t[0] / t[model]);
       }
     }
-    const auto median = [](std::vector<double> v) {
-      std::sort(v.begin(), v.end());
-      return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-    };
     const char* names[3] = {"dense", "star", "multiscale"};
     for (int model = 0; model < 3; ++model) {
       const bench::Result res = bench.record(fmt::format("{} train step n={}", names[model], n),
@@ -253,7 +249,8 @@ TOPO_BENCH_SUITE(models_ab, "Star and Multi-Scale over the dense Transformer per
                                              {{"n", n}, {"measured_sentences", b}, {"rounds", rounds}});
       bench.annotate("mfu", res.fraction_of_peak);
       if (model == 0) continue;
-      const double measured = median(ratios[model]), bound = flops[0] / flops[model];
+      // The rounds' median ratio (summarize's median: its _ms name aside, any positive samples).
+      const double measured = bench::summarize(ratios[model]).median_ms, bound = flops[0] / flops[model];
       bench.annotate(fmt::format("dense_over_{}_train", names[model]), measured);
       bench.annotate(fmt::format("flop_bound_dense_over_{}", names[model]), bound);
       bench.annotate("of_bound", measured / bound);

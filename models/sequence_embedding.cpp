@@ -7,12 +7,6 @@
 
 namespace topo::models {
 
-Tensor positions_in_sentence(const std::vector<std::int64_t>& lengths, Device device) {
-  std::vector<std::int64_t> pos;
-  for (std::int64_t n : lengths)
-    for (std::int64_t i = 0; i < n; ++i) pos.push_back(i);
-  return Tensor::from_vector(pos, {static_cast<std::int64_t>(pos.size())}, device);
-}
 
 SequenceEmbedding::SequenceEmbedding(const EmbeddingConfig& config) : config_(config) {
   TOPO_CHECK((config.vocab_size > 0) != (config.input_dim > 0),
@@ -50,17 +44,19 @@ SequenceEmbedding::SequenceEmbedding(const EmbeddingConfig& config) : config_(co
 
 namespace {
 
-// Where each output row comes from: row r holds token token_of[r] at position position_of[r], or (lead rows,
-// one before each sentence's tokens when there is a lead) the lead row, token_of[r] = position_of[r] = kNoRow.
+// Where each output row comes from: row r holds token token_of[r] at position position_of[r] (lead_of[r] =
+// kNoRow), or (lead rows, one before each sentence's tokens when there is a lead) the lead row: token_of[r] =
+// position_of[r] = kNoRow, lead_of[r] = 0.
 struct RowLayout {
-  std::vector<std::int64_t> token_of, position_of;
+  std::vector<std::int64_t> token_of, position_of, lead_of;
 };
 RowLayout row_layout(const std::vector<std::int64_t>& lengths, bool lead) {
   RowLayout l;
   std::int64_t token = 0;
   for (std::int64_t n : lengths) {
-    if (lead) l.token_of.push_back(kNoRow), l.position_of.push_back(kNoRow);
-    for (std::int64_t i = 0; i < n; ++i) l.token_of.push_back(token++), l.position_of.push_back(i);
+    if (lead) l.token_of.push_back(kNoRow), l.position_of.push_back(kNoRow), l.lead_of.push_back(0);
+    for (std::int64_t i = 0; i < n; ++i)
+      l.token_of.push_back(token++), l.position_of.push_back(i), l.lead_of.push_back(kNoRow);
   }
   return l;
 }
@@ -87,6 +83,10 @@ Tensor ids_by_row(const Tensor& ids, const RowLayout& l, bool lead, Device devic
 }
 
 }  // namespace
+
+Tensor positions_in_sentence(const std::vector<std::int64_t>& lengths, Device device) {
+  return index_tensor(row_layout(lengths, false).position_of, device);
+}
 
 nn::Var SequenceEmbedding::forward(const SequenceBatch& batch) const { return forward(batch, nn::Var()); }
 
@@ -121,10 +121,8 @@ nn::Var SequenceEmbedding::forward(const SequenceBatch& batch, const nn::Var& le
       ids.push_back(ids_by_row(batch.token_case, layout, has_lead, device));
     }
     if (has_lead) {
-      std::vector<std::int64_t> lead_of(layout.token_of.size());
-      for (std::size_t r = 0; r < lead_of.size(); ++r) lead_of[r] = layout.token_of[r] == kNoRow ? 0 : kNoRow;
       tables.push_back(lead);
-      ids.push_back(index_tensor(lead_of, device));
+      ids.push_back(index_tensor(layout.lead_of, device));
     }
     return dropout->forward(nn::embedding_sum(tables, ids));
   }

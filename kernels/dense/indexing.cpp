@@ -148,15 +148,25 @@ Tensor scatter_add(std::int64_t num_rows, const Tensor& index, const Tensor& src
   return out;
 }
 
-// out[i] = sum over tables t of rows[t](i) (null: table t leaves row i out), in table order; zero when none.
-template <class Rows>
-void embedding_sum_cpu(std::int64_t m, std::int64_t row, std::size_t tables, const Rows& rows, float* out) {
-  parallel_for(m, row * static_cast<std::int64_t>(tables), [&](std::int64_t b, std::int64_t e) {
+// One table of embedding_sum on the CPU: its rows and its ids (int64 or int32).
+struct SumTable {
+  const float* rows;
+  const void* ids;
+  bool wide;
+  const float* row(std::int64_t i, std::int64_t width) const {  // null: kNoRow
+    const std::int64_t r = wide ? static_cast<const std::int64_t*>(ids)[i] : static_cast<const std::int32_t*>(ids)[i];
+    return r < 0 ? nullptr : rows + r * width;
+  }
+};
+
+// out[i] = sum over tables of their row for i (kNoRow: left out), in table order; zero when none.
+void embedding_sum_cpu(std::int64_t m, std::int64_t row, const std::vector<SumTable>& tables, float* out) {
+  parallel_for(m, row * static_cast<std::int64_t>(tables.size()), [&](std::int64_t b, std::int64_t e) {
     for (std::int64_t i = b; i < e; ++i) {
       float* dst = out + i * row;
       bool first = true;
-      for (std::size_t t = 0; t < tables; ++t) {
-        const float* src = rows(t, i);
+      for (const SumTable& t : tables) {
+        const float* src = t.row(i, row);
         if (!src) continue;
         if (first) {
           std::memcpy(dst, src, static_cast<std::size_t>(row) * sizeof(float));
@@ -306,12 +316,10 @@ Tensor embedding_sum(const std::vector<Tensor>& tables, const std::vector<Tensor
   Tensor out = first.device().is_cuda() ? Tensor::zeros({m, row}, DType::F32, first.device())
                                         : Tensor::empty({m, row}, DType::F32, first.device());
   if (out.numel() == 0) return out;
-  const auto rows = [&](std::size_t t, std::int64_t i) -> const float* {
-    const std::int64_t r = wide[t] ? ids[t].data<std::int64_t>()[i] : ids[t].data<std::int32_t>()[i];
-    return r < 0 ? nullptr : tables[t].data<float>() + r * row;
-  };
+  std::vector<SumTable> cpu_tables;
+  for (std::size_t t = 0; t < tables.size(); ++t) cpu_tables.push_back({tables[t].data<float>(), ids[t].raw_data(), wide[t]});
   TOPO_ON_DEVICE(
-      first.device(), embedding_sum_cpu(m, row, tables.size(), rows, out.data<float>()),
+      first.device(), embedding_sum_cpu(m, row, cpu_tables, out.data<float>()),
       for (std::size_t t = 0; t < tables.size(); ++t) cuda::gather_add_rows(
           tables[t].data<float>(), ids[t].raw_data(), wide[t], out.data<float>(), m, row));
   return out;

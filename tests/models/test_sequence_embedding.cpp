@@ -27,8 +27,12 @@ SequenceBatch token_batch(const std::vector<std::int64_t>& lengths, std::int64_t
 // The rows composed as before embedding_sum: look-ups added, the lead row appended, every row gathered in
 // layout order (sentence b: its lead row, then its tokens).
 nn::Var composed(const SequenceEmbedding& e, const SequenceBatch& batch, const nn::Var& lead) {
+  std::vector<std::int64_t> positions;  // written out here: the one-pass path's layout is under test
+  for (std::int64_t len : batch.lengths)
+    for (std::int64_t i = 0; i < len; ++i) positions.push_back(i);
   nn::Var rows = e.token_embedding->forward(batch.token_ids) +
-                 e.position_embedding->forward(positions_in_sentence(batch.lengths));
+                 e.position_embedding->forward(
+                     Tensor::from_vector(positions, {static_cast<std::int64_t>(positions.size())}));
   if (e.case_embedding) rows = rows + e.case_embedding->forward(batch.token_case);
   if (!lead.defined()) return rows;
   std::vector<std::int64_t> pick;
