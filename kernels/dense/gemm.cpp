@@ -142,7 +142,7 @@ using Kernel = void (*)(bool, bool, std::int64_t, std::int64_t, std::int64_t, fl
 // n: one slab of K per thread, thread 0 into c (with the caller's beta), the others into partial [m, n]
 // products, then c += the partials in thread order, in the same region. Slabs of M left each thread a
 // [m / 2, n] block with the whole K, which OpenBLAS ran at 131-168 GFLOP/s on 2 cores at the models' shapes;
-// slabs of K ran 1.01-1.07x faster there (K 16,384-32,896; M, N 300-1,200; docs/performance/steps.md). The sum
+// slabs of K ran 1.01-1.07x faster there (K 16,384-32,896; M, N 300-1,200; docs/performance/kernels.md). The sum
 // order is fixed for a thread count, so results repeat run to run (they differ between thread counts in
 // the last bits).
 void split_k(Kernel kernel, bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
