@@ -2,7 +2,7 @@
 //   topo-train --task masked-sum --model star --n 200 --k 10 --d 10 --epochs 10 --out runs/star
 //   topo-train --task classify --model star --format mtl --train ../shared/data/mtl16/books.task.train
 //              --out runs/books-star
-//   topo-train --task node-classify --model gat        (Zachary's karate club, GAT vs --model gcn)
+//   topo-train --task node-classify --model gat        (Zachary's karate club; --model gcn likewise)
 //   mpirun -np 2 topo-train ...   data parallel: each rank trains on its shard of every batch (dist/)
 // Exit codes: 0 done (or --help), 1 a bad config or a failed run (the message names the cause), 2 an
 // unexpected internal error. Under several ranks an error on any rank ends the whole job (MPI_Abort), so no
@@ -13,7 +13,6 @@
 #include <memory>
 #include <string>
 
-#include "apps/tasks/node_classify.hpp"
 #include "apps/train/cli.hpp"
 #include "apps/train/trainer.hpp"
 #include "kernels/error.hpp"
@@ -38,9 +37,6 @@ int main(int argc, char** argv) {
   using namespace topo::apps;
   std::unique_ptr<topo::dist::Communicator> world;
   try {
-    // One graph, not sentences: node-classify has its own flags and loop (apps/tasks/node_classify.hpp), in one
-    // process.
-    if (wants_node_classify(argc, argv)) return node_classify_main(argc, argv, std::cout);
     world = topo::dist::init_world(&argc, &argv);  // MPI under mpirun/srun; this process alone otherwise
     const bool root = world->is_root();
     std::ostream silent(nullptr);  // --help is printed once, by rank 0

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "apps/tasks/classify.hpp"
+#include "apps/tasks/classify/classify.hpp"
 #include "fuzz/fuzz_support.hpp"
 #include "kernels/error.hpp"
 

@@ -69,6 +69,7 @@ SequenceBatch SequenceBatch::to(Device device) const {
   if (out.features.defined()) out.features = out.features.to(device);
   for (const auto& [type, set] : node_sets) out.node_sets.emplace(type, set.to(device));
   if (token_case.defined()) out.token_case = token_case.to(device);
+  if (graph) out.graph = graph->device() == device ? graph : std::make_shared<const HeteroGraph>(graph->to(device));
   return out;
 }
 

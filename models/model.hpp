@@ -4,9 +4,11 @@
 // makes padding unnecessary, and every topology builder takes the same lengths.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "graph/heterograph.hpp"
 #include "kernels/tensor.hpp"
 #include "nn/module.hpp"
 
@@ -33,6 +35,9 @@ struct SequenceBatch {
   // int64 [total tokens]: a class per token (the tagging task's capitalisation class, text::case_class) for
   // encoders built with case_classes > 0; undefined otherwise.
   Tensor token_case = {};
+  // The input graph of graph tasks (node classification: one "sentence" whose tokens are the graph's nodes,
+  // features [num_nodes, in_dim]); null for sequence tasks, whose models build their graphs from the lengths.
+  std::shared_ptr<const HeteroGraph> graph = nullptr;
 
   std::int64_t size() const { return static_cast<std::int64_t>(lengths.size()); }
   std::int64_t num_tokens() const;

@@ -1,6 +1,5 @@
 #include "models/registry.hpp"
 
-#include <algorithm>
 
 namespace topo::models {
 
@@ -10,6 +9,8 @@ ModelRegistration star_transformer_registration();
 ModelRegistration transformer_registration();
 ModelRegistration multiscale_transformer_registration();
 ModelRegistration big_transformer_registration();
+ModelRegistration gcn_registration();
+ModelRegistration gat_registration();
 
 namespace {
 
@@ -17,12 +18,20 @@ namespace {
 std::vector<ModelRegistration> build_registry() {
   std::vector<ModelRegistration> models = {deepsets_registration(), star_transformer_registration(),
                                            transformer_registration(), multiscale_transformer_registration(),
-                                           big_transformer_registration()};
+                                           big_transformer_registration(),  gcn_registration(),
+                                           gat_registration()};
   for (std::size_t i = 0; i < models.size(); ++i) {
     const ModelRegistration& m = models[i];
     TOPO_CHECK(!m.name.empty() && m.make, "model registration {} has no name or no factory", i);
     for (std::size_t j = 0; j < i; ++j)
       TOPO_CHECK(models[j].name != m.name, "model '{}' is registered twice", m.name);
+    // One name is one flag: models may give it their own default and choices, not another type.
+    for (const ModelOption& o : m.options)
+      for (std::size_t j = 0; j < i; ++j)
+        for (const ModelOption& other : models[j].options)
+          TOPO_CHECK(other.name != o.name || value_kind(other.default_value) == value_kind(o.default_value),
+                     "model '{}' declares option '{}' as {}, model '{}' as {}", m.name, o.name,
+                     value_kind(o.default_value), models[j].name, value_kind(other.default_value));
     for (const auto& [task, recipe] : m.recipes)
       TOPO_CHECK(recipe.is_object() && !recipe.contains("model") && !recipe.contains("task"),
                  "model '{}': the recipe for task '{}' must be an object of config fields other than model and "
@@ -49,31 +58,6 @@ std::string registered_model_names() {
   std::string names;
   for (const ModelRegistration& m : registered_models()) names += (names.empty() ? "" : ", ") + m.name;
   return names;
-}
-
-const std::vector<ModelOption>& all_model_options() {
-  static const std::vector<ModelOption> options = [] {
-    std::vector<ModelOption> all;
-    for (const ModelRegistration& m : registered_models())
-      for (const ModelOption& o : m.options) {
-        auto same = std::find_if(all.begin(), all.end(), [&](const ModelOption& a) { return a.name == o.name; });
-        if (same == all.end()) {
-          all.push_back(o);
-          continue;
-        }
-        // One key means one setting: a second model declaring it must agree on its type and default. Its
-        // help and choices join the first's (each model validates against its own, apps/train/config.cpp).
-        TOPO_CHECK(same->default_value == o.default_value,
-                   "model '{}' declares option '{}' with default {}, another model with default {}", m.name, o.name,
-                   o.default_value.dump(), same->default_value.dump());
-        same->help += "; " + o.help;
-        for (const std::string& choice : o.choices)
-          if (std::find(same->choices.begin(), same->choices.end(), choice) == same->choices.end())
-            same->choices.push_back(choice);
-      }
-    return all;
-  }();
-  return options;
 }
 
 std::string models_declaring(const std::string& name) {

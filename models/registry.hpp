@@ -21,19 +21,14 @@
 #include "kernels/error.hpp"
 #include "kernels/tensor.hpp"
 #include "models/model.hpp"
+#include "models/option.hpp"
 #include "nn/ops.hpp"
 
 namespace topo::models {
 
-// A setting only some models read (Star's variant, the Transformer's attention path): a config key of
-// topo-train and its flag (--name, '_' -> '-'). Its type is the type of its default: string, bool, integer
-// or number. Models that declare the same key share it, with the same default.
-struct ModelOption {
-  std::string name;
-  nlohmann::json default_value;
-  std::string help;
-  std::vector<std::string> choices;  // string options: the accepted values (empty: any)
-};
+// A setting only some models read (Star's variant, the Transformer's attention path): see models/option.hpp.
+// Each model declares its own, with its own default; two models may share a name (its type must agree).
+using ModelOption = Option;
 
 // Everything an encoder is built from: the run's sizes, the task's inputs and the model's own options.
 struct EncoderSpec {
@@ -54,6 +49,9 @@ struct EncoderSpec {
   // > 0: the batch carries a class per token (SequenceBatch::token_case, e.g. capitalisation) whose learned
   // embedding is added to the token's (models with SequenceEmbedding; the others refuse it).
   std::int64_t case_classes = 0;
+  // > 0: the task wants this many features per node out of the encoder's last layer (node classification's class
+  // scores: GCN and GAT end in their class layer); 0: hidden_size(). Only models that read graphs honour it.
+  std::int64_t output_dim = 0;
   nn::Generator* generator = nullptr;  // dropout masks of models that take a generator (default one when null)
   nlohmann::json options = nlohmann::json::object();  // every option the model declares, defaults filled in
 
@@ -85,6 +83,7 @@ struct ModelRegistration {
   std::string summary;  // one line for --help
   bool reads_token_ids = true;  // text tasks (classify)
   bool reads_features = true;   // feature tasks (masked-sum)
+  bool reads_graph = false;     // graph tasks (node-classify): SequenceBatch::graph, one node per token row
   bool heads_divide_hidden = true;  // attention splits hidden into heads: heads must divide it
   std::vector<ModelOption> options;
   std::function<std::shared_ptr<SequenceEncoder>(const EncoderSpec&)> make;
@@ -100,8 +99,6 @@ const std::vector<ModelRegistration>& registered_models();
 const ModelRegistration& find_model(const std::string& name);
 // "deepsets, star, transformer".
 std::string registered_model_names();
-// Every registered model's options, each key once (the first declaration), in registration order.
-const std::vector<ModelOption>& all_model_options();
 // The registered models declaring option `name`, comma-separated ("star").
 std::string models_declaring(const std::string& name);
 // The recipe `model` registers for `task`: an empty object when it has none (or the model is unknown).
@@ -109,12 +106,7 @@ nlohmann::json model_recipe(const std::string& model, const std::string& task);
 
 template <class T>
 T EncoderSpec::option(const std::string& name) const {
-  TOPO_CHECK(options.contains(name), "model option '{}' is not set (options given: {})", name, options.dump());
-  try {
-    return options.at(name).get<T>();
-  } catch (const nlohmann::json::exception&) {
-    fail("model option '{}' has the wrong type: {}", name, options.at(name).dump());
-  }
+  return option_value<T>(options, name, "model");
 }
 
 }  // namespace topo::models

@@ -65,8 +65,9 @@ double evaluate_mse(models::SequenceModel& model, const ExampleGenerator& genera
 }
 
 GeneratedRegression::GeneratedRegression(std::shared_ptr<const ExampleGenerator> generator, Sizes sizes,
-                                         std::int64_t eval_batch, std::string name)
-    : generator_(std::move(generator)), sizes_(sizes), eval_batch_(eval_batch), name_(std::move(name)) {
+                                         std::int64_t eval_batch, std::string name, std::int64_t max_length)
+    : generator_(std::move(generator)), sizes_(sizes), eval_batch_(eval_batch), name_(std::move(name)),
+      max_length_(max_length) {
   TOPO_CHECK(sizes.train >= 1 && sizes.dev >= 1 && sizes.test >= 1,
              "{}: split sizes train {} / dev {} / test {} must all be >= 1", name_, sizes.train, sizes.dev, sizes.test);
   TOPO_CHECK(eval_batch >= 1, "{}: evaluation batch {} must be >= 1", name_, eval_batch);
@@ -100,6 +101,33 @@ Evaluation GeneratedRegression::evaluate(models::SequenceModel& model, Split spl
 nlohmann::json GeneratedRegression::baseline(Split split) const {
   return {{"baseline_mse", generator_->constant_guess_mse(split, size(split))},
           {"baseline", generator_->constant_guess_name() + ", measured on the " + split_name(split) + " set"}};
+}
+
+std::vector<models::Option> generated_task_options() {
+  return {{"train_size", 10000, "training examples", {}},
+          {"dev_size", 10000, "development examples", {}},
+          {"test_size", 10000, "test examples", {}},
+          {"max_len", 0, "positions the model accepts beyond the longest generated sequence (0: that length)", {}}};
+}
+
+void validate_generated_task(const TaskSettings& settings, std::int64_t longest) {
+  for (const char* split : {"train_size", "dev_size", "test_size"}) {
+    const auto size = settings.option<std::int64_t>(split);
+    if (size < 1) models::fail_invalid_field(split, size, "must be >= 1");
+  }
+  const auto max_len = settings.option<std::int64_t>("max_len");
+  if (max_len < 0) models::fail_invalid_field("max_len", max_len, "must be >= 0 (0: the longest sequence)");
+  if (max_len > 0 && longest > max_len)
+    models::fail_invalid_field("n", longest, fmt::format("exceeds max_len = {}", max_len));
+}
+
+GeneratedRegression::Sizes generated_sizes(const TaskSettings& settings) {
+  return {settings.option<std::int64_t>("train_size"), settings.option<std::int64_t>("dev_size"),
+          settings.option<std::int64_t>("test_size")};
+}
+
+std::int64_t generated_eval_batch(const TaskSettings& settings) {
+  return settings.eval_batch > 0 ? settings.eval_batch : std::max<std::int64_t>(settings.batch, 256);
 }
 
 }  // namespace topo::apps

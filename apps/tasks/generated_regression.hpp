@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/tasks/registry.hpp"
 #include "apps/tasks/task.hpp"
 
 namespace topo::apps {
@@ -48,13 +49,14 @@ class GeneratedRegression : public Task {
   struct Sizes {
     std::int64_t train = 10000, dev = 10000, test = 10000;
   };
-  // `name` prefixes errors ("masked-sum: ...").
+  // `name` prefixes errors ("masked-sum: ..."). max_length > 0: the positions a model must accept, beyond the
+  // generator's longest sequence (a model to be evaluated on longer sequences later); 0: the generator's.
   GeneratedRegression(std::shared_ptr<const ExampleGenerator> generator, Sizes sizes, std::int64_t eval_batch,
-                      std::string name);
+                      std::string name, std::int64_t max_length = 0);
   const ExampleGenerator& generator() const { return *generator_; }
 
   std::int64_t input_dim() const override { return generator_->input_dim(); }
-  std::int64_t max_length() const override { return generator_->max_length(); }
+  std::int64_t max_length() const override { return max_length_ > 0 ? max_length_ : generator_->max_length(); }
   std::shared_ptr<models::SequenceModel> make_model(std::shared_ptr<models::SequenceEncoder> encoder,
                                                     const models::HeadOptions& head) const override;
   std::int64_t size(Split split) const override;
@@ -72,6 +74,14 @@ class GeneratedRegression : public Task {
   Sizes sizes_;
   std::int64_t eval_batch_;
   std::string name_;
+  std::int64_t max_length_;
 };
+
+// The options every generated task declares (train_size, dev_size, test_size, max_len) and their checks
+// against the longest sequence `n` the task generates; the sizes and evaluation batch they give.
+std::vector<models::Option> generated_task_options();
+void validate_generated_task(const TaskSettings& settings, std::int64_t longest);
+GeneratedRegression::Sizes generated_sizes(const TaskSettings& settings);
+std::int64_t generated_eval_batch(const TaskSettings& settings);  // eval_batch, else max(batch, 256)
 
 }  // namespace topo::apps

@@ -1,7 +1,7 @@
 #pragma once
 // What topo-train trains on: a Task owns its data splits, builds the model's output stage, and defines the
 // loss and the dev/test metric. The trainer drives every task the same way (batches, steps, evaluations,
-// checkpoints); adding a task is a class here and one branch in make_task (apps/train/task_factory.hpp).
+// checkpoints); a task is a folder under apps/tasks/ with a registration (apps/tasks/registry.hpp).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -49,6 +49,11 @@ class Task {
   virtual std::vector<std::string> token_strings() const { return {}; }
   virtual std::vector<std::uint8_t> pretrained_rows() const { return {}; }
   virtual std::int64_t embedding_dim() const { return 0; }
+  // The pre-trained rows stay fixed in training (--freeze-vectors).
+  virtual bool freeze_pretrained() const { return false; }
+  // > 0: the encoder's last layer emits this many features per node, which the task's model reads directly
+  // (node classification: the class scores; EncoderSpec::output_dim). 0: the encoder's hidden size.
+  virtual std::int64_t encoder_output_dim() const { return 0; }
   // > 0: batches carry SequenceBatch::token_case ids below this (the tagging task's capitalisation classes).
   virtual std::int64_t case_classes() const { return 0; }
   // The longest sequence a model must accept (size of the learned position table).

@@ -40,13 +40,15 @@ class VocabularyTask : public Task {
   std::vector<std::string> token_strings() const override { return vocab_.tokens(); }
   std::vector<std::uint8_t> pretrained_rows() const override { return vectors_.rows; }
   std::int64_t embedding_dim() const override { return embedding_dim_; }
+  bool freeze_pretrained() const override { return freeze_; }
 
  protected:
-  // Vectors for vocab_ (which must be final); the embedding table takes their width.
+  // Vectors for vocab_ (which must be final); the embedding table takes their width; `freeze`: they stay fixed.
   void load_vectors(const std::string& path, const text::WordVectorOptions& options,
-                    const std::vector<std::vector<std::int64_t>>& train_ids) {
+                    const std::vector<std::vector<std::int64_t>>& train_ids, bool freeze) {
     vectors_ = load_task_vectors(path, options, vocab_, train_ids);
     embedding_dim_ = vectors_.dim;
+    freeze_ = freeze;
   }
 
   text::Vocabulary vocab_;
@@ -54,6 +56,7 @@ class VocabularyTask : public Task {
   // Token table width: the vectors' (0 without: the model's hidden); kept from a checkpoint's metadata when a
   // task is rebuilt for evaluation without its vectors, so the model has the checkpoint's shapes.
   std::int64_t embedding_dim_ = 0;
+  bool freeze_ = false;
 };
 
 }  // namespace topo::apps

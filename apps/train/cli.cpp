@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "kernels/error.hpp"
+#include "apps/tasks/registry.hpp"
 #include "models/registry.hpp"
 
 namespace topo::apps {
@@ -62,6 +63,22 @@ void apply_config_layer(TrainConfig& config, const nlohmann::json& settings, con
   for (const auto& [name, value] : settings.items()) config.sources[name] = source;
 }
 
+// A recipe's settings derived from the size of training (min_steps raises the epochs of a small training set)
+// yield to the size the user asked for: `--epochs 1` runs one epoch, not the recipe's minimum of steps.
+void yield_derived_recipe_settings(TrainConfig& config) {
+  const auto from_recipe = [&](const std::string& field) {
+    const auto it = config.sources.find(field);
+    return it != config.sources.end() && it->second.starts_with("recipe");
+  };
+  const auto from_user = [&](const std::string& field) {
+    return config.sources.contains(field) && !from_recipe(field);
+  };
+  if (from_recipe("min_steps") && config.min_steps > 0 && from_user("epochs")) {
+    config.min_steps = 0;
+    config.sources["min_steps"] = "the recipe's min_steps, dropped for --epochs from " + config.sources.at("epochs");
+  }
+}
+
 }  // namespace
 
 std::optional<TrainConfig> parse_train_args(int argc, const char* const* argv, std::ostream& out) {
@@ -75,26 +92,33 @@ std::optional<TrainConfig> parse_train_args(int argc, const char* const* argv, s
   for (const ConfigField& field : config_fields()) {
     std::string flag = "--" + field.name;
     std::replace(flag.begin(), flag.end(), '_', '-');
+    CLI::Option* option = nullptr;
     if (field.kind == "bool") {
       // `--flag` sets true; `--flag=false` (CLI11 passes a negative count) turns off what a recipe turned on.
-      app.add_flag_function(
+      option = app.add_flag_function(
           flag,
           [&overrides, name = field.name](std::int64_t count) { overrides.emplace_back(name, count > 0 ? "true" : "false"); },
           field.help + " (" + flag + "=false: off)");
     } else {
-      app.add_option_function<std::string>(
-             flag, [&overrides, name = field.name](const std::string& v) { overrides.emplace_back(name, v); },
-             field.help)
-          ->type_name(field.kind == "int" ? "INT" : field.kind == "float" ? "FLOAT" : "TEXT");
+      option = app.add_option_function<std::string>(
+                      flag, [&overrides, name = field.name](const std::string& v) { overrides.emplace_back(name, v); },
+                      field.help)
+                   ->type_name(field.kind == "int" ? "INT" : field.kind == "float" ? "FLOAT" : "TEXT");
     }
+    option->group("Options of " + field.group);
   }
-  std::string models_help = "Models (--model NAME) and the tasks they bring a recipe for (their defaults there):";
+  std::string footer = "Tasks (--task NAME; their options are grouped above):";
+  for (const TaskRegistration& t : registered_tasks())
+    footer += fmt::format("\n  {:<14} {} [reads {}]", t.name, t.summary, task_input_name(t.input));
+  footer += "\nModels (--model NAME) and the tasks they bring a recipe for (their defaults there):";
   for (const models::ModelRegistration& m : models::registered_models()) {
     std::string tasks;
     for (const auto& [task, recipe] : m.recipes) tasks += (tasks.empty() ? "" : ", ") + task;
-    models_help += fmt::format("\n  {:<12} {} [recipes: {}]", m.name, m.summary, tasks.empty() ? "none" : tasks);
+    footer += fmt::format("\n  {:<14} {} [recipes: {}]", m.name, m.summary, tasks.empty() ? "none" : tasks);
   }
-  app.footer(models_help);
+  footer += "\nPrecedence, later wins: defaults, the model's recipe for the task, --config FILE, flags. A recipe's "
+            "min_steps (which raises the epochs of a small training set) yields to --epochs given by you.";
+  app.footer(footer);
   if (!parse_command_line(app, argc, argv, out)) return std::nullopt;
   const nlohmann::json file = config_path.empty() ? nlohmann::json::object() : read_config_file(config_path);
   TOPO_CHECK(file.is_object(), "config file '{}': expected a JSON object of config fields, got {}", config_path,
@@ -109,6 +133,11 @@ std::optional<TrainConfig> parse_train_args(int argc, const char* const* argv, s
   };
   TrainConfig config;
   const std::string task = chosen("task", config.task), model = chosen("model", config.model);
+  try {
+    config.set("task", task).set("model", model);
+  } catch (const Error& e) {
+    fail("command line: {}", e.what());
+  }
   apply_config_layer(config, models::model_recipe(model, task),
                      fmt::format("recipe {}/{}", model, task));
   apply_config_layer(config, file, "config file " + config_path);
@@ -120,7 +149,7 @@ std::optional<TrainConfig> parse_train_args(int argc, const char* const* argv, s
     }
     config.sources[name] = "flag";
   }
-  config.validate();
+  yield_derived_recipe_settings(config);
   return config;
 }
 

@@ -2,8 +2,9 @@
 // The command line of topo-train: every TrainConfig field and model option as a flag (--train-size for
 // train_size; bool fields as switches), plus --config FILE.json. Precedence, later wins: the defaults, the
 // recipe the model registers for the task (models/registry.hpp; task and model as the flags, else the file,
-// else the defaults choose them), the file, then the flags in the order given; then the whole config is
-// validated. Flags override the file wherever they stand. TrainConfig::sources records who set what.
+// else the defaults choose them), the file, then the flags in the order given. Flags override the file wherever
+// they stand, and a recipe's min_steps yields to epochs the user gave. TrainConfig::sources records who set what.
+// Types are checked here; the config's consistency once, by TrainConfig::validate (Trainer::run calls it).
 #include <optional>
 #include <ostream>
 
@@ -20,7 +21,8 @@ namespace topo::apps {
 bool parse_command_line(CLI::App& app, int argc, const char* const* argv, std::ostream& out);
 
 // Returns nullopt when --help was requested (the help text goes to `out`). Bad flags, unreadable or
-// malformed config files and invalid values are topo::Errors naming the flag or field.
+// malformed config files, values of the wrong type and another task's or model's options are topo::Errors
+// naming the flag or field.
 std::optional<TrainConfig> parse_train_args(int argc, const char* const* argv, std::ostream& out);
 
 }  // namespace topo::apps

@@ -10,6 +10,7 @@
 
 #include "kernels/device.hpp"
 #include "kernels/error.hpp"
+#include "apps/tasks/registry.hpp"
 #include "models/registry.hpp"
 
 namespace topo::apps {
@@ -26,49 +27,8 @@ struct Field {
 // The one declaration of every field (JSON key = name; flag = --name with '_' -> '-').
 const std::vector<Field>& table() {
   static const std::vector<Field> fields = {
-      {"task", &TrainConfig::task, "task: masked-sum | mirrored-sum | classify | tag"},
-      {"n", &TrainConfig::n, "sequence length (the longest when n_min > 0)"},
-      {"n_min", &TrainConfig::n_min, "shortest length; 0: every sequence has length n"},
-      {"k", &TrainConfig::k, "masked-sum: masked positions per sequence; mirrored-sum: mirrored pairs summed (K)"},
-      {"d", &TrainConfig::d, "features per position (masked-sum: 1 mask + d-1 values)"},
-      {"train_size", &TrainConfig::train_size, "training examples"},
-      {"dev_size", &TrainConfig::dev_size, "development examples"},
-      {"test_size", &TrainConfig::test_size, "test examples"},
-      {"max_len", &TrainConfig::max_len,
-       "masked-sum: longest sequence accepted (0: no limit); classify: truncate sentences to this many tokens (0: 256)"},
-      {"format", &TrainConfig::format,
-       "classify: sst | sst-stsa | mtl | tsv | jsonl; tag: conll | conllu | weibo | bmes (empty: from the file name)"},
-      {"train", &TrainConfig::train, "classify: training file"},
-      {"dev", &TrainConfig::dev, "classify: development file (optional with dev_split; mtl: last 200 training lines)"},
-      {"test", &TrainConfig::test, "classify: test file (optional)"},
-      {"dev_split", &TrainConfig::dev_split, "classify: dev = the last N training examples (0: use --dev)"},
-      {"encoding", &TrainConfig::encoding, "classify: text encoding: utf8 (invalid bytes replaced, counted) | latin1"},
-      {"lowercase", &TrainConfig::lowercase, "classify: lowercase tokens"},
-      {"label_field", &TrainConfig::label_field, "classify: label key (jsonl) / header column (tsv)"},
-      {"text_field", &TrainConfig::text_field,
-       "classify: text key (jsonl) / header column (tsv; ChnSentiCorp's header says text_a)"},
-      {"tokenize", &TrainConfig::tokenize,
-       "classify: tokens are whitespace-separated words | char (Unicode characters, e.g. Chinese text)"},
-      {"skip_bad", &TrainConfig::skip_bad, "classify: skip malformed lines (counted) instead of failing"},
-      {"subtrees", &TrainConfig::subtrees, "classify, sst: train on every labelled subtree"},
-      {"binary", &TrainConfig::binary, "classify, sst: SST-2 (drop neutral, merge the polarities)"},
-      {"min_freq", &TrainConfig::min_freq, "classify: vocabulary minimum training frequency"},
-      {"vectors", &TrainConfig::vectors,
-       "classify: word vectors (GloVe / word2vec text, plain or .gz) for the embedding; another width than "
-       "--hidden is projected"},
-      {"freeze_vectors", &TrainConfig::freeze_vectors, "classify: keep the loaded word vectors fixed"},
-      {"vectors_lowercase", &TrainConfig::vectors_lowercase,
-       "classify: a token absent from the vectors takes its lowercased form's vector"},
-      {"vectors_bad_lines", &TrainConfig::vectors_bad_lines,
-       "classify: malformed vector lines: skip (reported with path:line) | reject (stop there)"},
-      {"tag_scheme", &TrainConfig::tag_scheme,
-       "tag: the scheme the model predicts: file (the training file's) | iob1 | iob2 | bioes | bmes"},
-      {"xpos", &TrainConfig::xpos, "tag, conllu: tag with XPOS instead of UPOS"},
-      {"case_feature", &TrainConfig::case_feature,
-       "tag: add a capitalisation embedding (lower, Upper, ALLCAPS, mixed, digits) to each token"},
-      {"crf", &TrainConfig::crf,
-       "tag: a linear-chain CRF on the per-token scores (NLL training, Viterbi decoding, the scheme's constraints)"},
-      {"model", &TrainConfig::model, "encoder: a registered model (their own options follow)"},
+      {"task", &TrainConfig::task, "task"},
+      {"model", &TrainConfig::model, "model"},
       {"layers", &TrainConfig::layers, "encoder layers"},
       {"hidden", &TrainConfig::hidden, "hidden size"},
       {"heads", &TrainConfig::heads, "attention heads (must divide hidden)"},
@@ -92,7 +52,7 @@ const std::vector<Field>& table() {
        "GEMMs: fp32 | bf16 (inputs rounded to bf16, fp32 accumulation, weights, optimizer, norms; CPUs with "
        "AVX512_BF16 only, fp32 elsewhere, said in the log)"},
       {"eval_every", &TrainConfig::eval_every, "evaluate on dev every N steps (0: every epoch)"},
-      {"eval_batch", &TrainConfig::eval_batch, "evaluation batch (0: masked-sum max(batch, 256), classify 128)"},
+      {"eval_batch", &TrainConfig::eval_batch, "evaluation batch (0: the task's default: the probes max(batch, 256), text 128)"},
       {"log_every", &TrainConfig::log_every, "progress line every N steps when not on a terminal"},
       {"progress", &TrainConfig::progress, "auto | bar | lines | none"},
       {"out", &TrainConfig::out, "output directory (checkpoints, metrics.jsonl, result.json)"},
@@ -108,19 +68,32 @@ const std::vector<Field>& table() {
   return fields;
 }
 
-std::string shown(const nlohmann::json& value) { return value.dump(); }
-
-// The table's field named `name`, or null when it is a model option (or unknown).
+// The table's field named `name`, or null when it is an option (or unknown).
 const Field* find_field(const std::string& name) {
   for (const Field& f : table())
     if (name == f.name) return &f;
   return nullptr;
 }
 
-const models::ModelOption* find_model_option(const std::string& name) {
-  for (const models::ModelOption& o : models::all_model_options())
+// The chosen task's or model's declaration of option `name`; null when neither declares it.
+const models::Option* find_option(const std::vector<models::Option>& declared, const std::string& name) {
+  for (const models::Option& o : declared)
     if (o.name == name) return &o;
   return nullptr;
+}
+const models::Option* chosen_option(const TrainConfig& config, const std::string& name) {
+  if (const models::Option* o = find_option(find_task(config.task).options, name)) return o;
+  return find_option(models::find_model(config.model).options, name);
+}
+
+// Who declares `name` when the chosen task and model do not: "--task classify, tag", "--model star"; empty
+// when nobody does.
+std::string other_owners(const std::string& name) {
+  std::string owners;
+  if (const std::string tasks = tasks_declaring(name); !tasks.empty()) owners = "--task " + tasks;
+  if (const std::string models = models::models_declaring(name); !models.empty())
+    owners += (owners.empty() ? "" : " or ") + ("--model " + models);
+  return owners;
 }
 
 [[noreturn]] void fail_unknown_field(const std::string& name) {
@@ -136,27 +109,6 @@ const char* kind_of(const Member& m) {
     case 2: return "string";
     default: return "bool";
   }
-}
-
-// A model option's kind is its default's type.
-const char* kind_of(const nlohmann::json& default_value) {
-  if (default_value.is_boolean()) return "bool";
-  if (default_value.is_number_integer()) return "int";
-  if (default_value.is_number()) return "float";
-  return "string";
-}
-
-// Sets a model option from a JSON value of the option's kind.
-void set_model_option(TrainConfig& config, const models::ModelOption& option, const nlohmann::json& value) {
-  const std::string kind = kind_of(option.default_value);
-  const bool fits = kind == "bool"    ? value.is_boolean()
-                    : kind == "int"   ? value.is_number_integer()
-                    : kind == "float" ? value.is_number()
-                                      : value.is_string();
-  TOPO_CHECK(fits, "config field '{}': expected {}, got {}", option.name,
-             kind == "bool" ? "true or false" : kind == "int" ? "an integer" : kind == "float" ? "a number" : "a string",
-             shown(value));
-  config.model_options[option.name] = kind == "float" ? nlohmann::json(value.get<double>()) : value;
 }
 
 bool one_of(const std::string& value, std::initializer_list<const char*> options) {
@@ -189,103 +141,184 @@ nlohmann::json parse_field_text(const std::string& name, const std::string& kind
   return text;
 }
 
-// A model option's value as validation errors show it: strings quoted, the rest as JSON.
-std::string shown_option(const nlohmann::json& value) {
-  return value.is_string() ? fmt::format("'{}'", value.get<std::string>()) : value.dump();
-}
-
-// Registered models that read token ids (or, with false, features): "star, transformer".
-std::string models_reading(bool token_ids) {
+// Registered models that read what `input` is: "star, transformer".
+std::string models_reading(TaskInput input) {
   std::string names;
-  for (const models::ModelRegistration& m : models::registered_models())
-    if (token_ids ? m.reads_token_ids : m.reads_features) names += (names.empty() ? "" : ", ") + m.name;
+  for (const models::ModelRegistration& m : models::registered_models()) {
+    const bool reads = input == TaskInput::TokenIds   ? m.reads_token_ids
+                       : input == TaskInput::Features ? m.reads_features
+                                                      : m.reads_graph;
+    if (reads) names += (names.empty() ? "" : ", ") + m.name;
+  }
   return names;
 }
 
-// Every option holds one of its choices, and only the chosen model's options leave their defaults.
-void validate_model_options(const TrainConfig& config, const models::ModelRegistration& chosen) {
-  for (const models::ModelOption& shared : models::all_model_options()) {
-    const nlohmann::json& value = config.model_options.at(shared.name);
-    // Models sharing a key (Star's and BiG's variant) share its default, not its choices: the chosen model's
-    // declaration says what it accepts.
-    const auto own = std::find_if(chosen.options.begin(), chosen.options.end(),
-                                  [&](const models::ModelOption& c) { return c.name == shared.name; });
-    const bool declared = own != chosen.options.end();
-    const models::ModelOption& o = declared ? *own : shared;
-    if (!o.choices.empty() &&
-        (!value.is_string() || std::find(o.choices.begin(), o.choices.end(), value.get<std::string>()) == o.choices.end()))
-      fail("invalid config field '{}' = {}: expected one of {}", o.name, shown_option(value), fmt::join(o.choices, ", "));
-    if (!declared && value != o.default_value)
-      fail("invalid config field '{}' = {}: applies only to --model {}", o.name, shown_option(value),
-           models::models_declaring(o.name));
+// Every option of `owners` (tasks or models), one field per name: its group lists the owners declaring it, and
+// its help each distinct text once with the owners it belongs to ("task classify, tag: ...; task masked-sum: ...").
+template <class Owners>
+std::vector<ConfigField> option_fields(const Owners& owners, const std::string& kind_of_owner) {
+  struct Texts {
+    ConfigField field;
+    std::vector<std::pair<std::string, std::string>> helps;  // help -> owners, in registration order
+  };
+  std::vector<Texts> out;
+  for (const auto& owner : owners)
+    for (const models::Option& o : owner.options) {
+      const std::string help = fmt::format("{} (default {})", o.help, models::shown_value(o.default_value));
+      auto same = std::find_if(out.begin(), out.end(), [&](const Texts& t) { return t.field.name == o.name; });
+      if (same == out.end()) {
+        out.push_back({{o.name, models::value_kind(o.default_value), "", kind_of_owner + " " + owner.name}, {}});
+        same = out.end() - 1;
+      } else {
+        same->field.group += ", " + owner.name;
+      }
+      auto text = std::find_if(same->helps.begin(), same->helps.end(), [&](const auto& h) { return h.first == help; });
+      if (text == same->helps.end()) same->helps.emplace_back(help, owner.name);
+      else text->second += ", " + owner.name;
+    }
+  std::vector<ConfigField> fields;
+  for (Texts& t : out) {
+    for (const auto& [help, names] : t.helps)
+      t.field.help += (t.field.help.empty() ? "" : "; ") + (t.helps.size() == 1 ? help : kind_of_owner + " " + names + ": " + help);
+    fields.push_back(t.field);
   }
+  return fields;
 }
 
 }  // namespace
 
-const std::vector<ConfigField>& config_fields() {
-  static const std::vector<ConfigField> fields = [] {
-    std::vector<ConfigField> out;
-    for (const Field& f : table()) {
-      if (std::string(f.name) != "model") {
-        out.push_back({f.name, kind_of(f.member), f.help});
-        continue;
-      }
-      // The model field lists the registered models; their own options follow it.
-      out.push_back({f.name, kind_of(f.member), fmt::format("encoder: {}", models::registered_model_names())});
-      for (const models::ModelOption& o : models::all_model_options())
-        out.push_back({o.name, kind_of(o.default_value),
-                       fmt::format("{} (--model {}; default {})", o.help, models::models_declaring(o.name),
-                                   o.default_value.dump())});
+std::vector<ConfigField> config_fields() {
+  // Built on every call: register_task may add a task's options after the first.
+  std::vector<ConfigField> out;
+  for (const Field& f : table()) {
+    const std::string name = f.name;
+    if (name == "task")
+      out.push_back({f.name, kind_of(f.member), fmt::format("task: {} (its options follow)", registered_task_names()),
+                     "task and model"});
+    else if (name == "model")
+      out.push_back({f.name, kind_of(f.member), fmt::format("model: {} (their options follow)",
+                                                            models::registered_model_names()),
+                     "task and model"});
+    else
+      out.push_back({f.name, kind_of(f.member), f.help, "training run"});
+  }
+  std::vector<ConfigField> options = option_fields(registered_tasks(), "task");
+  for (const ConfigField& f : option_fields(models::registered_models(), "model")) {
+    const auto same = std::find_if(options.begin(), options.end(), [&](const ConfigField& o) { return o.name == f.name; });
+    if (same == options.end()) {
+      options.push_back(f);
+    } else {  // a task's and a model's option of one name: one flag
+      same->group += "; " + f.group;
+      same->help += "; " + f.help;
     }
-    return out;
-  }();
-  return fields;
+  }
+  // The options grouped by owner, in the order the owners are registered.
+  std::stable_sort(options.begin(), options.end(), [](const ConfigField& a, const ConfigField& b) {
+    return a.group.starts_with("task") && b.group.starts_with("model");
+  });
+  out.insert(out.end(), options.begin(), options.end());
+  return out;
+}
+
+TrainConfig::TrainConfig()
+    : task_options(models::option_defaults(find_task(task).options)),
+      model_options(models::option_defaults(models::find_model(model).options)) {}
+
+TrainConfig& TrainConfig::set(const std::string& name, const nlohmann::json& value) {
+  set_config_field(*this, name, value);
+  return *this;
 }
 
 void set_config_field(TrainConfig& config, const std::string& name, const nlohmann::json& value) {
-  if (const models::ModelOption* option = find_model_option(name)) return set_model_option(config, *option, value);
+  // Choosing a task or model decides which options exist; another choice starts from its defaults.
+  if (name == "task" || name == "model") {
+    TOPO_CHECK(value.is_string(), "config field '{}': expected a string, got {}", name, value.dump());
+    const std::string chosen = value.get<std::string>();
+    if (name == "task") {
+      if (chosen == config.task) return;
+      const TaskRegistration* task = nullptr;
+      for (const TaskRegistration& t : registered_tasks())
+        if (t.name == chosen) task = &t;
+      if (task == nullptr) models::fail_invalid_field("task", value, "expected one of " + registered_task_names());
+      config.task = chosen;
+      config.task_options = models::option_defaults(task->options);
+    } else {
+      if (chosen == config.model) return;
+      const models::ModelRegistration* model = nullptr;
+      for (const models::ModelRegistration& m : models::registered_models())
+        if (m.name == chosen) model = &m;
+      if (model == nullptr)
+        models::fail_invalid_field("model", value, "expected one of " + models::registered_model_names());
+      config.model = chosen;
+      config.model_options = models::option_defaults(model->options);
+    }
+    return;
+  }
+  if (const models::Option* option = chosen_option(config, name)) {
+    nlohmann::json& options = config.task_options.contains(name) ? config.task_options : config.model_options;
+    options[name] = models::checked_option_value(*option, value);
+    return;
+  }
   const Field* found = find_field(name);
-  if (found == nullptr) fail_unknown_field(name);
-  const Field& field = *found;
+  if (found == nullptr) {
+    if (const std::string owners = other_owners(name); !owners.empty())
+      fail("config field '{}' applies only to {} (this run: --task {} --model {})", name, owners, config.task,
+           config.model);
+    fail_unknown_field(name);
+  }
   std::visit(
       [&](auto member) {
         using T = std::remove_reference_t<decltype(config.*member)>;
         if constexpr (std::is_same_v<T, std::int64_t>) {
-          TOPO_CHECK(value.is_number_integer(), "config field '{}': expected an integer, got {}", name, shown(value));
+          TOPO_CHECK(value.is_number_integer(), "config field '{}': expected an integer, got {}", name, value.dump());
           config.*member = value.get<std::int64_t>();
         } else if constexpr (std::is_same_v<T, double>) {
-          TOPO_CHECK(value.is_number(), "config field '{}': expected a number, got {}", name, shown(value));
+          TOPO_CHECK(value.is_number(), "config field '{}': expected a number, got {}", name, value.dump());
           config.*member = value.get<double>();
         } else if constexpr (std::is_same_v<T, std::string>) {
-          TOPO_CHECK(value.is_string(), "config field '{}': expected a string, got {}", name, shown(value));
+          TOPO_CHECK(value.is_string(), "config field '{}': expected a string, got {}", name, value.dump());
           config.*member = value.get<std::string>();
         } else {
-          TOPO_CHECK(value.is_boolean(), "config field '{}': expected true or false, got {}", name, shown(value));
+          TOPO_CHECK(value.is_boolean(), "config field '{}': expected true or false, got {}", name, value.dump());
           config.*member = value.get<bool>();
         }
       },
-      field.member);
+      found->member);
 }
 
 void set_config_field_from_string(TrainConfig& config, const std::string& name, const std::string& text) {
-  const models::ModelOption* option = find_model_option(name);
-  const Field* field = option != nullptr ? nullptr : find_field(name);
-  if (option == nullptr && field == nullptr) fail_unknown_field(name);
-  const std::string kind = option != nullptr ? kind_of(option->default_value) : kind_of(field->member);
+  std::string kind;
+  if (const models::Option* option = chosen_option(config, name)) {
+    kind = models::value_kind(option->default_value);
+  } else if (const Field* field = find_field(name)) {
+    kind = kind_of(field->member);
+  } else {
+    // Another task's or model's option: set_config_field names its owners.
+    for (const ConfigField& f : config_fields())
+      if (f.name == name) kind = f.kind;
+    if (kind.empty()) fail_unknown_field(name);
+  }
   set_config_field(config, name, parse_field_text(name, kind, text));
 }
 
-void apply_config_json(TrainConfig& config, const nlohmann::json& object, const std::string& source) {
+void apply_config_json(TrainConfig& config, const nlohmann::json& object, const std::string& source,
+                       bool skip_foreign) {
   TOPO_CHECK(object.is_object(), "{}: expected a JSON object of config fields, got {}", source,
              std::string(object.type_name()));
-  for (const auto& [key, value] : object.items()) {
+  auto apply = [&](const std::string& key, const nlohmann::json& value) {
     try {
+      if (skip_foreign && key != "task" && key != "model" && chosen_option(config, key) == nullptr &&
+          find_field(key) == nullptr && !other_owners(key).empty())
+        return;
       set_config_field(config, key, value);
     } catch (const Error& e) {
       fail("{}: {}", source, e.what());
     }
-  }
+  };
+  for (const char* first : {"task", "model"})
+    if (object.contains(first)) apply(first, object.at(first));
+  for (const auto& [key, value] : object.items())
+    if (key != "task" && key != "model") apply(key, value);
 }
 
 nlohmann::json read_config_file(const std::string& path) {
@@ -305,19 +338,8 @@ nlohmann::json read_config_file(const std::string& path) {
 nlohmann::json TrainConfig::to_json() const {
   nlohmann::json out = nlohmann::json::object();
   for (const Field& f : table()) std::visit([&](auto member) { out[f.name] = this->*member; }, f.member);
+  for (const auto& [name, value] : task_options.items()) out[name] = value;
   for (const auto& [name, value] : model_options.items()) out[name] = value;
-  return out;
-}
-
-nlohmann::json TrainConfig::options_of_model() const {
-  nlohmann::json out = nlohmann::json::object();
-  for (const models::ModelOption& o : models::find_model(model).options) out[o.name] = model_options.at(o.name);
-  return out;
-}
-
-nlohmann::json TrainConfig::default_model_options() {
-  nlohmann::json out = nlohmann::json::object();
-  for (const models::ModelOption& o : models::all_model_options()) out[o.name] = o.default_value;
   return out;
 }
 
@@ -332,73 +354,33 @@ void TrainConfig::validate() const {
   auto bad = [](const char* field, const auto& value, const std::string& why) {
     fail("invalid config field '{}' = {}: {}", field, value, why);
   };
-  if (!one_of(task, {"masked-sum", "mirrored-sum", "classify", "tag"}))
-    bad("task", "'" + task + "'", "expected masked-sum, mirrored-sum, classify or tag");
-  const models::ModelRegistration* chosen = nullptr;
-  for (const models::ModelRegistration& m : models::registered_models())
-    if (m.name == model) chosen = &m;
-  if (chosen == nullptr) bad("model", "'" + model + "'", "expected one of " + models::registered_model_names());
-  validate_model_options(*this, *chosen);
-  // The text tasks' shared inputs: decoding, vocabulary, a model that reads token ids, word vectors.
-  const auto check_text_inputs = [&] {
-    if (!one_of(encoding, {"utf8", "latin1"})) bad("encoding", "'" + encoding + "'", "expected utf8 or latin1");
-    if (min_freq < 1) bad("min_freq", min_freq, "must be >= 1");
-    if (!chosen->reads_token_ids)
-      bad("model", "'" + model + "'", task + " needs a model that reads token ids: " + models_reading(true));
-    if (freeze_vectors && vectors.empty()) bad("freeze_vectors", "true", "needs --vectors");
-    if (vectors_lowercase && vectors.empty()) bad("vectors_lowercase", "true", "needs --vectors");
-    if (!one_of(vectors_bad_lines, {"skip", "reject"}))
-      bad("vectors_bad_lines", "'" + vectors_bad_lines + "'", "expected skip or reject");
-  };
-  if (task == "mirrored-sum") {
-    if (n < 1) bad("n", n, "must be >= 1");
-    if (n_min != 0) bad("n_min", n_min, "mirrored-sum has fixed-length sequences (0)");
-    if (d < 1) bad("d", d, "must be >= 1");
-    if (k < 1 || k > n) bad("k", k, fmt::format("must be in [1, n = {}]", n));
-    if (train_size < 1) bad("train_size", train_size, "must be >= 1");
-    if (dev_size < 1) bad("dev_size", dev_size, "must be >= 1");
-    if (test_size < 1) bad("test_size", test_size, "must be >= 1");
-    if (max_len > 0 && n > max_len) bad("n", n, fmt::format("exceeds max_len = {}", max_len));
-    if (!chosen->reads_features)
-      bad("model", "'" + model + "'", "mirrored-sum needs a model that reads features: " + models_reading(false));
-  } else if (task == "masked-sum") {
-    if (n < 1) bad("n", n, "must be >= 1");
-    if (n_min < 0 || n_min > n) bad("n_min", n_min, fmt::format("must be in [0, n = {}]", n));
-    if (d < 2) bad("d", d, "must be >= 2 (one mask feature plus values)");
-    const std::int64_t shortest = n_min > 0 ? n_min : n;
-    if (k < 1) bad("k", k, "must be >= 1");
-    if (k > shortest) bad("k", k, fmt::format("must be <= the shortest sequence length {}", shortest));
-    if (train_size < 1) bad("train_size", train_size, "must be >= 1");
-    if (dev_size < 1) bad("dev_size", dev_size, "must be >= 1");
-    if (test_size < 1) bad("test_size", test_size, "must be >= 1");
-    if (max_len > 0 && n > max_len) bad("n", n, fmt::format("exceeds max_len = {}", max_len));
-    if (!chosen->reads_features)
-      bad("model", "'" + model + "'", "masked-sum needs a model that reads features: " + models_reading(false));
-  } else if (task == "tag") {
-    if (!format.empty() && !one_of(format, {"conll", "conllu", "weibo", "bmes"}))
-      bad("format", "'" + format + "'", "expected conll, conllu, weibo or bmes (empty: from the file name)");
-    if (train.empty()) bad("train", "''", "tag needs a training file");
-    if (dev.empty()) bad("dev", "''", "tag needs a dev file (the checkpoint is selected on it)");
-    if (dev_split != 0) bad("dev_split", dev_split, "tag takes a dev file, not a split");
-    if (!one_of(tag_scheme, {"file", "iob1", "iob2", "bio", "bioes", "bmes"}))
-      bad("tag_scheme", "'" + tag_scheme + "'", "expected file, iob1, iob2 (bio), bioes or bmes");
-    if (xpos && !format.empty() && format != "conllu") bad("xpos", "true", "applies only to --format conllu");
-    check_text_inputs();
-  } else {
-    if (!one_of(format, {"sst", "sst-stsa", "mtl", "tsv", "jsonl"}))
-      bad("format", "'" + format + "'", "expected sst, sst-stsa, mtl, tsv or jsonl");
-    if (train.empty()) bad("train", "''", "classify needs a training file");
-    if (dev_split < 0) bad("dev_split", dev_split, "must be >= 0");
-    if (dev.empty() && dev_split == 0 && format != "mtl")
-      bad("dev", "''", "classify needs a dev file, or dev_split > 0 to hold out the last training examples");
-    if (!dev.empty() && dev_split > 0) bad("dev_split", dev_split, "give either dev or dev_split, not both");
-    if (!one_of(tokenize, {"whitespace", "char"})) bad("tokenize", "'" + tokenize + "'", "expected whitespace or char");
-    if ((subtrees || binary) && format != "sst" && format != "sst-stsa")
-      bad(subtrees ? "subtrees" : "binary", "true", "applies only to the sst formats");
-    if (subtrees && format != "sst") bad("subtrees", "true", "needs trees (--format sst)");
-    check_text_inputs();
+  // The task's options, by the task: their types and choices, then how they fit together.
+  const TaskRegistration& chosen_task = find_task(task);
+  TaskSettings settings{task_options, batch, eval_batch, static_cast<std::uint64_t>(std::max<std::int64_t>(seed, 0))};
+  for (const models::Option& o : chosen_task.options) {
+    TOPO_CHECK(task_options.contains(o.name), "task '{}': option '{}' is not set", task, o.name);
+    (void)models::checked_option_value(o, task_options.at(o.name));
   }
-  if (max_len < 0) bad("max_len", max_len, "must be >= 0");
+  TOPO_CHECK(task_options.size() == chosen_task.options.size(),
+             "the task options {} are not task '{}''s (choose a task with set(\"task\", ...), which resets them)",
+             task_options.dump(), task);
+  if (chosen_task.validate) chosen_task.validate(settings);
+  // The model's options by their choices; the model must read what the task gives.
+  const models::ModelRegistration& chosen = models::find_model(model);
+  for (const models::Option& o : chosen.options) {
+    TOPO_CHECK(model_options.contains(o.name), "model '{}': option '{}' is not set", model, o.name);
+    (void)models::checked_option_value(o, model_options.at(o.name));
+  }
+  TOPO_CHECK(model_options.size() == chosen.options.size(),
+             "the model options {} are not model '{}''s (choose a model with set(\"model\", ...), which resets them)",
+             model_options.dump(), model);
+  const bool reads = chosen_task.input == TaskInput::TokenIds   ? chosen.reads_token_ids
+                     : chosen_task.input == TaskInput::Features ? chosen.reads_features
+                                                                : chosen.reads_graph;
+  if (!reads)
+    bad("model", "'" + model + "'",
+        fmt::format("{} needs a model that reads {}: {}", task, task_input_name(chosen_task.input),
+                    models_reading(chosen_task.input)));
   if (patience < 0) bad("patience", patience, "must be >= 0 (0: never stop early)");
   if (min_steps < 0) bad("min_steps", min_steps, "must be >= 0");
   if (eval_batch < 0) bad("eval_batch", eval_batch, "must be >= 0 (0: the task's default)");
@@ -406,7 +388,7 @@ void TrainConfig::validate() const {
   if (hidden < 1) bad("hidden", hidden, "must be >= 1");
   if (heads < 1) bad("heads", heads, "must be >= 1");
   // Only attention splits hidden into heads; the other encoders ignore the field.
-  if (chosen->heads_divide_hidden && hidden % heads != 0)
+  if (chosen.heads_divide_hidden && hidden % heads != 0)
     bad("heads", heads, fmt::format("must divide hidden = {}", hidden));
   if (head_hidden < 0) bad("head_hidden", head_hidden, "must be >= 0 (0: one Linear)");
   if (!(dropout >= 0.0 && dropout < 1.0)) bad("dropout", dropout, "must be in [0, 1)");

@@ -1,11 +1,12 @@
 #pragma once
-// TrainConfig: everything one training run depends on. Sources, later ones winning: the defaults below,
-// the model's recipe for the task (models/registry.hpp; topo-train's command line applies it), a JSON
-// object (`--config FILE.json`, keys spelled as the fields: "train_size"), then command-line flags (dashes:
-// `--train-size`). Every field is declared once in a table (config.cpp) that drives JSON reading, flag
-// registration, string parsing and to_json, so the three cannot drift apart; the options only some models
-// read (Star's variant, ...) are declared by the models themselves and join the same keys and flags.
-// Unknown keys, wrong JSON types and inconsistent values are topo::Errors naming the field and the value.
+// TrainConfig: everything one training run depends on. Sources, later ones winning: the defaults below (and
+// the chosen task's and model's option defaults), the model's recipe for the task (models/registry.hpp;
+// topo-train's command line applies it), a JSON object (`--config FILE.json`, keys spelled as the fields:
+// "train_size"), then command-line flags (dashes: `--train-size`). The run's own fields are declared once in a
+// table (config.cpp) that drives JSON reading, flag registration, string parsing and to_json; a task's options
+// (its data files, its sizes) are declared by the task (apps/tasks/<task>/registration.cpp) and a model's by the
+// model, and join the same keys and flags. Unknown keys, another task's or model's option, wrong JSON types and
+// inconsistent values are topo::Errors naming the field and the value.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -13,45 +14,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/option.hpp"
+
 namespace topo::apps {
 
 struct TrainConfig {
-  // task
-  std::string task = "masked-sum";  // masked-sum | mirrored-sum | classify | tag
-  std::int64_t n = 200;       // sequence length (the longest when n_min > 0)
-  std::int64_t n_min = 0;     // 0: fixed length n (the paper); else lengths uniform in [n_min, n]
-  std::int64_t k = 10;        // masked positions
-  std::int64_t d = 10;        // features per position (1 mask + d - 1 values)
-  std::int64_t train_size = 10000;
-  std::int64_t dev_size = 10000;
-  std::int64_t test_size = 10000;
-  std::int64_t max_len = 0;   // masked-sum: longest sequence accepted (0: no limit); classify: truncation (0: 256)
-  // classify: text data (apps/text)
-  std::string format;          // sst | sst-stsa | mtl | tsv | jsonl
-  std::string train, dev, test;  // paths; dev may be empty when dev_split > 0 (mtl: the last 200 lines)
-  std::int64_t dev_split = 0;  // > 0: dev = the last dev_split examples of the training file
-  std::string encoding = "utf8";  // utf8 (invalid bytes -> U+FFFD, counted) | latin1
-  bool lowercase = false;
-  std::string tokenize = "whitespace";  // whitespace (words) | char (Unicode characters: Chinese text)
-  std::string label_field = "label", text_field = "text";  // jsonl keys; tsv header column names (text_a)
-  bool skip_bad = false;       // skip malformed lines (counted) instead of stopping at the first
-  bool subtrees = false;       // sst: train on every labelled subtree (dev/test stay sentence level)
-  bool binary = false;         // sst: SST-2 (drop neutral; 0,1 -> 0; 3,4 -> 1)
-  std::int64_t min_freq = 1;   // vocabulary: tokens seen fewer times in training are unknown
-  std::string vectors;         // word vectors (GloVe / word2vec text, plain or .gz) initialising the embedding
-  bool freeze_vectors = false; // keep the loaded embedding fixed
-  bool vectors_lowercase = false;          // a token the file lacks takes its lowercased form's vector
-  std::string vectors_bad_lines = "skip";  // malformed vector lines: skip (reported) | reject (error at path:line)
-  // tag: sequence labelling (apps/tasks/tag.hpp); format conll | conllu | weibo | bmes (empty: from the file name)
-  std::string tag_scheme = "file";  // the scheme the model predicts: file (the training file's) | iob1 | iob2 | bioes | bmes
-  bool xpos = false;                // conllu: tag with XPOS instead of UPOS
-  bool case_feature = false;        // add a capitalisation embedding {lower, Upper, ALLCAPS, mixed, digits}
-  bool crf = false;                 // a linear-chain CRF on the tag scores (NLL, Viterbi, the scheme's constraints)
-  // model
-  std::string model = "deepsets";  // a registered model (models/registry.hpp)
-  // Every registered model's own options (key -> value, every key present, defaults filled in); only the
-  // chosen model's may differ from their defaults. Set them by name: set_config_field(c, "variant", "no-ring").
-  nlohmann::json model_options = default_model_options();
+  // What is trained: a registered task (apps/tasks/registry.hpp) and a registered model (models/registry.hpp).
+  // Set them by name (set("task", "classify")): choosing another one resets its options to their defaults.
+  std::string task = "masked-sum";
+  std::string model = "deepsets";
+  // The chosen task's and model's own options: every option the owner declares, at its default until set.
+  // Set and read them by name like every field: set("n", 20), option<std::int64_t>("n").
+  nlohmann::json task_options;
+  nlohmann::json model_options;
+  // encoder
   std::int64_t layers = 2;
   std::int64_t hidden = 100;
   std::int64_t heads = 10;
@@ -74,7 +50,7 @@ struct TrainConfig {
   std::string device = "cpu";      // cpu | cuda | cuda:N
   std::string precision = "fp32";  // CPU GEMMs: fp32 | bf16 (bf16 inputs, fp32 accumulation; AVX512_BF16 only)
   std::int64_t eval_every = 0;     // dev evaluation every this many steps (0: at the end of each epoch)
-  std::int64_t eval_batch = 0;     // sequences per evaluation batch (0: masked-sum max(batch, 256); classify 128)
+  std::int64_t eval_batch = 0;     // sequences per evaluation batch (0: the task's default)
   std::int64_t log_every = 50;     // progress line every this many steps when not on a terminal
   std::string progress = "auto";   // auto (bar on a terminal, lines otherwise) | bar | lines | none
   std::string out = "runs/masked-sum";
@@ -86,36 +62,51 @@ struct TrainConfig {
   double dist_bucket_mb = 1.0;     // MiB of gradients per allreduce bucket
   double dist_timeout = 600.0;     // seconds a rank waits in a collective before it ends the job
 
+  TrainConfig();  // the default task and model, their options at their defaults
+
   // Where each value that is not a default came from: field -> "recipe star/classify", "config FILE" or
   // "flag". Filled by parse_train_args; not a setting (to_json leaves it out, resume does not compare it).
   std::map<std::string, std::string> sources;
 
-  // Throws topo::Error naming the first inconsistent field and its value.
+  // Sets a field or an option of the chosen task or model by name (set_config_field); returns *this to chain.
+  TrainConfig& set(const std::string& name, const nlohmann::json& value);
+  // An option of the chosen task or model, typed; a topo::Error naming it when neither declares it.
+  template <class T>
+  T option(const std::string& name) const {
+    const nlohmann::json& options = task_options.contains(name) ? task_options : model_options;
+    return models::option_value<T>(options, name, task_options.contains(name) ? "task " + task : "model " + model);
+  }
+  // Throws topo::Error naming the first inconsistent field and its value: the general fields here, the task's
+  // options by the task (its registration's validate), the model's by their choices, and the pair (the model
+  // must read what the task gives). Trainer::run calls it once.
   void validate() const;
-  // Every field and every model option, flat: {"task": ..., "variant": ..., ...}.
+  // Every field and the chosen task's and model's options, flat: {"task": ..., "n": ..., "variant": ..., ...}.
   nlohmann::json to_json() const;
   // The chosen model's options only: {"variant": "full", "residual": false} for star.
-  nlohmann::json options_of_model() const;
-  // The registered models' options at their defaults.
-  static nlohmann::json default_model_options();
+  const nlohmann::json& options_of_model() const { return model_options; }
   // Fields whose change does not change the computation (where the run writes, how it reports, ...):
   // a resumed run may differ from the checkpoint in these only.
   static const std::vector<std::string>& runtime_fields();
 };
 
-// All field names (JSON spelling), in declaration order, with their help texts.
+// Every field and every registered task's and model's option (each name once), with its help text and the
+// --help group it belongs to ("run", "task classify, tag", "model star"): the flags of topo-train.
 struct ConfigField {
   std::string name;
   std::string kind;  // "int", "float", "string", "bool"
   std::string help;
+  std::string group;
 };
-const std::vector<ConfigField>& config_fields();
+std::vector<ConfigField> config_fields();
 
 // Sets one field from JSON (type-checked) or from a command-line string (parsed per the field's kind).
 void set_config_field(TrainConfig& config, const std::string& name, const nlohmann::json& value);
 void set_config_field_from_string(TrainConfig& config, const std::string& name, const std::string& text);
-// Applies every key of a JSON object (unknown keys are errors) over `config`.
-void apply_config_json(TrainConfig& config, const nlohmann::json& object, const std::string& source = "config");
+// Applies every key of a JSON object over `config`: task and model first (they decide which options exist),
+// then the rest. Unknown keys and another task's or model's options are errors; with skip_foreign (a
+// checkpoint's saved config, written when every option was saved) another owner's options are skipped.
+void apply_config_json(TrainConfig& config, const nlohmann::json& object, const std::string& source = "config",
+                       bool skip_foreign = false);
 // Reads FILE.json (missing file / malformed JSON are errors naming the file); apply_config_json applies it.
 nlohmann::json read_config_file(const std::string& path);
 

@@ -4,8 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "apps/tasks/classify.hpp"
-#include "apps/tasks/tag.hpp"
+#include "apps/tasks/registry.hpp"
 #include "apps/train/cli.hpp"
 #include "apps/train/config.hpp"
 #include "apps/train/model_factory.hpp"
@@ -38,78 +37,6 @@ std::shared_ptr<models::SequenceModel> load_model(const TrainConfig& config, con
   return model;
 }
 
-// topo-eval on a tagging checkpoint: the file read as training read its files, scored with the task's metric;
-// the conlleval-style table in "table", predictions written with options.predictions.
-nlohmann::json evaluate_tagger(const EvalOptions& options, const TrainConfig& config, const nlohmann::json& meta,
-                               const std::string& path, Device device, const ThreadCount& threads) {
-  TagOptions task_options;
-  task_options.format = options.format;
-  task_options.test = options.test;
-  task_options.eval_batch = options.batch;
-  task_options.read.skip_bad = options.skip_bad;
-  const auto task = SequenceTagging::for_evaluation(meta.at("task"), task_options, "checkpoint '" + path + "'");
-  const auto model = load_model(config, *task, path, device);
-  const SequenceTagging::Predictions p = task->predict(*model, Split::Test, device);
-  const text::TagScorer scorer = task->score(Split::Test, p.tags);
-  if (!options.predictions.empty()) {
-    std::vector<std::vector<std::string>> tags = p.tags;
-    const text::TaggedDataset& d = task->data(Split::Test);
-    std::vector<std::vector<std::string>> gold;
-    for (const auto& s : d.sentences) gold.push_back(s.tags);
-    const text::TagScheme file_scheme = text::detect_tag_scheme(gold);
-    for (auto& t : tags) t = text::convert_tags(t, task->scheme(), file_scheme);
-    text::write_tagged_predictions(options.predictions, d, tags);
-  }
-  nlohmann::json result = {{"checkpoint", path},
-                           {"task", "tag"},
-                           {"test", options.test},
-                           {"format", text::tag_format_name(task->data(Split::Test).format)},
-                           {"model", config.model},
-                           {"metric", task->metric()},
-                           {"scheme", text::tag_scheme_name(task->scheme())},
-                           {"loss", p.loss},
-                           {"ms_per_batch", 1e3 * p.forward_seconds / double(std::max<std::int64_t>(p.batches, 1))},
-                           {"batch", options.batch},
-                           {"sentences", static_cast<std::int64_t>(p.tags.size())},
-                           {"scores", scorer.to_json()},
-                           {"table", scorer.table()},
-                           {"device", device.str()},
-                           {"threads", threads.threads},
-                           {"threads_source", threads.source},
-                           {"config", meta.at("config")}};
-  result.update(task->baseline(Split::Test));
-  result[task->metric()] = task->metric() == "f1" ? scorer.overall().f1() : scorer.accuracy();
-  result["acc"] = scorer.accuracy();
-  if (!options.predictions.empty()) result["predictions"] = options.predictions;
-  return result;  // the caller adds the precision and writes options.json
-}
-
-nlohmann::json evaluate_classifier(const EvalOptions& options, const TrainConfig& config, const nlohmann::json& meta,
-                                   const std::string& path, Device device, const ThreadCount& threads) {
-  ClassifyOptions task_options;
-  task_options.format = options.format.empty() ? config.format : options.format;
-  task_options.test = options.test;
-  task_options.eval_batch = options.batch;
-  task_options.read.skip_bad = options.skip_bad;
-  const auto task = TextClassification::for_evaluation(meta.at("task"), task_options, "checkpoint '" + path + "'");
-  const auto model = load_model(config, *task, path, device);
-  const Evaluation e = task->evaluate(*model, Split::Test, device);
-  const nlohmann::json baseline = task->baseline(Split::Test);
-  nlohmann::json result = {{"checkpoint", path},
-                           {"test", options.test},
-                           {"format", task_options.format},
-                           {"model", config.model},
-                           {"majority_acc", baseline.at("majority_acc")},
-                           {"data", read_stats_json(task->read_stats(Split::Test))},
-                           {"device", device.str()},
-                           {"threads", threads.threads},
-                           {"threads_source", threads.source},
-                           {"config", meta.at("config")}};
-  result.update(config.options_of_model());  // the model's own options beside its name (attention: graph)
-  result.update(e.values);
-  return result;  // the caller adds the precision and writes options.json
-}
-
 }  // namespace
 
 nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
@@ -125,15 +52,38 @@ nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
   TOPO_CHECK(meta.is_object() && meta.contains("config") && meta.contains("task"),
              "checkpoint '{}' was not written by topo-train's best-on-dev save (no config / task metadata)", path);
   TrainConfig config;
-  apply_config_json(config, meta.at("config"), "checkpoint '" + path + "' config");
-  if (!options.attention.empty()) {
-    set_config_field(config, "attention", options.attention);
-    config.validate();  // names the field when the model has no such switch
-  }
-  TOPO_CHECK(config.task == "classify" || config.task == "tag",
-             "checkpoint '{}' is a '{}' model; topo-eval scores text classifiers and taggers", path, config.task);
-  nlohmann::json result = config.task == "tag" ? evaluate_tagger(options, config, meta, path, device, threads)
-                                               : evaluate_classifier(options, config, meta, path, device, threads);
+  // Checkpoints saved before options were scoped to their owners hold every task's and model's options.
+  apply_config_json(config, meta.at("config"), "checkpoint '" + path + "' config", /*skip_foreign=*/true);
+  if (!options.attention.empty()) set_config_field(config, "attention", options.attention);  // names a model without it
+  const TaskRegistration& task = find_task(config.task);
+  TOPO_CHECK(task.evaluate_file, "checkpoint '{}' is a '{}' model; topo-eval scores the tasks that read files: {}",
+             path, config.task, [] {
+               std::string names;
+               for (const TaskRegistration& t : registered_tasks())
+                 if (t.evaluate_file) names += (names.empty() ? "" : ", ") + t.name;
+               return names;
+             }());
+  FileEvaluation request;
+  request.checkpoint = path;
+  request.config = config.to_json();
+  request.metadata = meta.at("task");
+  request.test = options.test;
+  request.format = options.format;
+  request.batch = options.batch;
+  request.skip_bad = options.skip_bad;
+  request.predictions = options.predictions;
+  request.device = device;
+  request.load_model = [&](const Task& t) { return load_model(config, t, path, device); };
+  nlohmann::json result = task.evaluate_file(request);
+  result.update({{"checkpoint", path},
+                 {"task", config.task},
+                 {"test", options.test},
+                 {"model", config.model},
+                 {"device", device.str()},
+                 {"threads", threads.threads},
+                 {"threads_source", threads.source},
+                 {"config", meta.at("config")}});
+  result.update(config.options_of_model());  // the model's own options beside its name (attention: graph)
   result["precision"] = precision_name(precision.used);
   result["precision_note"] = precision.line;
   if (!options.json.empty()) write_file_atomically(options.json, result.dump(2) + "\n");

@@ -1,8 +1,10 @@
 #pragma once
-// The one place a config becomes a task and a model: encoders come from the model registry
-// (models/registry.hpp: adding one changes nothing here), adding a task is one branch in make_task.
+// The one place a config becomes a task and a model: tasks come from the task registry
+// (apps/tasks/registry.hpp), encoders from the model registry (models/registry.hpp); adding either changes
+// nothing here.
 #include <memory>
 
+#include "apps/tasks/registry.hpp"
 #include "apps/tasks/task.hpp"
 #include "apps/train/config.hpp"
 #include "models/heads.hpp"
@@ -10,14 +12,11 @@
 
 namespace topo::apps {
 
-// The classify task's options from a config (defaults: mtl dev = last 200 training lines, truncation 256).
-struct ClassifyOptions;
-ClassifyOptions classify_options(const TrainConfig& config);
-// The tag task's options from a config (pieces of at most max_len tokens, 256 by default).
-struct TagOptions;
-TagOptions tag_options(const TrainConfig& config);
+// What the chosen task is built from: its options and the run's batch sizes and seed.
+TaskSettings task_settings(const TrainConfig& config);
 
-// The task named by config.task, its data read / generated (classify: files read, vocabulary built).
+// The task named by config.task, its data read / generated (classify: files read, vocabulary built). The
+// config is taken as validated (TrainConfig::validate, which Trainer::run calls once).
 std::unique_ptr<Task> make_task(const TrainConfig& config);
 
 // The registered encoder named by config.model, built from the config's sizes, the model's own options

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <map>
 
+#include "apps/tasks/registry.hpp"
 #include "apps/train/training_run.hpp"
 #include "kernels/atomic_file.hpp"
 #include "kernels/profile.hpp"
@@ -12,14 +13,23 @@ namespace detail {
 
 std::string model_options_text(const TrainConfig& c) {
   std::string text;
-  const nlohmann::json options = c.options_of_model();
+  const nlohmann::json& options = c.options_of_model();
   for (const auto& [name, value] : options.items())
     text += fmt::format("{}{}={}", text.empty() ? "" : " ", name, value.is_string() ? value.get<std::string>() : value.dump());
   return text;
 }
 
-// Data quirks the reader counted, and where each setting that is not a default came from.
+// Where each setting that is not a default came from (the log's first lines), then the data quirks the
+// reader counted.
 void TrainingRun::report_data_and_settings() {
+  progress_->message(fmt::format("task {} ({}), model {}{}", c_.task, find_task(c_.task).summary, c_.model,
+                                 c_.model_options.empty() ? "" : " (" + model_options_text(c_) + ")"));
+  std::map<std::string, std::string> by_source;  // source -> "key=value ..."
+  const nlohmann::json values = c_.to_json();
+  for (const auto& [name, source] : c_.sources)
+    if (values.contains(name))
+      by_source[source] += fmt::format("{}{}={}", by_source[source].empty() ? "" : " ", name, values.at(name).dump());
+  for (const auto& [source, settings] : by_source) progress_->message(fmt::format("settings from {}: {}", source, settings));
   const nlohmann::json meta = task_->metadata();
   if (meta.contains("data"))
     for (const auto& [split, stats] : meta.at("data").items())
@@ -45,12 +55,6 @@ void TrainingRun::report_data_and_settings() {
         1e3 * v.at("load_seconds").get<double>()));
     for (const nlohmann::json& bad : v.at("bad_line_examples")) progress_->message("  skipped " + bad.get<std::string>());
   }
-  std::map<std::string, std::string> by_source;  // source -> "key=value ..."
-  const nlohmann::json values = c_.to_json();
-  for (const auto& [name, source] : c_.sources)
-    if (values.contains(name))
-      by_source[source] += fmt::format("{}{}={}", by_source[source].empty() ? "" : " ", name, values.at(name).dump());
-  for (const auto& [source, settings] : by_source) progress_->message(fmt::format("settings from {}: {}", source, settings));
 }
 
 nlohmann::json TrainingRun::kernel_profile() const {
@@ -149,8 +153,9 @@ std::string summary_line(const TrainConfig& c, const TrainResult& r) {
     for (const auto& [key, value] : r.baseline.items())
       if (value.is_number()) test += fmt::format(", {} {:.6f}", key, value.get<double>());
   }
-  return fmt::format("{} {} ({}): {}; best dev {} {:.6f} at step {}{}; {} params, {:.2f} s -> {}", c.task, c.model,
-                     detail::model_options_text(c), test, r.metric, r.best_dev_metric, r.best_step,
+  const std::string options = detail::model_options_text(c);
+  return fmt::format("{} {}{}: {}; best dev {} {:.6f} at step {}{}; {} params, {:.2f} s -> {}", c.task, c.model,
+                     options.empty() ? "" : " (" + options + ")", test, r.metric, r.best_dev_metric, r.best_step,
                      r.stopped_early ? " (stopped early)" : "", r.params, r.train_seconds, Trainer::result_path(c.out));
 }
 

@@ -176,6 +176,7 @@ bool TrainingRun::train() {
   // Rank 0 alone reports; the other ranks' progress is silent.
   progress_.emplace(root_ ? Progress::parse_mode(c_.progress, stderr) : Progress::Mode::None, total_steps_, epochs_,
                     c_.log_every);
+  report_data_and_settings();  // first: what runs and where each setting came from
   progress_->message(threads_line(threads_));
   progress_->message(blas_line());
   progress_->message(precision_.line);
@@ -184,7 +185,6 @@ bool TrainingRun::train() {
                                    "gradient buckets of <= {:g} MiB reduced {}",
                                    comm_.size(), comm_.backend(), c_.batch, comm_.size(), reducer_->num_buckets(),
                                    c_.dist_bucket_mb, c_.dist_reduce == "overlap" ? "during backward" : "after backward"));
-  report_data_and_settings();
   if (epochs_ > c_.epochs)
     progress_->message(fmt::format("epochs raised from {} to {}: {} steps per epoch, min_steps {}", c_.epochs, epochs_,
                                    steps_per_epoch_, c_.min_steps));

@@ -1,11 +1,10 @@
 // The Multi-Scale Transformer as `--model multiscale`: its scales and α, its attention path, and its working
 // recipes.
 //
-// `attention` is the key the Transformer declares too, and models sharing a key must share its default
-// ("graph"), so every recipe here sets "band": that is what --task T --model multiscale runs. A task without a
-// recipe runs the graph path unless --attention band is given (MultiScaleConfig itself defaults to band).
-// Both paths share every parameter: a checkpoint of either loads into the other (topo-eval --attention), and
-// checkpoints saved before the switch existed hold attention = "graph" (the shared default) and load as such.
+// `attention` defaults to MultiScaleConfig's own choice (band), the one place it is set; the Transformer
+// declares the same key with its own default. Both paths share every parameter: a checkpoint of either loads
+// into the other (topo-eval --attention), and checkpoints saved when the key's default was "graph" hold that
+// value and load as such.
 #include "models/multiscale_transformer/multiscale_transformer.hpp"
 #include "models/registry.hpp"
 
@@ -18,7 +17,7 @@ ModelRegistration multiscale_transformer_registration() {
   m.options = {
       {"scales", "1,3,N/16,N/8,N/4", "Multi-Scale: odd window widths, constants or N/k fractions of the length", {}},
       {"alpha", 0.5, "Multi-Scale: head distribution over scales per layer (0: uniform; > 0: small scales low)", {}},
-      {"attention", "graph",
+      {"attention", MultiScaleConfig{}.band ? "band" : "graph",
        "Multi-Scale attention: band (each head's window as a band of the fused dense kernel) | graph (window "
        "graphs, sparse kernels)",
        {"band", "graph"}},
@@ -47,7 +46,6 @@ ModelRegistration multiscale_transformer_registration() {
                                {"dev_size", 1000}, {"test_size", 2000}, {"layers", 2},  {"hidden", 100},
                                {"heads", 10},    {"scales", "3,N/16,N/8,N/4,N/2"}, {"alpha", 0.0}, {"epochs", 10},
                                {"batch", 32},    {"lr", 1e-3},       {"warmup", 300}};
-  for (auto& [task, recipe] : m.recipes) recipe["attention"] = "band";  // see the top of the file
   return m;
 }
 

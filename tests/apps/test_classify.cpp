@@ -12,7 +12,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "apps/tasks/classify.hpp"
+#include "apps/tasks/classify/classify.hpp"
 #include "apps/train/evaluate.hpp"
 #include "apps/train/io.hpp"
 #include "apps/train/model_factory.hpp"
@@ -43,11 +43,11 @@ void write_lines(const fs::path& path, const std::vector<std::string>& lines) {
 
 TrainConfig small_classify(const std::string& train, const fs::path& out) {
   TrainConfig c;
-  c.task = "classify";
-  c.model = "star";
-  c.format = "mtl";
-  c.train = train;
-  c.max_len = 64;
+  c.set("task", "classify");
+  c.set("model", "star");
+  c.set("format", "mtl");
+  c.set("train", train);
+  c.set("max_len", 64);
   c.layers = 1;
   c.hidden = 32;
   c.heads = 4;
@@ -120,11 +120,11 @@ TEST_CASE("classify: a malformed line stops the run naming file:line; skip_bad s
   lines[17] = "1 no tab on this line";
   write_lines(dir / "data.tsv", lines);
   TrainConfig c = small_classify((dir / "data.tsv").string(), dir / "run");
-  c.dev_split = 20;
+  c.set("dev_split", 20);
   c.epochs = 1;
   const std::string message = testing::error_of([&] { Trainer(c).run(); });
   CHECK(message.find("data.tsv:18") != std::string::npos);
-  c.skip_bad = true;
+  c.set("skip_bad", true);
   const TrainResult r = Trainer(c).run();
   REQUIRE(r.completed);
   CHECK(r.result.at("data").at("train").at("skipped_bad").get<std::int64_t>() == 1);
@@ -142,10 +142,10 @@ TEST_CASE("classify: interrupted and resumed runs give the same losses and dev a
   }
   write_lines(dir / "data.tsv", lines);
   TrainConfig c = small_classify((dir / "data.tsv").string(), dir / "full");
-  c.format = "tsv";
-  c.model = "transformer";
+  c.set("format", "tsv");
+  c.set("model", "transformer");
   set_config_field(c, "attention", "dense");
-  c.dev_split = 50;
+  c.set("dev_split", 50);
   c.epochs = 3;
   const TrainResult full = Trainer(c).run();
   REQUIRE(full.completed);
@@ -180,25 +180,24 @@ TEST_CASE("classify: interrupted and resumed runs give the same losses and dev a
 
 TEST_CASE("classify config: missing or inconsistent fields are rejected naming the field") {
   TrainConfig c;
-  c.task = "classify";
-  c.model = "star";
-  c.format = "sst";
+  c.set("task", "classify");
+  c.set("model", "star");
+  c.set("format", "sst");
   CHECK(testing::error_of([&] { c.validate(); }).find("'train'") != std::string::npos);
-  c.train = "x";
+  c.set("train", "x");
   CHECK(testing::error_of([&] { c.validate(); }).find("'dev'") != std::string::npos);
-  c.dev = "y";
+  c.set("dev", "y");
   c.validate();
-  c.format = "csv";
+  c.set("format", "csv");
   CHECK(testing::error_of([&] { c.validate(); }).find("'format'") != std::string::npos);
-  c.format = "mtl";
-  c.subtrees = true;
+  c.set("format", "mtl");
+  c.set("subtrees", true);
   CHECK(testing::error_of([&] { c.validate(); }).find("'subtrees'") != std::string::npos);
-  c.subtrees = false;
-  set_config_field(c, "attention", "dense");
-  CHECK(testing::error_of([&] { c.validate(); }).find("'attention'") != std::string::npos);
-  set_config_field(c, "attention", "graph");
-  c.train = "/nonexistent/file.txt";
-  c.dev.clear();
+  c.set("subtrees", false);
+  CHECK(testing::error_of([&] { set_config_field(c, "attention", "dense"); })
+            .find("'attention' applies only to --model transformer, multiscale") != std::string::npos);
+  c.set("train", "/nonexistent/file.txt");
+  c.set("dev", "");
   CHECK(testing::error_of([&] { make_task(c); }).find("/nonexistent/file.txt") != std::string::npos);
 }
 
@@ -210,15 +209,14 @@ TEST_CASE("classify: --vectors replace the initial embedding rows they cover and
   // 4-dimensional vectors for two of the four words, one absent from the data; a malformed line is skipped.
   write_lines(dir / "vectors.txt", {"good 0.5 -1 2 0.25", "zebra 1 1 1 1", "bad -0.5 1 -2 -0.25", "fine 1 2"});
   TrainConfig c = small_classify((dir / "data.tsv").string(), dir / "run");
-  c.format = "tsv";
-  c.dev_split = 20;
+  c.set("format", "tsv");
+  c.set("dev_split", 20);
   c.epochs = 2;
   c.hidden = 4;
   c.heads = 2;
   TrainConfig plain = c;
-  c.vectors = (dir / "vectors.txt").string();
-  c.freeze_vectors = true;
-
+  c.set("vectors", (dir / "vectors.txt").string());
+  c.set("freeze_vectors", true);
   // The same seed with and without vectors: every parameter is the same except the covered rows.
   const auto task = make_task(c);
   const auto& vocab = dynamic_cast<const TextClassification&>(*task).vocabulary();
@@ -278,13 +276,13 @@ TEST_CASE("classify: vectors narrower than --hidden go through a projection; res
   write_lines(dir / "test.tsv", test);
   const std::string vectors = testing::write_temp_file("vectors_narrow.txt", "good 0.5 -1 2\nbad -0.5 1 -2\n");
   TrainConfig c = small_classify((dir / "data.tsv").string(), dir / "run");
-  c.format = "tsv";
-  c.dev_split = 20;
-  c.test = (dir / "test.tsv").string();
+  c.set("format", "tsv");
+  c.set("dev_split", 20);
+  c.set("test", (dir / "test.tsv").string());
   c.epochs = 3;
   c.hidden = 8;
   c.heads = 2;
-  c.vectors = vectors;
+  c.set("vectors", vectors);
   const TrainResult r = Trainer(c).run();
   REQUIRE(r.completed);
   REQUIRE(r.has_test);
@@ -301,11 +299,11 @@ TEST_CASE("classify: vectors narrower than --hidden go through a projection; res
   // topo-eval rebuilds the model from the checkpoint alone (no vectors file) and gives the same number.
   EvalOptions e;
   e.checkpoint = c.out;
-  e.test = c.test;
+  e.test = c.option<std::string>("test");
   CHECK(evaluate_checkpoint(e).at("acc").get<double>() == res.at("test_accuracy").get<double>());
 
   // Without a test file there is no test_accuracy; dev_accuracy is still the selected checkpoint's.
-  c.test.clear();
+  c.set("test", "");
   c.out = (dir / "run_no_test").string();
   const TrainResult d = Trainer(c).run();
   CHECK_FALSE(d.result.contains("test_accuracy"));
@@ -320,9 +318,9 @@ TEST_CASE("classify: a label seen only in the test file is an error naming file:
   write_lines(dir / "train.tsv", train);
   write_lines(dir / "test.tsv", {"pos\tgood", "neg\tbad", "neutral\tso so"});
   TrainConfig c = small_classify((dir / "train.tsv").string(), dir / "run");
-  c.format = "tsv";
-  c.dev_split = 10;
-  c.test = (dir / "test.tsv").string();
+  c.set("format", "tsv");
+  c.set("dev_split", 10);
+  c.set("test", (dir / "test.tsv").string());
   const std::string message = testing::error_of([&] { make_task(c); });
   CHECK(message.find("test.tsv:3") != std::string::npos);
   CHECK(message.find("'neutral'") != std::string::npos);
@@ -338,7 +336,7 @@ TEST_CASE("topo-eval: a checkpoint with missing or malformed metadata is an erro
   for (int i = 0; i < 40; ++i) lines.push_back(i % 2 ? "1\tgood fine day" : "0\tbad awful day");
   write_lines(dir / "data.txt", lines);
   TrainConfig c = small_classify((dir / "data.txt").string(), dir / "run");
-  c.dev_split = 10;
+  c.set("dev_split", 10);
   c.epochs = 1;
   c.hidden = 8;
   c.heads = 2;

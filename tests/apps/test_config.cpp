@@ -2,6 +2,7 @@
 // naming its field and value.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <fstream>
@@ -40,16 +41,24 @@ std::optional<TrainConfig> parse(std::vector<std::string> args) {
 TEST_CASE("config: defaults are the paper's masked-summation setting and valid") {
   TrainConfig c;
   CHECK_NOTHROW(c.validate());
-  CHECK(c.n == 200);
-  CHECK(c.k == 10);
-  CHECK(c.d == 10);
-  CHECK(c.train_size == 10000);
+  CHECK(c.option<std::int64_t>("n") == 200);
+  CHECK(c.option<std::int64_t>("k") == 10);
+  CHECK(c.option<std::int64_t>("d") == 10);
+  CHECK(c.option<std::int64_t>("train_size") == 10000);
   // to_json lists every field, and applying it back reproduces the config.
   TrainConfig other;
-  other.n = 1;
+  other.set("n", 1);
   apply_config_json(other, c.to_json());
   CHECK(other.to_json() == c.to_json());
-  CHECK(c.to_json().size() == config_fields().size());
+  // Every key is a field or an option of the chosen task or model, and each of those is a flag.
+  const std::vector<ConfigField> fields = config_fields();
+  const nlohmann::json all = c.to_json();
+  for (const auto& [key, value] : all.items())
+    CHECK(std::any_of(fields.begin(), fields.end(), [&](const ConfigField& f) { return f.name == key; }));
+  const auto run_fields = std::count_if(fields.begin(), fields.end(), [](const ConfigField& f) {
+    return f.group == "training run" || f.group == "task and model";
+  });
+  CHECK(c.to_json().size() == c.task_options.size() + c.model_options.size() + static_cast<std::size_t>(run_fields));
 }
 
 TEST_CASE("config: JSON file, then flags; flags override wherever they stand") {
@@ -57,17 +66,17 @@ TEST_CASE("config: JSON file, then flags; flags override wherever they stand") {
       temp_file("a.json", R"({"n": 20, "k": 3, "d": 4, "lr": 0.01, "model": "deepsets", "resume": true, "out": "x"})");
   const auto c = parse({"--k", "5", "--config", path, "--lr", "0.02", "--train-size", "7"});
   REQUIRE(c.has_value());
-  CHECK(c->n == 20);               // from the file
-  CHECK(c->d == 4);
-  CHECK(c->k == 5);                // the flag beats the file although it came first
+  CHECK(c->option<std::int64_t>("n") == 20);               // from the file
+  CHECK(c->option<std::int64_t>("d") == 4);
+  CHECK(c->option<std::int64_t>("k") == 5);                // the flag beats the file although it came first
   CHECK(c->lr == doctest::Approx(0.02));
-  CHECK(c->train_size == 7);       // flag only
+  CHECK(c->option<std::int64_t>("train_size") == 7);       // flag only
   CHECK(c->resume);
   CHECK(c->out == "x");
   CHECK(c->epochs == TrainConfig{}.epochs);  // untouched default
   const auto flags_only = parse({"--n", "30", "--k", "2", "--profile", "--variant", "no-ring", "--model", "star"});
   REQUIRE(flags_only.has_value());
-  CHECK(flags_only->n == 30);
+  CHECK(flags_only->option<std::int64_t>("n") == 30);
   CHECK(flags_only->profile);
   CHECK(flags_only->model_options.at("variant") == "no-ring");
   CHECK(!parse({"--help"}).has_value());
@@ -104,7 +113,7 @@ TEST_CASE("config: every validation error names its field and value") {
     const char* shown;
   };
   const std::vector<Bad> cases = {
-      {"task", "sst", "'sst'"},          {"model", "lstm", "'lstm'"},      {"variant", "half", "'half'"},
+      {"task", "sst", "'sst'"},          {"model", "lstm", "'lstm'"},      {"pooling", "half", "'half'"},
       {"n", 0, "0"},                     {"n_min", -1, "-1"},              {"d", 1, "1"},
       {"k", 0, "0"},                     {"k", 201, "201"},                {"train_size", -5, "-5"},
       {"dev_size", 0, "0"},              {"test_size", -1, "-1"},          {"max_len", -2, "-2"},
@@ -115,45 +124,50 @@ TEST_CASE("config: every validation error names its field and value") {
       {"weight_decay", -0.1, "-0.1"},    {"seed", -3, "-3"},               {"threads", -1, "-1"},
       {"device", "tpu", "'tpu'"},        {"eval_every", -1, "-1"},         {"log_every", 0, "0"},
       {"progress", "fancy", "'fancy'"},  {"out", "", "''"},                {"stop_after", -1, "-1"},
-      {"residual", true, "true"},        {"precision", "fp16", "'fp16'"},
+      {"precision", "fp16", "'fp16'"},
   };
   for (const Bad& bad : cases) {
     TrainConfig c;
-    set_config_field(c, bad.field, bad.value);
-    const std::string message = error_of([&] { c.validate(); });
+    // A choice or a name is checked where it is set; a range where the config is validated.
+    const std::string message = error_of([&] {
+      set_config_field(c, bad.field, bad.value);
+      c.validate();
+    });
     INFO(bad.field << " = " << bad.value.dump() << ": " << message);
     CHECK(message.find(std::string("'") + bad.field + "'") != std::string::npos);
     CHECK(message.find(bad.shown) != std::string::npos);
   }
   // Checks that involve two fields.
   TrainConfig c;
-  c.model = "star";
+  c.set("model", "star");
   c.heads = 7;
   CHECK(error_of([&] { c.validate(); }).find("'heads' = 7") != std::string::npos);
   c = TrainConfig{};
-  set_config_field(c, "variant", "no-radical");  // deepsets has no ablations
-  CHECK(error_of([&] { c.validate(); }).find("'variant'") != std::string::npos);
+  // Another model's option: named with the models that have it.
+  CHECK(error_of([&] { set_config_field(c, "variant", "no-radical"); }).find("'variant' applies only to --model star, big") !=
+        std::string::npos);
+  CHECK(error_of([&] { set_config_field(c, "tag_scheme", "bioes"); }).find("'tag_scheme' applies only to --task tag") !=
+        std::string::npos);
   c = TrainConfig{};
-  c.n_min = 5;  // k = 10 > the shortest length 5
+  c.set("n_min", 5);  // k = 10 > the shortest length 5
   CHECK(error_of([&] { c.validate(); }).find("'k' = 10") != std::string::npos);
   c = TrainConfig{};
-  c.max_len = 100;  // n = 200 > max_len
+  c.set("max_len", 100);  // n = 200 > max_len
   CHECK(error_of([&] { c.validate(); }).find("'n' = 200") != std::string::npos);
   // The word-vector switches need --vectors; the bad-line policy is skip or reject.
   c = TrainConfig{};
-  c.task = "classify";
-  c.model = "star";
-  c.format = "mtl";
-  c.train = "train.txt";
+  c.set("task", "classify");
+  c.set("model", "star");
+  c.set("format", "mtl");
+  c.set("train", "train.txt");
   c.heads = 4;
-  c.vectors_lowercase = true;
+  c.set("vectors_lowercase", true);
   CHECK(error_of([&] { c.validate(); }).find("'vectors_lowercase'") != std::string::npos);
-  c.vectors = "glove.txt.gz";
+  c.set("vectors", "glove.txt.gz");
   CHECK(error_of([&] { c.validate(); }).empty());
-  c.vectors_bad_lines = "abort";
-  CHECK(error_of([&] { c.validate(); }).find("'vectors_bad_lines' = 'abort'") != std::string::npos);
-  // The command line validates too.
-  CHECK(error_of([&] { parse({"--n", "10", "--k", "11"}); }).find("'k' = 11") != std::string::npos);
+  CHECK(error_of([&] { c.set("vectors_bad_lines", "abort"); }).find("'vectors_bad_lines' = 'abort'") != std::string::npos);
+  // The command line's config validates the same way (Trainer::run validates it once).
+  CHECK(error_of([&] { parse({"--n", "10", "--k", "11"})->validate(); }).find("'k' = 11") != std::string::npos);
 }
 
 TEST_CASE("config: the model's recipe for the task is the default; the file beats it, flags beat both") {
@@ -171,10 +185,10 @@ TEST_CASE("config: the model's recipe for the task is the default; the file beat
   const auto tag_on = parse({"--task", "tag", "--model", "star", "--train", "x", "--dev", "y"});
   const auto tag_off = parse({"--task", "tag", "--model", "star", "--train", "x", "--dev", "y", "--case-feature=false"});
   REQUIRE((tag_on.has_value() && tag_off.has_value()));
-  CHECK(tag_on->case_feature);
-  CHECK_FALSE(tag_off->case_feature);
+  CHECK(tag_on->option<bool>("case_feature"));
+  CHECK_FALSE(tag_off->option<bool>("case_feature"));
   CHECK(tag_off->sources.at("case_feature") == "flag");
-  CHECK(parse({"--task", "tag", "--model", "star", "--train", "x", "--dev", "y", "--crf"})->crf);
+  CHECK(parse({"--task", "tag", "--model", "star", "--train", "x", "--dev", "y", "--crf"})->option<bool>("crf"));
 
   // The file's model chooses the recipe (the Transformer's runs dense); the file beats the recipe, a flag both.
   const std::string path = temp_file("recipe.json", R"({"task": "classify", "model": "transformer", "format": "mtl",
@@ -191,7 +205,7 @@ TEST_CASE("config: the model's recipe for the task is the default; the file beat
   // A flag naming another model takes that model's recipe instead of the file model's.
   const auto switched = parse({"--config", path, "--model", "star"});
   REQUIRE(switched.has_value());
-  CHECK(switched->model_options.at("attention") == "graph");
+  CHECK_FALSE(switched->model_options.contains("attention"));  // Star has no attention switch
   CHECK(switched->patience == star_classify.at("patience").get<std::int64_t>());
   CHECK(switched->batch == 8);
 
@@ -210,27 +224,52 @@ TEST_CASE("config: every registered recipe is made of known fields and validates
     for (const auto& [task, recipe] : m.recipes) {
       INFO(m.name << " / " << task << ": " << recipe.dump());
       TrainConfig c;
-      c.task = task;
-      c.model = m.name;
-      c.format = task == "tag" ? "conll" : "mtl";
-      c.train = "x.train";
-      if (task == "tag") c.dev = "x.dev";  // tagging selects on a dev file, never a split
+      c.set("task", task);
+      c.set("model", m.name);
+      if (task == "classify" || task == "tag") {
+        c.set("format", task == "tag" ? "conll" : "mtl");
+        c.set("train", "x.train");
+      }
+      if (task == "tag") c.set("dev", "x.dev");  // tagging selects on a dev file, never a split
       CHECK_NOTHROW(apply_config_json(c, recipe));
       CHECK_NOTHROW(c.validate());
     }
 }
 
-TEST_CASE("config: model options are fields like the others: JSON, flags, to_json, errors naming them") {
-  TrainConfig c;
-  CHECK(c.model_options == TrainConfig::default_model_options());
+TEST_CASE("config: options belong to their task or model: their own defaults, errors naming their owners") {
+  TrainConfig c;  // masked-sum with deepsets
+  CHECK(c.model_options == nlohmann::json({{"pooling", "sum"}}));
+  CHECK(c.task_options.at("n") == 200);
+  CHECK(error_of([&] { set_config_field(c, "variant", "no-ring"); }).find("applies only to --model star, big") !=
+        std::string::npos);
+  CHECK(error_of([&] { set_config_field(c, "nonsense", 1); }).find("unknown config field 'nonsense'") != std::string::npos);
+  c.set("model", "star");
   CHECK(c.to_json().at("variant") == "full");
+  CHECK_FALSE(c.to_json().contains("pooling"));  // the previous model's options went with it
   set_config_field_from_string(c, "residual", "true");
   CHECK(c.model_options.at("residual") == true);
   CHECK(error_of([&] { set_config_field(c, "variant", 2); }).find("'variant'") != std::string::npos);
+  CHECK(error_of([&] { set_config_field(c, "variant", "half"); }).find("'variant' = 'half'") != std::string::npos);
   CHECK(error_of([&] { set_config_field_from_string(c, "residual", "maybe"); }).find("'residual'") != std::string::npos);
-  c.model = "star";
   CHECK_NOTHROW(c.validate());
   CHECK(c.options_of_model() == nlohmann::json({{"variant", "full"}, {"residual", true}}));
-  c.model = "transformer";  // residual is Star's
-  CHECK(error_of([&] { c.validate(); }).find("applies only to --model star") != std::string::npos);
+  // One name, two owners, two defaults: the Transformer's attention is the graph path, Multi-Scale's the band.
+  c.set("model", "transformer");
+  CHECK(c.model_options == nlohmann::json({{"attention", "graph"}}));
+  c.set("model", "multiscale");
+  CHECK(c.model_options.at("attention") == "band");
+  CHECK(error_of([&] { set_config_field(c, "attention", "padded"); }).find("expected one of band, graph") !=
+        std::string::npos);
+  // Tasks likewise: max_len is a truncation for classify (256) and a position count for masked-sum (0).
+  CHECK(c.task_options.at("max_len") == 0);
+  c.set("task", "classify");
+  CHECK(c.task_options.at("max_len") == 256);
+  // A checkpoint's config from before options were scoped holds every owner's options: skipped when asked.
+  nlohmann::json old = c.to_json();
+  old["variant"] = "full";
+  old["n"] = 200;
+  TrainConfig loaded;
+  CHECK_THROWS(apply_config_json(loaded, old));
+  CHECK_NOTHROW(apply_config_json(loaded, old, "checkpoint", /*skip_foreign=*/true));
+  CHECK(loaded.to_json() == c.to_json());
 }

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <set>
 
-#include "apps/tasks/masked_sum.hpp"
+#include "apps/tasks/masked_sum/masked_sum.hpp"
 #include "kernels/error.hpp"
 
 using namespace topo;

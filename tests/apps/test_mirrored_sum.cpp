@@ -2,7 +2,7 @@
 // per (seed, split, index), the constant guess being the target's mean, and errors naming bad fields.
 #include <doctest/doctest.h>
 
-#include "apps/tasks/mirrored_sum.hpp"
+#include "apps/tasks/mirrored_sum/mirrored_sum.hpp"
 #include "kernels/error.hpp"
 
 using namespace topo;

@@ -1,13 +1,18 @@
 // topo-train --task node-classify: the karate-club file as published (Zachary 1977), GCN and GAT learn the
-// two factions from one labelled node each, the reader's errors name file:line, and the CLI writes result.json.
+// two factions from one labelled node each through the common trainer, the reader's and the splits' errors name
+// file:line, node and option.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
-#include "apps/tasks/node_classify.hpp"
+#include "apps/tasks/node_classify/node_classify.hpp"
+#include "apps/train/config.hpp"
+#include "apps/train/trainer.hpp"
+#include "models/registry.hpp"
 #include "tests/support/testing.hpp"
 
 using namespace topo;
@@ -34,25 +39,59 @@ TEST_CASE("the karate-club file: 34 members, 78 ties, two factions of 17") {
   CHECK(g.num_edges(0) == 2 * 78 + 34);  // both directions and a self loop per node
 }
 
-TEST_CASE("node-classify: GCN and GAT learn the factions from one labelled node each") {
+namespace {
+
+TrainConfig node_config(const std::string& model, const std::filesystem::path& out) {
+  TrainConfig c;
+  c.set("task", "node-classify").set("model", model);
+  apply_config_json(c, models::model_recipe(model, "node-classify"), "recipe");
+  c.progress = "none";
+  c.out = out.string();
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("node-classify: GCN and GAT learn the factions from one labelled node each, through the trainer") {
   for (const std::string model : {"gcn", "gat"}) {
     CAPTURE(model);
-    NodeClassifyConfig c;
-    c.model = model;
-    c.seeds = 3;
-    const nlohmann::json r = run_node_classify(c);
-    // 32 scored nodes, 16 per faction: a constant guess scores 0.5.
-    CHECK(r.at("mean_accuracy").get<double>() >= 0.8);
-    for (const double loss : r.at("final_train_loss").get<std::vector<double>>()) CHECK(loss < 0.3);
-    const auto acc = r.at("accuracy").get<std::vector<double>>();
-    const auto wrong = r.at("misclassified").get<std::vector<std::vector<std::int64_t>>>();
-    REQUIRE(wrong.size() == acc.size());
-    for (std::size_t s = 0; s < acc.size(); ++s) CHECK(acc[s] == doctest::Approx(1.0 - wrong[s].size() / 32.0));
-    // Untrained (one step), the same models are far from it: the accuracy comes from training.
+    double mean = 0;
+    for (std::int64_t seed = 1; seed <= 3; ++seed) {
+      const auto dir = topo::testing::fresh_temp_dir("node_" + model + std::to_string(seed));
+      TrainConfig c = node_config(model, dir);
+      c.seed = seed;
+      const TrainResult r = Trainer(c).run();
+      REQUIRE(r.completed);
+      CHECK_FALSE(r.has_test);  // karate: no held-out nodes unless --test-nodes names some
+      CHECK(r.steps == 100);     // one full-graph step per epoch
+      mean += r.best_dev_metric / 3;
+      // 32 dev nodes, 16 per faction: the majority guess scores 0.5.
+      CHECK(r.baseline.at("majority_acc").get<double>() == doctest::Approx(0.5));
+      std::filesystem::remove_all(dir);
+    }
+    CHECK(mean >= 0.8);
+    // Untrained (one step at a tiny rate), the same model is far from it: the accuracy comes from training.
+    const auto dir = topo::testing::fresh_temp_dir("node_untrained_" + model);
+    TrainConfig c = node_config(model, dir);
     c.epochs = 1;
-    c.lr = 1e-6f;
-    CHECK(run_node_classify(c).at("mean_accuracy").get<double>() < r.at("mean_accuracy").get<double>());
+    c.lr = 1e-6;
+    CHECK(Trainer(c).run().best_dev_metric < mean);
+    std::filesystem::remove_all(dir);
   }
+}
+
+TEST_CASE("node-classify: held-out test nodes are scored once with the best-on-dev parameters") {
+  const auto dir = topo::testing::fresh_temp_dir("node_test_split");
+  TrainConfig c = node_config("gcn", dir);
+  c.set("test_nodes", "1,2,3,30,31,32").set("dev_nodes", "4,5,6,7,8,23,24,25,26,27");
+  const TrainResult r = Trainer(c).run();
+  REQUIRE(r.has_test);
+  CHECK(r.test_metric >= 0.5);
+  std::ifstream in(Trainer::result_path(c.out));
+  const auto result = nlohmann::json::parse(in);
+  CHECK(result.at("task") == "node-classify");
+  CHECK(result.at("test_nodes") == 6);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("node-classify: bad data lines and settings are named") {
@@ -69,29 +108,19 @@ TEST_CASE("node-classify: bad data lines and settings are named") {
   CHECK(bad("nodes 2\nedge 0 1 7\n").find(":2: unexpected '7'") != std::string::npos);
   CHECK(error_of([] { read_node_dataset("/nonexistent/karate.txt"); }).find("/nonexistent/karate.txt") !=
         std::string::npos);
-  NodeClassifyConfig c;
-  c.model = "gin";
-  CHECK(error_of([&] { run_node_classify(c); }).find("unknown model 'gin' (models: gcn, gat)") != std::string::npos);
-  c.model = "gcn";
-  c.labelled = {0, 34};
-  CHECK(error_of([&] { run_node_classify(c); }).find("labelled node 34") != std::string::npos);
-}
-
-TEST_CASE("topo-train --task node-classify writes result.json with the per-seed accuracies") {
-  const auto dir = topo::testing::fresh_temp_dir("node_classify_cli");
-  const std::string out_dir = (dir / "run").string();
-  std::vector<std::string> args = {"topo-train", "--task", "node-classify", "--model", "gat", "--seeds", "2",
-                                   "--out", out_dir};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  CHECK(wants_node_classify(static_cast<int>(argv.size()), argv.data()));
-  std::ostringstream log;
-  CHECK(node_classify_main(static_cast<int>(argv.size()), argv.data(), log) == 0);
-  CHECK(log.str().find("over 2 seeds") != std::string::npos);
-  std::ifstream in(out_dir + "/result.json");
-  REQUIRE(in.good());
-  const auto r = nlohmann::json::parse(in);
-  CHECK(r.at("model") == "gat");
-  CHECK(r.at("accuracy").size() == 2);
-  CHECK(r.at("heads") == 4);
+  const auto dir = topo::testing::fresh_temp_dir("node_bad");
+  TrainConfig c = node_config("gcn", dir);
+  CHECK(error_of([&] { c.set("model", "star").validate(); }).find("node-classify needs a model that reads a graph: gcn, gat") !=
+        std::string::npos);
+  c = node_config("gcn", dir);
+  c.set("labelled", "0,34");
+  CHECK(error_of([&] { Trainer(c).run(); }).find("--labelled names node 34, outside [0, 34)") != std::string::npos);
+  c.set("labelled", "0,x");
+  CHECK(error_of([&] { c.validate(); }).find("'labelled' = '0,x': 'x' is not a node id") != std::string::npos);
+  c.set("labelled", "0,33").set("test_nodes", "33");
+  CHECK(error_of([&] { Trainer(c).run(); }).find("node 33 is in --labelled and in --test-nodes") != std::string::npos);
+  c = node_config("gcn", dir);
+  c.set("data", "/nonexistent/graph.txt");
+  CHECK(error_of([&] { Trainer(c).run(); }).find("/nonexistent/graph.txt") != std::string::npos);
+  std::filesystem::remove_all(dir);
 }

@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "apps/tasks/tag.hpp"
+#include "apps/tasks/tag/tag.hpp"
 #include "apps/train/cli.hpp"
 #include "apps/train/evaluate.hpp"
 #include "apps/train/model_factory.hpp"
@@ -66,8 +66,8 @@ TEST_CASE("tag: Star's recipe learns NER on a CoNLL-2003 slice; topo-eval gives 
   const TrainConfig c = parse({"--task", "tag", "--model", "star", "--train", train, "--dev", dev, "--test", dev,
                                "--hidden", "64", "--head-hidden", "64", "--epochs", "6", "--batch", "16", "--lr",
                                "2e-3", "--threads", "1", "--progress", "none", "--out", out});
-  CHECK(c.case_feature);
-  CHECK(c.lowercase);
+  CHECK(c.option<bool>("case_feature"));
+  CHECK(c.option<bool>("lowercase"));
   const TrainResult r = Trainer(c).run();
   REQUIRE(r.completed);
   CHECK(r.metric == "f1");
@@ -133,13 +133,13 @@ TEST_CASE("tag: long sentences are cut into pieces and joined; capitalisation id
   CHECK(task.scheme() == text::TagScheme::IOB2);
   // Gold vs itself through the scorer: the pieces are joined back into whole sentences.
   TrainConfig c;
-  c.task = "tag";
-  c.model = "star";
+  c.set("task", "tag");
+  c.set("model", "star");
   c.hidden = 8;
   c.heads = 2;
   c.layers = 1;
   c.head_hidden = 0;
-  c.max_len = 3;
+  c.set("max_len", 3);
   auto model = make_task_model(c, task);
   const auto p = task.predict(*model, Split::Dev, Device::cpu());
   REQUIRE(p.tags.size() == 2);
@@ -165,30 +165,29 @@ TEST_CASE("tag: long sentences are cut into pieces and joined; capitalisation id
   const nn::Var crf_loss = crf_task.batch_loss(*crf_model, crf_model->forward(cb.inputs), cb);
   CHECK(crf_loss.item() > 0.f);
   // BiG takes no capitalisation feature; the error says which flag turns it off.
-  c.model = "big";
+  c.set("model", "big");
   CHECK(testing::error_of([&] { make_task_model(c, task); }).find("--case-feature=false") != std::string::npos);
   fs::remove_all(dir);
 }
 
 TEST_CASE("tag config: missing or inconsistent fields are rejected naming the field") {
   TrainConfig c;
-  c.task = "tag";
-  c.model = "star";
+  c.set("task", "tag");
+  c.set("model", "star");
   CHECK(testing::error_of([&] { c.validate(); }).find("'train'") != std::string::npos);
-  c.train = "x";
+  c.set("train", "x");
   CHECK(testing::error_of([&] { c.validate(); }).find("'dev'") != std::string::npos);
-  c.dev = "y";
-  c.format = "sst";
+  c.set("dev", "y");
+  c.set("format", "sst");
   CHECK(testing::error_of([&] { c.validate(); }).find("'format'") != std::string::npos);
-  c.format = "conll";
-  c.tag_scheme = "iob3";
-  CHECK(testing::error_of([&] { c.validate(); }).find("'tag_scheme'") != std::string::npos);
-  c.tag_scheme = "bioes";
-  c.xpos = true;
+  c.set("format", "conll");
+  CHECK(testing::error_of([&] { c.set("tag_scheme", "iob3"); }).find("'tag_scheme' = 'iob3'") != std::string::npos);
+  c.set("tag_scheme", "bioes");
+  c.set("xpos", true);
   CHECK(testing::error_of([&] { c.validate(); }).find("'xpos'") != std::string::npos);
-  c.xpos = false;
+  c.set("xpos", false);
   c.validate();
-  c.model = "deepsets";
+  c.set("model", "deepsets");
   CHECK(testing::error_of([&] { c.validate(); }).find("token ids") != std::string::npos);
 }
 

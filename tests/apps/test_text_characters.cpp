@@ -4,7 +4,7 @@
 
 #include <fstream>
 
-#include "apps/tasks/classify.hpp"
+#include "apps/tasks/classify/classify.hpp"
 #include "apps/train/config.hpp"
 #include "apps/train/evaluate.hpp"
 #include "apps/train/model_factory.hpp"
@@ -47,21 +47,21 @@ TEST_CASE("character reading: TSV and stsa lines as characters; invalid UTF-8 is
 TEST_CASE("classify: tokenize char builds a character vocabulary and keeps it for evaluation") {
   const std::string train = testing::write_temp_file("zh_train.tsv", "label\ttext_a\n1\t房间很好\n0\t房间很差\n1\t好\n");
   apps::TrainConfig c;
-  c.task = "classify";
-  c.model = "star";
-  c.format = "tsv";
-  c.train = train;
-  c.dev = train;
+  c.set("task", "classify");
+  c.set("model", "star");
+  c.set("format", "tsv");
+  c.set("train", train);
+  c.set("dev", train);
   apps::set_config_field(c, "text_field", "text_a");
   apps::set_config_field(c, "tokenize", "char");
-  const apps::TextClassification task(apps::classify_options(c));
+  const std::unique_ptr<apps::Task> made = apps::make_task(c);
+  const auto& task = dynamic_cast<const apps::TextClassification&>(*made);
   CHECK(task.vocabulary().contains("房"));
   CHECK_FALSE(task.vocabulary().contains("房间"));
   CHECK(task.vocabulary().size() == 2 + 5);  // <pad>, <unk>, 房 间 很 好 差
   CHECK(task.metadata().at("read").at("tokenize") == "char");
 
-  apps::set_config_field(c, "tokenize", "bytes");
-  CHECK_THROWS_WITH_AS(c.validate(), doctest::Contains("tokenize"), Error);
+  CHECK_THROWS_WITH_AS(apps::set_config_field(c, "tokenize", "bytes"), doctest::Contains("'tokenize' = 'bytes'"), Error);
 }
 
 TEST_CASE("classify: BiG on 1,000 ChnSentiCorp reviews (characters, jieba words) beats the majority class; "
@@ -78,14 +78,14 @@ TEST_CASE("classify: BiG on 1,000 ChnSentiCorp reviews (characters, jieba words)
     return (dir / name).string();
   };
   apps::TrainConfig c;
-  c.task = "classify";
-  c.model = "big";
-  c.format = "tsv";
-  c.train = head(train_all, "train.tsv", 1001);  // header + 1,000 reviews
-  c.dev = head(dev_all, "dev.tsv", 301);
+  c.set("task", "classify");
+  c.set("model", "big");
+  c.set("format", "tsv");
+  c.set("train", head(train_all, "train.tsv", 1001));  // header + 1,000 reviews
+  c.set("dev", head(dev_all, "dev.tsv", 301));
   apps::set_config_field(c, "text_field", "text_a");
   apps::set_config_field(c, "tokenize", "char");
-  c.max_len = 96;
+  c.set("max_len", 96);
   c.layers = 1;
   c.hidden = 32;
   c.heads = 4;
@@ -105,7 +105,7 @@ TEST_CASE("classify: BiG on 1,000 ChnSentiCorp reviews (characters, jieba words)
 
   apps::EvalOptions e;
   e.checkpoint = c.out;
-  e.test = c.dev;
+  e.test = c.option<std::string>("dev");
   e.format = "tsv";
   CHECK(apps::evaluate_checkpoint(e).at("acc").get<double>() == r.best_dev_metric);
 }

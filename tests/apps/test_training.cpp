@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "apps/tasks/masked_sum.hpp"
+#include "apps/tasks/masked_sum/masked_sum.hpp"
 #include "apps/train/io.hpp"
 #include "kernels/atomic_file.hpp"
 #include "apps/train/model_factory.hpp"
@@ -30,12 +30,12 @@ fs::path fresh_dir(const std::string& name) { return testing::fresh_temp_dir(nam
 
 TrainConfig small_config(const fs::path& out) {
   TrainConfig c;
-  c.n = 20;
-  c.k = 3;
-  c.d = 4;
-  c.train_size = 2000;
-  c.dev_size = 500;
-  c.test_size = 1000;
+  c.set("n", 20);
+  c.set("k", 3);
+  c.set("d", 4);
+  c.set("train_size", 2000);
+  c.set("dev_size", 500);
+  c.set("test_size", 1000);
   c.epochs = 5;
   c.hidden = 32;
   c.head_hidden = 32;
@@ -109,9 +109,12 @@ TEST_CASE("training: DeepSets learns masked summation (n = 20, k = 3) far below 
   // The test evaluation used the best-on-dev parameters (best.ckpt): a fresh model loaded from them agrees.
   const auto reloaded = make_task_model(c, *make_task(c));
   nn::load_checkpoint(Trainer::best_path(c.out), *reloaded, nullptr, nullptr);
-  const MaskedSumTask task({c.n, 0, c.k, c.d, static_cast<std::uint64_t>(c.seed)});
-  CHECK(evaluate_mse(*reloaded, task, Split::Test, c.test_size, 256, Device::cpu()) == r.test_metric);
-  CHECK(evaluate_mse(*reloaded, task, Split::Dev, c.dev_size, 256, Device::cpu()) == r.best_dev_metric);
+  const MaskedSumTask task({c.option<std::int64_t>("n"), 0, c.option<std::int64_t>("k"), c.option<std::int64_t>("d"),
+                            static_cast<std::uint64_t>(c.seed)});
+  CHECK(evaluate_mse(*reloaded, task, Split::Test, c.option<std::int64_t>("test_size"), 256, Device::cpu()) ==
+        r.test_metric);
+  CHECK(evaluate_mse(*reloaded, task, Split::Dev, c.option<std::int64_t>("dev_size"), 256, Device::cpu()) ==
+        r.best_dev_metric);
   fs::remove_all(dir);
 }
 
@@ -120,11 +123,11 @@ TEST_CASE("training: Star-Transformer learns masked summation (n = 20, k = 3) fa
   // a few hundred steps, then drops (to ~0.015-0.04 x baseline over seeds 1-3 at these settings): 2500 steps.
   const fs::path dir = fresh_dir("star_learn");
   TrainConfig c = small_config(dir);
-  c.model = "star";
-  c.d = 10;
-  c.train_size = 1000;
-  c.dev_size = 200;
-  c.test_size = 500;
+  c.set("model", "star");
+  c.set("d", 10);
+  c.set("train_size", 1000);
+  c.set("dev_size", 200);
+  c.set("test_size", 500);
   c.batch = 16;
   c.epochs = 40;
   c.layers = 1;
@@ -150,7 +153,8 @@ TEST_CASE("training: --precision bf16 learns masked summation as fp32 does (Deep
       TrainConfig c = small_config(dir);
       c.precision = p == 0 ? "fp32" : "bf16";
       if (model == "star") {  // the Star test's toy probe above (2500 steps: it leaves its plateau after ~1000)
-        c.model = "star", c.d = 10, c.train_size = 1000, c.dev_size = 200, c.test_size = 500, c.batch = 16;
+        c.set("model", "star").set("d", 10).set("train_size", 1000).set("dev_size", 200).set("test_size", 500);
+        c.batch = 16;
         c.epochs = 40, c.layers = 1, c.heads = 4, c.seed = 2;
       }
       const TrainResult r = Trainer(c).run();
@@ -178,7 +182,7 @@ TEST_CASE("training: min_steps raises the epochs of a small training set and ear
   // epoch 2 without min_steps.
   const fs::path dir = fresh_dir("min_steps");
   TrainConfig c = small_config(dir);
-  c.train_size = 200;
+  c.set("train_size", 200);
   c.epochs = 10;
   c.patience = 1;
   c.lr = 1e-30;
@@ -211,9 +215,9 @@ TEST_CASE("training: resume from the epoch checkpoint continues the identical lo
   // generator, the Adam moments, the step the schedule reads and the shuffle of the next epoch.
   auto config = [](const fs::path& dir) {
     TrainConfig c = small_config(dir);
-    c.train_size = 320;
-    c.dev_size = 64;
-    c.test_size = 64;
+    c.set("train_size", 320);
+    c.set("dev_size", 64);
+    c.set("test_size", 64);
     c.epochs = 3;
     c.hidden = 16;
     c.head_hidden = 16;
@@ -363,11 +367,11 @@ TEST_CASE("topo-train binary: malformed configs exit non-zero naming the field; 
 TEST_CASE("training: Star-Transformer and Transformer plug in through the factory; Star resumes bitwise") {
   auto config = [](const fs::path& dir, const std::string& model) {
     TrainConfig c = small_config(dir);
-    c.model = model;
-    c.n = 12;
-    c.train_size = 96;
-    c.dev_size = 32;
-    c.test_size = 32;
+    c.set("model", model);
+    c.set("n", 12);
+    c.set("train_size", 96);
+    c.set("dev_size", 32);
+    c.set("test_size", 32);
     c.epochs = 2;
     c.hidden = 16;
     c.heads = 2;

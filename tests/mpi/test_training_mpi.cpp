@@ -28,13 +28,13 @@ constexpr double kCurveTolerance = 2e-5;
 
 TrainConfig small_config(const std::string& out) {
   TrainConfig c;
-  c.model = "star";
-  c.n = 20;
-  c.k = 3;
-  c.d = 4;
-  c.train_size = 91;  // batches of 10 and a last one of 1: with 2 ranks, rank 1's last shard is empty
-  c.dev_size = 50;
-  c.test_size = 50;
+  c.set("model", "star");
+  c.set("n", 20);
+  c.set("k", 3);
+  c.set("d", 4);
+  c.set("train_size", 91);  // batches of 10 and a last one of 1: with 2 ranks, rank 1's last shard is empty
+  c.set("dev_size", 50);
+  c.set("test_size", 50);
   c.hidden = 32;
   c.heads = 4;
   c.head_hidden = 32;

@@ -46,8 +46,8 @@ class MaskedSumTask final : public ExampleGenerator {
 // `eval_batch`; the baseline is the constant k/2 guess.
 class MaskedSumRegression final : public GeneratedRegression {
  public:
-  MaskedSumRegression(const MaskedSumSpec& spec, Sizes sizes, std::int64_t eval_batch)
-      : GeneratedRegression(std::make_shared<MaskedSumTask>(spec), sizes, eval_batch, "masked-sum") {}
+  MaskedSumRegression(const MaskedSumSpec& spec, Sizes sizes, std::int64_t eval_batch, std::int64_t max_length = 0)
+      : GeneratedRegression(std::make_shared<MaskedSumTask>(spec), sizes, eval_batch, "masked-sum", max_length) {}
   const MaskedSumTask& data() const { return static_cast<const MaskedSumTask&>(generator()); }
 };
 

@@ -1,4 +1,4 @@
-#include "apps/tasks/masked_sum.hpp"
+#include "apps/tasks/masked_sum/masked_sum.hpp"
 
 #include "apps/tasks/rng.hpp"
 #include "kernels/error.hpp"

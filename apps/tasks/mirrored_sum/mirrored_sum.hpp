@@ -38,8 +38,8 @@ class MirroredSumTask final : public ExampleGenerator {
 
 class MirroredSumRegression final : public GeneratedRegression {
  public:
-  MirroredSumRegression(const MirroredSumSpec& spec, Sizes sizes, std::int64_t eval_batch)
-      : GeneratedRegression(std::make_shared<MirroredSumTask>(spec), sizes, eval_batch, "mirrored-sum") {}
+  MirroredSumRegression(const MirroredSumSpec& spec, Sizes sizes, std::int64_t eval_batch, std::int64_t max_length = 0)
+      : GeneratedRegression(std::make_shared<MirroredSumTask>(spec), sizes, eval_batch, "mirrored-sum", max_length) {}
 };
 
 }  // namespace topo::apps

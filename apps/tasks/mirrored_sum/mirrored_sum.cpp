@@ -1,4 +1,4 @@
-#include "apps/tasks/mirrored_sum.hpp"
+#include "apps/tasks/mirrored_sum/mirrored_sum.hpp"
 
 #include "apps/tasks/rng.hpp"
 #include "kernels/error.hpp"

@@ -25,6 +25,7 @@ struct ClassifyOptions {
   std::int64_t min_freq = 1;
   std::string vectors;             // optional word vectors for the embedding (GloVe / word2vec text, plain or .gz)
   text::WordVectorOptions vector_options;  // lowercase fallback, bad-line policy
+  bool freeze_vectors = false;             // the loaded rows stay fixed in training
   std::int64_t eval_batch = 128;   // evaluation batch (the "ms per test batch of 128")
 };
 

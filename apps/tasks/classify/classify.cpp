@@ -1,4 +1,4 @@
-#include "apps/tasks/classify.hpp"
+#include "apps/tasks/classify/classify.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -85,7 +85,8 @@ TextClassification::TextClassification(const ClassifyOptions& options) : options
     stats_[s] = parts[s]->stats;
   }
   if (!options.vectors.empty()) {
-    load_vectors(options.vectors, options.vector_options, splits_[static_cast<int>(Split::Train)].ids);
+    load_vectors(options.vectors, options.vector_options, splits_[static_cast<int>(Split::Train)].ids,
+                 options.freeze_vectors);
   }
 }
 

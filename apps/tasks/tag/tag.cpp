@@ -1,11 +1,11 @@
-#include "apps/tasks/tag.hpp"
+#include "apps/tasks/tag/tag.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <map>
 
-#include "apps/tasks/classify.hpp"
+#include "apps/tasks/classify/classify.hpp"
 #include "apps/tasks/task_vectors.hpp"
 #include "apps/text/batching.hpp"
 #include "kernels/error.hpp"
@@ -100,7 +100,7 @@ SequenceTagging::SequenceTagging(const TagOptions& options) : options_(options) 
                       ->first;
   for (Split s : {Split::Train, Split::Dev, Split::Test}) encode_(s);
   if (!options.vectors.empty()) {
-    load_vectors(options.vectors, options.vector_options, split_(Split::Train).ids);
+    load_vectors(options.vectors, options.vector_options, split_(Split::Train).ids, options.freeze_vectors);
     vectors_.report["vocabulary_added"] = added_from_vectors;
   }
 }

@@ -38,6 +38,7 @@ struct TagOptions {
   std::int64_t max_length = 256;  // longest piece the model sees (its position table)
   std::string vectors;
   text::WordVectorOptions vector_options;
+  bool freeze_vectors = false;  // the loaded rows stay fixed in training
   std::int64_t eval_batch = 128;
   bool crf = false;  // a linear-chain CRF on the per-token scores (NLL training, Viterbi decoding, scheme constraints)
 };

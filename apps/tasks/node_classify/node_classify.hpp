@@ -1,0 +1,84 @@
+#pragma once
+// `--task node-classify`: transductive semi-supervised node classification on one graph (the engine beyond
+// sequences). Every step is one full-graph batch: the model (a graph encoder such as --model gcn or gat, which
+// reads SequenceBatch::graph) scores every node, and the loss counts the training nodes only. Default data:
+// Zachary's karate club (apps/data/karate_club.txt, 34 nodes, 78 ties, two factions), one labelled node per
+// faction (0, the instructor, and 33, the officer), as in the usual GCN demo. Node features are one-hot ids:
+// the graph's structure is all the model sees.
+//
+// Splits: train = --labelled; test = --test-nodes (none by default: karate has no held-out set, so the dev
+// accuracy is the figure); dev = --dev-nodes, by default every node in neither. Selection is on dev, as for
+// every task.
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/tasks/task.hpp"
+#include "graph/heterograph.hpp"
+
+namespace topo::apps {
+
+// A labelled graph: edges undirected as read; labels [num_nodes] in [0, num_classes).
+struct NodeDataset {
+  std::int64_t num_nodes = 0, num_classes = 0;
+  std::vector<std::pair<std::int64_t, std::int64_t>> edges;
+  std::vector<std::int64_t> labels;
+};
+// Reads 'nodes N', 'label NODE CLASS' (every node once) and 'edge U V' lines ('#' comments, blank lines);
+// a bad line is a topo::Error naming path:line.
+NodeDataset read_node_dataset(const std::string& path);
+// The packaged karate-club file (its path in the source tree).
+std::string default_node_dataset_path();
+// Both directions of every edge plus one self loop per node, single relation ("_N", "_E", "_N").
+HeteroGraph node_classify_graph(const NodeDataset& data);
+// "0,33" -> {0, 33}; empty -> {}. A bad entry is a topo::Error naming `field` and the entry.
+std::vector<std::int64_t> parse_node_list(const std::string& text, const std::string& field);
+
+struct NodeSplits {
+  std::vector<std::int64_t> train, dev, test;  // node ids, disjoint
+};
+
+class NodeClassification final : public Task {
+ public:
+  // dev empty: every node in neither train nor test. Ids outside the graph, or a node in two splits, are
+  // topo::Errors naming the node and the option.
+  NodeClassification(NodeDataset data, std::string path, NodeSplits splits);
+
+  std::int64_t input_dim() const override { return data_.num_nodes; }
+  std::int64_t max_length() const override { return data_.num_nodes; }
+  std::int64_t encoder_output_dim() const override { return data_.num_classes; }
+  // The encoder's last layer is the class layer; the model returns its node scores [N, classes].
+  std::shared_ptr<models::SequenceModel> make_model(std::shared_ptr<models::SequenceEncoder> encoder,
+                                                    const models::HeadOptions& head) const override;
+
+  std::int64_t size(Split split) const override;
+  // One full-graph batch per epoch (GCN's full-batch training), whatever --batch says.
+  std::vector<std::vector<std::int64_t>> epoch_batches(std::int64_t batch, std::uint64_t seed,
+                                                       std::int64_t epoch) const override;
+  // The whole graph; targets int64 [N]: the labels of the split's nodes at `indices` (positions in the
+  // split's node list), -100 (not counted) elsewhere.
+  TaskBatch batch(Split split, const std::vector<std::int64_t>& indices) const override;
+  nn::Var loss(const nn::Var& output, const Tensor& targets) const override;
+
+  std::string metric() const override { return "acc"; }
+  bool higher_is_better() const override { return true; }
+  Evaluation evaluate(models::SequenceModel& model, Split split, Device device) const override;
+  // The most frequent training label predicted for every node of the split.
+  nlohmann::json baseline(Split split) const override;
+  nlohmann::json metadata() const override;
+
+  const NodeDataset& data() const { return data_; }
+  const std::vector<std::int64_t>& nodes(Split split) const;
+
+ private:
+  NodeDataset data_;
+  std::string path_;
+  NodeSplits splits_;
+  std::shared_ptr<const HeteroGraph> graph_;
+  Tensor features_;  // float32 [N, N] one-hot
+};
+
+}  // namespace topo::apps

@@ -1,0 +1,52 @@
+#pragma once
+// Node classifiers over a given graph, as DGL's examples build them from GraphConv and GATConv
+// (nn/graph_layers.hpp): the encoders of `--task node-classify`. They read SequenceBatch::graph (one relation,
+// self loops included by the task) and the node features [num_nodes, input_dim] in SequenceBatch::features,
+// and end in their output layer: Encoding::tokens is [num_nodes, output_dim] (the class scores), as the papers'
+// two-layer networks end in the class layer; Encoding::sentences is undefined (there are no sentences).
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "models/model.hpp"
+#include "nn/graph_layers.hpp"
+
+namespace topo::models {
+
+struct GraphNetConfig {
+  std::int64_t input_dim = 0;
+  std::int64_t hidden = 16;     // GCN: features of a hidden layer; GAT: features per head
+  std::int64_t heads = 1;       // GAT: heads of each hidden layer (the output layer has one)
+  std::int64_t layers = 2;      // graph layers, the output layer included (>= 1)
+  std::int64_t output_dim = 0;  // features out of the last layer (the classes); 0: hidden
+  float dropout = 0.f;          // GCN: between layers; GAT: feature and attention dropout of every layer
+  nn::Generator* generator = nullptr;  // dropout masks (null: nn::default_generator())
+};
+
+// Kipf & Welling (2017): GraphConv layers with symmetric normalisation; relu and dropout between them.
+// Parameters conv1 ... convL.
+class GcnEncoder : public SequenceEncoder {
+ public:
+  explicit GcnEncoder(const GraphNetConfig& config);
+  Encoding encode(const SequenceBatch& batch) override;
+  std::int64_t hidden_size() const override;
+
+ private:
+  GraphNetConfig config_;
+  std::vector<std::shared_ptr<nn::GraphConv>> convs_;
+};
+
+// Velickovic et al. (2018): GATConv layers of `heads` heads concatenated with relu, then one head of outputs;
+// feature and attention dropout `dropout`. Parameters conv1 ... convL.
+class GatEncoder : public SequenceEncoder {
+ public:
+  explicit GatEncoder(const GraphNetConfig& config);
+  Encoding encode(const SequenceBatch& batch) override;
+  std::int64_t hidden_size() const override;
+
+ private:
+  GraphNetConfig config_;
+  std::vector<std::shared_ptr<nn::GATConv>> convs_;
+};
+
+}  // namespace topo::models
