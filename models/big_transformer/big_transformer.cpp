@@ -20,7 +20,7 @@ Tensor sinusoidal_positions(std::int64_t max_length, std::int64_t dim) {
 }
 
 BigTransformer::Layer::Layer(std::int64_t hidden, std::int64_t heads, std::int64_t ffn, float p) {
-  block = register_module("block", std::make_shared<Transformer::Layer>(hidden, heads, ffn, p));
+  block = register_module("block", std::make_shared<PostLnBlock>(hidden, heads, ffn, p));
   sentence = register_module("sentence", std::make_shared<nn::Linear>(hidden, hidden));
 }
 

@@ -4,7 +4,7 @@
 //   layer l:  o_j = sum_{c in span j} h_c                          (gspmm copy_u / sum, char -> word)
 //             s   = mean_i(H) W_s                                   (per sentence)
 //             A   = MultiAtt(H, U_i = [words containing i; s])      (one softmax; keys, values from U_i)
-//             H   = LN(H + drop(A));  H = LN(H + drop(FFN(H)))      (post-LN, Transformer::Layer::finish)
+//             H   = LN(H + drop(A));  H = LN(H + drop(FFN(H)))      (post-LN: PostLnBlock::finish)
 //   readout: per-char states H (tagging), average pooling over chars (classification).
 //
 // Where the words come from (the design choice of issue #16): the encoder matches them itself. The task's
@@ -22,8 +22,8 @@
 
 #include "models/big_transformer/lexicon.hpp"
 #include "models/big_transformer/topology.hpp"
+#include "models/blocks/post_ln_block.hpp"
 #include "models/model.hpp"
-#include "models/transformer/transformer.hpp"
 #include "nn/attention.hpp"
 
 namespace topo::models {
@@ -70,8 +70,8 @@ class BigTransformer : public SequenceEncoder {
 
   struct Layer : nn::Module {
     Layer(std::int64_t hidden, std::int64_t heads, std::int64_t ffn, float dropout);
-    std::shared_ptr<Transformer::Layer> block;  // attention, post-LN residuals, FFN
-    std::shared_ptr<nn::Linear> sentence;        // W_s
+    std::shared_ptr<PostLnBlock> block;    // attention, post-LN residuals, FFN
+    std::shared_ptr<nn::Linear> sentence;  // W_s
   };
   std::shared_ptr<nn::Embedding> char_embedding;
   std::shared_ptr<nn::Dropout> dropout;

@@ -20,20 +20,6 @@ FullTopology full_topology(const std::vector<std::int64_t>& lengths, Device devi
   return t;
 }
 
-Transformer::Layer::Layer(std::int64_t hidden, std::int64_t heads, std::int64_t ffn, float p) {
-  attention = register_module("attention", std::make_shared<nn::GraphMultiHeadAttention>(hidden, heads));
-  attention_norm = register_module("attention_norm", std::make_shared<nn::LayerNorm>(hidden));
-  ffn_in = register_module("ffn_in", std::make_shared<nn::Linear>(hidden, ffn));
-  ffn_out = register_module("ffn_out", std::make_shared<nn::Linear>(ffn, hidden));
-  ffn_norm = register_module("ffn_norm", std::make_shared<nn::LayerNorm>(hidden));
-  dropout = register_module("dropout", std::make_shared<nn::Dropout>(p));
-}
-
-nn::Var Transformer::Layer::finish(const nn::Var& h, const nn::Var& attended) const {
-  const nn::Var a = attention_norm->forward(h + dropout->forward(attended));
-  return ffn_norm->forward(a + dropout->forward(ffn_out->forward(relu(ffn_in->forward(a)))));
-}
-
 Transformer::Transformer(const TransformerConfig& config) : config_(config) {
   TOPO_CHECK(config.heads > 0 && config.hidden % config.heads == 0, "Transformer: heads ({}) must divide hidden ({})",
              config.heads, config.hidden);

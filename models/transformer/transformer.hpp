@@ -14,10 +14,10 @@
 #include <cstdint>
 #include <memory>
 
+#include "graph/graph.hpp"
+#include "models/blocks/post_ln_block.hpp"
 #include "models/model.hpp"
 #include "models/sequence_embedding.hpp"
-#include "graph/graph.hpp"
-#include "nn/attention.hpp"
 
 namespace topo::models {
 
@@ -61,15 +61,8 @@ class Transformer : public SequenceEncoder {
   std::int64_t hidden_size() const override { return config_.hidden; }
   const TransformerConfig& config() const { return config_; }
 
-  struct Layer : nn::Module {
-    Layer(std::int64_t hidden, std::int64_t heads, std::int64_t ffn, float dropout);
-    // The block around an attention result: h = LN(h + drop(att)); h = LN(h + drop(ffn(h))).
-    nn::Var finish(const nn::Var& h, const nn::Var& attended) const;
-    std::shared_ptr<nn::GraphMultiHeadAttention> attention;
-    std::shared_ptr<nn::LayerNorm> attention_norm, ffn_norm;
-    std::shared_ptr<nn::Linear> ffn_in, ffn_out;
-    std::shared_ptr<nn::Dropout> dropout;
-  };
+  // Each layer is the shared post-LN block: h = LN(h + drop(att)); h = LN(h + drop(ffn(h))).
+  using Layer = PostLnBlock;
   std::shared_ptr<SequenceEmbedding> embedding;
   std::shared_ptr<nn::ModuleList> layers;
   const Layer& layer(std::size_t i) const { return *layers->at<Layer>(i); }
