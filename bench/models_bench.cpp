@@ -6,7 +6,7 @@
 // at most 16384 tokens and scales to 128 sentences linearly (every cost here is per sentence; the JSON
 // records `measured_sentences`). Star's time includes building its topology; a step is forward + backward
 // of a linear loss on the sentence features (no optimizer update, identical for both models).
-// FLOPs are counted from the shapes (models/flop_count.hpp: forward for inference, forward + backward for a
+// FLOPs are counted from the shapes (models/*/flop_count.hpp: forward for inference, forward + backward for a
 // step) for the measured sentences; `mfu` = those FLOPs per second over the sgemm peak measured in the same
 // run; `flop_bound_dense_over_*` is the dense step's counted FLOPs over the model's (the speedup both would
 // have at equal MFU), next to the measured `dense_over_*_train`. Multi-Scale runs twice: the paper's scales
@@ -27,10 +27,9 @@
 #include "kernels/dense/gemm.hpp"
 #include "kernels/dense/random.hpp"
 #include "kernels/profile.hpp"
-#include "models/flop_count.hpp"
-#include "models/multiscale_transformer/multiscale_transformer.hpp"
-#include "models/star_transformer/star_transformer.hpp"
-#include "models/transformer/transformer.hpp"
+#include "models/multiscale_transformer/flop_count.hpp"
+#include "models/star_transformer/flop_count.hpp"
+#include "models/transformer/flop_count.hpp"
 #include "nn/autograd.hpp"
 #include "nn/ops.hpp"
 

@@ -3,14 +3,13 @@
 // graphs with the per-edge sparse kernels (attention: graph, the former path) against each head's window as a
 // band of the fused dense attention kernel (attention: band, the default). The model is `topo-bench models`'
 // Multi-Scale (d = 300, 10 heads x 30, scales 1, 3, N/16, N/8, N/4, alpha 0.5, 2 layers), on the same
-// sub-batches of at most 16384 tokens; FLOPs from models/flop_count.hpp (window edges only, so the band's
-// masked tile work counts as overhead), `mfu` against the sgemm peak of the run.
+// sub-batches of at most 16384 tokens; FLOPs from models/multiscale_transformer/flop_count.hpp (window edges
+// only, so the band's masked tile work counts as overhead), `mfu` against the sgemm peak of the run.
 #include "bench/harness.hpp"
 #include "bench/token_batch.hpp"
 #include "kernels/dense/flash_attention.hpp"
 #include "kernels/dense/random.hpp"
-#include "models/flop_count.hpp"
-#include "models/multiscale_transformer/multiscale_transformer.hpp"
+#include "models/multiscale_transformer/flop_count.hpp"
 #include "nn/autograd.hpp"
 #include "nn/ops.hpp"
 

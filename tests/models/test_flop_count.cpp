@@ -1,6 +1,9 @@
-// Model FLOP counts (models/flop_count.hpp) against hand counts for tiny configs: two sentences of 3 and 5
-// tokens (8 tokens), hidden d = 4. A product [rows, in] x [in, out] counts 2 * rows * in * out.
-#include "models/flop_count.hpp"
+// Model FLOP counts (models/<folder>/flop_count.hpp) against hand counts for tiny configs: two sentences of
+// 3 and 5 tokens (8 tokens), hidden d = 4. A product [rows, in] x [in, out] counts 2 * rows * in * out.
+#include "models/big_transformer/flop_count.hpp"
+#include "models/multiscale_transformer/flop_count.hpp"
+#include "models/star_transformer/flop_count.hpp"
+#include "models/transformer/flop_count.hpp"
 #include "tests/support/testing.hpp"
 
 using namespace topo;
