@@ -41,17 +41,17 @@ TOPO_BENCH_SUITE(big, "BiG-Transformer vs dense Transformer and Star on ChnSenti
   const auto vocab = static_cast<std::int64_t>(vocabulary.size());
 
   models::BigConfig bc;
-  bc.vocab_size = vocab, bc.hidden = kHidden, bc.heads = kHeads, bc.layers = kLayers, bc.max_length = kMaxChars;
+  bc.encoder = {.vocab_size = vocab, .hidden = kHidden, .heads = kHeads, .layers = kLayers, .max_length = kMaxChars};
   bc.lexicon = std::make_shared<const models::Lexicon>(models::Lexicon::load(dict));
   bc.vocabulary = vocabulary;
   models::BigTransformer big(bc);
   big.reset_parameters(1);
   models::TransformerConfig tc;
-  tc.vocab_size = vocab, tc.hidden = kHidden, tc.heads = kHeads, tc.layers = kLayers, tc.max_length = kMaxChars;
+  tc.encoder = {.vocab_size = vocab, .hidden = kHidden, .heads = kHeads, .layers = kLayers, .max_length = kMaxChars};
   models::Transformer dense(tc);
   dense.reset_parameters(2);
   models::StarConfig sc;
-  sc.vocab_size = vocab, sc.hidden = kHidden, sc.heads = kHeads, sc.layers = kLayers, sc.max_length = kMaxChars;
+  sc.encoder = {.vocab_size = vocab, .hidden = kHidden, .heads = kHeads, .layers = kLayers, .max_length = kMaxChars};
   models::StarTransformer star(sc);
   star.reset_parameters(3);
 

@@ -55,17 +55,17 @@ nlohmann::json profile_json() {
 // paper's scales 1, 3, N/16, N/8, N/4 and alpha 0.5, no feed-forward).
 models::StarConfig star_config() {
   models::StarConfig sc;
-  sc.vocab_size = kVocab, sc.hidden = kHidden, sc.heads = kHeads, sc.layers = kLayers, sc.max_length = 4096;
+  sc.encoder = {.vocab_size = kVocab, .hidden = kHidden, .heads = kHeads, .layers = kLayers, .max_length = 4096};
   return sc;
 }
 models::TransformerConfig transformer_config() {
   models::TransformerConfig tc;
-  tc.vocab_size = kVocab, tc.hidden = kHidden, tc.heads = kHeads, tc.layers = kLayers, tc.max_length = 4096;
+  tc.encoder = {.vocab_size = kVocab, .hidden = kHidden, .heads = kHeads, .layers = kLayers, .max_length = 4096};
   return tc;
 }
 models::MultiScaleConfig multiscale_config() {
   models::MultiScaleConfig mc;
-  mc.vocab_size = kVocab, mc.heads = 10, mc.hidden = kHidden, mc.layers = kLayers, mc.max_length = 4096;
+  mc.encoder = {.vocab_size = kVocab, .hidden = kHidden, .heads = 10, .layers = kLayers, .max_length = 4096};
   return mc;
 }
 // Sentences measured at length n: at most 16384 tokens, at most a batch.

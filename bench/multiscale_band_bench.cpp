@@ -16,7 +16,7 @@
 TOPO_BENCH_SUITE(multiscale_band, "Multi-Scale Transformer: window graph vs banded fused attention, n = 128..4096") {
   using namespace topo;
   models::MultiScaleConfig mc;
-  mc.vocab_size = 10000, mc.heads = 10, mc.hidden = 300, mc.layers = 2, mc.max_length = 4096;
+  mc.encoder = {.vocab_size = 10000, .hidden = 300, .heads = 10, .layers = 2, .max_length = 4096};
   models::MultiScaleTransformer model(mc);
   model.reset_parameters(4);
   const std::vector<std::int64_t> sizes = !bench.sizes().empty() ? bench.sizes()
@@ -25,7 +25,7 @@ TOPO_BENCH_SUITE(multiscale_band, "Multi-Scale Transformer: window graph vs band
   for (std::int64_t n : sizes) {
     const std::int64_t b = std::clamp<std::int64_t>(16384 / n, 1, 128);
     const models::SequenceBatch batch = bench::random_token_batch(b, n, 10000, static_cast<std::uint32_t>(n));
-    const Tensor r = random_uniform({b, mc.hidden}, -1, 1, 3);
+    const Tensor r = random_uniform({b, mc.encoder.hidden}, -1, 1, 3);
     const models::FlopCount f = models::multiscale_flops(mc, batch.lengths);
     auto encode = [&](bool band) {
       return band ? model.encode_band(batch)
@@ -61,9 +61,9 @@ TOPO_BENCH_SUITE(multiscale_band, "Multi-Scale Transformer: window graph vs band
 TOPO_BENCH_SUITE(band_attention, "Multi-Scale's banded fused attention kernel alone, n = 128..4096") {
   using namespace topo;
   models::MultiScaleConfig mc;
-  mc.vocab_size = 10000, mc.heads = 10, mc.hidden = 300, mc.layers = 2, mc.max_length = 4096;
+  mc.encoder = {.vocab_size = 10000, .hidden = 300, .heads = 10, .layers = 2, .max_length = 4096};
   const models::MultiScaleTransformer model(mc);
-  const std::int64_t heads = mc.heads, dh = mc.hidden / mc.heads;
+  const std::int64_t heads = mc.encoder.heads, dh = mc.encoder.hidden / mc.encoder.heads;
   const std::vector<std::int64_t> sizes = !bench.sizes().empty() ? bench.sizes()
                                           : bench.quick() ? std::vector<std::int64_t>{128, 512}
                                                           : std::vector<std::int64_t>{128, 512, 2048, 4096};
