@@ -5,7 +5,7 @@
 // of every sentence against jieba's dict.txt and building its char–word–sentence topology (both also timed
 // alone). A step is forward + backward of a linear loss on the sentence features (no optimizer update).
 // Batches: the dev reviews in file order, `--sizes` batches of 32 (default 4; quick: 2), each timed on its own;
-// FLOPs from the shapes (models/flop_count.hpp) give `mfu` against the sgemm peak of the same run.
+// FLOPs from the shapes (each model's flop_count.hpp) give `mfu` against the sgemm peak of the same run.
 // Data from TOPO_DATA (default ../shared/data); the suite says so and records nothing when it is missing.
 #include <cstdlib>
 #include <map>
@@ -14,10 +14,9 @@
 #include "bench/harness.hpp"
 #include "bench/review_text.hpp"
 #include "kernels/dense/random.hpp"
-#include "models/big_transformer/big_transformer.hpp"
-#include "models/flop_count.hpp"
-#include "models/star_transformer/star_transformer.hpp"
-#include "models/transformer/transformer.hpp"
+#include "models/big_transformer/flop_count.hpp"
+#include "models/star_transformer/flop_count.hpp"
+#include "models/transformer/flop_count.hpp"
 #include "nn/autograd.hpp"
 #include "nn/ops.hpp"
 
@@ -42,17 +41,17 @@ TOPO_BENCH_SUITE(big, "BiG-Transformer vs dense Transformer and Star on ChnSenti
   const auto vocab = static_cast<std::int64_t>(vocabulary.size());
 
   models::BigConfig bc;
-  bc.vocab_size = vocab, bc.hidden = kHidden, bc.heads = kHeads, bc.layers = kLayers, bc.max_length = kMaxChars;
+  bc.encoder = {.vocab_size = vocab, .hidden = kHidden, .heads = kHeads, .layers = kLayers, .max_length = kMaxChars};
   bc.lexicon = std::make_shared<const models::Lexicon>(models::Lexicon::load(dict));
   bc.vocabulary = vocabulary;
   models::BigTransformer big(bc);
   big.reset_parameters(1);
   models::TransformerConfig tc;
-  tc.vocab_size = vocab, tc.hidden = kHidden, tc.heads = kHeads, tc.layers = kLayers, tc.max_length = kMaxChars;
+  tc.encoder = {.vocab_size = vocab, .hidden = kHidden, .heads = kHeads, .layers = kLayers, .max_length = kMaxChars};
   models::Transformer dense(tc);
   dense.reset_parameters(2);
   models::StarConfig sc;
-  sc.vocab_size = vocab, sc.hidden = kHidden, sc.heads = kHeads, sc.layers = kLayers, sc.max_length = kMaxChars;
+  sc.encoder = {.vocab_size = vocab, .hidden = kHidden, .heads = kHeads, .layers = kLayers, .max_length = kMaxChars};
   models::StarTransformer star(sc);
   star.reset_parameters(3);
 

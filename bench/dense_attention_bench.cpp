@@ -29,7 +29,7 @@ constexpr std::int64_t kBatch = 128, kVocab = 10000, kHidden = 300, kHeads = 6, 
 
 models::TransformerConfig transformer_config() {
   models::TransformerConfig tc;
-  tc.vocab_size = kVocab, tc.hidden = kHidden, tc.heads = kHeads, tc.layers = kLayers, tc.max_length = 4096;
+  tc.encoder = {.vocab_size = kVocab, .hidden = kHidden, .heads = kHeads, .layers = kLayers, .max_length = 4096};
   return tc;
 }
 

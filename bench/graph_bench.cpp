@@ -70,11 +70,11 @@ void train_step(nn::Module& model, const Encode& encode, const Tensor& weights) 
 // The Star-Transformer of the paper's text setting: d = 300, 6 heads, 2 layers.
 std::unique_ptr<models::StarTransformer> paper_star(std::int64_t max_length) {
   models::StarConfig cfg;
-  cfg.vocab_size = 10000;
-  cfg.hidden = 300;
-  cfg.heads = 6;
-  cfg.layers = 2;
-  cfg.max_length = max_length;
+  cfg.encoder.vocab_size = 10000;
+  cfg.encoder.hidden = 300;
+  cfg.encoder.heads = 6;
+  cfg.encoder.layers = 2;
+  cfg.encoder.max_length = max_length;
   auto star = std::make_unique<models::StarTransformer>(cfg);
   star->reset_parameters(1);
   return star;
@@ -103,12 +103,12 @@ void block_assembly(bench::Runner& bench) {
   bench.annotate("fraction_of_step", r.stats.median_ms / star_step);
 
   models::MultiScaleConfig mc;
-  mc.vocab_size = 10000;
-  mc.heads = 10;
-  mc.hidden = 300;
-  mc.layers = 2;
+  mc.encoder.vocab_size = 10000;
+  mc.encoder.heads = 10;
+  mc.encoder.hidden = 300;
+  mc.encoder.layers = 2;
   mc.scales = models::parse_scales("9");
-  mc.max_length = 128;
+  mc.encoder.max_length = 128;
   models::MultiScaleTransformer window_model(mc);
   window_model.reset_parameters(2);
   const models::MultiScaleTopology window_top = models::multiscale_topology(lengths, mc.scales);

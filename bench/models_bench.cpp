@@ -6,7 +6,7 @@
 // at most 16384 tokens and scales to 128 sentences linearly (every cost here is per sentence; the JSON
 // records `measured_sentences`). Star's time includes building its topology; a step is forward + backward
 // of a linear loss on the sentence features (no optimizer update, identical for both models).
-// FLOPs are counted from the shapes (models/flop_count.hpp: forward for inference, forward + backward for a
+// FLOPs are counted from the shapes (models/*/flop_count.hpp: forward for inference, forward + backward for a
 // step) for the measured sentences; `mfu` = those FLOPs per second over the sgemm peak measured in the same
 // run; `flop_bound_dense_over_*` is the dense step's counted FLOPs over the model's (the speedup both would
 // have at equal MFU), next to the measured `dense_over_*_train`. Multi-Scale runs twice: the paper's scales
@@ -27,10 +27,9 @@
 #include "kernels/dense/gemm.hpp"
 #include "kernels/dense/random.hpp"
 #include "kernels/profile.hpp"
-#include "models/flop_count.hpp"
-#include "models/multiscale_transformer/multiscale_transformer.hpp"
-#include "models/star_transformer/star_transformer.hpp"
-#include "models/transformer/transformer.hpp"
+#include "models/multiscale_transformer/flop_count.hpp"
+#include "models/star_transformer/flop_count.hpp"
+#include "models/transformer/flop_count.hpp"
 #include "nn/autograd.hpp"
 #include "nn/ops.hpp"
 
@@ -56,17 +55,17 @@ nlohmann::json profile_json() {
 // paper's scales 1, 3, N/16, N/8, N/4 and alpha 0.5, no feed-forward).
 models::StarConfig star_config() {
   models::StarConfig sc;
-  sc.vocab_size = kVocab, sc.hidden = kHidden, sc.heads = kHeads, sc.layers = kLayers, sc.max_length = 4096;
+  sc.encoder = {.vocab_size = kVocab, .hidden = kHidden, .heads = kHeads, .layers = kLayers, .max_length = 4096};
   return sc;
 }
 models::TransformerConfig transformer_config() {
   models::TransformerConfig tc;
-  tc.vocab_size = kVocab, tc.hidden = kHidden, tc.heads = kHeads, tc.layers = kLayers, tc.max_length = 4096;
+  tc.encoder = {.vocab_size = kVocab, .hidden = kHidden, .heads = kHeads, .layers = kLayers, .max_length = 4096};
   return tc;
 }
 models::MultiScaleConfig multiscale_config() {
   models::MultiScaleConfig mc;
-  mc.vocab_size = kVocab, mc.heads = 10, mc.hidden = kHidden, mc.layers = kLayers, mc.max_length = 4096;
+  mc.encoder = {.vocab_size = kVocab, .hidden = kHidden, .heads = 10, .layers = kLayers, .max_length = 4096};
   return mc;
 }
 // Sentences measured at length n: at most 16384 tokens, at most a batch.

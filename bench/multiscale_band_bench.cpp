@@ -3,21 +3,20 @@
 // graphs with the per-edge sparse kernels (attention: graph, the former path) against each head's window as a
 // band of the fused dense attention kernel (attention: band, the default). The model is `topo-bench models`'
 // Multi-Scale (d = 300, 10 heads x 30, scales 1, 3, N/16, N/8, N/4, alpha 0.5, 2 layers), on the same
-// sub-batches of at most 16384 tokens; FLOPs from models/flop_count.hpp (window edges only, so the band's
-// masked tile work counts as overhead), `mfu` against the sgemm peak of the run.
+// sub-batches of at most 16384 tokens; FLOPs from models/multiscale_transformer/flop_count.hpp (window edges
+// only, so the band's masked tile work counts as overhead), `mfu` against the sgemm peak of the run.
 #include "bench/harness.hpp"
 #include "bench/token_batch.hpp"
 #include "kernels/dense/flash_attention.hpp"
 #include "kernels/dense/random.hpp"
-#include "models/flop_count.hpp"
-#include "models/multiscale_transformer/multiscale_transformer.hpp"
+#include "models/multiscale_transformer/flop_count.hpp"
 #include "nn/autograd.hpp"
 #include "nn/ops.hpp"
 
 TOPO_BENCH_SUITE(multiscale_band, "Multi-Scale Transformer: window graph vs banded fused attention, n = 128..4096") {
   using namespace topo;
   models::MultiScaleConfig mc;
-  mc.vocab_size = 10000, mc.heads = 10, mc.hidden = 300, mc.layers = 2, mc.max_length = 4096;
+  mc.encoder = {.vocab_size = 10000, .hidden = 300, .heads = 10, .layers = 2, .max_length = 4096};
   models::MultiScaleTransformer model(mc);
   model.reset_parameters(4);
   const std::vector<std::int64_t> sizes = !bench.sizes().empty() ? bench.sizes()
@@ -26,7 +25,7 @@ TOPO_BENCH_SUITE(multiscale_band, "Multi-Scale Transformer: window graph vs band
   for (std::int64_t n : sizes) {
     const std::int64_t b = std::clamp<std::int64_t>(16384 / n, 1, 128);
     const models::SequenceBatch batch = bench::random_token_batch(b, n, 10000, static_cast<std::uint32_t>(n));
-    const Tensor r = random_uniform({b, mc.hidden}, -1, 1, 3);
+    const Tensor r = random_uniform({b, mc.encoder.hidden}, -1, 1, 3);
     const models::FlopCount f = models::multiscale_flops(mc, batch.lengths);
     auto encode = [&](bool band) {
       return band ? model.encode_band(batch)
@@ -62,9 +61,9 @@ TOPO_BENCH_SUITE(multiscale_band, "Multi-Scale Transformer: window graph vs band
 TOPO_BENCH_SUITE(band_attention, "Multi-Scale's banded fused attention kernel alone, n = 128..4096") {
   using namespace topo;
   models::MultiScaleConfig mc;
-  mc.vocab_size = 10000, mc.heads = 10, mc.hidden = 300, mc.layers = 2, mc.max_length = 4096;
+  mc.encoder = {.vocab_size = 10000, .hidden = 300, .heads = 10, .layers = 2, .max_length = 4096};
   const models::MultiScaleTransformer model(mc);
-  const std::int64_t heads = mc.heads, dh = mc.hidden / mc.heads;
+  const std::int64_t heads = mc.encoder.heads, dh = mc.encoder.hidden / mc.encoder.heads;
   const std::vector<std::int64_t> sizes = !bench.sizes().empty() ? bench.sizes()
                                           : bench.quick() ? std::vector<std::int64_t>{128, 512}
                                                           : std::vector<std::int64_t>{128, 512, 2048, 4096};

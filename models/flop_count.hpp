@@ -8,25 +8,12 @@
 // operands), as in a training step where the embeddings are trained (so the first layer's input gradient is
 // needed too).
 //
-// Per layer and sentence of n tokens, hidden d (forward):
-//   Star:        satellites q, o over n rows and k, v over the 2n + 1 sources [sat; emb; relay]; the relay's
-//                q, o over 1 row and k, v over its n + 1 sources: 16 n d^2 + 12 d^2, plus 4 d per edge of
-//                either block (q.k and p v);
-//   Transformer: q, k, v, o 8 n d^2, feed-forward 4 n d f (f = 4d: 16 n d^2), attention 4 n^2 d:
-//                24 n d^2 + 4 n^2 d at f = 4d (model FLOPs: each sentence at its own length; the padding the
-//                dense path computes for shorter sentences of a batch is not counted);
-//   Multi-Scale: q, k, v, o over n + 1 positions ([CLS]): 8 (n + 1) d^2, plus 4 d_h per edge and head of
-//                each scale's window graph, for the heads the alpha rule gives that scale in that layer;
-//   BiG:         q, o over the n characters, k, v over the chars block's sources (words and sentence nodes),
-//                W_s over one row per sentence, feed-forward 4 n d f, and 4 d per edge of the chars block
-//                (the word sums are additions: not counted).
+// This file holds what every count shares; each model counts its own products in its folder, beside its
+// equations (<folder>/flop_count.hpp: star_flops, transformer_flops, multiscale_flops, big_flops).
 #include <cstdint>
 #include <vector>
 
-#include "models/big_transformer/big_transformer.hpp"
-#include "models/multiscale_transformer/multiscale_transformer.hpp"
-#include "models/star_transformer/star_transformer.hpp"
-#include "models/transformer/transformer.hpp"
+#include "models/sequence_embedding.hpp"
 
 namespace topo::models {
 
@@ -34,22 +21,18 @@ struct FlopCount {
   double forward = 0;
   double backward = 0;  // 2 x forward
   double train_step() const { return forward + backward; }
+  // A step's count from its forward FLOPs (backward = 2 x forward).
+  static FlopCount from_forward(double forward) { return {forward, 2.0 * forward}; }
 };
+
+// A [rows, in] x [in, out] product: 2 * rows * in * out.
+inline double matmul_flops(double rows, double in, double out) { return 2.0 * rows * in * out; }
+
+// The tokens of a batch of sentences (each length >= 1, a topo::Error naming it otherwise).
+double total_tokens(const std::vector<std::int64_t>& lengths);
 
 // The embedding's projection when the token table (or the input features) is narrower or wider than hidden:
 // 2 * tokens * width * hidden; 0 when tokens are looked up at the model's width.
 double embedding_flops(const EmbeddingConfig& embedding, std::int64_t tokens);
-
-// Star over sentences of `lengths` (its edges from star_topology of that batch and the config's variant).
-FlopCount star_flops(const StarConfig& config, const std::vector<std::int64_t>& lengths);
-// The dense Transformer (encode_dense; the graph path over the full topology does the same products).
-FlopCount transformer_flops(const TransformerConfig& config, const std::vector<std::int64_t>& lengths);
-// Multi-Scale (its window graphs from multiscale_topology, head counts from the alpha rule).
-FlopCount multiscale_flops(const MultiScaleConfig& config, const std::vector<std::int64_t>& lengths);
-// Its attention's forward FLOPs per scale (config.scales order, all layers): the part of multiscale_flops that
-// grows with the window widths, so a fraction scale (N/4) shows its quadratic share.
-std::vector<double> multiscale_window_flops(const MultiScaleConfig& config, const std::vector<std::int64_t>& lengths);
-// BiG on a topology already built (its words come from lexicon matching or the batch: big_topology).
-FlopCount big_flops(const BigConfig& config, const BigTopology& topology);
 
 }  // namespace topo::models

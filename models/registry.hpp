@@ -30,7 +30,8 @@ namespace topo::models {
 // Each model declares its own, with its own default; two models may share a name (its type must agree).
 using ModelOption = Option;
 
-// Everything an encoder is built from: the run's sizes, the task's inputs and the model's own options.
+// Everything an encoder is built from: the run's sizes, the task's inputs and the model's own options. A
+// registration takes the fields every encoder shares with encoder_config(spec) (models/encoder_config.hpp).
 struct EncoderSpec {
   std::int64_t hidden = 100;
   std::int64_t heads = 10;
@@ -59,24 +60,6 @@ struct EncoderSpec {
   template <class T>
   T option(const std::string& name) const;
 };
-
-// Copies the fields every attention encoder's config shares (StarConfig, TransformerConfig: sizes, inputs,
-// dropout, pre-trained vectors) from a spec.
-template <class Config>
-void set_shared_encoder_fields(Config& config, const EncoderSpec& spec) {
-  config.vocab_size = spec.vocab_size;
-  config.input_dim = spec.input_dim;
-  config.hidden = spec.hidden;
-  config.heads = spec.heads;
-  config.layers = spec.layers;
-  config.max_length = spec.max_length;
-  config.dropout = spec.dropout;
-  config.pretrained = spec.pretrained;
-  config.freeze_pretrained = spec.freeze_pretrained;
-  config.pretrained_rows = spec.pretrained_rows;
-  config.embedding_dim = spec.embedding_dim;
-  config.case_classes = spec.case_classes;
-}
 
 struct ModelRegistration {
   std::string name;     // --model NAME

@@ -14,6 +14,8 @@
 
 namespace topo::models {
 
+// Not an EncoderConfig (models/encoder_config.hpp): DeepSets has no attention heads, no positions and no
+// pre-trained token tables, so it takes only the sizes and dropout it reads (deepsets_registration.cpp).
 struct DeepSetsOptions {
   std::int64_t in_dim = 0;      // feature inputs: SequenceBatch.features [total, in_dim]
   std::int64_t vocab_size = 0;  // token inputs instead (in_dim == 0): an embedding of this many ids

@@ -20,41 +20,41 @@ Tensor sinusoidal_positions(std::int64_t max_length, std::int64_t dim) {
 }
 
 BigTransformer::Layer::Layer(std::int64_t hidden, std::int64_t heads, std::int64_t ffn, float p) {
-  block = register_module("block", std::make_shared<Transformer::Layer>(hidden, heads, ffn, p));
+  block = register_module("block", std::make_shared<PostLnBlock>(hidden, heads, ffn, p));
   sentence = register_module("sentence", std::make_shared<nn::Linear>(hidden, hidden));
 }
 
 BigTransformer::BigTransformer(const BigConfig& config) : config_(config) {
-  TOPO_CHECK(config.vocab_size > 0 && config.input_dim == 0,
+  const EncoderConfig& e = config.encoder;
+  TOPO_CHECK(e.vocab_size > 0 && e.input_dim == 0,
              "BiG-Transformer reads characters as token ids (vocab_size {}), not features (input_dim {})",
-             config.vocab_size, config.input_dim);
-  TOPO_CHECK(config.heads > 0 && config.hidden % config.heads == 0, "BiG-Transformer: heads ({}) must divide hidden ({})",
-             config.heads, config.hidden);
-  TOPO_CHECK(config.layers >= 1, "BiG-Transformer: layers must be >= 1, got {}", config.layers);
-  TOPO_CHECK(config.max_length >= 1, "BiG-Transformer: max_length must be >= 1, got {}", config.max_length);
-  if (config_.ffn == 0) config_.ffn = 4 * config.hidden;
+             e.vocab_size, e.input_dim);
+  TOPO_CHECK(e.heads > 0 && e.hidden % e.heads == 0, "BiG-Transformer: heads ({}) must divide hidden ({})", e.heads,
+             e.hidden);
+  TOPO_CHECK(e.layers >= 1, "BiG-Transformer: layers must be >= 1, got {}", e.layers);
+  TOPO_CHECK(e.max_length >= 1, "BiG-Transformer: max_length must be >= 1, got {}", e.max_length);
+  if (config_.ffn == 0) config_.ffn = 4 * e.hidden;
   if (!config_.lexicon) config_.lexicon = std::make_shared<const Lexicon>();  // only batch-given words
-  TOPO_CHECK(config.vocabulary.empty() || static_cast<std::int64_t>(config.vocabulary.size()) == config.vocab_size,
-             "BiG-Transformer: {} vocabulary strings for vocab_size {}", config.vocabulary.size(), config.vocab_size);
+  TOPO_CHECK(config.vocabulary.empty() || static_cast<std::int64_t>(config.vocabulary.size()) == e.vocab_size,
+             "BiG-Transformer: {} vocabulary strings for vocab_size {}", config.vocabulary.size(), e.vocab_size);
   spellings_.reserve(config.vocabulary.size());
   for (std::size_t id = 0; id < config.vocabulary.size(); ++id) {
     const auto cps = utf8_code_points(config.vocabulary[id], fmt::format("vocabulary id {}", id));
     spellings_.emplace_back(cps.begin(), cps.end());
   }
-  if (config.pretrained.defined()) {
-    TOPO_CHECK(config.pretrained.ndim() == 2 && config.pretrained.size(0) == config.vocab_size &&
-                   config.pretrained.size(1) == config.hidden,
-               "BiG-Transformer: pre-trained vectors {} must be [vocab_size = {}, hidden = {}]", config.pretrained.str(),
-               config.vocab_size, config.hidden);
-    char_embedding = register_module("char", nn::Embedding::from_pretrained(config.pretrained, config.freeze_pretrained));
+  if (e.pretrained.defined()) {
+    TOPO_CHECK(e.pretrained.ndim() == 2 && e.pretrained.size(0) == e.vocab_size && e.pretrained.size(1) == e.hidden,
+               "BiG-Transformer: pre-trained vectors {} must be [vocab_size = {}, hidden = {}]", e.pretrained.str(),
+               e.vocab_size, e.hidden);
+    char_embedding = register_module("char", nn::Embedding::from_pretrained(e.pretrained, e.freeze_pretrained));
   } else {
-    char_embedding = register_module("char", std::make_shared<nn::Embedding>(config.vocab_size, config.hidden));
+    char_embedding = register_module("char", std::make_shared<nn::Embedding>(e.vocab_size, e.hidden));
   }
-  dropout = register_module("dropout", std::make_shared<nn::Dropout>(config.dropout));
+  dropout = register_module("dropout", std::make_shared<nn::Dropout>(e.dropout));
   layers = register_module("layers", std::make_shared<nn::ModuleList>());
-  for (std::int64_t l = 0; l < config.layers; ++l)
-    layers->push_back(std::make_shared<Layer>(config.hidden, config.heads, config_.ffn, config.dropout));
-  positions_ = sinusoidal_positions(config.max_length, config.hidden);
+  for (std::int64_t l = 0; l < e.layers; ++l)
+    layers->push_back(std::make_shared<Layer>(e.hidden, e.heads, config_.ffn, e.dropout));
+  positions_ = sinusoidal_positions(e.max_length, e.hidden);
 }
 
 std::vector<std::vector<builders::Span>> BigTransformer::word_spans(const SequenceBatch& batch) {
@@ -109,8 +109,8 @@ nn::Var BigTransformer::embed(const SequenceBatch& batch) {
   TOPO_CHECK(!batch.lengths.empty(), "BiG-Transformer: empty batch");
   TOPO_CHECK(batch.token_ids.defined(), "BiG-Transformer reads token ids, the batch has none");
   const std::int64_t longest = *std::max_element(batch.lengths.begin(), batch.lengths.end());
-  TOPO_CHECK(longest <= config_.max_length, "a sentence of length {} exceeds the model's max_length {}", longest,
-             config_.max_length);
+  TOPO_CHECK(longest <= config_.encoder.max_length, "a sentence of length {} exceeds the model's max_length {}",
+             longest, config_.encoder.max_length);
   const nn::Var chars = char_embedding->forward(batch.token_ids);  // [N, hidden]
   if (!(positions_.device() == chars.device())) positions_ = positions_.to(chars.device());
   const nn::Var positions = nn::index_select(nn::Var(positions_), positions_in_sentence(batch.lengths, chars.device()));

@@ -4,7 +4,7 @@
 //   layer l:  o_j = sum_{c in span j} h_c                          (gspmm copy_u / sum, char -> word)
 //             s   = mean_i(H) W_s                                   (per sentence)
 //             A   = MultiAtt(H, U_i = [words containing i; s])      (one softmax; keys, values from U_i)
-//             H   = LN(H + drop(A));  H = LN(H + drop(FFN(H)))      (post-LN, Transformer::Layer::finish)
+//             H   = LN(H + drop(A));  H = LN(H + drop(FFN(H)))      (post-LN: PostLnBlock::finish)
 //   readout: per-char states H (tagging), average pooling over chars (classification).
 //
 // Where the words come from (the design choice of issue #16): the encoder matches them itself. The task's
@@ -22,30 +22,23 @@
 
 #include "models/big_transformer/lexicon.hpp"
 #include "models/big_transformer/topology.hpp"
+#include "models/blocks/post_ln_block.hpp"
+#include "models/encoder_config.hpp"
 #include "models/model.hpp"
-#include "models/transformer/transformer.hpp"
 #include "nn/attention.hpp"
 
 namespace topo::models {
 
 struct BigConfig {
-  std::int64_t vocab_size = 0;  // token ids (required)
-  std::int64_t input_dim = 0;   // features are not supported (characters are ids): must stay 0
-  std::int64_t hidden = 100;
-  std::int64_t heads = 4;
-  std::int64_t layers = 2;
-  std::int64_t ffn = 0;           // feed-forward width; 0 means 4 * hidden
-  std::int64_t max_length = 256;  // longest sentence (sinusoid table size)
-  float dropout = 0.f;            // embedding output and both sublayers
-  Tensor pretrained;              // optional char vectors [vocab_size, hidden]
-  bool freeze_pretrained = false;
-  std::vector<std::uint8_t> pretrained_rows;  // set by the registry's shared fields; BiG takes whole tables
-  std::int64_t embedding_dim = 0;             // the same; BiG's vectors must have the model's width
-  std::int64_t case_classes = 0;              // the same; must stay 0 (characters have no capitalisation)
+  // Characters are token ids: vocab_size required, input_dim must stay 0; max_length sizes the sinusoid table;
+  // pretrained: whole char tables [vocab_size, hidden] (pretrained_rows and embedding_dim unused);
+  // case_classes must stay 0 (characters have no capitalisation); dropout: embedding output and both sublayers.
+  EncoderConfig encoder{.hidden = 100, .heads = 4};
+  std::int64_t ffn = 0;  // feed-forward width; 0 means 4 * hidden
   BigVariant variant = BigVariant::Full;
-  std::shared_ptr<const Lexicon> lexicon;  // full / no-global without batch spans: required
-  std::vector<std::string> vocabulary;     // [vocab_size] token strings by id (lexicon matching)
-  LexiconMatchOptions matching;
+  std::shared_ptr<const Lexicon> lexicon = nullptr;  // full / no-global without batch spans: required
+  std::vector<std::string> vocabulary = {};          // [vocab_size] token strings by id (lexicon matching)
+  LexiconMatchOptions matching = {};
 };
 
 // Sinusoidal position encodings [max_length, dim]: PE[p, 2i] = sin(p / 10000^(2i/dim)), PE[p, 2i+1] = cos(...).
@@ -56,7 +49,7 @@ class BigTransformer : public SequenceEncoder {
   explicit BigTransformer(const BigConfig& config);
   Encoding encode(const SequenceBatch& batch) override;
   Encoding encode(const SequenceBatch& batch, const BigTopology& topology);
-  std::int64_t hidden_size() const override { return config_.hidden; }
+  std::int64_t hidden_size() const override { return config_.encoder.hidden; }
   const BigConfig& config() const { return config_; }
 
   // The words of every sentence: the batch's "word" node set when it has one, else lexicon matches of the
@@ -70,8 +63,8 @@ class BigTransformer : public SequenceEncoder {
 
   struct Layer : nn::Module {
     Layer(std::int64_t hidden, std::int64_t heads, std::int64_t ffn, float dropout);
-    std::shared_ptr<Transformer::Layer> block;  // attention, post-LN residuals, FFN
-    std::shared_ptr<nn::Linear> sentence;        // W_s
+    std::shared_ptr<PostLnBlock> block;    // attention, post-LN residuals, FFN
+    std::shared_ptr<nn::Linear> sentence;  // W_s
   };
   std::shared_ptr<nn::Embedding> char_embedding;
   std::shared_ptr<nn::Dropout> dropout;

@@ -34,9 +34,8 @@ ModelRegistration big_transformer_registration() {
       {"max_words", 400, "BiG: at most this many lexicon words per sentence (0: no cap; capping is reported)", {}},
   };
   m.make = [](const EncoderSpec& spec) {
-    BigConfig config;
-    set_shared_encoder_fields(config, spec);
-    TOPO_CHECK(config.case_classes == 0,
+    BigConfig config{.encoder = encoder_config(spec)};
+    TOPO_CHECK(config.encoder.case_classes == 0,
                "BiG-Transformer reads characters: it takes no capitalisation feature (tag with --case-feature=false)");
     config.variant = parse_big_variant(spec.option<std::string>("variant"));
     config.vocabulary = spec.vocabulary;

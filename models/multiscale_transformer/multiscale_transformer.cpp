@@ -33,17 +33,16 @@ MultiScaleTransformer::Layer::Layer(std::int64_t hidden, std::int64_t heads) {
 }
 
 MultiScaleTransformer::MultiScaleTransformer(const MultiScaleConfig& config) : config_(config) {
-  TOPO_CHECK(config.heads >= 1 && config.hidden >= config.heads && config.hidden % config.heads == 0,
-             "MultiScaleTransformer: heads ({}) must be >= 1 and divide hidden ({})", config.heads, config.hidden);
-  TOPO_CHECK(config.layers >= 1, "MultiScaleTransformer: layers must be >= 1, got {}", config.layers);
+  const EncoderConfig& e = config.encoder;
+  TOPO_CHECK(e.heads >= 1 && e.hidden >= e.heads && e.hidden % e.heads == 0,
+             "MultiScaleTransformer: heads ({}) must be >= 1 and divide hidden ({})", e.heads, e.hidden);
+  TOPO_CHECK(e.layers >= 1, "MultiScaleTransformer: layers must be >= 1, got {}", e.layers);
   TOPO_CHECK(!config.scales.empty(), "MultiScaleTransformer: no scales");
-  head_counts_ = head_distribution(config.alpha, config.layers, static_cast<std::int64_t>(config.scales.size()),
-                                   config.heads);
-  embedding = register_module("embedding", std::make_shared<SequenceEmbedding>(config.embedding()));
-  cls = register_parameter("cls", {1, config.hidden}, nn::init::InitSpec::normal(0.f, 0.02f));
+  head_counts_ = head_distribution(config.alpha, e.layers, static_cast<std::int64_t>(config.scales.size()), e.heads);
+  embedding = register_module("embedding", std::make_shared<SequenceEmbedding>(e.embedding()));
+  cls = register_parameter("cls", {1, e.hidden}, nn::init::InitSpec::normal(0.f, 0.02f));
   layers = register_module("layers", std::make_shared<nn::ModuleList>());
-  for (std::int64_t l = 0; l < config.layers; ++l)
-    layers->push_back(std::make_shared<Layer>(config.hidden, config.heads));
+  for (std::int64_t l = 0; l < e.layers; ++l) layers->push_back(std::make_shared<Layer>(e.hidden, e.heads));
 }
 
 // Position rows: sentence b is [CLS] then its tokens (SequenceEmbedding's rows with cls as the lead row), so
@@ -98,7 +97,7 @@ Encoding MultiScaleTransformer::encode(const SequenceBatch& batch, const MultiSc
 std::vector<std::int64_t> MultiScaleTransformer::band_radii(std::size_t l,
                                                             const std::vector<std::int64_t>& lengths) const {
   std::vector<std::int64_t> radii;
-  radii.reserve(lengths.size() * static_cast<std::size_t>(config_.heads));
+  radii.reserve(lengths.size() * static_cast<std::size_t>(config_.encoder.heads));
   for (std::int64_t n : lengths)
     for (std::size_t k = 0; k < config_.scales.size(); ++k) {
       const std::int64_t width = config_.scales[k].width_for(n);  // odd: the window is i - r .. i + r

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "graph/graph.hpp"
+#include "models/encoder_config.hpp"
 #include "models/model.hpp"
 #include "models/multiscale_transformer/scales.hpp"
 #include "models/sequence_embedding.hpp"
@@ -27,26 +28,11 @@
 namespace topo::models {
 
 struct MultiScaleConfig {
-  std::int64_t vocab_size = 0;  // token ids, or
-  std::int64_t input_dim = 0;   // continuous features (exactly one of the two)
-  std::int64_t heads = 10;
-  std::int64_t hidden = 300;    // heads * head_dim()
-  std::int64_t layers = 2;
+  EncoderConfig encoder{.hidden = 300, .heads = 10};  // hidden = heads * head_dim(); dropout: the embedding output
   std::vector<Scale> scales = parse_scales("1,3,N/16,N/8,N/4");
   double alpha = 0.5;
-  std::int64_t max_length = 256;
-  float dropout = 0.f;          // on the embedding output
-  Tensor pretrained;            // optional token vectors [vocab_size, embedding_dim] (see EmbeddingConfig)
-  bool freeze_pretrained = false;
-  std::vector<std::uint8_t> pretrained_rows;  // the rows of `pretrained` that hold vectors (empty: all)
-  std::int64_t embedding_dim = 0;             // token table width (0: hidden; else projected to hidden)
-  std::int64_t case_classes = 0;               // > 0: a capitalisation embedding added per token (tagging)
-  bool band = true;                            // encode() runs the band path (false: the window graph)
-  std::int64_t head_dim() const { return heads > 0 ? hidden / heads : 0; }
-  EmbeddingConfig embedding() const {
-    return {vocab_size, input_dim, hidden, max_length, dropout, pretrained, freeze_pretrained, pretrained_rows,
-            embedding_dim, case_classes};
-  }
+  bool band = true;  // encode() runs the band path (false: the window graph)
+  std::int64_t head_dim() const { return encoder.heads > 0 ? encoder.hidden / encoder.heads : 0; }
 };
 
 struct MultiScaleTopology {
@@ -67,7 +53,7 @@ class MultiScaleTransformer : public SequenceEncoder {
   // Layer l's band radius per (sentence, head), [lengths.size() * heads]: head h of scale k's group sees the
   // positions within (width_k(n) - 1) / 2 of it, n the sentence's token count — multiscale_topology's window.
   std::vector<std::int64_t> band_radii(std::size_t l, const std::vector<std::int64_t>& lengths) const;
-  std::int64_t hidden_size() const override { return config_.hidden; }
+  std::int64_t hidden_size() const override { return config_.encoder.hidden; }
   const MultiScaleConfig& config() const { return config_; }
   // [layers][scales] heads per scale (the α rule).
   const std::vector<std::vector<std::int64_t>>& head_counts() const { return head_counts_; }

@@ -23,8 +23,7 @@ ModelRegistration multiscale_transformer_registration() {
        {"band", "graph"}},
   };
   m.make = [](const EncoderSpec& spec) {
-    MultiScaleConfig config;
-    set_shared_encoder_fields(config, spec);
+    MultiScaleConfig config{.encoder = encoder_config(spec)};
     config.scales = parse_scales(spec.option<std::string>("scales"));
     config.alpha = spec.option<double>("alpha");
     config.band = spec.option<std::string>("attention") == "band";

@@ -13,8 +13,7 @@ ModelRegistration star_transformer_registration() {
       {"residual", false, "Star: residual connections inside the LayerNorms (deep stacks)", {}},
   };
   m.make = [](const EncoderSpec& spec) {
-    StarConfig config;
-    set_shared_encoder_fields(config, spec);
+    StarConfig config{.encoder = encoder_config(spec)};
     config.variant = parse_star_variant(spec.option<std::string>("variant"));
     config.residual = spec.option<bool>("residual");
     return std::make_shared<StarTransformer>(config);

@@ -12,12 +12,13 @@ StarTransformer::Layer::Layer(std::int64_t hidden, std::int64_t heads) {
 }
 
 StarTransformer::StarTransformer(const StarConfig& config) : config_(config) {
-  TOPO_CHECK(config.hidden > 0 && config.heads > 0 && config.hidden % config.heads == 0,
-             "StarTransformer: heads ({}) must divide hidden ({})", config.heads, config.hidden);
-  TOPO_CHECK(config.layers >= 1, "StarTransformer: layers must be >= 1, got {}", config.layers);
-  embedding = register_module("embedding", std::make_shared<SequenceEmbedding>(config.embedding()));
+  const EncoderConfig& e = config.encoder;
+  TOPO_CHECK(e.hidden > 0 && e.heads > 0 && e.hidden % e.heads == 0,
+             "StarTransformer: heads ({}) must divide hidden ({})", e.heads, e.hidden);
+  TOPO_CHECK(e.layers >= 1, "StarTransformer: layers must be >= 1, got {}", e.layers);
+  embedding = register_module("embedding", std::make_shared<SequenceEmbedding>(e.embedding()));
   layers = register_module("layers", std::make_shared<nn::ModuleList>());
-  for (std::int64_t l = 0; l < config.layers; ++l) layers->push_back(std::make_shared<Layer>(config.hidden, config.heads));
+  for (std::int64_t l = 0; l < e.layers; ++l) layers->push_back(std::make_shared<Layer>(e.hidden, e.heads));
 }
 
 Encoding StarTransformer::encode(const SequenceBatch& batch) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "models/encoder_config.hpp"
 #include "models/model.hpp"
 #include "models/sequence_embedding.hpp"
 #include "models/star_transformer/topology.hpp"
@@ -19,22 +20,7 @@
 namespace topo::models {
 
 struct StarConfig {
-  std::int64_t vocab_size = 0;  // > 0: token ids through an embedding table
-  std::int64_t input_dim = 0;   // > 0: continuous features through a linear projection (exactly one of the two)
-  std::int64_t hidden = 100;
-  std::int64_t heads = 10;
-  std::int64_t layers = 2;
-  std::int64_t max_length = 256;  // learned positions; a longer sentence is an error naming its length
-  float dropout = 0.f;            // on the embedding output
-  Tensor pretrained;              // optional token vectors [vocab_size, embedding_dim] (see EmbeddingConfig)
-  bool freeze_pretrained = false;
-  std::vector<std::uint8_t> pretrained_rows;  // the rows of `pretrained` that hold vectors (empty: all)
-  std::int64_t embedding_dim = 0;             // token table width (0: hidden; else projected to hidden)
-  std::int64_t case_classes = 0;               // > 0: a capitalisation embedding added per token (tagging)
-  EmbeddingConfig embedding() const {
-    return {vocab_size, input_dim, hidden, max_length, dropout, pretrained, freeze_pretrained, pretrained_rows,
-            embedding_dim, case_classes};
-  }
+  EncoderConfig encoder;  // dropout: on the embedding output
   StarVariant variant = StarVariant::Full;
   bool residual = false;
 };
@@ -45,7 +31,7 @@ class StarTransformer : public SequenceEncoder {
   Encoding encode(const SequenceBatch& batch) override;
   // The same, on a topology built by the caller (benchmarks build it once; the dense reference shares it).
   Encoding encode(const SequenceBatch& batch, const StarTopology& topology);
-  std::int64_t hidden_size() const override { return config_.hidden; }
+  std::int64_t hidden_size() const override { return config_.encoder.hidden; }
   const StarConfig& config() const { return config_; }
 
   // E: token (or feature) embedding + position embedding, dropout applied: [total tokens, hidden].

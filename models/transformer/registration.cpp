@@ -15,8 +15,7 @@ ModelRegistration transformer_registration() {
        {"graph", "dense", "padded"}},
   };
   m.make = [](const EncoderSpec& spec) {
-    TransformerConfig config;
-    set_shared_encoder_fields(config, spec);
+    TransformerConfig config{.encoder = encoder_config(spec)};
     const std::string attention = spec.option<std::string>("attention");
     config.dense = attention != "graph";
     config.padded = attention == "padded";

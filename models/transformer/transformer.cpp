@@ -20,29 +20,16 @@ FullTopology full_topology(const std::vector<std::int64_t>& lengths, Device devi
   return t;
 }
 
-Transformer::Layer::Layer(std::int64_t hidden, std::int64_t heads, std::int64_t ffn, float p) {
-  attention = register_module("attention", std::make_shared<nn::GraphMultiHeadAttention>(hidden, heads));
-  attention_norm = register_module("attention_norm", std::make_shared<nn::LayerNorm>(hidden));
-  ffn_in = register_module("ffn_in", std::make_shared<nn::Linear>(hidden, ffn));
-  ffn_out = register_module("ffn_out", std::make_shared<nn::Linear>(ffn, hidden));
-  ffn_norm = register_module("ffn_norm", std::make_shared<nn::LayerNorm>(hidden));
-  dropout = register_module("dropout", std::make_shared<nn::Dropout>(p));
-}
-
-nn::Var Transformer::Layer::finish(const nn::Var& h, const nn::Var& attended) const {
-  const nn::Var a = attention_norm->forward(h + dropout->forward(attended));
-  return ffn_norm->forward(a + dropout->forward(ffn_out->forward(relu(ffn_in->forward(a)))));
-}
-
 Transformer::Transformer(const TransformerConfig& config) : config_(config) {
-  TOPO_CHECK(config.heads > 0 && config.hidden % config.heads == 0, "Transformer: heads ({}) must divide hidden ({})",
-             config.heads, config.hidden);
-  TOPO_CHECK(config.layers >= 1, "Transformer: layers must be >= 1, got {}", config.layers);
-  if (config_.ffn == 0) config_.ffn = 4 * config.hidden;
-  embedding = register_module("embedding", std::make_shared<SequenceEmbedding>(config_.embedding()));
+  const EncoderConfig& e = config.encoder;
+  TOPO_CHECK(e.heads > 0 && e.hidden % e.heads == 0, "Transformer: heads ({}) must divide hidden ({})", e.heads,
+             e.hidden);
+  TOPO_CHECK(e.layers >= 1, "Transformer: layers must be >= 1, got {}", e.layers);
+  if (config_.ffn == 0) config_.ffn = 4 * e.hidden;
+  embedding = register_module("embedding", std::make_shared<SequenceEmbedding>(e.embedding()));
   layers = register_module("layers", std::make_shared<nn::ModuleList>());
-  for (std::int64_t l = 0; l < config_.layers; ++l)
-    layers->push_back(std::make_shared<Layer>(config_.hidden, config_.heads, config_.ffn, config_.dropout));
+  for (std::int64_t l = 0; l < e.layers; ++l)
+    layers->push_back(std::make_shared<Layer>(e.hidden, e.heads, config_.ffn, e.dropout));
 }
 
 Encoding Transformer::encode(const SequenceBatch& batch) {
@@ -70,7 +57,8 @@ Encoding Transformer::encode_dense(const SequenceBatch& batch) {
 Encoding Transformer::encode_padded(const SequenceBatch& batch) {
   const nn::Var x = embedding->forward(batch);  // [N, d]
   const Device device = x.device();
-  const std::int64_t B = batch.size(), N = batch.num_tokens(), d = config_.hidden, H = config_.heads, dh = d / H;
+  const std::int64_t B = batch.size(), N = batch.num_tokens(), d = config_.encoder.hidden;
+  const std::int64_t H = config_.encoder.heads, dh = d / H;
   const std::int64_t L = *std::max_element(batch.lengths.begin(), batch.lengths.end());
   // Padding by gather: slot (b, i) reads token offset_b + i, or row N (an appended zero row) past the end.
   std::vector<std::int64_t> pad_index(B * L, N), token_slot;

@@ -14,33 +14,19 @@
 #include <cstdint>
 #include <memory>
 
+#include "graph/graph.hpp"
+#include "models/blocks/post_ln_block.hpp"
+#include "models/encoder_config.hpp"
 #include "models/model.hpp"
 #include "models/sequence_embedding.hpp"
-#include "graph/graph.hpp"
-#include "nn/attention.hpp"
 
 namespace topo::models {
 
 struct TransformerConfig {
-  std::int64_t vocab_size = 0;
-  std::int64_t input_dim = 0;
-  std::int64_t hidden = 300;
-  std::int64_t heads = 6;
-  std::int64_t layers = 2;
+  EncoderConfig encoder{.hidden = 300, .heads = 6};  // dropout: the embedding output and both sublayers
   std::int64_t ffn = 0;  // feed-forward width; 0 means 4 * hidden
-  std::int64_t max_length = 256;
-  float dropout = 0.f;  // embedding output and both sublayers
-  bool dense = false;   // encode() runs encode_dense (the fused dense kernel) instead of the graph path
-  bool padded = false;  // with dense: encode() runs encode_padded (padded batched GEMMs) instead
-  Tensor pretrained;              // optional token vectors [vocab_size, embedding_dim] (see EmbeddingConfig)
-  bool freeze_pretrained = false;
-  std::vector<std::uint8_t> pretrained_rows;  // the rows of `pretrained` that hold vectors (empty: all)
-  std::int64_t embedding_dim = 0;             // token table width (0: hidden; else projected to hidden)
-  std::int64_t case_classes = 0;               // > 0: a capitalisation embedding added per token (tagging)
-  EmbeddingConfig embedding() const {
-    return {vocab_size, input_dim, hidden, max_length, dropout, pretrained, freeze_pretrained, pretrained_rows,
-            embedding_dim, case_classes};
-  }
+  bool dense = false;    // encode() runs encode_dense (the fused dense kernel) instead of the graph path
+  bool padded = false;   // with dense: encode() runs encode_padded (padded batched GEMMs) instead
 };
 
 // The graph side of the baseline: one full graph per sentence (readouts go through nn::readout_nodes).
@@ -58,18 +44,11 @@ class Transformer : public SequenceEncoder {
   Encoding encode(const SequenceBatch& batch, const FullTopology& topology);
   Encoding encode_dense(const SequenceBatch& batch);
   Encoding encode_padded(const SequenceBatch& batch);
-  std::int64_t hidden_size() const override { return config_.hidden; }
+  std::int64_t hidden_size() const override { return config_.encoder.hidden; }
   const TransformerConfig& config() const { return config_; }
 
-  struct Layer : nn::Module {
-    Layer(std::int64_t hidden, std::int64_t heads, std::int64_t ffn, float dropout);
-    // The block around an attention result: h = LN(h + drop(att)); h = LN(h + drop(ffn(h))).
-    nn::Var finish(const nn::Var& h, const nn::Var& attended) const;
-    std::shared_ptr<nn::GraphMultiHeadAttention> attention;
-    std::shared_ptr<nn::LayerNorm> attention_norm, ffn_norm;
-    std::shared_ptr<nn::Linear> ffn_in, ffn_out;
-    std::shared_ptr<nn::Dropout> dropout;
-  };
+  // Each layer is the shared post-LN block: h = LN(h + drop(att)); h = LN(h + drop(ffn(h))).
+  using Layer = PostLnBlock;
   std::shared_ptr<SequenceEmbedding> embedding;
   std::shared_ptr<nn::ModuleList> layers;
   const Layer& layer(std::size_t i) const { return *layers->at<Layer>(i); }

@@ -150,16 +150,16 @@ SequenceBatch char_batch(const std::vector<std::int64_t>& lengths, std::int64_t 
 // parameter as a directional derivative of the dense model (central differences along a random direction).
 void check_encoder_against_dense(BigVariant variant, const Spans& spans, std::uint64_t seed) {
   BigConfig c;
-  c.vocab_size = 11;
-  c.hidden = 8;
-  c.heads = 2;
-  c.layers = 2;
+  c.encoder.vocab_size = 11;
+  c.encoder.hidden = 8;
+  c.encoder.heads = 2;
+  c.encoder.layers = 2;
   c.ffn = 12;
-  c.max_length = 8;
+  c.encoder.max_length = 8;
   c.variant = variant;
   BigTransformer model(c);
   model.reset_parameters(seed);
-  const SequenceBatch batch = char_batch(kLengths, c.vocab_size, seed);
+  const SequenceBatch batch = char_batch(kLengths, c.encoder.vocab_size, seed);
   const BigTopology topology = big_topology(kLengths, spans, variant);
 
   BigDense dense;
@@ -168,11 +168,11 @@ void check_encoder_against_dense(BigVariant variant, const Spans& spans, std::ui
   dense.spans = variant == BigVariant::Radical ? adjacent_pairs(kLengths) : spans;
   dense.words = variant != BigVariant::NoLocal;
   dense.sentence = variant != BigVariant::NoGlobal;
-  dense.dim = c.hidden;
-  dense.heads = c.heads;
+  dense.dim = c.encoder.hidden;
+  dense.heads = c.encoder.heads;
   dense.ffn = c.ffn;
-  dense.layers = c.layers;
-  dense.positions = testing::to_double(sinusoidal_positions(c.max_length, c.hidden));
+  dense.layers = c.encoder.layers;
+  dense.positions = testing::to_double(sinusoidal_positions(c.encoder.max_length, c.encoder.hidden));
   Values values;
   for (auto& [name, p] : model.named_parameters()) {
     values[name] = testing::to_double(p.data());
@@ -268,10 +268,10 @@ TEST_CASE("BiG encoder: words matched on token ids, batch-given spans win, a sen
     return std::u32string(cps.begin(), cps.end());
   };
   BigConfig c;
-  c.vocab_size = static_cast<std::int64_t>(vocabulary.size());
-  c.hidden = 8;
-  c.heads = 2;
-  c.layers = 1;
+  c.encoder.vocab_size = static_cast<std::int64_t>(vocabulary.size());
+  c.encoder.hidden = 8;
+  c.encoder.heads = 2;
+  c.encoder.layers = 1;
   c.vocabulary = vocabulary;
   c.lexicon = std::make_shared<const Lexicon>(std::vector<std::u32string>{
       u32("南京"), u32("南京市"), u32("市长"), u32("长江"), u32("长江大桥"), u32("大桥"), u32("桥\xF0\xA0\x80\x80")});

@@ -82,10 +82,10 @@ TEST_CASE("multiscale_topology: [CLS] is an ordinary first position of every win
 
 TEST_CASE("an MS layer's attention equals the dense masked reference on random lengths") {
   MultiScaleConfig cfg;
-  cfg.input_dim = 3;
-  cfg.heads = 5;
-  cfg.hidden = 35;  // 5 heads of 7
-  cfg.layers = 2;
+  cfg.encoder.input_dim = 3;
+  cfg.encoder.heads = 5;
+  cfg.encoder.hidden = 35;  // 5 heads of 7
+  cfg.encoder.layers = 2;
   cfg.alpha = 0.5;  // layer 0: {3,1,1,0,0}-like groups with a 0-head scale
   MultiScaleTransformer model(cfg);
   model.reset_parameters(11);
@@ -94,17 +94,17 @@ TEST_CASE("an MS layer's attention equals the dense masked reference on random l
   for (std::size_t l = 0; l < 2; ++l) {
     std::vector<nn::HeadGroup> groups;
     for (std::size_t k = 0; k < topology.scales.size(); ++k) groups.push_back({model.head_counts()[l][k], topology.scales[k]});
-    const Tensor x = testing::random_uniform({topology.num_positions(), cfg.hidden}, 40 + l);
+    const Tensor x = testing::random_uniform({topology.num_positions(), cfg.encoder.hidden}, 40 + l);
     testing::check_against_dense(*model.layer(l).attention, groups, x, {{"pos", x}}, 9 + l);
   }
 }
 
 TEST_CASE("the MS encoder encodes each sentence of a batch as if it were alone") {
   MultiScaleConfig cfg;
-  cfg.vocab_size = 20;
-  cfg.heads = 4;
-  cfg.hidden = 24;  // 4 heads of 6
-  cfg.layers = 2;
+  cfg.encoder.vocab_size = 20;
+  cfg.encoder.heads = 4;
+  cfg.encoder.hidden = 24;  // 4 heads of 6
+  cfg.encoder.layers = 2;
   cfg.scales = parse_scales("1,3,N/4");
   MultiScaleTransformer model(cfg);
   model.reset_parameters(5);
@@ -138,10 +138,10 @@ TEST_CASE("the MS encoder encodes each sentence of a batch as if it were alone")
 
 TEST_CASE("band radii are exactly the window graph: [CLS] first, widths from the token count, clipped ends") {
   MultiScaleConfig cfg;
-  cfg.input_dim = 3;
-  cfg.heads = 10;
-  cfg.hidden = 30;
-  cfg.layers = 2;  // alpha 0.5: layer 0 {4,3,2,1,0}-like (a 0-head scale), layer 1 {2,2,2,2,2}
+  cfg.encoder.input_dim = 3;
+  cfg.encoder.heads = 10;
+  cfg.encoder.hidden = 30;
+  cfg.encoder.layers = 2;  // alpha 0.5: layer 0 {4,3,2,1,0}-like (a 0-head scale), layer 1 {2,2,2,2,2}
   const MultiScaleTransformer model(cfg);
   const std::vector<std::int64_t> lengths = {1, 2, 4, 15, 16, 17, 33, 63, 64, 65, 130};
   const auto topology = multiscale_topology(lengths, cfg.scales);
@@ -177,13 +177,13 @@ TEST_CASE("the MS band path equals the graph path: outputs and every parameter g
   for (const char* scales : {"1,3,N/16,N/8,N/4", "3,N/2,N/1"}) {  // N/1: windows wider than the sentence
     CAPTURE(scales);
     MultiScaleConfig cfg;
-    cfg.vocab_size = 50;
-    cfg.heads = 5;
-    cfg.hidden = 35;  // 5 heads of 7
-    cfg.layers = 2;
+    cfg.encoder.vocab_size = 50;
+    cfg.encoder.heads = 5;
+    cfg.encoder.hidden = 35;  // 5 heads of 7
+    cfg.encoder.layers = 2;
     cfg.alpha = 0.5;
     cfg.scales = parse_scales(scales);
-    cfg.max_length = 256;
+    cfg.encoder.max_length = 256;
     MultiScaleTransformer model(cfg);
     model.reset_parameters(17);
     std::mt19937 rng(5);

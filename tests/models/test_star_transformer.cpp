@@ -51,26 +51,26 @@ TEST_CASE("Star-Transformer on the graph equals the dense masked reference: outp
     CAPTURE(star_variant_name(c.variant));
     CAPTURE(c.residual);
     StarConfig cfg;
-    cfg.vocab_size = c.vocab;
-    cfg.input_dim = c.vocab > 0 ? 0 : 5;
-    cfg.hidden = 12;
-    cfg.heads = 3;
-    cfg.layers = 2;
-    cfg.max_length = 16;
+    cfg.encoder.vocab_size = c.vocab;
+    cfg.encoder.input_dim = c.vocab > 0 ? 0 : 5;
+    cfg.encoder.hidden = 12;
+    cfg.encoder.heads = 3;
+    cfg.encoder.layers = 2;
+    cfg.encoder.max_length = 16;
     cfg.variant = c.variant;
     cfg.residual = c.residual;
     StarTransformer model(cfg);
     model.reset_parameters(seed);
-    const SequenceBatch batch = random_batch(c.lengths, cfg.input_dim, c.vocab, seed + 100);
+    const SequenceBatch batch = random_batch(c.lengths, cfg.encoder.input_dim, c.vocab, seed + 100);
     const std::int64_t total = batch.num_tokens(), sentences = batch.size();
-    const Tensor r1 = testing::random_uniform({total, cfg.hidden}, seed + 200);
-    const Tensor r2 = testing::random_uniform({sentences, cfg.hidden}, seed + 300);
+    const Tensor r1 = testing::random_uniform({total, cfg.encoder.hidden}, seed + 200);
+    const Tensor r2 = testing::random_uniform({sentences, cfg.encoder.hidden}, seed + 300);
     ++seed;
 
     const Encoding graph = model.encode(batch);
     const Encoding dense = star_dense_reference(model, batch);
-    REQUIRE(graph.tokens.shape() == Shape{total, cfg.hidden});
-    REQUIRE(graph.sentences.shape() == Shape{sentences, cfg.hidden});
+    REQUIRE(graph.tokens.shape() == Shape{total, cfg.encoder.hidden});
+    REQUIRE(graph.sentences.shape() == Shape{sentences, cfg.encoder.hidden});
     TOPO_CHECK_CLOSE(graph.tokens.data().to_vector<float>(), dense.tokens.data().to_vector<float>(), 2e-5, 1e-4);
     TOPO_CHECK_CLOSE(graph.sentences.data().to_vector<float>(), dense.sentences.data().to_vector<float>(), 2e-5, 1e-4);
 
@@ -91,16 +91,16 @@ TEST_CASE("Star-Transformer on the graph equals the dense masked reference: outp
 
 TEST_CASE("Star-Transformer: the mask and the readout are what the paper says") {
   StarConfig cfg;
-  cfg.input_dim = 3;
-  cfg.hidden = 8;
-  cfg.heads = 2;
-  cfg.layers = 1;
-  cfg.max_length = 4;
+  cfg.encoder.input_dim = 3;
+  cfg.encoder.hidden = 8;
+  cfg.encoder.heads = 2;
+  cfg.encoder.layers = 1;
+  cfg.encoder.max_length = 4;
   StarTransformer model(cfg);
   // A sentence longer than max_length is an error naming the length; the wrong input kind too.
   CHECK_THROWS_WITH_AS(model.encode(random_batch({5}, 3, 0, 1)), doctest::Contains("length 5"), Error);
   CHECK_THROWS_WITH_AS(model.encode(random_batch({2}, 0, 7, 1)), doctest::Contains("features"), Error);
   StarConfig bad = cfg;
-  bad.heads = 3;
+  bad.encoder.heads = 3;
   CHECK_THROWS_WITH_AS(StarTransformer{bad}, doctest::Contains("heads (3) must divide hidden (8)"), Error);
 }

@@ -8,13 +8,13 @@ TEST_CASE("Transformer: the full-graph, fused dense and padded paths agree, outp
   for (std::int64_t vocab : {0, 11}) {
     CAPTURE(vocab);
     TransformerConfig cfg;
-    cfg.vocab_size = vocab;
-    cfg.input_dim = vocab > 0 ? 0 : 4;
-    cfg.hidden = 12;
-    cfg.heads = 3;
-    cfg.layers = 2;
+    cfg.encoder.vocab_size = vocab;
+    cfg.encoder.input_dim = vocab > 0 ? 0 : 4;
+    cfg.encoder.hidden = 12;
+    cfg.encoder.heads = 3;
+    cfg.encoder.layers = 2;
     cfg.ffn = 10;
-    cfg.max_length = 12;
+    cfg.encoder.max_length = 12;
     Transformer model(cfg);
     model.reset_parameters(7 + vocab);
     SequenceBatch batch;
