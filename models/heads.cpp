@@ -50,15 +50,17 @@ nn::Var TokenTagger::forward(const SequenceBatch& batch) { return head_->forward
 
 PairClassifier::PairClassifier(std::shared_ptr<SequenceEncoder> encoder, std::int64_t num_classes,
                                const HeadOptions& head)
-    : encoder_(register_module("encoder", checked(encoder, "PairClassifier"))) {
+    : SequenceModel(checked(std::move(encoder), "PairClassifier")) {
   head_ = register_module("head", make_head(4 * encoder_->hidden_size(), num_classes, head, "PairClassifier"));
 }
 
-nn::Var PairClassifier::forward(const SequenceBatch& premise, const SequenceBatch& hypothesis) {
-  TOPO_CHECK(premise.size() == hypothesis.size(), "PairClassifier: {} premises but {} hypotheses", premise.size(),
-             hypothesis.size());
-  const nn::Var r1 = encoder_->encode(premise).sentences;
-  const nn::Var r2 = encoder_->encode(hypothesis).sentences;
+nn::Var PairClassifier::forward(const SequenceBatch& pairs) {
+  TOPO_CHECK(pairs.size() % 2 == 0 && pairs.size() > 0,
+             "PairClassifier: a batch of pairs holds an even number of sequences (premises, then hypotheses), got {}",
+             pairs.size());
+  const std::int64_t b = pairs.size() / 2;
+  const std::vector<nn::Var> halves = nn::split(encoder_->encode(pairs).sentences, {b, b}, 0);
+  const nn::Var &r1 = halves[0], &r2 = halves[1];
   const nn::Var diff = r1 - r2;
   const nn::Var abs_diff = nn::relu(diff) + nn::relu(-diff);
   return head_->forward(nn::concat({r1, r2, abs_diff, r1 * r2}, 1));

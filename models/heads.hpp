@@ -65,16 +65,16 @@ class TokenTagger : public SequenceModel {
   std::shared_ptr<nn::LinearChainCrf> crf_;
 };
 
-// NLI: one shared encoder reads premise and hypothesis; r1, r2 their sentence features; the classifier sees
-// [r1; r2; |r1 - r2|; r1 * r2] (4 * hidden) -> logits [B, num_classes]. |x| is relu(x) + relu(-x).
-class PairClassifier : public nn::Module {
+// NLI: one shared encoder reads premises and hypotheses in ONE batch (one batched graph): `pairs` holds 2B
+// sequences, the B premises then the B hypotheses, pair b = sequences b and B + b. r1, r2 [B, hidden] are their
+// sentence features; the classifier sees [r1; r2; |r1 - r2|; r1 * r2] (4 * hidden) -> logits [B, num_classes].
+// |x| is relu(x) + relu(-x).
+class PairClassifier : public SequenceModel {
  public:
   PairClassifier(std::shared_ptr<SequenceEncoder> encoder, std::int64_t num_classes, const HeadOptions& head = {});
-  nn::Var forward(const SequenceBatch& premise, const SequenceBatch& hypothesis);
-  const std::shared_ptr<SequenceEncoder>& encoder() const { return encoder_; }
+  nn::Var forward(const SequenceBatch& pairs) override;
 
  private:
-  std::shared_ptr<SequenceEncoder> encoder_;
   std::shared_ptr<nn::MLP> head_;
 };
 

@@ -8,6 +8,7 @@ TaskRegistration mirrored_sum_registration();
 TaskRegistration classify_registration();
 TaskRegistration tag_registration();
 TaskRegistration node_classify_registration();
+TaskRegistration nli_registration();
 
 namespace {
 
@@ -29,7 +30,7 @@ std::deque<TaskRegistration>& registry() {
   static std::deque<TaskRegistration> tasks = [] {
     std::deque<TaskRegistration> out;
     for (TaskRegistration t : {masked_sum_registration(), mirrored_sum_registration(), classify_registration(),
-                               tag_registration(), node_classify_registration()}) {
+                               tag_registration(), nli_registration(), node_classify_registration()}) {
       check_registration(out, t);
       out.push_back(std::move(t));
     }

@@ -2,6 +2,8 @@
 // sst_trees.cpp. Files are small (<= tens of MiB): each is read whole and scanned once, single-threaded.
 #include "apps/text/dataset.hpp"
 
+#include <zlib.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -18,13 +20,18 @@ namespace topo::text {
 namespace detail {
 
 std::string read_file_bytes(const std::string& path) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!file) fail("cannot open '{}': {}", path, std::strerror(errno));
+  // gzopen reads a file without a gzip header as it is, so plain and gzipped files take one path.
+  errno = 0;
+  const std::unique_ptr<gzFile_s, int (*)(gzFile)> file(gzopen(path.c_str(), "rb"), gzclose);
+  if (!file) fail("cannot open '{}': {}", path, errno ? std::strerror(errno) : "out of memory");
   std::string bytes;
   char buffer[1 << 16];
-  std::size_t got = 0;
-  while ((got = std::fread(buffer, 1, sizeof buffer, file.get())) > 0) bytes.append(buffer, got);
-  if (std::ferror(file.get())) fail("cannot read '{}': {}", path, std::strerror(errno));
+  int got = 0;
+  while ((got = gzread(file.get(), buffer, sizeof buffer)) > 0) bytes.append(buffer, static_cast<std::size_t>(got));
+  int code = Z_OK;
+  const char* message = gzerror(file.get(), &code);
+  if (got < 0 || (code != Z_OK && code != Z_STREAM_END))
+    fail("cannot read '{}': {}", path, code == Z_ERRNO ? std::strerror(errno) : message);
   return bytes;
 }
 
@@ -62,6 +69,19 @@ void add_example(Dataset& d, std::vector<std::string> tokens, std::string label,
     ++d.stats.truncated;
   }
   d.examples.push_back(Example{std::move(tokens), std::move(label), line});
+  ++d.stats.examples;
+}
+
+void add_pair(Dataset& d, std::vector<std::string> first, std::vector<std::string> second, std::string label,
+              std::int64_t line, const ReadOptions& opts) {
+  bool cut = false;
+  for (std::vector<std::string>* tokens : {&first, &second})
+    if (opts.max_length > 0 && static_cast<std::int64_t>(tokens->size()) > opts.max_length) {
+      tokens->resize(static_cast<std::size_t>(opts.max_length));
+      cut = true;
+    }
+  d.stats.truncated += cut;
+  d.examples.push_back(Example{std::move(first), std::move(label), line, std::move(second)});
   ++d.stats.examples;
 }
 
@@ -182,7 +202,7 @@ Dataset read_jsonl(const std::string& path, const ReadOptions& opts) {
   return d;
 }
 
-std::vector<std::string> dataset_formats() { return {"sst", "sst-stsa", "mtl", "tsv", "jsonl"}; }
+std::vector<std::string> dataset_formats() { return {"sst", "sst-stsa", "mtl", "tsv", "jsonl", "snli"}; }
 
 Dataset read_dataset(const std::string& format, const std::string& path, const ReadOptions& opts) {
   TOPO_CHECK(format != "sst" || opts.tokenize == Tokenization::Whitespace,
@@ -193,6 +213,7 @@ Dataset read_dataset(const std::string& format, const std::string& path, const R
   if (format == "mtl") return read_mtl(path, opts);
   if (format == "tsv") return read_tsv(path, opts);
   if (format == "jsonl") return read_jsonl(path, opts);
+  if (format == "snli") return read_snli(path, opts);
   fail("unknown data set format '{}' (valid: {})", format, fmt::join(dataset_formats(), ", "));
 }
 

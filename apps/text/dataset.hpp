@@ -16,6 +16,7 @@ struct Example {
   std::vector<std::string> tokens;
   std::string label;
   std::int64_t line = 0;  // 1-based source line
+  std::vector<std::string> tokens2 = {};  // a pair's second sentence (NLI's hypothesis); empty for one sentence
 };
 
 struct ReadStats {
@@ -25,6 +26,7 @@ struct ReadStats {
   std::int64_t invalid_utf8_lines = 0;  // lines where Utf8 decoding substituted U+FFFD
   std::string first_invalid_utf8 = {};  // "path:line" of the first of them (empty: none)
   std::int64_t truncated = 0;           // examples cut to max_length
+  std::int64_t unlabelled = 0;          // snli: pairs whose gold label is "-" (no annotator majority), left out
 };
 
 struct ReadOptions {
@@ -36,6 +38,7 @@ struct ReadOptions {
   bool sst_subtrees = false;    // sst: every labelled node's span becomes an example (root first)
   bool sst_binary = false;      // sst formats: drop label 2, 0/1 -> "0", 3/4 -> "1"
   std::string label_field = "label", text_field = "text";  // jsonl keys; tsv column names with a header
+  bool parse_tokens = true;  // snli: tokens from sentence{1,2}_binary_parse; false: the sentences split as text
 };
 
 struct Dataset {
@@ -44,6 +47,7 @@ struct Dataset {
   std::string path;
 };
 
+// Every reader takes plain files or gzip (.gz) ones alike.
 // PTB bracket trees "(3 (2 The) (2 Rock) ...)", one per line; the root's label is the sentence label and
 // the leaves are the tokens; every node label must be 0..4. With sst_subtrees every node (internal and leaf) yields its span as an
 // example, in pre-order (root first); duplicates are kept.
@@ -57,6 +61,12 @@ Dataset read_mtl(const std::string& path, const ReadOptions& opts);
 Dataset read_tsv(const std::string& path, const ReadOptions& opts);
 // One JSON object per line; label (string or integer) under label_field, text under text_field.
 Dataset read_jsonl(const std::string& path, const ReadOptions& opts);
+// SNLI / MultiNLI JSON lines: gold_label (entailment | neutral | contradiction; "-" = no majority: left out and
+// counted in stats.unlabelled), sentence1 (premise -> tokens) and sentence2 (hypothesis -> tokens2). With
+// parse_tokens the tokens are the leaves of sentence{1,2}_binary_parse: the Stanford tokenizer's words, with
+// punctuation and clitics split off ("tree ." rather than "tree."), which is what word vectors are keyed by;
+// a line without the parse falls back to the sentence as text. Any other label is a bad line.
+Dataset read_snli(const std::string& path, const ReadOptions& opts);
 
 // format in dataset_formats(): "sst" (trees), "sst-stsa", "mtl", "tsv", "jsonl".
 Dataset read_dataset(const std::string& format, const std::string& path, const ReadOptions& opts);

@@ -22,7 +22,7 @@ template <class... Args>
   throw BadLine{fmt::format(format, std::forward<Args>(args)...)};
 }
 
-// The whole file as bytes; missing or unreadable: topo::Error naming the path.
+// The whole file as bytes, gunzipped when it is gzip; missing, unreadable or corrupt: topo::Error naming the path.
 std::string read_file_bytes(const std::string& path);
 
 inline bool is_blank(std::string_view s) {
@@ -76,6 +76,9 @@ void for_each_line(Dataset& d, const ReadOptions& opts, Parse&& parse) {
 // sst_binary drops the example (label 2); else maps 0/1 -> "0", 3/4 -> "1" under sst_binary.
 bool apply_sst_label(std::string& label, const ReadOptions& opts);
 
+// Appends a sentence pair (each sentence truncated to max_length; a pair cut anywhere counts once).
+void add_pair(Dataset& d, std::vector<std::string> first, std::vector<std::string> second, std::string label,
+              std::int64_t line, const ReadOptions& opts);
 // Appends an example (truncating to max_length, counting stats.examples / stats.truncated).
 void add_example(Dataset& d, std::vector<std::string> tokens, std::string label, std::int64_t line,
                  const ReadOptions& opts);

@@ -96,8 +96,10 @@ Vocabulary Vocabulary::build(const std::vector<const Dataset*>& datasets, std::i
   std::unordered_map<std::string, std::int64_t> counts;
   for (const Dataset* d : datasets) {
     TOPO_CHECK(d != nullptr, "Vocabulary::build: null data set");
-    for (const Example& e : d->examples)
+    for (const Example& e : d->examples) {
       for (const std::string& t : e.tokens) ++counts[t];
+      for (const std::string& t : e.tokens2) ++counts[t];
+    }
   }
   // The specials keep ids 0 and 1 even if the text contains them literally.
   counts.erase(kPadToken);

@@ -6,6 +6,7 @@
 #include <limits>
 #include <numeric>
 
+#include "kernels/dense/indexing.hpp"
 #include "kernels/error.hpp"
 #include "models/baselines/deepsets.hpp"
 #include "models/heads.hpp"
@@ -133,7 +134,12 @@ TEST_CASE("heads: output shapes, parameter names, pair features") {
   SequenceBatch other;
   other.lengths = {1, 1, 4};
   other.features = testing::random_uniform({6, 2}, 9);
-  const auto logits = pair.forward(batch, other).data().to_vector<float>();
+  // One batch of both: the 3 premises, then the 3 hypotheses (one pass, one graph).
+  SequenceBatch pairs;
+  pairs.lengths = {3, 1, 2, 1, 1, 4};
+  pairs.features = topo::concat({batch.features, other.features}, 0);
+  const auto logits = pair.forward(pairs).data().to_vector<float>();
+  CHECK_THROWS_AS(pair.forward(batch), Error);  // an odd number of sequences is no batch of pairs
   const auto r1 = pair.encoder()->encode(batch).sentences.data().to_vector<float>();
   const auto r2 = pair.encoder()->encode(other).sentences.data().to_vector<float>();
   const auto named = pair.named_parameters();
@@ -150,6 +156,5 @@ TEST_CASE("heads: output shapes, parameter names, pair features") {
       expected.push_back(static_cast<float>(acc));
     }
   TOPO_CHECK_CLOSE(logits, expected, 1e-5, 1e-5);
-  CHECK_THROWS_AS(pair.forward(batch, SequenceBatch{{2}, {}, Tensor::zeros({2, 2})}), Error);
   CHECK_THROWS_AS(SequenceRegressor(nullptr, 2), Error);
 }

@@ -19,7 +19,8 @@ nlohmann::json read_options_json(const text::ReadOptions& r) {
           {"max_length", r.max_length},
           {"sst_binary", r.sst_binary},
           {"label_field", r.label_field},
-          {"text_field", r.text_field}};
+          {"text_field", r.text_field},
+          {"parse_tokens", r.parse_tokens}};
 }
 
 // The most frequent training label (ties: the smaller class id), the majority baseline's prediction.
@@ -38,7 +39,8 @@ nlohmann::json read_stats_json(const text::ReadStats& s) {
           {"skipped_bad", s.skipped_bad},
           {"invalid_utf8_lines", s.invalid_utf8_lines},
           {"first_invalid_utf8", s.first_invalid_utf8},
-          {"truncated", s.truncated}};
+          {"truncated", s.truncated},
+          {"unlabelled", s.unlabelled}};
 }
 
 EncodedSplit encode_split(const text::Dataset& data, const text::Vocabulary& vocab, const text::LabelSet& labels) {
@@ -50,6 +52,7 @@ EncodedSplit encode_split(const text::Dataset& data, const text::Vocabulary& voc
     TOPO_CHECK(labels.contains(e.label), "{}:{}: label '{}' is not one of the model's {} classes", data.path,
                e.line, e.label, labels.size());
     out.ids.push_back(vocab.encode(e.tokens));
+    if (!e.tokens2.empty()) out.ids2.push_back(vocab.encode(e.tokens2));
     out.labels.push_back(labels.id(e.label));
   }
   return out;
@@ -71,6 +74,7 @@ TextClassification::TextClassification(const ClassifyOptions& options) : options
   if (!options.test.empty()) test = text::read_dataset(options.format, options.test, options.read);
   TOPO_CHECK(!train.examples.empty(), "classify: '{}' holds no training examples", options.train);
   TOPO_CHECK(!dev.examples.empty(), "classify: the dev split is empty");
+  pairs_ = !train.examples.front().tokens2.empty();
 
   vocab_ = text::Vocabulary::build({&train}, options.min_freq);
   // Classes are what training saw: a dev/test label outside them is an error naming file:line
@@ -115,6 +119,8 @@ std::unique_ptr<TextClassification> TextClassification::for_evaluation(const nlo
     t->labels_ = text::LabelSet::from_json(metadata.at("labels"));
     t->majority_label_ = metadata.at("majority_label").get<std::string>();
     t->embedding_dim_ = metadata.value("embedding_dim", std::int64_t{0});  // absent in checkpoints before vectors
+    t->pairs_ = metadata.value("pairs", false);                           // absent before sentence pairs
+    options.read.parse_tokens = read.value("parse_tokens", true);
   } catch (const nlohmann::json::exception& e) {
     fail("{}: malformed task metadata: {}", source, e.what());
   } catch (const Error& e) {
@@ -133,6 +139,7 @@ std::unique_ptr<TextClassification> TextClassification::for_evaluation(const nlo
 
 std::shared_ptr<models::SequenceModel> TextClassification::make_model(std::shared_ptr<models::SequenceEncoder> encoder,
                                                                       const models::HeadOptions& head) const {
+  if (pairs_) return std::make_shared<models::PairClassifier>(std::move(encoder), labels_.size(), head);
   return std::make_shared<models::SequenceClassifier>(std::move(encoder), labels_.size(), head);
 }
 
@@ -142,7 +149,8 @@ std::vector<std::vector<std::int64_t>> TextClassification::epoch_batches(std::in
   // graph models are indifferent), the batch order is still shuffled.
   const EncodedSplit& train = split_(Split::Train);
   std::vector<std::int64_t> lengths(train.ids.size());
-  for (std::size_t i = 0; i < lengths.size(); ++i) lengths[i] = static_cast<std::int64_t>(train.ids[i].size());
+  for (std::size_t i = 0; i < lengths.size(); ++i)
+    lengths[i] = static_cast<std::int64_t>(train.ids[i].size() + (pairs_ ? train.ids2[i].size() : 0));
   return text::length_bucketed_batches(lengths, batch, seed, epoch);
 }
 
@@ -159,6 +167,13 @@ TaskBatch TextClassification::batch(Split split, const std::vector<std::int64_t>
     ids.insert(ids.end(), sentence.begin(), sentence.end());
     labels.push_back(data.labels[static_cast<std::size_t>(i)]);
   }
+  // Pairs: the second sentences follow as sequences of their own, in the same order (one batched graph).
+  if (pairs_)
+    for (std::int64_t i : indices) {
+      const auto& second = data.ids2[static_cast<std::size_t>(i)];
+      out.inputs.lengths.push_back(static_cast<std::int64_t>(second.size()));
+      ids.insert(ids.end(), second.begin(), second.end());
+    }
   out.inputs.token_ids = Tensor::from_vector(ids, {static_cast<std::int64_t>(ids.size())});
   out.targets = Tensor::from_vector(labels, {static_cast<std::int64_t>(labels.size())});
   return out;
@@ -226,6 +241,7 @@ nlohmann::json TextClassification::metadata() const {
           {"format", options_.format},
           {"read", read_options_json(options_.read)},
           {"vocab_size", vocab_.size()},
+          {"pairs", pairs_},
           {"embedding_dim", embedding_dim_},
           {"vectors", vectors_report()},
           {"data", data}};

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/tasks/registry.hpp"
 #include "apps/tasks/task.hpp"
 #include "apps/tasks/task_vectors.hpp"
 #include "apps/text/dataset.hpp"
@@ -32,6 +33,7 @@ struct ClassifyOptions {
 // A split encoded for the model: token ids per example and class ids.
 struct EncodedSplit {
   std::vector<std::vector<std::int64_t>> ids;
+  std::vector<std::vector<std::int64_t>> ids2;  // sentence pairs (NLI): the second sentences; empty otherwise
   std::vector<std::int64_t> labels;
   std::int64_t size() const { return static_cast<std::int64_t>(labels.size()); }
 };
@@ -52,6 +54,9 @@ class TextClassification final : public VocabularyTask {
                                                             const std::string& source = "checkpoint metadata");
 
   const text::LabelSet& labels() const { return labels_; }
+  // Sentence pairs (NLI, --format snli): a batch holds the B first sentences, then the B second ones, and the
+  // model is models::PairClassifier.
+  bool pairs() const { return pairs_; }
   const text::ReadStats& read_stats(Split split) const { return stats_[static_cast<int>(split)]; }
 
   std::int64_t max_length() const override { return options_.read.max_length; }
@@ -80,8 +85,16 @@ class TextClassification final : public VocabularyTask {
   ClassifyOptions options_;
   text::LabelSet labels_;
   std::string majority_label_;
+  bool pairs_ = false;
   EncodedSplit splits_[3];
   text::ReadStats stats_[3];
 };
+
+// The options text_task_options() declares (files, decoding, truncation, vocabulary, vectors) as ClassifyOptions;
+// a task built on TextClassification sets its format and its own options on top.
+ClassifyOptions text_classification_options(const TaskSettings& settings);
+// topo-eval for the tasks built on TextClassification (classify, nli): the checkpoint's classifier scored on
+// request.test (accuracy, loss, ms per batch, the majority baseline, the reader's counts) and its report.
+nlohmann::json evaluate_classifier_file(const FileEvaluation& request);
 
 }  // namespace topo::apps

@@ -6,31 +6,36 @@
 
 namespace topo::apps {
 
-namespace {
-
-ClassifyOptions options_of(const TaskSettings& s) {
+ClassifyOptions text_classification_options(const TaskSettings& s) {
   ClassifyOptions o;
-  o.format = s.option<std::string>("format");
   o.train = s.option<std::string>("train");
   o.dev = s.option<std::string>("dev");
   o.test = s.option<std::string>("test");
-  // MTL-16 ships train and test only; its customary dev set is the last 200 training lines.
-  const auto dev_split = s.option<std::int64_t>("dev_split");
-  o.dev_split = dev_split > 0 ? dev_split : (o.dev.empty() && o.format == "mtl" ? 200 : 0);
   o.read.encoding = text::parse_text_encoding(s.option<std::string>("encoding"));
   o.read.lowercase = s.option<bool>("lowercase");
-  o.read.tokenize = text::parse_tokenization(s.option<std::string>("tokenize"));
-  o.read.label_field = s.option<std::string>("label_field");
-  o.read.text_field = s.option<std::string>("text_field");
   o.read.skip_bad = s.option<bool>("skip_bad");
   o.read.max_length = s.option<std::int64_t>("max_len");
-  o.read.sst_binary = s.option<bool>("binary");
-  o.train_subtrees = s.option<bool>("subtrees");
   o.min_freq = s.option<std::int64_t>("min_freq");
   o.vectors = s.option<std::string>("vectors");
   o.vector_options = vector_options(s);
   o.freeze_vectors = s.option<bool>("freeze_vectors");
   o.eval_batch = text_eval_batch(s);
+  return o;
+}
+
+namespace {
+
+ClassifyOptions options_of(const TaskSettings& s) {
+  ClassifyOptions o = text_classification_options(s);
+  o.format = s.option<std::string>("format");
+  // MTL-16 ships train and test only; its customary dev set is the last 200 training lines.
+  const auto dev_split = s.option<std::int64_t>("dev_split");
+  o.dev_split = dev_split > 0 ? dev_split : (o.dev.empty() && o.format == "mtl" ? 200 : 0);
+  o.read.tokenize = text::parse_tokenization(s.option<std::string>("tokenize"));
+  o.read.label_field = s.option<std::string>("label_field");
+  o.read.text_field = s.option<std::string>("text_field");
+  o.read.sst_binary = s.option<bool>("binary");
+  o.train_subtrees = s.option<bool>("subtrees");
   return o;
 }
 
@@ -52,9 +57,14 @@ void validate(const TaskSettings& s) {
   validate_text_task(s);
 }
 
-nlohmann::json evaluate_file(const FileEvaluation& request) {
+}  // namespace
+
+nlohmann::json evaluate_classifier_file(const FileEvaluation& request) {
   ClassifyOptions options;
-  options.format = request.format.empty() ? request.config.value("format", "") : request.format;
+  // The file's format: as given, else the one training read (in the task's metadata; older checkpoints: config).
+  options.format = !request.format.empty()                ? request.format
+                   : request.metadata.contains("format") ? request.metadata.value("format", "")
+                                                          : request.config.value("format", "");
   options.test = request.test;
   options.eval_batch = request.batch;
   options.read.skip_bad = request.skip_bad;
@@ -84,8 +94,6 @@ nlohmann::json evaluate_file(const FileEvaluation& request) {
   return result;
 }
 
-}  // namespace
-
 TaskRegistration classify_registration() {
   TaskRegistration t;
   t.name = "classify";
@@ -104,7 +112,7 @@ TaskRegistration classify_registration() {
   t.make = [](const TaskSettings& s) -> std::unique_ptr<Task> {
     return std::make_unique<TextClassification>(options_of(s));
   };
-  t.evaluate_file = evaluate_file;
+  t.evaluate_file = evaluate_classifier_file;
   return t;
 }
 
