@@ -14,7 +14,7 @@ build=${FUZZ_BUILD:-build-fuzz}
 [ -d "$data" ] || { echo "fuzz: no data sets at $data (the seeds come from there)" >&2; exit 1; }
 
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_mtl fuzz_tsv fuzz_jsonl fuzz_sst_trees fuzz_sst_stsa fuzz_conll fuzz_conllu
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_mtl fuzz_tsv fuzz_jsonl fuzz_sst_trees fuzz_sst_stsa fuzz_snli fuzz_conll fuzz_conllu
                                       fuzz_weibo fuzz_bmes fuzz_word_vectors fuzz_config fuzz_cli fuzz_checkpoint
                                       fuzz_eval_metadata)
 
@@ -56,6 +56,10 @@ mkdir -p "$seeds/fuzz_jsonl"  # no JSON-lines set is shipped: the MTL lines as {
 for f in "$seeds"/fuzz_mtl/*.head; do
   sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^\([^\t]*\)\t\(.*\)$/{"label": "\1", "text": "\2"}/' "$f" > "$seeds/fuzz_jsonl/$(basename "$f")"
 done
+mkdir -p "$seeds/fuzz_snli"  # SNLI's gzipped JSON lines: slices as plain text, and one gzipped slice
+zcat "$data/snli/snli_1.0_dev_part.jsonl.gz" | head -n 10 > "$seeds/fuzz_snli/dev.head" || true
+zcat "$data/snli/snli_1.0_train_part.jsonl.gz" | tail -n 10 > "$seeds/fuzz_snli/train.tail" || true
+gzip -c "$seeds/fuzz_snli/dev.head" > "$seeds/fuzz_snli/dev.head.gz"
 mkdir -p "$seeds/fuzz_word_vectors"
 zcat "$data/glove6b50d/glove.6B.50d.subset.txt.gz" | head -n 8 > "$seeds/fuzz_word_vectors/glove.head" || true
 zcat "$data/glove6b50d/glove.6B.50d.subset.txt.gz" | head -n 3 | sed '1i 3 50' > "$seeds/fuzz_word_vectors/word2vec.head" || true
