@@ -234,6 +234,24 @@ TEST_CASE("config: every registered recipe is made of known fields and validates
     }
 }
 
+TEST_CASE("config: every shipped configs/*.json applies and validates (the files it leaves to the command line given)") {
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(TOPO_SOURCE_DIR) + "/configs")) {
+    if (entry.path().extension() != ".json") continue;
+    INFO(entry.path().string());
+    ++files;
+    TrainConfig c;
+    CHECK_NOTHROW(apply_config_json(c, read_config_file(entry.path().string()), entry.path().string()));
+    if (c.task_options.contains("train") && c.option<std::string>("train").empty()) c.set("train", "x.train");
+    if (c.task_options.contains("dev") && c.option<std::string>("dev").empty() &&
+        c.task_options.value("format", "") != "mtl")  // MTL-16's dev is the last 200 training lines
+      c.set("dev", "x.dev");
+    apply_config_json(c, models::model_recipe(c.model, c.task));
+    CHECK_NOTHROW(c.validate());
+  }
+  CHECK(files >= 7);
+}
+
 TEST_CASE("config: options belong to their task or model: their own defaults, errors naming their owners") {
   TrainConfig c;  // masked-sum with deepsets
   CHECK(c.model_options == nlohmann::json({{"pooling", "sum"}}));
