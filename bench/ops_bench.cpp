@@ -50,7 +50,8 @@ void bench_op(bench::Runner& bench, const Op& op, std::int64_t size, Device devi
   const Tensor grad_out = testing::random_uniform(out.shape(), 8).to(device);
   const OpWork w = work_of(op, p, out);
   const std::string name = op.name + "@" + (device.is_cuda() ? "cuda" : "cpu") + " n=" + std::to_string(size);
-  const nlohmann::json extra = {{"op", op.name}, {"size", size}, {"shapes", p.shapes()}, {"device", device.is_cuda() ? "cuda" : "cpu"}};
+  const nlohmann::json extra = {
+      {"op", op.name}, {"size", size}, {"shapes", p.shapes()}, {"device", device.is_cuda() ? "cuda" : "cpu"}};
   const auto forward = [&] { wait_for(op.call(p, plain).data()); };
   const auto both = [&] {
     const std::vector<nn::Var> x = optable::leaves(p, true);
@@ -74,7 +75,8 @@ void bench_op(bench::Runner& bench, const Op& op, std::int64_t size, Device devi
 
 }  // namespace
 
-TOPO_BENCH_SUITE(ops, "every op of the op table (the one the op tests walk), forward and forward+backward, per device") {
+TOPO_BENCH_SUITE(ops,
+                 "every op of the op table (the one the op tests walk), forward and forward+backward, per device") {
   std::vector<Device> devices = {Device::cpu()};
   if (cuda_available()) devices.push_back(Device::cuda());
   for (const Op& op : optable::op_table())

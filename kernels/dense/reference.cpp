@@ -69,7 +69,8 @@ float unary_op(UnaryOp op, float xf, float alpha) {
   switch (op) {
     case UnaryOp::Relu: return x > 0 ? xf : 0.f;
     case UnaryOp::LeakyRelu: return static_cast<float>(x > 0 ? x : alpha * x);
-    case UnaryOp::Gelu: return static_cast<float>(0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))));
+    case UnaryOp::Gelu:
+      return static_cast<float>(0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))));
     case UnaryOp::Exp: return static_cast<float>(std::exp(x));
     case UnaryOp::Log: return static_cast<float>(std::log(x));
     case UnaryOp::Tanh: return static_cast<float>(std::tanh(x));
@@ -146,6 +147,27 @@ std::vector<float> scatter_add_rows(std::int64_t rows, std::int64_t cols, const 
   return std::vector<float>(acc.begin(), acc.end());
 }
 
+std::vector<float> concat(const std::vector<Tensor>& xs, int dim, Shape& out_shape) {
+  out_shape = xs[0].shape();
+  out_shape[dim] = 0;
+  for (const Tensor& x : xs) out_shape[dim] += x.size(dim);
+  std::vector<float> out(shape_numel(out_shape));
+  std::int64_t base = 0;
+  for (const Tensor& x : xs) {
+    const std::vector<float> v = x.to_vector<float>();
+    const Shape& s = x.shape();
+    for (std::int64_t a = 0; a < s[0]; ++a)
+      for (std::int64_t b = 0; b < s[1]; ++b)
+        for (std::int64_t c = 0; c < s[2]; ++c) {
+          std::int64_t co[3] = {a, b, c};
+          co[dim] += base;
+          out[(co[0] * out_shape[1] + co[1]) * out_shape[2] + co[2]] = v[(a * s[1] + b) * s[2] + c];
+        }
+    base += s[dim];
+  }
+  return out;
+}
+
 double cross_entropy(const std::vector<float>& x, const std::vector<std::int64_t>& t, std::int64_t n, std::int64_t c,
                      std::int64_t ignore) {
   double total = 0;
@@ -201,7 +223,8 @@ std::vector<double> dense_attention(const DenseAttentionProblem& p, const std::v
         }
         for (double& x : s) z += (x = std::exp(x - top));
         for (std::int64_t j = 0; j < len; ++j)
-          for (std::int64_t c = 0; c < p.dv; ++c) out[(i * H + h) * p.dv + c] += s[j] / z * v[((begin + j) * H + h) * p.dv + c];
+          for (std::int64_t c = 0; c < p.dv; ++c)
+            out[(i * H + h) * p.dv + c] += s[j] / z * v[((begin + j) * H + h) * p.dv + c];
       }
     begin += len;
   }

@@ -48,6 +48,9 @@ std::vector<float> gather_rows(const std::vector<float>& x, std::int64_t cols, c
 std::vector<float> scatter_add_rows(std::int64_t rows, std::int64_t cols, const std::vector<std::int64_t>& ids,
                                     const std::vector<float>& src);
 
+// Concatenation of 3-D tensors (host) along `dim` by explicit coordinates; out_shape receives the result's shape.
+std::vector<float> concat(const std::vector<Tensor>& xs, int dim, Shape& out_shape);
+
 // Mean over rows with t != ignore of log(sum_j exp(x_j)) - x_t, logits x [n, c]; 0 when every row is ignored.
 double cross_entropy(const std::vector<float>& x, const std::vector<std::int64_t>& t, std::int64_t n, std::int64_t c,
                      std::int64_t ignore);

@@ -33,9 +33,11 @@ std::vector<float> gspmm(MessageOp op, SpmmReduce red, const Coo& g, const std::
         }
         double r = 0;
         if (!msgs.empty()) {
-          if (red == SpmmReduce::Max) r = *std::max_element(msgs.begin(), msgs.end());
-          else if (red == SpmmReduce::Min) r = *std::min_element(msgs.begin(), msgs.end());
-          else {
+          if (red == SpmmReduce::Max) {
+            r = *std::max_element(msgs.begin(), msgs.end());
+          } else if (red == SpmmReduce::Min) {
+            r = *std::min_element(msgs.begin(), msgs.end());
+          } else {
             for (float m : msgs) r += m;
             if (red == SpmmReduce::Mean) r /= double(msgs.size());
           }
@@ -128,7 +130,8 @@ std::vector<float> sparse_attention(const Coo& g, const std::vector<float>& q, c
       double z = 0;
       for (double x : s) z += std::exp(x - m);
       for (std::size_t j = 0; j < s.size(); ++j)
-        for (std::int64_t i = 0; i < dv; ++i) out[(t * H + h) * dv + i] += std::exp(s[j] - m) / z * v[(us[j] * H + h) * dv + i];
+        for (std::int64_t i = 0; i < dv; ++i)
+          out[(t * H + h) * dv + i] += std::exp(s[j] - m) / z * v[(us[j] * H + h) * dv + i];
     }
   return std::vector<float>(out.begin(), out.end());
 }

@@ -25,7 +25,7 @@ TEST_CASE("op table: names are unique and every entry is complete") {
   for (const char* family : {"matmul", "linear", "unary/", "binary/", "softmax", "log_softmax", "layer_norm",
                              "reduce/", "index_select", "embedding", "cross_entropy", "gspmm/copy_u/sum",
                              "gspmm/u_mul_e/max", "gspmm/u_mul_e/mean", "gsddmm/u_dot_v", "gsddmm/u_add_v",
-                             "gsddmm/u_mul_v", "edge_softmax", "sparse_attention", "flash_attention"}) {
+                             "gsddmm/u_mul_v", "edge_softmax", "sparse_attention", "flash_attention", "concat"}) {
     CAPTURE(family);
     CHECK(std::any_of(names.begin(), names.end(), [&](const std::string& n) { return n.rfind(family, 0) == 0; }));
   }

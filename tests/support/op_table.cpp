@@ -63,7 +63,8 @@ Outcome run(const Op& op, const Problem& p, const Tensor& grad_out) {
 }
 
 Tensor uniform(const Shape& shape, std::uint64_t seed, float lo, float hi, float margin) {
-  return margin > 0 ? testing::random_away_from_zero(shape, seed, lo, hi, margin) : testing::random_uniform(shape, seed, lo, hi);
+  return margin > 0 ? testing::random_away_from_zero(shape, seed, lo, hi, margin)
+                    : testing::random_uniform(shape, seed, lo, hi);
 }
 std::vector<float> host(const Tensor& t) { return t.to_vector<float>(); }
 Problem problem(std::vector<Tensor> inputs, std::vector<Tensor> ids) {
@@ -98,8 +99,8 @@ void add_gemm(std::vector<Op>& t) {
   for (int variant = 0; variant < 6; ++variant) {
     const bool ta = variant == 1 || variant == 3, tb = variant == 2 || variant == 3;
     const bool batched = variant >= 4, shared_b = variant == 5;
-    static const char* names[] = {"matmul", "matmul/ta", "matmul/tb", "matmul/ta_tb", "matmul/batched",
-                                  "matmul/batched_shared_b"};
+    static const char* names[] = {"matmul",       "matmul/ta",      "matmul/tb",
+                                  "matmul/ta_tb", "matmul/batched", "matmul/batched_shared_b"};
     Op op{names[variant], kSides, 7, 1024};
     const std::int64_t batch = 3;
     op.make = [=](std::int64_t s, std::uint64_t seed) {
@@ -112,7 +113,8 @@ void add_gemm(std::vector<Op>& t) {
     op.call = [=](const Problem&, const Vars& x) { return nn::matmul(x[0], x[1], ta, tb); };
     op.reference = [=](const Problem& p) {
       const Shape& as = p.inputs[0].shape();
-      const std::int64_t items = batched ? batch : 1, m = as[as.size() - (ta ? 1 : 2)], k = as[as.size() - (ta ? 2 : 1)];
+      const std::int64_t items = batched ? batch : 1, m = as[as.size() - (ta ? 1 : 2)],
+                         k = as[as.size() - (ta ? 2 : 1)];
       const std::int64_t n = p.inputs[1].shape()[p.inputs[1].ndim() - (tb ? 2 : 1)];
       const auto a = host(p.inputs[0]), b = host(p.inputs[1]);
       std::vector<float> out;
@@ -123,7 +125,9 @@ void add_gemm(std::vector<Op>& t) {
       }
       return out;
     };
-    op.flops = [=](const Problem& p) { return 2.0 * numel(p.inputs[0]) * (p.inputs[1].shape()[tb ? p.inputs[1].ndim() - 2 : p.inputs[1].ndim() - 1]); };
+    op.flops = [=](const Problem& p) {
+      return 2.0 * numel(p.inputs[0]) * (p.inputs[1].shape()[tb ? p.inputs[1].ndim() - 2 : p.inputs[1].ndim() - 1]);
+    };
     op.atol = op.rtol = 1e-4;
     t.push_back(op);
   }
@@ -178,11 +182,25 @@ void add_elementwise(std::vector<Op>& t) {
   // Binary ops under each broadcast the kernels special-case: equal shapes, a row vector, a column, a scalar
   // and a general two-sided broadcast [n, 1, 33] op [7, 1].
   const std::vector<std::pair<const char*, std::function<std::pair<Shape, Shape>(std::int64_t)>>> shapes = {
-      {"same", [](std::int64_t n) { return std::pair{Shape{n, 33}, Shape{n, 33}}; }},
-      {"row", [](std::int64_t n) { return std::pair{Shape{n, 33}, Shape{33}}; }},
-      {"column", [](std::int64_t n) { return std::pair{Shape{n, 33}, Shape{n, 1}}; }},
-      {"scalar", [](std::int64_t n) { return std::pair{Shape{n, 33}, Shape{}}; }},
-      {"both_sides", [](std::int64_t n) { return std::pair{Shape{n, 1, 33}, Shape{7, 1}}; }}};
+      {"same",
+       [](std::int64_t n) {
+         return std::pair{Shape{n, 33}, Shape{n, 33}};
+       }},
+      {"row",
+       [](std::int64_t n) {
+         return std::pair{Shape{n, 33}, Shape{33}};
+       }},
+      {"column",
+       [](std::int64_t n) {
+         return std::pair{Shape{n, 33}, Shape{n, 1}};
+       }},
+      {"scalar",
+       [](std::int64_t n) {
+         return std::pair{Shape{n, 33}, Shape{}};
+       }},
+      {"both_sides", [](std::int64_t n) {
+         return std::pair{Shape{n, 1, 33}, Shape{7, 1}};
+       }}};
   const std::vector<std::pair<const char*, BinaryOp>> ops = {
       {"add", BinaryOp::Add}, {"sub", BinaryOp::Sub}, {"mul", BinaryOp::Mul}, {"div", BinaryOp::Div}};
   for (const auto& [opname, bop] : ops)
@@ -193,7 +211,7 @@ void add_elementwise(std::vector<Op>& t) {
         return problem({uniform(sa, seed, -2.f, 2.f), uniform(sb, seed + 1, 0.5f, 2.f)});  // b away from 0: div
       };
       op.call = [bop](const Problem&, const Vars& x) {
-        return bop == BinaryOp::Add ? nn::add(x[0], x[1])
+        return bop == BinaryOp::Add   ? nn::add(x[0], x[1])
                : bop == BinaryOp::Sub ? nn::sub(x[0], x[1])
                : bop == BinaryOp::Mul ? nn::mul(x[0], x[1])
                                       : nn::div(x[0], x[1]);
@@ -249,8 +267,8 @@ void add_rows(std::vector<Op>& t) {
   res.call = [](const Problem&, const Vars& x) { return nn::residual_relu_layer_norm(x[0], x[1], x[2], x[3]); };
   res.reference = [](const Problem& p) {
     const auto h = host(p.inputs[0]), x = host(p.inputs[1]), gamma = host(p.inputs[2]), beta = host(p.inputs[3]);
-    const auto sum = reference::binary(BinaryOp::Add, h, p.inputs[0].shape(),
-                                       reference::unary(UnaryOp::Relu, x, 0.f), p.inputs[1].shape());
+    const auto sum = reference::binary(BinaryOp::Add, h, p.inputs[0].shape(), reference::unary(UnaryOp::Relu, x, 0.f),
+                                       p.inputs[1].shape());
     return reference::layer_norm(sum, p.inputs[0].size(1), gamma.data(), beta.data(), 1e-5f);
   };
   res.atol = res.rtol = 1e-4;
@@ -267,11 +285,18 @@ void add_rows(std::vector<Op>& t) {
                                              : uniform({n, 7, 5}, seed)});
       };
       op.call = [rop, dim](const Problem&, const Vars& x) {
-        return rop == ReduceOp::Sum ? nn::sum(x[0], dim) : rop == ReduceOp::Mean ? nn::mean(x[0], dim) : nn::max(x[0], dim);
+        return rop == ReduceOp::Sum    ? nn::sum(x[0], dim)
+               : rop == ReduceOp::Mean ? nn::mean(x[0], dim)
+                                       : nn::max(x[0], dim);
       };
       op.reference = [rop, dim](const Problem& p) {
         const Shape& s = p.inputs[0].shape();
-        const std::int64_t outer = dim == 0 ? 1 : dim == 1 ? s[0] : s[0] * s[1], inner = dim == 0 ? s[1] * s[2] : dim == 1 ? s[2] : 1;
+        const std::int64_t outer = dim == 0   ? 1
+                                   : dim == 1 ? s[0]
+                                              : s[0] * s[1],
+                           inner = dim == 0   ? s[1] * s[2]
+                                   : dim == 1 ? s[2]
+                                              : 1;
         return reference::reduce(rop, host(p.inputs[0]), outer, s[dim], inner);
       };
       op.atol = op.rtol = 1e-5;
@@ -280,7 +305,9 @@ void add_rows(std::vector<Op>& t) {
   Op all{"reduce/sum_all", kRows, 7, 1 << 15};
   all.make = [](std::int64_t n, std::uint64_t seed) { return problem({uniform({n, 33}, seed)}); };
   all.call = [](const Problem&, const Vars& x) { return nn::sum_all(x[0]); };
-  all.reference = [](const Problem& p) { return reference::reduce(ReduceOp::Sum, host(p.inputs[0]), 1, p.inputs[0].numel(), 1); };
+  all.reference = [](const Problem& p) {
+    return reference::reduce(ReduceOp::Sum, host(p.inputs[0]), 1, p.inputs[0].numel(), 1);
+  };
   all.atol = all.rtol = 1e-5;
   t.push_back(all);
 }
@@ -288,9 +315,13 @@ void add_rows(std::vector<Op>& t) {
 void add_indexing_and_losses(std::vector<Op>& t) {
   // Gathers of 2n + 3 rows out of a table of n rows [n, 33] (repeats: the scatter-add backward accumulates).
   Op sel{"index_select", kRows, 7, 1 << 14};
-  sel.make = [](std::int64_t n, std::uint64_t seed) { return problem({uniform({n, 33}, seed)}, {testing::random_ids({2 * n + 3}, n, seed + 1)}); };
+  sel.make = [](std::int64_t n, std::uint64_t seed) {
+    return problem({uniform({n, 33}, seed)}, {testing::random_ids({2 * n + 3}, n, seed + 1)});
+  };
   sel.call = [](const Problem& p, const Vars& x) { return nn::index_select(x[0], p.ids[0]); };
-  sel.reference = [](const Problem& p) { return reference::gather_rows(host(p.inputs[0]), 33, p.ids[0].to_vector<std::int64_t>()); };
+  sel.reference = [](const Problem& p) {
+    return reference::gather_rows(host(p.inputs[0]), 33, p.ids[0].to_vector<std::int64_t>());
+  };
   t.push_back(sel);
   Op sel32 = sel;  // the same gather through int32 ids
   sel32.name = "index_select/i32";
@@ -321,12 +352,32 @@ void add_indexing_and_losses(std::vector<Op>& t) {
   };
   esum.call = [](const Problem& p, const Vars& x) { return nn::embedding_sum({x[0], x[1]}, {p.ids[0], p.ids[1]}); };
   esum.reference = [](const Problem& p) {
-    return reference::binary(BinaryOp::Add, reference::gather_rows(host(p.inputs[0]), 33, p.ids[0].to_vector<std::int64_t>()),
-                             {p.ids[0].numel(), 33},
-                             reference::gather_rows(host(p.inputs[1]), 33, p.ids[1].to_vector<std::int64_t>()),
-                             {p.ids[1].numel(), 33});
+    return reference::binary(
+        BinaryOp::Add, reference::gather_rows(host(p.inputs[0]), 33, p.ids[0].to_vector<std::int64_t>()),
+        {p.ids[0].numel(), 33}, reference::gather_rows(host(p.inputs[1]), 33, p.ids[1].to_vector<std::int64_t>()),
+        {p.ids[1].numel(), 33});
   };
   t.push_back(esum);
+  // Concatenation of three [3, 5, 2]-shaped parts whose sizes along `dim` are n, 0 and 3 (an empty part
+  // included); its backward is split.
+  for (int dim = 0; dim < 3; ++dim) {
+    Op cat{"concat/dim" + std::to_string(dim), kRows, 7, 1 << 14};
+    cat.make = [dim](std::int64_t n, std::uint64_t seed) {
+      std::vector<Tensor> parts;
+      for (std::int64_t k : {n, std::int64_t{0}, std::int64_t{3}}) {
+        Shape shape = {3, 5, 2};
+        shape[dim] = k;
+        parts.push_back(uniform(shape, seed + static_cast<std::uint64_t>(k)));
+      }
+      return problem(parts);
+    };
+    cat.call = [dim](const Problem&, const Vars& x) { return nn::concat(x, dim); };
+    cat.reference = [dim](const Problem& p) {
+      Shape out;
+      return reference::concat(p.inputs, dim, out);
+    };
+    t.push_back(cat);
+  }
   // Cross entropy of logits [n, C] with every fourth target ignored (-100), C = 33 and a vocabulary-wide 5000
   // (wider than one CUDA block's row); mse of two [n, 33].
   for (std::int64_t classes : {33, 5000}) {
@@ -344,9 +395,13 @@ void add_indexing_and_losses(std::vector<Op>& t) {
     t.push_back(ce);
   }
   Op mse{"mse", kRows, 7, 1 << 15};
-  mse.make = [](std::int64_t n, std::uint64_t seed) { return problem({uniform({n, 33}, seed), uniform({n, 33}, seed + 1)}); };
+  mse.make = [](std::int64_t n, std::uint64_t seed) {
+    return problem({uniform({n, 33}, seed), uniform({n, 33}, seed + 1)});
+  };
   mse.call = [](const Problem&, const Vars& x) { return nn::mse(x[0], x[1]); };
-  mse.reference = [](const Problem& p) { return std::vector<float>{static_cast<float>(reference::mse(host(p.inputs[0]), host(p.inputs[1])))}; };
+  mse.reference = [](const Problem& p) {
+    return std::vector<float>{static_cast<float>(reference::mse(host(p.inputs[0]), host(p.inputs[1])))};
+  };
   t.push_back(mse);
 }
 
@@ -361,9 +416,10 @@ void add_dense_attention(std::vector<Op>& t) {
     bool band, packed;
     std::int64_t dh;
   };
-  for (const V& variant : {V{"flash_attention", false, false, 16}, V{"flash_attention/band", true, false, 16},
-                           V{"flash_attention/packed", false, true, 16}, V{"flash_attention/band/dh50", true, false, 50},
-                           V{"flash_attention/packed/band", true, true, 16}}) {
+  for (const V& variant :
+       {V{"flash_attention", false, false, 16}, V{"flash_attention/band", true, false, 16},
+        V{"flash_attention/packed", false, true, 16}, V{"flash_attention/band/dh50", true, false, 50},
+        V{"flash_attention/packed/band", true, true, 16}}) {
     Op op{variant.name, {1, 7, 33, 130}, 7, 512};
     const std::int64_t dh = variant.dh;
     const bool packed = variant.packed, band = variant.band;

@@ -46,14 +46,14 @@ Problem graph_problem(std::int64_t n, std::uint64_t seed) {
   }
   Problem p;
   p.coo = shuffled;
-  p.graph = HeteroGraph({{"src", coo.num_src}, {"dst", coo.num_dst}},
-                        {{{"src", "rel", "dst"}, EdgeList::from_pairs(pairs)}});
+  p.graph =
+      HeteroGraph({{"src", coo.num_src}, {"dst", coo.num_dst}}, {{{"src", "rel", "dst"}, EdgeList::from_pairs(pairs)}});
   return p;
 }
 
 void add_gspmm(std::vector<Op>& table) {
   const std::vector<std::pair<const char*, MessageOp>> ops = {
-      {"copy_u", MessageOp::CopyU}, {"copy_e", MessageOp::CopyE}, {"u_add_e", MessageOp::UAddE},
+      {"copy_u", MessageOp::CopyU},  {"copy_e", MessageOp::CopyE},  {"u_add_e", MessageOp::UAddE},
       {"u_sub_e", MessageOp::USubE}, {"u_mul_e", MessageOp::UMulE}, {"u_div_e", MessageOp::UDivE}};
   const std::vector<std::pair<const char*, SpmmReduce>> reds = {
       {"sum", SpmmReduce::Sum}, {"mean", SpmmReduce::Mean}, {"max", SpmmReduce::Max}, {"min", SpmmReduce::Min}};
@@ -97,7 +97,7 @@ void add_gspmm(std::vector<Op>& table) {
 
 void add_gsddmm(std::vector<Op>& table) {
   const std::vector<std::pair<const char*, SddmmOp>> ops = {
-      {"add", SddmmOp::Add}, {"sub", SddmmOp::Sub},         {"mul", SddmmOp::Mul},        {"div", SddmmOp::Div},
+      {"add", SddmmOp::Add}, {"sub", SddmmOp::Sub},          {"mul", SddmmOp::Mul},         {"div", SddmmOp::Div},
       {"dot", SddmmOp::Dot}, {"copy_lhs", SddmmOp::CopyLhs}, {"copy_rhs", SddmmOp::CopyRhs}};
   const std::vector<std::pair<Target, Target>> targets = {
       {Target::U, Target::V}, {Target::V, Target::U}, {Target::U, Target::E}, {Target::E, Target::V}};
@@ -110,7 +110,8 @@ void add_gsddmm(std::vector<Op>& table) {
         Problem p = graph_problem(n, seed);
         const std::int64_t H = heads_at(n), D = width_at(n);
         if (use_l) p.inputs.push_back(testing::random_uniform({reference::target_rows(lt, p.coo), H, D}, seed + 1));
-        if (use_r) p.inputs.push_back(testing::random_uniform({reference::target_rows(rt, p.coo), H, D}, seed + 2, 0.5f, 1.5f));
+        if (use_r)
+          p.inputs.push_back(testing::random_uniform({reference::target_rows(rt, p.coo), H, D}, seed + 2, 0.5f, 1.5f));
         p.grad.assign(p.inputs.size(), true);
         return p;
       };
