@@ -1,7 +1,7 @@
-// CUDA versions of the differentiable sparse ops (nn/sparse_ops.hpp, nn/message_passing.hpp) against the
-// CPU ones, forward and every gradient; this covers the CUDA max/min backward kernels (spmm_arg_to_sources
-// for copy_u, spmm_arg_to_edges for the other ops). The CPU ops are checked against loops and finite
-// differences in tests/nn. Runs only with a CUDA device.
+// The message-passing API (nn/message_passing.hpp) on a CUDA graph against the CPU, forward and gradients:
+// update_all with a user-defined reduce, whose padded mailbox is built on the device. The sparse ops
+// themselves (every gSpMM op x reducer, including the CUDA max/min backward kernels, gSDDMM, edge softmax,
+// fused attention) are entries of the op table: tests/gpu/test_op_table_gpu.cpp. Runs only with a CUDA device.
 #include <doctest/doctest.h>
 
 #include <utility>
@@ -49,53 +49,11 @@ void compare(F&& f, const std::vector<Pair>& inputs, std::uint64_t seed) {
 
 }  // namespace
 
-TEST_CASE("CUDA sparse ops and message passing equal the CPU ones, forward and gradients") {
+TEST_CASE("CUDA message passing (update_all with a reduce UDF) equals the CPU, forward and gradients") {
   for (const auto& t : topo::nn::testing::test_graphs()) {
     CAPTURE(t.name);
     const HeteroGraph gg = t.g.to(Device::cuda());
-    const Block cc = t.csr(), cg = relation_block(gg, t.etype);
-    auto csr_of = [&](const Var& x) { return x.device().is_cuda() ? cg : cc; };
-    // Every gSpMM message op x reducer; edge features broadcast over the last axis, except copy_e's.
-    for (SpmmReduce r : {SpmmReduce::Sum, SpmmReduce::Mean, SpmmReduce::Max, SpmmReduce::Min})
-      for (MessageOp op : {MessageOp::CopyU, MessageOp::CopyE, MessageOp::UAddE, MessageOp::USubE, MessageOp::UMulE,
-                           MessageOp::UDivE}) {
-        CAPTURE(static_cast<int>(r));
-        CAPTURE(static_cast<int>(op));
-        const std::int64_t edge_width = op == MessageOp::CopyE ? 7 : 1;
-        compare([&](const std::vector<Var>& x) { return gspmm(csr_of(x[0]), op, r, x[0], x[1]); },
-                {leaves({t.num_src, 6, 7}, 1), leaves({t.num_edges(), 6, edge_width}, 2, 0.5f, 1.5f)}, 3);
-      }
-    // Every gSDDMM op, between node and edge operands in both directions.
-    auto rows_of = [&](Target target) {
-      return target == Target::U ? t.num_src : target == Target::V ? t.num_dst : t.num_edges();
-    };
-    for (SddmmOp op : {SddmmOp::Add, SddmmOp::Sub, SddmmOp::Mul, SddmmOp::Div, SddmmOp::Dot, SddmmOp::CopyLhs,
-                       SddmmOp::CopyRhs})
-      for (const auto& [lt, rt] : std::vector<std::pair<Target, Target>>{
-               {Target::U, Target::V}, {Target::V, Target::U}, {Target::U, Target::E}, {Target::E, Target::V}}) {
-        CAPTURE(static_cast<int>(op));
-        CAPTURE(static_cast<int>(lt));
-        CAPTURE(static_cast<int>(rt));
-        compare([&](const std::vector<Var>& x) { return gsddmm(csr_of(x[0]), op, x[0], x[1], lt, rt); },
-                {leaves({rows_of(lt), 6, 7}, 4), leaves({rows_of(rt), 6, 7}, 5, 0.5f, 1.5f)}, 6);
-      }
-    for (NormBy by : {NormBy::Src, NormBy::Dst}) {
-      CAPTURE(static_cast<int>(by));
-      compare([&](const std::vector<Var>& x) { return edge_softmax(csr_of(x[0]), x[0], by); },
-              {leaves({t.num_edges(), 6}, 7)}, 8);
-    }
-    compare([&](const std::vector<Var>& x) { return sparse_attention(csr_of(x[0]), x[0], x[1], x[2], 0.4f); },
-            {leaves({t.num_dst, 6, 7}, 9), leaves({t.num_src, 6, 7}, 10), leaves({t.num_src, 6, 5}, 11)}, 12);
-    // k and v as one projection [sources, 2, H, dh] (the graph attention layer's form).
-    compare([&](const std::vector<Var>& x) { return sparse_attention_kv(csr_of(x[0]), x[0], x[1], 0.4f); },
-            {leaves({t.num_dst, 6, 7}, 13), leaves({t.num_src, 2, 6, 7}, 14)}, 15);
-    // The head widths the models use (the fused kernel specialises on them).
-    for (std::int64_t dh : {32, 64, 128}) {
-      CAPTURE(dh);
-      compare([&](const std::vector<Var>& x) { return sparse_attention(csr_of(x[0]), x[0], x[1], x[2], 0.125f); },
-              {leaves({t.num_dst, 2, dh}, 20), leaves({t.num_src, 2, dh}, 21), leaves({t.num_src, 2, dh}, 22)}, 23);
-    }
-    // The API on a CUDA graph, including a reduce UDF (padded mailbox built on the device).
+    // The API on a CUDA graph, with a reduce UDF (the padded mailbox is built on the device).
     const std::string st = t.g.canonical_etype(0).src_type;
     compare(
         [&](const std::vector<Var>& x) {

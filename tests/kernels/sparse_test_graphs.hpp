@@ -7,21 +7,25 @@
 #include <vector>
 
 #include "kernels/sparse/format.hpp"
+#include "kernels/sparse/reference.hpp"
 
 namespace topo::testing {
 
-struct CooGraph {
+// The COO lists (num_src, num_dst, src, dst: edge e runs src[e] -> dst[e]) are the references' reference::Coo.
+struct CooGraph : reference::Coo {
   std::string name;
-  std::int64_t num_src = 0, num_dst = 0;
-  std::vector<std::int64_t> src, dst;  // edge e: src[e] -> dst[e]
-  CsrView in;                          // rows = destinations
-  CsrView out;                         // rows = sources
-  std::int64_t num_edges() const { return static_cast<std::int64_t>(src.size()); }
+  CsrView in;   // rows = destinations
+  CsrView out;  // rows = sources
 };
 
 inline CooGraph make_coo_graph(std::string name, std::int64_t num_src, std::int64_t num_dst,
                                std::vector<std::int64_t> src, std::vector<std::int64_t> dst, DType ids = DType::I64) {
-  CooGraph g{std::move(name), num_src, num_dst, std::move(src), std::move(dst), {}, {}};
+  CooGraph g;
+  g.name = std::move(name);
+  g.num_src = num_src;
+  g.num_dst = num_dst;
+  g.src = std::move(src);
+  g.dst = std::move(dst);
   const std::int64_t e = g.num_edges();
   auto tensor = [&](const std::vector<std::int64_t>& v) {
     Tensor t = Tensor::from_vector(v, {e});

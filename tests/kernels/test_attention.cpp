@@ -15,79 +15,10 @@ using namespace topo::testing;
 
 namespace {
 
-// Dense masked attention, straight from the formula, in double: each destination over its in-edge list.
-std::vector<float> ref_attention(const CooGraph& g, const std::vector<float>& q, const std::vector<float>& k,
-                                 const std::vector<float>& v, std::int64_t H, std::int64_t dk, std::int64_t dv,
-                                 float scale) {
-  std::vector<float> out(g.num_dst * H * dv, 0.f);
-  for (std::int64_t t = 0; t < g.num_dst; ++t)
-    for (std::int64_t h = 0; h < H; ++h) {
-      std::vector<double> s;
-      std::vector<std::int64_t> us;
-      for (std::int64_t e = 0; e < g.num_edges(); ++e) {
-        if (g.dst[e] != t) continue;
-        double d = 0;
-        for (std::int64_t i = 0; i < dk; ++i) d += double(q[(t * H + h) * dk + i]) * k[(g.src[e] * H + h) * dk + i];
-        s.push_back(scale * d);
-        us.push_back(g.src[e]);
-      }
-      if (s.empty()) continue;
-      const double m = *std::max_element(s.begin(), s.end());
-      double z = 0;
-      for (double x : s) z += std::exp(x - m);
-      for (std::size_t j = 0; j < s.size(); ++j)
-        for (std::int64_t i = 0; i < dv; ++i)
-          out[(t * H + h) * dv + i] += static_cast<float>(std::exp(s[j] - m) / z * v[(us[j] * H + h) * dv + i]);
-    }
-  return out;
-}
-
 double weighted_sum(const std::vector<float>& a, const std::vector<float>& r) {
   double s = 0;
   for (std::size_t i = 0; i < a.size(); ++i) s += double(a[i]) * r[i];
   return s;
-}
-
-// Gradients of sum(out * R) straight from the softmax formulas, in double: with p the weights of t's in-edges,
-// dv_u += p R_t, ds = p (R_t . v_u - sum_e p_e R_t . v_e), dq_t += scale ds k_u, dk_u += scale ds q_t.
-struct RefGrads {
-  std::vector<float> dq, dk, dv;
-};
-RefGrads ref_attention_grads(const CooGraph& g, const std::vector<float>& q, const std::vector<float>& k,
-                             const std::vector<float>& v, const std::vector<float>& R, std::int64_t H, std::int64_t dk,
-                             std::int64_t dv, float scale) {
-  std::vector<double> gq(q.size()), gk(k.size()), gv(v.size());
-  for (std::int64_t t = 0; t < g.num_dst; ++t)
-    for (std::int64_t h = 0; h < H; ++h) {
-      std::vector<std::int64_t> us;
-      std::vector<double> s, dp;
-      for (std::int64_t e = 0; e < g.num_edges(); ++e) {
-        if (g.dst[e] != t) continue;
-        const std::int64_t u = g.src[e];
-        double d = 0, r = 0;
-        for (std::int64_t i = 0; i < dk; ++i) d += double(q[(t * H + h) * dk + i]) * k[(u * H + h) * dk + i];
-        for (std::int64_t i = 0; i < dv; ++i) r += double(R[(t * H + h) * dv + i]) * v[(u * H + h) * dv + i];
-        us.push_back(u);
-        s.push_back(scale * d);
-        dp.push_back(r);
-      }
-      if (us.empty()) continue;
-      const double m = *std::max_element(s.begin(), s.end());
-      double z = 0, mean = 0;
-      for (double x : s) z += std::exp(x - m);
-      for (std::size_t j = 0; j < us.size(); ++j) mean += std::exp(s[j] - m) / z * dp[j];
-      for (std::size_t j = 0; j < us.size(); ++j) {
-        const std::int64_t u = us[j];
-        const double p = std::exp(s[j] - m) / z, dsj = p * (dp[j] - mean);
-        for (std::int64_t i = 0; i < dv; ++i) gv[(u * H + h) * dv + i] += p * R[(t * H + h) * dv + i];
-        for (std::int64_t i = 0; i < dk; ++i) {
-          gq[(t * H + h) * dk + i] += scale * dsj * k[(u * H + h) * dk + i];
-          gk[(u * H + h) * dk + i] += scale * dsj * q[(t * H + h) * dk + i];
-        }
-      }
-    }
-  auto narrow = [](const std::vector<double>& x) { return std::vector<float>(x.begin(), x.end()); };
-  return {narrow(gq), narrow(gk), narrow(gv)};
 }
 
 // Destinations whose in-degrees straddle the CPU kernel's limits: rows of up to 512 in-edges go in blocks
@@ -123,7 +54,7 @@ TEST_CASE("sparse_attention: in-degrees around the block and chunk limits match 
       dvs.push_back(grads.dv.to_vector<float>());
     }
     omp_set_num_threads(saved);
-    const auto expected = ref_attention(g, q.to_vector<float>(), k.to_vector<float>(), v.to_vector<float>(), H, dk,
+    const auto expected = reference::sparse_attention(g, q.to_vector<float>(), k.to_vector<float>(), v.to_vector<float>(), H, dk,
                                         dv, scale);
     TOPO_CHECK_CLOSE(outs[0], expected, 1e-5, 1e-4);
     for (std::size_t i = 1; i < outs.size(); ++i) {
@@ -132,7 +63,7 @@ TEST_CASE("sparse_attention: in-degrees around the block and chunk limits match 
       CHECK(dks[i] == dks[0]);
       CHECK(dvs[i] == dvs[0]);
     }
-    const RefGrads ref = ref_attention_grads(g, q.to_vector<float>(), k.to_vector<float>(), v.to_vector<float>(),
+    const reference::AttentionGrads ref = reference::sparse_attention_grads(g, q.to_vector<float>(), k.to_vector<float>(), v.to_vector<float>(),
                                              R.to_vector<float>(), H, dk, dv, scale);
     TOPO_CHECK_CLOSE(dqs[0], ref.dq, 1e-4, 1e-3);
     TOPO_CHECK_CLOSE(dks[0], ref.dk, 1e-4, 1e-3);
@@ -151,7 +82,7 @@ TEST_CASE("sparse_attention equals dense masked attention and the three-kernel c
       Tensor q = random_uniform({g.num_dst, H, dk}, 1), k = random_uniform({g.num_src, H, dk}, 2),
              v = random_uniform({g.num_src, H, dv}, 3);
       AttentionOutput fused = sparse_attention(g.in, q, k, v, scale);
-      const auto expected = ref_attention(g, q.to_vector<float>(), k.to_vector<float>(), v.to_vector<float>(), H, dk,
+      const auto expected = reference::sparse_attention(g, q.to_vector<float>(), k.to_vector<float>(), v.to_vector<float>(), H, dk,
                                           dv, scale);
       TOPO_CHECK_CLOSE(fused.out.to_vector<float>(), expected, 1e-5, 1e-4);
 
@@ -177,7 +108,7 @@ TEST_CASE("sparse_attention backward matches finite differences for q, k and v")
     AttentionGrads grads = sparse_attention_backward(g.in, g.out, q, k, v, fwd, R, scale);
     const auto rv = R.to_vector<float>();
     std::vector<float> qv = q.to_vector<float>(), kv = k.to_vector<float>(), vv = v.to_vector<float>();
-    auto loss = [&] { return weighted_sum(ref_attention(g, qv, kv, vv, H, dk, dv, scale), rv); };
+    auto loss = [&] { return weighted_sum(reference::sparse_attention(g, qv, kv, vv, H, dk, dv, scale), rv); };
     const float h = 1e-2f;
     for (auto [values, analytic] : {std::pair{&qv, grads.dq}, {&kv, grads.dk}, {&vv, grads.dv}}) {
       std::vector<float> numeric(values->size());

@@ -1,6 +1,7 @@
 #include <string>
 
 #include "kernels/dense/binary.hpp"
+#include "kernels/dense/reference.hpp"
 #include "tests/support/testing.hpp"
 
 using namespace topo;
@@ -10,29 +11,8 @@ using topo::testing::error_of;
 
 namespace {
 
-// Index of the element of an operand shaped `s` that result element `flat` (of result shape `out`) reads,
-// written from the numpy rule directly: align from the right, a size-1 dim always reads index 0.
-std::int64_t source_index(const Shape& out, const Shape& s, std::int64_t flat) {
-  std::vector<std::int64_t> idx(out.size());
-  for (int d = static_cast<int>(out.size()) - 1; d >= 0; --d) {
-    idx[d] = flat % out[d];
-    flat /= out[d];
-  }
-  std::int64_t offset = 0;
-  const std::size_t pad = out.size() - s.size();
-  for (std::size_t d = 0; d < s.size(); ++d) offset = offset * s[d] + (s[d] == 1 ? 0 : idx[d + pad]);
-  return offset;
-}
-
-float reference_op(BinaryOp op, float a, float b) {
-  switch (op) {
-    case BinaryOp::Add: return a + b;
-    case BinaryOp::Sub: return a - b;
-    case BinaryOp::Mul: return a * b;
-    case BinaryOp::Div: return a / b;
-  }
-  return 0;
-}
+using reference::broadcast_source_index;
+using reference::binary_op;
 
 }  // namespace
 
@@ -64,24 +44,17 @@ TEST_CASE("binary ops match a naive broadcasting loop") {
       CAPTURE(shape_str(sa));
       CAPTURE(shape_str(sb));
       CAPTURE(static_cast<int>(op));
-      // The reference result shape: the longer shape's dims, replaced wherever it has 1.
-      const std::size_t nd = std::max(sa.size(), sb.size());
-      Shape out(nd);
-      for (std::size_t d = 0; d < nd; ++d) {
-        const std::int64_t x = d + sa.size() >= nd ? sa[d + sa.size() - nd] : 1;
-        const std::int64_t y = d + sb.size() >= nd ? sb[d + sb.size() - nd] : 1;
-        out[d] = x == 1 ? y : x;
-      }
+      const Shape out = reference::broadcast_result_shape(sa, sb);
       Tensor c = binary(op, a, b);
       REQUIRE(c.shape() == out);
       std::vector<float> expected(static_cast<std::size_t>(shape_numel(out)));
       for (std::int64_t i = 0; i < shape_numel(out); ++i)
-        expected[i] = reference_op(op, av[source_index(out, sa, i)], bv[source_index(out, sb, i)]);
+        expected[i] = binary_op(op, av[broadcast_source_index(out, sa, i)], bv[broadcast_source_index(out, sb, i)]);
       TOPO_CHECK_CLOSE(c.to_vector<float>(), expected, 1e-6, 1e-6);
       // The swapped operand order exercises the other broadcast side.
       Tensor c2 = binary(op, b, a);
       for (std::int64_t i = 0; i < shape_numel(out); ++i)
-        expected[i] = reference_op(op, bv[source_index(out, sb, i)], av[source_index(out, sa, i)]);
+        expected[i] = binary_op(op, bv[broadcast_source_index(out, sb, i)], av[broadcast_source_index(out, sa, i)]);
       TOPO_CHECK_CLOSE(c2.to_vector<float>(), expected, 1e-6, 1e-6);
     }
   }
@@ -132,7 +105,7 @@ TEST_CASE("sum_to_shape sums the broadcast dims (the backward of broadcasting)")
     Tensor g = random_uniform(gs, seed++);
     const std::vector<float> gv = g.to_vector<float>();
     std::vector<double> acc(static_cast<std::size_t>(shape_numel(ts)), 0.0);
-    for (std::int64_t i = 0; i < shape_numel(gs); ++i) acc[source_index(gs, ts, i)] += gv[i];
+    for (std::int64_t i = 0; i < shape_numel(gs); ++i) acc[broadcast_source_index(gs, ts, i)] += gv[i];
     Tensor r = sum_to_shape(g, ts);
     REQUIRE(r.shape() == ts);
     TOPO_CHECK_CLOSE(r.to_vector<float>(), std::vector<float>(acc.begin(), acc.end()), 1e-5, 1e-5);

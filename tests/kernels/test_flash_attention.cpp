@@ -10,6 +10,7 @@
 #include <random>
 
 #include "kernels/dense/flash_attention.hpp"
+#include "kernels/dense/reference.hpp"
 #include "tests/support/testing.hpp"
 
 using namespace topo;
@@ -17,50 +18,7 @@ using namespace topo::testing;
 
 namespace {
 
-struct Problem {
-  std::vector<std::int64_t> lengths;
-  std::int64_t heads, dk, dv;
-  float scale;
-  std::vector<std::int64_t> radii = {};  // as the kernel takes them: none, per sequence, per (sequence, head)
-  // Whether query i may see key j of sequence b in head h (positions within the sequence).
-  bool sees(std::size_t b, std::int64_t h, std::int64_t i, std::int64_t j) const {
-    if (radii.empty()) return true;
-    const std::int64_t r = radii.size() == lengths.size() ? radii[b] : radii[b * static_cast<std::size_t>(heads) + static_cast<std::size_t>(h)];
-    return std::abs(i - j) <= r;
-  }
-  std::int64_t rows() const {
-    std::int64_t n = 0;
-    for (std::int64_t l : lengths) n += l;
-    return n;
-  }
-};
-
-// out [rows, H, dv] in double, straight from softmax(scale q k^T) v per sequence and head.
-std::vector<double> reference(const Problem& p, const std::vector<double>& q, const std::vector<double>& k,
-                              const std::vector<double>& v) {
-  const std::int64_t H = p.heads;
-  std::vector<double> out(static_cast<std::size_t>(p.rows() * H * p.dv), 0.0);
-  std::int64_t begin = 0;
-  for (std::size_t b = 0; b < p.lengths.size(); ++b) {
-    const std::int64_t len = p.lengths[b];
-    std::vector<double> s(static_cast<std::size_t>(len));
-    for (std::int64_t i = begin; i < begin + len; ++i)
-      for (std::int64_t h = 0; h < H; ++h) {
-        double top = -INFINITY, z = 0;
-        for (std::int64_t j = 0; j < len; ++j) {  // a key outside the band scores -inf: weight 0
-          double d = 0;
-          for (std::int64_t c = 0; c < p.dk; ++c) d += q[(i * H + h) * p.dk + c] * k[((begin + j) * H + h) * p.dk + c];
-          s[j] = p.sees(b, h, i - begin, j) ? p.scale * d : -INFINITY;
-          top = std::max(top, s[j]);
-        }
-        for (double& x : s) z += (x = std::exp(x - top));
-        for (std::int64_t j = 0; j < len; ++j)
-          for (std::int64_t c = 0; c < p.dv; ++c) out[(i * H + h) * p.dv + c] += s[j] / z * v[((begin + j) * H + h) * p.dv + c];
-      }
-    begin += len;
-  }
-  return out;
-}
+using Problem = reference::DenseAttentionProblem;
 
 std::vector<double> doubles(const Tensor& t) {
   const auto f = t.to_vector<float>();
@@ -81,7 +39,7 @@ void check_problem(const Problem& p, std::uint64_t seed, bool elementwise_grads)
   const Tensor w = random_uniform({N, p.heads, p.dv}, seed + 3);  // loss = sum(out * w)
   const FlashAttentionOutput fwd = flash_attention(q, k, v, p.lengths, p.scale, p.radii);
   std::vector<double> qd = doubles(q), kd = doubles(k), vd = doubles(v);
-  const auto expected = reference(p, qd, kd, vd);
+  const auto expected = reference::dense_attention(p, qd, kd, vd);
   TOPO_CHECK_CLOSE(fwd.out.to_vector<float>(), std::vector<float>(expected.begin(), expected.end()), 1e-5, 1e-4);
   const FlashAttentionOutput plain = flash_attention_reference(q, k, v, p.lengths, p.scale, p.radii);
   TOPO_CHECK_CLOSE(plain.out.to_vector<float>(), std::vector<float>(expected.begin(), expected.end()), 1e-5, 1e-4);
@@ -89,7 +47,7 @@ void check_problem(const Problem& p, std::uint64_t seed, bool elementwise_grads)
 
   const FlashAttentionGrads g = flash_attention_backward(q, k, v, p.lengths, fwd, w, p.scale, p.radii);
   const auto wd = doubles(w);
-  const auto loss = [&] { return dot(reference(p, qd, kd, vd), wd); };
+  const auto loss = [&] { return dot(reference::dense_attention(p, qd, kd, vd), wd); };
   const double eps = 1e-5;
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal;

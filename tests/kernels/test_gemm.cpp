@@ -4,6 +4,7 @@
 #include <string>
 
 #include "kernels/dense/gemm.hpp"
+#include "kernels/dense/reference.hpp"
 #include "kernels/profile.hpp"
 #include "tests/support/testing.hpp"
 
@@ -11,23 +12,6 @@ using namespace topo;
 using topo::testing::random_uniform;
 
 namespace {
-
-// Naive c = alpha * op(a) @ op(b) + beta * c0 for one [m, n] item; a/b/c0 row-major as stored.
-std::vector<float> reference(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
-                             const float* a, const float* b, float beta, const float* c0) {
-  std::vector<float> c(static_cast<std::size_t>(m * n));
-  for (std::int64_t i = 0; i < m; ++i)
-    for (std::int64_t j = 0; j < n; ++j) {
-      double acc = 0;
-      for (std::int64_t p = 0; p < k; ++p) {
-        const double av = ta ? a[p * m + i] : a[i * k + p];
-        const double bv = tb ? b[j * k + p] : b[p * n + j];
-        acc += av * bv;
-      }
-      c[i * n + j] = static_cast<float>(alpha * acc + (c0 ? beta * c0[i * n + j] : 0.0));
-    }
-  return c;
-}
 
 Shape stored(bool trans, std::int64_t rows, std::int64_t cols) { return trans ? Shape{cols, rows} : Shape{rows, cols}; }
 
@@ -54,12 +38,12 @@ TEST_CASE("2-D gemm and matmul match a naive loop for all four transpose combina
         const std::vector<float> av = a.to_vector<float>(), bv = b.to_vector<float>();
         Tensor c = matmul(a, b, ta, tb);
         REQUIRE(c.shape() == Shape{m, n});
-        TOPO_CHECK_CLOSE(c.to_vector<float>(), reference(ta, tb, m, n, k, 1.f, av.data(), bv.data(), 0.f, nullptr),
+        TOPO_CHECK_CLOSE(c.to_vector<float>(), reference::gemm(ta, tb, m, n, k, 1.f, av.data(), bv.data(), 0.f, nullptr),
                          1e-5, 1e-5);
         Tensor c0 = random_uniform({m, n}, seed++);
         const std::vector<float> c0v = c0.to_vector<float>();
         gemm(ta, tb, 0.5f, a, b, -2.f, c0);
-        TOPO_CHECK_CLOSE(c0.to_vector<float>(), reference(ta, tb, m, n, k, 0.5f, av.data(), bv.data(), -2.f, c0v.data()),
+        TOPO_CHECK_CLOSE(c0.to_vector<float>(), reference::gemm(ta, tb, m, n, k, 0.5f, av.data(), bv.data(), -2.f, c0v.data()),
                          1e-5, 1e-5);
       }
 }
@@ -91,9 +75,9 @@ TEST_CASE("batched gemm and a shared 2-D b match per-item loops") {
             const float* ai = av.data() + i * cs.m * cs.k;
             const float* bi = bv.data() + (shared ? 0 : i * cs.k * cs.n);
             const std::vector<float> item =
-                reference(ta, tb, cs.m, cs.n, cs.k, 2.f, ai, bi, 0.5f, c0v.data() + i * cs.m * cs.n);
+                reference::gemm(ta, tb, cs.m, cs.n, cs.k, 2.f, ai, bi, 0.5f, c0v.data() + i * cs.m * cs.n);
             expected.insert(expected.end(), item.begin(), item.end());
-            const std::vector<float> plain = reference(ta, tb, cs.m, cs.n, cs.k, 1.f, ai, bi, 0.f, nullptr);
+            const std::vector<float> plain = reference::gemm(ta, tb, cs.m, cs.n, cs.k, 1.f, ai, bi, 0.f, nullptr);
             expected_plain.insert(expected_plain.end(), plain.begin(), plain.end());
           }
           Tensor c = matmul(a, b, ta, tb);
@@ -123,7 +107,7 @@ TEST_CASE("linear: x W^T + b equals a naive loop, below and above the one-thread
     const std::vector<float> xv = x.to_vector<float>(), wv = w.to_vector<float>(), bv = b.to_vector<float>();
     std::vector<float> rows;  // the bias broadcast over the m rows: reference's c0 with beta = 1
     for (std::int64_t i = 0; i < m; ++i) rows.insert(rows.end(), bv.begin(), bv.end());
-    const std::vector<float> want = reference(false, true, m, n, k, 1.f, xv.data(), wv.data(), 1.f, rows.data());
+    const std::vector<float> want = reference::gemm(false, true, m, n, k, 1.f, xv.data(), wv.data(), 1.f, rows.data());
     const std::vector<float> got = linear(x, w, b).to_vector<float>();
     REQUIRE(got.size() == want.size());
     for (std::size_t i = 0; i < got.size(); ++i) CHECK(got[i] == doctest::Approx(want[i]).epsilon(1e-4));
@@ -183,7 +167,7 @@ TEST_CASE("gemm below the single-thread size opens no parallel region and leaves
   // Both still equal the naive product.
   const auto check_product = [&](const Tensor& a, const Tensor& c) {
     const std::vector<float> want =
-        reference(false, false, a.shape()[0], 100, 100, 1.f, a.data<float>(), b.data<float>(), 0.f, nullptr);
+        reference::gemm(false, false, a.shape()[0], 100, 100, 1.f, a.data<float>(), b.data<float>(), 0.f, nullptr);
     const float* got = c.data<float>();
     for (std::size_t i = 0; i < want.size(); i += 97) REQUIRE(got[i] == doctest::Approx(want[i]).epsilon(1e-4));
   };
@@ -227,7 +211,7 @@ TEST_CASE("gemm above the single-thread size, cut into one slab per thread, equa
           profile::enable(false);
           profile::reset();
           const std::vector<float> av = a.to_vector<float>(), bv = b.to_vector<float>();
-          TOPO_CHECK_CLOSE(c.to_vector<float>(), reference(ta, tb, m, n, k, 0.5f, av.data(), bv.data(), -2.f, c0.data()),
+          TOPO_CHECK_CLOSE(c.to_vector<float>(), reference::gemm(ta, tb, m, n, k, 0.5f, av.data(), bv.data(), -2.f, c0.data()),
                            1e-4, 1e-4);
         }
   }

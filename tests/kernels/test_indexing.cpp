@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "kernels/dense/indexing.hpp"
+#include "kernels/dense/reference.hpp"
 #include "kernels/threads.hpp"
 #include "tests/support/testing.hpp"
 
@@ -21,28 +22,6 @@ Tensor ids_as(const Tensor& ids64, DType dtype) {
 }
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-// Reference concat of [A, B, C]-shaped float tensors along `dim`, by explicit coordinates.
-std::vector<float> ref_concat(const std::vector<Tensor>& xs, int dim, Shape& out_shape) {
-  out_shape = xs[0].shape();
-  out_shape[dim] = 0;
-  for (const Tensor& x : xs) out_shape[dim] += x.size(dim);
-  std::vector<float> out(shape_numel(out_shape));
-  std::int64_t base = 0;
-  for (const Tensor& x : xs) {
-    const std::vector<float> v = x.to_vector<float>();
-    const Shape& s = x.shape();
-    for (std::int64_t a = 0; a < s[0]; ++a)
-      for (std::int64_t b = 0; b < s[1]; ++b)
-        for (std::int64_t c = 0; c < s[2]; ++c) {
-          std::int64_t co[3] = {a, b, c};
-          co[dim] += base;
-          out[(co[0] * out_shape[1] + co[1]) * out_shape[2] + co[2]] = v[(a * s[1] + b) * s[2] + c];
-        }
-    base += s[dim];
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -252,7 +231,7 @@ TEST_CASE("concat and split along every dim match coordinate references and inve
         sizes.push_back(k);
       }
       Shape expected_shape;
-      const std::vector<float> expected = ref_concat(xs, d, expected_shape);
+      const std::vector<float> expected = reference::concat(xs, d, expected_shape);
       Tensor y = concat(xs, dim);
       CHECK(y.shape() == expected_shape);
       CHECK(y.to_vector<float>() == expected);

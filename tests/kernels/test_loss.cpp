@@ -5,6 +5,7 @@
 
 #include "kernels/dense/loss.hpp"
 #include "kernels/dense/loss_math.hpp"
+#include "kernels/dense/reference.hpp"
 #include "kernels/threads.hpp"
 #include "tests/support/testing.hpp"
 
@@ -14,30 +15,6 @@ using topo::testing::kAwkwardSizes;
 using topo::testing::error_of;
 
 namespace {
-
-// Reference cross entropy in double: mean over rows with t != ignore of log(sum_j exp(x_j)) - x_t,
-// with the row maximum factored out for stability.
-double ref_ce(const std::vector<float>& x, const std::vector<std::int64_t>& t, std::int64_t n, std::int64_t c,
-              std::int64_t ignore) {
-  double total = 0;
-  std::int64_t count = 0;
-  for (std::int64_t r = 0; r < n; ++r) {
-    if (t[r] == ignore) continue;
-    double m = x[r * c];
-    for (std::int64_t j = 1; j < c; ++j) m = std::max(m, double(x[r * c + j]));
-    double s = 0;
-    for (std::int64_t j = 0; j < c; ++j) s += std::exp(double(x[r * c + j]) - m);
-    total += m + std::log(s) - x[r * c + t[r]];
-    ++count;
-  }
-  return count ? total / count : 0.0;
-}
-
-double ref_mse(const std::vector<float>& p, const std::vector<float>& t) {
-  double s = 0;
-  for (std::size_t i = 0; i < p.size(); ++i) s += (double(p[i]) - t[i]) * (double(p[i]) - t[i]);
-  return p.empty() ? 0.0 : s / double(p.size());
-}
 
 // Central differences of `f` at x, in double (perturbing one float element at a time).
 template <class F>
@@ -72,7 +49,7 @@ TEST_CASE("cross_entropy matches the double reference at awkward sizes, with ign
         Tensor targets = Tensor::from_vector(t, {n});
         Tensor loss = cross_entropy(logits, targets, ignore);
         CHECK(loss.shape().empty());  // 0-d
-        const double expected = ref_ce(logits.to_vector<float>(), t, n, c, ignore);
+        const double expected = reference::cross_entropy(logits.to_vector<float>(), t, n, c, ignore);
         CHECK(loss.item() == doctest::Approx(expected).epsilon(1e-5));
       }
     }
@@ -85,7 +62,7 @@ TEST_CASE("cross_entropy is stable for large logits; all rows ignored gives 0") 
   const std::vector<std::int64_t> t = {1, 2};
   const float loss = cross_entropy(logits, Tensor::from_vector(t, {2})).item();
   CHECK(std::isfinite(loss));
-  CHECK(loss == doctest::Approx(ref_ce(x, t, 2, 3, -100)).epsilon(1e-5));
+  CHECK(loss == doctest::Approx(reference::cross_entropy(x, t, 2, 3, -100)).epsilon(1e-5));
   const std::vector<std::int64_t> none = {-100, -100};
   CHECK(cross_entropy(logits, Tensor::from_vector(none, {2})).item() == 0.f);
   const std::vector<float> g =
@@ -106,7 +83,7 @@ TEST_CASE("cross_entropy_backward matches central differences of the reference l
       const float g = 0.7f;
       const std::vector<float> dx = cross_entropy_backward(scalar(g), logits, targets).to_vector<float>();
       std::vector<float> numeric = numeric_grad(
-          logits.to_vector<float>(), [&](const std::vector<float>& x) { return ref_ce(x, t, n, c, -100); }, 1e-2f);
+          logits.to_vector<float>(), [&](const std::vector<float>& x) { return reference::cross_entropy(x, t, n, c, -100); }, 1e-2f);
       for (float& v : numeric) v *= g;
       TOPO_CHECK_CLOSE(dx, numeric, 1e-4, 1e-3);
       if (n > 1) {
@@ -125,13 +102,13 @@ TEST_CASE("mse and mse_backward match the reference and central differences") {
     Tensor p = topo::testing::random_uniform({n, 3}, n), t = topo::testing::random_uniform({n, 3}, n + 1);
     Tensor loss = mse(p, t);
     CHECK(loss.shape().empty());  // 0-d
-    CHECK(loss.item() == doctest::Approx(ref_mse(p.to_vector<float>(), t.to_vector<float>())).epsilon(1e-5));
+    CHECK(loss.item() == doctest::Approx(reference::mse(p.to_vector<float>(), t.to_vector<float>())).epsilon(1e-5));
     if (n > 257) continue;  // finite differences are O(n^2): keep them to the small sizes
     const float g = -1.3f;
     const std::vector<float> tv = t.to_vector<float>();
     const std::vector<float> dp = mse_backward(scalar(g), p, t).to_vector<float>();
     std::vector<float> numeric =
-        numeric_grad(p.to_vector<float>(), [&](const std::vector<float>& x) { return ref_mse(x, tv); }, 1e-2f);
+        numeric_grad(p.to_vector<float>(), [&](const std::vector<float>& x) { return reference::mse(x, tv); }, 1e-2f);
     for (float& v : numeric) v *= g;
     TOPO_CHECK_CLOSE(dp, numeric, 1e-5, 1e-3);
   }

@@ -16,44 +16,6 @@ using namespace topo::testing;
 
 namespace {
 
-std::int64_t rows_of(Target t, const CooGraph& g) {
-  return t == Target::U ? g.num_src : t == Target::V ? g.num_dst : g.num_edges();
-}
-std::int64_t pick(Target t, const CooGraph& g, std::int64_t e) {
-  return t == Target::U ? g.src[e] : t == Target::V ? g.dst[e] : e;
-}
-
-// Reference edge softmax over destinations, straight from the definition.
-std::vector<float> ref_edge_softmax(const CooGraph& g, const std::vector<float>& x, std::int64_t cols) {
-  std::vector<float> y(x.size(), 0.f);
-  for (std::int64_t v = 0; v < g.num_dst; ++v)
-    for (std::int64_t c = 0; c < cols; ++c) {
-      double m = -INFINITY, s = 0;
-      for (std::int64_t e = 0; e < g.num_edges(); ++e)
-        if (g.dst[e] == v) m = std::max<double>(m, x[e * cols + c]);
-      for (std::int64_t e = 0; e < g.num_edges(); ++e)
-        if (g.dst[e] == v) s += std::exp(x[e * cols + c] - m);
-      for (std::int64_t e = 0; e < g.num_edges(); ++e)
-        if (g.dst[e] == v) y[e * cols + c] = static_cast<float>(std::exp(x[e * cols + c] - m) / s);
-    }
-  return y;
-}
-
-// dx = y * (dy - sum_row(dy * y)) from the definition, in double, over each destination's in-edges.
-std::vector<float> ref_edge_softmax_backward(const CooGraph& g, const std::vector<float>& y, const std::vector<float>& dy,
-                                             std::int64_t cols) {
-  std::vector<float> dx(y.size(), 0.f);
-  for (std::int64_t v = 0; v < g.num_dst; ++v)
-    for (std::int64_t c = 0; c < cols; ++c) {
-      double dot = 0;
-      for (std::int64_t e = 0; e < g.num_edges(); ++e)
-        if (g.dst[e] == v) dot += double(dy[e * cols + c]) * y[e * cols + c];
-      for (std::int64_t e = 0; e < g.num_edges(); ++e)
-        if (g.dst[e] == v) dx[e * cols + c] = static_cast<float>(y[e * cols + c] * (dy[e * cols + c] - dot));
-    }
-  return dx;
-}
-
 // Destinations of every degree class the CPU backend handles differently: empty rows, runs of equal degree
 // longer than one tile (4096 floats: 136 rows of 5 x 6), degrees around the heavy-row threshold (32), rows
 // too long for any tile (700 x 6 and 4097 x 1 floats). Edges in destination order give consecutive edge
@@ -87,9 +49,9 @@ TEST_CASE("edge_softmax: every tiling path matches the reference, for consecutiv
     const auto xv = x.to_vector<float>(), dyv = dy.to_vector<float>();
     const Tensor y = edge_softmax(plain.in, x);
     const auto yv = y.to_vector<float>();
-    TOPO_CHECK_CLOSE(yv, ref_edge_softmax(plain, xv, cols), 1e-6, 1e-5);
+    TOPO_CHECK_CLOSE(yv, reference::edge_softmax(plain, xv, cols), 1e-6, 1e-5);
     const auto dx = edge_softmax_backward(plain.in, y, dy).to_vector<float>();
-    TOPO_CHECK_CLOSE(dx, ref_edge_softmax_backward(plain, yv, dyv, cols), 1e-6, 1e-4);
+    TOPO_CHECK_CLOSE(dx, reference::edge_softmax_backward(plain, yv, dyv, cols), 1e-6, 1e-4);
 
     // The same edges under permuted ids: edge e of `shuffled` is edge order[e] of `plain`.
     std::vector<float> xs(xv.size()), dys(xv.size());
@@ -148,31 +110,12 @@ TEST_CASE("gsddmm: every op and target pair matches the per-edge reference") {
             CAPTURE(static_cast<int>(rt));
             CAPTURE(H);
             CAPTURE(D);
-            Tensor lhs = random_uniform({rows_of(lt, g), H, D}, 3, 0.5f, 2.f);
-            Tensor rhs = random_uniform({rows_of(rt, g), H, D}, 4, 0.5f, 2.f);
+            Tensor lhs = random_uniform({reference::target_rows(lt, g), H, D}, 3, 0.5f, 2.f);
+            Tensor rhs = random_uniform({reference::target_rows(rt, g), H, D}, 4, 0.5f, 2.f);
             Tensor out = gsddmm(op, g.in, lhs, rhs, lt, rt);
             const std::int64_t od = op == SddmmOp::Dot ? 1 : D;
             CHECK(out.shape() == Shape{g.num_edges(), H, od});
-            const auto l = lhs.to_vector<float>(), r = rhs.to_vector<float>();
-            std::vector<float> expected(g.num_edges() * H * od);
-            for (std::int64_t e = 0; e < g.num_edges(); ++e)
-              for (std::int64_t h = 0; h < H; ++h) {
-                const float* a = &l[(pick(lt, g, e) * H + h) * D];
-                const float* b = &r[(pick(rt, g, e) * H + h) * D];
-                if (op == SddmmOp::Dot) {
-                  double s = 0;
-                  for (std::int64_t d = 0; d < D; ++d) s += double(a[d]) * b[d];
-                  expected[e * H + h] = static_cast<float>(s);
-                  continue;
-                }
-                for (std::int64_t d = 0; d < D; ++d)
-                  expected[(e * H + h) * D + d] = op == SddmmOp::Add ? a[d] + b[d]
-                                                  : op == SddmmOp::Sub ? a[d] - b[d]
-                                                  : op == SddmmOp::Mul ? a[d] * b[d]
-                                                  : op == SddmmOp::Div ? a[d] / b[d]
-                                                  : op == SddmmOp::CopyLhs ? a[d]
-                                                                           : b[d];
-              }
+            const auto expected = reference::gsddmm(op, g, lhs.to_vector<float>(), lt, rhs.to_vector<float>(), rt, H, D);
             TOPO_CHECK_CLOSE(out.to_vector<float>(), expected, 1e-5, 1e-5);
           }
 }
@@ -204,8 +147,8 @@ TEST_CASE("gsddmm: the fast path equals the readable reference at awkward sizes,
               CAPTURE(static_cast<int>(rt));
               CAPTURE(H);
               CAPTURE(D);
-              const Tensor lhs = random_uniform({rows_of(lt, g), H, D}, 11, 0.5f, 2.f);
-              const Tensor rhs = random_uniform({rows_of(rt, g), H, D}, 12, 0.5f, 2.f);
+              const Tensor lhs = random_uniform({reference::target_rows(lt, g), H, D}, 11, 0.5f, 2.f);
+              const Tensor rhs = random_uniform({reference::target_rows(rt, g), H, D}, 12, 0.5f, 2.f);
               const Tensor fast = gsddmm(op, g.in, lhs, rhs, lt, rt);
               const Tensor ref = gsddmm_reference(op, g.in, lhs, rhs, lt, rt);
               REQUIRE(fast.shape() == ref.shape());
@@ -251,7 +194,7 @@ TEST_CASE("edge_softmax: normalises over in-edges; backward matches finite diffe
       Tensor x = random_uniform({g.num_edges(), cols}, 5, -4.f, 4.f);
       Tensor y = edge_softmax(g.in, x);
       const auto xv = x.to_vector<float>();
-      TOPO_CHECK_CLOSE(y.to_vector<float>(), ref_edge_softmax(g, xv, cols), 1e-6, 1e-5);
+      TOPO_CHECK_CLOSE(y.to_vector<float>(), reference::edge_softmax(g, xv, cols), 1e-6, 1e-5);
 
       // d/dx of L = sum(y * R) by central differences of the reference.
       Tensor R = random_uniform(x.shape(), 6);
@@ -263,7 +206,7 @@ TEST_CASE("edge_softmax: normalises over in-edges; backward matches finite diffe
         auto xp = xv, xm = xv;
         xp[i] += h;
         xm[i] -= h;
-        const auto yp = ref_edge_softmax(g, xp, cols), ym = ref_edge_softmax(g, xm, cols);
+        const auto yp = reference::edge_softmax(g, xp, cols), ym = reference::edge_softmax(g, xm, cols);
         double lp = 0, lm = 0;
         for (std::size_t j = 0; j < xv.size(); ++j) {
           lp += double(yp[j]) * rv[j];
@@ -297,7 +240,7 @@ TEST_CASE("edge_softmax_group (the per-row math the CUDA kernel runs) matches th
     const auto eids = in_eid.to_vector<std::int64_t>();
     for (std::int64_t r = 0; r < g.num_dst; ++r)
       for (std::int64_t c = 0; c < cols; ++c) edge_softmax_group(eids.data(), indptr[r], indptr[r + 1], xv.data(), y.data(), cols, c);
-    TOPO_CHECK_CLOSE(y, ref_edge_softmax(g, xv, cols), 1e-6, 1e-5);
+    TOPO_CHECK_CLOSE(y, reference::edge_softmax(g, xv, cols), 1e-6, 1e-5);
     // Backward against the public op (itself checked against finite differences above).
     const Tensor dy = random_uniform(x.shape(), 9);
     const auto dyv = dy.to_vector<float>();

@@ -16,9 +16,7 @@ inline Var leaf(const Shape& shape, std::uint64_t seed, float lo = -1.f, float h
 
 // Like leaf(), but every value at least `margin` away from 0 (finite differences must not straddle kinks).
 inline Var leaf_away_from_zero(const Shape& shape, std::uint64_t seed, float margin = 0.05f) {
-  std::vector<float> v = topo::testing::random_uniform(shape, seed, -2.f, 2.f).to_vector<float>();
-  for (float& x : v) x += x < 0 ? -margin : margin;
-  return Var(Tensor::from_vector(v, shape), true);
+  return Var(topo::testing::random_away_from_zero(shape, seed, -2.f, 2.f, margin), true);
 }
 
 }  // namespace topo::nn::testing

@@ -89,19 +89,8 @@ std::pair<Var, Var> spmm_inputs(const TestGraph& t, const SpmmCase& c, std::uint
   return {leaf({t.num_src, c.heads, c.du}, seed), leaf({t.num_edges(), c.heads, c.de}, seed + 1, 0.5f, 1.5f)};
 }
 
-// Values whose every column is a permutation of rows * spacing + offset: within a column any two differ by
-// at least `spacing`, so max/min winners do not change under finite-difference steps.
 Var separated(const Shape& shape, std::uint64_t seed, float spacing, float offset) {
-  const std::int64_t rows = shape[0], cols = shape_numel(shape) / std::max<std::int64_t>(rows, 1);
-  std::vector<float> v(static_cast<std::size_t>(rows * cols));
-  std::mt19937_64 rng(seed);
-  for (std::int64_t c = 0; c < cols; ++c) {
-    std::vector<std::int64_t> perm(static_cast<std::size_t>(rows));
-    std::iota(perm.begin(), perm.end(), 0);
-    std::shuffle(perm.begin(), perm.end(), rng);
-    for (std::int64_t r = 0; r < rows; ++r) v[r * cols + c] = offset + spacing * static_cast<float>(perm[r]);
-  }
-  return Var(Tensor::from_vector(v, shape), true);
+  return Var(topo::testing::random_separated(shape, seed, spacing, offset), true);
 }
 
 }  // namespace

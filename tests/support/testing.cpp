@@ -46,22 +46,6 @@ std::string write_temp_file(const std::string& name, const std::string& bytes) {
   return path.string();
 }
 
-Tensor random_uniform(const Shape& shape, std::uint64_t seed, float lo, float hi, Device device) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  std::vector<float> v(static_cast<std::size_t>(shape_numel(shape)));
-  for (float& x : v) x = dist(rng);
-  return Tensor::from_vector(v, shape, device);
-}
-
-Tensor random_ids(const Shape& shape, std::int64_t high, std::uint64_t seed, Device device) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<std::int64_t> dist(0, high - 1);
-  std::vector<std::int64_t> v(static_cast<std::size_t>(shape_numel(shape)));
-  for (auto& x : v) x = dist(rng);
-  return Tensor::from_vector(v, shape, device);
-}
-
 double closeness(const std::vector<float>& a, const std::vector<float>& b, double atol, double rtol,
                  std::size_t* where) {
   double worst = 0;

@@ -10,17 +10,14 @@
 #include <vector>
 
 #include "kernels/tensor.hpp"
+#include "tests/support/random_data.hpp"
 
 namespace topo::testing {
 
 // The sizes DGL and llm.c test at: powers of two and their awkward neighbours.
 inline const std::vector<std::int64_t> kAwkwardSizes = {1, 7, 31, 33, 257};
 
-// Uniform [lo, hi) float32 tensor from a seeded generator.
-Tensor random_uniform(const Shape& shape, std::uint64_t seed, float lo = -1.f, float hi = 1.f,
-                      Device device = Device::cpu());
-// Uniform integer ids in [0, high) as int64.
-Tensor random_ids(const Shape& shape, std::int64_t high, std::uint64_t seed, Device device = Device::cpu());
+// random_uniform, random_ids, random_away_from_zero: tests/support/random_data.hpp.
 
 // Largest |a-b| / (atol + rtol*|b|) over all elements; <= 1 means close. `where` gets the worst index.
 double closeness(const std::vector<float>& a, const std::vector<float>& b, double atol, double rtol,
