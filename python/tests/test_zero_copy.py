@@ -1,0 +1,66 @@
+"""The zero-copy path: the kernels read the caller's torch memory, and results come back without copies."""
+import gc
+
+import pytest
+import torch
+
+import topograph
+from conftest import build
+
+
+def test_a_contiguous_tensor_crosses_without_a_copy_both_ways():
+    x = torch.randn(5, 3)
+    seen = topograph._C._roundtrip(x)  # the topo::Tensor the kernels would get, handed back to torch
+    assert seen.data_ptr() == x.data_ptr() and seen.shape == x.shape
+    seen[1, 2] = 42.0  # a write through Topograph's view lands in the caller's tensor
+    assert x[1, 2].item() == 42.0
+    x[0, 0] = -7.0
+    assert seen[0, 0].item() == -7.0
+    view = x[2:]  # a contiguous view at an offset: still the caller's memory
+    assert topograph._C._roundtrip(view).data_ptr() == view.data_ptr()
+
+
+def test_non_contiguous_tensors_are_refused_by_the_boundary():
+    with pytest.raises(ValueError, match="contiguous"):
+        topograph._C._roundtrip(torch.randn(3, 4).t())
+
+
+def test_the_backward_kernel_reads_the_callers_memory():
+    # u_mul_e's gradient w.r.t. e is u[src] * grad: computed from u's memory at backward time. Changing u's
+    # memory behind autograd's back (.data: no version bump) changes the gradient: no copy was kept.
+    g, src, dst, n = build("random", torch.int64)
+    u = torch.randn(n, 2)
+    e = torch.randn(src.numel(), 2, requires_grad=True)
+    out = topograph.ops.u_mul_e_sum(g, u, e)
+    u.data.mul_(3.0)
+    out.sum().backward()
+    torch.testing.assert_close(e.grad, u[src])
+
+
+def test_an_in_place_change_before_backward_is_caught():
+    g, src, dst, n = build("random", torch.int64)
+    u = torch.randn(n, 2, requires_grad=True)
+    e = torch.randn(src.numel(), 2)
+    out = topograph.ops.u_mul_e_sum(g, u, e)
+    e.mul_(2.0)  # e is saved for backward: torch's version counter notices
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
+
+
+def test_outputs_keep_topographs_buffer_alive_and_tapes_are_freed():
+    g, src, dst, n = build("random", torch.int64)
+    x = torch.randn(n, 4, requires_grad=True)
+    out = topograph.ops.copy_u_sum(g, x)
+    del g  # the output owns its buffer; the tape owns the graph's formats
+    gc.collect()
+    out.sum().backward()
+    assert x.grad is not None and x.grad.shape == x.shape
+    # many steps: memory does not grow with the number of calls (tapes go with their autograd graphs)
+    g, *_ = build("random", torch.int64)
+    import resource
+    for step in range(300):
+        y = topograph.ops.edge_softmax(g, torch.randn(g.num_edges(), 64, requires_grad=True))
+        y.sum().backward()
+        if step == 50:
+            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss < 20_000  # KiB
