@@ -20,7 +20,7 @@ from typing import Optional
 import torch
 
 from . import _C
-from ._autograd import EdgeSoftmax, GSDDMM, GSpMM, wants_grad
+from ._autograd import taped
 from ._graph import ALL, DGLGraph
 
 # The C++ enums' values (kernels/sparse/spmm_math.hpp, sddmm_math.hpp).
@@ -72,10 +72,7 @@ def gspmm(g: DGLGraph, op: str, reduce_op: str, lhs_data: Optional[torch.Tensor]
     u, u1 = _feature(lhs_data if op != "copy_rhs" else None, "gspmm: lhs_data")
     e, e1 = _feature(rhs_data if op != "copy_lhs" else None, "gspmm: rhs_data")
     rel = g._relation(None)
-    if wants_grad(u, e):
-        out = GSpMM.apply(g._g, rel, code, reduce, u, e)
-    else:
-        out, _ = _C.gspmm(g._g, rel, code, reduce, u, e, False, False)
+    out = taped(lambda a, b, need: _C.gspmm(g._g, rel, code, reduce, a, b, need[0], need[1]), u, e)
     return _squeeze(out, [(u, u1), (e, e1)])
 
 
@@ -91,10 +88,7 @@ def gsddmm(g: DGLGraph, op: str, lhs_data: Optional[torch.Tensor], rhs_data: Opt
     lhs, l1 = _feature(lhs_data if op != "copy_rhs" else None, "gsddmm: lhs_data")
     rhs, r1 = _feature(rhs_data if op != "copy_lhs" else None, "gsddmm: rhs_data")
     rel = g._relation(None)
-    if wants_grad(lhs, rhs):
-        out = GSDDMM.apply(g._g, rel, code, lhs, rhs, lt, rt)
-    else:
-        out, _ = _C.gsddmm(g._g, rel, code, lhs, rhs, lt, rt, False, False)
+    out = taped(lambda a, b, need: _C.gsddmm(g._g, rel, code, a, b, lt, rt, need[0], need[1]), lhs, rhs)
     return _squeeze(out, [(lhs, l1), (rhs, r1)])
 
 
@@ -107,11 +101,8 @@ def edge_softmax(graph: DGLGraph, logits: torch.Tensor, eids=ALL, norm_by: str =
     if norm_by not in ("dst", "src"):
         raise ValueError(f"edge_softmax: norm_by must be 'dst' or 'src', got {norm_by!r}")
     x, one_d = _feature(logits, "edge_softmax: logits")
-    rel = g._relation(None)
-    if wants_grad(x):
-        out = EdgeSoftmax.apply(g._g, rel, x, norm_by == "src")
-    else:
-        out, _ = _C.edge_softmax(g._g, rel, x, norm_by == "src", False)
+    rel, by_src = g._relation(None), norm_by == "src"
+    out = taped(lambda s, need: _C.edge_softmax(g._g, rel, s, by_src, need[0]), x)
     return out.squeeze(-1) if one_d else out
 
 
