@@ -1,4 +1,5 @@
-// The differentiable sparse ops of nn/sparse_ops.hpp for torch.autograd.Function (topograph/_autograd.py).
+// The differentiable sparse ops of nn/sparse_ops.hpp (gspmm, gsddmm, edge_softmax, sparse_attention) for
+// torch.autograd.Function (topograph/_autograd.py).
 //
 // Each forward wraps the caller's tensors as leaves (borrowed memory, no copy), runs Topograph's op, which
 // records its backward on Topograph's tape, and returns the output plus a Tape. The Python Function keeps
@@ -8,9 +9,11 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -63,6 +66,16 @@ std::pair<nb::object, std::optional<Tape>> finish(nn::Var out, std::vector<nn::V
   for (const nn::Var& l : leaves) any = any || (l.defined() && l.requires_grad());
   if (!any) return {y, std::nullopt};
   return {y, Tape{std::move(out), std::move(leaves)}};
+}
+
+// The block an attention call runs over: the graph's one relation, or the named relations into one
+// destination type (to_block: one softmax across them, sources numbered type by type in the graph's order).
+Block attention_block(const HeteroGraph& g, const std::vector<std::string>& etypes) {
+  if (etypes.empty()) {
+    TOPO_CHECK(g.num_relations() == 1, "sparse_attention: the graph has {} relations; name them", g.num_relations());
+    return relation_block(g, 0);
+  }
+  return to_block(g, g.canonical_etype(g.relation_id(etypes.front())).dst_type, etypes);
 }
 
 }  // namespace
@@ -120,6 +133,35 @@ void bind_ops(nb::module_& m) {
         return finish(std::move(out), std::move(leaves));
       },
       nb::arg("graph"), nb::arg("relation"), nb::arg("logits"), nb::arg("by_src"), nb::arg("need"));
+
+  // The fused attention (kernels/sparse/attention.hpp): q [num_dst, H, dk], k [num_src, H, dk],
+  // v [num_src, H, dv] -> [num_dst, H, dv]; etypes: [] for a graph's one relation, or several relations into
+  // one destination type, whose sources are the block's (attention_block_sources).
+  m.def(
+      "sparse_attention",
+      [](const HeteroGraph& g, const std::vector<std::string>& etypes, const nb::ndarray<>& q, const nb::ndarray<>& k,
+         const nb::ndarray<>& v, float scale, bool need_q, bool need_k, bool need_v) {
+        std::vector<nn::Var> leaves{nn::Var(borrow_float(q, "sparse_attention: q"), need_q),
+                                    nn::Var(borrow_float(k, "sparse_attention: k"), need_k),
+                                    nn::Var(borrow_float(v, "sparse_attention: v"), need_v)};
+        nn::Var out;
+        {
+          nb::gil_scoped_release release;
+          const Block block = attention_block(g, etypes);
+          out = nn::sparse_attention(block, leaves[0], leaves[1], leaves[2], scale);
+        }
+        return finish(std::move(out), std::move(leaves));
+      },
+      nb::arg("graph"), nb::arg("etypes"), nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("scale"),
+      nb::arg("need_q"), nb::arg("need_k"), nb::arg("need_v"));
+  // (destination type, [(source type, node count)] in the order the block stacks its sources).
+  m.def("attention_block_sources", [](const HeteroGraph& g, const std::vector<std::string>& etypes) {
+    const Block b = attention_block(g, etypes);
+    std::vector<std::pair<std::string, std::int64_t>> sources;
+    for (std::size_t i = 0; i < b.src_types.size(); ++i)
+      sources.emplace_back(b.src_types[i], b.src_offsets[i + 1] - b.src_offsets[i]);
+    return std::make_pair(b.dst_type, sources);
+  });
 }
 
 }  // namespace topo::py

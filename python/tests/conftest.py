@@ -106,3 +106,9 @@ def ref_edge_softmax(src, dst, logits, norm_by="dst"):
     scores = scores.masked_fill(~mask.unsqueeze(-1), float("-inf"))
     out = flat - torch.logsumexp(scores, dim=1)
     return out.exp().reshape(logits.shape)
+
+
+def ref_attention(src, dst, num_dst, q, k, v, scale):
+    """The unfused attention from the references above: scores per edge, masked softmax, weighted sum."""
+    scores = ref_gsddmm(src, dst, "dot", q, k, "v", "u") * scale  # [E, H, 1]
+    return ref_gspmm(src, dst, num_dst, "mul", "sum", v, ref_edge_softmax(src, dst, scores))

@@ -106,6 +106,39 @@ def edge_softmax(graph: DGLGraph, logits: torch.Tensor, eids=ALL, norm_by: str =
     return out.squeeze(-1) if one_d else out
 
 
+def sparse_attention(g: DGLGraph, q: torch.Tensor, k, v, scale: Optional[float] = None) -> torch.Tensor:
+    """Topograph's fused attention: out[d] = sum_{s -> d} softmax_s(scale * q[d] . k[s]) v[s], per head.
+
+    q [num_dst, H, dk], k [num_src, H, dk], v [num_src, H, dv] -> [num_dst, H, dv]; scale defaults to
+    1 / sqrt(dk); a destination without in-edges gets 0. The same as v_dot_u(g, q, k) * scale ->
+    edge_softmax -> u_mul_e_sum(g, v, .) in one pass that never forms the [E, H] scores, with the kernel's
+    own two-pass backward.
+
+    ``g`` has one relation, or several relations into one destination type: then one softmax runs across
+    all of them (DGL would need a homogeneous graph for that) and k, v are dicts {source type: [n, H, d]}
+    (or tensors with every source type's rows stacked in the graph's type order)."""
+    g = _graph(g)
+    etypes = [] if len(g.canonical_etypes) == 1 else list(g.etypes)
+    if isinstance(k, dict) or isinstance(v, dict):
+        _, sources = _C.attention_block_sources(g._g, etypes)
+        k, v = (_stack_sources(x, sources, name) for x, name in ((k, "k"), (v, "v")))
+    qs, ks, vs = (_feature(x, f"sparse_attention: {name}")[0] for x, name in ((q, "q"), (k, "k"), (v, "v")))
+    if qs.dim() != 3:
+        raise ValueError(f"sparse_attention: q must be [num_dst, H, dk], got {tuple(q.shape)}")
+    s = float(scale) if scale is not None else qs.shape[-1] ** -0.5
+    return taped(lambda a, b, c, need: _C.sparse_attention(g._g, etypes, a, b, c, s, *need), qs, ks, vs)
+
+
+def _stack_sources(x, sources, name):
+    """{source type: rows} -> the block's [num_src, ...] (one copy, torch.cat), in its source order."""
+    if not isinstance(x, dict):
+        return x
+    missing = [t for t, _ in sources if t not in x]
+    if missing:
+        raise ValueError(f"sparse_attention: {name} has no rows for source type(s) {missing}")
+    return torch.cat([x[t] for t, _ in sources])
+
+
 def _squeeze(out: torch.Tensor, operands) -> torch.Tensor:
     given = [one_d for x, one_d in operands if x is not None]
     return out.squeeze(-1) if given and all(given) else out
@@ -135,7 +168,7 @@ def _sddmm_shorthand(lhs: str, op: str, rhs: str, name: str):
     return f
 
 
-__all__ = ["gspmm", "gsddmm", "edge_softmax", "copy_u", "copy_v"]
+__all__ = ["gspmm", "gsddmm", "edge_softmax", "sparse_attention", "copy_u", "copy_v"]
 for _op, _reduce in itertools.product(["add", "sub", "mul", "div", "copy_u", "copy_e"], list(_REDUCE)):
     _name = f"{_op}_{_reduce}" if _op.startswith("copy") else f"u_{_op}_e_{_reduce}"
     globals()[_name] = _spmm_shorthand(_op, _reduce, _name)
