@@ -7,7 +7,21 @@
 
 Tensors cross by DLPack without copies (see topograph.ops); autograd runs Topograph's own backward kernels.
 """
-from . import _C
+import os as _os
+
+# Topograph's OpenMP threads (the system libgomp, which loads with _C) spin 1000 pause loops (~30 us) after a
+# parallel region before they sleep, as in topo-train (kernels/threads.hpp, prepare_runtime): libgomp's
+# default (~3-9 ms) would keep them spinning on the cores that torch's own threads need right after each
+# Topograph op. libgomp reads the variable once, when it loads, so it is set just for _C's import (unless the
+# user chose a wait policy) and then removed again, leaving libraries loaded later to their defaults.
+_short_spin = "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ
+if _short_spin:
+    _os.environ["GOMP_SPINCOUNT"] = "1000"
+try:
+    from . import _C
+finally:
+    if _short_spin:
+        del _os.environ["GOMP_SPINCOUNT"]
 from ._graph import ALL, DGLGraph, batch, edge_type_subgraph, graph, heterograph, reverse, unbatch
 from . import ops
 from . import nn
