@@ -14,6 +14,7 @@
 #include "bindings.hpp"
 #include "graph/batch.hpp"
 #include "graph/heterograph.hpp"
+#include "graph/structure.hpp"
 #include "kernels/sparse/format.hpp"
 #include "tensors.hpp"
 
@@ -45,6 +46,23 @@ HeteroGraph make_graph(const std::vector<std::pair<std::string, std::int64_t>>& 
 
 std::string device_str(const HeteroGraph& g) { return g.device().str(); }
 
+// graph/structure.hpp names a relation by its edge-type name ("" when the graph has one relation).
+std::string etype_name(const HeteroGraph& g, int relation) { return g.canonical_etype(relation).etype; }
+
+// Host id vector -> torch tensor of the graph's id dtype.
+nb::object id_tensor(const std::vector<std::int64_t>& ids, DType dtype) {
+  const Tensor t = Tensor::from_vector(ids, {static_cast<std::int64_t>(ids.size())});
+  if (dtype == DType::I64) return to_torch(t);
+  std::vector<std::int32_t> narrow(ids.begin(), ids.end());
+  return to_torch(Tensor::from_vector(narrow, {static_cast<std::int64_t>(ids.size())}));
+}
+
+// (src, dst, eid) of the in- (out-) edges of `nodes`, grouped by node in the order given.
+nb::tuple edge_ids(const HeteroGraph& g, int relation, const std::vector<std::int64_t>& nodes, bool in) {
+  const EdgeIds e = in ? in_edges(g, nodes, etype_name(g, relation)) : out_edges(g, nodes, etype_name(g, relation));
+  return nb::make_tuple(id_tensor(e.src, g.id_dtype()), id_tensor(e.dst, g.id_dtype()), id_tensor(e.eid, g.id_dtype()));
+}
+
 }  // namespace
 
 void bind_graph(nb::module_& m) {
@@ -74,13 +92,28 @@ void bind_graph(nb::module_& m) {
       .def("in_degrees", [](const HeteroGraph& g, int relation) { return to_torch(g.in_degrees(relation)); })
       .def("out_degrees", [](const HeteroGraph& g, int relation) { return to_torch(g.out_degrees(relation)); })
       .def("reverse", &HeteroGraph::reverse)
+      .def("in_edges",
+           [](const HeteroGraph& g, int r, const std::vector<std::int64_t>& v) { return edge_ids(g, r, v, true); })
+      .def("out_edges",
+           [](const HeteroGraph& g, int r, const std::vector<std::int64_t>& u) { return edge_ids(g, r, u, false); })
+      .def("predecessors",
+           [](const HeteroGraph& g, int r, std::int64_t v) {
+             return id_tensor(predecessors(g, v, etype_name(g, r)), g.id_dtype());
+           })
+      .def("successors",
+           [](const HeteroGraph& g, int r, std::int64_t u) {
+             return id_tensor(successors(g, u, etype_name(g, r)), g.id_dtype());
+           })
+      .def("add_self_loop", [](const HeteroGraph& g, int r) { return add_self_loop(g, etype_name(g, r)); })
+      .def("remove_self_loop", [](const HeteroGraph& g, int r) { return remove_self_loop(g, etype_name(g, r)); })
       .def("edge_type_subgraph",
            [](const HeteroGraph& g, const std::vector<Triple>& etypes) {
              std::vector<CanonicalEType> c;
              for (const auto& t : etypes) c.push_back(canonical(t));
              return g.edge_type_subgraph(c);
            })
-      .def("to", [](const HeteroGraph& g, const std::string& type, int index) { return g.to(device_from(type, index)); })
+      .def("to",
+           [](const HeteroGraph& g, const std::string& type, int index) { return g.to(device_from(type, index)); })
       .def_prop_ro("batch_size", &HeteroGraph::batch_size)
       .def("batch_num_nodes", [](const HeteroGraph& g, int ntype) { return g.batch_num_nodes(ntype); })
       .def("batch_num_edges", [](const HeteroGraph& g, int relation) { return g.batch_num_edges(relation); });

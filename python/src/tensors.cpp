@@ -88,7 +88,8 @@ Tensor borrow_float(const nb::ndarray<>& array, const char* what) {
 Tensor borrow_ids(const nb::ndarray<>& array, const char* what) {
   const nb::dlpack::dtype d = array.dtype();
   if (!is(d, nb::dlpack::dtype_code::Int, 32) && !is(d, nb::dlpack::dtype_code::Int, 64))
-    throw nb::type_error((std::string(what) + ": node ids must be int32 or int64, got " + dlpack_dtype_name(d)).c_str());
+    throw nb::type_error(
+        (std::string(what) + ": node ids must be int32 or int64, got " + dlpack_dtype_name(d)).c_str());
   return borrow(array, what);
 }
 

@@ -36,7 +36,8 @@ def test_degrees_of_chosen_nodes_and_sorted_edges():
 def test_num_nodes_defaults_to_the_largest_id_and_lists_give_int64():
     g = topograph.graph(([0, 3], [1, 1]))
     assert g.num_nodes() == 4 and g.idtype == torch.int64
-    assert topograph.graph((torch.tensor([0], dtype=torch.int32), torch.tensor([1], dtype=torch.int32))).idtype == torch.int32
+    i32 = torch.tensor([0, 1], dtype=torch.int32)
+    assert topograph.graph((i32, i32)).idtype == torch.int32
     assert topograph.graph(([0], [1]), idtype=torch.int32).idtype == torch.int32
     empty = topograph.graph(([], []), num_nodes=0)
     assert empty.num_nodes() == 0 and empty.num_edges() == 0
@@ -94,3 +95,28 @@ def test_the_graph_copies_its_ids():
 
 def test_repr():
     assert repr(topograph.graph(([0], [1]))) == "Graph(num_nodes=2, num_edges=1)"
+
+
+def test_in_out_edges_neighbours_and_self_loops(idtype):
+    g, src, dst, n = build("multi_loop_isolated", idtype)
+    for v in range(n):
+        mine = (dst == v).nonzero().flatten()  # by increasing edge id
+        u, w, eid = g.in_edges(v, form="all")
+        assert eid.tolist() == mine.tolist() and u.tolist() == src[mine].tolist() and set(w.tolist()) <= {v}
+        assert g.predecessors(v).tolist() == src[mine].tolist()
+        out = (src == v).nonzero().flatten()
+        assert g.out_edges(v, form="eid").tolist() == out.tolist()
+        assert g.successors(v).tolist() == dst[out].tolist()
+    u, w = g.in_edges(torch.tensor([1, 0, 1]))  # grouped by node in the order given, repeats listed again
+    d1, d0 = int((dst == 1).sum()), int((dst == 0).sum())
+    assert w.tolist() == [1] * d1 + [0] * d0 + [1] * d1 and u.dtype == idtype
+    with pytest.raises(ValueError):
+        g.in_edges(n)  # out of range
+    loops = topograph.add_self_loop(g)
+    assert loops.num_edges() == g.num_edges() + n
+    lu, lv = loops.edges()
+    assert lu[-n:].tolist() == list(range(n)) and lv[-n:].tolist() == list(range(n))
+    none = topograph.remove_self_loop(loops)
+    nu, nv = none.edges()
+    keep = src != dst
+    assert nu.tolist() == src[keep].tolist() and nv.tolist() == dst[keep].tolist()

@@ -22,7 +22,8 @@ try:
 finally:
     if _short_spin:
         del _os.environ["GOMP_SPINCOUNT"]
-from ._graph import ALL, DGLGraph, batch, edge_type_subgraph, graph, heterograph, reverse, unbatch
+from ._graph import (ALL, DGLGraph, add_self_loop, batch, edge_type_subgraph, graph, heterograph, remove_self_loop,
+                     reverse, unbatch)
 from . import ops
 from . import nn
 
@@ -39,5 +40,5 @@ def get_num_threads() -> int:
     return _C.num_threads()
 
 
-__all__ = ["ALL", "DGLGraph", "graph", "heterograph", "batch", "unbatch", "edge_type_subgraph", "reverse", "ops",
-           "nn", "built_with_cuda", "set_num_threads", "get_num_threads"]
+__all__ = ["ALL", "DGLGraph", "graph", "heterograph", "batch", "unbatch", "edge_type_subgraph", "reverse",
+           "add_self_loop", "remove_self_loop", "ops", "nn", "built_with_cuda", "set_num_threads", "get_num_threads"]

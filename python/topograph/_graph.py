@@ -136,15 +136,26 @@ class DGLGraph:
             src, dst, eid = src[perm], dst[perm], eid[perm]
         elif order != "eid":
             raise ValueError(f"edges: order must be 'eid' or 'srcdst', got {order!r}")
-        if form == "uv":
-            return src, dst
-        if form == "eid":
-            return eid
-        if form == "all":
-            return src, dst, eid
-        raise ValueError(f"edges: form must be 'uv', 'eid' or 'all', got {form!r}")
+        return self._form((src, dst, eid), form, "edges")
 
     all_edges = edges
+
+    def in_edges(self, v, form: str = "uv", etype: EType = None):
+        """Edges into the nodes v (an id or ids), grouped by node in the order given: (src, dst) for form='uv',
+        edge ids for 'eid', (src, dst, eid) for 'all'. Node ids are checked (ValueError)."""
+        return self._form(self._g.in_edges(self._relation(etype), self._node_list(v)), form, "in_edges")
+
+    def out_edges(self, u, form: str = "uv", etype: EType = None):
+        """Edges out of the nodes u, as in_edges."""
+        return self._form(self._g.out_edges(self._relation(etype), self._node_list(u)), form, "out_edges")
+
+    def predecessors(self, v: int, etype: EType = None) -> torch.Tensor:
+        """Sources of v's in-edges by edge id (a neighbour joined by k edges appears k times, as DGL)."""
+        return self._g.predecessors(self._relation(etype), int(v))
+
+    def successors(self, v: int, etype: EType = None) -> torch.Tensor:
+        """Destinations of v's out-edges by edge id."""
+        return self._g.successors(self._relation(etype), int(v))
 
     def reverse(self) -> "DGLGraph":
         """Every relation (A, e, B) becomes (B, e, A), same edge ids; shares the structure (no copy)."""
@@ -192,6 +203,21 @@ class DGLGraph:
         if len(self.ntypes) != 1:
             raise ValueError(f"the graph has node types {self.ntypes}: name one (ntype=...)")
         return self.ntypes[0]
+
+    @staticmethod
+    def _node_list(nodes) -> List[int]:
+        return [int(nodes)] if isinstance(nodes, int) else _ids(nodes, "node ids").tolist()
+
+    @staticmethod
+    def _form(src_dst_eid, form: str, what: str):
+        src, dst, eid = src_dst_eid
+        if form == "uv":
+            return src, dst
+        if form == "eid":
+            return eid
+        if form == "all":
+            return src, dst, eid
+        raise ValueError(f"{what}: form must be 'uv', 'eid' or 'all', got {form!r}")
 
     @staticmethod
     def _select(values: torch.Tensor, nodes):
@@ -282,3 +308,14 @@ def edge_type_subgraph(g: DGLGraph, etypes: Sequence[EType]) -> DGLGraph:
 
 def reverse(g: DGLGraph) -> DGLGraph:
     return g.reverse()
+
+
+def add_self_loop(g: DGLGraph, etype: EType = None) -> DGLGraph:
+    """One loop per node after the existing edges (ids E..E+N-1 in a single graph; per graph in a batch),
+    as dgl.add_self_loop; loops already present are not looked for. The relation's two types must agree."""
+    return DGLGraph(g._g.add_self_loop(g._relation(etype)))
+
+
+def remove_self_loop(g: DGLGraph, etype: EType = None) -> DGLGraph:
+    """Every edge u -> u removed; the others keep their order, as dgl.remove_self_loop."""
+    return DGLGraph(g._g.remove_self_loop(g._relation(etype)))
