@@ -2,10 +2,10 @@
 references for the ops: index_select / scatter (index_add, scatter_reduce) and a dense masked softmax."""
 import math
 
+import topograph  # before torch: then both OpenMP pools wait briefly (topograph/__init__.py)
+
 import pytest
 import torch
-
-import topograph
 
 torch.manual_seed(0)
 
