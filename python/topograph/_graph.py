@@ -4,9 +4,10 @@ A DGLGraph holds a ``topograph._C.HeteroGraph``: immutable topology (node types,
 CSR/CSC shared by copies, reverse() and subgraphs). Node ids are copied into the graph at construction, so
 tensors the caller keeps writing cannot change it. Ids are int32 or int64 (``idtype``), as in DGL.
 
-Differences from DGL, by design for now: no ndata/edata (features are passed to the ops), ``g[etype]`` keeps
-every node type (DGL keeps the relation's two), and graphs live on the CPU unless the core was built with
-CUDA.
+Differences from DGL, for now: ndata / edata and update_all / apply_edges on graphs with one relation and
+with built-in functions only (topograph/_message_passing.py), derived graphs start without features,
+``g[etype]`` keeps every node type (DGL keeps the relation's two), and graphs live on the CPU unless the
+core was built with CUDA.
 """
 from __future__ import annotations
 
@@ -157,6 +158,36 @@ class DGLGraph:
         """Destinations of v's out-edges by edge id."""
         return self._g.successors(self._relation(etype), int(v))
 
+    # --- features and message passing (topograph/_message_passing.py: one relation, built-ins for now)
+    @property
+    def ndata(self):
+        """Node features {name: [num_nodes, ...]} of the graph's one node type."""
+        return _mp().node_frame(self, self._ntype(None))
+
+    @property
+    def srcdata(self):
+        return _mp().node_frame(self, _mp().one_relation(self, "srcdata")[0])
+
+    @property
+    def dstdata(self):
+        return _mp().node_frame(self, _mp().one_relation(self, "dstdata")[2])
+
+    @property
+    def edata(self):
+        """Edge features {name: [num_edges, ...]} (by edge id) of the graph's one relation."""
+        return _mp().edge_frame(self, self._relation(None))
+
+    def update_all(self, message_func, reduce_func, apply_node_func=None) -> None:
+        """Messages along every edge, reduced at each destination into dstdata[reduce_func.out]."""
+        _mp().update_all(self, message_func, reduce_func, apply_node_func)
+
+    def apply_edges(self, func, edges=ALL) -> None:
+        """Per-edge values of a built-in message function into edata[func.out]."""
+        _mp().apply_edges(self, func, edges)
+
+    def local_scope(self):
+        return _mp().local_scope(self)
+
     def reverse(self) -> "DGLGraph":
         """Every relation (A, e, B) becomes (B, e, A), same edge ids; shares the structure (no copy)."""
         return DGLGraph(self._g.reverse())
@@ -232,6 +263,12 @@ class DGLGraph:
         if bool(bad.any()):
             raise ValueError(f"node id {int(ids[bad][0])} out of range [0, {values.shape[0]})")
         return values[ids]
+
+
+def _mp():
+    from . import _message_passing  # it builds on ops, which builds on this module
+
+    return _message_passing
 
 
 def graph(data, num_nodes: Optional[int] = None, idtype=None, device=None) -> DGLGraph:
