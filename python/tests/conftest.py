@@ -79,7 +79,9 @@ def ref_gspmm(src, dst, num_dst, op, reduce, u, e):
         return out
     red = "amax" if reduce == "max" else "amin"
     out = torch.zeros(shape, dtype=msg.dtype).scatter_reduce(0, idx, msg, red, include_self=False)
-    return out  # rows without in-edges keep 0 (include_self=False leaves them untouched)
+    # rows without in-edges: dgl.ops gives -inf (max) / +inf (min)
+    empty = torch.bincount(dst, minlength=num_dst) == 0
+    return out.masked_fill(empty.view((-1,) + (1,) * (out.dim() - 1)), float("-inf" if reduce == "max" else "inf"))
 
 
 def ref_gsddmm(src, dst, op, lhs, rhs, lt, rt):

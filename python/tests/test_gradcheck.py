@@ -26,12 +26,13 @@ def inputs(*shapes, positive=False):
 def test_gspmm_finite_differences(op, reduce):
     g, src, dst, n = build("multi_loop_isolated", torch.int64)
     u, e = inputs((n, 2, 3), (src.numel(), 2, 1), positive=op == "div")
+    rows = g.in_degrees() > 0  # max / min give -inf / +inf on the others (dgl.ops): no finite differences there
     if op == "copy_lhs":
-        fn, args = (lambda a: topograph.ops.gspmm(g, op, reduce, a, None)), (u,)
+        fn, args = (lambda a: topograph.ops.gspmm(g, op, reduce, a, None)[rows]), (u,)
     elif op == "copy_rhs":
-        fn, args = (lambda b: topograph.ops.gspmm(g, op, reduce, None, b)), (e,)
+        fn, args = (lambda b: topograph.ops.gspmm(g, op, reduce, None, b)[rows]), (e,)
     else:
-        fn, args = (lambda a, b: topograph.ops.gspmm(g, op, reduce, a, b)), (u, e)
+        fn, args = (lambda a, b: topograph.ops.gspmm(g, op, reduce, a, b)[rows]), (u, e)
     assert torch.autograd.gradcheck(fn, args, **FD)
 
 

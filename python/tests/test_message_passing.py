@@ -19,12 +19,13 @@ def test_update_all_lowers_to_one_gspmm(g):
     g.ndata["h"], g.edata["w"] = x, w
     g.update_all(fn.copy_u("h", "m"), fn.sum("m", "s"))
     torch.testing.assert_close(g.ndata["s"], topograph.ops.copy_u_sum(g, x))
-    g.update_all(fn.u_mul_e("h", "w", "m"), fn.max("m", "mx"))
-    torch.testing.assert_close(g.ndata["mx"], topograph.ops.u_mul_e_max(g, x, w))
+    g.update_all(fn.u_mul_e("h", "w", "m"), fn.max("m", "mx"))  # 0 without in-edges (DGL's update_all)
+    torch.testing.assert_close(g.ndata["mx"], topograph.ops.gspmm_zero_empty(g, "mul", "max", x, w))
+    assert g.ndata["mx"][5].abs().sum() == 0 and g.in_degrees(5) == 0
     g.update_all(fn.e_mul_u("w", "h", "m"), fn.mean("m", "mean"))  # commutative: swapped onto u_mul_e
     torch.testing.assert_close(g.ndata["mean"], topograph.ops.u_mul_e_mean(g, x, w))
     g.update_all(fn.copy_e("w", "m"), fn.min("m", "wmin"))
-    torch.testing.assert_close(g.ndata["wmin"], topograph.ops.copy_e_min(g, w))
+    torch.testing.assert_close(g.ndata["wmin"], topograph.ops.gspmm_zero_empty(g, "copy_rhs", "min", None, w))
 
 
 def test_messages_that_read_the_destination_or_dot_go_through_gsddmm():

@@ -109,14 +109,14 @@ def update_all(g, message_func, reduce_func, apply_node_func=None) -> None:
     m, reduce = message_func, reduce_func.op
     if m.op == "copy_lhs" and m.lhs_target in "ue":
         x = _operand(g, m.lhs_target, m.lhs_field)
-        out = ops.gspmm(g, "copy_lhs", reduce, x, None) if m.lhs_target == "u" else \
-            ops.gspmm(g, "copy_rhs", reduce, None, x)
+        out = ops.gspmm_zero_empty(g, "copy_lhs", reduce, x, None) if m.lhs_target == "u" else \
+            ops.gspmm_zero_empty(g, "copy_rhs", reduce, None, x)
     elif m.op in ("add", "sub", "mul", "div") and (m.lhs_target, m.rhs_target) == ("u", "e"):
-        out = ops.gspmm(g, m.op, reduce, _operand(g, "u", m.lhs_field), _operand(g, "e", m.rhs_field))
+        out = ops.gspmm_zero_empty(g, m.op, reduce, _operand(g, "u", m.lhs_field), _operand(g, "e", m.rhs_field))
     elif m.op in ("add", "mul") and (m.lhs_target, m.rhs_target) == ("e", "u"):  # commutative: one gspmm too
-        out = ops.gspmm(g, m.op, reduce, _operand(g, "u", m.rhs_field), _operand(g, "e", m.lhs_field))
+        out = ops.gspmm_zero_empty(g, m.op, reduce, _operand(g, "u", m.rhs_field), _operand(g, "e", m.lhs_field))
     else:
-        out = ops.gspmm(g, "copy_rhs", reduce, None, _messages(g, m))
+        out = ops.gspmm_zero_empty(g, "copy_rhs", reduce, None, _messages(g, m))
     node_frame(g, d)[reduce_func.out] = out
 
 

@@ -66,7 +66,20 @@ def gspmm(g: DGLGraph, op: str, reduce_op: str, lhs_data: Optional[torch.Tensor]
     """out[v] = reduce_{(u -> v, e)} op(lhs_data[u], rhs_data[e]) -> [num_dst, *broadcast row shape].
 
     op: 'add', 'sub', 'mul', 'div', 'copy_lhs' (rhs_data None) or 'copy_rhs' (lhs_data None); reduce_op:
-    'sum', 'max', 'min', 'mean'. Destinations without in-edges get 0 (every reducer, as DGL)."""
+    'sum', 'max', 'min', 'mean'. A destination without in-edges gets 0 for sum and mean and, as dgl.ops
+    gives it, -inf for max and +inf for min (update_all gives 0 there, as DGL's does)."""
+    out = gspmm_zero_empty(g, op, reduce_op, lhs_data, rhs_data)
+    if reduce_op in ("max", "min"):
+        empty = g.in_degrees() == 0  # [num_dst]
+        if bool(empty.any()):
+            fill = float("-inf") if reduce_op == "max" else float("inf")
+            out = out.masked_fill(empty.view((-1,) + (1,) * (out.dim() - 1)), fill)
+    return out
+
+
+def gspmm_zero_empty(g: DGLGraph, op: str, reduce_op: str, lhs_data: Optional[torch.Tensor],
+                     rhs_data: Optional[torch.Tensor]) -> torch.Tensor:
+    """gspmm with Topograph's kernel as it is: 0 for a destination without in-edges under every reducer."""
     g = _graph(g)
     code, reduce = _lookup(_SPMM_OPS, op, "gspmm: op"), _lookup(_REDUCE, reduce_op, "gspmm: reduce_op")
     u, u1 = _feature(lhs_data if op != "copy_rhs" else None, "gspmm: lhs_data")
