@@ -140,20 +140,16 @@ def test_shorthands_and_message_passing_match_dgl():
                  lambda *xs, f=getattr(topograph.ops, name): f(gt, *xs), *shapes,
                  positive_last=name == "e_div_v")
 
-    def dgl_mp(h, w):
-        with gd.local_scope():
-            gd.ndata["h"], gd.edata["w"] = h, w
-            gd.apply_edges(dfn.u_dot_v("h", "h", "s"))
-            gd.edata["a"] = dgl.nn.functional.edge_softmax(gd, gd.edata["s"] * w)
-            gd.update_all(dfn.u_mul_e("h", "a", "m"), dfn.sum("m", "out"))
-            return gd.ndata["out"]
+    def message_passing(g, fn, edge_softmax):
+        def run(h, w):  # the same script through either library
+            with g.local_scope():
+                g.ndata["h"], g.edata["w"] = h, w
+                g.apply_edges(fn.u_dot_v("h", "h", "s"))
+                g.edata["a"] = edge_softmax(g, g.edata["s"] * w)
+                g.update_all(fn.u_mul_e("h", "a", "m"), fn.sum("m", "out"))
+                return g.ndata["out"]
+        return run
 
-    def topo_mp(h, w):
-        with gt.local_scope():
-            gt.ndata["h"], gt.edata["w"] = h, w
-            gt.apply_edges(tfn.u_dot_v("h", "h", "s"))
-            gt.edata["a"] = topograph.nn.functional.edge_softmax(gt, gt.edata["s"] * w)
-            gt.update_all(tfn.u_mul_e("h", "a", "m"), tfn.sum("m", "out"))
-            return gt.ndata["out"]
-
+    dgl_mp = message_passing(gd, dfn, dgl.nn.functional.edge_softmax)
+    topo_mp = message_passing(gt, tfn, topograph.nn.functional.edge_softmax)
     run_both(dgl_mp, topo_mp, (n, 2, 4), (e, 2, 1))
