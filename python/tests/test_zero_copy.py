@@ -66,3 +66,32 @@ def test_outputs_keep_topographs_buffer_alive_and_tapes_are_freed():
         if step == 10:
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss < 100_000  # KiB
+
+
+def test_concurrent_calls_from_python_threads_agree():
+    # The kernels run with the GIL released; the borrowed inputs are released with it re-acquired. Several
+    # threads on one graph (its formats are built once, under call_once) must each get the serial result.
+    import threading
+
+    g, src, dst, n = build("random", torch.int64)
+    xs = [torch.randn(n, 2, 8, requires_grad=True) for _ in range(4)]
+    want = [topograph.ops.copy_u_mean(g, x).detach() for x in xs]
+    got, errors = [None] * 4, []
+
+    def work(i):
+        try:
+            for _ in range(50):
+                out = topograph.ops.copy_u_mean(g, xs[i])
+                out.sum().backward()
+            got[i] = out.detach()
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b)
