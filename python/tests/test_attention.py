@@ -60,3 +60,36 @@ def test_attention_errors():
     hg = topograph.heterograph({("t", "r", "t"): ([0], [1]), ("s", "x", "t"): ([0], [1])})
     with pytest.raises(ValueError, match="no rows for source type"):
         topograph.ops.sparse_attention(hg, torch.ones(2, 1, 2), {"t": torch.ones(2, 1, 2)}, {"t": torch.ones(2, 1, 2)})
+
+
+def test_graph_multi_head_attention_module_against_a_dense_reference():
+    torch.manual_seed(1)
+    g, src, dst, n = build("multi_loop_isolated", torch.int64)
+    layer = topograph.nn.GraphMultiHeadAttention(12, 3)
+    x = torch.randn(n, 12, requires_grad=True)
+    out = layer(g, x)
+    assert out.shape == (n, 12)
+    # the same equations in plain torch, float64, on the layer's own weights
+    xd = x.detach().double().requires_grad_()
+    lin = {name: (getattr(layer, name).weight.detach().double(), getattr(layer, name).bias.detach().double())
+           for name in "qkvo"}
+    proj = {name: xd @ w.t() + b for name, (w, b) in lin.items() if name != "o"}
+    heads = ref_attention(src, dst, n, *(proj[p].view(n, 3, 4) for p in "qkv"), 4 ** -0.5)
+    ref = heads.reshape(n, 12) @ lin["o"][0].t() + lin["o"][1]
+    torch.testing.assert_close(out.double(), ref, **TOL)
+    w = torch.randn(n, 12, dtype=torch.float64)
+    (out.double() * w).sum().backward()
+    (ref * w).sum().backward()
+    torch.testing.assert_close(x.grad.double(), xd.grad, **TOL)
+    assert all(p.grad is not None for p in layer.parameters())
+
+
+def test_graph_multi_head_attention_over_two_node_types():
+    hg = topograph.heterograph({("tok", "ring", "tok"): ([0, 1, 2, 1], [1, 2, 0, 0]),
+                                ("sent", "to_tok", "tok"): ([0, 0, 0], [0, 1, 2])})
+    layer = topograph.nn.GraphMultiHeadAttention(8, 2)
+    tok, sent = torch.randn(3, 8), torch.randn(1, 8)
+    out = layer(hg, tok, {"tok": tok, "sent": sent})
+    assert out.shape == (3, 8)
+    with pytest.raises(ValueError, match="equal heads"):
+        topograph.nn.GraphMultiHeadAttention(10, 3)
