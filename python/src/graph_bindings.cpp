@@ -13,6 +13,7 @@
 
 #include "bindings.hpp"
 #include "graph/batch.hpp"
+#include "graph/builders.hpp"
 #include "graph/heterograph.hpp"
 #include "graph/structure.hpp"
 #include "kernels/sparse/format.hpp"
@@ -118,6 +119,23 @@ void bind_graph(nb::module_& m) {
       .def("batch_num_nodes", [](const HeteroGraph& g, int ntype) { return g.batch_num_nodes(ntype); })
       .def("batch_num_edges", [](const HeteroGraph& g, int relation) { return g.batch_num_edges(relation); });
 
+  // graph/builders.hpp's batched edge builders: (src, dst) of one relation over graphs of `lengths` nodes,
+  // numbered as a disjoint union (graph b's nodes after those of graphs 0..b-1). `widths`: window only,
+  // one per graph. id dtype: int32 or int64.
+  m.def("builder_edges",
+        [](const std::string& name, const std::vector<std::int64_t>& lengths, const std::vector<std::int64_t>& widths,
+           bool closed, bool int64) {
+          const DType dtype = int64 ? DType::I64 : DType::I32;
+          EdgeList e;
+          if (name == "ring") e = builders::ring_batch(lengths, closed, dtype);
+          else if (name == "window") e = builders::window_batch(lengths, widths, dtype);
+          else if (name == "full") e = builders::full_batch(lengths, dtype);
+          else if (name == "self_loops") e = builders::self_loops_batch(lengths, dtype);
+          else if (name == "to_one") e = builders::to_one_batch(lengths, dtype);
+          else if (name == "from_one") e = builders::from_one_batch(lengths, dtype);
+          else fail("builder_edges: no builder named '{}'", name);
+          return std::make_pair(to_torch(e.src), to_torch(e.dst));
+        });
   m.def("make_graph", &make_graph, nb::arg("node_types"), nb::arg("relations"));
   m.def("batch", [](const std::vector<HeteroGraph>& graphs) {
     nb::gil_scoped_release release;

@@ -36,6 +36,7 @@ if _short_spin and _torch_was_loaded and _torch.get_num_threads() > 1:
 
 from ._graph import (ALL, DGLGraph, add_self_loop, batch, edge_type_subgraph, graph, heterograph, remove_self_loop,
                      reverse, unbatch)
+from . import builders
 from . import function
 from . import ops
 from . import nn
@@ -54,5 +55,5 @@ def get_num_threads() -> int:
 
 
 __all__ = ["ALL", "DGLGraph", "graph", "heterograph", "batch", "unbatch", "edge_type_subgraph", "reverse",
-           "add_self_loop", "remove_self_loop", "function", "ops", "nn", "built_with_cuda", "set_num_threads",
-           "get_num_threads"]
+           "add_self_loop", "remove_self_loop", "builders", "function", "ops", "nn", "built_with_cuda",
+           "set_num_threads", "get_num_threads"]
