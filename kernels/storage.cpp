@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <utility>
 
 #include "kernels/error.hpp"
 
@@ -137,7 +138,17 @@ Storage::Storage(std::size_t bytes, Device device) : bytes_(bytes), device_(devi
   }
 }
 
+Storage::Storage(void* data, std::size_t bytes, Device device, std::function<void()> release)
+    : data_(data), bytes_(bytes), device_(device), release_(std::move(release)) {
+  TOPO_CHECK(release_, "Storage: borrowed memory needs a release function");
+  TOPO_CHECK(data_ != nullptr || bytes_ == 0, "Storage: borrowed memory of {} bytes at a null pointer", bytes_);
+}
+
 Storage::~Storage() {
+  if (release_) {
+    release_();
+    return;
+  }
   if (device_.is_cpu()) {
     host_memory::release(data_, bytes_);
   } else {

@@ -3,6 +3,7 @@
 // CUDA memory comes from a caching allocator over cudaMalloc (never managed memory), so the training loop's
 // repeated same-sized allocations do not reach the driver.
 #include <cstddef>
+#include <functional>
 #include <memory>
 
 #include "kernels/device.hpp"
@@ -12,6 +13,10 @@ namespace topo {
 class Storage {
  public:
   Storage(std::size_t bytes, Device device);
+  // Memory allocated by someone else (a PyTorch tensor handed over by DLPack): views read and write it in
+  // place and it is never freed here; `release` runs when the last view is gone (it drops the owner's
+  // reference). No copy is made.
+  Storage(void* data, std::size_t bytes, Device device, std::function<void()> release);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -19,11 +24,15 @@ class Storage {
   void* data() const { return data_; }
   std::size_t bytes() const { return bytes_; }
   Device device() const { return device_; }
+  // Borrowed memory (the constructor above): someone outside Topograph may still read it, so autograd
+  // never adopts it as a gradient buffer to accumulate into.
+  bool borrowed() const { return static_cast<bool>(release_); }
 
  private:
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
   Device device_;
+  std::function<void()> release_;  // set for borrowed memory only
 };
 
 // Copies `bytes` between any two devices (host<->host, host<->device, device<->device).

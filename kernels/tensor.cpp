@@ -1,6 +1,7 @@
 #include "kernels/tensor.hpp"
 
 #include <cstring>
+#include <utility>
 
 namespace topo {
 
@@ -18,6 +19,19 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   t.shape_ = shape;
   t.dtype_ = dtype;
   t.storage_ = std::make_shared<Storage>(static_cast<std::size_t>(shape_numel(shape)) * dtype_size(dtype), device);
+  return t;
+}
+
+Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype) {
+  for (std::int64_t d : shape) TOPO_CHECK(d >= 0, "negative dimension in shape {}", shape_str(shape));
+  TOPO_CHECK(storage != nullptr, "from_storage: no storage for shape {}", shape_str(shape));
+  const std::size_t bytes = static_cast<std::size_t>(shape_numel(shape)) * dtype_size(dtype);
+  TOPO_CHECK(bytes <= storage->bytes(), "from_storage: {} {} needs {} bytes, the storage has {}", dtype_name(dtype),
+             shape_str(shape), bytes, storage->bytes());
+  Tensor t;
+  t.shape_ = shape;
+  t.dtype_ = dtype;
+  t.storage_ = std::move(storage);
   return t;
 }
 

@@ -33,6 +33,9 @@ class Tensor {
   static Tensor from_vector(const std::vector<T>& values, const Shape& shape, Device device = Device::cpu());
   // 0, 1, ..., n-1 as int64 (or float32/int32 per dtype).
   static Tensor arange(std::int64_t n, DType dtype = DType::I64, Device device = Device::cpu());
+  // A view of `shape` onto existing storage (borrowed memory, Storage's second constructor): no copy.
+  // The shape's bytes must fit in the storage.
+  static Tensor from_storage(std::shared_ptr<Storage> storage, const Shape& shape, DType dtype);
 
   bool defined() const { return storage_ != nullptr; }
   const Shape& shape() const { return shape_; }
@@ -71,8 +74,10 @@ class Tensor {
   bool shares_storage_with(const Tensor& other) const { return storage_ == other.storage_; }
   // Whether this is the only handle on its storage and spans all of it: nothing else can see a write through
   // it (autograd keeps such a gradient instead of copying it).
+  // Borrowed storage is never private: its owner outside Topograph still sees it.
   bool sole_owner() const {
-    return storage_ && storage_.use_count() == 1 && offset_ == 0 && nbytes() == storage_->bytes();
+    return storage_ && storage_.use_count() == 1 && offset_ == 0 && nbytes() == storage_->bytes() &&
+           !storage_->borrowed();
   }
 
  private:

@@ -5,5 +5,6 @@
 # Extra flags go to topo-train (e.g. --epochs 40, --variant no-ring, --threads 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+# The training needs no Python: skip the package and its torch download unless asked (TOPO_PYTHON=ON).
+TOPO_PYTHON="${TOPO_PYTHON:-OFF}" scripts/setup.sh
 build/bin/topo-train --config configs/masked_sum_star.json --out runs/masked-sum-star "$@"

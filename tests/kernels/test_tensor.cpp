@@ -85,3 +85,26 @@ TEST_CASE("host allocator: past its limit the cache frees the blocks parked long
   CHECK(host_memory::bytes_cached() == 0);
   host_memory::set_cache_limit(previous);
 }
+
+TEST_CASE("tensor: borrowed storage is read and written in place and released, never freed or adopted") {
+  // What the Python binding does with a torch tensor's memory: the kernels see the caller's buffer itself.
+  std::vector<float> owner = {1.f, 2.f, 3.f, 4.f, 5.f, 6.f};
+  int released = 0;
+  {
+    auto storage = std::make_shared<Storage>(owner.data(), owner.size() * sizeof(float), Device::cpu(),
+                                             [&released] { ++released; });
+    Tensor t = Tensor::from_storage(storage, {2, 3}, DType::F32);
+    storage.reset();
+    CHECK(t.raw_data() == owner.data());
+    CHECK(t.to_vector<float>() == owner);
+    t.data<float>()[4] = 50.f;
+    CHECK(owner[4] == 50.f);
+    // The only handle, spanning all of it, yet not private: its owner outside still sees it.
+    CHECK_FALSE(t.sole_owner());
+    CHECK(released == 0);
+  }
+  CHECK(released == 1);
+  auto small = std::make_shared<Storage>(owner.data(), 2 * sizeof(float), Device::cpu(), [] {});
+  CHECK_THROWS_WITH_AS(Tensor::from_storage(small, {3}, DType::F32), doctest::Contains("needs 12 bytes"), Error);
+  CHECK_THROWS_AS(Storage(owner.data(), 4, Device::cpu(), nullptr), Error);
+}

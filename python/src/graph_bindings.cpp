@@ -1,0 +1,147 @@
+// topograph._C.HeteroGraph: Topograph's graph store (graph/heterograph.hpp) as a Python object. The Python
+// class topograph.DGLGraph wraps it with DGL's names; this layer speaks in node-type and relation indices.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "bindings.hpp"
+#include "graph/batch.hpp"
+#include "graph/builders.hpp"
+#include "graph/heterograph.hpp"
+#include "graph/structure.hpp"
+#include "kernels/sparse/format.hpp"
+#include "tensors.hpp"
+
+namespace topo::py {
+
+namespace {
+
+using Triple = std::tuple<std::string, std::string, std::string>;
+
+Triple triple(const CanonicalEType& c) { return {c.src_type, c.etype, c.dst_type}; }
+CanonicalEType canonical(const Triple& t) { return {std::get<0>(t), std::get<1>(t), std::get<2>(t)}; }
+
+// node_types: [(name, count)]; relations: [((src type, etype, dst type), src ids [E], dst ids [E])].
+// The ids are copied into the graph: it is immutable, so it must not share memory a caller can still write.
+HeteroGraph make_graph(const std::vector<std::pair<std::string, std::int64_t>>& node_types,
+                       const std::vector<std::tuple<Triple, nb::ndarray<>, nb::ndarray<>>>& relations) {
+  std::vector<NodeTypeSpec> types;
+  for (const auto& [name, count] : node_types) types.push_back({name, count, {}});
+  std::vector<RelationSpec> specs;
+  for (const auto& [etype, src, dst] : relations) {
+    EdgeList edges;
+    edges.src = borrow_ids(src, "graph: source ids").clone();
+    edges.dst = borrow_ids(dst, "graph: destination ids").clone();
+    specs.push_back({canonical(etype), std::move(edges)});
+  }
+  nb::gil_scoped_release release;
+  return HeteroGraph(types, specs);
+}
+
+std::string device_str(const HeteroGraph& g) { return g.device().str(); }
+
+// graph/structure.hpp names a relation by its edge-type name ("" when the graph has one relation).
+std::string etype_name(const HeteroGraph& g, int relation) { return g.canonical_etype(relation).etype; }
+
+// Host id vector -> torch tensor of the graph's id dtype.
+nb::object id_tensor(const std::vector<std::int64_t>& ids, DType dtype) {
+  const Tensor t = Tensor::from_vector(ids, {static_cast<std::int64_t>(ids.size())});
+  if (dtype == DType::I64) return to_torch(t);
+  std::vector<std::int32_t> narrow(ids.begin(), ids.end());
+  return to_torch(Tensor::from_vector(narrow, {static_cast<std::int64_t>(ids.size())}));
+}
+
+// (src, dst, eid) of the in- (out-) edges of `nodes`, grouped by node in the order given.
+nb::tuple edge_ids(const HeteroGraph& g, int relation, const std::vector<std::int64_t>& nodes, bool in) {
+  const EdgeIds e = in ? in_edges(g, nodes, etype_name(g, relation)) : out_edges(g, nodes, etype_name(g, relation));
+  return nb::make_tuple(id_tensor(e.src, g.id_dtype()), id_tensor(e.dst, g.id_dtype()), id_tensor(e.eid, g.id_dtype()));
+}
+
+}  // namespace
+
+void bind_graph(nb::module_& m) {
+  nb::class_<HeteroGraph>(m, "HeteroGraph")
+      .def_prop_ro("ntypes", [](const HeteroGraph& g) { return g.node_types(); })
+      .def_prop_ro("canonical_etypes",
+                   [](const HeteroGraph& g) {
+                     std::vector<Triple> out;
+                     for (const auto& c : g.canonical_etypes()) out.push_back(triple(c));
+                     return out;
+                   })
+      .def_prop_ro("idtype", [](const HeteroGraph& g) { return std::string(dtype_name(g.id_dtype())); })
+      .def_prop_ro("device", &device_str)
+      .def("ntype_id", [](const HeteroGraph& g, const std::string& n) { return g.node_type_id(n); })
+      .def("relation_id", [](const HeteroGraph& g, const std::string& e) { return g.relation_id(e); })
+      .def("relation_id", [](const HeteroGraph& g, const Triple& e) { return g.relation_id(canonical(e)); })
+      .def("num_nodes", [](const HeteroGraph& g, int ntype) { return g.num_nodes(ntype); })
+      .def("num_edges", [](const HeteroGraph& g, int relation) { return g.num_edges(relation); })
+      .def("total_num_nodes", &HeteroGraph::total_num_nodes)
+      .def("total_num_edges", &HeteroGraph::total_num_edges)
+      // (src ids, dst ids) by edge id: copies, so a caller writing into them cannot change the graph.
+      .def("edges",
+           [](const HeteroGraph& g, int relation) {
+             const EdgeList e = g.edges(relation);
+             return std::make_pair(to_torch(e.src.clone()), to_torch(e.dst.clone()));
+           })
+      .def("in_degrees", [](const HeteroGraph& g, int relation) { return to_torch(g.in_degrees(relation)); })
+      .def("out_degrees", [](const HeteroGraph& g, int relation) { return to_torch(g.out_degrees(relation)); })
+      .def("reverse", &HeteroGraph::reverse)
+      .def("in_edges",
+           [](const HeteroGraph& g, int r, const std::vector<std::int64_t>& v) { return edge_ids(g, r, v, true); })
+      .def("out_edges",
+           [](const HeteroGraph& g, int r, const std::vector<std::int64_t>& u) { return edge_ids(g, r, u, false); })
+      .def("predecessors",
+           [](const HeteroGraph& g, int r, std::int64_t v) {
+             return id_tensor(predecessors(g, v, etype_name(g, r)), g.id_dtype());
+           })
+      .def("successors",
+           [](const HeteroGraph& g, int r, std::int64_t u) {
+             return id_tensor(successors(g, u, etype_name(g, r)), g.id_dtype());
+           })
+      .def("add_self_loop", [](const HeteroGraph& g, int r) { return add_self_loop(g, etype_name(g, r)); })
+      .def("remove_self_loop", [](const HeteroGraph& g, int r) { return remove_self_loop(g, etype_name(g, r)); })
+      .def("edge_type_subgraph",
+           [](const HeteroGraph& g, const std::vector<Triple>& etypes) {
+             std::vector<CanonicalEType> c;
+             for (const auto& t : etypes) c.push_back(canonical(t));
+             return g.edge_type_subgraph(c);
+           })
+      .def("to",
+           [](const HeteroGraph& g, const std::string& type, int index) { return g.to(device_from(type, index)); })
+      .def_prop_ro("batch_size", &HeteroGraph::batch_size)
+      .def("batch_num_nodes", [](const HeteroGraph& g, int ntype) { return g.batch_num_nodes(ntype); })
+      .def("batch_num_edges", [](const HeteroGraph& g, int relation) { return g.batch_num_edges(relation); });
+
+  // graph/builders.hpp's batched edge builders: (src, dst) of one relation over graphs of `lengths` nodes,
+  // numbered as a disjoint union (graph b's nodes after those of graphs 0..b-1). `widths`: window only,
+  // one per graph. id dtype: int32 or int64.
+  m.def("builder_edges",
+        [](const std::string& name, const std::vector<std::int64_t>& lengths, const std::vector<std::int64_t>& widths,
+           bool closed, bool int64) {
+          const DType dtype = int64 ? DType::I64 : DType::I32;
+          EdgeList e;
+          if (name == "ring") e = builders::ring_batch(lengths, closed, dtype);
+          else if (name == "window") e = builders::window_batch(lengths, widths, dtype);
+          else if (name == "full") e = builders::full_batch(lengths, dtype);
+          else if (name == "self_loops") e = builders::self_loops_batch(lengths, dtype);
+          else if (name == "to_one") e = builders::to_one_batch(lengths, dtype);
+          else if (name == "from_one") e = builders::from_one_batch(lengths, dtype);
+          else fail("builder_edges: no builder named '{}'", name);
+          return std::make_pair(to_torch(e.src), to_torch(e.dst));
+        });
+  m.def("make_graph", &make_graph, nb::arg("node_types"), nb::arg("relations"));
+  m.def("batch", [](const std::vector<HeteroGraph>& graphs) {
+    nb::gil_scoped_release release;
+    return batch(graphs);
+  });
+  m.def("unbatch", [](const HeteroGraph& g) { return unbatch(g); });
+}
+
+}  // namespace topo::py

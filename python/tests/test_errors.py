@@ -1,0 +1,92 @@
+"""Bad input raises a Python exception carrying Topograph's message (topo::Error -> ValueError), never a crash."""
+import pytest
+import torch
+
+import topograph
+from conftest import build
+
+
+def test_bad_ids():
+    with pytest.raises(ValueError, match=r"src\[1\] = 7 is not a valid '_N' node id \(there are 3\)"):
+        topograph.graph((torch.tensor([0, 7]), torch.tensor([1, 1])), num_nodes=3)
+    with pytest.raises(ValueError, match="-1"):
+        topograph.graph(([0, -1], [1, 1]), num_nodes=3)
+    with pytest.raises(ValueError, match="2 source ids but 1 destination"):
+        topograph.graph(([0, 1], [1]))
+    with pytest.raises(TypeError, match="integer"):
+        topograph.graph((torch.tensor([0.0]), torch.tensor([1.0])))
+    with pytest.raises(ValueError, match="1-D"):
+        topograph.graph((torch.zeros(2, 2, dtype=torch.int64), torch.zeros(2, 2, dtype=torch.int64)))
+    with pytest.raises(ValueError, match="dst"):
+        topograph.heterograph({("a", "r", "b"): ([0], [5])}, num_nodes_dict={"a": 1, "b": 2})
+
+
+def test_bad_names():
+    hg = topograph.heterograph({("a", "r", "b"): ([0], [1]), ("b", "s", "a"): ([1], [0])})
+    with pytest.raises(ValueError, match="nope"):
+        hg.num_edges("nope")
+    with pytest.raises(ValueError, match="zzz"):
+        hg.num_nodes("zzz")
+    g = topograph.graph(([0], [1]))
+    with pytest.raises(ValueError, match="reduce_op"):
+        topograph.ops.gspmm(g, "copy_lhs", "median", torch.ones(2, 1), None)
+    with pytest.raises(ValueError, match="op must be"):
+        topograph.ops.gsddmm(g, "pow", torch.ones(2, 1), torch.ones(2, 1))
+    with pytest.raises(ValueError, match="lhs_target"):
+        topograph.ops.gsddmm(g, "add", torch.ones(2, 1), torch.ones(2, 1), "w", "v")
+    with pytest.raises(ValueError, match="norm_by"):
+        topograph.ops.edge_softmax(g, torch.ones(1, 1), norm_by="both")
+    with pytest.raises(TypeError, match="topograph graph"):
+        topograph.ops.copy_u_sum("g", torch.ones(2, 1))
+
+
+def test_bad_shapes_carry_topograph_messages():
+    g, src, dst, n = build("multi_loop_isolated", torch.int64)
+    E = src.numel()
+    with pytest.raises(ValueError, match="rows"):
+        topograph.ops.copy_u_sum(g, torch.ones(n + 1, 3))  # one row too many
+    with pytest.raises(ValueError, match=r"\[4\].*\[3\]|\[3\].*\[4\]"):
+        topograph.ops.u_mul_e_sum(g, torch.ones(n, 4), torch.ones(E, 3))  # rows do not broadcast
+    with pytest.raises(ValueError):
+        topograph.ops.u_dot_v(g, torch.ones(n, 4), torch.ones(n, 3))  # dot needs equal last dims
+    with pytest.raises(ValueError, match="rows"):
+        topograph.ops.edge_softmax(g, torch.ones(E - 1, 2))
+    with pytest.raises(ValueError, match="scalar"):
+        topograph.ops.edge_softmax(g, torch.tensor(1.0))
+
+
+def test_bad_dtypes_are_type_errors():
+    g, src, dst, n = build("random", torch.int32)
+    with pytest.raises(TypeError, match="float64"):
+        topograph.ops.copy_u_sum(g, torch.ones(n, 2, dtype=torch.float64))
+    with pytest.raises(TypeError, match="int64"):
+        topograph.ops.copy_e_sum(g, torch.ones(src.numel(), 2, dtype=torch.int64))
+    with pytest.raises(TypeError, match="float16"):
+        topograph.ops.edge_softmax(g, torch.ones(src.numel(), 2, dtype=torch.float16))
+    with pytest.raises(TypeError, match="Tensor"):
+        topograph.ops.copy_u_sum(g, [[1.0]] * n)
+    # the C++ boundary refuses them as well, should the Python checks be bypassed
+    with pytest.raises(TypeError, match="float32"):
+        topograph._C.edge_softmax(g._g, 0, torch.ones(src.numel(), 2, dtype=torch.float64), False, False)
+
+
+@pytest.mark.skipif(topograph.built_with_cuda, reason="this build has the CUDA backend")
+def test_cuda_in_a_cpu_only_build_is_a_runtime_error():
+    g = topograph.graph(([0], [1]))
+    with pytest.raises(RuntimeError, match="no CUDA backend"):
+        g.to("cuda")
+    if torch.cuda.is_available():  # a real CUDA tensor, where the machine has a GPU
+        with pytest.raises(RuntimeError, match="no CUDA backend"):
+            topograph.ops.copy_u_sum(g, torch.ones(2, 1, device="cuda"))
+
+
+def test_many_bad_calls_in_a_row_leave_the_process_working():
+    g, src, dst, n = build("random", torch.int64)
+    for rows in [0, 1, n - 1, n + 5, 3 * n]:
+        for feat in [(), (3,), (2, 5)]:
+            x = torch.randn((rows,) + feat)
+            try:
+                topograph.ops.copy_u_sum(g, x)
+            except ValueError:
+                assert rows != n
+    assert topograph.ops.copy_u_sum(g, torch.ones(n, 1)).sum().item() == src.numel()

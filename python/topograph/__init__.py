@@ -1,0 +1,59 @@
+"""Topograph for PyTorch: DGL's graph and message-passing names over Topograph's C++ kernels.
+
+    import topograph
+    g = topograph.graph((u, v), num_nodes=n)
+    h = topograph.ops.copy_u_sum(g, x)                 # dgl.ops.copy_u_sum
+    a = topograph.nn.functional.edge_softmax(g, s)     # dgl.nn.functional.edge_softmax
+
+Tensors cross by DLPack without copies (see topograph.ops); autograd runs Topograph's own backward kernels.
+"""
+import os as _os
+import sys as _sys
+import warnings as _warnings
+
+# OpenMP threads wait for the next parallel region by spinning: libgomp's default is ~3-9 ms of spinning
+# after every region. With two pools in one process, torch's (its own libgomp) and Topograph's (the
+# system's), the pool that just finished keeps spinning on the cores the other one needs: a GAT training
+# step ran 4-10x slower with both at 2 threads on 2 cores (python/README.md, "Threads"). topo-train sets a
+# short spin (1000 pause loops, ~30 us, then sleep; kernels/threads.hpp); libgomp reads it only when it
+# loads, so it is set here for loading torch (if not loaded yet) and _C, then removed, unless the user chose
+# a wait policy.
+_short_spin = "OMP_WAIT_POLICY" not in _os.environ and "GOMP_SPINCOUNT" not in _os.environ
+_torch_was_loaded = "torch" in _sys.modules
+if _short_spin:
+    _os.environ["GOMP_SPINCOUNT"] = "1000"
+try:
+    import torch as _torch
+    from . import _C
+finally:
+    if _short_spin:
+        del _os.environ["GOMP_SPINCOUNT"]
+if _short_spin and _torch_was_loaded and _torch.get_num_threads() > 1:
+    _warnings.warn("torch was imported before topograph, so torch's OpenMP threads keep libgomp's default "
+                   "spin-wait (milliseconds after each op) and slow the Topograph kernels that follow: import "
+                   "topograph first, or set GOMP_SPINCOUNT=1000 (or OMP_WAIT_POLICY=passive) in the environment",
+                   RuntimeWarning, stacklevel=2)
+
+from ._graph import (ALL, DGLGraph, add_self_loop, batch, edge_type_subgraph, graph, heterograph, remove_self_loop,
+                     reverse, unbatch)
+from . import builders
+from . import function
+from . import ops
+from . import nn
+
+__version__ = "0.1.0"
+built_with_cuda = _C.built_with_cuda
+
+
+def set_num_threads(threads: int) -> None:
+    """Threads of Topograph's CPU kernels (its OpenMP pool; torch's is set apart with torch.set_num_threads)."""
+    _C.set_num_threads(int(threads))
+
+
+def get_num_threads() -> int:
+    return _C.num_threads()
+
+
+__all__ = ["ALL", "DGLGraph", "graph", "heterograph", "batch", "unbatch", "edge_type_subgraph", "reverse",
+           "add_self_loop", "remove_self_loop", "builders", "function", "ops", "nn", "built_with_cuda",
+           "set_num_threads", "get_num_threads"]

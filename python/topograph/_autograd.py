@@ -1,0 +1,42 @@
+"""Topograph's differentiable ops (nn/sparse_ops.hpp) as one torch.autograd.Function.
+
+An op's forward is a call into _C that borrows the input tensors (no copy), runs the C++ op, which records
+its backward on Topograph's own tape, and returns (output, ``_C.Tape`` or None). The tape lives in ctx; the
+backward hands torch's output gradient to it, and Topograph runs its backward kernels (gspmm/gsddmm on the
+reverse graph, the edge softmax backward, ...) and returns one gradient per input. No derivative is
+written in Python.
+
+The tape reads the inputs' memory in place during backward, so they are also saved with
+``ctx.save_for_backward``: torch's version counter then raises if one was modified in place in between.
+Double backward is not supported (``once_differentiable``).
+"""
+from __future__ import annotations
+
+from typing import Callable, Optional
+
+import torch
+from torch.autograd.function import once_differentiable
+
+
+class _Taped(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, run, *tensors):
+        out, tape = run(*tensors, list(ctx.needs_input_grad[1:]))
+        ctx.tape = tape
+        ctx.save_for_backward(*tensors)
+        return out
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad):
+        ctx.saved_tensors  # raises if an input changed in place since the forward
+        return (None, *ctx.tape.backward(grad.contiguous()))
+
+
+def taped(run: Callable, *tensors: Optional[torch.Tensor]) -> torch.Tensor:
+    """``run(*tensors, needs)`` calls one _C op (needs[i]: whether tensors[i] wants a gradient) and returns
+    (output, tape). Through autograd when torch would record the call, straight otherwise (no tape kept)."""
+    if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors):
+        return _Taped.apply(run, *tensors)
+    out, _ = run(*tensors, [False] * len(tensors))
+    return out

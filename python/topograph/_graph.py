@@ -1,0 +1,358 @@
+"""Graphs with DGL's names over Topograph's graph store (graph/heterograph.hpp).
+
+A DGLGraph holds a ``topograph._C.HeteroGraph``: immutable topology (node types, relations, lazily built
+CSR/CSC shared by copies, reverse() and subgraphs). Node ids are copied into the graph at construction, so
+tensors the caller keeps writing cannot change it. Ids are int32 or int64 (``idtype``), as in DGL.
+
+Differences from DGL, for now: ndata / edata and update_all / apply_edges on graphs with one relation and
+with built-in functions only (topograph/_message_passing.py), derived graphs start without features,
+``g[etype]`` keeps every node type (DGL keeps the relation's two), and graphs live on the CPU unless the
+core was built with CUDA.
+"""
+from __future__ import annotations
+
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+import torch
+
+from . import _C
+
+ALL = "__ALL__"  # dgl.base.ALL: every node / edge
+CanonicalEType = Tuple[str, str, str]
+EType = Union[str, CanonicalEType, None]
+
+_ID_DTYPES = {"int32": torch.int32, "int64": torch.int64}
+
+
+def _device_args(device) -> Tuple[str, int]:
+    d = torch.device(device)
+    return d.type, (d.index or 0)
+
+
+def _ids(x, what: str) -> torch.Tensor:
+    """A 1-D integer id tensor (lists and numpy arrays are converted; int64 unless already an int tensor)."""
+    t = x if isinstance(x, torch.Tensor) else torch.as_tensor(x, dtype=torch.int64)
+    if t.dtype not in (torch.int32, torch.int64, torch.int16, torch.int8, torch.uint8):
+        raise TypeError(f"{what}: node ids must be an integer tensor, got {t.dtype}")
+    if t.dim() != 1:
+        raise ValueError(f"{what}: node ids must be 1-D, got shape {tuple(t.shape)}")
+    return t
+
+
+def _idtype_of(tensors: Iterable[torch.Tensor], idtype) -> torch.dtype:
+    if idtype is not None:
+        if idtype not in (torch.int32, torch.int64):
+            raise TypeError(f"idtype must be torch.int32 or torch.int64, got {idtype}")
+        return idtype
+    ts = list(tensors)
+    return torch.int32 if ts and all(t.dtype == torch.int32 for t in ts) else torch.int64
+
+
+def _max_id(t: torch.Tensor) -> int:
+    return int(t.max()) + 1 if t.numel() else 0
+
+
+class DGLGraph:
+    """A (hetero)graph: DGL's query names over Topograph's store. Build with ``topograph.graph`` /
+    ``topograph.heterograph`` / ``topograph.batch``."""
+
+    def __init__(self, handle: "_C.HeteroGraph"):
+        self._g = handle
+
+    # --- schema
+    @property
+    def ntypes(self) -> List[str]:
+        return list(self._g.ntypes)
+
+    @property
+    def canonical_etypes(self) -> List[CanonicalEType]:
+        return [tuple(c) for c in self._g.canonical_etypes]
+
+    @property
+    def etypes(self) -> List[str]:
+        return [e for (_, e, _) in self.canonical_etypes]
+
+    @property
+    def srctypes(self) -> List[str]:
+        return sorted({s for (s, _, _) in self.canonical_etypes})
+
+    @property
+    def dsttypes(self) -> List[str]:
+        return sorted({d for (_, _, d) in self.canonical_etypes})
+
+    @property
+    def idtype(self) -> torch.dtype:
+        return _ID_DTYPES[self._g.idtype]
+
+    @property
+    def device(self) -> torch.device:
+        return torch.device(self._g.device)
+
+    @property
+    def is_homogeneous(self) -> bool:
+        return len(self.ntypes) == 1 and len(self.canonical_etypes) == 1
+
+    def to_canonical_etype(self, etype: EType) -> CanonicalEType:
+        return self.canonical_etypes[self._relation(etype)]
+
+    # --- sizes
+    def num_nodes(self, ntype: Optional[str] = None) -> int:
+        """Nodes of `ntype`; of every type together when None (as DGL)."""
+        if ntype is None:
+            return self._g.total_num_nodes()
+        return self._g.num_nodes(self._g.ntype_id(ntype))
+
+    def num_edges(self, etype: EType = None) -> int:
+        """Edges of `etype`; of every relation together when None (as DGL)."""
+        if etype is None:
+            return self._g.total_num_edges()
+        return self._g.num_edges(self._relation(etype))
+
+    number_of_nodes = num_nodes
+    number_of_edges = num_edges
+
+    def num_src_nodes(self, ntype: Optional[str] = None) -> int:
+        return self.num_nodes(ntype if ntype is not None else self.canonical_etypes[self._relation(None)][0])
+
+    def num_dst_nodes(self, ntype: Optional[str] = None) -> int:
+        return self.num_nodes(ntype if ntype is not None else self.canonical_etypes[self._relation(None)][2])
+
+    # --- structure
+    def in_degrees(self, v=ALL, etype: EType = None):
+        """In-degrees of the relation's destination nodes: a tensor of idtype (an int for one node id)."""
+        return self._select(self._g.in_degrees(self._relation(etype)), v)
+
+    def out_degrees(self, u=ALL, etype: EType = None):
+        """Out-degrees of the relation's source nodes: a tensor of idtype (an int for one node id)."""
+        return self._select(self._g.out_degrees(self._relation(etype)), u)
+
+    def edges(self, form: str = "uv", order: str = "eid", etype: EType = None):
+        """The relation's edges: (src, dst) for form='uv', edge ids for 'eid', (src, dst, eid) for 'all';
+        by edge id (order='eid') or sorted by (src, dst) (order='srcdst')."""
+        src, dst = self._g.edges(self._relation(etype))
+        eid = torch.arange(src.shape[0], dtype=src.dtype)
+        if order == "srcdst":
+            key = src.to(torch.int64) * (_max_id(dst) + 1) + dst.to(torch.int64)
+            perm = torch.sort(key, stable=True).indices
+            src, dst, eid = src[perm], dst[perm], eid[perm]
+        elif order != "eid":
+            raise ValueError(f"edges: order must be 'eid' or 'srcdst', got {order!r}")
+        return self._form((src, dst, eid), form, "edges")
+
+    all_edges = edges
+
+    def in_edges(self, v, form: str = "uv", etype: EType = None):
+        """Edges into the nodes v (an id or ids), grouped by node in the order given: (src, dst) for form='uv',
+        edge ids for 'eid', (src, dst, eid) for 'all'. Node ids are checked (ValueError)."""
+        return self._form(self._g.in_edges(self._relation(etype), self._node_list(v)), form, "in_edges")
+
+    def out_edges(self, u, form: str = "uv", etype: EType = None):
+        """Edges out of the nodes u, as in_edges."""
+        return self._form(self._g.out_edges(self._relation(etype), self._node_list(u)), form, "out_edges")
+
+    def predecessors(self, v: int, etype: EType = None) -> torch.Tensor:
+        """Sources of v's in-edges by edge id (a neighbour joined by k edges appears k times, as DGL)."""
+        return self._g.predecessors(self._relation(etype), int(v))
+
+    def successors(self, v: int, etype: EType = None) -> torch.Tensor:
+        """Destinations of v's out-edges by edge id."""
+        return self._g.successors(self._relation(etype), int(v))
+
+    # --- features and message passing (topograph/_message_passing.py: one relation, built-ins for now)
+    @property
+    def ndata(self):
+        """Node features {name: [num_nodes, ...]} of the graph's one node type."""
+        return _mp().node_frame(self, self._ntype(None))
+
+    @property
+    def srcdata(self):
+        return _mp().node_frame(self, _mp().one_relation(self, "srcdata")[0])
+
+    @property
+    def dstdata(self):
+        return _mp().node_frame(self, _mp().one_relation(self, "dstdata")[2])
+
+    @property
+    def edata(self):
+        """Edge features {name: [num_edges, ...]} (by edge id) of the graph's one relation."""
+        return _mp().edge_frame(self, self._relation(None))
+
+    def update_all(self, message_func, reduce_func, apply_node_func=None) -> None:
+        """Messages along every edge, reduced at each destination into dstdata[reduce_func.out]."""
+        _mp().update_all(self, message_func, reduce_func, apply_node_func)
+
+    def apply_edges(self, func, edges=ALL) -> None:
+        """Per-edge values of a built-in message function into edata[func.out]."""
+        _mp().apply_edges(self, func, edges)
+
+    def local_scope(self):
+        return _mp().local_scope(self)
+
+    def reverse(self) -> "DGLGraph":
+        """Every relation (A, e, B) becomes (B, e, A), same edge ids; shares the structure (no copy)."""
+        return DGLGraph(self._g.reverse())
+
+    def __getitem__(self, etype: EType) -> "DGLGraph":
+        """One relation as a graph (what DGL's ops take); every node type is kept."""
+        return edge_type_subgraph(self, [etype])
+
+    def to(self, device) -> "DGLGraph":
+        return DGLGraph(self._g.to(*_device_args(device)))
+
+    # --- batches
+    @property
+    def batch_size(self) -> int:
+        return self._g.batch_size
+
+    def batch_num_nodes(self, ntype: Optional[str] = None) -> torch.Tensor:
+        return torch.tensor(self._g.batch_num_nodes(self._g.ntype_id(self._ntype(ntype))), dtype=torch.int64)
+
+    def batch_num_edges(self, etype: EType = None) -> torch.Tensor:
+        return torch.tensor(self._g.batch_num_edges(self._relation(etype)), dtype=torch.int64)
+
+    def __repr__(self) -> str:
+        if self.is_homogeneous:
+            return f"Graph(num_nodes={self.num_nodes()}, num_edges={self.num_edges()})"
+        nodes = {t: self.num_nodes(t) for t in self.ntypes}
+        edges = {c: self.num_edges(c) for c in self.canonical_etypes}
+        return f"Graph(num_nodes={nodes}, num_edges={edges}, metagraph={self.canonical_etypes})"
+
+    # --- helpers
+    def _relation(self, etype: EType) -> int:
+        """The relation index of `etype` (a name, a canonical triple, or None when there is one relation)."""
+        if etype is None:
+            n = len(self.canonical_etypes)
+            if n != 1:
+                raise ValueError(f"the graph has {n} relations {self.canonical_etypes}: name one (etype=...), "
+                                 f"or take g[etype]")
+            return 0
+        return self._g.relation_id(tuple(etype) if isinstance(etype, (tuple, list)) else etype)
+
+    def _ntype(self, ntype: Optional[str]) -> str:
+        if ntype is not None:
+            return ntype
+        if len(self.ntypes) != 1:
+            raise ValueError(f"the graph has node types {self.ntypes}: name one (ntype=...)")
+        return self.ntypes[0]
+
+    @staticmethod
+    def _node_list(nodes) -> List[int]:
+        return [int(nodes)] if isinstance(nodes, int) else _ids(nodes, "node ids").tolist()
+
+    @staticmethod
+    def _form(src_dst_eid, form: str, what: str):
+        src, dst, eid = src_dst_eid
+        if form == "uv":
+            return src, dst
+        if form == "eid":
+            return eid
+        if form == "all":
+            return src, dst, eid
+        raise ValueError(f"{what}: form must be 'uv', 'eid' or 'all', got {form!r}")
+
+    @staticmethod
+    def _select(values: torch.Tensor, nodes):
+        if isinstance(nodes, str) and nodes == ALL:
+            return values
+        if isinstance(nodes, int):
+            if not 0 <= nodes < values.shape[0]:
+                raise ValueError(f"node id {nodes} out of range [0, {values.shape[0]})")
+            return int(values[nodes])
+        ids = _ids(nodes, "node ids").to(torch.int64)
+        bad = (ids < 0) | (ids >= values.shape[0])
+        if bool(bad.any()):
+            raise ValueError(f"node id {int(ids[bad][0])} out of range [0, {values.shape[0]})")
+        return values[ids]
+
+
+def _mp():
+    from . import _message_passing  # it builds on ops, which builds on this module
+
+    return _message_passing
+
+
+def graph(data, num_nodes: Optional[int] = None, idtype=None, device=None) -> DGLGraph:
+    """A one-type graph from (src ids, dst ids), as dgl.graph: node type '_N', edge type '_E'.
+
+    ``num_nodes`` defaults to the largest id + 1. Ids out of range or negative raise ValueError with
+    Topograph's message (relation, position, value)."""
+    if not isinstance(data, (tuple, list)) or len(data) != 2:
+        raise TypeError("graph: data must be a pair (src ids, dst ids)")
+    u, v = _ids(data[0], "graph: src"), _ids(data[1], "graph: dst")
+    if u.shape[0] != v.shape[0]:
+        raise ValueError(f"graph: {u.shape[0]} source ids but {v.shape[0]} destination ids")
+    dtype = _idtype_of((u, v), idtype)
+    n = max(_max_id(u), _max_id(v)) if num_nodes is None else int(num_nodes)
+    handle = _C.make_graph([("_N", n)], [(("_N", "_E", "_N"), _host_ids(u, dtype), _host_ids(v, dtype))])
+    g = DGLGraph(handle)
+    return g if device is None or torch.device(device).type == "cpu" else g.to(device)
+
+
+def heterograph(data_dict: Dict[CanonicalEType, tuple], num_nodes_dict: Optional[Dict[str, int]] = None,
+                idtype=None, device=None) -> DGLGraph:
+    """A graph of several node and edge types, as dgl.heterograph: {(src type, etype, dst type): (u, v)}.
+
+    Node types and relations are sorted by name (DGL's order). A node type missing from num_nodes_dict gets
+    the largest id that any relation gives it + 1."""
+    rels = []
+    for key, data in data_dict.items():
+        if not (isinstance(key, tuple) and len(key) == 3 and all(isinstance(k, str) for k in key)):
+            raise TypeError(f"heterograph: relation keys are (src type, edge type, dst type), got {key!r}")
+        if not isinstance(data, (tuple, list)) or len(data) != 2:
+            raise TypeError(f"heterograph: {key}: data must be a pair (src ids, dst ids)")
+        u, v = _ids(data[0], f"heterograph {key}: src"), _ids(data[1], f"heterograph {key}: dst")
+        if u.shape[0] != v.shape[0]:
+            raise ValueError(f"heterograph {key}: {u.shape[0]} source ids but {v.shape[0]} destination ids")
+        rels.append((key, u, v))
+    dtype = _idtype_of([t for _, u, v in rels for t in (u, v)], idtype)
+    counts: Dict[str, int] = {}
+    for (s, _, d), u, v in rels:
+        counts[s] = max(counts.get(s, 0), _max_id(u))
+        counts[d] = max(counts.get(d, 0), _max_id(v))
+    for t, n in (num_nodes_dict or {}).items():
+        counts[t] = int(n)
+    node_types = sorted(counts.items())
+    relations = [(key, _host_ids(u, dtype), _host_ids(v, dtype)) for key, u, v in sorted(rels, key=lambda r: r[0])]
+    g = DGLGraph(_C.make_graph(node_types, relations))
+    return g if device is None or torch.device(device).type == "cpu" else g.to(device)
+
+
+def _host_ids(t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    # The graph copies its ids (it is immutable); a contiguous CPU tensor of the id dtype is read directly.
+    return t.to(device="cpu", dtype=dtype).contiguous()
+
+
+def batch(graphs: Sequence[DGLGraph]) -> DGLGraph:
+    """Disjoint union, as dgl.batch: graph b's nodes and edges follow those of graphs 0..b-1."""
+    graphs = list(graphs)
+    if not graphs:
+        raise ValueError("batch: no graphs given")
+    for g in graphs:
+        if not isinstance(g, DGLGraph):
+            raise TypeError(f"batch: expected topograph graphs, got {type(g).__name__}")
+    return DGLGraph(_C.batch([g._g for g in graphs]))
+
+
+def unbatch(g: DGLGraph) -> List[DGLGraph]:
+    """The inverse of batch: one graph per member, ids back in each graph's own numbering."""
+    return [DGLGraph(h) for h in _C.unbatch(g._g)]
+
+
+def edge_type_subgraph(g: DGLGraph, etypes: Sequence[EType]) -> DGLGraph:
+    """Only the named relations (names or canonical triples), every node type kept; shares the structure."""
+    return DGLGraph(g._g.edge_type_subgraph([g.to_canonical_etype(e) for e in etypes]))
+
+
+def reverse(g: DGLGraph) -> DGLGraph:
+    return g.reverse()
+
+
+def add_self_loop(g: DGLGraph, etype: EType = None) -> DGLGraph:
+    """One loop per node after the existing edges (ids E..E+N-1 in a single graph; per graph in a batch),
+    as dgl.add_self_loop; loops already present are not looked for. The relation's two types must agree."""
+    return DGLGraph(g._g.add_self_loop(g._relation(etype)))
+
+
+def remove_self_loop(g: DGLGraph, etype: EType = None) -> DGLGraph:
+    """Every edge u -> u removed; the others keep their order, as dgl.remove_self_loop."""
+    return DGLGraph(g._g.remove_self_loop(g._relation(etype)))

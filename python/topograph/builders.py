@@ -1,0 +1,65 @@
+"""Topograph's topology builders (graph/builders.hpp): the edges of one relation for a batch of graphs of
+`lengths` nodes each, numbered as a disjoint union (graph b's nodes after those of graphs 0..b-1), as
+(src, dst) tensors for topograph.graph / topograph.heterograph. Edges point from the attended node to the
+attending one (j -> i: i attends to j); no builder adds self loops unless it says so.
+
+    lens = [5, 9]
+    g = topograph.heterograph({("sat", "ring", "sat"): builders.ring(lens),
+                               ("sat", "self", "sat"): builders.self_loops(lens),
+                               ("sat", "to_relay", "relay"): builders.to_one(lens),
+                               ("relay", "from_relay", "sat"): builders.from_one(lens)},
+                              num_nodes_dict={"sat": sum(lens), "relay": len(lens)})   # Star-Transformer
+"""
+from __future__ import annotations
+
+from typing import Sequence, Tuple, Union
+
+import torch
+
+from . import _C
+
+Lengths = Union[int, Sequence[int]]
+Edges = Tuple[torch.Tensor, torch.Tensor]
+
+
+def _lengths(lengths: Lengths):
+    return [int(lengths)] if isinstance(lengths, int) else [int(n) for n in lengths]
+
+
+def _build(name, lengths, widths=(), closed=False, idtype=torch.int64) -> Edges:
+    if idtype not in (torch.int32, torch.int64):
+        raise TypeError(f"idtype must be torch.int32 or torch.int64, got {idtype}")
+    return _C.builder_edges(name, _lengths(lengths), list(widths), closed, idtype == torch.int64)
+
+
+def ring(lengths: Lengths, closed: bool = True, idtype=torch.int64) -> Edges:
+    """i-1 -> i and i+1 -> i within each graph; closed: the first and last nodes are neighbours too."""
+    return _build("ring", lengths, closed=closed, idtype=idtype)
+
+
+def window(lengths: Lengths, width: Union[int, Sequence[int]], idtype=torch.int64) -> Edges:
+    """j -> i for |i - j| <= (width - 1) / 2 within each graph, i itself included; width odd, one for all
+    graphs or one per graph."""
+    lens = _lengths(lengths)
+    widths = [int(width)] * len(lens) if isinstance(width, int) else [int(w) for w in width]
+    return _build("window", lens, widths=widths, idtype=idtype)
+
+
+def full(lengths: Lengths, idtype=torch.int64) -> Edges:
+    """Every j -> every i within each graph, self included."""
+    return _build("full", lengths, idtype=idtype)
+
+
+def self_loops(lengths: Lengths, idtype=torch.int64) -> Edges:
+    """i -> i (between two node types with the same counts: the one-to-one relation)."""
+    return _build("self_loops", lengths, idtype=idtype)
+
+
+def to_one(lengths: Lengths, idtype=torch.int64) -> Edges:
+    """Every node of graph b -> node b of a one-node-per-graph type (a relay / star centre)."""
+    return _build("to_one", lengths, idtype=idtype)
+
+
+def from_one(lengths: Lengths, idtype=torch.int64) -> Edges:
+    """Node b of a one-node-per-graph type -> every node of graph b."""
+    return _build("from_one", lengths, idtype=idtype)

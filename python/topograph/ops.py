@@ -1,0 +1,203 @@
+"""dgl.ops over Topograph's kernels: gspmm, gsddmm, edge_softmax and DGL's shorthands.
+
+Shapes (as DGL): node features [N, D] or [N, H, D], edge features [E, ...] by edge id ([E, H, 1] or [E, H]
+against [N, H, D], ...); the per-row shapes broadcast numpy-style from the right. A 1-D operand [N] is
+treated as [N, 1] and, when every operand given is 1-D, the output is squeezed back (DGL's rule).
+
+Tensors: float32, on the graph's device. A contiguous float32 tensor is read in place by the kernels (zero
+copy; the backward reads it again, so modifying it in place before backward raises). A non-contiguous
+tensor is first made contiguous with ``.contiguous()`` (one copy). Any other dtype raises TypeError (cast
+with ``.float()``). Outputs and gradients are Topograph's buffers handed to torch by DLPack, not copied.
+
+Every op takes a graph with one relation (pass ``g[etype]`` or ``edge_type_subgraph(g, [etype])`` for one
+relation of a heterograph). Errors (shapes, ids, devices) are ValueError / RuntimeError with Topograph's message.
+"""
+from __future__ import annotations
+
+import itertools
+from typing import Optional
+
+import torch
+
+from . import _C
+from ._autograd import taped
+from ._graph import ALL, DGLGraph
+
+# The C++ enums' values (kernels/sparse/spmm_math.hpp, sddmm_math.hpp).
+_SPMM_OPS = {"copy_lhs": 0, "copy_rhs": 1, "add": 2, "sub": 3, "mul": 4, "div": 5}
+_REDUCE = {"sum": 0, "max": 1, "min": 2, "mean": 3}
+_SDDMM_OPS = {"add": 0, "sub": 1, "mul": 2, "div": 3, "dot": 4, "copy_lhs": 5, "copy_rhs": 6}
+_TARGETS = {"u": 0, "src": 0, "v": 1, "dst": 1, "e": 2, "edge": 2}
+
+
+def _feature(x: Optional[torch.Tensor], what: str):
+    """(tensor as the kernels take it, whether it was 1-D)."""
+    if x is None:
+        return None, False
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{what}: expected a torch.Tensor, got {type(x).__name__}")
+    if x.dtype != torch.float32:
+        raise TypeError(f"{what}: Topograph's kernels take float32 tensors, got {x.dtype} (cast with .float())")
+    if x.dim() == 0:
+        raise ValueError(f"{what}: expected [rows, ...], got a scalar")
+    one_d = x.dim() == 1
+    if one_d:
+        x = x.unsqueeze(-1)
+    if not x.is_contiguous():
+        x = x.contiguous()  # the one copy: the kernels read row-major memory
+    return x, one_d
+
+
+def _graph(g) -> DGLGraph:
+    if not isinstance(g, DGLGraph):
+        raise TypeError(f"expected a topograph graph, got {type(g).__name__}")
+    return g
+
+
+def _lookup(table, key, what):
+    try:
+        return table[key]
+    except KeyError:
+        raise ValueError(f"{what} must be one of {sorted(table)}, got {key!r}") from None
+
+
+def gspmm(g: DGLGraph, op: str, reduce_op: str, lhs_data: Optional[torch.Tensor],
+          rhs_data: Optional[torch.Tensor]) -> torch.Tensor:
+    """out[v] = reduce_{(u -> v, e)} op(lhs_data[u], rhs_data[e]) -> [num_dst, *broadcast row shape].
+
+    op: 'add', 'sub', 'mul', 'div', 'copy_lhs' (rhs_data None) or 'copy_rhs' (lhs_data None); reduce_op:
+    'sum', 'max', 'min', 'mean'. A destination without in-edges gets 0 for sum and mean and, as dgl.ops
+    gives it, -inf for max and +inf for min (update_all gives 0 there, as DGL's does)."""
+    out = gspmm_zero_empty(g, op, reduce_op, lhs_data, rhs_data)
+    if reduce_op in ("max", "min"):
+        empty = g.in_degrees() == 0  # [num_dst]
+        if bool(empty.any()):
+            fill = float("-inf") if reduce_op == "max" else float("inf")
+            out = out.masked_fill(empty.view((-1,) + (1,) * (out.dim() - 1)), fill)
+    return out
+
+
+def gspmm_zero_empty(g: DGLGraph, op: str, reduce_op: str, lhs_data: Optional[torch.Tensor],
+                     rhs_data: Optional[torch.Tensor]) -> torch.Tensor:
+    """gspmm with Topograph's kernel as it is: 0 for a destination without in-edges under every reducer."""
+    g = _graph(g)
+    code, reduce = _lookup(_SPMM_OPS, op, "gspmm: op"), _lookup(_REDUCE, reduce_op, "gspmm: reduce_op")
+    u, u1 = _feature(lhs_data if op != "copy_rhs" else None, "gspmm: lhs_data")
+    e, e1 = _feature(rhs_data if op != "copy_lhs" else None, "gspmm: rhs_data")
+    rel = g._relation(None)
+    out = taped(lambda a, b, need: _C.gspmm(g._g, rel, code, reduce, a, b, need[0], need[1]), u, e)
+    return _squeeze(out, [(u, u1), (e, e1)])
+
+
+def gsddmm(g: DGLGraph, op: str, lhs_data: Optional[torch.Tensor], rhs_data: Optional[torch.Tensor],
+           lhs_target: str = "u", rhs_target: str = "v") -> torch.Tensor:
+    """out[e] = op(lhs_data[lhs_target of e], rhs_data[rhs_target of e]) -> [num_edges, *broadcast row shape].
+
+    op: 'add', 'sub', 'mul', 'div', 'dot' (reduces the last dim, kept as 1), 'copy_lhs', 'copy_rhs';
+    targets 'u' (source), 'v' (destination), 'e' (edge)."""
+    g = _graph(g)
+    code = _lookup(_SDDMM_OPS, op, "gsddmm: op")
+    lt, rt = _lookup(_TARGETS, lhs_target, "gsddmm: lhs_target"), _lookup(_TARGETS, rhs_target, "gsddmm: rhs_target")
+    lhs, l1 = _feature(lhs_data if op != "copy_rhs" else None, "gsddmm: lhs_data")
+    rhs, r1 = _feature(rhs_data if op != "copy_lhs" else None, "gsddmm: rhs_data")
+    rel = g._relation(None)
+    out = taped(lambda a, b, need: _C.gsddmm(g._g, rel, code, a, b, lt, rt, need[0], need[1]), lhs, rhs)
+    return _squeeze(out, [(lhs, l1), (rhs, r1)])
+
+
+def edge_softmax(graph: DGLGraph, logits: torch.Tensor, eids=ALL, norm_by: str = "dst") -> torch.Tensor:
+    """Softmax of per-edge logits [E, ...] over each destination's in-edges (norm_by='dst') or each source's
+    out-edges ('src'); trailing dims (heads) are independent. Same shape as logits."""
+    g = _graph(graph)
+    if not (isinstance(eids, str) and eids == ALL):
+        raise NotImplementedError("edge_softmax: only eids=ALL (every edge) is supported")
+    if norm_by not in ("dst", "src"):
+        raise ValueError(f"edge_softmax: norm_by must be 'dst' or 'src', got {norm_by!r}")
+    x, one_d = _feature(logits, "edge_softmax: logits")
+    rel, by_src = g._relation(None), norm_by == "src"
+    out = taped(lambda s, need: _C.edge_softmax(g._g, rel, s, by_src, need[0]), x)
+    return out.squeeze(-1) if one_d else out
+
+
+def sparse_attention(g: DGLGraph, q: torch.Tensor, k, v, scale: Optional[float] = None) -> torch.Tensor:
+    """Topograph's fused attention: out[d] = sum_{s -> d} softmax_s(scale * q[d] . k[s]) v[s], per head.
+
+    q [num_dst, H, dk], k [num_src, H, dk], v [num_src, H, dv] -> [num_dst, H, dv]; scale defaults to
+    1 / sqrt(dk); a destination without in-edges gets 0. The same as v_dot_u(g, q, k) * scale ->
+    edge_softmax -> u_mul_e_sum(g, v, .) in one pass that never forms the [E, H] scores, with the kernel's
+    own two-pass backward.
+
+    ``g`` has one relation, or several relations into one destination type: then one softmax runs across
+    all of them (DGL would need a homogeneous graph for that) and k, v are dicts {source type: [n, H, d]}
+    (or tensors with every source type's rows stacked in the graph's type order)."""
+    g = _graph(g)
+    etypes = [] if len(g.canonical_etypes) == 1 else list(g.etypes)
+    if isinstance(k, dict) or isinstance(v, dict):
+        _, sources = _C.attention_block_sources(g._g, etypes)
+        k, v = (_stack_sources(x, sources, name) for x, name in ((k, "k"), (v, "v")))
+    qs, ks, vs = (_feature(x, f"sparse_attention: {name}")[0] for x, name in ((q, "q"), (k, "k"), (v, "v")))
+    if qs.dim() != 3:
+        raise ValueError(f"sparse_attention: q must be [num_dst, H, dk], got {tuple(q.shape)}")
+    s = float(scale) if scale is not None else qs.shape[-1] ** -0.5
+    return taped(lambda a, b, c, need: _C.sparse_attention(g._g, etypes, a, b, c, s, *need), qs, ks, vs)
+
+
+def _stack_sources(x, sources, name):
+    """{source type: rows} -> the block's [num_src, ...] (one copy, torch.cat), in its source order."""
+    if not isinstance(x, dict):
+        return x
+    missing = [t for t, _ in sources if t not in x]
+    if missing:
+        raise ValueError(f"sparse_attention: {name} has no rows for source type(s) {missing}")
+    return torch.cat([x[t] for t, _ in sources])
+
+
+def _squeeze(out: torch.Tensor, operands) -> torch.Tensor:
+    given = [one_d for x, one_d in operands if x is not None]
+    return out.squeeze(-1) if given and all(given) else out
+
+
+# --- DGL's shorthands (dgl.ops): copy_u_sum, u_mul_e_max, e_div_v, u_dot_v, copy_u, ...
+def _spmm_shorthand(op: str, reduce_op: str, name: str):
+    if op == "copy_u":
+        def f(g, x):
+            return gspmm(g, "copy_lhs", reduce_op, x, None)
+    elif op == "copy_e":
+        def f(g, x):
+            return gspmm(g, "copy_rhs", reduce_op, None, x)
+    else:
+        def f(g, x, y):
+            return gspmm(g, op, reduce_op, x, y)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"DGL's {name}: gspmm with op {op!r} and reduce {reduce_op!r}."
+    return f
+
+
+def _sddmm_shorthand(lhs: str, op: str, rhs: str, name: str):
+    def f(g, x, y):
+        return gsddmm(g, op, x, y, lhs, rhs)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"DGL's {name}: gsddmm {op!r} of the {lhs!r} operand x and the {rhs!r} operand y."
+    return f
+
+
+__all__ = ["gspmm", "gsddmm", "edge_softmax", "sparse_attention", "copy_u", "copy_v"]
+for _op, _reduce in itertools.product(["add", "sub", "mul", "div", "copy_u", "copy_e"], list(_REDUCE)):
+    _name = f"{_op}_{_reduce}" if _op.startswith("copy") else f"u_{_op}_e_{_reduce}"
+    globals()[_name] = _spmm_shorthand(_op, _reduce, _name)
+    __all__.append(_name)
+for _lhs, _rhs in itertools.permutations("uve", 2):
+    for _op in ["add", "sub", "mul", "div", "dot"]:
+        _name = f"{_lhs}_{_op}_{_rhs}"
+        globals()[_name] = _sddmm_shorthand(_lhs, _op, _rhs, _name)
+        __all__.append(_name)
+
+
+def copy_u(g: DGLGraph, x: torch.Tensor) -> torch.Tensor:
+    """Per edge, its source's row of x: [E, ...]."""
+    return gsddmm(g, "copy_lhs", x, None, "u", "v")
+
+
+def copy_v(g: DGLGraph, x: torch.Tensor) -> torch.Tensor:
+    """Per edge, its destination's row of x: [E, ...]."""
+    return gsddmm(g, "copy_rhs", None, x, "u", "v")
