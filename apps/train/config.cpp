@@ -185,6 +185,18 @@ std::vector<ConfigField> option_fields(const Owners& owners, const std::string& 
   return fields;
 }
 
+// `options` holds exactly the owner's declared options, each of its type and one of its choices.
+void check_owned_options(const nlohmann::json& options, const std::vector<models::Option>& declared,
+                         const std::string& kind, const std::string& owner) {
+  for (const models::Option& o : declared) {
+    TOPO_CHECK(options.contains(o.name), "{} '{}': option '{}' is not set", kind, owner, o.name);
+    (void)models::checked_option_value(o, options.at(o.name));
+  }
+  TOPO_CHECK(options.size() == declared.size(),
+             "the {} options {} are not {} '{}''s (choose one with set(\"{}\", ...), which resets them)", kind,
+             options.dump(), kind, owner, kind);
+}
+
 }  // namespace
 
 std::vector<ConfigField> config_fields() {
@@ -357,23 +369,11 @@ void TrainConfig::validate() const {
   // The task's options, by the task: their types and choices, then how they fit together.
   const TaskRegistration& chosen_task = find_task(task);
   TaskSettings settings{task_options, batch, eval_batch, static_cast<std::uint64_t>(std::max<std::int64_t>(seed, 0))};
-  for (const models::Option& o : chosen_task.options) {
-    TOPO_CHECK(task_options.contains(o.name), "task '{}': option '{}' is not set", task, o.name);
-    (void)models::checked_option_value(o, task_options.at(o.name));
-  }
-  TOPO_CHECK(task_options.size() == chosen_task.options.size(),
-             "the task options {} are not task '{}''s (choose a task with set(\"task\", ...), which resets them)",
-             task_options.dump(), task);
+  check_owned_options(task_options, chosen_task.options, "task", task);
   if (chosen_task.validate) chosen_task.validate(settings);
   // The model's options by their choices; the model must read what the task gives.
   const models::ModelRegistration& chosen = models::find_model(model);
-  for (const models::Option& o : chosen.options) {
-    TOPO_CHECK(model_options.contains(o.name), "model '{}': option '{}' is not set", model, o.name);
-    (void)models::checked_option_value(o, model_options.at(o.name));
-  }
-  TOPO_CHECK(model_options.size() == chosen.options.size(),
-             "the model options {} are not model '{}''s (choose a model with set(\"model\", ...), which resets them)",
-             model_options.dump(), model);
+  check_owned_options(model_options, chosen.options, "model", model);
   const bool reads = chosen_task.input == TaskInput::TokenIds   ? chosen.reads_token_ids
                      : chosen_task.input == TaskInput::Features ? chosen.reads_features
                                                                 : chosen.reads_graph;
