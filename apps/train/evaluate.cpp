@@ -91,11 +91,15 @@ nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
 }
 
 std::optional<EvalOptions> parse_eval_args(int argc, const char* const* argv, std::ostream& out) {
-  CLI::App app{"topo-eval: score a saved text classifier or tagger (topo-train --task classify | tag) on a file", "topo-eval"};
+  CLI::App app{"topo-eval: score a saved model on a file (topo-train --task classify | tag | nli: the tasks that "
+               "read files)",
+               "topo-eval"};
   EvalOptions o;
   app.add_option("--checkpoint", o.checkpoint, "run directory (uses its best.ckpt) or checkpoint file")->required();
   app.add_option("--test", o.test, "file to score")->required();
-  app.add_option("--format", o.format, "sst | sst-stsa | mtl | tsv | jsonl; taggers: conll | conllu | weibo | bmes (default: the training format)");
+  app.add_option("--format", o.format,
+                 "classifiers: sst | sst-stsa | mtl | tsv | jsonl; taggers: conll | conllu | weibo | bmes; nli: snli "
+                 "(default: the training format)");
   app.add_option("--json", o.json, "write the result here (atomically)");
   app.add_option("--batch", o.batch, "sentences per batch (timing is per batch)");
   app.add_option("--threads", o.threads, "CPU threads (0: default)");

@@ -1,5 +1,6 @@
 #pragma once
-// topo-eval's work as a library call: score a saved text classifier on any file of a supported format.
+// topo-eval's work as a library call: score a saved model of a task that reads files (classify, tag, nli: each
+// task's registration has evaluate_file) on any file of a supported format.
 // The checkpoint (a run directory's best.ckpt, or a .ckpt file) carries the training config, the vocabulary,
 // the label set and the reading options, so the file is tokenized and encoded exactly as training did.
 #include <cstdint>
