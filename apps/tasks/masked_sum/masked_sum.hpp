@@ -1,5 +1,5 @@
 #pragma once
-// The Star-Transformer paper's masked-summation probe (Guo et al. 2019, §5.1; docs/models.md §5).
+// The Star-Transformer paper's masked-summation probe (Guo et al. 2019, §5.1; ../shared/docs/models.md §5).
 // An example is X in R^{len x d}: feature 0 of each position is a mask in {0, 1} with exactly k ones,
 // features 1..d-1 are U[0, 1). The target is the (d-1)-vector sum of the value features over the masked
 // positions. Examples are generated per (seed, split, index) (apps/tasks/generated_regression.hpp).
