@@ -203,8 +203,13 @@ void add_elementwise(std::vector<Op>& t) {
        }}};
   const std::vector<std::pair<const char*, BinaryOp>> ops = {
       {"add", BinaryOp::Add}, {"sub", BinaryOp::Sub}, {"mul", BinaryOp::Mul}, {"div", BinaryOp::Div}};
-  for (const auto& [opname, bop] : ops)
-    for (const auto& [bname, shape_of] : shapes) {
+  for (const auto& op_entry : ops)
+    for (const auto& shape_entry : shapes) {
+      // Copies, not structured bindings: clang 14 (the TSan build) cannot capture those in a lambda.
+      const auto opname = op_entry.first;
+      const auto bop = op_entry.second;
+      const auto bname = shape_entry.first;
+      const auto shape_of = shape_entry.second;
       Op op{std::string("binary/") + opname + "/" + bname, kRows, 7, 1 << 15};
       op.make = [shape_of](std::int64_t n, std::uint64_t seed) {
         const auto [sa, sb] = shape_of(n);
@@ -276,8 +281,11 @@ void add_rows(std::vector<Op>& t) {
   // Reductions of x [n, 7, 5] over each dim, and over everything.
   const std::vector<std::pair<const char*, ReduceOp>> reds = {
       {"sum", ReduceOp::Sum}, {"mean", ReduceOp::Mean}, {"max", ReduceOp::Max}};
-  for (const auto& [rname, rop] : reds)
+  for (const auto& red_entry : reds)
     for (int dim = 0; dim < 3; ++dim) {
+      // Copies, not structured bindings: clang 14 (the TSan build) cannot capture those in a lambda.
+      const auto rname = red_entry.first;
+      const auto rop = red_entry.second;
       Op op{std::string("reduce/") + rname + "/dim" + std::to_string(dim), kRows, 7, 1 << 13};
       // Max: every element distinct by 0.01 (a shuffled ladder), so no finite-difference step changes a winner.
       op.make = [rop](std::int64_t n, std::uint64_t seed) {

@@ -57,8 +57,13 @@ void add_gspmm(std::vector<Op>& table) {
       {"u_sub_e", MessageOp::USubE}, {"u_mul_e", MessageOp::UMulE}, {"u_div_e", MessageOp::UDivE}};
   const std::vector<std::pair<const char*, SpmmReduce>> reds = {
       {"sum", SpmmReduce::Sum}, {"mean", SpmmReduce::Mean}, {"max", SpmmReduce::Max}, {"min", SpmmReduce::Min}};
-  for (const auto& [oname, mop] : ops)
-    for (const auto& [rname, red] : reds) {
+  for (const auto& op_entry : ops)
+    for (const auto& red_entry : reds) {
+      // Copies, not structured bindings: clang 14 (the TSan build) cannot capture those in a lambda.
+      const auto oname = op_entry.first;
+      const auto mop = op_entry.second;
+      const auto rname = red_entry.first;
+      const auto red = red_entry.second;
       Op op{std::string("gspmm/") + oname + "/" + rname, kNodes, 7, kBenchNodes};
       const bool use_u = message_uses_u(mop), use_e = message_uses_e(mop);
       // Edge operands are per-head weights [E, H, 1] broadcast over the features (the models' form), except
@@ -102,8 +107,13 @@ void add_gsddmm(std::vector<Op>& table) {
   const std::vector<std::pair<Target, Target>> targets = {
       {Target::U, Target::V}, {Target::V, Target::U}, {Target::U, Target::E}, {Target::E, Target::V}};
   const auto letter = [](Target t) { return t == Target::U ? "u" : t == Target::V ? "v" : "e"; };
-  for (const auto& [oname, sop] : ops)
-    for (const auto& [lt, rt] : targets) {
+  for (const auto& op_entry : ops)
+    for (const auto& target_entry : targets) {
+      // Copies, not structured bindings: clang 14 (the TSan build) cannot capture those in a lambda.
+      const auto oname = op_entry.first;
+      const auto sop = op_entry.second;
+      const auto lt = target_entry.first;
+      const auto rt = target_entry.second;
       Op op{std::string("gsddmm/") + letter(lt) + "_" + oname + "_" + letter(rt), kNodes, 7, kBenchNodes};
       const bool use_l = sddmm_uses_lhs(sop), use_r = sddmm_uses_rhs(sop);
       op.make = [=](std::int64_t n, std::uint64_t seed) {
