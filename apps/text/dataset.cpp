@@ -72,6 +72,13 @@ void add_example(Dataset& d, std::vector<std::string> tokens, std::string label,
   ++d.stats.examples;
 }
 
+Dataset start_dataset(const std::string& path, const ReadOptions& opts) {
+  TOPO_CHECK(opts.max_length >= 0, "max_length must be >= 0, got {}", opts.max_length);
+  Dataset d;
+  d.path = path;
+  return d;
+}
+
 void add_pair(Dataset& d, std::vector<std::string> first, std::vector<std::string> second, std::string label,
               std::int64_t line, const ReadOptions& opts) {
   bool cut = false;
@@ -90,13 +97,6 @@ void add_pair(Dataset& d, std::vector<std::string> first, std::vector<std::strin
 using detail::bad_line;
 
 namespace {
-
-Dataset start(const std::string& path, const ReadOptions& opts) {
-  TOPO_CHECK(opts.max_length >= 0, "max_length must be >= 0, got {}", opts.max_length);
-  Dataset d;
-  d.path = path;
-  return d;
-}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && detail::is_blank(s.substr(0, 1))) s.remove_prefix(1);
@@ -118,7 +118,7 @@ void add_labelled_text(Dataset& d, std::string_view label, std::string_view text
 }  // namespace
 
 Dataset read_label_tokens(const std::string& path, const ReadOptions& opts) {
-  Dataset d = start(path, opts);
+  Dataset d = detail::start_dataset(path, opts);
   detail::for_each_line(d, opts, [&](std::int64_t line, const std::string& text) {
     std::vector<std::string> tokens = tokenize(text, opts.lowercase);
     std::string label = std::move(tokens.front());  // non-blank line: at least one token
@@ -134,7 +134,7 @@ Dataset read_label_tokens(const std::string& path, const ReadOptions& opts) {
 }
 
 Dataset read_mtl(const std::string& path, const ReadOptions& opts) {
-  Dataset d = start(path, opts);
+  Dataset d = detail::start_dataset(path, opts);
   detail::for_each_line(d, opts, [&](std::int64_t line, const std::string& text) {
     const std::size_t tab = text.find('\t');
     if (tab == std::string::npos) bad_line("no tab (expected 'LABEL<TAB>text')");
@@ -148,7 +148,7 @@ Dataset read_mtl(const std::string& path, const ReadOptions& opts) {
 }
 
 Dataset read_tsv(const std::string& path, const ReadOptions& opts) {
-  Dataset d = start(path, opts);
+  Dataset d = detail::start_dataset(path, opts);
   std::size_t label_col = 0, text_col = 1, min_columns = 2;
   bool first = true;
   detail::for_each_line(d, opts, [&](std::int64_t line, const std::string& text) {
@@ -180,7 +180,7 @@ Dataset read_tsv(const std::string& path, const ReadOptions& opts) {
 }
 
 Dataset read_jsonl(const std::string& path, const ReadOptions& opts) {
-  Dataset d = start(path, opts);
+  Dataset d = detail::start_dataset(path, opts);
   detail::for_each_line(d, opts, [&](std::int64_t line, const std::string& text) {
     nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded()) bad_line("bad JSON");

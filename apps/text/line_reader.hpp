@@ -76,6 +76,8 @@ void for_each_line(Dataset& d, const ReadOptions& opts, Parse&& parse) {
 // sst_binary drops the example (label 2); else maps 0/1 -> "0", 3/4 -> "1" under sst_binary.
 bool apply_sst_label(std::string& label, const ReadOptions& opts);
 
+// An empty data set of `path` (max_length checked): where every reader starts.
+Dataset start_dataset(const std::string& path, const ReadOptions& opts);
 // Appends a sentence pair (each sentence truncated to max_length; a pair cut anywhere counts once).
 void add_pair(Dataset& d, std::vector<std::string> first, std::vector<std::string> second, std::string label,
               std::int64_t line, const ReadOptions& opts);

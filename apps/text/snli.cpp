@@ -37,9 +37,7 @@ std::vector<std::string> sentence_tokens(const nlohmann::json& j, int which, con
 }  // namespace
 
 Dataset read_snli(const std::string& path, const ReadOptions& opts) {
-  TOPO_CHECK(opts.max_length >= 0, "max_length must be >= 0, got {}", opts.max_length);
-  Dataset d;
-  d.path = path;
+  Dataset d = detail::start_dataset(path, opts);
   detail::for_each_line(d, opts, [&](std::int64_t line, const std::string& text) {
     const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded()) detail::bad_line("bad JSON");

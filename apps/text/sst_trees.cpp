@@ -88,9 +88,7 @@ Tree parse_tree(std::string_view s, bool lowercase) {
 }  // namespace
 
 Dataset read_sst_trees(const std::string& path, const ReadOptions& opts) {
-  TOPO_CHECK(opts.max_length >= 0, "max_length must be >= 0, got {}", opts.max_length);
-  Dataset d;
-  d.path = path;
+  Dataset d = detail::start_dataset(path, opts);
   detail::for_each_line(d, opts, [&](std::int64_t line, const std::string& text) {
     Tree t = parse_tree(text, opts.lowercase);
     if (!opts.sst_subtrees) {

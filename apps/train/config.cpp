@@ -232,6 +232,12 @@ std::vector<ConfigField> config_fields() {
   return out;
 }
 
+TaskSettings task_settings(const TrainConfig& config) {
+  // A negative seed is an error validate() reports; the task's own checks run first and see 0.
+  return {config.task_options, config.batch, config.eval_batch,
+          static_cast<std::uint64_t>(std::max<std::int64_t>(config.seed, 0))};
+}
+
 TrainConfig::TrainConfig()
     : task_options(models::option_defaults(find_task(task).options)),
       model_options(models::option_defaults(models::find_model(model).options)) {}
@@ -246,24 +252,16 @@ void set_config_field(TrainConfig& config, const std::string& name, const nlohma
   if (name == "task" || name == "model") {
     TOPO_CHECK(value.is_string(), "config field '{}': expected a string, got {}", name, value.dump());
     const std::string chosen = value.get<std::string>();
-    if (name == "task") {
-      if (chosen == config.task) return;
-      const TaskRegistration* task = nullptr;
-      for (const TaskRegistration& t : registered_tasks())
-        if (t.name == chosen) task = &t;
-      if (task == nullptr) models::fail_invalid_field("task", value, "expected one of " + registered_task_names());
-      config.task = chosen;
-      config.task_options = models::option_defaults(task->options);
-    } else {
-      if (chosen == config.model) return;
-      const models::ModelRegistration* model = nullptr;
-      for (const models::ModelRegistration& m : models::registered_models())
-        if (m.name == chosen) model = &m;
-      if (model == nullptr)
-        models::fail_invalid_field("model", value, "expected one of " + models::registered_model_names());
-      config.model = chosen;
-      config.model_options = models::option_defaults(model->options);
+    if (chosen == (name == "task" ? config.task : config.model)) return;
+    // The registries' lookups name the known ones; as a config error the field is named too.
+    std::vector<models::Option> declared;
+    try {
+      declared = name == "task" ? find_task(chosen).options : models::find_model(chosen).options;
+    } catch (const Error& e) {
+      models::fail_invalid_field(name, value, e.what());
     }
+    (name == "task" ? config.task : config.model) = chosen;
+    (name == "task" ? config.task_options : config.model_options) = models::option_defaults(declared);
     return;
   }
   if (const models::Option* option = chosen_option(config, name)) {
@@ -368,7 +366,7 @@ void TrainConfig::validate() const {
   };
   // The task's options, by the task: their types and choices, then how they fit together.
   const TaskRegistration& chosen_task = find_task(task);
-  TaskSettings settings{task_options, batch, eval_batch, static_cast<std::uint64_t>(std::max<std::int64_t>(seed, 0))};
+  const TaskSettings settings = task_settings(*this);
   check_owned_options(task_options, chosen_task.options, "task", task);
   if (chosen_task.validate) chosen_task.validate(settings);
   // The model's options by their choices; the model must read what the task gives.

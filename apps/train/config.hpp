@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apps/tasks/registry.hpp"
 #include "models/option.hpp"
 
 namespace topo::apps {
@@ -88,6 +89,9 @@ struct TrainConfig {
   // a resumed run may differ from the checkpoint in these only.
   static const std::vector<std::string>& runtime_fields();
 };
+
+// What the chosen task is built and checked from: its options and the run's batch sizes and seed.
+TaskSettings task_settings(const TrainConfig& config);
 
 // Every field and every registered task's and model's option (each name once), with its help text and the
 // --help group it belongs to ("run", "task classify, tag", "model star"): the flags of topo-train.

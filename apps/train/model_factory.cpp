@@ -5,10 +5,6 @@
 
 namespace topo::apps {
 
-TaskSettings task_settings(const TrainConfig& config) {
-  return {config.task_options, config.batch, config.eval_batch, static_cast<std::uint64_t>(config.seed)};
-}
-
 std::unique_ptr<Task> make_task(const TrainConfig& config) {
   return find_task(config.task).make(task_settings(config));
 }

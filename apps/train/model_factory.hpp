@@ -12,9 +12,6 @@
 
 namespace topo::apps {
 
-// What the chosen task is built from: its options and the run's batch sizes and seed.
-TaskSettings task_settings(const TrainConfig& config);
-
 // The task named by config.task, its data read / generated (classify: files read, vocabulary built). The
 // config is taken as validated (TrainConfig::validate, which Trainer::run calls once).
 std::unique_ptr<Task> make_task(const TrainConfig& config);
