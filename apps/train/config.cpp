@@ -141,15 +141,16 @@ nlohmann::json parse_field_text(const std::string& name, const std::string& kind
   return text;
 }
 
+// Whether model `m` reads what a task gives.
+bool reads(const models::ModelRegistration& m, TaskInput input) {
+  return input == TaskInput::TokenIds ? m.reads_token_ids : input == TaskInput::Features ? m.reads_features : m.reads_graph;
+}
+
 // Registered models that read what `input` is: "star, transformer".
 std::string models_reading(TaskInput input) {
   std::string names;
-  for (const models::ModelRegistration& m : models::registered_models()) {
-    const bool reads = input == TaskInput::TokenIds   ? m.reads_token_ids
-                       : input == TaskInput::Features ? m.reads_features
-                                                      : m.reads_graph;
-    if (reads) names += (names.empty() ? "" : ", ") + m.name;
-  }
+  for (const models::ModelRegistration& m : models::registered_models())
+    if (reads(m, input)) names += (names.empty() ? "" : ", ") + m.name;
   return names;
 }
 
@@ -372,10 +373,7 @@ void TrainConfig::validate() const {
   // The model's options by their choices; the model must read what the task gives.
   const models::ModelRegistration& chosen = models::find_model(model);
   check_owned_options(model_options, chosen.options, "model", model);
-  const bool reads = chosen_task.input == TaskInput::TokenIds   ? chosen.reads_token_ids
-                     : chosen_task.input == TaskInput::Features ? chosen.reads_features
-                                                                : chosen.reads_graph;
-  if (!reads)
+  if (!reads(chosen, chosen_task.input))
     bad("model", "'" + model + "'",
         fmt::format("{} needs a model that reads {}: {}", task, task_input_name(chosen_task.input),
                     models_reading(chosen_task.input)));
