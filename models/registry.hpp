@@ -70,6 +70,13 @@ struct ModelRegistration {
   bool heads_divide_hidden = true;  // attention splits hidden into heads: heads must divide it
   std::vector<ModelOption> options;
   std::function<std::shared_ptr<SequenceEncoder>(const EncoderSpec&)> make;
+  // Optional: checks the options against the run's sizes (spec.hidden, heads, layers and options; the task's
+  // fields are not filled in) when the config is validated, before any data is read.
+  std::function<void(const EncoderSpec&)> validate;
+  // Optional: run settings the options imply, as config fields ({"heads": 10, "layers": 2} from a topology
+  // file's head groups). topo-train puts them over the defaults and the recipe, never over a value the user
+  // gave (validate then reports a disagreement).
+  std::function<nlohmann::json(const nlohmann::json& options)> implied_settings;
   // Per task ("classify", "masked-sum", ...): the config keys, in topo-train's JSON spelling, of the recipe
   // the model trains well with. They are topo-train's defaults for that model and task; a --config file and
   // flags override them.

@@ -45,16 +45,17 @@ SequenceEmbedding::SequenceEmbedding(const EmbeddingConfig& config) : config_(co
 namespace {
 
 // Where each output row comes from: row r holds token token_of[r] at position position_of[r] (lead_of[r] =
-// kNoRow), or (lead rows, one before each sentence's tokens when there is a lead) the lead row: token_of[r] =
-// position_of[r] = kNoRow, lead_of[r] = 0.
+// kNoRow), or (the `leads` lead rows before each sentence's tokens) lead row k: token_of[r] = position_of[r] =
+// kNoRow, lead_of[r] = k.
 struct RowLayout {
   std::vector<std::int64_t> token_of, position_of, lead_of;
 };
-RowLayout row_layout(const std::vector<std::int64_t>& lengths, bool lead) {
+RowLayout row_layout(const std::vector<std::int64_t>& lengths, std::int64_t leads) {
   RowLayout l;
   std::int64_t token = 0;
   for (std::int64_t n : lengths) {
-    if (lead) l.token_of.push_back(kNoRow), l.position_of.push_back(kNoRow), l.lead_of.push_back(0);
+    for (std::int64_t k = 0; k < leads; ++k)
+      l.token_of.push_back(kNoRow), l.position_of.push_back(kNoRow), l.lead_of.push_back(k);
     for (std::int64_t i = 0; i < n; ++i)
       l.token_of.push_back(token++), l.position_of.push_back(i), l.lead_of.push_back(kNoRow);
   }
@@ -65,12 +66,12 @@ Tensor index_tensor(const std::vector<std::int64_t>& v, Device device) {
   return Tensor::from_vector(v, {static_cast<std::int64_t>(v.size())}, device);
 }
 
-// The layout's rows as picks from [per-token rows; one row appended]: token t is row t, a lead row the appended
-// row (row `tokens`).
+// The layout's rows as picks from [per-token rows; the lead rows appended]: token t is row t, lead row k row
+// `tokens` + k.
 Tensor layout_picks(const RowLayout& l, std::int64_t tokens, Device device) {
   std::vector<std::int64_t> pick = l.token_of;
-  for (std::int64_t& t : pick)
-    if (t == kNoRow) t = tokens;
+  for (std::size_t r = 0; r < pick.size(); ++r)
+    if (pick[r] == kNoRow) pick[r] = tokens + l.lead_of[r];
   return index_tensor(pick, device);
 }
 
@@ -79,13 +80,16 @@ Tensor ids_by_row(const Tensor& ids, const RowLayout& l, bool lead, Device devic
   if (!lead) return ids;
   const Tensor none = ids.dtype() == DType::I32 ? Tensor::from_vector(std::vector<std::int32_t>{-1}, {1}, ids.device())
                                                 : Tensor::from_vector(std::vector<std::int64_t>{kNoRow}, {1}, ids.device());
-  return index_select(concat({ids, none}, 0), layout_picks(l, ids.numel(), device));
+  std::vector<std::int64_t> pick = l.token_of;  // a lead row picks the appended `none`
+  for (std::int64_t& t : pick)
+    if (t == kNoRow) t = ids.numel();
+  return index_select(concat({ids, none}, 0), index_tensor(pick, device));
 }
 
 }  // namespace
 
 Tensor positions_in_sentence(const std::vector<std::int64_t>& lengths, Device device) {
-  return index_tensor(row_layout(lengths, false).position_of, device);
+  return index_tensor(row_layout(lengths, 0).position_of, device);
 }
 
 nn::Var SequenceEmbedding::forward(const SequenceBatch& batch) const { return forward(batch, nn::Var()); }
@@ -96,11 +100,11 @@ nn::Var SequenceEmbedding::forward(const SequenceBatch& batch, const nn::Var& le
   TOPO_CHECK(longest <= config_.max_length, "a sentence of length {} exceeds the model's max_length {}", longest,
              config_.max_length);
   const bool has_lead = lead.defined();
-  TOPO_CHECK(!has_lead || (lead.ndim() == 2 && lead.size(0) == 1 && lead.size(1) == config_.hidden),
-             "sequence embedding: the lead row must be [1, {}], got {}", config_.hidden,
+  TOPO_CHECK(!has_lead || (lead.ndim() == 2 && lead.size(0) >= 1 && lead.size(1) == config_.hidden),
+             "sequence embedding: the lead rows must be [rows, {}], got {}", config_.hidden,
              has_lead ? lead.data().str() : std::string());
   const Device device = position_embedding->weight.device();
-  const RowLayout layout = row_layout(batch.lengths, has_lead);
+  const RowLayout layout = row_layout(batch.lengths, has_lead ? lead.size(0) : 0);
   if (token_embedding) {
     TOPO_CHECK(batch.token_ids.defined(), "this model reads token ids, the batch has none");
     TOPO_CHECK(batch.token_ids.numel() == batch.num_tokens(), "the batch has {} token ids for sentences of {} tokens",

@@ -38,9 +38,9 @@ class SequenceEmbedding : public nn::Module {
   explicit SequenceEmbedding(const EmbeddingConfig& config);
   // [total tokens, hidden].
   nn::Var forward(const SequenceBatch& batch) const;
-  // With a row `lead` [1, hidden] before each sentence's tokens (a [CLS] row, Multi-Scale's): [total tokens +
-  // sentences, hidden], sentence b's rows its lead row (the row alone: no position) then its tokens. Dropout
-  // covers every row, the lead rows too (as BERT's embeddings do).
+  // With rows `lead` [c, hidden] before each sentence's tokens (a [CLS] row, Multi-Scale's): [total tokens +
+  // c * sentences, hidden], sentence b's rows the c lead rows (the rows alone: no position) then its tokens.
+  // Dropout covers every row, the lead rows too (as BERT's embeddings do).
   nn::Var forward(const SequenceBatch& batch, const nn::Var& lead) const;
   const EmbeddingConfig& config() const { return config_; }
 

@@ -65,6 +65,7 @@ void apply_config_layer(TrainConfig& config, const nlohmann::json& settings, con
 
 // A recipe's settings derived from the size of training (min_steps raises the epochs of a small training set)
 // yield to the size the user asked for: `--epochs 1` runs one epoch, not the recipe's minimum of steps.
+// Settings the model's options imply take the place of defaults and recipe values.
 void yield_derived_recipe_settings(TrainConfig& config) {
   const auto from_recipe = [&](const std::string& field) {
     const auto it = config.sources.find(field);
@@ -77,6 +78,16 @@ void yield_derived_recipe_settings(TrainConfig& config) {
     config.min_steps = 0;
     config.sources["min_steps"] = "the recipe's min_steps, dropped for --epochs from " + config.sources.at("epochs");
   }
+  // What the model's options imply (a topology file's head groups fix --heads and --layers) beats the defaults
+  // and the recipe; a value the user gave stays, and validation reports it if it disagrees.
+  const models::ModelRegistration& model = models::find_model(config.model);
+  if (!model.implied_settings) return;
+  const nlohmann::json implied = model.implied_settings(config.options_of_model());
+  for (const auto& [name, value] : implied.items())
+    if (!from_user(name)) {
+      config.set(name, value);
+      config.sources[name] = "implied by the model's options";
+    }
 }
 
 }  // namespace

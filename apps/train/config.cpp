@@ -373,6 +373,14 @@ void TrainConfig::validate() const {
   // The model's options by their choices; the model must read what the task gives.
   const models::ModelRegistration& chosen = models::find_model(model);
   check_owned_options(model_options, chosen.options, "model", model);
+  if (chosen.validate) {
+    models::EncoderSpec sizes;  // the run's sizes and the model's options: the task's data is not read yet
+    sizes.hidden = hidden;
+    sizes.heads = heads;
+    sizes.layers = layers;
+    sizes.options = model_options;
+    chosen.validate(sizes);
+  }
   if (!reads(chosen, chosen_task.input))
     bad("model", "'" + model + "'",
         fmt::format("{} needs a model that reads {}: {}", task, task_input_name(chosen_task.input),

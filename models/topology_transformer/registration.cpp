@@ -1,0 +1,91 @@
+// `--model graph --topology FILE.json`: the shared attention layer stack over a topology file's graph; its
+// options and working recipes. The file's head groups, when they fix the heads (and, as lists, the layers),
+// set --heads and --layers over the recipe (implied_settings); a value the user types must agree with them.
+#include <algorithm>
+
+#include "models/registry.hpp"
+#include "models/topology_transformer/topology_transformer.hpp"
+
+namespace topo::models {
+
+namespace {
+
+// The longest sentence the in-edge check builds up front (longer ones are checked batch by batch).
+constexpr std::int64_t kCheckedLength = 64;
+
+TopologySpec topology_of(const nlohmann::json& options) {
+  const std::string path = option_value<std::string>(options, "topology", "model graph");
+  TOPO_CHECK(!path.empty(),
+             "--model graph needs --topology FILE.json: the attention graph as a file (docs/topologies.md; shipped "
+             "ones in configs/topologies/)");
+  return read_topology_file(path);
+}
+
+}  // namespace
+
+ModelRegistration topology_transformer_registration() {
+  ModelRegistration m;
+  m.name = "graph";
+  m.summary = "attention over the graph a topology file describes (--topology FILE.json, docs/topologies.md)";
+  m.options = {
+      {"topology", "", "the topology file (JSON: node types, relations, head groups; docs/topologies.md)", {}},
+      {"residual", true, "LayerNorm(x + ReLU(attention)) (false: LayerNorm(ReLU(attention)), Star's paper form)", {}},
+      {"attention", "auto",
+       "graph attention: auto (the fused band kernel when each head group is one window or full relation over "
+       "tok) | graph (the sparse kernels always)",
+       {"auto", "graph"}},
+  };
+  m.validate = [](const EncoderSpec& spec) {
+    const TopologySpec topology = topology_of(spec.options);
+    topology.check_heads(spec.heads, spec.layers);
+    check_topology_lengths(topology, kCheckedLength);
+  };
+  m.implied_settings = [](const nlohmann::json& options) {
+    nlohmann::json implied = nlohmann::json::object();
+    if (option_value<std::string>(options, "topology", "model graph").empty()) return implied;
+    const TopologySpec topology = topology_of(options);
+    if (topology.head_groups.front().heads.empty()) return implied;  // no head groups: any heads
+    std::int64_t heads = 0;
+    for (const TopologyHeadGroup& g : topology.head_groups) heads += g.heads.front();
+    implied["heads"] = heads;
+    for (const TopologyHeadGroup& g : topology.head_groups)
+      if (g.per_layer) implied["layers"] = static_cast<std::int64_t>(g.heads.size());
+    return implied;
+  };
+  m.make = [](const EncoderSpec& spec) {
+    TopologyTransformerConfig config{.encoder = encoder_config(spec), .topology = topology_of(spec.options)};
+    config.residual = spec.option<bool>("residual");
+    config.band = spec.option<std::string>("attention") == "auto";
+    check_topology_lengths(config.topology, std::min(spec.max_length, kCheckedLength));
+    return std::make_shared<TopologyTransformer>(config);
+  };
+  // Text classification: Star's recipe (width 100, 4 heads, dropout 0.3); a file whose head groups fix the
+  // heads sets them instead (the multiscale file: 10).
+  m.recipes["classify"] = {{"max_len", 256}, {"min_freq", 2},     {"layers", 2},   {"hidden", 100},
+                           {"heads", 4},     {"head_hidden", 100}, {"dropout", 0.3}, {"epochs", 12},
+                           {"patience", 5},  {"batch", 16},       {"lr", 1e-3},    {"clip", 5.0},
+                           {"warmup", 100}};
+  // Sequence labelling: Star's tagging recipe (lowercased words plus the capitalisation feature).
+  m.recipes["tag"] = {{"lowercase", true}, {"case_feature", true}, {"max_len", 256}, {"min_freq", 2}, {"layers", 2},
+                      {"hidden", 100}, {"heads", 4}, {"head_hidden", 100}, {"dropout", 0.3}, {"epochs", 10},
+                      {"min_steps", 3000}, {"patience", 4}, {"batch", 32}, {"lr", 1e-3}, {"clip", 5.0},
+                      {"warmup", 100}};
+  // Natural language inference: Star's nli recipe.
+  m.recipes["nli"] = {{"max_len", 64},   {"min_freq", 1},       {"layers", 2},     {"hidden", 100},
+                      {"heads", 4},      {"head_hidden", 100}, {"dropout", 0.1},  {"epochs", 6},
+                      {"patience", 3},   {"batch", 64},        {"lr", 1e-3},      {"clip", 5.0},
+                      {"warmup", 200}};
+  // Masked summation: Star's recipe (residuals and warm-up take a stack off the k/2 plateau).
+  m.recipes["masked-sum"] = {{"n", 50},      {"k", 5},         {"d", 10},          {"train_size", 4000},
+                             {"dev_size", 500}, {"test_size", 1000}, {"layers", 2},  {"hidden", 100},
+                             {"heads", 10},  {"epochs", 20},   {"batch", 16},      {"lr", 1e-3},
+                             {"warmup", 300}};
+  // Mirrored summation: Multi-Scale's recipe.
+  m.recipes["mirrored-sum"] = {{"n", 100},       {"d", 50},          {"k", 10},      {"train_size", 10000},
+                               {"dev_size", 1000}, {"test_size", 2000}, {"layers", 2},  {"hidden", 100},
+                               {"heads", 10},    {"epochs", 10},     {"batch", 32},  {"lr", 1e-3},
+                               {"warmup", 300}};
+  return m;
+}
+
+}  // namespace topo::models

@@ -1,0 +1,439 @@
+#include "models/topology_transformer/topology_file.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+#include "kernels/error.hpp"
+
+namespace topo::models {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Every error of a file: "FILE: PATH: WHY".
+[[noreturn]] void bad(const std::string& source, const std::string& path, const std::string& why) {
+  fail("{}: {}: {}", source, path, why);
+}
+
+std::string shown(const Json& value) { return value.dump(); }
+
+// A name used in relation and type lists: letters, digits, '_' and '-'.
+void check_name(const std::string& source, const std::string& path, const Json& value) {
+  if (!value.is_string()) bad(source, path, "expected a name (a string), got " + shown(value));
+  const std::string name = value.get<std::string>();
+  if (name.empty()) bad(source, path, "the name is empty");
+  for (char c : name)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'))
+      bad(source, path, fmt::format("'{}': a name holds letters, digits, '_' and '-' only", name));
+}
+
+std::int64_t integer(const std::string& source, const std::string& path, const Json& value, std::int64_t min) {
+  if (!value.is_number_integer()) bad(source, path, "expected an integer, got " + shown(value));
+  const std::int64_t v = value.get<std::int64_t>();
+  if (v < min) bad(source, path, fmt::format("must be >= {}, got {}", min, v));
+  return v;
+}
+
+// The keys `object` may hold; any other is an error naming it and the known ones.
+void check_keys(const std::string& source, const std::string& path, const Json& object,
+                const std::vector<std::string>& known) {
+  for (const auto& [key, value] : object.items())
+    if (std::find(known.begin(), known.end(), key) == known.end())
+      bad(source, path + "." + key,
+          fmt::format("unknown field (expected {})", known.empty() ? std::string("none") : fmt::format("{}", fmt::join(known, ", "))));
+}
+
+const Json& required(const std::string& source, const std::string& path, const Json& object, const std::string& key,
+                     const std::string& what) {
+  if (!object.contains(key)) bad(source, path + "." + key, "missing: " + what);
+  return object.at(key);
+}
+
+TopologyBuilderKind parse_builder(const std::string& source, const std::string& path, const Json& value) {
+  static const std::vector<std::pair<std::string, TopologyBuilderKind>> kinds = {
+      {"window", TopologyBuilderKind::Window}, {"dilated", TopologyBuilderKind::Dilated},
+      {"ring", TopologyBuilderKind::Ring},     {"random", TopologyBuilderKind::Random},
+      {"block", TopologyBuilderKind::Block},   {"all", TopologyBuilderKind::All},
+      {"self", TopologyBuilderKind::Self},     {"full", TopologyBuilderKind::Full},
+      {"global", TopologyBuilderKind::Global}};
+  if (value.is_string())
+    for (const auto& [name, kind] : kinds)
+      if (name == value.get<std::string>()) return kind;
+  bad(source, path,
+      fmt::format("unknown builder {} (expected window, dilated, ring, random, block, all, self, full or global)",
+                  shown(value)));
+}
+
+// The builders that pair nodes by their position in the sentence.
+bool positional(TopologyBuilderKind kind) {
+  return kind == TopologyBuilderKind::Window || kind == TopologyBuilderKind::Dilated ||
+         kind == TopologyBuilderKind::Ring || kind == TopologyBuilderKind::Block || kind == TopologyBuilderKind::Self ||
+         kind == TopologyBuilderKind::Global;
+}
+
+// The fields a relation with this builder holds.
+std::vector<std::string> builder_keys(TopologyBuilderKind kind) {
+  std::vector<std::string> keys = {"name", "src", "dst", "builder"};
+  switch (kind) {
+    case TopologyBuilderKind::Window: keys.insert(keys.end(), {"radius", "width"}); break;
+    case TopologyBuilderKind::Dilated: keys.insert(keys.end(), {"dilation", "reach"}); break;
+    case TopologyBuilderKind::Random: keys.insert(keys.end(), {"per_node", "seed"}); break;
+    case TopologyBuilderKind::Block: keys.push_back("size"); break;
+    case TopologyBuilderKind::Global: keys.push_back("positions"); break;
+    default: break;
+  }
+  return keys;
+}
+
+bool on_token_axis(const std::string& type) { return type == kTokenType || type == kEmbeddingType; }
+
+void parse_nodes(TopologySpec& spec, const Json& nodes) {
+  const std::string& source = spec.source;
+  if (!nodes.is_object()) bad(source, "nodes", "expected an object {\"TYPE\": count, ...}, got " + shown(nodes));
+  for (const auto& [name, value] : nodes.items()) {
+    const std::string path = "nodes." + name;
+    check_name(source, path, Json(name));
+    if (name == kTokenType || name == kEmbeddingType)
+      bad(source, path, fmt::format("'{}' is built in (the sentence's tokens / their embeddings); name another type", name));
+    TopologyNodeType type{.name = name};
+    if (value.is_object()) {
+      check_keys(source, path, value, {"count", "init", "in_sequence"});
+      type.count = integer(source, path + ".count", required(source, path, value, "count", "nodes per sentence"), 1);
+      if (value.contains("init")) {
+        const Json& init = value.at("init");
+        if (init != "learned" && init != "mean")
+          bad(source, path + ".init", "expected \"learned\" or \"mean\", got " + shown(init));
+        type.learned = init == "learned";
+      }
+      if (value.contains("in_sequence")) {
+        if (!value.at("in_sequence").is_boolean())
+          bad(source, path + ".in_sequence", "expected true or false, got " + shown(value.at("in_sequence")));
+        type.in_sequence = value.at("in_sequence").get<bool>();
+      }
+      if (type.in_sequence && !type.learned)
+        bad(source, path + ".init", "an in_sequence type leads the tokens as learned vectors ([CLS]); \"mean\" is for types of their own");
+    } else {
+      type.count = integer(source, path, value, 1);
+    }
+    spec.node_types.push_back(type);
+  }
+}
+
+// The type a relation end names: tok, emb or a declared type that is not in the token sequence.
+void check_end(const TopologySpec& spec, const std::string& path, const Json& value, bool destination) {
+  check_name(spec.source, path, value);
+  const std::string name = value.get<std::string>();
+  if (destination && name == kEmbeddingType)
+    bad(spec.source, path, "'emb' (the tokens' input embeddings) is a source only: it is never updated");
+  if (on_token_axis(name)) return;
+  const TopologyNodeType* type = spec.node_type(name);
+  if (type == nullptr) {
+    std::vector<std::string> known = {kTokenType, kEmbeddingType};
+    for (const TopologyNodeType& t : spec.node_types)
+      if (!t.in_sequence) known.push_back(t.name);
+    bad(spec.source, path, fmt::format("unknown node type '{}' (known: {})", name, fmt::join(known, ", ")));
+  }
+  if (type->in_sequence)
+    bad(spec.source, path,
+        fmt::format("'{}' is in_sequence: its nodes are tok's first {} positions, so relations reach them as 'tok'",
+                    name, spec.lead_count()));
+}
+
+TopologyRelation parse_relation(const TopologySpec& spec, const Json& value, std::size_t index) {
+  const std::string& source = spec.source;
+  TopologyRelation r;
+  r.path = fmt::format("relations[{}]", index);
+  if (!value.is_object()) bad(source, r.path, "expected an object {\"name\", \"src\", \"dst\", \"builder\", ...}, got " + shown(value));
+  const Json& name = required(source, r.path, value, "name", "the relation's name");
+  check_name(source, r.path + ".name", name);
+  r.name = name.get<std::string>();
+  check_end(spec, r.path + ".src", required(source, r.path, value, "src", "the attended node type"), false);
+  check_end(spec, r.path + ".dst", required(source, r.path, value, "dst", "the attending node type"), true);
+  r.src = value.at("src").get<std::string>();
+  r.dst = value.at("dst").get<std::string>();
+  r.builder = parse_builder(source, r.path + ".builder", required(source, r.path, value, "builder", "how its edges are built"));
+  const std::string kind = builder_name(r.builder);
+  check_keys(source, r.path, value, builder_keys(r.builder));
+  auto field = [&](const std::string& key, const std::string& what) -> const Json& {
+    return required(source, r.path, value, key, what + " (builder " + kind + ")");
+  };
+  switch (r.builder) {
+    case TopologyBuilderKind::Window: {
+      if (value.contains("radius") == value.contains("width"))
+        bad(source, r.path, "a window takes exactly one of radius (>= 0) or width (odd, or \"N/k\")");
+      if (value.contains("radius")) {
+        r.radius = integer(source, r.path + ".radius", value.at("radius"), 0);
+        break;
+      }
+      const Json& width = value.at("width");
+      if (width.is_string()) {
+        const std::string text = width.get<std::string>();
+        std::size_t used = 0;
+        long long divisor = 0;
+        if (text.rfind("N/", 0) == 0) try {
+            divisor = std::stoll(text.substr(2), &used);
+          } catch (const std::exception&) {
+            used = 0;
+          }
+        if (used == 0 || 2 + used != text.size() || divisor < 1)
+          bad(source, r.path + ".width", fmt::format("expected an odd integer or \"N/k\" with k >= 1, got {}", shown(width)));
+        r.width_divisor = divisor;
+      } else {
+        r.width = integer(source, r.path + ".width", width, 1);
+        if (r.width % 2 == 0) bad(source, r.path + ".width", fmt::format("must be odd (a window centred on its node), got {}", r.width));
+      }
+      break;
+    }
+    case TopologyBuilderKind::Dilated:
+      r.dilation = integer(source, r.path + ".dilation", field("dilation", "the step between attended positions"), 1);
+      r.reach = integer(source, r.path + ".reach", field("reach", "how many steps each way"), 1);
+      break;
+    case TopologyBuilderKind::Random:
+      r.per_node = integer(source, r.path + ".per_node", field("per_node", "sources per destination"), 1);
+      r.seed = static_cast<std::uint64_t>(integer(source, r.path + ".seed", field("seed", "the pattern's seed"), 0));
+      break;
+    case TopologyBuilderKind::Block:
+      r.size = integer(source, r.path + ".size", field("size", "positions per block"), 1);
+      break;
+    case TopologyBuilderKind::Global: {
+      const Json& positions = field("positions", "the global positions, e.g. [0]");
+      if (!positions.is_array() || positions.empty())
+        bad(source, r.path + ".positions", "expected a non-empty list of positions, got " + shown(positions));
+      for (std::size_t i = 0; i < positions.size(); ++i)
+        r.positions.push_back(integer(source, fmt::format("{}.positions[{}]", r.path, i), positions[i], 0));
+      break;
+    }
+    case TopologyBuilderKind::Full:
+      if (r.src != r.dst)
+        bad(source, r.path + ".builder",
+            fmt::format("full is every pair within one type; '{}' -> '{}' takes builder all", r.src, r.dst));
+      break;
+    default:
+      break;
+  }
+  if (positional(r.builder) && r.src != r.dst && !(on_token_axis(r.src) && on_token_axis(r.dst)))
+    bad(source, r.path + ".builder",
+        fmt::format("{} pairs nodes by position, so src and dst must be the same type or both tok/emb; '{}' -> '{}' "
+                    "is neither (all or random pair any types)",
+                    kind, r.src, r.dst));
+  return r;
+}
+
+TopologyHeadGroup parse_head_group(const TopologySpec& spec, const Json& value, std::size_t index) {
+  const std::string& source = spec.source;
+  TopologyHeadGroup g;
+  g.path = fmt::format("head_groups[{}]", index);
+  if (!value.is_object()) bad(source, g.path, "expected an object {\"heads\", \"relations\"}, got " + shown(value));
+  check_keys(source, g.path, value, {"heads", "relations"});
+  const Json& heads = required(source, g.path, value, "heads", "the group's heads (an integer, or one per layer)");
+  if (heads.is_array()) {
+    if (heads.empty()) bad(source, g.path + ".heads", "an empty list: give the heads of each layer");
+    g.per_layer = true;
+    for (std::size_t l = 0; l < heads.size(); ++l)
+      g.heads.push_back(integer(source, fmt::format("{}.heads[{}]", g.path, l), heads[l], 0));
+  } else {
+    g.heads.push_back(integer(source, g.path + ".heads", heads, 0));
+  }
+  const Json& relations = required(source, g.path, value, "relations", "the relations its heads attend over");
+  if (!relations.is_array() || relations.empty())
+    bad(source, g.path + ".relations", "expected a non-empty list of relation names, got " + shown(relations));
+  for (std::size_t i = 0; i < relations.size(); ++i) {
+    const std::string path = fmt::format("{}.relations[{}]", g.path, i);
+    check_name(source, path, relations[i]);
+    const std::string name = relations[i].get<std::string>();
+    int found = -1;
+    for (std::size_t r = 0; r < spec.relations.size(); ++r)
+      if (spec.relations[r].name == name) found = static_cast<int>(r);
+    if (found < 0) {
+      std::vector<std::string> known;
+      for (const TopologyRelation& r : spec.relations) known.push_back(r.name);
+      bad(source, path, fmt::format("unknown relation '{}' (the file's relations: {})", name, fmt::join(known, ", ")));
+    }
+    if (std::find(g.relations.begin(), g.relations.end(), found) != g.relations.end())
+      bad(source, path, fmt::format("relation '{}' is listed twice", name));
+    g.relations.push_back(found);
+  }
+  return g;
+}
+
+}  // namespace
+
+std::string builder_name(TopologyBuilderKind kind) {
+  switch (kind) {
+    case TopologyBuilderKind::Window: return "window";
+    case TopologyBuilderKind::Dilated: return "dilated";
+    case TopologyBuilderKind::Ring: return "ring";
+    case TopologyBuilderKind::Random: return "random";
+    case TopologyBuilderKind::Block: return "block";
+    case TopologyBuilderKind::All: return "all";
+    case TopologyBuilderKind::Self: return "self";
+    case TopologyBuilderKind::Full: return "full";
+    case TopologyBuilderKind::Global: return "global";
+  }
+  return "?";
+}
+
+std::int64_t TopologyHeadGroup::heads_in_layer(std::size_t l, std::int64_t total) const {
+  if (heads.empty()) return total;
+  return per_layer ? heads.at(l) : heads.front();
+}
+
+std::int64_t TopologySpec::lead_count() const {
+  std::int64_t c = 0;
+  for (const TopologyNodeType& t : node_types)
+    if (t.in_sequence) c += t.count;
+  return c;
+}
+
+const TopologyNodeType* TopologySpec::node_type(const std::string& name) const {
+  for (const TopologyNodeType& t : node_types)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+std::int64_t TopologySpec::nodes_in_sentence(const std::string& type, std::int64_t tokens) const {
+  if (type == kTokenType) return lead_count() + tokens;
+  if (type == kEmbeddingType) return tokens;
+  const TopologyNodeType* t = node_type(type);
+  TOPO_CHECK(t != nullptr && !t->in_sequence, "{}: no node type '{}' outside the token sequence", source, type);
+  return t->count;
+}
+
+std::vector<std::string> TopologySpec::destination_types() const {
+  std::vector<std::string> out = {kTokenType};
+  for (const TopologyNodeType& t : node_types)
+    for (const TopologyRelation& r : relations)
+      if (r.dst == t.name) {
+        out.push_back(t.name);
+        break;
+      }
+  return out;
+}
+
+std::vector<std::string> TopologySpec::graph_types() const {
+  std::vector<std::string> out = {kTokenType};
+  for (const TopologyRelation& r : relations)
+    if (r.src == kEmbeddingType) {
+      out.push_back(kEmbeddingType);
+      break;
+    }
+  for (const TopologyNodeType& t : node_types)
+    if (!t.in_sequence) out.push_back(t.name);
+  return out;
+}
+
+void TopologySpec::check_heads(std::int64_t heads, std::int64_t layers) const {
+  for (const TopologyHeadGroup& g : head_groups)
+    if (g.per_layer && static_cast<std::int64_t>(g.heads.size()) != layers)
+      bad(source, g.path + ".heads",
+          fmt::format("lists the heads of {} layers; this run has --layers {}", g.heads.size(), layers));
+  for (std::int64_t l = 0; l < layers; ++l) {
+    std::int64_t sum = 0;
+    std::vector<std::string> parts;
+    for (const TopologyHeadGroup& g : head_groups) {
+      const std::int64_t h = g.heads_in_layer(static_cast<std::size_t>(l), heads);
+      sum += h;
+      parts.push_back(std::to_string(h));
+    }
+    if (sum != heads)
+      bad(source, "head_groups",
+          fmt::format("the groups' heads sum to {} ({}) in layer {}; this run has --heads {}", sum,
+                      fmt::join(parts, " + "), l + 1, heads));
+  }
+}
+
+TopologySpec parse_topology(const nlohmann::ordered_json& file, const std::string& source) {
+  TopologySpec spec;
+  spec.source = source;
+  if (!file.is_object()) bad(source, "(top)", "expected a JSON object with \"relations\", got " + shown(file));
+  check_keys(source, "(top)", file, {"description", "nodes", "relations", "head_groups", "schedule"});
+  if (file.contains("description") && !file.at("description").is_string())
+    bad(source, "description", "expected a string, got " + shown(file.at("description")));
+  if (file.contains("nodes")) parse_nodes(spec, file.at("nodes"));
+  const Json& relations = required(source, "(top)", file, "relations", "the list of relations");
+  if (!relations.is_array() || relations.empty())
+    bad(source, "relations", "expected a non-empty list of relations, got " + shown(relations));
+  for (std::size_t i = 0; i < relations.size(); ++i) {
+    TopologyRelation r = parse_relation(spec, relations[i], i);
+    for (const TopologyRelation& other : spec.relations)
+      if (other.name == r.name) bad(source, r.path + ".name", fmt::format("relation '{}' is named twice", r.name));
+    spec.relations.push_back(std::move(r));
+  }
+  if (file.contains("schedule")) {
+    const Json& s = file.at("schedule");
+    if (s != "parallel" && s != "sequential")
+      bad(source, "schedule", "expected \"parallel\" or \"sequential\", got " + shown(s));
+    spec.schedule = s == "parallel" ? UpdateSchedule::Parallel : UpdateSchedule::Sequential;
+  }
+  if (file.contains("head_groups")) {
+    const Json& groups = file.at("head_groups");
+    if (!groups.is_array() || groups.empty())
+      bad(source, "head_groups", "expected a non-empty list of {\"heads\", \"relations\"} (or no head_groups: every head over every relation), got " + shown(groups));
+    for (std::size_t i = 0; i < groups.size(); ++i) spec.head_groups.push_back(parse_head_group(spec, groups[i], i));
+    std::size_t layers = 0;
+    for (const TopologyHeadGroup& g : spec.head_groups)
+      if (g.per_layer) {
+        if (layers != 0 && g.heads.size() != layers)
+          bad(source, g.path + ".heads",
+              fmt::format("lists {} layers, an earlier group {}: every per-layer list covers the same layers",
+                          g.heads.size(), layers));
+        layers = g.heads.size();
+      }
+  } else {
+    TopologyHeadGroup all;
+    all.path = "(all heads)";
+    all.relations.resize(spec.relations.size());
+    std::iota(all.relations.begin(), all.relations.end(), 0);
+    spec.head_groups.push_back(all);
+  }
+  // Nothing declared goes unused, and the tokens are updated.
+  for (std::size_t r = 0; r < spec.relations.size(); ++r) {
+    bool used = false;
+    for (const TopologyHeadGroup& g : spec.head_groups)
+      used |= std::find(g.relations.begin(), g.relations.end(), static_cast<int>(r)) != g.relations.end();
+    if (!used)
+      bad(source, spec.relations[r].path,
+          fmt::format("relation '{}' is in no head group: no head would attend over it", spec.relations[r].name));
+  }
+  for (const TopologyNodeType& t : spec.node_types) {
+    if (t.in_sequence) continue;
+    bool used = false;
+    for (const TopologyRelation& r : spec.relations) used |= r.src == t.name || r.dst == t.name;
+    if (!used) bad(source, "nodes." + t.name, fmt::format("node type '{}' is in no relation", t.name));
+  }
+  bool tokens_updated = false;
+  for (const TopologyRelation& r : spec.relations) tokens_updated |= r.dst == kTokenType;
+  if (!tokens_updated) bad(source, "relations", "no relation has dst 'tok': the tokens would never be updated");
+  // Every type that is updated is updated by every head group (a group's heads attend at each destination).
+  for (const TopologyHeadGroup& g : spec.head_groups)
+    for (const std::string& type : spec.destination_types()) {
+      bool feeds = false;
+      for (int r : g.relations) feeds |= spec.relations[static_cast<std::size_t>(r)].dst == type;
+      if (!feeds)
+        bad(source, g.path + ".relations",
+            fmt::format("no relation into '{}', which other relations update: this group's heads would have an "
+                        "empty softmax at every '{}' node",
+                        type, type));
+    }
+  return spec;
+}
+
+TopologySpec read_topology_file(const std::string& path) {
+  std::ifstream in(path);
+  TOPO_CHECK(in.good(), "topology file '{}' cannot be opened", path);
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::ordered_json file;
+  try {
+    file = nlohmann::ordered_json::parse(text.str());
+  } catch (const nlohmann::json::exception& e) {
+    fail("topology file '{}' is not valid JSON: {}", path, e.what());
+  }
+  return parse_topology(file, path);
+}
+
+}  // namespace topo::models

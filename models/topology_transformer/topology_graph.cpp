@@ -1,0 +1,262 @@
+#include "models/topology_transformer/topology_graph.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "graph/builders.hpp"
+#include "kernels/error.hpp"
+
+namespace topo::models {
+
+namespace {
+
+// Where a type's nodes sit on its axis: node k at position first + k, on an axis `length` long.
+struct Axis {
+  std::int64_t first = 0, count = 0, length = 0;
+};
+
+Axis axis_of(const TopologySpec& spec, const std::string& type, std::int64_t tokens) {
+  const std::int64_t lead = spec.lead_count();
+  if (type == kTokenType) return {0, lead + tokens, lead + tokens};
+  if (type == kEmbeddingType) return {lead, tokens, lead + tokens};
+  const std::int64_t m = spec.nodes_in_sentence(type, tokens);
+  return {0, m, m};
+}
+
+// splitmix64: the random builder's draws depend on (seed, sentence length, destination) only.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// `k` distinct values of 0..n-1, ascending (Floyd's algorithm: k draws, no rejection loop).
+std::vector<std::int64_t> sample_distinct(std::int64_t n, std::int64_t k, std::uint64_t state) {
+  std::vector<std::int64_t> chosen;
+  if (k >= n) {
+    for (std::int64_t i = 0; i < n; ++i) chosen.push_back(i);
+    return chosen;
+  }
+  for (std::int64_t j = n - k; j < n; ++j) {
+    state = mix(state);
+    const std::int64_t t = static_cast<std::int64_t>(state % static_cast<std::uint64_t>(j + 1));
+    chosen.push_back(std::find(chosen.begin(), chosen.end(), t) == chosen.end() ? t : j);
+  }
+  std::sort(chosen.begin(), chosen.end());
+  return chosen;
+}
+
+}  // namespace
+
+std::int64_t window_radius(const TopologyRelation& r, std::int64_t tokens) {
+  if (r.width > 0) return (r.width - 1) / 2;
+  if (r.width_divisor > 0) return (builders::fractional_widths({tokens}, r.width_divisor)[0] - 1) / 2;
+  return r.radius;
+}
+
+SentenceEdges relation_edges(const TopologySpec& spec, const TopologyRelation& r, std::int64_t tokens) {
+  const Axis src = axis_of(spec, r.src, tokens), dst = axis_of(spec, r.dst, tokens);
+  SentenceEdges out;
+  // Source at position p (skipped when no source node sits there).
+  auto add = [&](std::int64_t p, std::int64_t d) {
+    const std::int64_t s = p - src.first;
+    if (s >= 0 && s < src.count) out.src.push_back(s), out.dst.push_back(d);
+  };
+  for (std::int64_t d = 0; d < dst.count; ++d) {
+    const std::int64_t q = dst.first + d;  // the destination's position
+    switch (r.builder) {
+      case TopologyBuilderKind::Window: {
+        const std::int64_t radius = window_radius(r, tokens);
+        for (std::int64_t p = q - radius; p <= q + radius; ++p) add(p, d);
+        break;
+      }
+      case TopologyBuilderKind::Dilated:
+        for (std::int64_t m = -r.reach; m <= r.reach; ++m)
+          if (m != 0) add(q + m * r.dilation, d);
+        break;
+      case TopologyBuilderKind::Ring: {
+        // builders::ring's closed ring: each neighbour once, never the node itself.
+        const std::int64_t a = dst.length;
+        if (a < 2) break;
+        std::int64_t lo = (q - 1 + a) % a, hi = (q + 1) % a;
+        if (lo > hi) std::swap(lo, hi);
+        add(lo, d);
+        if (hi != lo) add(hi, d);
+        break;
+      }
+      case TopologyBuilderKind::Block: {
+        const std::int64_t first = q / r.size * r.size;
+        for (std::int64_t p = first; p < first + r.size; ++p) add(p, d);
+        break;
+      }
+      case TopologyBuilderKind::Self:
+        add(q, d);
+        break;
+      case TopologyBuilderKind::Global: {
+        if (std::find(r.positions.begin(), r.positions.end(), q) != r.positions.end()) {
+          for (std::int64_t p = src.first; p < src.first + src.count; ++p) add(p, d);
+        } else {
+          std::vector<std::int64_t> globals = r.positions;
+          std::sort(globals.begin(), globals.end());
+          globals.erase(std::unique(globals.begin(), globals.end()), globals.end());
+          for (std::int64_t p : globals) add(p, d);
+        }
+        break;
+      }
+      case TopologyBuilderKind::Random: {
+        const std::uint64_t state = mix(mix(mix(r.seed) ^ static_cast<std::uint64_t>(tokens)) ^ static_cast<std::uint64_t>(d));
+        for (std::int64_t s : sample_distinct(src.count, r.per_node, state)) add(src.first + s, d);
+        break;
+      }
+      case TopologyBuilderKind::All:
+      case TopologyBuilderKind::Full:
+        for (std::int64_t s = 0; s < src.count; ++s) add(src.first + s, d);
+        break;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// The graph relations of one head group into one destination type, for a sentence of some length: each
+// file relation's edges minus the pairs an earlier relation of the group holds.
+struct GroupPlan {
+  int group = 0;
+  std::string dst;
+  std::vector<int> relations;              // file relations, group order; -1: padding for a source type
+  std::vector<std::string> src_types;      // per entry of `relations`
+};
+
+std::string relation_label(const TopologySpec& spec, const TopologyGraph::Origin& o, const std::string& src,
+                           const std::string& dst) {
+  const std::string name =
+      o.relation >= 0 ? spec.relations[static_cast<std::size_t>(o.relation)].name : fmt::format("pad:{}:{}", src, dst);
+  return spec.head_groups.size() == 1 ? name : fmt::format("g{}:{}", o.group, name);
+}
+
+std::string group_text(const TopologySpec& spec, int group) {
+  const TopologyHeadGroup& g = spec.head_groups[static_cast<std::size_t>(group)];
+  std::vector<std::string> names;
+  for (int r : g.relations) names.push_back(spec.relations[static_cast<std::size_t>(r)].name);
+  return fmt::format("{} ({})", g.path, fmt::join(names, ", "));
+}
+
+}  // namespace
+
+TopologyGraph build_topology(const TopologySpec& spec, const std::vector<std::int64_t>& lengths, Device device) {
+  TOPO_CHECK(!lengths.empty(), "{}: a topology for an empty batch", spec.source);
+  for (std::size_t b = 0; b < lengths.size(); ++b)
+    TOPO_CHECK(lengths[b] >= 1, "{}: sentence {} has length {} (must be >= 1)", spec.source, b, lengths[b]);
+  TopologyGraph t;
+  t.lengths = lengths;
+  t.dst_types = spec.destination_types();
+  const std::vector<std::string> types = spec.graph_types();
+
+  // The plans: per destination type, per group, the relations in group order, then padding so that every
+  // group's block into the type reads the same source types (GraphMultiHeadAttention's head groups share them).
+  std::vector<GroupPlan> plans;
+  for (const std::string& dst : t.dst_types) {
+    std::vector<std::string> sources;
+    for (const TopologyHeadGroup& g : spec.head_groups)
+      for (int r : g.relations)
+        if (spec.relations[static_cast<std::size_t>(r)].dst == dst) sources.push_back(spec.relations[static_cast<std::size_t>(r)].src);
+    for (std::size_t k = 0; k < spec.head_groups.size(); ++k) {
+      GroupPlan plan{static_cast<int>(k), dst, {}, {}};
+      for (int r : spec.head_groups[k].relations)
+        if (spec.relations[static_cast<std::size_t>(r)].dst == dst)
+          plan.relations.push_back(r), plan.src_types.push_back(spec.relations[static_cast<std::size_t>(r)].src);
+      for (const std::string& type : types)
+        if (std::find(sources.begin(), sources.end(), type) != sources.end() &&
+            std::find(plan.src_types.begin(), plan.src_types.end(), type) == plan.src_types.end())
+          plan.relations.push_back(-1), plan.src_types.push_back(type);
+      plans.push_back(std::move(plan));
+    }
+  }
+
+  // Per distinct sentence length: every plan entry's de-duplicated edges, and the in-edge check.
+  std::map<std::int64_t, std::vector<std::vector<SentenceEdges>>> by_length;  // [plan][entry]
+  for (std::int64_t n : lengths) {
+    if (by_length.count(n)) continue;
+    std::vector<std::vector<SentenceEdges>>& per_plan = by_length[n];
+    for (const GroupPlan& plan : plans) {
+      std::vector<SentenceEdges> entries;
+      std::map<std::string, std::vector<std::int64_t>> held;  // per source type: dst * count + src, sorted
+      std::vector<std::int64_t> in_degree(static_cast<std::size_t>(spec.nodes_in_sentence(plan.dst, n)), 0);
+      for (std::size_t e = 0; e < plan.relations.size(); ++e) {
+        SentenceEdges kept;
+        if (plan.relations[e] >= 0) {
+          const SentenceEdges all = relation_edges(spec, spec.relations[static_cast<std::size_t>(plan.relations[e])], n);
+          const std::int64_t count = spec.nodes_in_sentence(plan.src_types[e], n);
+          std::vector<std::int64_t>& h = held[plan.src_types[e]];
+          std::vector<std::int64_t> keys;
+          for (std::size_t i = 0; i < all.size(); ++i) {
+            const std::int64_t key = all.dst[i] * count + all.src[i];
+            if (!h.empty() && std::binary_search(h.begin(), h.end(), key)) continue;
+            kept.src.push_back(all.src[i]), kept.dst.push_back(all.dst[i]), keys.push_back(key);
+            ++in_degree[static_cast<std::size_t>(all.dst[i])];
+          }
+          const std::size_t before = h.size();
+          h.insert(h.end(), keys.begin(), keys.end());  // both runs sorted (edges are by dst, then src)
+          std::inplace_merge(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(before), h.end());
+        }
+        entries.push_back(std::move(kept));
+      }
+      for (std::size_t i = 0; i < in_degree.size(); ++i)
+        if (in_degree[i] == 0)
+          fail("{}: {}: node {} of '{}' in a sentence of {} token{} has no in-edge, so its attention (softmax) "
+               "would be empty; add a relation that reaches it (e.g. self)",
+               spec.source, group_text(spec, plan.group), i, plan.dst, n, n == 1 ? "" : "s");
+      per_plan.push_back(std::move(entries));
+    }
+  }
+
+  // Batched edges: sentence b's nodes of a type follow those of sentences 0..b-1.
+  std::map<std::string, std::vector<std::int64_t>> counts;  // per type: nodes per sentence
+  for (const std::string& type : types)
+    for (std::int64_t n : lengths) counts[type].push_back(spec.nodes_in_sentence(type, n));
+  std::vector<NodeTypeSpec> node_types;
+  for (const std::string& type : types) node_types.push_back(builders::node_type(type, counts[type]));
+  std::vector<RelationSpec> relations;
+  std::vector<std::vector<std::string>> plan_names(plans.size());
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    const GroupPlan& plan = plans[p];
+    for (std::size_t e = 0; e < plan.relations.size(); ++e) {
+      std::vector<std::int32_t> src, dst;
+      std::vector<std::int64_t> per_sentence;
+      std::int64_t src_first = 0, dst_first = 0;
+      for (std::size_t b = 0; b < lengths.size(); ++b) {
+        const SentenceEdges& edges = by_length.at(lengths[b])[p][e];
+        for (std::size_t i = 0; i < edges.size(); ++i) {
+          src.push_back(static_cast<std::int32_t>(src_first + edges.src[i]));
+          dst.push_back(static_cast<std::int32_t>(dst_first + edges.dst[i]));
+        }
+        per_sentence.push_back(static_cast<std::int64_t>(edges.size()));
+        src_first += counts[plan.src_types[e]][b];
+        dst_first += counts[plan.dst][b];
+      }
+      const TopologyGraph::Origin origin{plan.group, plan.relations[e]};
+      const std::string name = relation_label(spec, origin, plan.src_types[e], plan.dst);
+      const auto size = static_cast<std::int64_t>(src.size());
+      EdgeList edges{Tensor::from_vector(src, {size}), Tensor::from_vector(dst, {size}), per_sentence};
+      relations.push_back({{plan.src_types[e], name, plan.dst}, std::move(edges)});
+      t.origins.push_back(origin);
+      plan_names[p].push_back(name);
+    }
+  }
+  t.graph = HeteroGraph(node_types, relations).to(device);
+  t.blocks.resize(t.dst_types.size());
+  for (std::size_t p = 0; p < plans.size(); ++p) {
+    const auto d = static_cast<std::size_t>(
+        std::find(t.dst_types.begin(), t.dst_types.end(), plans[p].dst) - t.dst_types.begin());
+    t.blocks[d].push_back(to_block(t.graph, plans[p].dst, plan_names[p]));
+  }
+  return t;
+}
+
+void check_topology_lengths(const TopologySpec& spec, std::int64_t max_tokens) {
+  for (std::int64_t n = 1; n <= max_tokens; ++n) (void)build_topology(spec, {n});
+}
+
+}  // namespace topo::models
