@@ -76,13 +76,12 @@ SentenceEdges relation_edges(const TopologySpec& spec, const TopologyRelation& r
           if (m != 0) add(q + m * r.dilation, d);
         break;
       case TopologyBuilderKind::Ring: {
-        // builders::ring's closed ring: each neighbour once, never the node itself.
+        // builders::ring's closed ring: the predecessor, then the successor (each once, never the node itself).
         const std::int64_t a = dst.length;
         if (a < 2) break;
-        std::int64_t lo = (q - 1 + a) % a, hi = (q + 1) % a;
-        if (lo > hi) std::swap(lo, hi);
-        add(lo, d);
-        if (hi != lo) add(hi, d);
+        const std::int64_t prev = (q - 1 + a) % a, next = (q + 1) % a;
+        add(prev, d);
+        if (next != prev) add(next, d);
         break;
       }
       case TopologyBuilderKind::Block: {
@@ -197,8 +196,9 @@ TopologyGraph build_topology(const TopologySpec& spec, const std::vector<std::in
             kept.src.push_back(all.src[i]), kept.dst.push_back(all.dst[i]), keys.push_back(key);
             ++in_degree[static_cast<std::size_t>(all.dst[i])];
           }
+          std::sort(keys.begin(), keys.end());  // by dst, then src (a ring lists a wrapped predecessor last)
           const std::size_t before = h.size();
-          h.insert(h.end(), keys.begin(), keys.end());  // both runs sorted (edges are by dst, then src)
+          h.insert(h.end(), keys.begin(), keys.end());
           std::inplace_merge(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(before), h.end());
         }
         entries.push_back(std::move(kept));

@@ -11,7 +11,7 @@
 // A head group's relations into one destination type share one softmax. A (source, destination) pair that
 // two of them hold is one edge: the relation listed first in the group keeps it, the later ones drop it, so
 // a pair is never weighted twice. Within a destination's in-edges the order is the group's relation order,
-// then the source's position (the order to_block gives, and the registered models' own builders use).
+// then the relation's own order (relation_edges; the order to_block gives and the registered models' builders use).
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -24,7 +24,8 @@
 namespace topo::models {
 
 // One relation's edges in one sentence, before a group's de-duplication: local ids (the k-th node of the
-// type in that sentence), sorted by destination, then source.
+// type in that sentence), by destination, then source (ring: the predecessor, then the successor, as
+// builders::ring lists them).
 struct SentenceEdges {
   std::vector<std::int64_t> src, dst;
   std::size_t size() const { return src.size(); }

@@ -229,6 +229,8 @@ TEST_CASE("config: every registered recipe is made of known fields and validates
       // The files a recipe cannot know: given as a user would.
       if (c.task_options.contains("format")) c.set("format", task == "tag" ? "conll" : "mtl");
       if (c.task_options.contains("train")) c.set("train", "x.train").set("dev", "x.dev");
+      if (c.model_options.contains("topology"))
+        c.set("topology", std::string(TOPO_SOURCE_DIR) + "/configs/topologies/star.json");
       CHECK_NOTHROW(apply_config_json(c, recipe));
       CHECK_NOTHROW(c.validate());
     }

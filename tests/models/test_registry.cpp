@@ -10,7 +10,7 @@ using namespace topo;
 using namespace topo::models;
 
 TEST_CASE("registry: every model, each building an encoder of its inputs from a spec") {
-  CHECK(registered_model_names() == "deepsets, star, transformer, multiscale, big, gcn, gat");
+  CHECK(registered_model_names() == "deepsets, star, transformer, multiscale, big, graph, gcn, gat");
   for (const ModelRegistration& m : registered_models()) {
     CAPTURE(m.name);
     CHECK(&find_model(m.name) == &m);
@@ -27,6 +27,7 @@ TEST_CASE("registry: every model, each building an encoder of its inputs from a 
       if (token_ids)  // what a text task gives: every id's string (BiG matches its lexicon on them)
         for (std::int64_t id = 0; id < 13; ++id) spec.vocabulary.push_back(std::string(1, static_cast<char>('a' + id)));
       if (m.name == "big") spec.options["lexicon"] = testing::write_temp_file("registry_words.txt", "abc 1 n\nde 2 n\n");
+      if (m.name == "graph") spec.options["topology"] = std::string(TOPO_SOURCE_DIR) + "/configs/topologies/star.json";
       const std::shared_ptr<SequenceEncoder> encoder = m.make(spec);
       encoder->reset_parameters(3);
       SequenceBatch batch;
@@ -65,14 +66,14 @@ TEST_CASE("registry: model options reach the factory; unknown names and missing 
 
   const std::string unknown = testing::error_of([] { find_model("lstm"); });
   CHECK(unknown.find("'lstm'") != std::string::npos);
-  CHECK(unknown.find("deepsets, star, transformer, multiscale, big, gcn, gat") != std::string::npos);
+  CHECK(unknown.find("deepsets, star, transformer, multiscale, big, graph, gcn, gat") != std::string::npos);
   spec.options = nlohmann::json::object();
   CHECK(testing::error_of([&] { find_model("star").make(spec); }).find("'variant'") != std::string::npos);
   spec.options = {{"variant", 3}, {"residual", false}};
   CHECK(testing::error_of([&] { find_model("star").make(spec); }).find("'variant'") != std::string::npos);
 
-  CHECK(models_declaring("attention") == "transformer, multiscale");
-  CHECK(models_declaring("residual") == "star");
+  CHECK(models_declaring("attention") == "transformer, multiscale, graph");
+  CHECK(models_declaring("residual") == "star, graph");
   spec.options = {{"scales", "1,N/4"}, {"alpha", 0.0}, {"attention", "band"}};
   spec.heads = 4;
   const auto ms = std::dynamic_pointer_cast<MultiScaleTransformer>(find_model("multiscale").make(spec));

@@ -83,7 +83,7 @@ TEST_CASE("the one-pass embedding equals the composed look-ups, with and without
   }
 }
 
-TEST_CASE("a projected token table places the lead row first in every sentence; a wrong lead or token count is an error") {
+TEST_CASE("a projected token table places the lead rows first in every sentence; a wrong lead or token count is an error") {
   EmbeddingConfig config;
   config.vocab_size = 9, config.hidden = 6, config.embedding_dim = 4, config.max_length = 8;
   SequenceEmbedding e(config);
@@ -100,7 +100,31 @@ TEST_CASE("a projected token table places the lead row first in every sentence; 
     CHECK(y[6 + c] == plain[c]);    // token 0
     CHECK(y[4 * 6 + c] == plain[2 * 6 + c]);  // token 2: sentence 1's first
   }
-  CHECK_THROWS_AS((void)e.forward(batch, nn::Var(random_uniform({2, 6}, -1, 1, 5))), Error);
+  // Two lead rows ([CLS] nodes of a topology file): both before every sentence's tokens, in order.
+  const nn::Var leads(random_uniform({2, 6}, -1, 1, 5));
+  const std::vector<float> y2 = e.forward(batch, leads).data().to_vector<float>(), l2 = leads.data().to_vector<float>();
+  REQUIRE(y2.size() == 10 * 6);
+  for (std::int64_t c = 0; c < 6; ++c) {
+    CHECK(y2[c] == l2[c]);
+    CHECK(y2[6 + c] == l2[6 + c]);
+    CHECK(y2[2 * 6 + c] == plain[c]);             // token 0
+    CHECK(y2[4 * 6 + c] == l2[c]);                // sentence 1's lead rows
+    CHECK(y2[5 * 6 + c] == l2[6 + c]);
+    CHECK(y2[9 * 6 + c] == plain[5 * 6 + c]);     // the last token
+  }
+  CHECK_THROWS_AS((void)e.forward(batch, nn::Var(random_uniform({6}, -1, 1, 5))), Error);
+  // The one-pass path (no projection: embedding_sum with the lead rows as a table) lays them out the same way.
+  EmbeddingConfig direct = config;
+  direct.embedding_dim = 0;
+  SequenceEmbedding d(direct);
+  d.reset_parameters(3);
+  const std::vector<float> z = d.forward(batch, leads).data().to_vector<float>(), dp = d.forward(batch).data().to_vector<float>();
+  REQUIRE(z.size() == 10 * 6);
+  for (std::int64_t c = 0; c < 6; ++c) {
+    CHECK(z[4 * 6 + c] == l2[c]);
+    CHECK(z[5 * 6 + c] == l2[6 + c]);
+    CHECK(z[6 * 6 + c] == doctest::Approx(dp[2 * 6 + c]));  // sentence 1's first token
+  }
   SequenceBatch short_ids = batch;
   short_ids.token_ids = topo::testing::random_ids({5}, config.vocab_size, 13);  // sentences of 2 + 4 tokens
   CHECK_THROWS_WITH_AS((void)e.forward(short_ids), doctest::Contains("5 token ids for sentences of 6 tokens"), Error);

@@ -1,0 +1,127 @@
+// `topo-train --model graph --topology FILE.json` from the command line: the file's head groups set --heads
+// and --layers over the recipe; a value the user types that disagrees, a bad file and --topology with another
+// model are errors naming the file, path or owner before any data is read; a file trains and a checkpoint
+// evaluates through topo-eval.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "apps/train/cli.hpp"
+#include "apps/train/config.hpp"
+#include "apps/train/trainer.hpp"
+#include "tests/support/testing.hpp"
+
+using namespace topo;
+using namespace topo::apps;
+using topo::testing::error_of;
+
+namespace {
+
+std::string shipped(const std::string& name) {
+  return std::string(TOPO_SOURCE_DIR) + "/configs/topologies/" + name + ".json";
+}
+
+std::optional<TrainConfig> parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "topo-train");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out;
+  return parse_train_args(static_cast<int>(argv.size()), argv.data(), out);
+}
+
+}  // namespace
+
+TEST_CASE("graph model: the file's head groups set heads and layers; a typed value must agree") {
+  const auto ms = parse({"--task", "classify", "--model", "graph", "--topology", shipped("multiscale"), "--train", "x",
+                         "--format", "mtl"});
+  REQUIRE(ms.has_value());
+  CHECK(ms->heads == 10);  // over the recipe's 4
+  CHECK(ms->layers == 2);
+  CHECK(ms->sources.at("heads").find("implied") != std::string::npos);
+  CHECK_NOTHROW(ms->validate());
+  // No head groups: the recipe's heads stay.
+  const auto star = parse({"--task", "classify", "--model", "graph", "--topology", shipped("star"), "--train", "x"});
+  CHECK(star->heads == 4);
+  // A typed --heads stays, and validation says why it cannot be.
+  const auto typed = parse({"--task", "classify", "--model", "graph", "--topology", shipped("head_groups"), "--train",
+                            "x", "--format", "mtl", "--heads", "10"});
+  REQUIRE(typed.has_value());
+  CHECK(typed->heads == 10);
+  CHECK(error_of([&] { typed->validate(); }).find("head_groups: the groups' heads sum to 4 (2 + 2) in layer 1; this run has --heads 10") !=
+        std::string::npos);
+  const auto deep = parse({"--task", "classify", "--model", "graph", "--topology", shipped("multiscale"), "--train", "x",
+                           "--format", "mtl", "--layers", "3"});
+  CHECK(error_of([&] { deep->validate(); }).find("head_groups[0].heads: lists the heads of 2 layers; this run has --layers 3") !=
+        std::string::npos);
+}
+
+TEST_CASE("graph model: a bad file, no file, or --topology with another model are errors naming them") {
+  const std::string bad = topo::testing::write_temp_file(
+      "bad_radius.json", R"({"relations": [{"name": "a", "src": "tok", "dst": "tok", "builder": "window", "radius": -2}]})");
+  CHECK(error_of([&] { parse({"--model", "graph", "--topology", bad}); }).find(bad + ": relations[0].radius: must be >= 0, got -2") !=
+        std::string::npos);
+  const auto none = parse({"--model", "graph"});
+  REQUIRE(none.has_value());
+  CHECK(error_of([&] { none->validate(); }).find("--model graph needs --topology FILE.json") != std::string::npos);
+  CHECK(error_of([&] { parse({"--model", "star", "--topology", shipped("star")}); })
+            .find("config field 'topology' applies only to --model graph") != std::string::npos);
+  // An empty softmax for short sentences is found when the config is validated.
+  const std::string gap = topo::testing::write_temp_file(
+      "gap.json", R"({"relations": [{"name": "far", "src": "tok", "dst": "tok", "builder": "dilated", "dilation": 5, "reach": 1}]})");
+  const auto with_gap = parse({"--model", "graph", "--topology", gap});
+  CHECK(error_of([&] { with_gap->validate(); }).find("has no in-edge") != std::string::npos);
+}
+
+TEST_CASE("graph model: a topology file trains on masked summation and on text, whose checkpoint topo-eval scores") {
+  const auto dir = topo::testing::fresh_temp_dir("graph_model_run");
+  auto config = parse({"--task", "masked-sum", "--model", "graph", "--topology", shipped("head_groups"), "--n", "12",
+                       "--k", "3", "--train-size", "256", "--dev-size", "64", "--test-size", "64", "--epochs", "2",
+                       "--hidden", "16", "--progress", "none", "--out", dir.string() + "/sum"});
+  REQUIRE(config.has_value());
+  CHECK(config->heads == 4);
+  const TrainResult r = Trainer(*config).run();
+  REQUIRE(r.completed);
+  CHECK(r.metric == "mse");
+  std::ifstream in(Trainer::result_path(dir.string() + "/sum"));
+  const auto result = nlohmann::json::parse(in);
+  CHECK(result.at("config").at("topology") == shipped("head_groups"));
+
+  // Text: sentences with "good" are positive; BigBird's pattern (random keys) through classify and topo-eval.
+  auto lines = [](int count, int seed) {
+    std::string text;
+    const char* words[] = {"the", "film", "was", "plot", "long", "acting", "music", "very"};
+    for (int i = 0; i < count; ++i) {
+      const bool good = (i + seed) % 2 == 0;
+      std::string sentence;
+      for (int w = 0; w < 3 + (i * 7 + seed) % 9; ++w) sentence += std::string(words[(i * 3 + w * 5 + seed) % 8]) + " ";
+      sentence += good ? "good" : "bad";
+      text += nlohmann::json{{"label", good ? "pos" : "neg"}, {"text", sentence}}.dump() + "\n";
+    }
+    return text;
+  };
+  const std::string train = topo::testing::write_temp_file("graph_train.jsonl", lines(160, 0));
+  const std::string dev = topo::testing::write_temp_file("graph_dev.jsonl", lines(40, 1));
+  const std::string test = topo::testing::write_temp_file("graph_test.jsonl", lines(40, 2));
+  auto text = parse({"--task", "classify", "--model", "graph", "--topology", shipped("bigbird"), "--format", "jsonl",
+                     "--train", train, "--dev", dev, "--test", test, "--min-freq", "1", "--epochs", "3", "--hidden", "16",
+                     "--progress", "none", "--out", dir.string() + "/text"});
+  REQUIRE(text.has_value());
+  const TrainResult t = Trainer(*text).run();
+  REQUIRE(t.completed);
+  // topo-eval rebuilds the model from the checkpoint's config (the file read again) and scores a file.
+  const std::string eval =
+      (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "topo-eval").string() + " --checkpoint " +
+      dir.string() + "/text --test " + test + " > " + dir.string() + "/eval.txt 2>&1";
+  CHECK(std::system(eval.c_str()) == 0);
+  std::ifstream out(dir.string() + "/eval.txt");
+  std::stringstream printed;
+  printed << out.rdbuf();
+  CAPTURE(printed.str());
+  CHECK(printed.str().find("graph on " + test + ": acc ") != std::string::npos);
+  std::filesystem::remove_all(dir);
+}
