@@ -31,12 +31,22 @@ void check_name(const std::string& source, const std::string& path, const Json& 
       bad(source, path, fmt::format("'{}': a name holds letters, digits, '_' and '-' only", name));
 }
 
-std::int64_t integer(const std::string& source, const std::string& path, const Json& value, std::int64_t min) {
+// Larger values are clipped where they are used (a radius past the sentence) or refused (node counts, heads).
+constexpr std::int64_t kMaxInteger = std::int64_t{1} << 40;
+
+std::int64_t integer(const std::string& source, const std::string& path, const Json& value, std::int64_t min,
+                     std::int64_t max = kMaxInteger) {
   if (!value.is_number_integer()) bad(source, path, "expected an integer, got " + shown(value));
+  if (value.is_number_unsigned() && value.get<std::uint64_t>() > static_cast<std::uint64_t>(max))
+    bad(source, path, fmt::format("must be <= {}, got {}", max, shown(value)));
   const std::int64_t v = value.get<std::int64_t>();
   if (v < min) bad(source, path, fmt::format("must be >= {}, got {}", min, v));
+  if (v > max) bad(source, path, fmt::format("must be <= {}, got {}", max, v));
   return v;
 }
+
+// Nodes of a type per sentence, and heads of a group: beyond these a file is a mistake, not a model.
+constexpr std::int64_t kMaxNodes = 4096, kMaxHeads = 4096;
 
 // The keys `object` may hold; any other is an error naming it and the known ones.
 void check_keys(const std::string& source, const std::string& path, const Json& object,
@@ -102,7 +112,7 @@ void parse_nodes(TopologySpec& spec, const Json& nodes) {
     TopologyNodeType type{.name = name};
     if (value.is_object()) {
       check_keys(source, path, value, {"count", "init", "in_sequence"});
-      type.count = integer(source, path + ".count", required(source, path, value, "count", "nodes per sentence"), 1);
+      type.count = integer(source, path + ".count", required(source, path, value, "count", "nodes per sentence"), 1, kMaxNodes);
       if (value.contains("init")) {
         const Json& init = value.at("init");
         if (init != "learned" && init != "mean")
@@ -117,7 +127,7 @@ void parse_nodes(TopologySpec& spec, const Json& nodes) {
       if (type.in_sequence && !type.learned)
         bad(source, path + ".init", "an in_sequence type leads the tokens as learned vectors ([CLS]); \"mean\" is for types of their own");
     } else {
-      type.count = integer(source, path, value, 1);
+      type.count = integer(source, path, value, 1, kMaxNodes);
     }
     spec.node_types.push_back(type);
   }
@@ -234,9 +244,9 @@ TopologyHeadGroup parse_head_group(const TopologySpec& spec, const Json& value, 
     if (heads.empty()) bad(source, g.path + ".heads", "an empty list: give the heads of each layer");
     g.per_layer = true;
     for (std::size_t l = 0; l < heads.size(); ++l)
-      g.heads.push_back(integer(source, fmt::format("{}.heads[{}]", g.path, l), heads[l], 0));
+      g.heads.push_back(integer(source, fmt::format("{}.heads[{}]", g.path, l), heads[l], 0, kMaxHeads));
   } else {
-    g.heads.push_back(integer(source, g.path + ".heads", heads, 0));
+    g.heads.push_back(integer(source, g.path + ".heads", heads, 0, kMaxHeads));
   }
   const Json& relations = required(source, g.path, value, "relations", "the relations its heads attend over");
   if (!relations.is_array() || relations.empty())

@@ -67,14 +67,18 @@ SentenceEdges relation_edges(const TopologySpec& spec, const TopologyRelation& r
     const std::int64_t q = dst.first + d;  // the destination's position
     switch (r.builder) {
       case TopologyBuilderKind::Window: {
-        const std::int64_t radius = window_radius(r, tokens);
-        for (std::int64_t p = q - radius; p <= q + radius; ++p) add(p, d);
+        // Only the positions a source can hold: a radius past the sentence is the whole sentence.
+        const std::int64_t radius = std::min(window_radius(r, tokens), src.length);
+        for (std::int64_t p = std::max(q - radius, src.first); p <= std::min(q + radius, src.first + src.count - 1); ++p)
+          add(p, d);
         break;
       }
-      case TopologyBuilderKind::Dilated:
-        for (std::int64_t m = -r.reach; m <= r.reach; ++m)
-          if (m != 0) add(q + m * r.dilation, d);
+      case TopologyBuilderKind::Dilated: {
+        const std::int64_t reach = std::min(r.reach, src.length), step = std::min(r.dilation, src.length + 1);
+        for (std::int64_t m = -reach; m <= reach; ++m)
+          if (m != 0) add(q + m * step, d);
         break;
+      }
       case TopologyBuilderKind::Ring: {
         // builders::ring's closed ring: the predecessor, then the successor (each once, never the node itself).
         const std::int64_t a = dst.length;
@@ -85,8 +89,8 @@ SentenceEdges relation_edges(const TopologySpec& spec, const TopologyRelation& r
         break;
       }
       case TopologyBuilderKind::Block: {
-        const std::int64_t first = q / r.size * r.size;
-        for (std::int64_t p = first; p < first + r.size; ++p) add(p, d);
+        const std::int64_t size = std::min(r.size, src.length + 1), first = q / size * size;
+        for (std::int64_t p = first; p < first + size; ++p) add(p, d);
         break;
       }
       case TopologyBuilderKind::Self:

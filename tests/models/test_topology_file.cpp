@@ -79,6 +79,11 @@ TEST_CASE("topology builders: each relation's edges in one sentence, by hand") {
     CHECK(e.size() == 7);
   }
   CHECK(edges("{" + tok + R"("builder": "full"})", 4).size() == 16);
+  // Values far past the sentence are clipped, not looped over: the whole sentence, or nothing.
+  CHECK(edges("{" + tok + R"("builder": "window", "radius": 1000000000000})", 4).size() == 16);
+  CHECK(edges("{" + tok + R"("builder": "dilated", "dilation": 1000000000000, "reach": 1000000000000})", 4).size() == 0);
+  CHECK(edges("{" + tok + R"("builder": "dilated", "dilation": 1, "reach": 1000000000000})", 4).size() == 12);
+  CHECK(edges("{" + tok + R"("builder": "block", "size": 1000000000000})", 4).size() == 16);
   // Another type: the relay reads every token (all); the tokens' embeddings beside a [CLS] lead node.
   {
     const TopologySpec spec = spec_of(R"({"nodes": {"relay": 1}, "relations": [
@@ -228,6 +233,10 @@ TEST_CASE("topology files: every bad file is an error naming the file and the JS
       {head + local + R"(], "schedule": "lazy"})", "schedule: expected \"parallel\" or \"sequential\""},
       {head + local + R"(], "head_group": []})", "(top).head_group: unknown field"},
       {R"([1, 2])", "(top): expected a JSON object"},
+      {R"({"nodes": {"g": 5000}, "relations": [)" + local + "]}", "nodes.g: must be <= 4096, got 5000"},
+      {head + local + R"(], "head_groups": [{"heads": 100000, "relations": ["local"]}]})", "head_groups[0].heads: must be <= 4096"},
+      {head + R"({"name": "a", "src": "tok", "dst": "tok", "builder": "window", "radius": 18446744073709551615}]})",
+       "relations[0].radius: must be <= "},
   };
   for (const Bad& c : cases) {
     CAPTURE(c.text);
