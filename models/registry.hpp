@@ -77,6 +77,10 @@ struct ModelRegistration {
   // file's head groups). topo-train puts them over the defaults and the recipe, never over a value the user
   // gave (validate then reports a disagreement).
   std::function<nlohmann::json(const nlohmann::json& options)> implied_settings;
+  // Optional: the options as a checkpoint records them, when a value names something outside the run (the
+  // graph model's topology file becomes its content), so the checkpoint evaluates and resumes without it and a
+  // resume notices an edited file. The factory must accept the recorded form.
+  std::function<nlohmann::json(const nlohmann::json& options)> recorded_options;
   // Per task ("classify", "masked-sum", ...): the config keys, in topo-train's JSON spelling, of the recipe
   // the model trains well with. They are topo-train's defaults for that model and task; a --config file and
   // flags override them.

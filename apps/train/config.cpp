@@ -354,6 +354,16 @@ nlohmann::json TrainConfig::to_json() const {
   return out;
 }
 
+nlohmann::json TrainConfig::recorded_json() const {
+  nlohmann::json out = to_json();
+  const models::ModelRegistration& chosen = models::find_model(model);
+  if (chosen.recorded_options) {
+    const nlohmann::json recorded = chosen.recorded_options(model_options);  // outlives the loop over its items
+    for (const auto& [name, value] : recorded.items()) out[name] = value;
+  }
+  return out;
+}
+
 const std::vector<std::string>& TrainConfig::runtime_fields() {
   static const std::vector<std::string> fields = {"threads",      "device",         "log_every",   "progress",
                                                   "out",          "resume",         "profile",     "stop_after",

@@ -83,6 +83,10 @@ struct TrainConfig {
   void validate() const;
   // Every field and the chosen task's and model's options, flat: {"task": ..., "n": ..., "variant": ..., ...}.
   nlohmann::json to_json() const;
+  // to_json() as a checkpoint keeps it: the model's options in their recorded form (ModelRegistration::
+  // recorded_options: the graph model's topology file inlined, so topo-eval needs no file and a resume sees
+  // an edited one).
+  nlohmann::json recorded_json() const;
   // The chosen model's options only: {"variant": "full", "residual": false} for star.
   const nlohmann::json& options_of_model() const { return model_options; }
   // Fields whose change does not change the computation (where the run writes, how it reports, ...):

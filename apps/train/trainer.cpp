@@ -35,7 +35,7 @@ std::uint64_t stream_seed(std::int64_t seed, std::uint64_t stream) {
 }
 
 void check_same_config(const nlohmann::json& saved, const TrainConfig& now, const std::string& path) {
-  const nlohmann::json current = now.to_json();
+  const nlohmann::json current = now.recorded_json();
   const auto& runtime = TrainConfig::runtime_fields();
   static const nlohmann::json defaults = TrainConfig{}.to_json();
   for (const auto& [key, value] : current.items()) {
@@ -145,11 +145,15 @@ void TrainingRun::start_or_resume() {
     // Rank 0 alone reads the run directory; the state comes from it below.
   } else if (c_.resume) {
     TOPO_CHECK(fs::exists(ckpt_), "resume: no checkpoint at '{}' (run without --resume first)", ckpt_);
+    // The settings first (from the index alone): a changed one is named, not reported as a tensor that
+    // does not fit the model it built.
+    const nlohmann::json index = nn::read_checkpoint_index(ckpt_);
+    const nlohmann::json& saved = index.contains("metadata") ? index.at("metadata") : index;
+    TOPO_CHECK(saved.is_object() && saved.contains("config") && saved.contains("epochs_done"),
+               "resume: '{}' was not written by topo-train (no config / epochs_done metadata)", ckpt_);
+    check_same_config(saved.at("config"), c_, ckpt_);
     const nn::CheckpointInfo info = nn::load_checkpoint(ckpt_, *model_, optimizer_.get(), &dropout_gen_);
     const nlohmann::json& meta = info.metadata;
-    TOPO_CHECK(meta.is_object() && meta.contains("config") && meta.contains("epochs_done"),
-               "resume: '{}' was not written by topo-train (no config / epochs_done metadata)", ckpt_);
-    check_same_config(meta.at("config"), c_, ckpt_);
     restore_bookkeeping(meta);
     step_ = info.step;
     // Evaluations an interrupted run logged after its last checkpoint are redone: drop them.
@@ -324,7 +328,7 @@ void TrainingRun::evaluate_dev(std::int64_t epoch) {
     best_step_ = step_;
     evals_since_best_ = 0;
     nn::save_checkpoint(best_, *model_, nullptr, nullptr, step_,
-                        {{"config", c_.to_json()}, {"task", task_->metadata()}, {"dev", eval.values}});
+                        {{"config", c_.recorded_json()}, {"task", task_->metadata()}, {"dev", eval.values}});
   } else {
     ++evals_since_best_;
   }
@@ -346,7 +350,7 @@ void TrainingRun::save_epoch_checkpoint(std::int64_t epoch) {
   if (distributed_) check_ranks_agree(comm_, *model_, step_);
   if (!root_) return;
   nlohmann::json meta = bookkeeping(epoch + 1);
-  meta["config"] = c_.to_json();
+  meta["config"] = c_.recorded_json();
   meta["ranks"] = comm_.size();  // for the record: a checkpoint resumes with any rank count
   nn::save_checkpoint(ckpt_, *model_, optimizer_.get(), &dropout_gen_, step_, meta);
 }

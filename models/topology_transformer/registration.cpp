@@ -2,6 +2,8 @@
 // options and working recipes. The file's head groups, when they fix the heads (and, as lists, the layers),
 // set --heads and --layers over the recipe (implied_settings); a value the user types must agree with them.
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 
 #include "models/registry.hpp"
 #include "models/topology_transformer/topology_transformer.hpp"
@@ -13,12 +15,25 @@ namespace {
 // The longest sentence the in-edge check builds up front (longer ones are checked batch by batch).
 constexpr std::int64_t kCheckedLength = 64;
 
+// --topology is a file, or the file's content itself (a JSON object: what a checkpoint records).
+bool inline_json(const std::string& value) {
+  const std::size_t first = value.find_first_not_of(" \t\r\n");
+  return first != std::string::npos && value[first] == '{';
+}
+
 TopologySpec topology_of(const nlohmann::json& options) {
-  const std::string path = option_value<std::string>(options, "topology", "model graph");
-  TOPO_CHECK(!path.empty(),
+  const std::string value = option_value<std::string>(options, "topology", "model graph");
+  TOPO_CHECK(!value.empty(),
              "--model graph needs --topology FILE.json: the attention graph as a file (docs/topologies.md; shipped "
              "ones in configs/topologies/)");
-  return read_topology_file(path);
+  if (!inline_json(value)) return read_topology_file(value);
+  nlohmann::ordered_json file;
+  try {
+    file = nlohmann::ordered_json::parse(value);
+  } catch (const nlohmann::json::exception& e) {
+    fail("--topology (inline JSON) is not valid JSON: {}", e.what());
+  }
+  return parse_topology(file, "--topology (inline JSON)");
 }
 
 }  // namespace
@@ -28,7 +43,10 @@ ModelRegistration topology_transformer_registration() {
   m.name = "graph";
   m.summary = "attention over the graph a topology file describes (--topology FILE.json, docs/topologies.md)";
   m.options = {
-      {"topology", "", "the topology file (JSON: node types, relations, head groups; docs/topologies.md)", {}},
+      {"topology", "",
+       "the topology file (JSON: node types, relations, head groups; docs/topologies.md), or its content inline "
+       "('{...}': what a checkpoint records)",
+       {}},
       {"residual", true, "LayerNorm(x + ReLU(attention)) (false: LayerNorm(ReLU(attention)), Star's paper form)", {}},
       {"attention", "auto",
        "graph attention: auto (the fused band kernel when each head group is one window or full relation over "
@@ -51,6 +69,17 @@ ModelRegistration topology_transformer_registration() {
     for (const TopologyHeadGroup& g : topology.head_groups)
       if (g.per_layer) implied["layers"] = static_cast<std::int64_t>(g.heads.size());
     return implied;
+  };
+  m.recorded_options = [](const nlohmann::json& options) {
+    nlohmann::json recorded = options;
+    const std::string value = option_value<std::string>(options, "topology", "model graph");
+    if (value.empty() || inline_json(value)) return recorded;
+    (void)topology_of(options);  // a file that does not parse is not recorded silently
+    std::ifstream in(value);
+    std::stringstream text;
+    text << in.rdbuf();
+    recorded["topology"] = nlohmann::ordered_json::parse(text.str()).dump();
+    return recorded;
   };
   m.make = [](const EncoderSpec& spec) {
     TopologyTransformerConfig config{.encoder = encoder_config(spec), .topology = topology_of(spec.options)};

@@ -104,16 +104,30 @@ TEST_CASE("graph model: a topology file trains on masked summation and on text, 
     }
     return text;
   };
+  // The run reads a copy of bigbird.json, deleted after training: the checkpoint keeps the file's content.
+  std::filesystem::copy_file(shipped("bigbird"), dir / "mine.json");
+  const std::string mine = (dir / "mine.json").string();
   const std::string train = topo::testing::write_temp_file("graph_train.jsonl", lines(160, 0));
   const std::string dev = topo::testing::write_temp_file("graph_dev.jsonl", lines(40, 1));
   const std::string test = topo::testing::write_temp_file("graph_test.jsonl", lines(40, 2));
-  auto text = parse({"--task", "classify", "--model", "graph", "--topology", shipped("bigbird"), "--format", "jsonl",
+  auto text = parse({"--task", "classify", "--model", "graph", "--topology", mine, "--format", "jsonl",
                      "--train", train, "--dev", dev, "--test", test, "--min-freq", "1", "--epochs", "3", "--hidden", "16",
                      "--progress", "none", "--out", dir.string() + "/text"});
   REQUIRE(text.has_value());
   const TrainResult t = Trainer(*text).run();
   REQUIRE(t.completed);
-  // topo-eval rebuilds the model from the checkpoint's config (the file read again) and scores a file.
+  // A resume with an edited file is refused: the checkpoint recorded the content it trained with.
+  {
+    std::ofstream edit(mine);
+    edit << R"({"relations": [{"name": "all", "src": "tok", "dst": "tok", "builder": "full"}]})";
+  }
+  auto resumed = *text;
+  resumed.resume = true;
+  const std::string refused = error_of([&] { Trainer(resumed).run(); });
+  CAPTURE(refused);
+  CHECK(refused.find("resume: config field 'topology'") != std::string::npos);
+  std::filesystem::remove(mine);
+  // topo-eval rebuilds the model from the checkpoint's config (the recorded content: no file) and scores a file.
   const std::string eval =
       (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "topo-eval").string() + " --checkpoint " +
       dir.string() + "/text --test " + test + " > " + dir.string() + "/eval.txt 2>&1";
