@@ -122,8 +122,8 @@ std::int64_t TopologyLayout::axis_index(const std::string& type, std::int64_t no
 }
 
 TopologyLayout layout_topology(const models::TopologySpec& spec, std::int64_t tokens) {
-  TOPO_CHECK(tokens >= 1 && tokens <= kMaxDrawTokens,
-             "--n must be between 1 and {} tokens, got {} (a picture of more is unreadable)", kMaxDrawTokens, tokens);
+  TOPO_CHECK(tokens >= 1 && tokens <= kMaxDrawTokens, "--n must be between 1 and {} tokens, got {}{}", kMaxDrawTokens,
+             tokens, tokens > kMaxDrawTokens ? " (a grid of more is unreadable, and its SVG grows as n^2)" : "");
   TopologyLayout layout;
   layout.spec = spec;
   layout.tokens = tokens;
