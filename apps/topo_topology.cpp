@@ -1,0 +1,82 @@
+// topo-topology: a topology file's pattern for one sentence of n tokens, as a picture or as numbers
+// (docs/topologies_drawing.md).
+//   topo-topology draw configs/topologies/bigbird.json --n 64 --svg bigbird.svg   # the grid per head group
+//   topo-topology draw configs/topologies/bigbird.json --n 64 --dot bigbird.dot   # Graphviz DOT of the graph
+//   topo-topology stats configs/topologies/bigbird.json --n 64                    # edges, density, FLOPs, hops
+// Exit codes: 0 done (or --help), 1 a bad argument or file (one line "topo-topology: ..."), 2 an unexpected
+// internal error.
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <string_view>
+
+#include <CLI/CLI.hpp>
+
+#include "apps/topology/draw.hpp"
+#include "apps/train/cli.hpp"
+#include "kernels/error.hpp"
+
+namespace {
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) topo::fail("cannot write {}", path);
+  out << bytes;
+  if (!out.flush()) topo::fail("cannot write {}", path);
+}
+
+int run(int argc, char** argv) {
+  using namespace topo::apps;
+  CLI::App app("Draws a topology file's pattern for one sentence of n tokens, or prints its numbers.", "topo-topology");
+  app.require_subcommand(1);
+  std::string file, svg, dot;
+  std::int64_t n = 64, heads = 0;
+  auto common = [&](CLI::App* sub) {
+    sub->add_option("FILE", file, "the topology file (JSON, docs/topologies.md)")->required();
+    sub->add_option("--n", n, fmt::format("tokens in the sentence, 1..{} (default 64)", kMaxDrawTokens));
+    sub->add_option("--heads", heads,
+                    "H, the heads of the one group of a file without head_groups (default 1); a file with "
+                    "head_groups: must equal their sum")
+        ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
+  };
+  CLI::App* draw = app.add_subcommand("draw", "write the picture (--svg) and/or the graph as Graphviz DOT (--dot)");
+  common(draw);
+  draw->add_option("--svg", svg, "write the SVG picture here");
+  draw->add_option("--dot", dot, "write Graphviz DOT of the built graph here");
+  CLI::App* stats = app.add_subcommand("stats", "print the numbers: edges, density, attention FLOPs, hops");
+  common(stats);
+  if (!parse_command_line(app, argc, argv, std::cout)) return 0;
+  if (draw->parsed() && svg.empty() && dot.empty()) topo::fail("draw: give --svg FILE and/or --dot FILE");
+
+  const topo::models::TopologySpec spec = topo::models::read_topology_file(file);
+  const TopologyLayout layout = layout_topology(spec, n);
+  const TopologyStats s = topology_stats(layout, heads);
+  if (stats->parsed()) std::printf("%s", stats_text(layout, s).c_str());
+  if (!svg.empty()) {
+    write_file(svg, topology_svg(layout, s));
+    std::printf("-> %s\n", svg.c_str());
+  }
+  if (!dot.empty()) {
+    write_file(dot, topology_dot(layout));
+    std::printf("-> %s\n", dot.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const topo::Error& e) {
+    std::string_view what = e.what();
+    if (what.starts_with("topo-topology: ")) what.remove_prefix(15);  // parse_command_line names the program
+    std::fprintf(stderr, "topo-topology: %.*s\n", static_cast<int>(what.size()), what.data());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "topo-topology: internal error: %s\n", e.what());
+    return 2;
+  }
+}
