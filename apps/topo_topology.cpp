@@ -1,5 +1,5 @@
 // topo-topology: a topology file's pattern for one sentence of n tokens, as a picture or as numbers
-// (docs/topologies_drawing.md).
+// (docs/topologies.md).
 //   topo-topology draw configs/topologies/bigbird.json --n 64 --svg bigbird.svg   # the grid per head group
 //   topo-topology draw configs/topologies/bigbird.json --n 64 --dot bigbird.dot   # Graphviz DOT of the graph
 //   topo-topology stats configs/topologies/bigbird.json --n 64                    # edges, density, FLOPs, hops

@@ -1,7 +1,7 @@
 #pragma once
 // topo-topology's work: a topology file's graph for one sentence of n tokens, as a picture (SVG written by hand),
 // as Graphviz DOT, and as numbers (edges, density, attention FLOPs against dense attention, the longest
-// shortest path between tokens). docs/topologies_drawing.md says what each number means.
+// shortest path between tokens). docs/topologies.md says what each number means.
 //
 // The grid. Every node of the sentence's graph sits on one axis, type by type in spec.graph_types() order: tok
 // first (its in_sequence nodes, e.g. [CLS], at positions 0..c-1, then the n tokens), then emb when a relation
