@@ -6,15 +6,18 @@
 #   conll  CoNLL-2003 NER, IOB2 files (dev-selected, test scored once; entity F1).
 #   scripts/reproduce_topologies.sh [mr|sst5|conll|all]        (default all)
 # Environment: DATA (default ../shared/data), BIN (default build/bin; copy the binaries elsewhere first if you
-# rebuild while it runs), PATTERNS (default "star multiscale longformer bigbird custom_topology"), THREADS per
-# run (default 1), JOBS (runs side by side, default 2), EXTRA (more topo-train flags), OUT (default
-# runs/topologies). Each run lands in $OUT/<set>/<pattern>/ with its log beside it; the table is printed at the end.
+# rebuild while it runs), PATTERNS (default "star multiscale longformer bigbird custom_topology"), MODELS (the
+# registered models trained beside them with their own recipes, default "star multiscale transformer"; "" for
+# none), THREADS per run (default 1), JOBS (runs side by side, default 2), EXTRA (more topo-train flags), OUT
+# (default runs/topologies). Each run lands in $OUT/<set>/<pattern>/ (a registered model in
+# $OUT/<set>/model-<name>/) with its log beside it; the table is printed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which=${1:-all}
 data=${DATA:-../shared/data}
 bin=${BIN:-build/bin}
 patterns=${PATTERNS:-star multiscale longformer bigbird custom_topology}
+models=${MODELS-star multiscale transformer}
 threads=${THREADS:-1}
 jobs=${JOBS:-2}
 out_root=${OUT:-runs/topologies}
@@ -24,10 +27,12 @@ for f in "$vectors" "$data/mtl16/MR.task.train" "$data/sst/trees/train.txt" "$da
   [ -e "$f" ] || { echo "reproduce_topologies: missing $f (see $data/README.md)" >&2; exit 1; }
 done
 
-# One run: set, pattern.
+# One run: set, pattern (or model-NAME: the registered model NAME).
 run() {
   local set=$1 pattern=$2 out="$out_root/$1/$2"
-  local common=(--model graph --topology "configs/topologies/$pattern.json" --vectors "$vectors" --vectors-lowercase
+  local model=(--model graph --topology "configs/topologies/$pattern.json")
+  [[ $pattern == model-* ]] && model=(--model "${pattern#model-}")
+  local common=("${model[@]}" --vectors "$vectors" --vectors-lowercase
                 --threads "$threads" --progress lines --log-every 200 --out "$out")
   mkdir -p "$out"
   case $set in
@@ -44,7 +49,7 @@ run() {
 sets=(mr sst5 conll)
 [ "$which" = all ] || sets=("$which")
 for set in "${sets[@]}"; do
-  for pattern in $patterns; do
+  for pattern in $patterns $(for m in $models; do echo "model-$m"; done); do
     while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
     run "$set" "$pattern" &
   done

@@ -38,6 +38,9 @@ TopologySpec topology_of(const nlohmann::json& options) {
 
 }  // namespace
 
+ModelRegistration star_transformer_registration();  // models/star_transformer/registration.cpp
+ModelRegistration multiscale_transformer_registration();
+
 ModelRegistration topology_transformer_registration() {
   ModelRegistration m;
   m.name = "graph";
@@ -88,32 +91,14 @@ ModelRegistration topology_transformer_registration() {
     check_topology_lengths(config.topology, std::min(spec.max_length, kCheckedLength));
     return std::make_shared<TopologyTransformer>(config);
   };
-  // Text classification: Star's recipe (width 100, 4 heads, dropout 0.3); a file whose head groups fix the
-  // heads sets them instead (the multiscale file: 10).
-  m.recipes["classify"] = {{"max_len", 256}, {"min_freq", 2},     {"layers", 2},   {"hidden", 100},
-                           {"heads", 4},     {"head_hidden", 100}, {"dropout", 0.3}, {"epochs", 12},
-                           {"patience", 5},  {"batch", 16},       {"lr", 1e-3},    {"clip", 5.0},
-                           {"warmup", 100}};
-  // Sequence labelling: Star's tagging recipe (lowercased words plus the capitalisation feature).
-  m.recipes["tag"] = {{"lowercase", true}, {"case_feature", true}, {"max_len", 256}, {"min_freq", 2}, {"layers", 2},
-                      {"hidden", 100}, {"heads", 4}, {"head_hidden", 100}, {"dropout", 0.3}, {"epochs", 10},
-                      {"min_steps", 3000}, {"patience", 4}, {"batch", 32}, {"lr", 1e-3}, {"clip", 5.0},
-                      {"warmup", 100}};
-  // Natural language inference: Star's nli recipe.
-  m.recipes["nli"] = {{"max_len", 64},   {"min_freq", 1},       {"layers", 2},     {"hidden", 100},
-                      {"heads", 4},      {"head_hidden", 100}, {"dropout", 0.1},  {"epochs", 6},
-                      {"patience", 3},   {"batch", 64},        {"lr", 1e-3},      {"clip", 5.0},
-                      {"warmup", 200}};
-  // Masked summation: Star's recipe (residuals and warm-up take a stack off the k/2 plateau).
-  m.recipes["masked-sum"] = {{"n", 50},      {"k", 5},         {"d", 10},          {"train_size", 4000},
-                             {"dev_size", 500}, {"test_size", 1000}, {"layers", 2},  {"hidden", 100},
-                             {"heads", 10},  {"epochs", 20},   {"batch", 16},      {"lr", 1e-3},
-                             {"warmup", 300}};
-  // Mirrored summation: Multi-Scale's recipe.
-  m.recipes["mirrored-sum"] = {{"n", 100},       {"d", 50},          {"k", 10},      {"train_size", 10000},
-                               {"dev_size", 1000}, {"test_size", 2000}, {"layers", 2},  {"hidden", 100},
-                               {"heads", 10},    {"epochs", 10},     {"batch", 32},  {"lr", 1e-3},
-                               {"warmup", 300}};
+  // The recipes of the models the shipped files reproduce: Star's for the text tasks and masked summation
+  // (width 100, 4 heads; a file whose head groups fix the heads sets them instead, the multiscale file 10),
+  // Multi-Scale's for mirrored summation without its own options (the file gives the windows).
+  m.recipes = star_transformer_registration().recipes;
+  nlohmann::json mirrored = multiscale_transformer_registration().recipes.at("mirrored-sum");
+  mirrored.erase("scales");
+  mirrored.erase("alpha");
+  m.recipes["mirrored-sum"] = mirrored;
   return m;
 }
 

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <unistd.h>
 
+#include "tests/apps/train_args.hpp"
 #include "tests/support/testing.hpp"
 #include "apps/train/cli.hpp"
 #include "apps/train/config.hpp"
@@ -29,11 +30,7 @@ std::string temp_file(const std::string& name, const std::string& content) {
 }
 
 std::optional<TrainConfig> parse(std::vector<std::string> args) {
-  args.insert(args.begin(), "topo-train");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out;
-  return parse_train_args(static_cast<int>(argv.size()), argv.data(), out);
+  return topo::testing::parse_train_command(std::move(args));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "apps/train/config.hpp"
 #include "apps/train/trainer.hpp"
 #include "models/registry.hpp"
+#include "tests/apps/train_args.hpp"
 #include "tests/support/testing.hpp"
 
 using namespace topo;
@@ -72,13 +73,7 @@ TaskRegistration toy_registration() {
 }
 
 std::optional<TrainConfig> parse(std::vector<std::string> args, std::string* help = nullptr) {
-  args.insert(args.begin(), "topo-train");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out;
-  auto config = parse_train_args(static_cast<int>(argv.size()), argv.data(), out);
-  if (help) *help = out.str();
-  return config;
+  return topo::testing::parse_train_command(std::move(args), help);
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "apps/train/cli.hpp"
 #include "apps/train/config.hpp"
 #include "apps/train/trainer.hpp"
+#include "tests/apps/train_args.hpp"
 #include "tests/support/testing.hpp"
 
 using namespace topo;
@@ -27,11 +28,7 @@ std::string shipped(const std::string& name) {
 }
 
 std::optional<TrainConfig> parse(std::vector<std::string> args) {
-  args.insert(args.begin(), "topo-train");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out;
-  return parse_train_args(static_cast<int>(argv.size()), argv.data(), out);
+  return topo::testing::parse_train_command(std::move(args));
 }
 
 }  // namespace
