@@ -2,12 +2,12 @@
 // (docs/topologies.md).
 //   topo-topology draw configs/topologies/bigbird.json --n 64 --svg bigbird.svg   # the grid per head group
 //   topo-topology draw configs/topologies/bigbird.json --n 64 --dot bigbird.dot   # Graphviz DOT of the graph
+//   topo-topology draw configs/topologies/bigbird.json --n 16 --dot - | dot -Tsvg > g.svg
 //   topo-topology stats configs/topologies/bigbird.json --n 64                    # edges, density, FLOPs, hops
 // Exit codes: 0 done (or --help), 1 a bad argument or file (one line "topo-topology: ..."), 2 an unexpected
 // internal error.
 #include <cstdio>
 #include <exception>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -16,15 +16,19 @@
 
 #include "apps/topology/draw.hpp"
 #include "apps/train/cli.hpp"
+#include "kernels/atomic_file.hpp"
 #include "kernels/error.hpp"
 
 namespace {
 
-void write_file(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) topo::fail("cannot write {}", path);
-  out << bytes;
-  if (!out.flush()) topo::fail("cannot write {}", path);
+// `-`: standard output; a file is replaced atomically (a killed run leaves the old picture or the new one).
+void write_output(const std::string& path, const std::string& bytes) {
+  if (path == "-") {
+    std::fwrite(bytes.data(), 1, bytes.size(), stdout);
+    return;
+  }
+  topo::write_file_atomically(path, bytes);
+  std::printf("-> %s\n", path.c_str());
 }
 
 int run(int argc, char** argv) {
@@ -43,8 +47,8 @@ int run(int argc, char** argv) {
   };
   CLI::App* draw = app.add_subcommand("draw", "write the picture (--svg) and/or the graph as Graphviz DOT (--dot)");
   common(draw);
-  draw->add_option("--svg", svg, "write the SVG picture here");
-  draw->add_option("--dot", dot, "write Graphviz DOT of the built graph here");
+  draw->add_option("--svg", svg, "write the SVG picture here (- : standard output)");
+  draw->add_option("--dot", dot, "write Graphviz DOT of the built graph here (- : standard output)");
   CLI::App* stats = app.add_subcommand("stats", "print the numbers: edges, density, attention FLOPs, hops");
   common(stats);
   if (!parse_command_line(app, argc, argv, std::cout)) return 0;
@@ -54,14 +58,8 @@ int run(int argc, char** argv) {
   const TopologyLayout layout = layout_topology(spec, n);
   const TopologyStats s = topology_stats(layout, heads);
   if (stats->parsed()) std::printf("%s", stats_text(layout, s).c_str());
-  if (!svg.empty()) {
-    write_file(svg, topology_svg(layout, s));
-    std::printf("-> %s\n", svg.c_str());
-  }
-  if (!dot.empty()) {
-    write_file(dot, topology_dot(layout));
-    std::printf("-> %s\n", dot.c_str());
-  }
+  if (!svg.empty()) write_output(svg, topology_svg(layout, s));
+  if (!dot.empty()) write_output(dot, topology_dot(layout));
   return 0;
 }
 
