@@ -11,6 +11,10 @@
 //
 // The task: each token is a digit 0..9, marked or not; predict the sum of the marked digits of each
 // sentence (the masked-summation probe in small). Exits 1 if the loss did not fall.
+//
+// Without C++: the same pattern is configs/topologies/custom_topology.json, trained by
+// `topo-train --model graph --topology configs/topologies/custom_topology.json` (docs/topologies.md). This
+// example stays as the walk-through of the builders and layers a file drives.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>

@@ -188,24 +188,38 @@ TopologyGraph build_topology(const TopologySpec& spec, const std::vector<std::in
       std::map<std::string, std::vector<std::int64_t>> held;  // per source type: dst * count + src, sorted
       std::vector<std::int64_t> in_degree(static_cast<std::size_t>(spec.nodes_in_sentence(plan.dst, n)), 0);
       for (std::size_t e = 0; e < plan.relations.size(); ++e) {
-        SentenceEdges kept;
-        if (plan.relations[e] >= 0) {
-          const SentenceEdges all = relation_edges(spec, spec.relations[static_cast<std::size_t>(plan.relations[e])], n);
-          const std::int64_t count = spec.nodes_in_sentence(plan.src_types[e], n);
-          std::vector<std::int64_t>& h = held[plan.src_types[e]];
-          std::vector<std::int64_t> keys;
-          for (std::size_t i = 0; i < all.size(); ++i) {
-            const std::int64_t key = all.dst[i] * count + all.src[i];
-            if (!h.empty() && std::binary_search(h.begin(), h.end(), key)) continue;
-            kept.src.push_back(all.src[i]), kept.dst.push_back(all.dst[i]), keys.push_back(key);
-            ++in_degree[static_cast<std::size_t>(all.dst[i])];
-          }
-          std::sort(keys.begin(), keys.end());  // by dst, then src (a ring lists a wrapped predecessor last)
-          const std::size_t before = h.size();
-          h.insert(h.end(), keys.begin(), keys.end());
-          std::inplace_merge(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(before), h.end());
+        if (plan.relations[e] < 0) {  // padding: no edges
+          entries.emplace_back();
+          continue;
         }
-        entries.push_back(std::move(kept));
+        SentenceEdges edges = relation_edges(spec, spec.relations[static_cast<std::size_t>(plan.relations[e])], n);
+        // Only relations that share their source type with another of the plan take part in de-duplication:
+        // the later ones drop what the earlier ones hold (keys dst * count + src, kept sorted).
+        const std::string& type = plan.src_types[e];
+        const bool shared_before = std::find(plan.src_types.begin(), plan.src_types.begin() + static_cast<std::ptrdiff_t>(e),
+                                             type) != plan.src_types.begin() + static_cast<std::ptrdiff_t>(e);
+        const bool shared_after = std::find(plan.src_types.begin() + static_cast<std::ptrdiff_t>(e) + 1,
+                                            plan.src_types.end(), type) != plan.src_types.end();
+        if (shared_before || shared_after) {
+          const std::int64_t count = spec.nodes_in_sentence(type, n);
+          std::vector<std::int64_t>& h = held[type];
+          SentenceEdges kept;
+          std::vector<std::int64_t> keys;
+          for (std::size_t i = 0; i < edges.size(); ++i) {
+            const std::int64_t key = edges.dst[i] * count + edges.src[i];
+            if (!h.empty() && std::binary_search(h.begin(), h.end(), key)) continue;
+            kept.src.push_back(edges.src[i]), kept.dst.push_back(edges.dst[i]), keys.push_back(key);
+          }
+          edges = std::move(kept);
+          if (shared_after) {
+            std::sort(keys.begin(), keys.end());  // by dst, then src (a ring lists a wrapped predecessor last)
+            const std::size_t before = h.size();
+            h.insert(h.end(), keys.begin(), keys.end());
+            std::inplace_merge(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(before), h.end());
+          }
+        }
+        for (std::int64_t d : edges.dst) ++in_degree[static_cast<std::size_t>(d)];
+        entries.push_back(std::move(edges));
       }
       for (std::size_t i = 0; i < in_degree.size(); ++i)
         if (in_degree[i] == 0)
@@ -229,6 +243,9 @@ TopologyGraph build_topology(const TopologySpec& spec, const std::vector<std::in
     for (std::size_t e = 0; e < plan.relations.size(); ++e) {
       std::vector<std::int32_t> src, dst;
       std::vector<std::int64_t> per_sentence;
+      std::size_t total = 0;
+      for (std::int64_t n : lengths) total += by_length.at(n)[p][e].size();
+      src.reserve(total), dst.reserve(total);
       std::int64_t src_first = 0, dst_first = 0;
       for (std::size_t b = 0; b < lengths.size(); ++b) {
         const SentenceEdges& edges = by_length.at(lengths[b])[p][e];
