@@ -169,6 +169,31 @@ TagScheme detect_tag_scheme(const std::vector<std::vector<std::string>>& sentenc
   return iob1 ? TagScheme::IOB1 : TagScheme::IOB2;
 }
 
+bool tag_in_scheme(std::string_view tag, TagScheme scheme) {
+  if (scheme == TagScheme::None || tag == "O") return true;
+  const TagParts p = split_tag(tag);
+  if (p.type.empty()) return false;
+  switch (scheme) {
+    case TagScheme::IOB1:
+    case TagScheme::IOB2: return p.prefix == "B" || p.prefix == "I";
+    case TagScheme::BIOES: return p.prefix == "B" || p.prefix == "I" || p.prefix == "M" || p.prefix == "E" || p.prefix == "S";
+    case TagScheme::BMES: return p.prefix == "B" || p.prefix == "M" || p.prefix == "E" || p.prefix == "S";
+    case TagScheme::None: return true;
+  }
+  return false;
+}
+
+const char* scheme_prefixes(TagScheme scheme) {
+  switch (scheme) {
+    case TagScheme::IOB1:
+    case TagScheme::IOB2: return "B, I";
+    case TagScheme::BIOES: return "B, I, M, E, S";
+    case TagScheme::BMES: return "B, M, E, S";
+    case TagScheme::None: return "";
+  }
+  return "";
+}
+
 bool allowed_transition(std::string_view prev, std::string_view next, TagScheme scheme) {
   const TagParts p = split_tag(prev), n = split_tag(next);
   const bool same_type = p.prefix != "O" && p.type == n.type;

@@ -54,6 +54,12 @@ std::vector<std::string> convert_tags(const std::vector<std::string>& tags, TagS
 // rules), else IOB2.
 TagScheme detect_tag_scheme(const std::vector<std::vector<std::string>>& sentences);
 
+// Whether `tag` belongs to `scheme`: "O", or a typed tag with one of the scheme's prefixes (IOB1, IOB2: B, I;
+// BIOES: B, I, E, S, and M, which it reads as I; BMES: B, M, E, S). Every tag belongs to None (free-form tags).
+bool tag_in_scheme(std::string_view tag, TagScheme scheme);
+// The prefixes `scheme` has, for messages: "B, I" / "B, I, M, E, S" / "B, M, E, S" ("" for None).
+const char* scheme_prefixes(TagScheme scheme);
+
 // Whether tag `next` may follow tag `prev` in a well-formed sequence of `scheme` (the CRF's constraints):
 //   IOB2   I-X only after B-X or I-X;           IOB1  B-X only after B-X or I-X (a chunk of the same type);
 //   BIOES  inside a chunk (after B-X, I-X/M-X) only I-X/M-X or E-X follow; outside it (after O, E, S) only O,

@@ -96,6 +96,7 @@ TaggedDataset read_tagged(TagFormat format, const std::string& path, const TagRe
     current.tokens.push_back(std::move(token));
     current.tags.emplace_back(tag);
     current.source.push_back(text);
+    current.lines.push_back(line);
   };
   const auto parse = [&](std::int64_t line, const std::string& text) {
     std::string_view s(text);

@@ -30,6 +30,7 @@ struct TaggedSentence {
   std::vector<std::string> tokens;
   std::vector<std::string> tags;
   std::vector<std::string> source;  // each token's line as read (decoded, '\r' stripped): written back with predictions
+  std::vector<std::int64_t> lines;  // each token's 1-based line (errors about one tag name it)
   std::int64_t line = 0;            // 1-based line of the first token
   std::int64_t size() const { return static_cast<std::int64_t>(tokens.size()); }
 };

@@ -215,3 +215,31 @@ TEST_CASE("tag: with vectors, words the vectors know join the vocabulary from ev
   CHECK(with.metadata().at("vectors").at("vocabulary_added") == 2);
   fs::remove_all(dir);
 }
+
+TEST_CASE("tag: a tag outside the file's scheme is an error naming file and line; --tag-scheme none takes it as a class") {
+  const std::string bad = testing::write_temp_file("q_per.txt",
+                                                   "EU NNP B-ORG\nrejects VBZ O\n\nPeter NNP B-PER\nBlackburn NNP I-PER\n\n"
+                                                   "BRUSSELS NNP B-LOC\nsays VBZ Q-PER\n\n");
+  TagOptions o;
+  o.format = "conll";
+  o.train = bad;
+  o.dev = bad;
+  const std::string message = testing::error_of([&] { SequenceTagging task(o); });
+  CHECK(message.find("'" + bad + "' line 8: tag 'Q-PER' is not a iob2 tag (prefixes B, I, or O)") != std::string::npos);
+  CHECK(message.find("--tag-scheme none") != std::string::npos);
+  // A BIOES file with a BIO-only mistake, and a dev file with a bad prefix in a good training file's scheme.
+  const std::string bioes = testing::write_temp_file("bioes_bad.txt", "a X S-PER\nb X B-LOC\nc X E-LOC\nd X X-LOC\n\n");
+  o.train = bioes;
+  o.dev = bioes;
+  CHECK(testing::error_of([&] { SequenceTagging task(o); }).find("line 4: tag 'X-LOC' is not a bioes tag") != std::string::npos);
+  const std::string good = testing::write_temp_file("good_bio.txt", "EU NNP B-ORG\nrejects VBZ O\n\n");
+  o.train = good;
+  o.dev = bad;
+  CHECK(testing::error_of([&] { SequenceTagging task(o); }).find("'" + bad + "' line 8: tag 'Q-PER'") != std::string::npos);
+  // Free-form: every distinct tag is a class, scored by token accuracy.
+  o.train = bad;
+  o.scheme = "none";
+  SequenceTagging free_form(o);
+  CHECK(free_form.scheme() == text::TagScheme::None);
+  CHECK(free_form.metric() == "acc");
+}

@@ -58,7 +58,9 @@ nlohmann::json evaluate_file(const FileEvaluation& request) {
     const text::TaggedDataset& d = task->data(Split::Test);
     std::vector<std::vector<std::string>> gold;
     for (const auto& sentence : d.sentences) gold.push_back(sentence.tags);
-    const text::TagScheme file_scheme = text::detect_tag_scheme(gold);
+    // A free-form model (scheme none) writes its tags as they are.
+    const text::TagScheme file_scheme =
+        task->scheme() == text::TagScheme::None ? text::TagScheme::None : text::detect_tag_scheme(gold);
     for (auto& t : tags) t = text::convert_tags(t, task->scheme(), file_scheme);
     text::write_tagged_predictions(request.predictions, d, tags);
   }
@@ -97,8 +99,11 @@ TaskRegistration tag_registration() {
   t.input = TaskInput::TokenIds;
   t.options = {{"format", "", "conll | conllu | weibo | bmes (empty: from the training file's name)", {}}};
   for (const models::Option& o : text_task_options()) t.options.push_back(o);
-  t.options.push_back({"tag_scheme", "file", "the scheme the model predicts: file (the training file's) | iob1 | iob2 | bio | bioes | bmes",
-                       {"file", "iob1", "iob2", "bio", "bioes", "bmes"}});
+  t.options.push_back({"tag_scheme", "file",
+                       "the scheme the model predicts: file (the training file's) | iob1 | iob2 | bio | bioes | bmes | "
+                       "none (free-form tags, POS-style: no chunks, token accuracy; a tag outside the scheme is an "
+                       "error otherwise)",
+                       {"file", "iob1", "iob2", "bio", "bioes", "bmes", "none"}});
   t.options.push_back({"xpos", false, "conllu: tag with XPOS instead of UPOS", {}});
   t.options.push_back({"case_feature", false, "add a capitalisation embedding (lower, Upper, ALLCAPS, mixed, digits) to each token", {}});
   t.options.push_back({"crf", false, "a linear-chain CRF on the per-token scores (NLL training, Viterbi decoding, the scheme's constraints)", {}});

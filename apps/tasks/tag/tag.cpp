@@ -37,8 +37,21 @@ nlohmann::json tagged_stats_json(const text::TaggedReadStats& s) {
   return j;
 }
 
+// Every tag of `d` in `scheme` (tag_in_scheme): a prefix the scheme lacks (Q-PER in a BIO file) is an error
+// naming the file and line, not a class of its own.
+void check_tag_prefixes(const text::TaggedDataset& d, text::TagScheme scheme) {
+  for (const text::TaggedSentence& s : d.sentences)
+    for (std::size_t i = 0; i < s.tags.size(); ++i)
+      if (!text::tag_in_scheme(s.tags[i], scheme))
+        fail("'{}' line {}: tag '{}' is not a {} tag (prefixes {}, or O); if the column holds free-form tags "
+             "(POS-style), train with --tag-scheme none",
+             d.path, i < s.lines.size() ? s.lines[i] : s.line + static_cast<std::int64_t>(i), s.tags[i],
+             text::tag_scheme_name(scheme), text::scheme_prefixes(scheme));
+}
+
 text::TagScheme model_scheme(const std::string& name, text::TagScheme file_scheme) {
   if (name == "file") return file_scheme;
+  if (name == "none") return text::TagScheme::None;  // free-form tags, whatever their spelling
   const text::TagScheme s = text::parse_tag_scheme(name);
   TOPO_CHECK((s == text::TagScheme::None) == (file_scheme == text::TagScheme::None),
              "tag scheme '{}' does not fit the data's tags (scheme '{}')", name, text::tag_scheme_name(file_scheme));
@@ -58,7 +71,8 @@ SequenceTagging::SequenceTagging(const TagOptions& options) : options_(options) 
   if (!options.test.empty()) data_[2] = text::read_tagged(format_, options.test, options.read);
   TOPO_CHECK(!data_[0].sentences.empty(), "tag: '{}' holds no sentences", options.train);
   TOPO_CHECK(!data_[1].sentences.empty(), "tag: '{}' holds no sentences", options.dev);
-  file_scheme_ = text::detect_tag_scheme(tags_of(data_[0]));
+  // --tag-scheme none: the tags are free-form classes (POS-style), whatever their spelling.
+  file_scheme_ = options.scheme == "none" ? text::TagScheme::None : text::detect_tag_scheme(tags_of(data_[0]));
   scheme_ = model_scheme(options.scheme, file_scheme_);
 
   text::Dataset words;  // the training words as the vocabulary builder reads them
@@ -109,8 +123,12 @@ void SequenceTagging::encode_(Split split) {
   const text::TaggedDataset& d = data_[static_cast<int>(split)];
   EncodedTagSplit out;
   // A dev/test file may be written in another scheme than training's (topo-eval): read its own.
+  // A free-form model reads every file's tags as they are.
   const text::TagScheme file_scheme =
-      split == Split::Train ? file_scheme_ : (d.sentences.empty() ? file_scheme_ : text::detect_tag_scheme(tags_of(d)));
+      split == Split::Train || d.sentences.empty() || scheme_ == text::TagScheme::None
+          ? (scheme_ == text::TagScheme::None ? text::TagScheme::None : file_scheme_)
+          : text::detect_tag_scheme(tags_of(d));
+  check_tag_prefixes(d, file_scheme);
   TOPO_CHECK((file_scheme == text::TagScheme::None) == (scheme_ == text::TagScheme::None),
              "'{}': its tags (scheme '{}') are not of the model's kind (scheme '{}')", d.path,
              text::tag_scheme_name(file_scheme), text::tag_scheme_name(scheme_));

@@ -31,7 +31,7 @@ struct TagOptions {
   std::string format;            // conll | conllu | weibo | bmes; empty: guessed from the training file's name
   std::string train, dev, test;  // test optional
   text::TagReadOptions read;     // encoding, skip_bad, xpos
-  std::string scheme = "file";   // the model's tag scheme: file | iob1 | iob2 | bio | bioes | bmes
+  std::string scheme = "file";   // the model's tag scheme: file | iob1 | iob2 | bio | bioes | bmes | none (free-form)
   bool lowercase = false;        // vocabulary of lowercased words (the case feature keeps the capitalisation)
   bool case_feature = false;
   std::int64_t min_freq = 1;
