@@ -5,8 +5,10 @@
 //   topo-train --task node-classify --model gat        (Zachary's karate club; --model gcn likewise)
 //   mpirun -np 2 topo-train ...   data parallel: each rank trains on its shard of every batch (dist/)
 // Exit codes: 0 done (or --help), 1 a bad config or a failed run (the message names the cause), 2 an
-// unexpected internal error. Under several ranks an error on any rank ends the whole job (MPI_Abort), so no
+// unexpected internal error, 75 (EX_TEMPFAIL) stopped by SIGTERM or SIGINT after a step whose checkpoint
+// `--resume` continues (a second signal ends the process at once). Under several ranks an error on any rank ends the whole job (MPI_Abort), so no
 // rank is left waiting for a collective its peer will never join.
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -20,6 +22,8 @@
 #include "kernels/profile.hpp"
 
 namespace {
+constexpr int kStoppedExit = 75;  // EX_TEMPFAIL: run again (with --resume) to finish
+
 // "topo-train: error: ..." alone, "topo-train: rank 1 of 2: error: ..." among several ranks; then the job ends.
 int report_failure(topo::dist::Communicator* world, const char* kind, const char* what, int exit_code) {
   const std::string who = world && world->size() > 1
@@ -44,6 +48,21 @@ int main(int argc, char** argv) {
     if (!config) return 0;
     Trainer trainer(*config, world.get());
     const TrainResult r = trainer.run();
+    if (r.stop_signal != 0) {  // every rank stopped after the same step
+      const char* name = r.stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
+      if (root && r.losses.empty())  // before this process trained a step: nothing new to keep
+        std::fprintf(stderr,
+                     "topo-train: stopped by %s before training a step; nothing new to keep: run the same command "
+                     "(with --resume auto) to start or continue\n",
+                     name);
+      else if (root)
+        std::fprintf(stderr,
+                     "topo-train: stopped by %s after step %lld (epoch %lld); %s/checkpoint.ckpt holds it: run the "
+                     "same command with --resume (or --resume auto) to continue\n",
+                     name, static_cast<long long>(r.steps), static_cast<long long>(r.epochs_done + 1),
+                     config->out.c_str());
+      return kStoppedExit;
+    }
     if (!root) return 0;  // rank 0 reports
     if (!r.completed) {
       std::printf("stopped after epoch %lld (stop_after); continue with --resume --out %s\n",

@@ -110,6 +110,13 @@ std::optional<TrainConfig> parse_train_args(int argc, const char* const* argv, s
           flag,
           [&overrides, name = field.name](std::int64_t count) { overrides.emplace_back(name, count > 0 ? "true" : "false"); },
           field.help + " (" + flag + "=false: off)");
+    } else if (field.name == "resume") {
+      // `--resume` alone is `--resume on`; `--resume auto` resumes only when there is a checkpoint.
+      option = app.add_option_function<std::string>(
+                      flag, [&overrides](const std::string& v) { overrides.emplace_back("resume", v.empty() ? "on" : v); },
+                      field.help)
+                   ->expected(0, 1)
+                   ->type_name("[on|auto|off]");
     } else {
       option = app.add_option_function<std::string>(
                       flag, [&overrides, name = field.name](const std::string& v) { overrides.emplace_back(name, v); },

@@ -56,7 +56,9 @@ const std::vector<Field>& table() {
       {"log_every", &TrainConfig::log_every, "progress line every N steps when not on a terminal"},
       {"progress", &TrainConfig::progress, "auto | bar | lines | none"},
       {"out", &TrainConfig::out, "output directory (checkpoints, metrics.jsonl, result.json)"},
-      {"resume", &TrainConfig::resume, "continue from OUT/checkpoint.ckpt"},
+      {"resume", &TrainConfig::resume,
+       "continue from OUT/checkpoint.ckpt: on (--resume alone; the checkpoint must exist) | auto (resume when it "
+       "exists, start fresh otherwise; the log says which) | off"},
       {"profile", &TrainConfig::profile, "time the phases of training"},
       {"stop_after", &TrainConfig::stop_after, "stop as if interrupted after N epochs in total (0: never)"},
       {"dist_reduce", &TrainConfig::dist_reduce,
@@ -270,6 +272,17 @@ void set_config_field(TrainConfig& config, const std::string& name, const nlohma
     options[name] = models::checked_option_value(*option, value);
     return;
   }
+  if (name == "resume") {  // on | off | auto; booleans too (configs and checkpoints written when it was a flag)
+    std::string v;
+    if (value.is_boolean()) v = value.get<bool>() ? "on" : "off";
+    else if (value.is_string()) v = value.get<std::string>();
+    if (v == "true") v = "on";
+    if (v == "false") v = "off";
+    if (v != "on" && v != "off" && v != "auto")
+      fail("invalid config field 'resume' = {}: expected on, off or auto (or true / false)", value.dump());
+    config.resume = v;
+    return;
+  }
   const Field* found = find_field(name);
   if (found == nullptr) {
     if (const std::string owners = other_owners(name); !owners.empty())
@@ -429,6 +442,7 @@ void TrainConfig::validate() const {
     bad("progress", "'" + progress + "'", "expected auto, bar, lines or none");
   if (out.empty()) bad("out", "''", "must name a directory");
   if (stop_after < 0) bad("stop_after", stop_after, "must be >= 0 (0: never)");
+  if (!one_of(resume, {"on", "off", "auto"})) bad("resume", "'" + resume + "'", "expected on, off or auto");
   if (!one_of(dist_reduce, {"overlap", "after-backward"}))
     bad("dist_reduce", "'" + dist_reduce + "'", "expected overlap or after-backward");
   if (!(dist_bucket_mb > 0)) bad("dist_bucket_mb", dist_bucket_mb, "must be > 0");

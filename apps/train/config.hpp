@@ -55,7 +55,10 @@ struct TrainConfig {
   std::int64_t log_every = 50;     // progress line every this many steps when not on a terminal
   std::string progress = "auto";   // auto (bar on a terminal, lines otherwise) | bar | lines | none
   std::string out = "runs/masked-sum";
-  bool resume = false;             // continue from OUT/checkpoint.ckpt
+  // Continue from OUT/checkpoint.ckpt: off | on (the checkpoint must be there) | auto (resume when it is there,
+  // start fresh when not: a scheduler restarting a preempted job with one command line). JSON true/false and
+  // --resume alone mean on/off.
+  std::string resume = "off";
   bool profile = false;            // time the phases of a step; report them in result.json
   std::int64_t stop_after = 0;     // stop (as if interrupted) after this many epochs in total (0: never)
   // data parallel (`mpirun -np N topo-train`, apps/train/data_parallel.hpp): ignored by a single process

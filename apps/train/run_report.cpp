@@ -106,7 +106,7 @@ void TrainingRun::write_result() {
                                {"steps", r.steps},
                                {"train_seconds", r.train_seconds},
                                {"tokens_per_second", r.train_seconds > 0 ? double(tokens_seen_) / r.train_seconds : 0.0},
-                               {"resumed", c.resume},
+                               {"resumed", resumed_},
                                {"params", r.params},
                                {"device", device_.str()},
                                {"threads", threads_.threads},

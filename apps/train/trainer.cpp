@@ -1,7 +1,10 @@
 #include "apps/train/trainer.hpp"
 #include "apps/train/training_run.hpp"
 
+#include <signal.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -33,6 +36,38 @@ constexpr std::uint64_t kInitStream = 1, kDropoutStream = 2;
 std::uint64_t stream_seed(std::int64_t seed, std::uint64_t stream) {
   return SplitMix64({static_cast<std::uint64_t>(seed), stream}).next();
 }
+
+// SIGTERM / SIGINT during Trainer::run: the handler only records the signal; the step in progress finishes,
+// then the run writes its checkpoint and stops (TrainResult::stop_signal). SA_RESETHAND gives a second signal
+// the default action, which ends the process at once: every file the run writes is replaced atomically, so
+// that loses nothing already written. SA_RESTART: the run's reads and writes are not cut short by it.
+std::atomic<int> g_stop_signal{0};
+
+extern "C" void record_stop_signal(int signal) { g_stop_signal.store(signal, std::memory_order_relaxed); }
+
+int stop_signal_received() { return g_stop_signal.load(std::memory_order_relaxed); }
+
+class StopSignalHandlers {
+ public:
+  StopSignalHandlers() {
+    g_stop_signal.store(0);
+    struct sigaction action {};
+    action.sa_handler = record_stop_signal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESETHAND | SA_RESTART;
+    sigaction(SIGTERM, &action, &old_term_);
+    sigaction(SIGINT, &action, &old_int_);
+  }
+  ~StopSignalHandlers() {
+    sigaction(SIGTERM, &old_term_, nullptr);
+    sigaction(SIGINT, &old_int_, nullptr);
+  }
+  StopSignalHandlers(const StopSignalHandlers&) = delete;
+  StopSignalHandlers& operator=(const StopSignalHandlers&) = delete;
+
+ private:
+  struct sigaction old_term_ {}, old_int_ {};
+};
 
 void check_same_config(const nlohmann::json& saved, const TrainConfig& now, const std::string& path) {
   const nlohmann::json current = now.recorded_json();
@@ -110,8 +145,10 @@ TrainingRun::TrainingRun(const TrainConfig& c, dist::Communicator& comm)
         comm_, params_, dist::ReducerOptions{static_cast<std::int64_t>(c.dist_bucket_mb * 1024 * 1024), c.dist_reduce == "overlap"});
 }
 
-nlohmann::json TrainingRun::bookkeeping(std::int64_t epochs_done) const {
+nlohmann::json TrainingRun::bookkeeping(std::int64_t epochs_done, std::int64_t batches_done) const {
   return {{"epochs_done", epochs_done},
+          {"epoch_batches_done", batches_done},
+          {"last_eval_step", last_eval_step_},
           {"best_dev", std::isfinite(best_dev_) ? nlohmann::json(best_dev_) : nlohmann::json()},
           {"best_dev_values", best_dev_values_},
           {"best_step", best_step_},
@@ -122,6 +159,9 @@ nlohmann::json TrainingRun::bookkeeping(std::int64_t epochs_done) const {
 
 void TrainingRun::restore_bookkeeping(const nlohmann::json& meta) {
   start_epoch_ = meta.at("epochs_done").get<std::int64_t>();
+  // Checkpoints written before mid-epoch stops existed end an epoch.
+  resume_batches_ = meta.value("epoch_batches_done", std::int64_t{0});
+  last_eval_step_ = meta.value("last_eval_step", std::int64_t{-1});
   if (!meta.at("best_dev").is_null()) best_dev_ = meta.at("best_dev").get<double>();
   best_dev_values_ = meta.at("best_dev_values");
   best_step_ = meta.at("best_step").get<std::int64_t>();
@@ -133,7 +173,7 @@ void TrainingRun::restore_bookkeeping(const nlohmann::json& meta) {
 // Rank 0's bookkeeping onto every rank (after its evaluations, which it alone runs).
 void TrainingRun::share_bookkeeping() {
   if (!distributed_) return;
-  nlohmann::json state = bookkeeping(start_epoch_);
+  nlohmann::json state = bookkeeping(start_epoch_, resume_batches_);
   dist::broadcast_json(comm_, state, 0);
   restore_bookkeeping(state);
 }
@@ -143,8 +183,12 @@ void TrainingRun::start_or_resume() {
   if (root_) fs::create_directories(c_.out);
   if (!root_) {
     // Rank 0 alone reads the run directory; the state comes from it below.
-  } else if (c_.resume) {
-    TOPO_CHECK(fs::exists(ckpt_), "resume: no checkpoint at '{}' (run without --resume first)", ckpt_);
+  } else if (c_.resume == "on" || (c_.resume == "auto" && fs::exists(ckpt_))) {
+    TOPO_CHECK(fs::exists(ckpt_),
+               "resume: no checkpoint at '{}' (run without --resume first, or with --resume auto: it starts fresh "
+               "when there is none)",
+               ckpt_);
+    resumed_ = true;
     // The settings first (from the index alone): a changed one is named, not reported as a tensor that
     // does not fit the model it built.
     const nlohmann::json index = nn::read_checkpoint_index(ckpt_);
@@ -156,17 +200,21 @@ void TrainingRun::start_or_resume() {
     const nlohmann::json& meta = info.metadata;
     restore_bookkeeping(meta);
     step_ = info.step;
+    resume_note_ = fmt::format("{}resumed from {} at step {} (epoch {}, {} of its steps done)",
+                               c_.resume == "auto" ? "resume auto: " : "", ckpt_, step_, start_epoch_ + 1,
+                               resume_batches_);
     // Evaluations an interrupted run logged after its last checkpoint are redone: drop them.
     std::string kept;
     for (const nlohmann::json& line : read_json_lines(metrics_, /*drop_torn_tail=*/true))
       if (line.value("step", std::int64_t{0}) <= step_) kept += line.dump() + "\n";
     write_file_atomically(metrics_, kept);
   } else {
+    if (c_.resume == "auto") resume_note_ = fmt::format("resume auto: no checkpoint at {}, starting fresh", ckpt_);
     for (const std::string& stale : {ckpt_, best_, metrics_, result_file_}) fs::remove(stale);
   }
   if (distributed_) {
     // Every rank starts from rank 0's parameters, optimizer state and bookkeeping (fresh or resumed).
-    nlohmann::json state = bookkeeping(start_epoch_);
+    nlohmann::json state = bookkeeping(start_epoch_, resume_batches_);
     state["step"] = step_;
     share_state_from_root(comm_, *model_, *optimizer_, state);
     restore_bookkeeping(state);
@@ -181,6 +229,7 @@ bool TrainingRun::train() {
   progress_.emplace(root_ ? Progress::parse_mode(c_.progress, stderr) : Progress::Mode::None, total_steps_, epochs_,
                     c_.log_every);
   report_data_and_settings();  // first: what runs and where each setting came from
+  if (!resume_note_.empty()) progress_->message(resume_note_);
   progress_->message(threads_line(threads_));
   progress_->message(blas_line());
   progress_->message(precision_.line);
@@ -200,9 +249,29 @@ bool TrainingRun::train() {
   }
   progress_->start(step_);
   model_->train();
+  // A signal during set-up (data, model): stop before the first step, leaving any checkpoint as it was. (Data
+  // parallel ranks decide together, in the first step's collective.)
+  if (!distributed_ && stop_signal_received() != 0) {
+    progress_->finish();
+    r_.epochs_done = start_epoch_;
+    r_.steps = step_;
+    r_.stop_signal = stop_signal_received();
+    return false;
+  }
   for (std::int64_t epoch = start_epoch_; epoch < epochs_; ++epoch) {
     train_epoch(epoch);
-    save_epoch_checkpoint(epoch);
+    if (stop_now_) {  // a stop signal: this step's state is the checkpoint, the command resumes it
+      save_checkpoint(epoch, stopped_batches_);
+      progress_->finish();
+      r_.epochs_done = epoch;
+      r_.steps = step_;
+      r_.stop_signal = stop_signal_received();
+      r_.train_seconds = seconds_since(t_start_);
+      r_.best_dev_metric = best_dev_;
+      r_.best_step = best_step_;
+      return false;
+    }
+    save_checkpoint(epoch + 1, 0);
     r_.epochs_done = epoch + 1;
     r_.steps = step_;
     if (c_.patience > 0 && evals_since_best_ >= c_.patience && step_ >= c_.min_steps && epoch + 1 < epochs_) {
@@ -235,18 +304,24 @@ void TrainingRun::train_epoch(std::int64_t epoch) {
   TOPO_CHECK(static_cast<std::int64_t>(batches.size()) == steps_per_epoch_,
              "task '{}' cut epoch {} into {} batches, epoch 1 into {}", c_.task, epoch + 1, batches.size(),
              steps_per_epoch_);
-  std::int64_t last_eval_step = -1;
+  // A resumed mid-epoch checkpoint: its batches of this epoch are done (the order is the epoch's own).
+  const std::size_t first = epoch == start_epoch_ ? static_cast<std::size_t>(resume_batches_) : 0;
+  if (first == 0) last_eval_step_ = -1;
   // Several ranks draw different dropout masks, from a stream keyed by (seed, epoch, rank).
-  if (distributed_) dropout_gen_.set_seed(rank_dropout_seed(c_.seed, epoch, comm_.rank()));
-  for (const std::vector<std::int64_t>& indices : batches) {
-    train_step(indices, epoch);
+  if (distributed_ && first == 0) dropout_gen_.set_seed(rank_dropout_seed(c_.seed, epoch, comm_.rank()));
+  for (std::size_t b = first; b < batches.size(); ++b) {
+    train_step(batches[b], epoch);
     if (c_.eval_every > 0 && step_ % c_.eval_every == 0) {
       evaluate_dev(epoch);
-      last_eval_step = step_;
+      last_eval_step_ = step_;
+    }
+    if (stop_now_) {
+      stopped_batches_ = static_cast<std::int64_t>(b + 1);
+      return;
     }
   }
   // Every epoch ends with an evaluation when eval_every is 0; the run always ends with one.
-  if ((c_.eval_every == 0 || epoch + 1 == epochs_) && last_eval_step != step_) evaluate_dev(epoch);
+  if ((c_.eval_every == 0 || epoch + 1 == epochs_) && last_eval_step_ != step_) evaluate_dev(epoch);
 }
 
 void TrainingRun::train_step(const std::vector<std::int64_t>& global_batch, std::int64_t epoch) {
@@ -283,10 +358,12 @@ void TrainingRun::train_step(const std::vector<std::int64_t>& global_batch, std:
   }
   if (reducer_) {
     auto scope = profile_.time("allreduce");
-    std::vector<double> sums = {share * loss_value, double(tokens)};
+    // A stop signal on any rank stops every rank after this same step (it rides in the step's own collective).
+    std::vector<double> sums = {share * loss_value, double(tokens), stop_signal_received() != 0 ? 1.0 : 0.0};
     reducer_->finish_step(sums);  // every rank: the global batch's gradient, mean loss and tokens
     loss_value = static_cast<float>(sums[0]);
     tokens = static_cast<std::int64_t>(sums[1]);
+    stop_now_ = sums[2] > 0;
     TOPO_CHECK(std::isfinite(loss_value), "training diverged: loss {} at step {} (lower --lr or set --clip)",
                loss_value, step_);
   }
@@ -298,6 +375,7 @@ void TrainingRun::train_step(const std::vector<std::int64_t>& global_batch, std:
     optimizer_->zero_grad();
   }
   ++step_;
+  if (!distributed_) stop_now_ = stop_signal_received() != 0;
   r_.losses.push_back(loss_value);
   window_sum_ += loss_value;
   ++window_steps_;
@@ -345,11 +423,11 @@ void TrainingRun::evaluate_dev(std::int64_t epoch) {
   progress_->message(fmt::format("step {}: dev {} {:.6f}{}", step_, metric_, dev, improved ? " (best)" : ""));
 }
 
-void TrainingRun::save_epoch_checkpoint(std::int64_t epoch) {
+void TrainingRun::save_checkpoint(std::int64_t epochs_done, std::int64_t batches_done) {
   auto scope = profile_.time("checkpoint");
   if (distributed_) check_ranks_agree(comm_, *model_, step_);
   if (!root_) return;
-  nlohmann::json meta = bookkeeping(epoch + 1);
+  nlohmann::json meta = bookkeeping(epochs_done, batches_done);
   meta["config"] = c_.recorded_json();
   meta["ranks"] = comm_.size();  // for the record: a checkpoint resumes with any rank count
   nn::save_checkpoint(ckpt_, *model_, optimizer_.get(), &dropout_gen_, step_, meta);
@@ -384,6 +462,7 @@ Trainer::Trainer(TrainConfig config, dist::Communicator* comm) : config_(std::mo
 TrainResult Trainer::run() {
   std::unique_ptr<dist::Communicator> alone;
   if (!comm_) alone = dist::single_process();
+  const StopSignalHandlers stop_signals;  // from here a stop signal ends the run at a step, resumably
   detail::TrainingRun run(config_, comm_ ? *comm_ : *alone);
   run.start_or_resume();
   if (run.train()) {

@@ -26,7 +26,8 @@
 namespace topo::apps {
 
 struct TrainResult {
-  bool completed = false;       // false when stopped by stop_after (no test evaluation)
+  bool completed = false;       // false when stopped by stop_after or a stop signal (no test evaluation)
+  int stop_signal = 0;          // SIGTERM / SIGINT when one stopped the run (its checkpoint resumes it)
   bool stopped_early = false;   // patience ran out before the last epoch
   std::string metric;           // the task's dev/test metric ("mse", "acc")
   bool has_test = false;        // the task has a test split (MTL-16's is held back)

@@ -48,7 +48,8 @@ class TrainingRun {
   // Phase 1: a fresh run directory, or the state of OUT/checkpoint.ckpt (--resume).
   void start_or_resume();
   // Phase 2: the epochs, each ending with a dev evaluation (or eval_every ones inside), a checkpoint and the
-  // stopping rules. False when stop_after interrupted the run on purpose (resume continues it).
+  // stopping rules. False when stop_after or a stop signal (SIGTERM, SIGINT) interrupted the run on purpose:
+  // the checkpoint then holds the step it stopped after, and resume continues it.
   bool train();
   // Phase 3: the best-on-dev parameters on the test split, and the task's trivial baseline.
   void test_best();
@@ -62,9 +63,11 @@ class TrainingRun {
   void train_step(const std::vector<std::int64_t>& indices, std::int64_t epoch);
   // Dev evaluation: best-on-dev bookkeeping, best.ckpt when it improved, a metrics.jsonl line.
   void evaluate_dev(std::int64_t epoch);
-  void save_epoch_checkpoint(std::int64_t epoch);
-  // The best-on-dev and early-stopping state (checkpoint metadata; broadcast from rank 0 when data parallel).
-  nlohmann::json bookkeeping(std::int64_t epochs_done) const;
+  // OUT/checkpoint.ckpt after `batches_done` batches of `epoch` (all of them: the epoch's end).
+  void save_checkpoint(std::int64_t epoch, std::int64_t batches_done);
+  // The best-on-dev and early-stopping state (checkpoint metadata; broadcast from rank 0 when data parallel),
+  // and where in epoch `epochs_done` the run is (`batches_done` of its batches trained: a mid-epoch checkpoint).
+  nlohmann::json bookkeeping(std::int64_t epochs_done, std::int64_t batches_done = 0) const;
   void restore_bookkeeping(const nlohmann::json& meta);
   void share_bookkeeping();
   // --profile: the kernel time per phase and op category of the training steps.
@@ -97,6 +100,10 @@ class TrainingRun {
 
   TrainResult r_;
   std::int64_t start_epoch_ = 0, step_ = 0;
+  std::int64_t resume_batches_ = 0;   // batches of start_epoch_ a mid-epoch checkpoint had trained
+  std::int64_t last_eval_step_ = -1;  // the step of this epoch's last dev evaluation (-1: none yet)
+  bool stop_now_ = false;             // a stop signal arrived (on any rank): stop after this step
+  std::int64_t stopped_batches_ = 0;  // batches of the epoch trained when it stopped
   double best_dev_ = 0.0;
   nlohmann::json best_dev_values_ = nlohmann::json::object();
   std::int64_t best_step_ = -1;
@@ -108,6 +115,8 @@ class TrainingRun {
   std::optional<Progress> progress_;
   Clock::time_point t_start_;
   std::int64_t tokens_seen_ = 0;
+  bool resumed_ = false;     // this run continued a checkpoint
+  std::string resume_note_;  // what --resume did, for the log ("resume auto: ... starting fresh")
   nlohmann::json test_values_;
   std::vector<std::string> outputs_;  // files the task wrote beside result.json (tagging: predictions)
   nlohmann::json kernel_profile_;

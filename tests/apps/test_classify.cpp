@@ -154,7 +154,7 @@ TEST_CASE("classify: interrupted and resumed runs give the same losses and dev a
   const TrainResult part1 = Trainer(c).run();
   CHECK_FALSE(part1.completed);
   c.stop_after = 0;
-  c.resume = true;
+  c.resume = "on";
   const TrainResult part2 = Trainer(c).run();
   REQUIRE(part2.completed);
   REQUIRE(part1.losses.size() + part2.losses.size() == full.losses.size());

@@ -68,7 +68,7 @@ TEST_CASE("config: JSON file, then flags; flags override wherever they stand") {
   CHECK(c->option<std::int64_t>("k") == 5);                // the flag beats the file although it came first
   CHECK(c->lr == doctest::Approx(0.02));
   CHECK(c->option<std::int64_t>("train_size") == 7);       // flag only
-  CHECK(c->resume);
+  CHECK(c->resume == "on");
   CHECK(c->out == "x");
   CHECK(c->epochs == TrainConfig{}.epochs);  // untouched default
   const auto flags_only = parse({"--n", "30", "--k", "2", "--profile", "--variant", "no-ring", "--model", "star"});
@@ -92,10 +92,20 @@ TEST_CASE("config: unknown keys, wrong types and unreadable files are errors nam
   CHECK(error_of([&] { parse({"--lr", "1e-3x"}); }).find("'lr'") != std::string::npos);
   CHECK(!error_of([&] { parse({"--bogus", "1"}); }).empty());
   // A flag's value CLI11 cannot count escaped as std::invalid_argument "stoll" (found by fuzz_cli).
-  CHECK(error_of([&] { parse({"--resume=\xfe\xfe"}); }).find("--resume: '\xfe\xfe' is not a flag value") !=
+  CHECK(error_of([&] { parse({"--profile=\xfe\xfe"}); }).find("--profile: '\xfe\xfe' is not a flag value") !=
         std::string::npos);
-  CHECK(error_of([&] { parse({"--resume=99999999999999999999"}); }).find("--resume") != std::string::npos);
-  CHECK(parse({"--resume=false"}).has_value());
+  CHECK(error_of([&] { parse({"--profile=99999999999999999999"}); }).find("--profile") != std::string::npos);
+  // --resume: alone on; auto; the words of a flag; JSON booleans (configs and checkpoints of older runs).
+  CHECK(parse({"--resume"})->resume == "on");
+  CHECK(parse({"--resume", "--epochs", "2"})->resume == "on");
+  CHECK(parse({"--resume", "auto"})->resume == "auto");
+  CHECK(parse({"--resume=false"})->resume == "off");
+  CHECK(parse({})->resume == "off");
+  CHECK(error_of([&] { parse({"--resume", "maybe"}); }).find("invalid config field 'resume' = \"maybe\": expected on, off or auto") !=
+        std::string::npos);
+  TrainConfig old;
+  apply_config_json(old, {{"resume", true}});
+  CHECK(old.resume == "on");
   const std::string broken = temp_file("broken.json", "{\"n\": 20,");
   CHECK(error_of([&] { parse({"--config", broken}); }).find(broken) != std::string::npos);
   CHECK(error_of([&] { parse({"--config", "/nonexistent/topo.json"}); }).find("/nonexistent/topo.json") !=

@@ -119,7 +119,7 @@ TEST_CASE("graph model: a topology file trains on masked summation and on text, 
     edit << R"({"relations": [{"name": "all", "src": "tok", "dst": "tok", "builder": "full"}]})";
   }
   auto resumed = *text;
-  resumed.resume = true;
+  resumed.resume = "on";
   const std::string refused = error_of([&] { Trainer(resumed).run(); });
   CAPTURE(refused);
   CHECK(refused.find("resume: config field 'topology'") != std::string::npos);

@@ -245,7 +245,7 @@ TEST_CASE("training: resume from the epoch checkpoint continues the identical lo
   std::ofstream(Trainer::metrics_path(first.out), std::ios::app) << R"({"step":1000,"split":"de)";
 
   TrainConfig second = config(b_dir);
-  second.resume = true;
+  second.resume = "on";
   const TrainResult part2 = Trainer(second).run();
   REQUIRE(part2.completed);
   REQUIRE(part2.losses.size() == 20u);
@@ -267,7 +267,7 @@ TEST_CASE("training: resume from the epoch checkpoint continues the identical lo
 
   // Resuming with different settings, or without a checkpoint, is refused with the reason.
   TrainConfig changed = config(b_dir);
-  changed.resume = true;
+  changed.resume = "on";
   changed.lr = 1e-2;
   try {
     Trainer(changed).run();
@@ -276,7 +276,7 @@ TEST_CASE("training: resume from the epoch checkpoint continues the identical lo
     CHECK(std::string(e.what()).find("'lr'") != std::string::npos);
   }
   TrainConfig missing = config(fresh_dir("resume_missing"));
-  missing.resume = true;
+  missing.resume = "on";
   CHECK_THROWS_AS(Trainer(missing).run(), Error);
   fs::remove_all(a_dir);
   fs::remove_all(b_dir);
@@ -389,7 +389,7 @@ TEST_CASE("training: Star-Transformer and Transformer plug in through the factor
   first.stop_after = 1;
   const TrainResult part1 = Trainer(first).run();
   TrainConfig second = config(b, "star");
-  second.resume = true;
+  second.resume = "on";
   const TrainResult part2 = Trainer(second).run();
   REQUIRE(part1.losses.size() + part2.losses.size() == full.losses.size());
   for (std::size_t i = 0; i < full.losses.size(); ++i) {

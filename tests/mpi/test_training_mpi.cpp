@@ -146,7 +146,7 @@ TEST_CASE("data parallel: a checkpoint resumes with another rank count") {
   CHECK(!part1.completed);
   TrainConfig rest = first;
   rest.stop_after = 0;
-  rest.resume = true;
+  rest.resume = "on";
   const TrainResult part2 = on_root_alone(rest);
 
   // One process trains epoch 1, N ranks resume for epochs 2 and 3.
@@ -155,7 +155,7 @@ TEST_CASE("data parallel: a checkpoint resumes with another rank count") {
   const TrainResult single_part1 = on_root_alone(single_first);
   TrainConfig dp_rest = single_first;
   dp_rest.stop_after = 0;
-  dp_rest.resume = true;
+  dp_rest.resume = "on";
   const TrainResult dp_part2 = Trainer(dp_rest, &w).run();
   REQUIRE(dp_part2.completed);
   REQUIRE(dp_part2.losses.size() == 20u);
