@@ -265,7 +265,7 @@ bool TrainingRun::train() {
       progress_->finish();
       r_.epochs_done = epoch;
       r_.steps = step_;
-      r_.stop_signal = stop_signal_received();
+      r_.stop_signal = stopped_by_;
       r_.train_seconds = seconds_since(t_start_);
       r_.best_dev_metric = best_dev_;
       r_.best_step = best_step_;
@@ -358,12 +358,15 @@ void TrainingRun::train_step(const std::vector<std::int64_t>& global_batch, std:
   }
   if (reducer_) {
     auto scope = profile_.time("allreduce");
-    // A stop signal on any rank stops every rank after this same step (it rides in the step's own collective).
-    std::vector<double> sums = {share * loss_value, double(tokens), stop_signal_received() != 0 ? 1.0 : 0.0};
+    // A stop signal on any rank stops every rank after this same step (it rides in the step's own collective):
+    // the ranks that got SIGTERM, and those that got SIGINT, counted.
+    const int own = stop_signal_received();
+    std::vector<double> sums = {share * loss_value, double(tokens), own == SIGTERM ? 1.0 : 0.0, own == SIGINT ? 1.0 : 0.0};
     reducer_->finish_step(sums);  // every rank: the global batch's gradient, mean loss and tokens
     loss_value = static_cast<float>(sums[0]);
     tokens = static_cast<std::int64_t>(sums[1]);
-    stop_now_ = sums[2] > 0;
+    stop_now_ = sums[2] > 0 || sums[3] > 0;
+    if (stop_now_) stopped_by_ = sums[2] > 0 ? SIGTERM : SIGINT;
     TOPO_CHECK(std::isfinite(loss_value), "training diverged: loss {} at step {} (lower --lr or set --clip)",
                loss_value, step_);
   }
@@ -375,7 +378,10 @@ void TrainingRun::train_step(const std::vector<std::int64_t>& global_batch, std:
     optimizer_->zero_grad();
   }
   ++step_;
-  if (!distributed_) stop_now_ = stop_signal_received() != 0;
+  if (!distributed_) {
+    stopped_by_ = stop_signal_received();
+    stop_now_ = stopped_by_ != 0;
+  }
   r_.losses.push_back(loss_value);
   window_sum_ += loss_value;
   ++window_steps_;

@@ -103,6 +103,7 @@ class TrainingRun {
   std::int64_t resume_batches_ = 0;   // batches of start_epoch_ a mid-epoch checkpoint had trained
   std::int64_t last_eval_step_ = -1;  // the step of this epoch's last dev evaluation (-1: none yet)
   bool stop_now_ = false;             // a stop signal arrived (on any rank): stop after this step
+  int stopped_by_ = 0;                // which: SIGTERM (when any rank got one) or SIGINT
   std::int64_t stopped_batches_ = 0;  // batches of the epoch trained when it stopped
   double best_dev_ = 0.0;
   nlohmann::json best_dev_values_ = nlohmann::json::object();
