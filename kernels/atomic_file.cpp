@@ -18,13 +18,16 @@ std::string directory_of(const std::string& path) {
   return parent.empty() ? std::string(".") : parent.string();
 }
 
-void write_all(int fd, const ByteRange& part, const std::string& tmp) {
+// `path` is the file being replaced: the error names it (the temp file is removed, `path` stays as it was).
+void write_all(int fd, const ByteRange& part, const std::string& tmp, const std::string& path) {
   const char* p = static_cast<const char*>(part.data);
   std::size_t n = part.size;
   while (n > 0) {
     const ssize_t w = ::write(fd, p, n);
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) fail("writing {} failed: {}", tmp, std::strerror(errno));
+    if (w <= 0)
+      fail("writing {} failed: {} (through its temp file {}; {} is left as it was)", path,
+           w == 0 ? "no byte written" : std::strerror(errno), tmp, path);
     p += w;
     n -= static_cast<std::size_t>(w);
   }
@@ -41,7 +44,7 @@ void write_file_atomically(const std::string& path, const std::vector<ByteRange>
     const mode_t mask = ::umask(0);
     ::umask(mask);
     TOPO_CHECK(::fchmod(fd, 0666 & ~mask) == 0, "cannot set the permissions of {}: {}", tmp, std::strerror(errno));
-    for (const ByteRange& part : parts) write_all(fd, part, tmp);
+    for (const ByteRange& part : parts) write_all(fd, part, tmp, path);
     TOPO_CHECK(::fsync(fd) == 0, "fsync of {} failed: {}", tmp, std::strerror(errno));
   } catch (...) {
     ::close(fd);

@@ -1,6 +1,11 @@
 #include "apps/train/io.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 
 #include "kernels/error.hpp"
@@ -8,11 +13,23 @@
 namespace topo::apps {
 
 void append_json_line(const std::string& path, const nlohmann::json& line) {
-  std::ofstream out(path, std::ios::app);
-  TOPO_CHECK(out.good(), "cannot open '{}' for appending", path);
-  out << line.dump() << '\n';
-  out.flush();
-  TOPO_CHECK(out.good(), "cannot append to '{}'", path);
+  // POSIX calls, so a failure names its errno (a full disk is "No space left on device"). A line cut short
+  // here (or by a kill) is the torn tail read_json_lines drops and --resume rewrites.
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+  TOPO_CHECK(fd >= 0, "cannot open '{}' for appending: {}", path, std::strerror(errno));
+  const std::string text = line.dump() + "\n";
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t w = ::write(fd, text.data() + done, text.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      const int err = errno;
+      ::close(fd);
+      fail("appending to '{}' failed: {}", path, w == 0 ? "no byte written" : std::strerror(err));
+    }
+    done += static_cast<std::size_t>(w);
+  }
+  TOPO_CHECK(::close(fd) == 0, "closing '{}' failed: {}", path, std::strerror(errno));
 }
 
 std::vector<nlohmann::json> read_json_lines(const std::string& path, bool drop_torn_tail) {
