@@ -16,7 +16,7 @@ build=${FUZZ_BUILD:-build-fuzz}
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(fuzz_mtl fuzz_tsv fuzz_jsonl fuzz_sst_trees fuzz_sst_stsa fuzz_snli fuzz_conll fuzz_conllu
                                       fuzz_weibo fuzz_bmes fuzz_word_vectors fuzz_config fuzz_cli fuzz_checkpoint
-                                      fuzz_eval_metadata fuzz_topology)
+                                      fuzz_eval_metadata fuzz_topology fuzz_npz)
 
 mkdir -p "$build"
 launcher=()
@@ -71,8 +71,9 @@ for f in configs/*.json; do  # each shipped config as topo-train flags, one argu
   { echo; sed -n -E 's/^ *"([a-z_]+)": *"?([^",]*)"?,?$/--\1\n\2/p' "$f" | sed -E ':a; s/^(--[a-z-]*)_/\1-/; ta'; } > "$seeds/fuzz_cli/train$i"
 done
 printf '\x01--checkpoint\nruns\n--test\nbooks.task.test\n--batch\n64\n--device\ncuda:1\n' > "$seeds/fuzz_cli/eval"
-mkdir -p "$seeds/fuzz_topology"
+mkdir -p "$seeds/fuzz_topology" "$seeds/fuzz_npz"
 cp configs/topologies/*.json "$seeds/fuzz_topology/"
+cp "$data"/planetoid/*.npz "$seeds/fuzz_npz/"
 mkdir -p "$seeds/fuzz_checkpoint" "$seeds/fuzz_eval_metadata"
 for t in fuzz_checkpoint fuzz_eval_metadata; do  # real files written by the targets themselves, when built
   [ -x "$build/fuzz/$t" ] || continue

@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <charconv>
 #include <fstream>
+#include <map>
 #include <sstream>
 
+#include "apps/graphs/npz.hpp"
 #include "graph/structure.hpp"
 #include "models/heads.hpp"
 #include "nn/ops.hpp"
@@ -19,6 +21,7 @@ namespace topo::apps {
 // ---- data
 
 NodeDataset read_node_dataset(const std::string& path) {
+  if (path.size() > 4 && path.compare(path.size() - 4, 4, ".npz") == 0) return read_npz_node_dataset(path);
   std::ifstream in(path);
   TOPO_CHECK(in.good(), "node-classify: cannot open data file {}", path);
   NodeDataset d;
@@ -52,8 +55,17 @@ NodeDataset read_node_dataset(const std::string& path) {
         if (b < 0 || b >= d.num_nodes) bad(fmt::format("node {} is outside [0, {})", b, d.num_nodes));
         d.edges.emplace_back(a, b);
       }
+    } else if (kind == "split") {
+      if (d.num_nodes == 0) bad("'nodes N' must come first");
+      std::string which;
+      if (!(s >> a >> which)) bad("expected 'split NODE train|dev|test'");
+      if (a < 0 || a >= d.num_nodes) bad(fmt::format("node {} is outside [0, {})", a, d.num_nodes));
+      if (which == "train") d.splits.train.push_back(a);
+      else if (which == "dev") d.splits.dev.push_back(a);
+      else if (which == "test") d.splits.test.push_back(a);
+      else bad(fmt::format("unknown split '{}' (expected train, dev or test)", which));
     } else {
-      bad(fmt::format("unknown record '{}' (expected nodes, label or edge)", kind));
+      bad(fmt::format("unknown record '{}' (expected nodes, label, edge or split)", kind));
     }
     std::string rest;
     if (s >> rest) bad(fmt::format("unexpected '{}' after the record", rest));
@@ -65,13 +77,104 @@ NodeDataset read_node_dataset(const std::string& path) {
   return d;
 }
 
+NodeDataset read_npz_node_dataset(const std::string& path) {
+  const std::map<std::string, NpyArray> arrays = read_npz(path);
+  auto array = [&](const std::string& name) -> const NpyArray& {
+    const auto it = arrays.find(name);
+    if (it == arrays.end()) {
+      std::vector<std::string> names;
+      for (const auto& [n, a] : arrays) names.push_back(n);
+      fail("node-classify: {} has no array '{}' (it holds {}; the layout: apps/tasks/node_classify/node_classify.hpp)",
+           path, name, fmt::join(names, ", "));
+    }
+    return it->second;
+  };
+  auto shape_is = [&](const std::string& name, const std::vector<std::int64_t>& shape) {
+    TOPO_CHECK(array(name).shape == shape, "node-classify: {}: '{}' has shape ({}), expected ({})", path, name,
+               fmt::join(array(name).shape, ", "), fmt::join(shape, ", "));
+  };
+  NodeDataset d;
+  d.directed = true;
+  const NpyArray& y = array("y");
+  TOPO_CHECK(y.shape.size() == 1 && y.shape[0] > 0, "node-classify: {}: 'y' must be [N], got ({})", path,
+             fmt::join(y.shape, ", "));
+  d.num_nodes = y.shape[0];
+  const std::int64_t n = d.num_nodes;
+  d.labels = y.as_int64(path + ": y");
+  for (std::int64_t v = 0; v < n; ++v) {
+    const std::int64_t c = d.labels[static_cast<std::size_t>(v)];
+    TOPO_CHECK(c >= -1 && c < (std::int64_t{1} << 20), "node-classify: {}: y[{}] = {} (a class >= 0, or -1: none)", path,
+               v, c);
+    d.num_classes = std::max(d.num_classes, c + 1);
+  }
+  TOPO_CHECK(d.num_classes >= 2, "node-classify: {}: needs at least two classes, found {}", path, d.num_classes);
+  const NpyArray& e = array("edge_index");
+  TOPO_CHECK(e.shape.size() == 2 && e.shape[0] == 2, "node-classify: {}: 'edge_index' must be [2, E], got ({})", path,
+             fmt::join(e.shape, ", "));
+  const std::vector<std::int64_t> ends = e.as_int64(path + ": edge_index");
+  const std::int64_t edges = e.shape[1];
+  for (std::int64_t i = 0; i < edges; ++i) {
+    const std::int64_t u = ends[static_cast<std::size_t>(i)], v = ends[static_cast<std::size_t>(edges + i)];
+    TOPO_CHECK(u >= 0 && u < n && v >= 0 && v < n, "node-classify: {}: edge {} ({} -> {}) has a node outside [0, {})",
+               path, i, u, v, n);
+    d.edges.emplace_back(u, v);
+  }
+  // Features: CSR (x_indptr, x_indices, x_data, x_shape) or dense x [N, F].
+  if (arrays.count("x")) {
+    const NpyArray& x = array("x");
+    TOPO_CHECK(x.shape.size() == 2 && x.shape[0] == n, "node-classify: {}: 'x' must be [{}, F], got ({})", path, n,
+               fmt::join(x.shape, ", "));
+    d.features = Tensor::from_vector(x.as_float(path + ": x"), {n, x.shape[1]});
+  } else {
+    shape_is("x_shape", {2});
+    const std::vector<std::int64_t> dims = array("x_shape").as_int64(path + ": x_shape");
+    TOPO_CHECK(dims[0] == n && dims[1] >= 1, "node-classify: {}: x_shape ({}, {}) does not fit {} nodes", path, dims[0],
+               dims[1], n);
+    TOPO_CHECK(dims[1] <= (std::int64_t{1} << 31) / n,
+               "node-classify: {}: {} x {} features would be {} GiB as a dense table (the limit is 8 GiB)", path, n,
+               dims[1], n * dims[1] * 4 / (std::int64_t{1} << 30));
+    shape_is("x_indptr", {n + 1});
+    const std::vector<std::int64_t> indptr = array("x_indptr").as_int64(path + ": x_indptr");
+    const NpyArray& indices_array = array("x_indices");
+    const std::int64_t nnz = indices_array.numel();
+    shape_is("x_indices", {nnz});
+    shape_is("x_data", {nnz});
+    const std::vector<std::int64_t> indices = indices_array.as_int64(path + ": x_indices");
+    const std::vector<float> values = array("x_data").as_float(path + ": x_data");
+    TOPO_CHECK(indptr.front() == 0 && indptr.back() == nnz, "node-classify: {}: x_indptr runs {} .. {}, expected 0 .. {}",
+               path, indptr.front(), indptr.back(), nnz);
+    d.features = Tensor::zeros({n, dims[1]});
+    float* x = d.features.data<float>();
+    for (std::int64_t v = 0; v < n; ++v) {
+      const std::int64_t begin = indptr[static_cast<std::size_t>(v)], end = indptr[static_cast<std::size_t>(v) + 1];
+      TOPO_CHECK(begin <= end, "node-classify: {}: x_indptr decreases at node {}", path, v);
+      for (std::int64_t k = begin; k < end; ++k) {
+        const std::int64_t f = indices[static_cast<std::size_t>(k)];
+        TOPO_CHECK(f >= 0 && f < dims[1], "node-classify: {}: x_indices[{}] = {} is outside [0, {})", path, k, f, dims[1]);
+        x[v * dims[1] + f] = values[static_cast<std::size_t>(k)];
+      }
+    }
+  }
+  // The split: the masks (nodes in order).
+  const std::pair<const char*, std::vector<std::int64_t>*> masks[] = {
+      {"train_mask", &d.splits.train}, {"val_mask", &d.splits.dev}, {"test_mask", &d.splits.test}};
+  for (const auto& [name, nodes] : masks) {
+    if (!arrays.count(name)) continue;
+    shape_is(name, {n});
+    const std::vector<std::int64_t> m = array(name).as_int64(path + ": " + name);
+    for (std::int64_t v = 0; v < n; ++v)
+      if (m[static_cast<std::size_t>(v)] != 0) nodes->push_back(v);
+  }
+  return d;
+}
+
 std::string default_node_dataset_path() { return TOPO_NODE_DATA_DEFAULT; }
 
 HeteroGraph node_classify_graph(const NodeDataset& data) {
   std::vector<std::pair<std::int64_t, std::int64_t>> both;
   for (const auto& [u, v] : data.edges) {
     both.emplace_back(u, v);
-    if (u != v) both.emplace_back(v, u);
+    if (u != v && !data.directed) both.emplace_back(v, u);
   }
   return add_self_loop(HeteroGraph::from_edges(EdgeList::from_pairs(both), data.num_nodes));
 }
@@ -103,9 +206,13 @@ class NodeClassifier final : public models::SequenceModel {
 
 }  // namespace
 
-NodeClassification::NodeClassification(NodeDataset data, std::string path, NodeSplits splits)
+NodeClassification::NodeClassification(NodeDataset data, std::string path, NodeSplits splits, bool row_normalize)
     : data_(std::move(data)), path_(std::move(path)), splits_(std::move(splits)) {
   const std::int64_t n = data_.num_nodes;
+  // A split the options leave empty is the file's.
+  if (splits_.train.empty()) splits_.train = data_.splits.train;
+  if (splits_.dev.empty()) splits_.dev = data_.splits.dev;
+  if (splits_.test.empty()) splits_.test = data_.splits.test;
   std::vector<const char*> owner(static_cast<std::size_t>(n), nullptr);
   auto claim = [&](const std::vector<std::int64_t>& nodes, const char* field) {
     for (const std::int64_t v : nodes) {
@@ -120,11 +227,31 @@ NodeClassification::NodeClassification(NodeDataset data, std::string path, NodeS
     for (std::int64_t v = 0; v < n; ++v)
       if (owner[v] == nullptr) splits_.dev.push_back(v);
   claim(splits_.dev, "dev-nodes");
-  TOPO_CHECK(!splits_.train.empty(), "node-classify: --labelled names no node: nothing to train on");
+  TOPO_CHECK(!splits_.train.empty(),
+             "node-classify: no training node: {} has no train split, and --labelled names none", path_);
   TOPO_CHECK(!splits_.dev.empty(), "node-classify: no dev node left (every node is labelled or a test node)");
+  for (const auto& [nodes, field] : {std::pair{&splits_.train, "labelled"}, std::pair{&splits_.dev, "dev-nodes"},
+                                     std::pair{&splits_.test, "test-nodes"}})
+    for (const std::int64_t v : *nodes)
+      TOPO_CHECK(data_.labels[static_cast<std::size_t>(v)] >= 0, "node-classify: node {} of --{} has no label in {}", v,
+                 field, path_);
   graph_ = std::make_shared<const HeteroGraph>(node_classify_graph(data_));
-  features_ = Tensor::zeros({n, n});
-  for (std::int64_t v = 0; v < n; ++v) features_.data<float>()[v * n + v] = 1.f;
+  if (data_.features.defined()) {
+    features_ = data_.features;
+  } else {
+    features_ = Tensor::zeros({n, n});
+    for (std::int64_t v = 0; v < n; ++v) features_.data<float>()[v * n + v] = 1.f;
+  }
+  if (row_normalize) {  // each row over its sum (rows of zeros stay zero), as Kipf's preprocess_features
+    const std::int64_t f = features_.size(1);
+    float* x = features_.data<float>();
+    for (std::int64_t v = 0; v < n; ++v) {
+      double sum = 0;
+      for (std::int64_t k = 0; k < f; ++k) sum += x[v * f + k];
+      if (sum != 0)
+        for (std::int64_t k = 0; k < f; ++k) x[v * f + k] = static_cast<float>(x[v * f + k] / sum);
+    }
+  }
 }
 
 std::shared_ptr<models::SequenceModel> NodeClassification::make_model(std::shared_ptr<models::SequenceEncoder> encoder,
@@ -198,6 +325,7 @@ nlohmann::json NodeClassification::baseline(Split split) const {
 nlohmann::json NodeClassification::metadata() const {
   return {{"graph_file", path_},
           {"num_nodes", data_.num_nodes},
+          {"num_features", features_.size(1)},
           {"num_edges", static_cast<std::int64_t>(data_.edges.size())},
           {"num_classes", data_.num_classes},
           {"labelled", splits_.train},

@@ -21,15 +21,28 @@
 
 namespace topo::apps {
 
-// A labelled graph: edges undirected as read; labels [num_nodes] in [0, num_classes).
+struct NodeSplits {
+  std::vector<std::int64_t> train, dev, test;  // node ids, disjoint
+};
+
+// A labelled graph: labels [num_nodes] in [0, num_classes), -1 for a node without one (it may be in no split).
 struct NodeDataset {
   std::int64_t num_nodes = 0, num_classes = 0;
-  std::vector<std::pair<std::int64_t, std::int64_t>> edges;
+  std::vector<std::pair<std::int64_t, std::int64_t>> edges;  // source, destination
+  bool directed = false;  // true: the edges as listed (an .npz lists both directions); false: each one undirected
   std::vector<std::int64_t> labels;
+  Tensor features = {};   // float32 [num_nodes, F]; undefined: one-hot node ids
+  NodeSplits splits;      // the file's own split (karate: nodes 0 and 33 labelled; an .npz: its masks)
 };
-// Reads 'nodes N', 'label NODE CLASS' (every node once) and 'edge U V' lines ('#' comments, blank lines);
-// a bad line is a topo::Error naming path:line.
+// A graph file, by its name: FILE.npz (NumPy arrays, read_npz_node_dataset) or the text format: 'nodes N',
+// 'label NODE CLASS' (every node once), 'edge U V' (undirected) and 'split NODE train|dev|test' lines ('#'
+// comments, blank lines). A bad line is a topo::Error naming path:line.
 NodeDataset read_node_dataset(const std::string& path);
+// An .npz in Planetoid's layout (../shared/data/planetoid/SOURCE.txt; what PyG's Planetoid holds, exported with
+// numpy.savez): edge_index int [2, E] (source row 0, destination row 1, every direction listed), node features
+// as CSR (x_indptr [N + 1], x_indices [nnz], x_data [nnz], x_shape [2] = (N, F)) or dense (x [N, F]), y int [N]
+// (-1: no label) and train_mask / val_mask / test_mask bool [N]. Errors name the file and the array.
+NodeDataset read_npz_node_dataset(const std::string& path);
 // The packaged karate-club file (its path in the source tree).
 std::string default_node_dataset_path();
 // Both directions of every edge plus one self loop per node, single relation ("_N", "_E", "_N").
@@ -37,17 +50,15 @@ HeteroGraph node_classify_graph(const NodeDataset& data);
 // "0,33" -> {0, 33}; empty -> {}. A bad entry is a topo::Error naming `field` and the entry.
 std::vector<std::int64_t> parse_node_list(const std::string& text, const std::string& field);
 
-struct NodeSplits {
-  std::vector<std::int64_t> train, dev, test;  // node ids, disjoint
-};
-
 class NodeClassification final : public Task {
  public:
-  // dev empty: every node in neither train nor test. Ids outside the graph, or a node in two splits, are
-  // topo::Errors naming the node and the option.
-  NodeClassification(NodeDataset data, std::string path, NodeSplits splits);
+  // `splits`: the options' node lists; each one given replaces the file's (data.splits). dev empty in both:
+  // every node in neither train nor test. Ids outside the graph, a node in two splits, or a node without a
+  // label in one, are topo::Errors naming the node and the option. `row_normalize`: each node's features
+  // divided by their sum (Kipf & Welling's preprocessing; one-hot ids are unchanged).
+  NodeClassification(NodeDataset data, std::string path, NodeSplits splits, bool row_normalize = true);
 
-  std::int64_t input_dim() const override { return data_.num_nodes; }
+  std::int64_t input_dim() const override { return features_.size(1); }
   std::int64_t max_length() const override { return data_.num_nodes; }
   std::int64_t encoder_output_dim() const override { return data_.num_classes; }
   // The encoder's last layer is the class layer; the model returns its node scores [N, classes].

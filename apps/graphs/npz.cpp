@@ -1,0 +1,244 @@
+#include "apps/graphs/npz.hpp"
+
+#include <zlib.h>
+
+#include <cstring>
+#include <limits>
+
+#include "apps/text/line_reader.hpp"
+#include "kernels/error.hpp"
+
+namespace topo::apps {
+
+namespace {
+
+// Little-endian fields of the zip format, bounds-checked against the archive.
+struct Bytes {
+  const std::string& data;
+  const std::string& path;
+  std::uint64_t u(std::size_t at, int width, const char* field) const {
+    TOPO_CHECK(at + static_cast<std::size_t>(width) <= data.size() && at + static_cast<std::size_t>(width) >= at,
+               "{}: truncated zip archive ({} at byte {} past its end, {} bytes)", path, field, at, data.size());
+    std::uint64_t v = 0;
+    for (int i = width - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(data[at + static_cast<std::size_t>(i)]);
+    return v;
+  }
+};
+
+constexpr std::uint32_t kEndOfDirectory = 0x06054b50, kDirectoryEntry = 0x02014b50, kLocalHeader = 0x04034b50;
+constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
+
+std::string inflate_member(const std::string& compressed, std::uint64_t size, const std::string& what) {
+  TOPO_CHECK(size <= (std::uint64_t{1} << 40), "{}: declares {} bytes uncompressed", what, size);
+  std::string out(static_cast<std::size_t>(size), '\0');
+  z_stream z{};
+  TOPO_CHECK(inflateInit2(&z, -MAX_WBITS) == Z_OK, "{}: zlib cannot start inflating", what);
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(compressed.data()));
+  z.avail_in = static_cast<uInt>(compressed.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  const int rc = inflate(&z, Z_FINISH);
+  const std::uint64_t produced = z.total_out;
+  inflateEnd(&z);
+  TOPO_CHECK(rc == Z_STREAM_END && produced == size, "{}: the deflate stream is corrupt ({} of {} bytes, zlib {})",
+             what, produced, size, rc);
+  return out;
+}
+
+// The dtype parts numpy's descr spells: byte order, kind and item size ("<f4").
+std::int64_t item_size_of(const std::string& dtype) {
+  static const char* known[] = {"b1", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8"};
+  for (const char* k : known)
+    if (dtype == k) return dtype[1] - '0';
+  return 0;
+}
+
+// The value after 'key': in numpy's header dict ("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }").
+std::string header_value(const std::string& header, const std::string& key, const std::string& what) {
+  const std::size_t at = header.find("'" + key + "'");
+  TOPO_CHECK(at != std::string::npos, "{}: the .npy header has no '{}' ({})", what, key, header);
+  std::size_t v = header.find(':', at);
+  TOPO_CHECK(v != std::string::npos, "{}: the .npy header's '{}' has no value", what, key);
+  v = header.find_first_not_of(' ', v + 1);
+  TOPO_CHECK(v != std::string::npos, "{}: the .npy header's '{}' has no value", what, key);
+  if (header[v] == '\'') {
+    const std::size_t end = header.find('\'', v + 1);
+    TOPO_CHECK(end != std::string::npos, "{}: unterminated '{}' in the .npy header", what, key);
+    return header.substr(v + 1, end - v - 1);
+  }
+  if (header[v] == '(') {
+    const std::size_t end = header.find(')', v);
+    TOPO_CHECK(end != std::string::npos, "{}: unterminated '{}' in the .npy header", what, key);
+    return header.substr(v, end - v + 1);
+  }
+  const std::size_t end = header.find_first_of(",}", v);
+  return header.substr(v, end == std::string::npos ? std::string::npos : end - v);
+}
+
+}  // namespace
+
+std::int64_t NpyArray::numel() const {
+  std::int64_t n = 1;
+  for (std::int64_t d : shape) n *= d;
+  return n;
+}
+
+std::int64_t NpyArray::item_size() const { return item_size_of(dtype); }
+
+std::vector<std::int64_t> NpyArray::as_int64(const std::string& what) const {
+  const std::int64_t n = numel();
+  std::vector<std::int64_t> out(static_cast<std::size_t>(n));
+  const char kind = dtype[0];
+  const std::int64_t size = item_size();
+  TOPO_CHECK(kind == 'i' || kind == 'u' || kind == 'b', "{}: expected integers, the array holds dtype {}", what, dtype);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const char* p = bytes.data() + i * size;
+    std::uint64_t raw = 0;
+    std::memcpy(&raw, p, static_cast<std::size_t>(size));  // little-endian host
+    if (kind == 'i' && size < 8 && (raw >> (8 * size - 1)) & 1) raw |= ~std::uint64_t{0} << (8 * size);  // sign
+    if (kind == 'u' && size == 8)
+      TOPO_CHECK(raw <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()),
+                 "{}: element {} = {} does not fit an int64", what, i, raw);
+    out[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(raw);
+  }
+  return out;
+}
+
+std::vector<float> NpyArray::as_float(const std::string& what) const {
+  const std::int64_t n = numel();
+  std::vector<float> out(static_cast<std::size_t>(n));
+  if (dtype == "f4") {
+    std::memcpy(out.data(), bytes.data(), static_cast<std::size_t>(n) * 4);
+  } else if (dtype == "f8") {
+    for (std::int64_t i = 0; i < n; ++i) {
+      double v = 0;
+      std::memcpy(&v, bytes.data() + i * 8, 8);
+      out[static_cast<std::size_t>(i)] = static_cast<float>(v);
+    }
+  } else {
+    const std::vector<std::int64_t> ints = as_int64(what);
+    for (std::size_t i = 0; i < ints.size(); ++i) out[i] = static_cast<float>(ints[i]);
+  }
+  return out;
+}
+
+NpyArray parse_npy(const std::string& bytes, const std::string& what) {
+  TOPO_CHECK(bytes.size() >= 10 && bytes.compare(0, 6, "\x93NUMPY") == 0, "{}: not a .npy array (no \\x93NUMPY magic)",
+             what);
+  const int major = static_cast<unsigned char>(bytes[6]);
+  TOPO_CHECK(major >= 1 && major <= 3, "{}: .npy format version {} is not 1, 2 or 3", what, major);
+  std::size_t header_len = 0, start = 0;
+  if (major == 1) {
+    header_len = static_cast<unsigned char>(bytes[8]) | (static_cast<std::size_t>(static_cast<unsigned char>(bytes[9])) << 8);
+    start = 10;
+  } else {
+    TOPO_CHECK(bytes.size() >= 12, "{}: truncated .npy header", what);
+    for (int i = 3; i >= 0; --i) header_len = (header_len << 8) | static_cast<unsigned char>(bytes[8 + static_cast<std::size_t>(i)]);
+    start = 12;
+  }
+  TOPO_CHECK(header_len <= bytes.size() - start, "{}: the .npy header ({} bytes) runs past the array's {} bytes", what,
+             header_len, bytes.size());
+  const std::string header = bytes.substr(start, header_len);
+  NpyArray a;
+  const std::string descr = header_value(header, "descr", what);
+  TOPO_CHECK(descr.size() == 3 && (descr[0] == '<' || descr[0] == '|' || descr[0] == '='),
+             "{}: dtype '{}' is not supported (little-endian b1, i1..i8, u1..u8, f4 or f8)", what, descr);
+  a.dtype = descr.substr(1);
+  TOPO_CHECK(item_size_of(a.dtype) > 0, "{}: dtype '{}' is not supported (b1, i1..i8, u1..u8, f4 or f8)", what, descr);
+  const std::string fortran = header_value(header, "fortran_order", what);
+  TOPO_CHECK(fortran.rfind("False", 0) == 0, "{}: Fortran-order arrays are not supported (save with C order)", what);
+  const std::string shape = header_value(header, "shape", what);
+  TOPO_CHECK(shape.size() >= 2 && shape.front() == '(' && shape.back() == ')', "{}: bad shape '{}'", what, shape);
+  std::int64_t count = 1;
+  std::size_t at = 1;
+  while (at < shape.size() - 1) {
+    const std::size_t comma = std::min(shape.find(',', at), shape.size() - 1);
+    std::string item = shape.substr(at, comma - at);
+    item.erase(0, item.find_first_not_of(' '));
+    item.erase(item.find_last_not_of(' ') + 1);
+    at = comma + 1;
+    if (item.empty()) continue;
+    std::int64_t d = -1;
+    try {
+      std::size_t used = 0;
+      d = std::stoll(item, &used);
+      if (used != item.size()) d = -1;
+    } catch (const std::exception&) {
+      d = -1;
+    }
+    TOPO_CHECK(d >= 0 && d <= kMaxElements, "{}: bad dimension '{}' in shape {}", what, item, shape);
+    count *= d;
+    TOPO_CHECK(count <= kMaxElements, "{}: shape {} holds more than 2^40 elements", what, shape);
+    a.shape.push_back(d);
+  }
+  const std::size_t data = start + header_len;
+  const auto expected = static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(a.item_size());
+  TOPO_CHECK(bytes.size() - data == expected, "{}: shape {} of {} needs {} bytes, the array has {}", what, shape,
+             descr, expected, bytes.size() - data);
+  a.bytes = bytes.substr(data);
+  return a;
+}
+
+std::map<std::string, NpyArray> read_npz(const std::string& path) {
+  const std::string data = text::detail::read_file_bytes(path);  // the one file reader (errors name the path)
+  const Bytes b{data, path};
+  // The end-of-central-directory record: the last one within the final 64 KiB + 22 bytes (a comment may follow).
+  std::size_t eocd = std::string::npos;
+  if (data.size() >= 22) {
+    const std::size_t lowest = data.size() > 65557 ? data.size() - 65557 : 0;
+    for (std::size_t i = data.size() - 21; i-- > lowest;)
+      if (b.u(i, 4, "signature") == kEndOfDirectory) {
+        eocd = i;
+        break;
+      }
+  }
+  TOPO_CHECK(eocd != std::string::npos, "{}: not a zip archive (.npz): no end-of-central-directory record", path);
+  const std::uint64_t entries = b.u(eocd + 10, 2, "entry count");
+  std::size_t at = b.u(eocd + 16, 4, "central directory offset");
+  TOPO_CHECK(entries > 0, "{}: the archive holds no arrays", path);
+  std::map<std::string, NpyArray> out;
+  for (std::uint64_t e = 0; e < entries; ++e) {
+    TOPO_CHECK(b.u(at, 4, "central directory entry") == kDirectoryEntry, "{}: central directory entry {} is corrupt",
+               path, e);
+    const std::uint64_t flags = b.u(at + 8, 2, "flags"), method = b.u(at + 10, 2, "method");
+    const std::uint64_t crc = b.u(at + 16, 4, "crc");
+    std::uint64_t compressed = b.u(at + 20, 4, "compressed size"), size = b.u(at + 24, 4, "size");
+    const std::size_t name_len = b.u(at + 28, 2, "name length"), extra_len = b.u(at + 30, 2, "extra length"),
+                      comment_len = b.u(at + 32, 2, "comment length");
+    std::uint64_t local = b.u(at + 42, 4, "local header offset");
+    TOPO_CHECK(at + 46 + name_len <= data.size(), "{}: truncated central directory", path);
+    const std::string name = data.substr(at + 46, name_len);
+    // Zip64: the fields that overflow 32 bits are in the extra field 0x0001, in this order.
+    for (std::size_t x = at + 46 + name_len; x + 4 <= at + 46 + name_len + extra_len;) {
+      const std::uint64_t id = b.u(x, 2, "extra id"), len = b.u(x + 2, 2, "extra length");
+      if (id == 1) {
+        std::size_t f = x + 4;
+        if (size == 0xFFFFFFFFu) size = b.u(f, 8, "zip64 size"), f += 8;
+        if (compressed == 0xFFFFFFFFu) compressed = b.u(f, 8, "zip64 compressed size"), f += 8;
+        if (local == 0xFFFFFFFFu) local = b.u(f, 8, "zip64 offset");
+      }
+      x += 4 + len;
+    }
+    const std::string what = path + ": " + name;
+    TOPO_CHECK((flags & 1) == 0, "{}: encrypted members are not supported", what);
+    TOPO_CHECK(size < (std::uint64_t{1} << 32) && compressed < (std::uint64_t{1} << 32),
+               "{}: members of 4 GiB or more are not supported", what);
+    TOPO_CHECK(method == 0 || method == 8, "{}: compression method {} (only stored and deflate)", what, method);
+    TOPO_CHECK(b.u(local, 4, "local header") == kLocalHeader, "{}: its local header is corrupt", what);
+    const std::size_t begin = local + 30 + b.u(local + 26, 2, "name length") + b.u(local + 28, 2, "extra length");
+    TOPO_CHECK(begin <= data.size() && compressed <= data.size() - begin, "{}: member data past the archive's end", what);
+    const std::string stored = data.substr(begin, compressed);
+    std::string bytes = method == 0 ? stored : inflate_member(stored, size, what);
+    TOPO_CHECK(bytes.size() == size, "{}: {} bytes stored, {} declared", what, bytes.size(), size);
+    const auto check = crc32_z(0L, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size());
+    TOPO_CHECK(check == crc, "{}: CRC mismatch (the archive is corrupt)", what);
+    TOPO_CHECK(name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0, "{}: a member that is not .npy", what);
+    const std::string key = name.substr(0, name.size() - 4);
+    TOPO_CHECK(!out.count(key), "{}: array '{}' is in the archive twice", path, key);
+    out.emplace(key, parse_npy(bytes, what));
+    at += 46 + name_len + extra_len + comment_len;
+  }
+  return out;
+}
+
+}  // namespace topo::apps

@@ -1,0 +1,35 @@
+#pragma once
+// NumPy archives: .npz files (a zip of .npy arrays, stored or deflate-compressed, as numpy.savez and
+// numpy.savez_compressed write them) and the .npy format inside (version 1, 2 or 3; little-endian; C order).
+// What a Python user exports a graph as; `--task node-classify --data FILE.npz` reads them (node_classify.hpp).
+//
+// The zip is read from its central directory (not the local headers, whose sizes a streaming writer may leave
+// out), each member inflated with zlib. Every malformed byte is a topo::Error naming the file, the member and
+// what is wrong: a truncated archive, a member that is not .npy, an unsupported dtype ('>f4', object arrays),
+// Fortran order, a shape whose element count does not match the bytes.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace topo::apps {
+
+struct NpyArray {
+  std::string dtype;                // numpy's descr without the byte order: "i8", "i4", "f4", "f8", "b1", "u1"
+  std::vector<std::int64_t> shape;  // () for a scalar
+  std::string bytes;                // the elements, C order, little-endian
+
+  std::int64_t numel() const;
+  std::int64_t item_size() const;
+  // The elements as int64 (from i1/i2/i4/i8, u1/u2/u4, b1) or float (from f4/f8); another dtype is an error
+  // naming `what` (e.g. "cora.npz: edge_index").
+  std::vector<std::int64_t> as_int64(const std::string& what) const;
+  std::vector<float> as_float(const std::string& what) const;
+};
+
+// One .npy file's bytes; `what` names it in errors.
+NpyArray parse_npy(const std::string& bytes, const std::string& what);
+// Every member of an .npz, by name without ".npy".
+std::map<std::string, NpyArray> read_npz(const std::string& path);
+
+}  // namespace topo::apps
