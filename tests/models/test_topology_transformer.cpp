@@ -184,9 +184,21 @@ TEST_CASE("the band path equals the graph path for window and full files") {
 }
 
 TEST_CASE("the graph model encodes each sentence of a batch as if it were alone") {
-  for (const char* name : {"head_groups", "bigbird", "star", "custom_topology"}) {
+  // Besides the shipped files: several nodes per type (learned and mean), two lead nodes, a block, sequential.
+  const std::string many = testing::write_temp_file(
+      "many_nodes.json",
+      R"({"nodes": {"cls": {"count": 2, "in_sequence": true}, "mem": {"count": 3, "init": "mean"}, "g": 2},
+          "relations": [
+            {"name": "blk", "src": "tok", "dst": "tok", "builder": "block", "size": 3},
+            {"name": "e", "src": "emb", "dst": "tok", "builder": "self"},
+            {"name": "from_mem", "src": "mem", "dst": "tok", "builder": "all"},
+            {"name": "to_g", "src": "tok", "dst": "g", "builder": "all"},
+            {"name": "g_self", "src": "g", "dst": "g", "builder": "ring"},
+            {"name": "g_mem", "src": "g", "dst": "mem", "builder": "all"}],
+          "schedule": "sequential"})");
+  for (const std::string name : {shipped("head_groups"), shipped("bigbird"), shipped("star"), shipped("custom_topology"), many}) {
     CAPTURE(name);
-    TopologyTransformerConfig config{.encoder = {}, .topology = read_topology_file(shipped(name))};
+    TopologyTransformerConfig config{.encoder = {}, .topology = read_topology_file(name)};
     config.encoder.vocab_size = 30;
     config.encoder.hidden = 16;
     config.encoder.heads = 4;
