@@ -73,7 +73,38 @@ done
 printf '\x01--checkpoint\nruns\n--test\nbooks.task.test\n--batch\n64\n--device\ncuda:1\n' > "$seeds/fuzz_cli/eval"
 mkdir -p "$seeds/fuzz_topology" "$seeds/fuzz_npz"
 cp configs/topologies/*.json "$seeds/fuzz_topology/"
-cp "$data"/planetoid/*.npz "$seeds/fuzz_npz/"
+# The real archives are far over -max_len (4096): small ones in their layout, stored and deflated, written with
+# the standard library (the .npy header by hand, as numpy.save writes format 1.0).
+python3 - "$seeds/fuzz_npz" <<'PY'
+import struct, sys, zipfile
+def npy(descr, shape, fmt, values):
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape)
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + struct.pack("<" + fmt * len(values), *values)
+n = 5
+src = [0, 1, 1, 2, 2, 3, 3, 4]; dst = [1, 0, 2, 1, 3, 2, 4, 3]
+arrays = {
+    "edge_index": npy("<i8", "(2, 8)", "q", src + dst),
+    "x_indptr": npy("<i8", "(6,)", "q", [0, 1, 2, 3, 4, 6]),
+    "x_indices": npy("<i8", "(6,)", "q", [0, 1, 2, 0, 1, 2]),
+    "x_data": npy("<f4", "(6,)", "f", [1, 1, 1, 1, 2, 2]),
+    "x_shape": npy("<i8", "(2,)", "q", [n, 3]),
+    "y": npy("<i8", "(5,)", "q", [0, 1, 0, 1, -1]),
+    "train_mask": npy("|b1", "(5,)", "?", [1, 1, 0, 0, 0]),
+    "val_mask": npy("|b1", "(5,)", "?", [0, 0, 1, 0, 0]),
+    "test_mask": npy("|b1", "(5,)", "?", [0, 0, 0, 1, 0]),
+}
+for name, method in (("path_stored.npz", zipfile.ZIP_STORED), ("path_deflated.npz", zipfile.ZIP_DEFLATED)):
+    with zipfile.ZipFile(sys.argv[1] + "/" + name, "w", method) as z:
+        for key, value in arrays.items():
+            z.writestr(key + ".npy", value)
+dense = dict(arrays)
+del dense["x_indptr"], dense["x_indices"], dense["x_data"], dense["x_shape"]
+dense["x"] = npy("<f8", "(5, 2)", "d", [1, 0, 0, 1, 1, 1, 0, 0, 2, 2])
+with zipfile.ZipFile(sys.argv[1] + "/dense.npz", "w", zipfile.ZIP_DEFLATED) as z:
+    for key, value in dense.items():
+        z.writestr(key + ".npy", value)
+PY
 mkdir -p "$seeds/fuzz_checkpoint" "$seeds/fuzz_eval_metadata"
 for t in fuzz_checkpoint fuzz_eval_metadata; do  # real files written by the targets themselves, when built
   [ -x "$build/fuzz/$t" ] || continue

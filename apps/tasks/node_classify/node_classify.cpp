@@ -77,7 +77,7 @@ NodeDataset read_node_dataset(const std::string& path) {
   return d;
 }
 
-NodeDataset read_npz_node_dataset(const std::string& path) {
+NodeDataset read_npz_node_dataset(const std::string& path, std::int64_t max_feature_bytes) {
   const std::map<std::string, NpyArray> arrays = read_npz(path);
   auto array = [&](const std::string& name) -> const NpyArray& {
     const auto it = arrays.find(name);
@@ -120,7 +120,7 @@ NodeDataset read_npz_node_dataset(const std::string& path) {
     d.edges.emplace_back(u, v);
   }
   // Features: CSR (x_indptr, x_indices, x_data, x_shape) or dense x [N, F].
-  if (arrays.count("x")) {
+  if (arrays.count("x")) {  // dense: its bytes are in the file already
     const NpyArray& x = array("x");
     TOPO_CHECK(x.shape.size() == 2 && x.shape[0] == n, "node-classify: {}: 'x' must be [{}, F], got ({})", path, n,
                fmt::join(x.shape, ", "));
@@ -130,9 +130,10 @@ NodeDataset read_npz_node_dataset(const std::string& path) {
     const std::vector<std::int64_t> dims = array("x_shape").as_int64(path + ": x_shape");
     TOPO_CHECK(dims[0] == n && dims[1] >= 1, "node-classify: {}: x_shape ({}, {}) does not fit {} nodes", path, dims[0],
                dims[1], n);
-    TOPO_CHECK(dims[1] <= (std::int64_t{1} << 31) / n,
-               "node-classify: {}: {} x {} features would be {} GiB as a dense table (the limit is 8 GiB)", path, n,
-               dims[1], n * dims[1] * 4 / (std::int64_t{1} << 30));
+    TOPO_CHECK(dims[1] <= max_feature_bytes / 4 / n,
+               "node-classify: {}: {} x {} features would take {:.1f} GiB as a dense table (the limit is {:.1f} GiB)",
+               path, n, dims[1], static_cast<double>(n) * static_cast<double>(dims[1]) * 4 / (1 << 30),
+               static_cast<double>(max_feature_bytes) / (1 << 30));
     shape_is("x_indptr", {n + 1});
     const std::vector<std::int64_t> indptr = array("x_indptr").as_int64(path + ": x_indptr");
     const NpyArray& indices_array = array("x_indices");
