@@ -47,12 +47,18 @@ int run(int argc, char** argv) {
   };
   CLI::App* draw = app.add_subcommand("draw", "write the picture (--svg) and/or the graph as Graphviz DOT (--dot)");
   common(draw);
-  draw->add_option("--svg", svg, "write the SVG picture here (- : standard output)");
-  draw->add_option("--dot", dot, "write Graphviz DOT of the built graph here (- : standard output)");
+  CLI::Option* svg_option =
+      draw->add_option("--svg", svg, "write the SVG picture here (alone or -: standard output)")->expected(0, 1);
+  CLI::Option* dot_option =
+      draw->add_option("--dot", dot, "write Graphviz DOT of the built graph here (alone or -: standard output)")
+          ->expected(0, 1);
   CLI::App* stats = app.add_subcommand("stats", "print the numbers: edges, density, attention FLOPs, hops");
   common(stats);
   if (!parse_command_line(app, argc, argv, std::cout)) return 0;
-  if (draw->parsed() && svg.empty() && dot.empty()) topo::fail("draw: give --svg FILE and/or --dot FILE");
+  if (svg_option->count() > 0 && svg.empty()) svg = "-";  // `--svg` alone
+  if (dot_option->count() > 0 && dot.empty()) dot = "-";
+  if (draw->parsed() && svg.empty() && dot.empty()) topo::fail("draw: give --svg [FILE] and/or --dot [FILE]");
+  if (svg == "-" && dot == "-") topo::fail("draw: --svg and --dot cannot both go to standard output");
 
   const topo::models::TopologySpec spec = topo::models::read_topology_file(file);
   const TopologyLayout layout = layout_topology(spec, n);

@@ -3,8 +3,13 @@
 // bad sentence lengths are errors; the DOT output names every relation.
 #include <doctest/doctest.h>
 
+#include <sys/wait.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <map>
 #include <regex>
 #include <set>
@@ -223,4 +228,33 @@ TEST_CASE("topo-topology: the DOT output names every relation and holds every ed
     CHECK(static_cast<std::int64_t>(count_of(dot, "[label=\"")) ==
           layout.side() + topology_stats(layout).edges);  // a label per node and per edge
   }
+}
+
+TEST_CASE("topo-topology's command line: draw to a file or standard output, stats, one-line errors") {
+  const std::string program =
+      (std::filesystem::read_symlink("/proc/self/exe").parent_path() / "topo-topology").string();
+  const std::string file = std::string(TOPO_SOURCE_DIR) + "/configs/topologies/bigbird.json";
+  const auto dir = topo::testing::fresh_temp_dir("topology_cli");
+  auto run = [&](const std::string& args, int* status) {
+    const std::string out = (dir / "out.txt").string();
+    *status = std::system((program + " " + args + " > " + out + " 2>&1").c_str());
+    std::ifstream in(out);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  int status = 0;
+  CHECK(run("draw " + file + " --n 8 --dot", &status).find("digraph topology {") != std::string::npos);
+  CHECK(status == 0);
+  CHECK(run("draw " + file + " --n 8 --svg", &status).find("<svg ") != std::string::npos);
+  CHECK(run("draw " + file + " --n 8 --svg " + (dir / "b.svg").string(), &status).find("-> ") != std::string::npos);
+  CHECK(std::filesystem::file_size(dir / "b.svg") > 1000);
+  CHECK(run("stats " + file + " --n 8", &status).find("edges, all groups:") != std::string::npos);
+  const std::string bad = topo::testing::write_temp_file(
+      "cli_bad.json", R"({"relations": [{"name": "a", "src": "tok", "dst": "tok", "builder": "window", "radius": -1}]})");
+  const std::string message = run("draw " + bad + " --n 8 --dot", &status);
+  CHECK(WEXITSTATUS(status) == 1);
+  CHECK(message == "topo-topology: " + bad + ": relations[0].radius: must be >= 0, got -1\n");
+  CHECK(run("draw " + file + " --n 8", &status).find("give --svg [FILE] and/or --dot [FILE]") != std::string::npos);
+  std::filesystem::remove_all(dir);
 }
