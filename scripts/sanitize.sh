@@ -29,7 +29,7 @@ case "$mode" in
   address)
     configure build-sanitize gcc g++ address,undefined
     cmake --build build-sanitize -j "$(nproc)" --target topo_test_kernels topo_test_graph topo_test_nn \
-      topo_test_models topo_test_apps topo_test_bench topo_train topo_eval
+      topo_test_models topo_test_apps topo_test_bench topo_train topo_eval topo_topology
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
     export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
     # `install` builds examples/custom_topology against the installed (here: instrumented) libraries without
