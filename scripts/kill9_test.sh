@@ -9,6 +9,7 @@
 # Exit 0 when identical; 1 with the first difference otherwise. Prints the kills survived and by kind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/same_run.sh
 kills_wanted=${KILLS:-30}
 seed=${SEED:-$$}
 topo_train=${TOPO_TRAIN:-build/bin/topo-train}
@@ -77,25 +78,5 @@ done
 echo "kill9: survived $kills kills in $attempts starts ($during_checkpoint during a checkpoint write," \
      "$after_metrics right after a metrics append, $at_random at random moments)"
 
-# Compare. metrics.jsonl: every line, wall-clock fields removed.
-strip_timing() { sed -E 's/"(seconds|ms_per_batch)":[^,}]*,?//g' "$1"; }
-if ! diff <(strip_timing "$work/reference/metrics.jsonl") <(strip_timing "$out/metrics.jsonl"); then
-  echo "kill9: FAIL: metrics.jsonl differs from the uninterrupted run" >&2; exit 1
-fi
-# Checkpoints: the payload (every tensor's bytes) is the file's tail of payload_bytes bytes.
-payload() {
-  local n
-  n=$(grep -a -o '"payload_bytes":[0-9]*' "$1" | head -n 1 | cut -d: -f2)
-  tail -c "$n" "$1"
-}
-for f in checkpoint.ckpt best.ckpt; do
-  if ! cmp <(payload "$work/reference/$f") <(payload "$out/$f"); then
-    echo "kill9: FAIL: $f parameters differ from the uninterrupted run" >&2; exit 1
-  fi
-done
-figures() { grep -o -E '"(test_mse|best_dev_mse|best_step|steps|epochs_done)": [^,]*' "$1" | sort; }
-if ! diff <(figures "$work/reference/result.json") <(figures "$out/result.json"); then
-  echo "kill9: FAIL: result.json differs from the uninterrupted run" >&2; exit 1
-fi
-echo "kill9: ok: $(wc -l < "$out/metrics.jsonl") metrics lines, checkpoint and best parameters and test figures" \
-     "identical to the uninterrupted run"
+# Compare with the uninterrupted run (scripts/same_run.sh).
+same_run kill9 "$work/reference" "$out"

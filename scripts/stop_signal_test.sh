@@ -12,6 +12,7 @@
 # Exit 0 when identical; 1 with the first difference otherwise. Prints the stops by kind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/same_run.sh
 stops_wanted=${STOPS:-12}
 seed=${SEED:-$$}
 topo_train=${TOPO_TRAIN:-build/bin/topo-train}
@@ -72,24 +73,5 @@ done
 echo "stop: survived $stops stops in $attempts starts ($single by one signal: exit 75, $early of them before" \
      "a step; $double by two signals: ended at once; $before_training by the default action before the handlers)"
 
-# Compare, as scripts/kill9_test.sh does.
-strip_timing() { sed -E 's/"(seconds|ms_per_batch)":[^,}]*,?//g' "$1"; }
-if ! diff <(strip_timing "$work/reference/metrics.jsonl") <(strip_timing "$out/metrics.jsonl"); then
-  echo "stop: FAIL: metrics.jsonl differs from the uninterrupted run" >&2; exit 1
-fi
-payload() {
-  local n
-  n=$(grep -a -o '"payload_bytes":[0-9]*' "$1" | head -n 1 | cut -d: -f2)
-  tail -c "$n" "$1"
-}
-for f in checkpoint.ckpt best.ckpt; do
-  if ! cmp <(payload "$work/reference/$f") <(payload "$out/$f"); then
-    echo "stop: FAIL: $f parameters differ from the uninterrupted run" >&2; exit 1
-  fi
-done
-figures() { grep -o -E '"(test_mse|best_dev_mse|best_step|steps|epochs_done)": [^,]*' "$1" | sort; }
-if ! diff <(figures "$work/reference/result.json") <(figures "$out/result.json"); then
-  echo "stop: FAIL: result.json differs from the uninterrupted run" >&2; exit 1
-fi
-echo "stop: ok: $(wc -l < "$out/metrics.jsonl") metrics lines, checkpoint and best parameters and test figures" \
-     "identical to the uninterrupted run"
+# Compare with the uninterrupted run (scripts/same_run.sh).
+same_run stop "$work/reference" "$out"

@@ -26,8 +26,7 @@ expect_full() {
   fi
 }
 
-strip_timing() { sed -E 's/"(seconds|ms_per_batch)":[^,}]*,?//g' "$1"; }
-figures() { grep -o -E '"(test_[a-z0-9_]+|best_dev_[a-z0-9_]+|best_step|steps|epochs_done)": [^,]*' "$1" | sort; }
+source "$source/scripts/same_run.sh"  # strip_timing, result_figures
 
 # A short run with dropout, evaluations inside epochs and 4 checkpoints.
 args=(--task masked-sum --model star --n 12 --k 3 --d 4 --train-size 256 --dev-size 32 --test-size 32 --layers 1
@@ -49,7 +48,7 @@ for site in "/checkpoint.ckpt 6" "/best.ckpt 3" "/metrics.jsonl 2" "/result.json
   fi
   diff -q <(strip_timing "$work/reference/metrics.jsonl") <(strip_timing "$out/metrics.jsonl") > /dev/null \
     || fail "$name: metrics.jsonl after the resume differs from the uninterrupted run"
-  diff -q <(figures "$work/reference/result.json") <(figures "$out/result.json") > /dev/null \
+  diff -q <(result_figures "$work/reference/result.json") <(result_figures "$out/result.json") > /dev/null \
     || fail "$name: result.json's figures after the resume differ from the uninterrupted run"
 done
 
