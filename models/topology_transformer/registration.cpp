@@ -2,8 +2,6 @@
 // options and working recipes. The file's head groups, when they fix the heads (and, as lists, the layers),
 // set --heads and --layers over the recipe (implied_settings); a value the user types must agree with them.
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
 #include "models/registry.hpp"
 #include "models/topology_transformer/topology_transformer.hpp"
@@ -21,19 +19,33 @@ bool inline_json(const std::string& value) {
   return first != std::string::npos && value[first] == '{';
 }
 
-TopologySpec topology_of(const nlohmann::json& options) {
+// The topology's JSON as --topology gives it: a file's content read once, or the inline object; `source` names it.
+// The topology's JSON as --topology gives it: the file's (read once), or the inline object; `source` names it.
+nlohmann::ordered_json topology_json(const std::string& value, std::string* source) {
+  if (!inline_json(value)) {
+    *source = value;
+    return read_topology_json(value);
+  }
+  *source = "--topology (inline JSON)";
+  try {
+    return nlohmann::ordered_json::parse(value);
+  } catch (const nlohmann::json::exception& e) {
+    fail("--topology (inline JSON) is not valid JSON: {}", e.what());
+  }
+}
+
+std::string topology_value(const nlohmann::json& options) {
   const std::string value = option_value<std::string>(options, "topology", "model graph");
   TOPO_CHECK(!value.empty(),
              "--model graph needs --topology FILE.json: the attention graph as a file (docs/topologies.md; shipped "
              "ones in configs/topologies/)");
-  if (!inline_json(value)) return read_topology_file(value);
-  nlohmann::ordered_json file;
-  try {
-    file = nlohmann::ordered_json::parse(value);
-  } catch (const nlohmann::json::exception& e) {
-    fail("--topology (inline JSON) is not valid JSON: {}", e.what());
-  }
-  return parse_topology(file, "--topology (inline JSON)");
+  return value;
+}
+
+TopologySpec topology_of(const nlohmann::json& options) {
+  std::string source;
+  const nlohmann::ordered_json file = topology_json(topology_value(options), &source);
+  return parse_topology(file, source);
 }
 
 }  // namespace
@@ -77,11 +89,10 @@ ModelRegistration topology_transformer_registration() {
     nlohmann::json recorded = options;
     const std::string value = option_value<std::string>(options, "topology", "model graph");
     if (value.empty() || inline_json(value)) return recorded;
-    (void)topology_of(options);  // a file that does not parse is not recorded silently
-    std::ifstream in(value);
-    std::stringstream text;
-    text << in.rdbuf();
-    recorded["topology"] = nlohmann::ordered_json::parse(text.str()).dump();
+    std::string source;
+    const nlohmann::ordered_json file = topology_json(value, &source);
+    (void)parse_topology(file, source);  // a file that does not parse is not recorded silently
+    recorded["topology"] = file.dump();
     return recorded;
   };
   m.make = [](const EncoderSpec& spec) {

@@ -432,18 +432,18 @@ TopologySpec parse_topology(const nlohmann::ordered_json& file, const std::strin
   return spec;
 }
 
-TopologySpec read_topology_file(const std::string& path) {
+nlohmann::ordered_json read_topology_json(const std::string& path) {
   std::ifstream in(path);
   TOPO_CHECK(in.good(), "topology file '{}' cannot be opened", path);
   std::stringstream text;
   text << in.rdbuf();
-  nlohmann::ordered_json file;
   try {
-    file = nlohmann::ordered_json::parse(text.str());
+    return nlohmann::ordered_json::parse(text.str());
   } catch (const nlohmann::json::exception& e) {
     fail("topology file '{}' is not valid JSON: {}", path, e.what());
   }
-  return parse_topology(file, path);
 }
+
+TopologySpec read_topology_file(const std::string& path) { return parse_topology(read_topology_json(path), path); }
 
 }  // namespace topo::models

@@ -86,7 +86,9 @@ struct TopologySpec {
 
 // `file` parsed with its keys in file order (nlohmann::ordered_json); `source` names it in errors.
 TopologySpec parse_topology(const nlohmann::ordered_json& file, const std::string& source);
-// Reads and parses a file; errors name the path (missing file, bad JSON with its line, bad fields).
+// A file's JSON, keys in file order; a missing file or bad JSON (with its line) is an error naming the path.
+nlohmann::ordered_json read_topology_json(const std::string& path);
+// read_topology_json, then parse_topology: errors name the path (and the JSON path of a bad field).
 TopologySpec read_topology_file(const std::string& path);
 
 }  // namespace topo::models

@@ -58,6 +58,12 @@ std::int64_t window_radius(const TopologyRelation& r, std::int64_t tokens) {
 SentenceEdges relation_edges(const TopologySpec& spec, const TopologyRelation& r, std::int64_t tokens) {
   const Axis src = axis_of(spec, r.src, tokens), dst = axis_of(spec, r.dst, tokens);
   SentenceEdges out;
+  std::vector<std::int64_t> globals;  // global: the listed positions, sorted once
+  if (r.builder == TopologyBuilderKind::Global) {
+    globals = r.positions;
+    std::sort(globals.begin(), globals.end());
+    globals.erase(std::unique(globals.begin(), globals.end()), globals.end());
+  }
   // Source at position p (skipped when no source node sits there).
   auto add = [&](std::int64_t p, std::int64_t d) {
     const std::int64_t s = p - src.first;
@@ -97,12 +103,9 @@ SentenceEdges relation_edges(const TopologySpec& spec, const TopologyRelation& r
         add(q, d);
         break;
       case TopologyBuilderKind::Global: {
-        if (std::find(r.positions.begin(), r.positions.end(), q) != r.positions.end()) {
+        if (std::binary_search(globals.begin(), globals.end(), q)) {
           for (std::int64_t p = src.first; p < src.first + src.count; ++p) add(p, d);
         } else {
-          std::vector<std::int64_t> globals = r.positions;
-          std::sort(globals.begin(), globals.end());
-          globals.erase(std::unique(globals.begin(), globals.end()), globals.end());
           for (std::int64_t p : globals) add(p, d);
         }
         break;
@@ -277,7 +280,9 @@ TopologyGraph build_topology(const TopologySpec& spec, const std::vector<std::in
 }
 
 void check_topology_lengths(const TopologySpec& spec, std::int64_t max_tokens) {
-  for (std::int64_t n = 1; n <= max_tokens; ++n) (void)build_topology(spec, {n});
+  std::vector<std::int64_t> lengths(static_cast<std::size_t>(std::max<std::int64_t>(max_tokens, 1)));
+  for (std::size_t i = 0; i < lengths.size(); ++i) lengths[i] = static_cast<std::int64_t>(i) + 1;
+  (void)build_topology(spec, lengths);  // one batch of every length: the in-edge check runs per length
 }
 
 }  // namespace topo::models

@@ -25,7 +25,7 @@ TopologyTransformer::Layer::Layer(const std::vector<std::string>& types, std::in
 }
 
 TopologyTransformer::TopologyTransformer(const TopologyTransformerConfig& config)
-    : config_(config), dst_types_(config.topology.destination_types()) {
+    : config_(config), dst_types_(config.topology.destination_types()), band_(config.band && band_runs(config.topology)) {
   const EncoderConfig& e = config.encoder;
   TOPO_CHECK(e.hidden > 0 && e.heads > 0 && e.hidden % e.heads == 0,
              "TopologyTransformer: heads ({}) must divide hidden ({})", e.heads, e.hidden);
@@ -93,7 +93,7 @@ nn::Var TopologyTransformer::epilogue(const nn::LayerNorm& norm, const nn::Var& 
 }
 
 Encoding TopologyTransformer::encode(const SequenceBatch& batch) {
-  if (config_.band && band_runs(config_.topology)) return encode_band(batch);
+  if (band_) return encode_band(batch);
   return encode(batch, build_topology(config_.topology, batch.lengths, embedding->position_embedding->weight.device()));
 }
 

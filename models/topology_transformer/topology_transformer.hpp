@@ -70,6 +70,7 @@ class TopologyTransformer : public SequenceEncoder {
   nn::Var epilogue(const nn::LayerNorm& norm, const nn::Var& x, const nn::Var& update) const;
   TopologyTransformerConfig config_;
   std::vector<std::string> dst_types_;
+  bool band_ = false;  // encode() takes the band path: config.band and band_runs(topology)
 };
 
 }  // namespace topo::models

@@ -196,7 +196,7 @@ TEST_CASE("the graph model encodes each sentence of a batch as if it were alone"
             {"name": "g_self", "src": "g", "dst": "g", "builder": "ring"},
             {"name": "g_mem", "src": "g", "dst": "mem", "builder": "all"}],
           "schedule": "sequential"})");
-  for (const std::string name : {shipped("head_groups"), shipped("bigbird"), shipped("star"), shipped("custom_topology"), many}) {
+  for (const std::string& name : {shipped("head_groups"), shipped("bigbird"), shipped("star"), shipped("custom_topology"), many}) {
     CAPTURE(name);
     TopologyTransformerConfig config{.encoder = {}, .topology = read_topology_file(name)};
     config.encoder.vocab_size = 30;
