@@ -38,7 +38,8 @@ void copy_parameters(const nn::Module& from, nn::Module& to, const std::function
   std::map<std::string, nn::Var> target;
   for (const auto& [name, p] : to.named_parameters()) target.emplace(name, p);
   std::size_t copied = 0;
-  for (const auto& [name, p] : from.named_parameters()) {
+  for (const auto& [key, p] : from.named_parameters()) {
+    const std::string& name = key;  // clang 14 cannot capture a structured binding in the lambda INFO makes
     const std::string mapped = rename(name);
     INFO(name << " -> " << mapped);
     REQUIRE(target.count(mapped) == 1);
@@ -105,7 +106,8 @@ TEST_CASE("the star file is --model star: same weights, same outputs and gradien
     const Run b = run(graph, [&] { return graph.encode(batch); }, seed + 200);
     CHECK(a.tokens == b.tokens);
     CHECK(a.sentences == b.sentences);
-    for (const auto& [name, g] : a.grads) {
+    for (const auto& [key, g] : a.grads) {
+      const std::string& name = key;  // clang 14 cannot capture a structured binding in the lambda CAPTURE makes
       CAPTURE(name);
       CHECK(g == b.grads.at(replace(name, "satellite_", "tok_")));
     }
@@ -141,7 +143,8 @@ TEST_CASE("the multiscale file is --model multiscale: same weights, same outputs
     const Run b = run(graph, [&] { return graph.encode(batch); }, 9);
     CHECK(a.tokens == b.tokens);
     CHECK(a.sentences == b.sentences);
-    for (const auto& [name, g] : a.grads) {
+    for (const auto& [key, g] : a.grads) {
+      const std::string& name = key;  // clang 14 cannot capture a structured binding in the lambda CAPTURE makes
       CAPTURE(name);
       const std::string mapped =
           name == "cls" ? "node_cls" : replace(replace(name, ".attention.", ".tok_attention."), ".norm.", ".tok_norm.");
@@ -176,7 +179,8 @@ TEST_CASE("the band path equals the graph path for window and full files") {
     const Run band = run(model, [&] { return model.encode_band(batch); }, 13);
     TOPO_CHECK_CLOSE(band.tokens, graph.tokens, 1e-5, 1e-4);
     TOPO_CHECK_CLOSE(band.sentences, graph.sentences, 1e-5, 1e-4);
-    for (const auto& [name, g] : graph.grads) {
+    for (const auto& [key, g] : graph.grads) {
+      const std::string& name = key;  // clang 14 cannot capture a structured binding in the lambda CAPTURE makes
       CAPTURE(name);
       TOPO_CHECK_CLOSE(band.grads.at(name), g, 1e-4, 1e-3);
     }
