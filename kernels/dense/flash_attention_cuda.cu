@@ -1,15 +1,20 @@
 // Fused dense attention on CUDA over packed variable-length sequences. Per-score math from
-// flash_attention_math.hpp (flash_row_softmax, flash_row_lse, flash_score_backward), shared with the CPU.
+// flash_attention_math.hpp (flash_online_max, flash_row_lse, flash_score_backward), shared with the CPU.
 //
-// Parallel strategy: one thread per (row, head), 128 threads per block; a thread walks its sequence's keys in
-// tiles of kTile, with the tile's scores in registers/local memory and its output row accumulated in place
-// (rescaled per tile: the online softmax). Backward: one thread per (query row, head) for delta = dout . out
-// and dq (it recomputes its row's p and ds per key tile), then one thread per (key row, head) for dk and dv
-// (it recomputes the column's p and ds per query): every output row has one writer, no atomics. This is the
-// straightforward schedule, correct at any size without shared-memory tiling; no [L, L] tensor exists.
-// Bands: a thread walks only its row's band [row - r, row + r] of the sequence (the key kernel: the queries
-// [key - r, key + r], the same set since |i - j| is symmetric), so nothing outside the band is computed and
-// no masking is needed; full attention is r = the sequence's length.
+// Parallel strategy: one warp per (row, head), four warps per block; the row's own vectors (q, or k and v in
+// the key kernel) and its accumulators sit in the warp's slice of shared memory. Keys (queries in the key
+// kernel) go in tiles of 32, one per lane: lane j computes its score s_j = scale q . k_j from its key's
+// contiguous row, the warp takes the tile's max and sum by shuffles (the online softmax), then the lanes turn
+// to the feature columns — lane c owns columns c, c + 32, … — and add p_j v_j[c] for each key of the tile,
+// p_j broadcast by shuffle, so every load of a v (or k, q, dout) row is coalesced.
+// Backward: a warp per (query row, head) for delta = dout . out and dq (it recomputes its row's p and ds per
+// tile), then a warp per (key row, head) for dk and dv (it recomputes the column's p and ds per tile of
+// queries): every output row has one writer, no atomics. No [L, L] tensor exists.
+// Bands: a warp walks only its row's band [row - r, row + r] of the sequence (the key kernel: the queries
+// [key - r, key + r], the same set since |i - j| is symmetric); full attention is r = the sequence's length.
+// (Measured on an H200 with the previous one-thread-per-row schedule: 0.8 ms for 512 rows x 16 dims, the
+// same as 16 CPU cores; docs/performance/kernels.md.)
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/cuda_utils.cuh"
@@ -18,108 +23,193 @@
 namespace topo::cuda {
 namespace {
 
-constexpr int kThreads = 128;
-constexpr std::int64_t kTile = 32;
+constexpr int kWarp = 32;
+constexpr unsigned kFull = 0xffffffffu;
+constexpr int kMaxWarpsPerBlock = 4;
+constexpr std::size_t kSharedLimit = 48 * 1024;  // the default dynamic shared memory a block may ask for
 
-__device__ float dot(const float* a, const float* b, std::int64_t n) {
+__device__ float warp_sum(float v) {
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(kFull, v, offset);
+  return v;
+}
+__device__ float warp_max(float v) {
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) v = fmaxf(v, __shfl_xor_sync(kFull, v, offset));
+  return v;
+}
+// Dot product of a row in shared memory (read by every lane at once: a broadcast) with a row in global memory.
+__device__ float dot(const float* shared_row, const float* row, std::int64_t n) {
   float s = 0.f;
-  for (std::int64_t c = 0; c < n; ++c) s += a[c] * b[c];
+  for (std::int64_t c = 0; c < n; ++c) s += shared_row[c] * row[c];
   return s;
 }
+// The warp's lanes copy n floats (coalesced) into shared memory, or zero them (src null).
+__device__ void warp_load(float* dst, const float* src, std::int64_t n, int lane) {
+  for (std::int64_t c = lane; c < n; c += kWarp) dst[c] = src ? src[c] : 0.f;
+  __syncwarp();
+}
 
-// Thread t's (row, head) and the rows [begin, end) of its sequence within its band.
+// Row t = row * heads + head: its head and the rows [begin, end) of its sequence within its band.
 struct RowHead {
-  std::int64_t row, head, begin, end;
+  std::int64_t head, begin, end;
 };
 __device__ RowHead row_head(std::int64_t t, std::int64_t heads, const std::int64_t* offsets, const std::int64_t* seq,
                             const std::int64_t* radius) {
   const std::int64_t row = t / heads, head = t % heads, b = seq[row], r = radius[b * heads + head];
   const std::int64_t begin = row - r > offsets[b] ? row - r : offsets[b];
   const std::int64_t end = row + r + 1 < offsets[b + 1] ? row + r + 1 : offsets[b + 1];
-  return {row, head, begin, end};
+  return {head, begin, end};
+}
+
+// Grid-stride over warps: each warp gets (row, head) indices t; `per_warp` floats of shared memory each.
+struct WarpSlot {
+  int lane;
+  std::int64_t first, stride;
+  float* shared;
+};
+__device__ WarpSlot warp_slot(std::int64_t per_warp) {
+  extern __shared__ float shared[];
+  const int warp = threadIdx.x / kWarp;
+  return {static_cast<int>(threadIdx.x % kWarp), blockIdx.x * std::int64_t{blockDim.x / kWarp} + warp,
+          std::int64_t{gridDim.x} * (blockDim.x / kWarp), shared + warp * per_warp};
 }
 
 __global__ void forward_kernel(const std::int64_t* offsets, const std::int64_t* seq, const std::int64_t* radius,
                                std::int64_t rows, std::int64_t heads, std::int64_t dk, std::int64_t dv, float scale,
                                const float* q, const float* k, const float* v, float* out, float* lse) {
-  const std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
-  if (t >= rows * heads) return;
-  const RowHead rh = row_head(t, heads, offsets, seq, radius);
-  const std::int64_t h = rh.head, begin = rh.begin, end = rh.end;
-  const float* qi = q + t * dk;
-  float* o = out + t * dv;
-  for (std::int64_t c = 0; c < dv; ++c) o[c] = 0.f;
-  float s[kTile], m = -INFINITY, l = 0.f;
-  for (std::int64_t j0 = begin; j0 < end; j0 += kTile) {
-    const std::int64_t n = end - j0 < kTile ? end - j0 : kTile;
-    for (std::int64_t j = 0; j < n; ++j) s[j] = scale * dot(qi, k + ((j0 + j) * heads + h) * dk, dk);
-    const float rescale = flash_row_softmax(s, n, m, l);
-    for (std::int64_t c = 0; c < dv; ++c) {
-      float acc = o[c] * rescale;
-      for (std::int64_t j = 0; j < n; ++j) acc += s[j] * v[((j0 + j) * heads + h) * dv + c];
-      o[c] = acc;
+  const WarpSlot w = warp_slot(dk + dv);
+  float* sq = w.shared;  // [dk]: the query row
+  float* so = sq + dk;   // [dv]: the output accumulator
+  for (std::int64_t t = w.first; t < rows * heads; t += w.stride) {
+    const RowHead rh = row_head(t, heads, offsets, seq, radius);
+    warp_load(sq, q + t * dk, dk, w.lane);
+    warp_load(so, nullptr, dv, w.lane);
+    float m = -INFINITY, l = 0.f;
+    for (std::int64_t j0 = rh.begin; j0 < rh.end; j0 += kWarp) {
+      const std::int64_t n = rh.end - j0 < kWarp ? rh.end - j0 : kWarp;
+      const float s = w.lane < n ? scale * dot(sq, k + ((j0 + w.lane) * heads + rh.head) * dk, dk) : -INFINITY;
+      const float rescale = flash_online_max(m, warp_max(s));
+      const float p = w.lane < n ? exp_approx(s - m) : 0.f;
+      l = l * rescale + warp_sum(p);
+      for (std::int64_t c0 = 0; c0 < dv; c0 += kWarp) {  // every lane runs every round: the shuffles need all 32
+        const std::int64_t c = c0 + w.lane;
+        float acc = c < dv ? so[c] * rescale : 0.f;
+        for (int j = 0; j < n; ++j) {
+          const float pj = __shfl_sync(kFull, p, j);
+          if (c < dv) acc += pj * v[((j0 + j) * heads + rh.head) * dv + c];
+        }
+        if (c < dv) so[c] = acc;
+      }
     }
+    const float inv = 1.f / l;
+    for (std::int64_t c = w.lane; c < dv; c += kWarp) out[t * dv + c] = so[c] * inv;
+    if (w.lane == 0) lse[t] = flash_row_lse(m, l);
+    __syncwarp();
   }
-  const float inv = 1.f / l;
-  for (std::int64_t c = 0; c < dv; ++c) o[c] *= inv;
-  lse[t] = flash_row_lse(m, l);
 }
 
-// Per (query row, head): delta and dq = scale sum_j ds_ij k_j.
+// Per (query row, head): delta = dout . out and dq = scale sum_j ds_ij k_j.
 __global__ void backward_query_kernel(const std::int64_t* offsets, const std::int64_t* seq, const std::int64_t* radius,
                                       std::int64_t rows, std::int64_t heads, std::int64_t dk, std::int64_t dv,
                                       float scale, const float* q, const float* k, const float* v, const float* out,
                                       const float* lse, const float* dout, float* delta, float* dq) {
-  const std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
-  if (t >= rows * heads) return;
-  const RowHead rh = row_head(t, heads, offsets, seq, radius);
-  const std::int64_t h = rh.head, begin = rh.begin, end = rh.end;
-  const float* qi = q + t * dk;
-  const float* gi = dout + t * dv;
-  const float di = dot(gi, out + t * dv, dv);
-  delta[t] = di;
-  float* dqi = dq + t * dk;
-  for (std::int64_t c = 0; c < dk; ++c) dqi[c] = 0.f;
-  float s[kTile], dp[kTile];
-  for (std::int64_t j0 = begin; j0 < end; j0 += kTile) {
-    const std::int64_t n = end - j0 < kTile ? end - j0 : kTile;
-    for (std::int64_t j = 0; j < n; ++j) {
-      s[j] = scale * dot(qi, k + ((j0 + j) * heads + h) * dk, dk);
-      dp[j] = dot(gi, v + ((j0 + j) * heads + h) * dv, dv);
+  const WarpSlot w = warp_slot(2 * dk + dv);
+  float* sq = w.shared;    // [dk]
+  float* sdq = sq + dk;    // [dk]
+  float* sg = sdq + dk;    // [dv]: dout's row
+  for (std::int64_t t = w.first; t < rows * heads; t += w.stride) {
+    const RowHead rh = row_head(t, heads, offsets, seq, radius);
+    warp_load(sq, q + t * dk, dk, w.lane);
+    warp_load(sdq, nullptr, dk, w.lane);
+    warp_load(sg, dout + t * dv, dv, w.lane);
+    float part = 0.f;
+    for (std::int64_t c = w.lane; c < dv; c += kWarp) part += sg[c] * out[t * dv + c];
+    const float di = warp_sum(part), row_lse = lse[t];
+    for (std::int64_t j0 = rh.begin; j0 < rh.end; j0 += kWarp) {
+      const std::int64_t n = rh.end - j0 < kWarp ? rh.end - j0 : kWarp;
+      float s = 0.f, ds = 0.f;
+      if (w.lane < n) {
+        const std::int64_t kj = (j0 + w.lane) * heads + rh.head;
+        s = scale * dot(sq, k + kj * dk, dk);
+        ds = dot(sg, v + kj * dv, dv);
+        flash_score_backward(s, ds, row_lse, di);
+      }
+      for (std::int64_t c0 = 0; c0 < dk; c0 += kWarp) {
+        const std::int64_t c = c0 + w.lane;
+        float acc = 0.f;
+        for (int j = 0; j < n; ++j) {
+          const float dsj = __shfl_sync(kFull, ds, j);
+          if (c < dk) acc += dsj * k[((j0 + j) * heads + rh.head) * dk + c];
+        }
+        if (c < dk) sdq[c] += scale * acc;
+      }
     }
-    flash_row_backward(s, dp, n, lse[t], di);
-    for (std::int64_t c = 0; c < dk; ++c) {
-      float acc = 0.f;
-      for (std::int64_t j = 0; j < n; ++j) acc += dp[j] * k[((j0 + j) * heads + h) * dk + c];
-      dqi[c] += scale * acc;
-    }
+    for (std::int64_t c = w.lane; c < dk; c += kWarp) dq[t * dk + c] = sdq[c];
+    if (w.lane == 0) delta[t] = di;
+    __syncwarp();
   }
 }
 
 // Per (key row, head): dv_j = sum_i p_ij dout_i, dk_j = scale sum_i ds_ij q_i.
 __global__ void backward_key_kernel(const std::int64_t* offsets, const std::int64_t* seq, const std::int64_t* radius,
                                     std::int64_t rows, std::int64_t heads, std::int64_t dk, std::int64_t dv,
-                                    float scale, const float* q,
-                                    const float* k, const float* v, const float* lse, const float* dout,
-                                    const float* delta, float* dkey, float* dval) {
-  const std::int64_t t = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x;
-  if (t >= rows * heads) return;
-  const RowHead rh = row_head(t, heads, offsets, seq, radius);
-  const std::int64_t h = rh.head, begin = rh.begin, end = rh.end;
-  const float* kj = k + t * dk;
-  const float* vj = v + t * dv;
-  float* dkj = dkey + t * dk;
-  float* dvj = dval + t * dv;
-  for (std::int64_t c = 0; c < dk; ++c) dkj[c] = 0.f;
-  for (std::int64_t c = 0; c < dv; ++c) dvj[c] = 0.f;
-  for (std::int64_t i = begin; i < end; ++i) {
-    const std::int64_t ti = i * heads + h;
-    float s = scale * dot(q + ti * dk, kj, dk);
-    float dp = dot(dout + ti * dv, vj, dv);
-    flash_score_backward(s, dp, lse[ti], delta[ti]);  // s -> p, dp -> ds
-    for (std::int64_t c = 0; c < dv; ++c) dvj[c] += s * dout[ti * dv + c];
-    for (std::int64_t c = 0; c < dk; ++c) dkj[c] += scale * dp * q[ti * dk + c];
+                                    float scale, const float* q, const float* k, const float* v, const float* lse,
+                                    const float* dout, const float* delta, float* dkey, float* dval) {
+  const WarpSlot w = warp_slot(2 * dk + 2 * dv);
+  float* sk = w.shared;   // [dk]
+  float* sdk = sk + dk;   // [dk]
+  float* sv = sdk + dk;   // [dv]
+  float* sdv = sv + dv;   // [dv]
+  for (std::int64_t t = w.first; t < rows * heads; t += w.stride) {
+    const RowHead rh = row_head(t, heads, offsets, seq, radius);
+    warp_load(sk, k + t * dk, dk, w.lane);
+    warp_load(sdk, nullptr, dk, w.lane);
+    warp_load(sv, v + t * dv, dv, w.lane);
+    warp_load(sdv, nullptr, dv, w.lane);
+    for (std::int64_t i0 = rh.begin; i0 < rh.end; i0 += kWarp) {
+      const std::int64_t n = rh.end - i0 < kWarp ? rh.end - i0 : kWarp;
+      float p = 0.f, ds = 0.f;
+      if (w.lane < n) {
+        const std::int64_t ti = (i0 + w.lane) * heads + rh.head;
+        p = scale * dot(sk, q + ti * dk, dk);
+        ds = dot(sv, dout + ti * dv, dv);
+        flash_score_backward(p, ds, lse[ti], delta[ti]);  // the score -> p, dout . v -> ds
+      }
+      for (std::int64_t c0 = 0; c0 < dv; c0 += kWarp) {
+        const std::int64_t c = c0 + w.lane;
+        float acc = 0.f;
+        for (int i = 0; i < n; ++i) {
+          const float pi = __shfl_sync(kFull, p, i);
+          if (c < dv) acc += pi * dout[((i0 + i) * heads + rh.head) * dv + c];
+        }
+        if (c < dv) sdv[c] += acc;
+      }
+      for (std::int64_t c0 = 0; c0 < dk; c0 += kWarp) {
+        const std::int64_t c = c0 + w.lane;
+        float acc = 0.f;
+        for (int i = 0; i < n; ++i) {
+          const float dsi = __shfl_sync(kFull, ds, i);
+          if (c < dk) acc += dsi * q[((i0 + i) * heads + rh.head) * dk + c];
+        }
+        if (c < dk) sdk[c] += scale * acc;
+      }
+    }
+    for (std::int64_t c = w.lane; c < dk; c += kWarp) dkey[t * dk + c] = sdk[c];
+    for (std::int64_t c = w.lane; c < dv; c += kWarp) dval[t * dv + c] = sdv[c];
+    __syncwarp();
   }
+}
+
+// Warps per block and bytes of shared memory for `per_warp` floats a warp; an error if one warp's do not fit.
+struct Launch {
+  unsigned blocks;
+  int threads;
+  std::size_t shared;
+};
+Launch launch_for(std::int64_t items, std::int64_t per_warp, const char* what) {
+  const std::size_t bytes = static_cast<std::size_t>(per_warp) * sizeof(float);
+  if (bytes > kSharedLimit) fail(what, "head dimensions too large for the CUDA kernel's shared memory (dk + dv > 6144)");
+  const int warps = static_cast<int>(std::min<std::size_t>(kMaxWarpsPerBlock, kSharedLimit / bytes));
+  return {blocks_for(items, warps), warps * kWarp, bytes * static_cast<std::size_t>(warps)};
 }
 
 }  // namespace
@@ -128,8 +218,9 @@ void flash_attention(const std::int64_t* offsets, const std::int64_t* seq, const
                      std::int64_t rows, std::int64_t heads, std::int64_t dk, std::int64_t dv, float scale,
                      const float* q, const float* k, const float* v, float* out, float* lse) {
   if (rows * heads == 0) return;
-  forward_kernel<<<blocks_for(rows * heads, kThreads), kThreads>>>(offsets, seq, radius, rows, heads, dk, dv, scale, q,
-                                                                   k, v, out, lse);
+  const Launch l = launch_for(rows * heads, dk + dv, "flash_attention");
+  forward_kernel<<<l.blocks, l.threads, l.shared>>>(offsets, seq, radius, rows, heads, dk, dv, scale, q, k, v, out,
+                                                    lse);
   check_launch("flash_attention");
 }
 
@@ -138,15 +229,16 @@ void flash_attention_backward(const std::int64_t* offsets, const std::int64_t* s
                               const float* q, const float* k, const float* v, const float* out, const float* lse,
                               const float* dout, float* dq, float* dkey, float* dval) {
   if (rows * heads == 0) return;
+  const Launch lq = launch_for(rows * heads, 2 * dk + dv, "flash_attention_backward");
+  const Launch lk = launch_for(rows * heads, 2 * dk + 2 * dv, "flash_attention_backward");
   float* delta = nullptr;
   check(cudaMalloc(&delta, static_cast<std::size_t>(rows * heads) * sizeof(float)), "flash_attention_backward");
-  const unsigned blocks = blocks_for(rows * heads, kThreads);
-  backward_query_kernel<<<blocks, kThreads>>>(offsets, seq, radius, rows, heads, dk, dv, scale, q, k, v, out, lse,
-                                              dout, delta, dq);
+  backward_query_kernel<<<lq.blocks, lq.threads, lq.shared>>>(offsets, seq, radius, rows, heads, dk, dv, scale, q, k,
+                                                              v, out, lse, dout, delta, dq);
   cudaError_t status = cudaGetLastError();
   if (status == cudaSuccess) {
-    backward_key_kernel<<<blocks, kThreads>>>(offsets, seq, radius, rows, heads, dk, dv, scale, q, k, v, lse, dout,
-                                              delta, dkey, dval);
+    backward_key_kernel<<<lk.blocks, lk.threads, lk.shared>>>(offsets, seq, radius, rows, heads, dk, dv, scale, q, k,
+                                                              v, lse, dout, delta, dkey, dval);
     status = cudaGetLastError();
   }
   const cudaError_t freed = cudaFree(delta);  // synchronises: both kernels have run

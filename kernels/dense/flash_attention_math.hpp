@@ -46,6 +46,15 @@ TOPO_HD float flash_row_softmax(float* s, std::int64_t n, float& m, float& l) {
   return rescale;
 }
 
+// The online-softmax step when the tile's max `top` is already known (CUDA: a warp-wide max): m -> max(m, top);
+// returns exp(m_old - m_new), the factor for the running sum and the output so far (0 on the first tile).
+TOPO_HD float flash_online_max(float& m, float top) {
+  const float m_new = top > m ? top : m;
+  const float rescale = exp_approx(m - m_new);  // exp_approx(-inf) = 0
+  m = m_new;
+  return rescale;
+}
+
 // log-sum-exp of a finished row (every row here has >= 1 key, itself, so l > 0).
 TOPO_HD float flash_row_lse(float m, float l) { return m + logf(l); }
 

@@ -316,7 +316,10 @@ void add_rows(std::vector<Op>& t) {
   all.reference = [](const Problem& p) {
     return reference::reduce(ReduceOp::Sum, host(p.inputs[0]), 1, p.inputs[0].numel(), 1);
   };
-  all.atol = all.rtol = 1e-5;
+  // Float sums of runs of ~1e3 U(-1,1) terms carry ~2e-6 each (ulps of partial sums ~30); at the bench size the
+  // ~1e3 runs add that in a random walk (~7e-5), so the absolute tolerance is 3x that; the relative one stays.
+  all.atol = 2e-4;
+  all.rtol = 1e-5;
   t.push_back(all);
 }
 
