@@ -7,8 +7,9 @@ namespace topo::apps {
 TaskVectors load_task_vectors(const std::string& path, const text::WordVectorOptions& options,
                               const text::Vocabulary& vocab, const std::vector<std::vector<std::int64_t>>& train_ids) {
   const text::WordVectors v = text::load_word_vectors(path, vocab, options);
+  const bool folded = options.lowercase_fallback || v.uncased;
   TOPO_CHECK(v.found > 0, "word vectors '{}' cover none of the {} vocabulary tokens{}", path, vocab.size(),
-             options.lowercase_fallback ? "" : " (try the lowercase look-up)");
+             folded ? "" : " (try the lowercase look-up, --vectors-lowercase)");
   TaskVectors out;
   out.table = Tensor::from_vector(v.values, {vocab.size(), v.dim});
   out.rows = v.covered;
@@ -17,7 +18,8 @@ TaskVectors load_task_vectors(const std::string& path, const text::WordVectorOpt
   out.report = {{"file", path},
                 {"dim", v.dim},
                 {"vectors", v.vectors},
-                {"lowercase_fallback", options.lowercase_fallback},
+                {"lowercase_fallback", folded},
+                {"uncased", v.uncased},
                 {"found_lowercase", v.found_lowercase},
                 {"duplicates", v.duplicates},
                 {"bad_lines", v.bad_lines},

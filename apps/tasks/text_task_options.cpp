@@ -16,7 +16,10 @@ std::vector<models::Option> text_task_options() {
        "word vectors (GloVe / word2vec text, plain or .gz) for the embedding; another width than --hidden is projected",
        {}},
       {"freeze_vectors", false, "keep the loaded word vectors fixed", {}},
-      {"vectors_lowercase", false, "a token absent from the vectors takes its lowercased form's vector", {}},
+      {"vectors_lowercase", false,
+       "a token absent from the vectors takes its lowercased form's vector (always, for uncased vectors such as "
+       "GloVe 6B)",
+       {}},
       {"vectors_bad_lines", "skip", "malformed vector lines: skip (reported with path:line) | reject (stop there)",
        {"skip", "reject"}},
   };

@@ -74,14 +74,16 @@ WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab, 
   WordVectors wv;
   std::vector<std::uint8_t> source(vocab_size, kNone);
   // Lowercase fallback: the lowercased form -> the vocabulary ids it stands for (tokens with a capital only;
-  // a token already lowercase is found by the exact look-up).
+  // a token already lowercase is found by the exact look-up). Built even without the option: whether the
+  // file is uncased (and the fallback on) is known only at its end, when the folded rows are kept or undone.
   std::unordered_map<std::string, std::vector<std::int64_t>> by_lowercase;
-  if (options.lowercase_fallback)
-    for (std::int64_t id = Vocabulary::kUnk + 1; id < vocab.size(); ++id) {
-      std::string lower = vocab.token(id);
-      ascii_lower(lower);
-      if (lower != vocab.token(id)) by_lowercase[lower].push_back(id);
-    }
+  for (std::int64_t id = Vocabulary::kUnk + 1; id < vocab.size(); ++id) {
+    std::string lower = vocab.token(id);
+    ascii_lower(lower);
+    if (lower != vocab.token(id)) by_lowercase[lower].push_back(id);
+  }
+  bool cased = false;  // some word has an ASCII capital
+  std::int64_t exact_duplicates = 0;
 
   std::int64_t declared = -1, line_number = 0;
   std::vector<std::string_view> fields;
@@ -136,8 +138,10 @@ WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab, 
     if (wv.values.empty()) wv.values.assign(vocab_size * dim, 0.f);
     ++wv.vectors;
     word.assign(fields[0]);
+    cased = cased || std::any_of(word.begin(), word.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
     bool repeated = false;
     if (const std::int64_t id = vocab.id(word); id > Vocabulary::kUnk) repeated = take(id, kExact);
+    exact_duplicates += repeated;
     if (!by_lowercase.empty())
       if (const auto it = by_lowercase.find(word); it != by_lowercase.end())
         for (const std::int64_t id : it->second) repeated = take(id, kLowercased) || repeated;
@@ -183,6 +187,15 @@ WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab, 
   if (declared >= 0 && declared != wv.vectors + wv.bad_lines)
     fail("{}: word2vec header declares {} vectors, the file has {} lines after it", path, declared,
          wv.vectors + wv.bad_lines);
+  wv.uncased = !cased;
+  if (cased && !options.lowercase_fallback) {  // undo the folded rows: only exact matches count
+    for (std::size_t id = 0; id < vocab_size; ++id)
+      if (source[id] == kLowercased) {
+        std::fill_n(wv.values.begin() + static_cast<std::ptrdiff_t>(id) * wv.dim, wv.dim, 0.f);
+        source[id] = kNone;
+      }
+    wv.duplicates = exact_duplicates;
+  }
   wv.covered.assign(vocab_size, 0);
   for (std::size_t id = 0; id < vocab_size; ++id) {
     wv.covered[id] = source[id] != kNone;

@@ -18,8 +18,9 @@ enum class BadVectorLines { Skip, Reject };
 BadVectorLines parse_bad_vector_lines(const std::string& name);
 
 struct WordVectorOptions {
-  // A vocabulary token the file lacks takes the vector of its ASCII-lowercased form (GloVe 6B is uncased);
-  // an exact match always wins over a lowercased one.
+  // A vocabulary token the file lacks takes the vector of its ASCII-lowercased form; an exact match always
+  // wins over a lowercased one. Always on for an uncased file (no word with an ASCII capital, as GloVe 6B):
+  // there a capitalised token ("The" opening a sentence) has no other way to a vector.
   bool lowercase_fallback = false;
   BadVectorLines bad_lines = BadVectorLines::Skip;
 };
@@ -30,6 +31,7 @@ struct WordVectors {
   std::vector<std::uint8_t> covered;  // [vocab.size()]: 1 where `values` holds a vector (never <pad>, <unk>)
   std::int64_t found = 0;             // vocabulary types with a vector (exact or lowercased)
   std::int64_t found_lowercase = 0;   // of them, found through their lowercased form only
+  bool uncased = false;               // no word of the file has an ASCII capital (the fallback was on)
   std::int64_t vectors = 0;           // well-formed vector lines in the file
   std::int64_t duplicates = 0;        // well-formed lines repeating an earlier word (the first one wins)
   std::int64_t bad_lines = 0;         // malformed lines skipped

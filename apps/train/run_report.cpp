@@ -46,9 +46,10 @@ void TrainingRun::report_data_and_settings() {
   if (const nlohmann::json v = meta.value("vectors", nlohmann::json()); v.is_object()) {
     const nlohmann::json& cov = v.at("train_coverage");
     progress_->message(fmt::format(
-        "vectors {} ({}-d): {} of {} vocabulary types ({:.1f}%, {} lowercased) and {} of {} training tokens "
+        "vectors {} ({}-d{}): {} of {} vocabulary types ({:.1f}%, {} lowercased) and {} of {} training tokens "
         "({:.1f}%) found; {} malformed lines skipped; loaded in {:.0f} ms",
-        v.at("file").get<std::string>(), v.at("dim").get<std::int64_t>(), cov.at("types_found").get<std::int64_t>(),
+        v.at("file").get<std::string>(), v.at("dim").get<std::int64_t>(),
+        v.value("uncased", false) ? ", uncased: looked up lowercased" : "", cov.at("types_found").get<std::int64_t>(),
         cov.at("types").get<std::int64_t>(), cov.at("types_pct").get<double>(),
         v.at("found_lowercase").get<std::int64_t>(), cov.at("tokens_found").get<std::int64_t>(),
         cov.at("tokens").get<std::int64_t>(), cov.at("tokens_pct").get<double>(), v.at("bad_lines").get<std::int64_t>(),

@@ -149,6 +149,26 @@ TEST_CASE("word vectors: lowercase fallback for cased tokens; an exact match win
   CHECK(row(folded, v, "Rock") == std::vector<float>{2.f, 2.f});
   CHECK(row(folded, v, "IBM") == std::vector<float>{4.f, 4.f});
 
+  CHECK_FALSE(exact.uncased);  // "The" has a capital
+
+  // An uncased file (no word with a capital) is looked up lowercased without being asked.
+  const std::string uncased_path = write_temp_file("uncased.txt", "the 1 1\nrock 2 2\nrock 5 5\n");
+  const WordVectors auto_folded = load_word_vectors(uncased_path, v);
+  CHECK(auto_folded.uncased);
+  CHECK(auto_folded.found == 3);  // the, The, Rock
+  CHECK(auto_folded.found_lowercase == 2);
+  CHECK(auto_folded.duplicates == 1);
+  CHECK(row(auto_folded, v, "The") == std::vector<float>{1.f, 1.f});
+  CHECK(row(auto_folded, v, "Rock") == std::vector<float>{2.f, 2.f});
+  // A cased file without the option keeps only exact matches: the folded rows are undone, and so is the
+  // duplicate that only a folded row saw.
+  const std::string cased_path = write_temp_file("cased.txt", "rock 2 2\nThe 3 3\nrock 5 5\n");
+  const WordVectors kept_exact = load_word_vectors(cased_path, v);
+  CHECK(kept_exact.found == 1);
+  CHECK(kept_exact.found_lowercase == 0);
+  CHECK(kept_exact.duplicates == 0);
+  CHECK(row(kept_exact, v, "Rock") == std::vector<float>{0.f, 0.f});
+
   // Coverage: types without <pad>/<unk>; tokens of the sentences, <unk> never covered.
   const VectorCoverage c = vector_coverage(folded, {{v.id("The"), v.id("Rock"), Vocabulary::kUnk}, {v.id("the")}});
   CHECK(c.types == 4);
@@ -217,18 +237,26 @@ TEST_CASE("word vectors: the GloVe 6B 50-d subset (71k x 50, gzip) for the MR an
     const Vocabulary v = Vocabulary::build({&d});
     std::vector<std::vector<std::int64_t>> ids;
     for (const Example& e : d.examples) ids.push_back(v.encode(e.tokens));
+    std::int64_t found_by_default = -1;
     for (const bool lower : {false, true}) {
       const double cpu0 = thread_cpu_seconds();
       const WordVectors g = load_word_vectors(glove, v, {lower, BadVectorLines::Reject});
       const double cpu = thread_cpu_seconds() - cpu0;
       const VectorCoverage cov = vector_coverage(g, ids);
-      const std::string line = c.name + (lower ? " lowercase fallback: " : " exact: ") + cov.to_json().dump() +
+      const std::string line = c.name + (lower ? " lowercase fallback asked: " : " default: ") + cov.to_json().dump() +
                                ", loaded in " + std::to_string(g.seconds * 1e3) + " ms wall, " +
                                std::to_string(cpu * 1e3) + " ms CPU";
       MESSAGE(line);
       CHECK(g.dim == 50);
       CHECK(g.vectors == 71144);
       CHECK(g.bad_lines == 0);
+      CHECK(g.uncased);  // so the lowercased look-up is on either way: asking for it changes nothing
+      if (lower) {
+        CHECK(g.found == found_by_default);
+      } else {
+        found_by_default = g.found;
+      }
+      if (c.name == "SST") CHECK(g.found_lowercase > 0);  // MR's text is lowercase already
       CHECK(cov.types_found > cov.types / 2);
       CHECK(cov.tokens_found > cov.tokens * 8 / 10);
       // CPU time, not wall: this 2-core machine runs at load 10-20 at times (wall 0.4 s idle-ish, 9 s then).
