@@ -69,11 +69,12 @@ def edge_frame(g, relation: int) -> Frame:
 
 
 def one_relation(g, what: str):
-    """(src type, relation index, dst type) of a graph with one relation."""
+    """(src type, relation index, dst type) of a graph with one relation, the types as the store names them
+    (a block's SRC/t and DST/t: its two sides keep separate features)."""
     if len(g.canonical_etypes) != 1:
         raise NotImplementedError(f"{what}: for now on graphs with one relation; this one has "
                                   f"{g.canonical_etypes} (use topograph.ops on g[etype])")
-    s, _, d = g.canonical_etypes[0]
+    s, _, d = g._g.canonical_etypes[0]
     return s, 0, d
 
 

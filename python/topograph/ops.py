@@ -134,6 +134,7 @@ def sparse_attention(g: DGLGraph, q: torch.Tensor, k, v, scale: Optional[float] 
     etypes = [] if len(g.canonical_etypes) == 1 else list(g.etypes)
     if isinstance(k, dict) or isinstance(v, dict):
         _, sources = _C.attention_block_sources(g._g, etypes)
+        sources = [(g._public_ntype(t), n) for t, n in sources]
         k, v = (_stack_sources(x, sources, name) for x, name in ((k, "k"), (v, "v")))
     qs, ks, vs = (_feature(x, f"sparse_attention: {name}")[0] for x, name in ((q, "q"), (k, "k"), (v, "v")))
     if qs.dim() != 3:
