@@ -40,6 +40,7 @@ from . import builders
 from . import function
 from . import ops
 from . import nn
+from . import models
 
 __version__ = "0.1.0"
 built_with_cuda = _C.built_with_cuda
@@ -56,4 +57,4 @@ def get_num_threads() -> int:
 
 __all__ = ["ALL", "NID", "EID", "DGLGraph", "DGLBlock", "graph", "heterograph", "batch", "unbatch",
            "edge_type_subgraph", "reverse", "to_block", "add_self_loop", "remove_self_loop", "builders", "function",
-           "ops", "nn", "built_with_cuda", "set_num_threads", "get_num_threads"]
+           "ops", "nn", "models", "built_with_cuda", "set_num_threads", "get_num_threads"]
