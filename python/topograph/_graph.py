@@ -10,8 +10,8 @@ the destination side (DGL's own prefixes for naming one side of a block), so eve
 rows from a relation's source type and writes a row per node of its destination type, takes a block as it
 takes any graph. The public names (ntypes, canonical_etypes, srcnodes[t], ...) are the original ones.
 
-Differences from DGL, for now: ndata / edata and update_all / apply_edges on graphs with one relation and
-with built-in functions only (topograph/_message_passing.py), derived graphs start without features (except
+Differences from DGL, for now: ndata / edata and update_all / apply_edges on graphs with one relation
+(topograph/_message_passing.py), derived graphs start without features (except
 to_block's, which takes them from the graph as DGL does), ``g[etype]`` keeps every node type (DGL keeps the
 relation's two), and graphs live on the CPU unless the core was built with CUDA.
 """
@@ -173,7 +173,7 @@ class DGLGraph:
         """Destinations of v's out-edges by edge id."""
         return self._g.successors(self._relation(etype), int(v))
 
-    # --- features and message passing (topograph/_message_passing.py: one relation, built-ins for now)
+    # --- features and message passing (topograph/_message_passing.py: one relation for now)
     @property
     def ndata(self):
         """Node features {name: [num_nodes, ...]} of the graph's one node type."""
@@ -208,11 +208,12 @@ class DGLGraph:
         return _mp().edge_frame(self, self._relation(None))
 
     def update_all(self, message_func, reduce_func, apply_node_func=None) -> None:
-        """Messages along every edge, reduced at each destination into dstdata[reduce_func.out]."""
+        """Messages along every edge, reduced at each destination into dstdata (built-ins or UDFs: EdgeBatch
+        -> {name: [E, ...]}, NodeBatch with .mailbox -> {name: [n, ...]}); then apply_node_func, if given."""
         _mp().update_all(self, message_func, reduce_func, apply_node_func)
 
     def apply_edges(self, func, edges=ALL) -> None:
-        """Per-edge values of a built-in message function into edata[func.out]."""
+        """Per-edge values of a message function (a built-in, or a UDF over an EdgeBatch) into edata."""
         _mp().apply_edges(self, func, edges)
 
     def local_scope(self):
