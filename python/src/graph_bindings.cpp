@@ -136,6 +136,17 @@ void bind_graph(nb::module_& m) {
           else fail("builder_edges: no builder named '{}'", name);
           return std::make_pair(to_torch(e.src), to_torch(e.dst));
         });
+  // builders::bipartite_spans_batch: words given as inclusive character spans [(start, end)] per sentence ->
+  // ((in: char -> word src, dst), (contains: word -> char src, dst)), words numbered sentence by sentence.
+  m.def("span_edges", [](const std::vector<std::int64_t>& lengths,
+                         const std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>>& spans, bool int64) {
+    std::vector<std::vector<builders::Span>> words(spans.size());
+    for (std::size_t b = 0; b < spans.size(); ++b)
+      for (const auto& [start, end] : spans[b]) words[b].push_back({start, end});
+    const builders::SpanEdges e = builders::bipartite_spans_batch(lengths, words, int64 ? DType::I64 : DType::I32);
+    return std::make_pair(std::make_pair(to_torch(e.in.src), to_torch(e.in.dst)),
+                          std::make_pair(to_torch(e.contains.src), to_torch(e.contains.dst)));
+  });
   m.def("make_graph", &make_graph, nb::arg("node_types"), nb::arg("relations"));
   m.def("batch", [](const std::vector<HeteroGraph>& graphs) {
     nb::gil_scoped_release release;

@@ -19,6 +19,7 @@
 
 #include "bindings.hpp"
 #include "graph/block.hpp"
+#include "nn/ops.hpp"
 #include "nn/sparse_ops.hpp"
 #include "tensors.hpp"
 
@@ -153,6 +154,27 @@ void bind_ops(nb::module_& m) {
         return finish(std::move(out), std::move(leaves));
       },
       nb::arg("graph"), nb::arg("etypes"), nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("scale"),
+      nb::arg("need_q"), nb::arg("need_k"), nb::arg("need_v"));
+  // The fused dense attention over packed sequences, optionally banded (nn::flash_attention,
+  // kernels/dense/flash_attention.hpp): q, k [rows, H, dk], v [rows, H, dv]; sequence b owns lengths[b]
+  // consecutive rows and attends within them; radii [] (full), [B] (per sequence) or [B * H] (per sequence and
+  // head, row-major): query i sees the keys |i - j| <= radius. -> [rows, H, dv]. The backward recomputes the
+  // scores from the kept row log-sum-exp (no [L, L] tensor either way).
+  m.def(
+      "band_attention",
+      [](const nb::ndarray<>& q, const nb::ndarray<>& k, const nb::ndarray<>& v, const std::vector<std::int64_t>& lengths,
+         float scale, const std::vector<std::int64_t>& radii, bool need_q, bool need_k, bool need_v) {
+        std::vector<nn::Var> leaves{nn::Var(borrow_float(q, "band_attention: q"), need_q),
+                                    nn::Var(borrow_float(k, "band_attention: k"), need_k),
+                                    nn::Var(borrow_float(v, "band_attention: v"), need_v)};
+        nn::Var out;
+        {
+          nb::gil_scoped_release release;
+          out = nn::flash_attention(leaves[0], leaves[1], leaves[2], lengths, scale, radii);
+        }
+        return finish(std::move(out), std::move(leaves));
+      },
+      nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("lengths"), nb::arg("scale"), nb::arg("radii"),
       nb::arg("need_q"), nb::arg("need_k"), nb::arg("need_v"));
   // (destination type, [(source type, node count)] in the order the block stacks its sources).
   m.def("attention_block_sources", [](const HeteroGraph& g, const std::vector<std::string>& etypes) {

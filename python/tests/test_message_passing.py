@@ -80,8 +80,8 @@ def test_message_passing_errors(g):
     g.ndata["h"] = torch.ones(6, 2)
     with pytest.raises(ValueError, match="reads message 'x'"):
         g.update_all(fn.copy_u("h", "m"), fn.sum("x", "h"))
-    with pytest.raises(NotImplementedError, match="built-ins"):
-        g.update_all(lambda edges: {"m": edges.src["h"]}, fn.sum("m", "h"))
+    with pytest.raises(TypeError, match="must return a dict"):
+        g.update_all(lambda edges: edges.src["h"], fn.sum("m", "h"))
     hg = topograph.heterograph({("a", "r", "a"): ([0], [1]), ("a", "s", "a"): ([1], [0])})
     with pytest.raises(NotImplementedError, match="one relation"):
         hg.update_all(fn.copy_u("h", "m"), fn.sum("m", "h"))

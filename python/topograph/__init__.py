@@ -34,12 +34,13 @@ if _short_spin and _torch_was_loaded and _torch.get_num_threads() > 1:
                    "topograph first, or set GOMP_SPINCOUNT=1000 (or OMP_WAIT_POLICY=passive) in the environment",
                    RuntimeWarning, stacklevel=2)
 
-from ._graph import (ALL, DGLGraph, add_self_loop, batch, edge_type_subgraph, graph, heterograph, remove_self_loop,
-                     reverse, unbatch)
+from ._graph import (ALL, EID, NID, DGLBlock, DGLGraph, add_self_loop, batch, edge_type_subgraph, graph, heterograph,
+                     remove_self_loop, reverse, to_block, unbatch)
 from . import builders
 from . import function
 from . import ops
 from . import nn
+from . import models
 
 __version__ = "0.1.0"
 built_with_cuda = _C.built_with_cuda
@@ -54,6 +55,6 @@ def get_num_threads() -> int:
     return _C.num_threads()
 
 
-__all__ = ["ALL", "DGLGraph", "graph", "heterograph", "batch", "unbatch", "edge_type_subgraph", "reverse",
-           "add_self_loop", "remove_self_loop", "builders", "function", "ops", "nn", "built_with_cuda",
-           "set_num_threads", "get_num_threads"]
+__all__ = ["ALL", "NID", "EID", "DGLGraph", "DGLBlock", "graph", "heterograph", "batch", "unbatch",
+           "edge_type_subgraph", "reverse", "to_block", "add_self_loop", "remove_self_loop", "builders", "function",
+           "ops", "nn", "models", "built_with_cuda", "set_num_threads", "get_num_threads"]

@@ -4,13 +4,20 @@ A DGLGraph holds a ``topograph._C.HeteroGraph``: immutable topology (node types,
 CSR/CSC shared by copies, reverse() and subgraphs). Node ids are copied into the graph at construction, so
 tensors the caller keeps writing cannot change it. Ids are int32 or int64 (``idtype``), as in DGL.
 
-Differences from DGL, for now: ndata / edata and update_all / apply_edges on graphs with one relation and
-with built-in functions only (topograph/_message_passing.py), derived graphs start without features,
-``g[etype]`` keeps every node type (DGL keeps the relation's two), and graphs live on the CPU unless the
-core was built with CUDA.
+A DGLBlock (``topograph.to_block``) is a DGLGraph whose source and destination sides are node types of
+their own in the store: type ``t`` of the original graph is ``SRC/t`` on the source side and ``DST/t`` on
+the destination side (DGL's own prefixes for naming one side of a block), so every op, which reads source
+rows from a relation's source type and writes a row per node of its destination type, takes a block as it
+takes any graph. The public names (ntypes, canonical_etypes, srcnodes[t], ...) are the original ones.
+
+Differences from DGL, for now: ndata / edata and update_all / apply_edges on graphs with one relation
+(topograph/_message_passing.py), derived graphs start without features (except
+to_block's, which takes them from the graph as DGL does), ``g[etype]`` keeps every node type (DGL keeps the
+relation's two), and graphs live on the CPU unless the core was built with CUDA.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import torch
@@ -18,6 +25,8 @@ import torch
 from . import _C
 
 ALL = "__ALL__"  # dgl.base.ALL: every node / edge
+NID = "_ID"  # dgl.NID: the original node ids of a block's (or subgraph's) nodes, in srcdata / dstdata
+EID = "_ID"  # dgl.EID: the original edge ids of a block's edges, in edata
 CanonicalEType = Tuple[str, str, str]
 EType = Union[str, CanonicalEType, None]
 
@@ -55,6 +64,8 @@ def _max_id(t: torch.Tensor) -> int:
 class DGLGraph:
     """A (hetero)graph: DGL's query names over Topograph's store. Build with ``topograph.graph`` /
     ``topograph.heterograph`` / ``topograph.batch``."""
+
+    is_block = False
 
     def __init__(self, handle: "_C.HeteroGraph"):
         self._g = handle
@@ -126,7 +137,13 @@ class DGLGraph:
         """Out-degrees of the relation's source nodes: a tensor of idtype (an int for one node id)."""
         return self._select(self._g.out_degrees(self._relation(etype)), u)
 
-    def edges(self, form: str = "uv", order: str = "eid", etype: EType = None):
+    @property
+    def edges(self) -> "_EdgeSpace":
+        """``g.edges(form='uv', order='eid', etype=None)``: the relation's edges (all_edges); ``g.edges[etype]
+        .data``: that relation's features (DGL's EdgeView)."""
+        return _EdgeSpace(self)
+
+    def all_edges(self, form: str = "uv", order: str = "eid", etype: EType = None):
         """The relation's edges: (src, dst) for form='uv', edge ids for 'eid', (src, dst, eid) for 'all';
         by edge id (order='eid') or sorted by (src, dst) (order='srcdst')."""
         src, dst = self._g.edges(self._relation(etype))
@@ -138,8 +155,6 @@ class DGLGraph:
         elif order != "eid":
             raise ValueError(f"edges: order must be 'eid' or 'srcdst', got {order!r}")
         return self._form((src, dst, eid), form, "edges")
-
-    all_edges = edges
 
     def in_edges(self, v, form: str = "uv", etype: EType = None):
         """Edges into the nodes v (an id or ids), grouped by node in the order given: (src, dst) for form='uv',
@@ -158,7 +173,7 @@ class DGLGraph:
         """Destinations of v's out-edges by edge id."""
         return self._g.successors(self._relation(etype), int(v))
 
-    # --- features and message passing (topograph/_message_passing.py: one relation, built-ins for now)
+    # --- features and message passing (topograph/_message_passing.py: one relation for now)
     @property
     def ndata(self):
         """Node features {name: [num_nodes, ...]} of the graph's one node type."""
@@ -166,11 +181,26 @@ class DGLGraph:
 
     @property
     def srcdata(self):
+        """Features of the source nodes of the graph's one relation (of a block: of its one source type)."""
         return _mp().node_frame(self, _mp().one_relation(self, "srcdata")[0])
 
     @property
     def dstdata(self):
+        """Features of the destination nodes of the graph's one relation (of a block: its one destination type)."""
         return _mp().node_frame(self, _mp().one_relation(self, "dstdata")[2])
+
+    @property
+    def nodes(self) -> "_NodeSpace":
+        """``g.nodes(ntype)``: the node ids; ``g.nodes[ntype].data``: that type's features (DGL's NodeView)."""
+        return _NodeSpace(self, "")
+
+    @property
+    def srcnodes(self) -> "_NodeSpace":
+        return _NodeSpace(self, "")
+
+    @property
+    def dstnodes(self) -> "_NodeSpace":
+        return _NodeSpace(self, "")
 
     @property
     def edata(self):
@@ -178,11 +208,12 @@ class DGLGraph:
         return _mp().edge_frame(self, self._relation(None))
 
     def update_all(self, message_func, reduce_func, apply_node_func=None) -> None:
-        """Messages along every edge, reduced at each destination into dstdata[reduce_func.out]."""
+        """Messages along every edge, reduced at each destination into dstdata (built-ins or UDFs: EdgeBatch
+        -> {name: [E, ...]}, NodeBatch with .mailbox -> {name: [n, ...]}); then apply_node_func, if given."""
         _mp().update_all(self, message_func, reduce_func, apply_node_func)
 
     def apply_edges(self, func, edges=ALL) -> None:
-        """Per-edge values of a built-in message function into edata[func.out]."""
+        """Per-edge values of a message function (a built-in, or a UDF over an EdgeBatch) into edata."""
         _mp().apply_edges(self, func, edges)
 
     def local_scope(self):
@@ -190,14 +221,14 @@ class DGLGraph:
 
     def reverse(self) -> "DGLGraph":
         """Every relation (A, e, B) becomes (B, e, A), same edge ids; shares the structure (no copy)."""
-        return DGLGraph(self._g.reverse())
+        return self._derived(self._g.reverse())
 
     def __getitem__(self, etype: EType) -> "DGLGraph":
         """One relation as a graph (what DGL's ops take); every node type is kept."""
         return edge_type_subgraph(self, [etype])
 
     def to(self, device) -> "DGLGraph":
-        return DGLGraph(self._g.to(*_device_args(device)))
+        return self._derived(self._g.to(*_device_args(device)))
 
     # --- batches
     @property
@@ -226,7 +257,22 @@ class DGLGraph:
                 raise ValueError(f"the graph has {n} relations {self.canonical_etypes}: name one (etype=...), "
                                  f"or take g[etype]")
             return 0
-        return self._g.relation_id(tuple(etype) if isinstance(etype, (tuple, list)) else etype)
+        return self._g.relation_id(self._stored_etype(tuple(etype)) if isinstance(etype, (tuple, list)) else etype)
+
+    # The store's names of node types and relations: the public ones, except in a block (DGLBlock).
+    def _stored_etype(self, etype: CanonicalEType) -> CanonicalEType:
+        return etype
+
+    def _stored_ntype(self, ntype: str, side: str) -> str:
+        """The store's node type of public type `ntype` on `side` ('' either, 'src' or 'dst')."""
+        return ntype
+
+    def _public_ntype(self, stored: str) -> str:
+        return stored
+
+    def _derived(self, handle: "_C.HeteroGraph") -> "DGLGraph":
+        """A graph of the same kind over a handle derived from this one (reverse, subgraph, device copy)."""
+        return type(self)(handle)
 
     def _ntype(self, ntype: Optional[str]) -> str:
         if ntype is not None:
@@ -263,6 +309,247 @@ class DGLGraph:
         if bool(bad.any()):
             raise ValueError(f"node id {int(ids[bad][0])} out of range [0, {values.shape[0]})")
         return values[ids]
+
+
+class _Features:
+    """``view[key].data``: the features of one node type or one relation (DGL's NodeSpace / EdgeSpace)."""
+
+    def __init__(self, frame):
+        self.data = frame
+
+
+class _NodeSpace:
+    """DGL's NodeView: ``g.nodes(ntype)`` gives the ids 0..n-1, ``g.nodes[ntype].data`` the features; a block's
+    srcnodes / dstnodes are its source / destination side (`side` 'src' / 'dst'; '' for a graph's nodes)."""
+
+    def __init__(self, g: DGLGraph, side: str):
+        self._graph, self._side = g, side
+
+    def _stored(self, ntype: Optional[str]) -> str:
+        g = self._graph
+        if ntype is None:
+            types = g.srctypes if self._side == "src" else g.dsttypes if self._side == "dst" else g.ntypes
+            if len(types) != 1:
+                raise ValueError(f"the graph has node types {types}: name one")
+            ntype = types[0]
+        return g._stored_ntype(ntype, self._side)
+
+    def __getitem__(self, ntype: str) -> _Features:
+        return _Features(_mp().node_frame(self._graph, self._stored(ntype)))
+
+    def __call__(self, ntype: Optional[str] = None) -> torch.Tensor:
+        return torch.arange(self._graph.num_nodes(self._stored(ntype)), dtype=self._graph.idtype)
+
+
+class _EdgeSpace:
+    """DGL's EdgeView: ``g.edges(form=, order=, etype=)`` (DGLGraph.all_edges), ``g.edges[etype].data``."""
+
+    def __init__(self, g: DGLGraph):
+        self._graph = g
+
+    def __call__(self, form: str = "uv", order: str = "eid", etype: EType = None):
+        return self._graph.all_edges(form, order, etype)
+
+    def __getitem__(self, etype: EType) -> _Features:
+        return _Features(_mp().edge_frame(self._graph, self._graph._relation(etype)))
+
+
+_SRC, _DST = "SRC/", "DST/"
+
+
+class DGLBlock(DGLGraph):
+    """A bipartite graph of source and destination nodes (DGL's block, message-flow graph), as to_block makes
+    it. In the store, public node type ``t`` is ``SRC/t`` on the source side and ``DST/t`` on the destination
+    side; queries take the public names (a bare type name means its source side, as in DGL, and the prefixed
+    names are accepted too)."""
+
+    is_block = True
+
+    @property
+    def srctypes(self) -> List[str]:
+        return [t[len(_SRC):] for t in self._g.ntypes if t.startswith(_SRC)]
+
+    @property
+    def dsttypes(self) -> List[str]:
+        return [t[len(_DST):] for t in self._g.ntypes if t.startswith(_DST)]
+
+    @property
+    def ntypes(self) -> List[str]:
+        src, dst = self.srctypes, self.dsttypes
+        return src if src == dst else src + [t for t in dst if t not in src]
+
+    @property
+    def canonical_etypes(self) -> List[CanonicalEType]:
+        return [(self._public_ntype(s), e, self._public_ntype(d)) for (s, e, d) in self._g.canonical_etypes]
+
+    def num_nodes(self, ntype: Optional[str] = None) -> int:
+        """Source plus destination nodes of every type when None; of ``ntype``'s source side otherwise (DGL's
+        rule; name ``DST/t`` for the destination side, or use num_dst_nodes)."""
+        if ntype is None:
+            return self._g.total_num_nodes()
+        return self._g.num_nodes(self._g.ntype_id(self._stored_ntype(ntype, "")))
+
+    number_of_nodes = num_nodes
+
+    def num_src_nodes(self, ntype: Optional[str] = None) -> int:
+        types = self.srctypes if ntype is None else [ntype]
+        return sum(self._g.num_nodes(self._g.ntype_id(self._stored_ntype(t, "src"))) for t in types)
+
+    def num_dst_nodes(self, ntype: Optional[str] = None) -> int:
+        types = self.dsttypes if ntype is None else [ntype]
+        return sum(self._g.num_nodes(self._g.ntype_id(self._stored_ntype(t, "dst"))) for t in types)
+
+    number_of_src_nodes = num_src_nodes
+    number_of_dst_nodes = num_dst_nodes
+
+    @property
+    def ndata(self):
+        raise ValueError("a block has source and destination nodes: use block.srcdata / block.dstdata (or "
+                         "block.srcnodes[ntype].data / block.dstnodes[ntype].data)")
+
+    @property
+    def srcdata(self):
+        """Features of the source nodes of the block's one source type [num_src_nodes, ...]."""
+        return self.srcnodes[None].data
+
+    @property
+    def dstdata(self):
+        """Features of the destination nodes of the block's one destination type [num_dst_nodes, ...]."""
+        return self.dstnodes[None].data
+
+    @property
+    def srcnodes(self) -> _NodeSpace:
+        return _NodeSpace(self, "src")
+
+    @property
+    def dstnodes(self) -> _NodeSpace:
+        return _NodeSpace(self, "dst")
+
+    def reverse(self) -> "DGLGraph":
+        raise NotImplementedError("reverse: not defined for a block (its destinations would become sources)")
+
+    def batch_num_nodes(self, ntype: Optional[str] = None) -> torch.Tensor:
+        return torch.tensor([self.num_nodes(ntype)], dtype=torch.int64)
+
+    def __repr__(self) -> str:
+        if self.is_homogeneous:
+            return (f"Block(num_src_nodes={self.num_src_nodes()}, num_dst_nodes={self.num_dst_nodes()}, "
+                    f"num_edges={self.num_edges()})")
+        src = {t: self.num_src_nodes(t) for t in self.srctypes}
+        dst = {t: self.num_dst_nodes(t) for t in self.dsttypes}
+        edges = {c: self.num_edges(c) for c in self.canonical_etypes}
+        return (f"Block(num_src_nodes={src}, num_dst_nodes={dst}, num_edges={edges}, "
+                f"metagraph={self.canonical_etypes})")
+
+    def _stored_etype(self, etype: CanonicalEType) -> CanonicalEType:
+        s, e, d = etype
+        return self._stored_ntype(s, "src"), e, self._stored_ntype(d, "dst")
+
+    def _stored_ntype(self, ntype: str, side: str) -> str:
+        if ntype.startswith((_SRC, _DST)):
+            return ntype
+        stored = self._g.ntypes
+        if side == "dst" or (side == "" and _SRC + ntype not in stored):
+            return _DST + ntype
+        return _SRC + ntype
+
+    def _public_ntype(self, stored: str) -> str:
+        return stored[len(_SRC):] if stored.startswith(_SRC) else stored[len(_DST):] if stored.startswith(_DST) else stored
+
+
+def to_block(g: DGLGraph, dst_nodes=None, include_dst_in_src: bool = True) -> DGLBlock:
+    """The block (DGL's message-flow graph) of every edge into ``dst_nodes``, as dgl.to_block.
+
+    dst_nodes: ids (a graph with one node type) or {ntype: ids}; by default, per type, every node with an
+    in-edge, sorted. They must include every node with an in-edge (ValueError naming one that is missing),
+    so every edge is kept. The block's destination nodes of type t are dst_nodes[t] in the order given; its
+    source nodes of type t are dst_nodes[t] first (include_dst_in_src), then the other sources of its edges in
+    order of first appearance (relation by relation, edges by destination then edge id). Edges are ordered by
+    destination (in dst_nodes order), then by edge id. Original ids: ``block.srcdata[topograph.NID]``,
+    ``block.dstdata[topograph.NID]`` (``srcnodes[t].data`` / ``dstnodes[t].data`` with several types) and
+    ``block.edata[topograph.EID]``; the graph's own node and edge features are carried over, gathered by them.
+    Every op takes the block: source features are [num_src_nodes, ...], outputs [num_dst_nodes, ...]."""
+    if not isinstance(g, DGLGraph):
+        raise TypeError(f"to_block: expected a topograph graph, got {type(g).__name__}")
+    if g.is_block:
+        raise ValueError("to_block: the graph is already a block")
+    idtype, types, relations = g.idtype, g.ntypes, g.canonical_etypes
+    edges = [g.all_edges(etype=c) for c in relations]  # (src ids, dst ids) by edge id
+
+    # destination nodes per type, and each node id's position among them (-1: not a destination)
+    if dst_nodes is None:
+        dst = {t: torch.unique(torch.cat([v.to(torch.int64) for (_, _, d), (_, v) in zip(relations, edges) if d == t]
+                                         or [torch.zeros(0, dtype=torch.int64)]))
+               for t in types}
+    elif isinstance(dst_nodes, Mapping):
+        unknown = [t for t in dst_nodes if t not in types]
+        if unknown:
+            raise ValueError(f"to_block: dst_nodes names node type(s) {unknown}; the graph has {types}")
+        dst = {t: _ids(dst_nodes[t], f"to_block: dst_nodes[{t!r}]").to(torch.int64) if t in dst_nodes
+               else torch.zeros(0, dtype=torch.int64) for t in types}
+    else:
+        if len(types) != 1:
+            raise ValueError(f"to_block: the graph has node types {types}: give dst_nodes as {{ntype: ids}}")
+        dst = {types[0]: _ids(dst_nodes, "to_block: dst_nodes").to(torch.int64)}
+    dst_position = {}
+    for t in types:
+        ids, n = dst[t], g.num_nodes(t)
+        bad = (ids < 0) | (ids >= n)
+        if bool(bad.any()):
+            raise ValueError(f"to_block: destination node {int(ids[bad][0])} of type {t!r} out of range [0, {n})")
+        if torch.unique(ids).numel() != ids.numel():
+            raise ValueError(f"to_block: dst_nodes of type {t!r} name a node twice")
+        dst_position[t] = torch.full((n,), -1, dtype=torch.int64).index_put_((ids,), torch.arange(ids.numel()))
+
+    # each relation's edges by destination position, then edge id (a stable sort keeps edge ids in order)
+    block_edges = []  # (edge ids, original source ids, destination positions) per relation
+    for (s, e, d), (u, v) in zip(relations, edges):
+        position = dst_position[d][v.to(torch.int64)]
+        missing = position < 0
+        if bool(missing.any()):
+            raise ValueError(f"to_block: node {int(v[missing][0])} of type {d!r} has in-edges ({s}, {e}, {d}) but is "
+                             f"not among dst_nodes")
+        eid = torch.sort(position, stable=True).indices
+        block_edges.append((eid, u.to(torch.int64)[eid], position[eid]))
+
+    # source nodes per type: the destinations first, then the in-neighbours in order of first appearance
+    src = {}
+    for t in types:
+        parts = [dst[t]] if include_dst_in_src else []
+        parts += [u for (s, _, _), (_, u, _) in zip(relations, block_edges) if s == t]
+        src[t] = _unique_in_order(torch.cat(parts) if parts else torch.zeros(0, dtype=torch.int64))
+    src_position = {t: torch.full((g.num_nodes(t),), -1, dtype=torch.int64).index_put_((ids,), torch.arange(ids.numel()))
+                    for t, ids in src.items()}
+
+    node_types = [(_SRC + t, src[t].numel()) for t in types] + [(_DST + t, dst[t].numel()) for t in types]
+    stored_relations = [((_SRC + s, e, _DST + d), _host_ids(src_position[s][u], idtype), _host_ids(p, idtype))
+                        for (s, e, d), (_, u, p) in zip(relations, block_edges)]
+    block = DGLBlock(_C.make_graph(node_types, stored_relations))
+    if g.device.type != "cpu":
+        block = block.to(g.device)
+
+    # original ids, and the graph's features gathered by them (as DGL's to_block carries them)
+    graph_frames = _mp().frames(g)
+    for t in types:
+        for side, ids in (("src", src[t]), ("dst", dst[t])):
+            frame = (block.srcnodes if side == "src" else block.dstnodes)[t].data
+            for name, value in getattr(graph_frames.get(("n", t)), "_data", {}).items():
+                frame[name] = value[ids.to(value.device)]
+            frame[NID] = ids.to(idtype)
+    for r, (eid, _, _) in enumerate(block_edges):
+        frame = block.edges[block.canonical_etypes[r]].data
+        for name, value in getattr(graph_frames.get(("e", r)), "_data", {}).items():
+            frame[name] = value[eid.to(value.device)]
+        frame[EID] = eid.to(idtype)
+    return block
+
+
+def _unique_in_order(ids: torch.Tensor) -> torch.Tensor:
+    """The distinct values of `ids` in order of first appearance."""
+    distinct, inverse = torch.unique(ids, return_inverse=True)
+    first = torch.full((distinct.numel(),), ids.numel(), dtype=torch.int64)
+    first = first.scatter_reduce(0, inverse, torch.arange(ids.numel()), "amin")
+    return distinct[torch.argsort(first)]
 
 
 def _mp():
@@ -339,8 +626,10 @@ def unbatch(g: DGLGraph) -> List[DGLGraph]:
 
 
 def edge_type_subgraph(g: DGLGraph, etypes: Sequence[EType]) -> DGLGraph:
-    """Only the named relations (names or canonical triples), every node type kept; shares the structure."""
-    return DGLGraph(g._g.edge_type_subgraph([g.to_canonical_etype(e) for e in etypes]))
+    """Only the named relations (names or canonical triples), every node type kept; shares the structure (a
+    block's subgraph is a block)."""
+    stored = [tuple(c) for c in g._g.canonical_etypes]
+    return g._derived(g._g.edge_type_subgraph([stored[g._relation(e)] for e in etypes]))
 
 
 def reverse(g: DGLGraph) -> DGLGraph:

@@ -1,18 +1,28 @@
 """DGL's feature storage and message passing on a DGLGraph: ndata / edata / srcdata / dstdata,
-update_all and apply_edges with dgl.function's built-ins, local_scope.
+update_all and apply_edges with dgl.function's built-ins or user-defined functions, local_scope.
 
 Built-ins are lowered as DGL lowers them, onto topograph.ops: a message from the source and the edge
 (copy_u, copy_e, u_mul_e, ...) reduced by sum / max / min / mean is one gspmm; any other message (one that
 reads the destination, or dot) is a gsddmm that forms the [E, ...] messages, then a gspmm copy_rhs.
-For now: graphs with one relation, built-in functions only (user-defined functions and apply_node_func
-raise NotImplementedError; topograph.ops composes anything else). Features belong to one DGLGraph object:
-graphs derived from it (reverse, subgraphs, add_self_loop, batch) start without features.
+
+User-defined functions (UDFs) run in Python over torch ops, as DGL runs them, and so are as differentiable
+as the torch code in them (and slower than the built-ins, which are one kernel each):
+  message   f(edges) -> {name: [E, ...]}, edges an EdgeBatch: edges.src[name] / edges.dst[name] (the source's /
+            destination's row of every edge, gathered when read), edges.data[name] (edge features), edges.edges()
+  reduce    f(nodes) -> {name: [n, ...]}, nodes a NodeBatch: nodes.mailbox[name] [n, degree, ...] (the
+            messages into each node, by edge id), nodes.data[name], nodes.nodes(); called once per distinct
+            in-degree (DGL's degree buckets), never for nodes without in-edges (they get 0; when no node has
+            one, nothing is written, as in DGL)
+  apply     apply_node_func(nodes) -> {name: [num_dst, ...]} over every destination node, after the reduce
+A built-in message with a UDF reducer, or a UDF message with a built-in reducer, mix as in DGL.
+For now: graphs with one relation (topograph.ops composes anything else). Features belong to one DGLGraph
+object: graphs derived from it (reverse, subgraphs, add_self_loop, batch) start without features.
 """
 from __future__ import annotations
 
 import contextlib
-from collections.abc import MutableMapping
-from typing import Callable, Dict, Iterator
+from collections.abc import Mapping, MutableMapping
+from typing import Callable, Dict, Iterator, Optional
 
 import torch
 
@@ -69,11 +79,12 @@ def edge_frame(g, relation: int) -> Frame:
 
 
 def one_relation(g, what: str):
-    """(src type, relation index, dst type) of a graph with one relation."""
+    """(src type, relation index, dst type) of a graph with one relation, the types as the store names them
+    (a block's SRC/t and DST/t: its two sides keep separate features)."""
     if len(g.canonical_etypes) != 1:
         raise NotImplementedError(f"{what}: for now on graphs with one relation; this one has "
                                   f"{g.canonical_etypes} (use topograph.ops on g[etype])")
-    s, _, d = g.canonical_etypes[0]
+    s, _, d = g._g.canonical_etypes[0]
     return s, 0, d
 
 
@@ -92,16 +103,137 @@ def _messages(g, msg: BuiltinMessage) -> torch.Tensor:
     return ops.gsddmm(g, msg.op, lhs, rhs, msg.lhs_target, msg.rhs_target)
 
 
-def _check_builtin(func, kind, what):
-    if not isinstance(func, kind):
-        raise NotImplementedError(f"{what}: only dgl.function built-ins (topograph.function) for now, got {func!r}")
+class _Gathered(Mapping):
+    """A node frame's rows at the given ids, gathered when a feature is read (index_select: differentiable)."""
+
+    def __init__(self, frame: Frame, ids: torch.Tensor):
+        self._frame, self._ids = frame, ids
+
+    def __getitem__(self, name: str) -> torch.Tensor:
+        x = self._frame[name]
+        return x.index_select(0, self._ids.to(x.device))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._frame)
+
+    def __len__(self) -> int:
+        return len(self._frame)
+
+
+class EdgeBatch:
+    """DGL's EdgeBatch, for user-defined message and apply_edges functions: every edge of the relation."""
+
+    def __init__(self, g, src: torch.Tensor, dst: torch.Tensor):
+        s, r, d = one_relation(g, "message passing")
+        self._src, self._dst, self._eid = src, dst, torch.arange(src.shape[0], dtype=src.dtype)
+        self.canonical_etype = g.canonical_etypes[r]
+        self.src = _Gathered(node_frame(g, s), src.to(torch.int64))  # [E, ...] per feature
+        self.dst = _Gathered(node_frame(g, d), dst.to(torch.int64))
+        self.data = edge_frame(g, r)  # [E, ...] by edge id
+
+    def edges(self):
+        """(source ids, destination ids, edge ids)."""
+        return self._src, self._dst, self._eid
+
+    def batch_size(self) -> int:
+        return int(self._src.shape[0])
+
+    def __len__(self) -> int:
+        return self.batch_size()
+
+
+class NodeBatch:
+    """DGL's NodeBatch, for user-defined reduce and apply_node_func: `ids` nodes of the destination type, with
+    their features (data) and, in a reduce, the messages into them (mailbox[name] [n, degree, ...])."""
+
+    def __init__(self, frame: Frame, ids: torch.Tensor, mailbox: Optional[Dict[str, torch.Tensor]] = None):
+        self._ids = ids
+        self.data = _Gathered(frame, ids)
+        self.mailbox = mailbox if mailbox is not None else {}
+
+    def nodes(self) -> torch.Tensor:
+        return self._ids
+
+    def batch_size(self) -> int:
+        return int(self._ids.shape[0])
+
+    def __len__(self) -> int:
+        return self.batch_size()
+
+
+def _returned(result, rows: int, what: str) -> Dict[str, torch.Tensor]:
+    """A UDF's return value: a dict of tensors with `rows` rows each."""
+    if not isinstance(result, Mapping):
+        raise TypeError(f"{what} must return a dict {{name: tensor}}, got {type(result).__name__}")
+    for name, value in result.items():
+        if not isinstance(value, torch.Tensor) or value.dim() == 0 or value.shape[0] != rows:
+            shape = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
+            raise ValueError(f"{what}: {name!r} must be a tensor of {rows} rows, got {shape}")
+    return dict(result)
+
+
+def _message_dict(g, message_func) -> Dict[str, torch.Tensor]:
+    """Per-edge messages {name: [E, ...]} of a built-in (a gsddmm) or a user-defined message function."""
+    if isinstance(message_func, BuiltinMessage):
+        return {message_func.out: _messages(g, message_func)}
+    if not callable(message_func):
+        raise TypeError(f"message function must be a topograph.function built-in or a callable, got {message_func!r}")
+    src, dst = g.all_edges()
+    return _returned(message_func(EdgeBatch(g, src, dst)), src.shape[0], "a message function")
+
+
+def _reduce_udf(g, reduce_func, messages: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+    """DGL's degree bucketing: the destinations of each in-degree d > 0 reduce together over a mailbox
+    [n, d, ...] (messages by edge id); the results are scattered into [num_dst, ...], 0 where no edge enters."""
+    _, _, d = one_relation(g, "update_all")
+    num_dst = g.num_nodes(d)
+    _, dst = g.all_edges()
+    dst = dst.to(torch.int64)
+    by_dst = torch.sort(dst, stable=True).indices  # edge ids grouped by destination, by edge id within
+    degree = torch.bincount(dst, minlength=num_dst)
+    first = torch.cumsum(degree, 0) - degree  # each destination's first position in by_dst
+    out: Dict[str, torch.Tensor] = {}
+    for deg in torch.unique(degree[degree > 0]).tolist():
+        nodes = torch.nonzero(degree == deg).view(-1)
+        eids = by_dst[first[nodes].view(-1, 1) + torch.arange(deg)]  # [n, deg]
+        mailbox = {name: m[eids.to(m.device)] for name, m in messages.items()}
+        result = _returned(reduce_func(NodeBatch(node_frame(g, d), nodes, mailbox)), nodes.shape[0],
+                           "a reduce function")
+        for name, value in result.items():
+            if name not in out:
+                out[name] = value.new_zeros((num_dst,) + tuple(value.shape[1:]))
+            if out[name].shape[1:] != value.shape[1:]:
+                raise ValueError(f"a reduce function: {name!r} has rows {tuple(value.shape[1:])} for in-degree {deg} "
+                                 f"but {tuple(out[name].shape[1:])} for another")
+            out[name] = out[name].index_copy(0, nodes.to(value.device), value)
+    return out
 
 
 def update_all(g, message_func, reduce_func, apply_node_func=None) -> None:
-    _check_builtin(message_func, BuiltinMessage, "update_all")
-    _check_builtin(reduce_func, BuiltinReduce, "update_all")
+    _, _, d = one_relation(g, "update_all")
+    if isinstance(message_func, BuiltinMessage) and isinstance(reduce_func, BuiltinReduce):
+        _update_all_builtin(g, message_func, reduce_func)
+    elif isinstance(reduce_func, BuiltinReduce):  # UDF messages, then the built-in reducer over them
+        messages = _message_dict(g, message_func)
+        if reduce_func.msg not in messages:
+            raise ValueError(f"update_all: the reducer reads message {reduce_func.msg!r}, the message function "
+                             f"writes {sorted(messages)}")
+        node_frame(g, d)[reduce_func.out] = ops.gspmm_zero_empty(g, "copy_rhs", reduce_func.op, None,
+                                                                 messages[reduce_func.msg])
+    elif callable(reduce_func):
+        # computed in full before any is stored: a reducer reading nodes.data sees the features before the update
+        for name, value in _reduce_udf(g, reduce_func, _message_dict(g, message_func)).items():
+            node_frame(g, d)[name] = value
+    else:
+        raise TypeError(f"reduce function must be a topograph.function built-in or a callable, got {reduce_func!r}")
     if apply_node_func is not None:
-        raise NotImplementedError("update_all: apply_node_func is not supported yet; apply it to the result")
+        frame = node_frame(g, d)
+        ids = torch.arange(g.num_nodes(d))
+        for name, value in _returned(apply_node_func(NodeBatch(frame, ids)), ids.shape[0], "apply_node_func").items():
+            frame[name] = value
+
+
+def _update_all_builtin(g, message_func: BuiltinMessage, reduce_func: BuiltinReduce) -> None:
     if message_func.out != reduce_func.msg:
         raise ValueError(f"update_all: the reducer reads message {reduce_func.msg!r}, "
                          f"the message function writes {message_func.out!r}")
@@ -121,11 +253,11 @@ def update_all(g, message_func, reduce_func, apply_node_func=None) -> None:
 
 
 def apply_edges(g, func, edges) -> None:
-    _check_builtin(func, BuiltinMessage, "apply_edges")
     if not (isinstance(edges, str) and edges == "__ALL__"):
         raise NotImplementedError("apply_edges: only edges=ALL (every edge) for now")
     _, r, _ = one_relation(g, "apply_edges")
-    edge_frame(g, r)[func.out] = _messages(g, func)
+    for name, value in _message_dict(g, func).items():
+        edge_frame(g, r)[name] = value
 
 
 @contextlib.contextmanager

@@ -63,3 +63,14 @@ def to_one(lengths: Lengths, idtype=torch.int64) -> Edges:
 def from_one(lengths: Lengths, idtype=torch.int64) -> Edges:
     """Node b of a one-node-per-graph type -> every node of graph b."""
     return _build("from_one", lengths, idtype=idtype)
+
+
+def spans(lengths: Lengths, words: Sequence[Sequence[Tuple[int, int]]], idtype=torch.int64) -> Tuple[Edges, Edges]:
+    """Character / word edges of sentences of `lengths` characters whose words are the inclusive character
+    spans `words[b]` = [(start, end), ...] (0 <= start <= end < length; BiG-Transformer's lexicon matches):
+    (in: char c -> word j for c in word j, contains: word j -> char c, the same pairs reversed). Words are
+    numbered sentence by sentence, the word type's count is sum(len(w) for w in words)."""
+    if idtype not in (torch.int32, torch.int64):
+        raise TypeError(f"idtype must be torch.int32 or torch.int64, got {idtype}")
+    pairs = [[(int(s), int(e)) for s, e in sentence] for sentence in words]
+    return _C.span_edges(_lengths(lengths), pairs, idtype == torch.int64)

@@ -134,12 +134,68 @@ def sparse_attention(g: DGLGraph, q: torch.Tensor, k, v, scale: Optional[float] 
     etypes = [] if len(g.canonical_etypes) == 1 else list(g.etypes)
     if isinstance(k, dict) or isinstance(v, dict):
         _, sources = _C.attention_block_sources(g._g, etypes)
+        sources = [(g._public_ntype(t), n) for t, n in sources]
         k, v = (_stack_sources(x, sources, name) for x, name in ((k, "k"), (v, "v")))
     qs, ks, vs = (_feature(x, f"sparse_attention: {name}")[0] for x, name in ((q, "q"), (k, "k"), (v, "v")))
     if qs.dim() != 3:
         raise ValueError(f"sparse_attention: q must be [num_dst, H, dk], got {tuple(q.shape)}")
     s = float(scale) if scale is not None else qs.shape[-1] ** -0.5
     return taped(lambda a, b, c, need: _C.sparse_attention(g._g, etypes, a, b, c, s, *need), qs, ks, vs)
+
+
+def band_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, lengths, radius=None,
+                   scale: Optional[float] = None) -> torch.Tensor:
+    """Self-attention within packed sequences, each query seeing the keys of its sequence within `radius`
+    positions: out[i] = sum_{j in seq(i), |i - j| <= r} softmax_j(scale * q[i] . k[j]) v[j], per head.
+
+    q, k [rows, H, dk], v [rows, H, dv] -> [rows, H, dv]; sequence b owns `lengths[b]` (>= 1) consecutive rows,
+    rows = sum(lengths), so no padding is computed. scale defaults to 1 / sqrt(dk). radius:
+      None                 full attention within each sequence,
+      int                  every sequence and head,
+      [B]                  one per sequence (a list or 1-D tensor),
+      [B, H] or [1, H]     one per (sequence, head), or one per head for every sequence (a 2-D tensor or
+                           nested lists): Multi-Scale's head groups, each with its own window, in one call.
+    A radius r is builders.window's width 2 r + 1 (clipped at the sequence ends; r >= length - 1 is full).
+    Topograph's fused dense kernel (nn::flash_attention): key tiles outside the band are never computed,
+    and the backward recomputes the scores from the row log-sum-exp (no [L, L] tensor either way)."""
+    qs, ks, vs = (_feature(x, f"band_attention: {name}")[0] for x, name in ((q, "q"), (k, "k"), (v, "v")))
+    if qs.dim() != 3:
+        raise ValueError(f"band_attention: q must be [rows, H, dk], got {tuple(q.shape)}")
+    lens = _int_list(lengths, "band_attention: lengths")
+    radii = _radii(radius, len(lens), qs.shape[1])
+    s = float(scale) if scale is not None else qs.shape[-1] ** -0.5
+    return taped(lambda a, b, c, need: _C.band_attention(a, b, c, lens, s, radii, *need), qs, ks, vs)
+
+
+def _int_list(x, what: str):
+    t = x if isinstance(x, torch.Tensor) else torch.as_tensor(x)
+    if t.dtype.is_floating_point or t.dtype == torch.bool or t.dtype.is_complex:
+        raise TypeError(f"{what}: expected integers, got {t.dtype}")
+    if t.dim() != 1:
+        raise ValueError(f"{what}: expected a 1-D list, got shape {tuple(t.shape)}")
+    return t.tolist()
+
+
+def _radii(radius, sequences: int, heads: int):
+    """band_attention's radius as the kernel takes it: [] (full), [B] or [B * H] row-major."""
+    if radius is None:
+        return []
+    if isinstance(radius, int):
+        return [radius] * sequences
+    r = radius if isinstance(radius, torch.Tensor) else torch.as_tensor(radius)
+    if r.dtype.is_floating_point or r.dtype == torch.bool or r.dtype.is_complex:
+        raise TypeError(f"band_attention: radius must be integers, got {r.dtype}")
+    if r.dim() == 0:
+        return [int(r)] * sequences
+    if r.dim() == 1:
+        if r.shape[0] != sequences:
+            raise ValueError(f"band_attention: {r.shape[0]} radii for {sequences} sequences (give [B], or [B, H] / "
+                             f"[1, H] per head)")
+        return r.tolist()
+    if r.dim() == 2 and r.shape[1] == heads and r.shape[0] in (1, sequences):
+        return r.expand(sequences, heads).reshape(-1).tolist()
+    raise ValueError(f"band_attention: radius of shape {tuple(r.shape)} for {sequences} sequences of {heads} heads "
+                     f"(expected an int, [{sequences}], [{sequences}, {heads}] or [1, {heads}])")
 
 
 def _stack_sources(x, sources, name):
@@ -181,7 +237,7 @@ def _sddmm_shorthand(lhs: str, op: str, rhs: str, name: str):
     return f
 
 
-__all__ = ["gspmm", "gsddmm", "edge_softmax", "sparse_attention", "copy_u", "copy_v"]
+__all__ = ["gspmm", "gsddmm", "edge_softmax", "sparse_attention", "band_attention", "copy_u", "copy_v"]
 for _op, _reduce in itertools.product(["add", "sub", "mul", "div", "copy_u", "copy_e"], list(_REDUCE)):
     _name = f"{_op}_{_reduce}" if _op.startswith("copy") else f"u_{_op}_e_{_reduce}"
     globals()[_name] = _spmm_shorthand(_op, _reduce, _name)

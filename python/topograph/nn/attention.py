@@ -4,14 +4,23 @@ out_d = W_O [head_1; ...; head_H],  head = sum_{s -> d} softmax_s(q_d . k_s / sq
 q = W_Q x_dst, k = W_K x_src, v = W_V x_src (d_h = dim / heads). The projections are torch.nn.Linear
 (torch's initialisation); the attention is Topograph's fused kernel (topograph.ops.sparse_attention), over
 a graph with one relation or over several relations into one node type with one softmax across them.
+
+As in nn/attention.hpp, the same weights also run
+- in head groups: ``layer([(heads_1, g_1), (heads_2, g_2), ...], x)``, the first heads_1 heads attending over
+  g_1, the next over g_2, ... (Multi-Scale's scales, each a window graph), concatenated before W_O;
+- without a graph: ``layer.forward_band(x, lengths, radius)``, self-attention within packed sequences on the
+  fused dense kernel (topograph.ops.band_attention), each head within its own band: the window graphs of the
+  head groups as bands, no graph built.
 """
 from __future__ import annotations
 
-from typing import Dict, Optional, Union
+from typing import Dict, Optional, Sequence, Tuple, Union
 
 import torch
 
 from .. import ops
+
+SourceStates = Optional[Union[torch.Tensor, Dict[str, torch.Tensor]]]
 
 
 class GraphMultiHeadAttention(torch.nn.Module):
@@ -22,16 +31,47 @@ class GraphMultiHeadAttention(torch.nn.Module):
         self.dim, self.heads = dim, heads
         self.q, self.k, self.v, self.o = (torch.nn.Linear(dim, dim, bias=bias) for _ in range(4))
 
-    def forward(self, g, dst_states: torch.Tensor,
-                src_states: Optional[Union[torch.Tensor, Dict[str, torch.Tensor]]] = None) -> torch.Tensor:
+    def forward(self, g, dst_states: torch.Tensor, src_states: SourceStates = None) -> torch.Tensor:
         """dst_states [num_dst, dim]; src_states [num_src, dim], or {source type: [n, dim]} when g has several
-        relations, or None for self-attention (sources are the destinations) -> [num_dst, dim]."""
+        relations, or None for self-attention (sources are the destinations) -> [num_dst, dim].
+
+        g: a graph, or head groups [(heads, graph), ...] whose heads sum to the layer's (every graph with the
+        same destination and source nodes)."""
         src = dst_states if src_states is None else src_states
-        split = (-1, self.heads, self.dim // self.heads)  # [rows, dim] -> [rows, H, d_h]
-        q = self.q(dst_states).view(split)
+        q = self._split(self.q(dst_states))
         if isinstance(src, dict):
-            k = {t: self.k(x).view(split) for t, x in src.items()}
-            v = {t: self.v(x).view(split) for t, x in src.items()}
+            k = {t: self._split(self.k(x)) for t, x in src.items()}
+            v = {t: self._split(self.v(x)) for t, x in src.items()}
         else:
-            k, v = self.k(src).view(split), self.v(src).view(split)
-        return self.o(ops.sparse_attention(g, q, k, v).reshape(-1, self.dim))
+            k, v = self._split(self.k(src)), self._split(self.v(src))
+        if not isinstance(g, (list, tuple)):
+            return self.o(ops.sparse_attention(g, q, k, v).reshape(-1, self.dim))
+        groups = self._head_groups(g)
+        parts, first = [], 0
+        for heads, graph in groups:  # heads [first, first + heads) over this group's graph
+            pick = slice(first, first + heads)
+            kg = {t: x[:, pick] for t, x in k.items()} if isinstance(k, dict) else k[:, pick]
+            vg = {t: x[:, pick] for t, x in v.items()} if isinstance(v, dict) else v[:, pick]
+            parts.append(ops.sparse_attention(graph, q[:, pick], kg, vg, scale=self._scale()))
+            first += heads
+        return self.o(torch.cat(parts, dim=1).reshape(-1, self.dim))
+
+    def forward_band(self, states: torch.Tensor, lengths, radius=None) -> torch.Tensor:
+        """Self-attention within packed sequences: sequence b owns lengths[b] consecutive rows of states
+        [rows, dim]; radius as topograph.ops.band_attention takes it (None: full; an int; [B]; [B, H] or
+        [1, H]: one band per head). -> [rows, dim]."""
+        q, k, v = (self._split(p(states)) for p in (self.q, self.k, self.v))
+        return self.o(ops.band_attention(q, k, v, lengths, radius, scale=self._scale()).reshape(-1, self.dim))
+
+    def _split(self, x: torch.Tensor) -> torch.Tensor:
+        return x.view(-1, self.heads, self.dim // self.heads)  # [rows, dim] -> [rows, H, d_h]
+
+    def _scale(self) -> float:
+        return (self.dim // self.heads) ** -0.5  # 1 / sqrt(d_h) in every form, as the layer's own
+
+    def _head_groups(self, groups: Sequence[Tuple[int, object]]):
+        groups = [(int(h), graph) for h, graph in groups]
+        if any(h < 0 for h, _ in groups) or sum(h for h, _ in groups) != self.heads:
+            raise ValueError(f"GraphMultiHeadAttention: head groups of {[h for h, _ in groups]} heads; they must "
+                             f"be >= 0 and sum to the layer's {self.heads}")
+        return [(h, graph) for h, graph in groups if h > 0]

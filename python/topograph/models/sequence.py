@@ -1,0 +1,99 @@
+"""The input stage the sequence models share (models/sequence_embedding.hpp) and per-sentence readouts.
+
+SequenceEmbedding: token ids through an embedding table, or continuous features (masked summation) through a
+Linear, plus a learned position embedding, then dropout. Sentences are packed: sentence b owns lengths[b]
+consecutive rows.
+"""
+from __future__ import annotations
+
+from typing import List, Optional
+
+import torch
+
+from .. import builders
+from .._graph import heterograph
+
+
+def lengths_list(lengths, what: str) -> List[int]:
+    """Sentence lengths (a list or 1-D integer tensor) as ints, each >= 1."""
+    lens = lengths.tolist() if isinstance(lengths, torch.Tensor) else [int(n) for n in lengths]
+    if not lens:
+        raise ValueError(f"{what}: empty batch (no lengths)")
+    for b, n in enumerate(lens):
+        if n < 1:
+            raise ValueError(f"{what}: sentence {b} has length {n} (must be >= 1)")
+    return lens
+
+
+def positions_in_sentence(lengths: List[int], device=None) -> torch.Tensor:
+    """Each row's position within its sentence: int64 [sum(lengths)]."""
+    lens = torch.tensor(lengths, dtype=torch.int64, device=device)
+    starts = torch.cumsum(lens, 0) - lens
+    return torch.arange(int(lens.sum()), device=device) - torch.repeat_interleave(starts, lens)
+
+
+def sentence_readout_graph(lengths: List[int]):
+    """Every row of sentence b -> node b of type 'sent' (builders.to_one): copy_u_mean / copy_u_max over it
+    pool each sentence's rows into [B, ...]."""
+    return heterograph({("row", "in_sentence", "sent"): builders.to_one(lengths)},
+                       num_nodes_dict={"row": sum(lengths), "sent": len(lengths)})
+
+
+class SequenceEmbedding(torch.nn.Module):
+    """tokens: ids [N] (vocab_size > 0) or features [N, input_dim] (input_dim > 0) -> [N, hidden]: the token
+    embedding (or projection) plus a learned position embedding, then dropout. With ``lead`` [c, hidden]: c
+    lead rows before each sentence's tokens ([CLS], Multi-Scale's), [N + c B, hidden], dropout on every row
+    (as BERT's embeddings and the C++ model)."""
+
+    def __init__(self, hidden: int, vocab_size: int = 0, input_dim: int = 0, max_length: int = 256,
+                 dropout: float = 0.0):
+        super().__init__()
+        if (vocab_size > 0) == (input_dim > 0):
+            raise ValueError(f"SequenceEmbedding: set exactly one of vocab_size ({vocab_size}) and input_dim "
+                             f"({input_dim})")
+        if hidden <= 0 or max_length < 1:
+            raise ValueError(f"SequenceEmbedding: hidden ({hidden}) and max_length ({max_length}) must be >= 1")
+        self.hidden, self.max_length = hidden, max_length
+        self.token = torch.nn.Embedding(vocab_size, hidden) if vocab_size > 0 else None
+        self.features = torch.nn.Linear(input_dim, hidden) if input_dim > 0 else None
+        self.position = torch.nn.Embedding(max_length, hidden)
+        self.dropout = torch.nn.Dropout(dropout)
+
+    def forward(self, tokens: torch.Tensor, lengths, lead: Optional[torch.Tensor] = None) -> torch.Tensor:
+        lens = lengths_list(lengths, "SequenceEmbedding")
+        if tokens.shape[0] != sum(lens):
+            raise ValueError(f"SequenceEmbedding: {tokens.shape[0]} tokens for sentences of {sum(lens)} tokens")
+        if max(lens) > self.max_length:
+            raise ValueError(f"a sentence of length {max(lens)} exceeds the model's max_length {self.max_length}")
+        if self.token is not None:
+            if tokens.dim() != 1 or tokens.dtype.is_floating_point:
+                raise TypeError(f"SequenceEmbedding: this model reads token ids [N], got {tokens.dtype} "
+                                f"{tuple(tokens.shape)}")
+            rows = self.token(tokens)
+        else:
+            if tokens.dim() != 2 or tokens.shape[1] != self.features.in_features:
+                raise ValueError(f"SequenceEmbedding: this model reads features [N, {self.features.in_features}], "
+                                 f"got {tuple(tokens.shape)}")
+            rows = self.features(tokens)
+        rows = rows + self.position(positions_in_sentence(lens, rows.device))
+        if lead is not None:
+            rows = with_lead_rows(rows, lens, lead)
+        return self.dropout(rows)
+
+
+def lead_layout(lengths: List[int], leads: int, device=None):
+    """(token rows, lead rows) of the layout with `leads` rows before each sentence's tokens: int64 indices into
+    the [sum(lengths) + leads B] rows."""
+    lens = torch.tensor(lengths, dtype=torch.int64, device=device)
+    starts = torch.cumsum(lens + leads, 0) - (lens + leads)  # each sentence's first (lead) row
+    token_rows = torch.repeat_interleave(starts + leads, lens) + positions_in_sentence(lengths, device)
+    lead_rows = (starts.view(-1, 1) + torch.arange(leads, device=device)).view(-1)
+    return token_rows, lead_rows
+
+
+def with_lead_rows(rows: torch.Tensor, lengths: List[int], lead: torch.Tensor) -> torch.Tensor:
+    """rows [N, d] with lead [c, d] before each sentence's rows -> [N + c B, d]."""
+    token_rows, lead_rows = lead_layout(lengths, lead.shape[0], rows.device)
+    out = rows.new_zeros(rows.shape[0] + lead_rows.numel(), rows.shape[1])
+    out = out.index_copy(0, token_rows, rows)
+    return out.index_copy(0, lead_rows, lead.repeat(len(lengths), 1))
