@@ -32,11 +32,12 @@ ModelRegistration star_transformer_registration() {
                       {"hidden", 100}, {"heads", 4}, {"head_hidden", 100}, {"dropout", 0.3}, {"epochs", 10},
                       {"min_steps", 3000}, {"patience", 4}, {"batch", 32}, {"lr", 1e-3}, {"clip", 5.0},
                       {"warmup", 100}};
-  // Natural language inference (SNLI): Star's classify recipe at batch 64 with dropout 0.1 and 6 epochs of the
-  // 93k shared training pairs (~1.5 min an epoch on 2 cores); the paper's 300-d, 6-head setting is
-  // --hidden 300 --heads 6 --head-hidden 300 (about 4x the time per step here).
+  // Natural language inference (SNLI): Star's classify recipe at batch 64 with dropout 0.1 and 10 epochs of the
+  // 93k shared training pairs (~1.5 min an epoch on 2 cores): dev accuracy rises to 74.3% at epoch 9 and then
+  // holds, as the paper's 300-d, 6-head setting (--hidden 300 --heads 6 --head-hidden 300) does at 74.5%
+  // (docs/results.md).
   m.recipes["nli"] = {{"max_len", 64},   {"min_freq", 1},       {"layers", 2},     {"hidden", 100},
-                      {"heads", 4},      {"head_hidden", 100}, {"dropout", 0.1},  {"epochs", 6},
+                      {"heads", 4},      {"head_hidden", 100}, {"dropout", 0.1},  {"epochs", 10},
                       {"patience", 3},   {"batch", 64},        {"lr", 1e-3},      {"clip", 5.0},
                       {"warmup", 200}};
   // Masked summation: the main job's probe (n = 50, k = 5, 4000 training examples; about a minute on 2
