@@ -23,7 +23,7 @@ import torch
 from .. import builders, ops
 from .._graph import DGLGraph, edge_type_subgraph, heterograph
 from ..nn import GraphMultiHeadAttention
-from .sequence import lengths_list, positions_in_sentence, sentence_readout_graph
+from .sequence import check_encoder_shape, lengths_list, positions_in_sentence, sentence_readout_graph
 
 VARIANTS = ("full", "no-global", "no-local", "radical")
 Spans = Sequence[Sequence[Tuple[int, int]]]
@@ -123,10 +123,7 @@ class BigTransformer(torch.nn.Module):
         super().__init__()
         if vocab_size < 1:
             raise ValueError(f"BigTransformer reads characters as token ids: vocab_size must be >= 1, got {vocab_size}")
-        if heads <= 0 or hidden % heads:
-            raise ValueError(f"BigTransformer: heads ({heads}) must divide hidden ({hidden})")
-        if layers < 1:
-            raise ValueError(f"BigTransformer: layers must be >= 1, got {layers}")
+        check_encoder_shape("BigTransformer", hidden, heads, layers)
         if variant not in VARIANTS:
             raise ValueError(f"unknown BiG-Transformer variant {variant!r}: expected one of {list(VARIANTS)}")
         self.hidden, self.max_length, self.variant = hidden, max_length, variant

@@ -24,7 +24,7 @@ import torch
 from .. import builders, ops
 from .._graph import graph
 from ..nn import GraphMultiHeadAttention
-from .sequence import SequenceEmbedding, lead_layout, lengths_list, sentence_readout_graph
+from .sequence import SequenceEmbedding, check_encoder_shape, lead_layout, lengths_list, sentence_readout_graph
 
 Scale = Tuple[int, int]  # (width, divisor): a constant odd width when divisor == 0, else ceil(N / divisor) made odd
 
@@ -90,10 +90,7 @@ class MultiScaleTransformer(torch.nn.Module):
                  scales: Union[str, Sequence] = "1,3,N/16,N/8,N/4", alpha: float = 0.5, vocab_size: int = 0,
                  input_dim: int = 0, max_length: int = 256, dropout: float = 0.0, band: bool = True):
         super().__init__()
-        if heads < 1 or hidden % heads:
-            raise ValueError(f"MultiScaleTransformer: heads ({heads}) must be >= 1 and divide hidden ({hidden})")
-        if layers < 1:
-            raise ValueError(f"MultiScaleTransformer: layers must be >= 1, got {layers}")
+        check_encoder_shape("MultiScaleTransformer", hidden, heads, layers)
         self.hidden, self.heads, self.band = hidden, heads, band
         self.scales = parse_scales(scales)
         self.head_counts = head_distribution(alpha, layers, len(self.scales), heads)

@@ -14,6 +14,14 @@ from .. import builders
 from .._graph import heterograph
 
 
+def check_encoder_shape(model: str, hidden: int, heads: int, layers: int) -> None:
+    """The checks every encoder's constructor makes: heads split hidden evenly, at least one layer."""
+    if heads < 1 or hidden % heads:
+        raise ValueError(f"{model}: heads ({heads}) must be >= 1 and divide hidden ({hidden})")
+    if layers < 1:
+        raise ValueError(f"{model}: layers must be >= 1, got {layers}")
+
+
 def lengths_list(lengths, what: str) -> List[int]:
     """Sentence lengths (a list or 1-D integer tensor) as ints, each >= 1."""
     lens = lengths.tolist() if isinstance(lengths, torch.Tensor) else [int(n) for n in lengths]

@@ -20,7 +20,7 @@ import torch
 from .. import builders, ops
 from .._graph import DGLGraph, edge_type_subgraph, heterograph
 from ..nn import GraphMultiHeadAttention
-from .sequence import SequenceEmbedding, lengths_list
+from .sequence import SequenceEmbedding, check_encoder_shape, lengths_list
 
 VARIANTS = ("full", "no-radical", "no-ring")  # paper Table 6: -radical drops relay -> satellite, -ring the ring
 
@@ -72,10 +72,7 @@ class StarTransformer(torch.nn.Module):
                  input_dim: int = 0, max_length: int = 256, dropout: float = 0.0, variant: str = "full",
                  residual: bool = False):
         super().__init__()
-        if heads <= 0 or hidden % heads:
-            raise ValueError(f"StarTransformer: heads ({heads}) must divide hidden ({hidden})")
-        if layers < 1:
-            raise ValueError(f"StarTransformer: layers must be >= 1, got {layers}")
+        check_encoder_shape("StarTransformer", hidden, heads, layers)
         if variant not in VARIANTS:
             raise ValueError(f"unknown Star-Transformer variant {variant!r}: expected one of {list(VARIANTS)}")
         self.hidden, self.variant, self.residual = hidden, variant, residual
