@@ -48,6 +48,23 @@ __device__ void warp_load(float* dst, const float* src, std::int64_t n, int lane
   __syncwarp();
 }
 
+// The lanes' turn at the feature columns: for each column c < width a lane owns (c = lane, lane + 32, ...),
+// combine(c, sum_j w_j rows[j * row_stride + c]) over the tile's n rows, w_j the weight lane j holds (p or ds),
+// broadcast by shuffle. Every lane runs every round: the shuffles need all 32.
+template <class Combine>
+__device__ void weighted_row_sum(float w, int n, const float* rows, std::int64_t row_stride, std::int64_t width,
+                                 int lane, Combine combine) {
+  for (std::int64_t c0 = 0; c0 < width; c0 += kWarp) {
+    const std::int64_t c = c0 + lane;
+    float sum = 0.f;
+    for (int j = 0; j < n; ++j) {
+      const float wj = __shfl_sync(kFull, w, j);
+      if (c < width) sum += wj * rows[j * row_stride + c];
+    }
+    if (c < width) combine(c, sum);
+  }
+}
+
 // Row t = row * heads + head: its head and the rows [begin, end) of its sequence within its band.
 struct RowHead {
   std::int64_t head, begin, end;
@@ -90,15 +107,8 @@ __global__ void forward_kernel(const std::int64_t* offsets, const std::int64_t* 
       const float rescale = flash_online_max(m, warp_max(s));
       const float p = w.lane < n ? exp_approx(s - m) : 0.f;
       l = l * rescale + warp_sum(p);
-      for (std::int64_t c0 = 0; c0 < dv; c0 += kWarp) {  // every lane runs every round: the shuffles need all 32
-        const std::int64_t c = c0 + w.lane;
-        float acc = c < dv ? so[c] * rescale : 0.f;
-        for (int j = 0; j < n; ++j) {
-          const float pj = __shfl_sync(kFull, p, j);
-          if (c < dv) acc += pj * v[((j0 + j) * heads + rh.head) * dv + c];
-        }
-        if (c < dv) so[c] = acc;
-      }
+      weighted_row_sum(p, static_cast<int>(n), v + (j0 * heads + rh.head) * dv, heads * dv, dv, w.lane,
+                       [&](std::int64_t c, float sum) { so[c] = so[c] * rescale + sum; });
     }
     const float inv = 1.f / l;
     for (std::int64_t c = w.lane; c < dv; c += kWarp) out[t * dv + c] = so[c] * inv;
@@ -133,15 +143,8 @@ __global__ void backward_query_kernel(const std::int64_t* offsets, const std::in
         ds = dot(sg, v + kj * dv, dv);
         flash_score_backward(s, ds, row_lse, di);
       }
-      for (std::int64_t c0 = 0; c0 < dk; c0 += kWarp) {
-        const std::int64_t c = c0 + w.lane;
-        float acc = 0.f;
-        for (int j = 0; j < n; ++j) {
-          const float dsj = __shfl_sync(kFull, ds, j);
-          if (c < dk) acc += dsj * k[((j0 + j) * heads + rh.head) * dk + c];
-        }
-        if (c < dk) sdq[c] += scale * acc;
-      }
+      weighted_row_sum(ds, static_cast<int>(n), k + (j0 * heads + rh.head) * dk, heads * dk, dk, w.lane,
+                       [&](std::int64_t c, float sum) { sdq[c] += scale * sum; });
     }
     for (std::int64_t c = w.lane; c < dk; c += kWarp) dq[t * dk + c] = sdq[c];
     if (w.lane == 0) delta[t] = di;
@@ -174,24 +177,10 @@ __global__ void backward_key_kernel(const std::int64_t* offsets, const std::int6
         ds = dot(sv, dout + ti * dv, dv);
         flash_score_backward(p, ds, lse[ti], delta[ti]);  // the score -> p, dout . v -> ds
       }
-      for (std::int64_t c0 = 0; c0 < dv; c0 += kWarp) {
-        const std::int64_t c = c0 + w.lane;
-        float acc = 0.f;
-        for (int i = 0; i < n; ++i) {
-          const float pi = __shfl_sync(kFull, p, i);
-          if (c < dv) acc += pi * dout[((i0 + i) * heads + rh.head) * dv + c];
-        }
-        if (c < dv) sdv[c] += acc;
-      }
-      for (std::int64_t c0 = 0; c0 < dk; c0 += kWarp) {
-        const std::int64_t c = c0 + w.lane;
-        float acc = 0.f;
-        for (int i = 0; i < n; ++i) {
-          const float dsi = __shfl_sync(kFull, ds, i);
-          if (c < dk) acc += dsi * q[((i0 + i) * heads + rh.head) * dk + c];
-        }
-        if (c < dk) sdk[c] += scale * acc;
-      }
+      weighted_row_sum(p, static_cast<int>(n), dout + (i0 * heads + rh.head) * dv, heads * dv, dv, w.lane,
+                       [&](std::int64_t c, float sum) { sdv[c] += sum; });
+      weighted_row_sum(ds, static_cast<int>(n), q + (i0 * heads + rh.head) * dk, heads * dk, dk, w.lane,
+                       [&](std::int64_t c, float sum) { sdk[c] += scale * sum; });
     }
     for (std::int64_t c = w.lane; c < dk; c += kWarp) dkey[t * dk + c] = sdk[c];
     for (std::int64_t c = w.lane; c < dv; c += kWarp) dval[t * dv + c] = sdv[c];
