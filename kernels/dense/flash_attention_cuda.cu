@@ -196,7 +196,8 @@ struct Launch {
 };
 Launch launch_for(std::int64_t items, std::int64_t per_warp, const char* what) {
   const std::size_t bytes = static_cast<std::size_t>(per_warp) * sizeof(float);
-  if (bytes > kSharedLimit) fail(what, "head dimensions too large for the CUDA kernel's shared memory (dk + dv > 6144)");
+  // A warp keeps its row's vectors and accumulators (up to 2 dk + 2 dv floats) in shared memory: dk + dv up to 6144.
+  if (bytes > kSharedLimit) fail(what, "head dimensions too large for the kernel's shared memory (dk + dv > 6144)");
   const int warps = static_cast<int>(std::min<std::size_t>(kMaxWarpsPerBlock, kSharedLimit / bytes));
   return {blocks_for(items, warps), warps * kWarp, bytes * static_cast<std::size_t>(warps)};
 }
