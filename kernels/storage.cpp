@@ -1,5 +1,7 @@
 #include "kernels/storage.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <list>
@@ -56,6 +58,15 @@ std::size_t block_size(std::size_t bytes) {
   if (bytes == 0) bytes = 1;
   return bytes < kCacheFrom ? round_up(bytes, kCpuAlignment) : round_up(bytes, std::size_t{1} << 16);
 }
+// Live bytes (blocks handed out, at their rounded size) and their high-water mark: relaxed atomics, since the
+// figures are read for reports, never to order other memory accesses.
+std::atomic<std::size_t> g_in_use{0}, g_peak{0};
+void count_allocation(std::size_t size) {
+  const std::size_t now = g_in_use.fetch_add(size, std::memory_order_relaxed) + size;
+  std::size_t peak = g_peak.load(std::memory_order_relaxed);
+  while (now > peak && !g_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
 // Frees the blocks parked longest until `room` more bytes fit under the limit (the caller holds the lock).
 void evict_for(Cache& c, std::size_t room) {
   while (!c.parked.empty() && c.bytes_cached + room > c.limit) {
@@ -72,6 +83,7 @@ void evict_for(Cache& c, std::size_t room) {
 
 void* allocate(std::size_t bytes) {
   const std::size_t size = block_size(bytes);
+  count_allocation(size);
   if (size >= kCacheFrom) {
     Cache& c = cache();
     std::lock_guard<std::mutex> lock(c.mutex);
@@ -85,12 +97,16 @@ void* allocate(std::size_t bytes) {
     }
   }
   void* ptr = std::aligned_alloc(kCpuAlignment, size);
-  if (ptr == nullptr) fail("out of host memory allocating {} bytes", bytes);
+  if (ptr == nullptr) {
+    g_in_use.fetch_sub(size, std::memory_order_relaxed);
+    fail("out of host memory allocating {} bytes", bytes);
+  }
   return ptr;
 }
 
 void release(void* ptr, std::size_t bytes) {
   const std::size_t size = block_size(bytes);
+  g_in_use.fetch_sub(size, std::memory_order_relaxed);
   if (size >= kCacheFrom) {
     Cache& c = cache();
     std::lock_guard<std::mutex> lock(c.mutex);
@@ -127,6 +143,16 @@ std::size_t bytes_cached() {
   std::lock_guard<std::mutex> lock(c.mutex);
   return c.bytes_cached;
 }
+
+Stats stats() {
+  Stats s;
+  s.bytes_in_use = g_in_use.load(std::memory_order_relaxed);
+  s.peak_bytes_in_use = std::max(g_peak.load(std::memory_order_relaxed), s.bytes_in_use);
+  s.bytes_cached = bytes_cached();
+  return s;
+}
+
+void reset_peak() { g_peak.store(g_in_use.load(std::memory_order_relaxed), std::memory_order_relaxed); }
 }  // namespace host_memory
 
 Storage::Storage(std::size_t bytes, Device device) : bytes_(bytes), device_(device) {

@@ -49,6 +49,16 @@ void empty_cache();
 std::size_t bytes_cached();
 // Sets the most bytes the cache parks (freeing the oldest blocks past it); returns the previous limit.
 std::size_t set_cache_limit(std::size_t bytes);
+// Bytes of CPU storage live now (handed to tensors, not parked), and the most live at once since the process
+// started or reset_peak(): Topograph's own high-water mark, beside the process's RSS (kernels/memory.hpp), which
+// also counts the cache, the graph structures and everything outside Storage. Two relaxed atomics per
+// allocation, so it is always on.
+struct Stats {
+  std::size_t bytes_in_use = 0, peak_bytes_in_use = 0, bytes_cached = 0;
+};
+Stats stats();
+// Starts a new peak from the bytes in use now (a run or a benchmark measuring its own high-water mark).
+void reset_peak();
 }  // namespace host_memory
 
 namespace cuda_memory {

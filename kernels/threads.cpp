@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/cgroup.hpp"
 #include "kernels/error.hpp"
 
 extern "C" void openblas_set_num_threads(int);
@@ -26,13 +27,6 @@ extern "C" char* openblas_get_config(void);
 
 namespace topo {
 namespace {
-
-std::string read_first_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  if (in) std::getline(in, line);
-  return line;
-}
 
 // A positive decimal integer, or nothing (for environment values written by launchers and users).
 std::optional<long> parse_positive(const std::string& text) {
@@ -66,46 +60,21 @@ int affinity_cpus() {
 // The tightest CPU quota on the path from this process's cgroup up to the root, in CPUs (0: none).
 // v2: "<quota|max> <period>" in cpu.max; v1: cpu.cfs_quota_us (-1: none) and cpu.cfs_period_us.
 double cgroup_quota_cpus() {
-  std::ifstream in("/proc/self/cgroup");
-  std::string line;
   double best = 0;
   const auto consider = [&](double quota, double period) {
     if (quota > 0 && period > 0 && (best == 0 || quota / period < best)) best = quota / period;
   };
-  while (std::getline(in, line)) {
-    // "hierarchy-id:controllers:path"; v2 is "0::path", v1 lists its controllers ("cpu,cpuacct").
-    const auto first = line.find(':'), second = line.find(':', first + 1);
-    if (first == std::string::npos || second == std::string::npos) continue;
-    const std::string controllers = line.substr(first + 1, second - first - 1);
-    std::string path = line.substr(second + 1);
-    std::vector<std::string> roots;
-    if (controllers.empty()) {
-      roots = {"/sys/fs/cgroup"};
+  for_each_cgroup_dir("cpu", [&](const std::string& dir, bool v2) {
+    if (v2) {
+      std::istringstream max(read_first_line(dir + "/cpu.max"));
+      std::string quota;
+      double period = 0;
+      if (max >> quota >> period && quota != "max") consider(std::atof(quota.c_str()), period);
     } else {
-      std::stringstream list(controllers);
-      std::string c;
-      bool has_cpu = false;
-      while (std::getline(list, c, ',')) has_cpu |= c == "cpu";
-      if (!has_cpu) continue;
-      roots = {"/sys/fs/cgroup/" + controllers, "/sys/fs/cgroup/cpu"};
+      const std::string quota = read_first_line(dir + "/cpu.cfs_quota_us");
+      if (!quota.empty()) consider(std::atof(quota.c_str()), std::atof(read_first_line(dir + "/cpu.cfs_period_us").c_str()));
     }
-    for (const std::string& root : roots) {
-      // Walk up: a parent's limit binds its children too. Inside a cgroup namespace the path is "/".
-      for (std::string p = path;; p = p.substr(0, p.rfind('/'))) {
-        const std::string dir = root + (p == "/" ? "" : p);
-        if (controllers.empty()) {
-          std::istringstream max(read_first_line(dir + "/cpu.max"));
-          std::string quota;
-          double period = 0;
-          if (max >> quota >> period && quota != "max") consider(std::atof(quota.c_str()), period);
-        } else {
-          const std::string quota = read_first_line(dir + "/cpu.cfs_quota_us");
-          if (!quota.empty()) consider(std::atof(quota.c_str()), std::atof(read_first_line(dir + "/cpu.cfs_period_us").c_str()));
-        }
-        if (p.empty() || p == "/" || p.find('/') == std::string::npos) break;
-      }
-    }
-  }
+  });
   return best;
 }
 

@@ -57,10 +57,20 @@ struct Encoding {
   nn::Var sentences;  // [batch, hidden] (the paper's readout feature, e.g. s^T + max_i h_i^T for Star)
 };
 
+// What one training step of an encoder would allocate, estimated before it runs, so a run that cannot fit stops
+// with an error instead of an OOM kill (node-classify checks it against the memory there is).
+struct StepMemoryEstimate {
+  std::int64_t bytes = 0;  // activations kept for backward plus their gradients and the step's temporaries
+  std::string detail;      // what the bytes are, for the error ("8 heads x 21,000,000 edges of attention ...")
+  std::string lower_with;  // the flags that lower it ("--heads, --hidden")
+};
+
 class SequenceEncoder : public nn::Module {
  public:
   virtual Encoding encode(const SequenceBatch& batch) = 0;
   virtual std::int64_t hidden_size() const = 0;
+  // One training step on `batch` (its shapes only; nothing is computed). bytes 0: the encoder gives no estimate.
+  virtual StepMemoryEstimate step_memory(const SequenceBatch& /*batch*/) const { return {}; }
 };
 
 }  // namespace topo::models

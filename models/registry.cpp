@@ -11,6 +11,7 @@ ModelRegistration multiscale_transformer_registration();
 ModelRegistration big_transformer_registration();
 ModelRegistration gcn_registration();
 ModelRegistration gat_registration();
+ModelRegistration sage_registration();
 ModelRegistration topology_transformer_registration();
 
 namespace {
@@ -20,7 +21,7 @@ std::vector<ModelRegistration> build_registry() {
   std::vector<ModelRegistration> models = {deepsets_registration(), star_transformer_registration(),
                                            transformer_registration(), multiscale_transformer_registration(),
                                            big_transformer_registration(),  topology_transformer_registration(),
-                                           gcn_registration(), gat_registration()};
+                                           gcn_registration(), gat_registration(), sage_registration()};
   for (std::size_t i = 0; i < models.size(); ++i) {
     const ModelRegistration& m = models[i];
     TOPO_CHECK(!m.name.empty() && m.make, "model registration {} has no name or no factory", i);

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "apps/text/line_reader.hpp"
+#include "kernels/atomic_file.hpp"
 #include "kernels/error.hpp"
 
 namespace topo::apps {
@@ -186,6 +187,69 @@ NpyArray parse_npy(const std::string& bytes, const std::string& what) {
              descr, expected, bytes.size() - data);
   a.bytes = bytes.substr(data);
   return a;
+}
+
+void write_npz(const std::string& path, const std::vector<NpyView>& arrays) {
+  // Per member: the local header + name + .npy header (kept in `headers`), then its elements in place.
+  std::vector<std::string> headers;
+  headers.reserve(arrays.size());
+  std::string directory;
+  std::uint64_t offset = 0;
+  auto put = [](std::string& out, std::uint64_t v, int width) {
+    for (int i = 0; i < width; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+  };
+  for (const NpyView& a : arrays) {
+    TOPO_CHECK(item_size_of(a.dtype) > 0, "{}: array '{}' has dtype '{}' (b1, i1..i8, u1..u8, f4 or f8)", path, a.name,
+               a.dtype);
+    std::int64_t count = 1;
+    std::string shape = "(";
+    for (std::size_t i = 0; i < a.shape.size(); ++i) {
+      count *= a.shape[i];
+      shape += std::to_string(a.shape[i]) + (a.shape.size() == 1 ? "," : i + 1 < a.shape.size() ? ", " : "");
+    }
+    shape += ")";
+    TOPO_CHECK(static_cast<std::uint64_t>(count * item_size_of(a.dtype)) == a.bytes,
+               "{}: array '{}' of shape {} and dtype {} needs {} bytes, {} given", path, a.name, shape, a.dtype,
+               count * item_size_of(a.dtype), a.bytes);
+    // numpy's format 1.0: magic, version, header length, then the header dict padded to 64 bytes with a newline.
+    std::string dict = "{'descr': '" + std::string(a.dtype == "b1" || a.dtype[1] == '1' ? "|" : "<") + a.dtype +
+                       "', 'fortran_order': False, 'shape': " + shape + ", }";
+    while ((10 + dict.size() + 1) % 64 != 0) dict.push_back(' ');
+    dict.push_back('\n');
+    std::string npy_header = "\x93NUMPY\x01";
+    npy_header.push_back('\0');
+    put(npy_header, dict.size(), 2);
+    npy_header += dict;
+    const std::string name = a.name + ".npy";
+    const std::uint64_t size = npy_header.size() + a.bytes;
+    TOPO_CHECK(size < 0xFFFFFFFFu && offset < 0xFFFFFFFFu,
+               "{}: array '{}' ({} bytes) takes the archive past 4 GiB, which this writer (no zip64) cannot store", path,
+               a.name, size);
+    auto crc = crc32_z(0L, reinterpret_cast<const Bytef*>(npy_header.data()), npy_header.size());
+    crc = crc32_z(crc, static_cast<const Bytef*>(a.data), a.bytes);
+    std::string local;
+    put(local, kLocalHeader, 4), put(local, 20, 2), put(local, 0, 2), put(local, 0, 2), put(local, 0, 4);
+    put(local, crc, 4), put(local, size, 4), put(local, size, 4), put(local, name.size(), 2), put(local, 0, 2);
+    headers.push_back(local + name + npy_header);
+    put(directory, kDirectoryEntry, 4), put(directory, 20, 2), put(directory, 20, 2), put(directory, 0, 2);
+    put(directory, 0, 2), put(directory, 0, 4), put(directory, crc, 4), put(directory, size, 4), put(directory, size, 4);
+    put(directory, name.size(), 2), put(directory, 0, 2), put(directory, 0, 2), put(directory, 0, 2);
+    put(directory, 0, 2), put(directory, 0, 4), put(directory, offset, 4);
+    directory += name;
+    offset += headers.back().size() + a.bytes;
+  }
+  TOPO_CHECK(offset + directory.size() < 0xFFFFFFFFu, "{}: the archive would pass 4 GiB, which this writer (no zip64) "
+             "cannot store", path);
+  const std::size_t directory_size = directory.size();
+  put(directory, kEndOfDirectory, 4), put(directory, 0, 2), put(directory, 0, 2), put(directory, arrays.size(), 2);
+  put(directory, arrays.size(), 2), put(directory, directory_size, 4), put(directory, offset, 4), put(directory, 0, 2);
+  std::vector<ByteRange> parts;
+  for (std::size_t i = 0; i < arrays.size(); ++i) {
+    parts.push_back({headers[i].data(), headers[i].size()});
+    parts.push_back({arrays[i].data, arrays[i].bytes});
+  }
+  parts.push_back({directory.data(), directory.size()});
+  write_file_atomically(path, parts);
 }
 
 std::map<std::string, NpyArray> read_npz(const std::string& path) {

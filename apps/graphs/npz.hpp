@@ -3,10 +3,13 @@
 // numpy.savez_compressed write them) and the .npy format inside (version 1, 2 or 3; little-endian; C order).
 // What a Python user exports a graph as; `--task node-classify --data FILE.npz` reads them (node_classify.hpp).
 //
+// write_npz writes what Planetoid-layout readers (node_classify.hpp, numpy.load) take.
+//
 // The zip is read from its central directory (not the local headers, whose sizes a streaming writer may leave
 // out), each member inflated with zlib. Every malformed byte is a topo::Error naming the file, the member and
 // what is wrong: a truncated archive, a member that is not .npy, an unsupported dtype ('>f4', object arrays),
 // Fortran order, a shape whose element count does not match the bytes.
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -26,6 +29,20 @@ struct NpyArray {
   std::vector<std::int64_t> as_int64(const std::string& what) const;
   std::vector<float> as_float(const std::string& what) const;
 };
+
+// One array to write: numpy's descr without the byte order ("i8", "f4", "b1"), the shape and the elements
+// (C order, little-endian), which stay where they are (not copied).
+struct NpyView {
+  std::string name;  // the member's name without ".npy"
+  std::string dtype;
+  std::vector<std::int64_t> shape;
+  const void* data = nullptr;
+  std::size_t bytes = 0;
+};
+
+// Writes an .npz of stored (uncompressed) .npy members, as numpy.savez writes them (numpy.load and read_npz read
+// it), atomically. Without zip64 the archive stays under 4 GiB: a bigger one is a topo::Error naming the array.
+void write_npz(const std::string& path, const std::vector<NpyView>& arrays);
 
 // One .npy file's bytes; `what` names it in errors.
 NpyArray parse_npy(const std::string& bytes, const std::string& what);

@@ -83,6 +83,10 @@ class Task {
   virtual Evaluation evaluate(models::SequenceModel& model, Split split, Device device) const = 0;
   // The trivial predictor's figures on a split (masked-sum: always k/2; classification: majority class).
   virtual nlohmann::json baseline(Split split) const = 0;
+  // Called once before the first training step: a topo::Error saying how much memory a step of `model` on
+  // `device` needs, how much there is and which flag lowers it, when it would not fit (node-classify's
+  // full-graph steps). The default checks nothing.
+  virtual void check_step_memory(const models::SequenceModel& /*model*/, Device /*device*/) const {}
   // What a checkpoint must carry to rebuild the task's inputs later (vocabulary, label names).
   virtual nlohmann::json metadata() const { return nlohmann::json::object(); }
   // Files the task writes into the run directory after the best parameters were tested (tagging: the dev and

@@ -1,11 +1,14 @@
 // What a topo-train run reports: the log's data and settings lines, the kernel profile, result.json (written
 // once, atomically) and the one-line summary.
+#include <algorithm>
 #include <filesystem>
 #include <map>
 
 #include "apps/tasks/registry.hpp"
 #include "apps/train/training_run.hpp"
 #include "kernels/atomic_file.hpp"
+#include "kernels/memory.hpp"
+#include "kernels/storage.hpp"
 #include "kernels/profile.hpp"
 
 namespace topo::apps {
@@ -72,6 +75,29 @@ nlohmann::json TrainingRun::kernel_profile() const {
   return out;
 }
 
+nlohmann::json TrainingRun::memory_report() const {
+  return {{"peak_rss_bytes", peak_rss_bytes()}, {"allocator_peak_bytes", host_memory::stats().peak_bytes_in_use}};
+}
+
+namespace {
+
+// The training seconds per epoch: the first (it faults its pages in and fills the allocator's cache) apart from
+// the median and the mean of all.
+nlohmann::json epoch_seconds_summary(std::vector<double> seconds) {
+  if (seconds.empty()) return nullptr;
+  const double first = seconds.front();
+  double sum = 0;
+  for (const double s : seconds) sum += s;
+  std::sort(seconds.begin(), seconds.end());
+  return {{"epochs", seconds.size()},
+          {"first", first},
+          {"median", seconds[seconds.size() / 2]},
+          {"mean", sum / double(seconds.size())},
+          {"min", seconds.front()}};
+}
+
+}  // namespace
+
 void TrainingRun::write_result() {
   if (!root_) return;
   const TrainConfig& c = c_;
@@ -106,6 +132,8 @@ void TrainingRun::write_result() {
                                {"stopped_early", r.stopped_early},
                                {"steps", r.steps},
                                {"train_seconds", r.train_seconds},
+                               {"epoch_train_seconds", epoch_seconds_summary(epoch_seconds_)},
+                               {"memory", memory_report()},
                                {"tokens_per_second", r.train_seconds > 0 ? double(tokens_seen_) / r.train_seconds : 0.0},
                                {"resumed", resumed_},
                                {"params", r.params},

@@ -20,6 +20,8 @@
 #include "apps/train/model_factory.hpp"
 #include "apps/train/progress.hpp"
 #include "kernels/error.hpp"
+#include "kernels/memory.hpp"
+#include "kernels/storage.hpp"
 #include "kernels/profile.hpp"
 #include "kernels/threads.hpp"
 #include "dist/gradient_reducer.hpp"
@@ -91,6 +93,7 @@ namespace detail {
 
 TrainingRun::TrainingRun(const TrainConfig& c, dist::Communicator& comm)
     : c_(c), comm_(comm), distributed_(comm.size() > 1), root_(comm.rank() == 0) {
+  host_memory::reset_peak();  // the allocator's peak is this run's (the process's RSS high-water mark cannot be)
   comm_.set_timeout_seconds(c.dist_timeout);
   threads_ = configure_threads(static_cast<int>(c.threads));  // under mpirun: the cores per rank on this node
   device_ = Device::parse(c.device);
@@ -109,6 +112,7 @@ TrainingRun::TrainingRun(const TrainConfig& c, dist::Communicator& comm)
   model_ = make_task_model(c, *task_, &dropout_gen_);
   model_->reset_parameters(stream_seed(c.seed, kInitStream));
   model_->to(device_);
+  task_->check_step_memory(*model_, device_);  // before the first step allocates: an error, not an OOM kill
   params_ = model_->parameters();
   auto groups = nn::split_decay_groups(model_->named_parameters(), static_cast<float>(c.weight_decay));
   nn::AdamOptions adam;
@@ -289,6 +293,16 @@ bool TrainingRun::train() {
       return false;  // interrupted on purpose: resume continues from the checkpoint
     }
   }
+  if (!epoch_seconds_.empty()) {
+    std::vector<double> sorted = epoch_seconds_;
+    std::sort(sorted.begin(), sorted.end());
+    const nlohmann::json memory = memory_report();
+    progress_->message(fmt::format("epochs: {:.3f} s median training time ({:.3f} s the first); peak RSS {}, "
+                                   "allocator peak {}",
+                                   sorted[sorted.size() / 2], epoch_seconds_.front(),
+                                   format_bytes(memory.at("peak_rss_bytes").get<double>()),
+                                   format_bytes(memory.at("allocator_peak_bytes").get<double>())));
+  }
   progress_->finish();
   r_.train_seconds = seconds_since(t_start_);
   r_.allreduce_seconds = reducer_ ? reducer_->stats().finish_seconds : 0.0;
@@ -309,8 +323,11 @@ void TrainingRun::train_epoch(std::int64_t epoch) {
   if (first == 0) last_eval_step_ = -1;
   // Several ranks draw different dropout masks, from a stream keyed by (seed, epoch, rank).
   if (distributed_ && first == 0) dropout_gen_.set_seed(rank_dropout_seed(c_.seed, epoch, comm_.rank()));
+  epoch_seconds_now_ = 0.0;
   for (std::size_t b = first; b < batches.size(); ++b) {
+    const Clock::time_point step_start = Clock::now();
     train_step(batches[b], epoch);
+    epoch_seconds_now_ += seconds_since(step_start);
     if (c_.eval_every > 0 && step_ % c_.eval_every == 0) {
       evaluate_dev(epoch);
       last_eval_step_ = step_;
@@ -320,6 +337,7 @@ void TrainingRun::train_epoch(std::int64_t epoch) {
       return;
     }
   }
+  if (first < batches.size()) epoch_seconds_.push_back(epoch_seconds_now_);
   // Every epoch ends with an evaluation when eval_every is 0; the run always ends with one.
   if ((c_.eval_every == 0 || epoch + 1 == epochs_) && last_eval_step_ != step_) evaluate_dev(epoch);
 }
@@ -422,11 +440,17 @@ void TrainingRun::evaluate_dev(std::int64_t epoch) {
   line["train_loss"] = window_steps_ > 0 ? window_sum_ / double(window_steps_) : 0.0;
   line["lr"] = optimizer_->lr();
   line["seconds"] = seconds_since(t_start_);
+  line["epoch_train_seconds"] = epoch_seconds_now_;  // this epoch's training steps so far
+  const nlohmann::json memory = memory_report();
+  line.update(memory);
   append_json_line(metrics_, line);
   share_bookkeeping();
   window_sum_ = 0.0;
   window_steps_ = 0;
-  progress_->message(fmt::format("step {}: dev {} {:.6f}{}", step_, metric_, dev, improved ? " (best)" : ""));
+  progress_->message(fmt::format("step {}: dev {} {:.6f}{}; epoch {:.3f} s, peak RSS {}, allocator peak {}", step_,
+                                 metric_, dev, improved ? " (best)" : "", epoch_seconds_now_,
+                                 format_bytes(memory.at("peak_rss_bytes").get<double>()),
+                                 format_bytes(memory.at("allocator_peak_bytes").get<double>())));
 }
 
 void TrainingRun::save_checkpoint(std::int64_t epochs_done, std::int64_t batches_done) {

@@ -112,6 +112,12 @@ class TrainingRun {
   double window_sum_ = 0.0;            // training loss since the last evaluation
   std::int64_t window_steps_ = 0;
 
+  // Seconds of training steps per epoch (evaluations and checkpoints left out): the epoch time runs report.
+  std::vector<double> epoch_seconds_;
+  double epoch_seconds_now_ = 0.0;  // the epoch in progress so far
+  // The run's memory at an evaluation or the end: the process's RSS high-water mark and the allocator's peak.
+  nlohmann::json memory_report() const;
+
   Profile profile_;
   std::optional<Progress> progress_;
   Clock::time_point t_start_;

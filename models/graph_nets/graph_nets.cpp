@@ -1,6 +1,7 @@
 #include "models/graph_nets/graph_nets.hpp"
 
 #include "kernels/error.hpp"
+#include "kernels/memory.hpp"
 #include "nn/ops.hpp"
 
 namespace topo::models {
@@ -24,6 +25,20 @@ std::string single_relation(const SequenceBatch& batch, const char* model) {
 }
 
 nn::Generator& generator_of(const GraphNetConfig& c) { return c.generator ? *c.generator : nn::default_generator(); }
+
+// The shapes a step's estimate needs: nodes, edges of the one relation (self loops included), input width.
+struct StepShape {
+  std::int64_t nodes = 0, edges = 0, in = 0;
+};
+StepShape step_shape(const SequenceBatch& batch) {
+  if (batch.graph == nullptr || !batch.features.defined() || batch.features.ndim() != 2) return {};
+  return {batch.features.size(0), batch.graph->num_edges(0), batch.features.size(1)};
+}
+
+// Float32 elements -> bytes. The estimates count what a step keeps for backward, its gradients and the
+// largest temporaries, per layer, from the layer code (nn/graph_layers.cpp); tests/apps/test_node_memory.cpp
+// holds them against the allocator's measured peak.
+constexpr std::int64_t kFloat = 4;
 
 }  // namespace
 
@@ -54,6 +69,21 @@ Encoding GcnEncoder::encode(const SequenceBatch& batch) {
 
 std::int64_t GcnEncoder::hidden_size() const { return output_width(config_); }
 
+StepMemoryEstimate GcnEncoder::step_memory(const SequenceBatch& batch) const {
+  const StepShape s = step_shape(batch);
+  std::int64_t elements = 0;
+  for (std::int64_t l = 0; l < config_.layers; ++l) {
+    const std::int64_t in = l == 0 ? s.in : config_.hidden, out = l + 1 == config_.layers ? output_width(config_) : config_.hidden;
+    // The normalised input (and its gradient), then about eight [N, out] tensors forward and back: product,
+    // aggregate, scaled, biased, relu, dropout and its mask, their gradients.
+    elements += s.nodes * (2 * in + 12 * out);
+  }
+  return {elements * kFloat,
+          fmt::format("gcn: {} layers over {} nodes x {} input features, hidden {}", config_.layers, s.nodes, s.in,
+                      config_.hidden),
+          "--hidden, --layers, or a smaller graph"};
+}
+
 GatEncoder::GatEncoder(const GraphNetConfig& config) : config_(config) {
   TOPO_CHECK(config.layers >= 1 && config.input_dim >= 1 && config.hidden >= 1 && config.heads >= 1,
              "gat: layers {}, input features {}, hidden {} and heads {} must be >= 1", config.layers,
@@ -83,5 +113,67 @@ Encoding GatEncoder::encode(const SequenceBatch& batch) {
 }
 
 std::int64_t GatEncoder::hidden_size() const { return output_width(config_); }
+
+StepMemoryEstimate GatEncoder::step_memory(const SequenceBatch& batch) const {
+  const StepShape s = step_shape(batch);
+  std::int64_t elements = 0, edge_elements = 0;
+  for (std::int64_t l = 0; l < config_.layers; ++l) {
+    const bool last = l + 1 == config_.layers;
+    const std::int64_t in = l == 0 ? s.in : config_.hidden * config_.heads, heads = last ? 1 : config_.heads;
+    const std::int64_t width = heads * (last ? output_width(config_) : config_.hidden);
+    // Per edge and head: scores, leaky relu, softmax, its dropout and mask forward, and about five gradients.
+    edge_elements += s.edges * heads * 10;
+    // Per node: the dropped-out input and mask, about ten [N, heads x out] tensors and their gradients.
+    elements += s.nodes * (3 * in + 14 * width);
+  }
+  return {(elements + edge_elements) * kFloat,
+          fmt::format("gat: {} layers of {} heads x {} over {} nodes and {} edges ({} of it per edge)",
+                      config_.layers, config_.heads, config_.hidden, s.nodes, s.edges,
+                      format_bytes(static_cast<double>(edge_elements * kFloat))),
+          "--heads, --hidden, --layers, or a smaller graph"};
+}
+
+// ---- GraphSAGE
+
+SageEncoder::SageEncoder(const GraphNetConfig& config) : config_(config) {
+  TOPO_CHECK(config.layers >= 1 && config.input_dim >= 1 && config.hidden >= 1,
+             "sage: layers {}, input features {} and hidden {} must be >= 1", config.layers, config.input_dim,
+             config.hidden);
+  for (std::int64_t l = 0; l < config.layers; ++l) {
+    const bool last = l + 1 == config.layers;
+    convs_.push_back(register_module(
+        "conv" + std::to_string(l + 1),
+        std::make_shared<nn::SAGEConv>(l == 0 ? config.input_dim : config.hidden, last ? output_width(config) : config.hidden,
+                                       config.aggregator, true, last ? nn::Activation::Identity : nn::Activation::Relu)));
+  }
+}
+
+Encoding SageEncoder::encode(const SequenceBatch& batch) {
+  const std::string etype = single_relation(batch, "sage");
+  nn::Var h = nn::dropout(nn::Var(batch.features), config_.dropout, is_training(), generator_of(config_));
+  for (std::size_t l = 0; l < convs_.size(); ++l) {
+    h = convs_[l]->forward(*batch.graph, etype, h, h);
+    if (l + 1 < convs_.size()) h = nn::dropout(h, config_.dropout, is_training(), generator_of(config_));
+  }
+  return {h, {}};
+}
+
+std::int64_t SageEncoder::hidden_size() const { return output_width(config_); }
+
+StepMemoryEstimate SageEncoder::step_memory(const SequenceBatch& batch) const {
+  const StepShape s = step_shape(batch);
+  const bool pool = config_.aggregator == nn::SageAggregator::Pool;
+  std::int64_t elements = 0;
+  for (std::int64_t l = 0; l < config_.layers; ++l) {
+    const std::int64_t in = l == 0 ? s.in : config_.hidden, out = l + 1 == config_.layers ? output_width(config_) : config_.hidden;
+    // The dropped-out input and mask, the neighbour aggregate [N, in] (pool: its projection, relu and the max's
+    // argmax too), each with a gradient; about eight [N, out] tensors and their gradients.
+    elements += s.nodes * ((pool ? 10 : 5) * in + 14 * out);
+  }
+  return {elements * kFloat,
+          fmt::format("sage ({}): {} layers over {} nodes x {} input features, hidden {}", pool ? "pool" : "mean",
+                      config_.layers, s.nodes, s.in, config_.hidden),
+          "--hidden, --layers, or a smaller graph"};
+}
 
 }  // namespace topo::models

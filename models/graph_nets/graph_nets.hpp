@@ -1,5 +1,5 @@
 #pragma once
-// Node classifiers over a given graph, as DGL's examples build them from GraphConv and GATConv
+// Node classifiers over a given graph, as DGL's examples build them from GraphConv, GATConv and SAGEConv
 // (nn/graph_layers.hpp): the encoders of `--task node-classify`. They read SequenceBatch::graph (one relation,
 // self loops included by the task) and the node features [num_nodes, input_dim] in SequenceBatch::features,
 // and end in their output layer: Encoding::tokens is [num_nodes, output_dim] (the class scores), as the papers'
@@ -19,7 +19,9 @@ struct GraphNetConfig {
   std::int64_t heads = 1;       // GAT: heads of each hidden layer (the output layer has one)
   std::int64_t layers = 2;      // graph layers, the output layer included (>= 1)
   std::int64_t output_dim = 0;  // features out of the last layer (the classes); 0: hidden
-  float dropout = 0.f;          // GCN: between layers; GAT: feature and attention dropout of every layer
+  float dropout = 0.f;          // GCN: between layers; GAT: feature and attention dropout of every layer;
+                                // SAGE: on the input and between layers
+  nn::SageAggregator aggregator = nn::SageAggregator::Mean;  // SAGE's neighbourhood reduction
   nn::Generator* generator = nullptr;  // dropout masks (null: nn::default_generator())
 };
 
@@ -30,6 +32,7 @@ class GcnEncoder : public SequenceEncoder {
   explicit GcnEncoder(const GraphNetConfig& config);
   Encoding encode(const SequenceBatch& batch) override;
   std::int64_t hidden_size() const override;
+  StepMemoryEstimate step_memory(const SequenceBatch& batch) const override;
 
  private:
   GraphNetConfig config_;
@@ -43,10 +46,26 @@ class GatEncoder : public SequenceEncoder {
   explicit GatEncoder(const GraphNetConfig& config);
   Encoding encode(const SequenceBatch& batch) override;
   std::int64_t hidden_size() const override;
+  StepMemoryEstimate step_memory(const SequenceBatch& batch) const override;
 
  private:
   GraphNetConfig config_;
   std::vector<std::shared_ptr<nn::GATConv>> convs_;
+};
+
+// Hamilton et al. (2017), full-graph as DGL's graphsage example trains it: SAGEConv layers (mean or max-pool
+// aggregator) with relu between them, dropout on the input and between layers. Over node-classify's graph the
+// neighbourhood includes the node itself (the task adds self loops). Parameters conv1 ... convL.
+class SageEncoder : public SequenceEncoder {
+ public:
+  explicit SageEncoder(const GraphNetConfig& config);
+  Encoding encode(const SequenceBatch& batch) override;
+  std::int64_t hidden_size() const override;
+  StepMemoryEstimate step_memory(const SequenceBatch& batch) const override;
+
+ private:
+  GraphNetConfig config_;
+  std::vector<std::shared_ptr<nn::SAGEConv>> convs_;
 };
 
 }  // namespace topo::models

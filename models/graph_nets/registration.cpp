@@ -1,5 +1,5 @@
-// GCN and GAT as `--model gcn` / `--model gat`: node classifiers that read the task's graph, with the papers'
-// semi-supervised recipes (Kipf & Welling 2017; Velickovic et al. 2018) for node-classify.
+// GCN, GAT and GraphSAGE as `--model gcn` / `--model gat` / `--model sage`: node classifiers that read the task's graph, with the papers'
+// semi-supervised recipes (Kipf & Welling 2017; Velickovic et al. 2018; Hamilton et al. 2017) for node-classify.
 #include "models/graph_nets/graph_nets.hpp"
 #include "models/registry.hpp"
 
@@ -53,6 +53,23 @@ ModelRegistration gat_registration() {
   // 4 heads, dropout 0.5, lr 0.01, 100 steps; Cora test 82.9 over 10 seeds, the paper 83.0).
   m.recipes["node-classify"] = {{"layers", 2}, {"hidden", 8}, {"heads", 8}, {"dropout", 0.6}, {"lr", 0.005},
                                 {"weight_decay", 5e-4}, {"epochs", 300}, {"clip", 0.0}};
+  return m;
+}
+
+ModelRegistration sage_registration() {
+  ModelRegistration m = graph_net("sage");
+  m.summary = "GraphSAGE (Hamilton et al. 2017): SAGEConv layers, mean or max-pool aggregator; reads a graph";
+  m.options = {{"aggregator", "mean", "GraphSAGE's neighbourhood reduction: mean | pool (max over relu(W x_u + b))",
+                {"mean", "pool"}}};
+  m.make = [](const EncoderSpec& spec) {
+    GraphNetConfig c = config_of(spec, "sage");
+    c.aggregator = nn::parse_sage_aggregator(spec.option<std::string>("aggregator"));
+    return std::make_shared<SageEncoder>(c);
+  };
+  // DGL's full-graph graphsage example: 2 layers of 16, dropout 0.5 on the input and between the layers, lr 0.01,
+  // L2 5e-4, 200 full-batch steps (docs/results.md: Cora's public split, 10 seeds).
+  m.recipes["node-classify"] = {{"layers", 2}, {"hidden", 16}, {"dropout", 0.5}, {"lr", 0.01}, {"weight_decay", 5e-4},
+                                {"epochs", 200}, {"clip", 0.0}};
   return m;
 }
 

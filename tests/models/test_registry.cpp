@@ -10,7 +10,7 @@ using namespace topo;
 using namespace topo::models;
 
 TEST_CASE("registry: every model, each building an encoder of its inputs from a spec") {
-  CHECK(registered_model_names() == "deepsets, star, transformer, multiscale, big, graph, gcn, gat");
+  CHECK(registered_model_names() == "deepsets, star, transformer, multiscale, big, graph, gcn, gat, sage");
   for (const ModelRegistration& m : registered_models()) {
     CAPTURE(m.name);
     CHECK(&find_model(m.name) == &m);

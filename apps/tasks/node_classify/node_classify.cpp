@@ -3,11 +3,15 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 
+#include "apps/graphs/generate.hpp"
 #include "apps/graphs/npz.hpp"
+#include "kernels/memory.hpp"
 #include "graph/structure.hpp"
 #include "models/heads.hpp"
 #include "nn/ops.hpp"
@@ -171,7 +175,47 @@ NodeDataset read_npz_node_dataset(const std::string& path, std::int64_t max_feat
 
 std::string default_node_dataset_path() { return TOPO_NODE_DATA_DEFAULT; }
 
+std::int64_t node_graph_bytes(std::int64_t nodes, std::int64_t listed_edges, bool directed) {
+  const std::int64_t edges = (directed ? 1 : 2) * listed_edges + nodes;  // self loops added
+  // add_self_loop's host pairs, rows and rebuilt edge list beside the first one (~56 B an edge at its peak),
+  // then the int32 edge list, CSR and CSC the kernels read (~32 B an edge, kept); per node the degree and
+  // offset arrays.
+  return edges * 88 + nodes * 32;
+}
+
+void check_memory_fits(std::int64_t needed, const std::string& what, const std::string& lower_with, std::int64_t limit) {
+  if (limit < 0) return;
+  const AvailableMemory available = available_memory(limit);
+  TOPO_CHECK(needed <= available.bytes,
+             "node-classify: not enough memory: {} needs about {}, and {} is available ({}). Lower it with {}; "
+             "--memory-limit off skips this check",
+             what, format_bytes(static_cast<double>(needed)), format_bytes(static_cast<double>(available.bytes)),
+             available.source, lower_with);
+}
+
+NodeDataset load_node_dataset(const std::string& data, std::int64_t memory_limit) {
+  if (is_generated_graph_spec(data)) {
+    const GeneratedGraphSpec spec = parse_generated_graph_spec(data);
+    const auto listed = static_cast<std::int64_t>(std::llround(static_cast<double>(spec.nodes) * spec.degree));
+    check_memory_fits(generation_bytes(spec) + node_graph_bytes(spec.nodes, listed, true),
+                      fmt::format("generating {} ({} nodes, ~{} edges, {} features) and its graph", spec.kind,
+                                  spec.nodes, listed, spec.features),
+                      "fewer nodes=, a lower degree= or fewer features= in --data", memory_limit);
+    return generate_node_dataset(spec);
+  }
+  const std::string path = data.empty() ? default_node_dataset_path() : data;
+  std::error_code error;
+  const auto file_bytes = static_cast<std::int64_t>(std::filesystem::file_size(path, error));
+  // Reading holds the file, its arrays and the converted edge list and features: about four times the file.
+  if (!error)
+    check_memory_fits(4 * file_bytes, fmt::format("reading {} ({})", path, format_bytes(double(file_bytes))),
+                      "a smaller graph file", memory_limit);
+  return read_node_dataset(path);
+}
+
 HeteroGraph node_classify_graph(const NodeDataset& data) {
+  if (data.directed)  // listed as they are: no copy of a big graph's edge list
+    return add_self_loop(HeteroGraph::from_edges(EdgeList::from_pairs(data.edges), data.num_nodes));
   std::vector<std::pair<std::int64_t, std::int64_t>> both;
   for (const auto& [u, v] : data.edges) {
     both.emplace_back(u, v);
@@ -207,8 +251,9 @@ class NodeClassifier final : public models::SequenceModel {
 
 }  // namespace
 
-NodeClassification::NodeClassification(NodeDataset data, std::string path, NodeSplits splits, bool row_normalize)
-    : data_(std::move(data)), path_(std::move(path)), splits_(std::move(splits)) {
+NodeClassification::NodeClassification(NodeDataset data, std::string path, NodeSplits splits, bool row_normalize,
+                                       std::int64_t memory_limit)
+    : data_(std::move(data)), path_(std::move(path)), splits_(std::move(splits)), memory_limit_(memory_limit) {
   const std::int64_t n = data_.num_nodes;
   // A split the options leave empty is the file's.
   if (splits_.train.empty()) splits_.train = data_.splits.train;
@@ -240,6 +285,8 @@ NodeClassification::NodeClassification(NodeDataset data, std::string path, NodeS
   if (data_.features.defined()) {
     features_ = data_.features;
   } else {
+    check_memory_fits(n * n * 4, fmt::format("one-hot node ids for {} nodes (a graph without features)", n),
+                      "a graph file with node features", memory_limit_);
     features_ = Tensor::zeros({n, n});
     for (std::int64_t v = 0; v < n; ++v) features_.data<float>()[v * n + v] = 1.f;
   }
@@ -313,6 +360,18 @@ Evaluation NodeClassification::evaluate(models::SequenceModel& model, Split spli
   return {acc, {{"acc", acc}, {"loss", loss}, {"nodes", static_cast<std::int64_t>(all.size())}}};
 }
 
+void NodeClassification::check_step_memory(const models::SequenceModel& model, Device device) const {
+  if (!device.is_cpu()) return;  // CUDA: the caching allocator's out-of-memory error names the size
+  const TaskBatch b = batch(Split::Train, {});
+  const models::StepMemoryEstimate step = model.encoder()->step_memory(b.inputs);
+  // Parameters, their gradients and Adam's two moments; the logits and their gradient, softmax, targets.
+  const std::int64_t optimizer = 4 * 4 * model.num_parameters(true);
+  const std::int64_t loss = data_.num_nodes * (4 * 4 * data_.num_classes + 16);
+  check_memory_fits(step.bytes + optimizer + loss,
+                    fmt::format("a full-graph training step ({})", step.detail.empty() ? "no estimate of the model's own" : step.detail),
+                    step.lower_with.empty() ? "a smaller model or graph" : step.lower_with, memory_limit_);
+}
+
 nlohmann::json NodeClassification::baseline(Split split) const {
   std::vector<std::int64_t> count(static_cast<std::size_t>(data_.num_classes), 0);
   for (const std::int64_t v : splits_.train) ++count[static_cast<std::size_t>(data_.labels[static_cast<std::size_t>(v)])];
@@ -324,14 +383,18 @@ nlohmann::json NodeClassification::baseline(Split split) const {
 }
 
 nlohmann::json NodeClassification::metadata() const {
-  return {{"graph_file", path_},
-          {"num_nodes", data_.num_nodes},
-          {"num_features", features_.size(1)},
-          {"num_edges", static_cast<std::int64_t>(data_.edges.size())},
-          {"num_classes", data_.num_classes},
-          {"labelled", splits_.train},
-          {"dev_nodes", splits_.dev},
-          {"test_nodes", splits_.test}};
+  nlohmann::json meta = {{"graph_file", path_},
+                         {"num_nodes", data_.num_nodes},
+                         {"num_features", features_.size(1)},
+                         {"num_edges", static_cast<std::int64_t>(data_.edges.size())},
+                         {"num_classes", data_.num_classes}};
+  // A split's node ids when they are few; a big graph's (a generated one's, rebuilt from --data) as counts,
+  // since every best.ckpt carries this.
+  constexpr std::size_t kListedNodes = 10000;
+  for (const auto& [key, nodes] : {std::pair{"labelled", &splits_.train}, std::pair{"dev_nodes", &splits_.dev},
+                                   std::pair{"test_nodes", &splits_.test}})
+    meta[key] = nodes->size() <= kListedNodes ? nlohmann::json(*nodes) : nlohmann::json(nodes->size());
+  return meta;
 }
 
 }  // namespace topo::apps

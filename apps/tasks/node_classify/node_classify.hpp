@@ -47,6 +47,20 @@ NodeDataset read_node_dataset(const std::string& path);
 NodeDataset read_npz_node_dataset(const std::string& path, std::int64_t max_feature_bytes = std::int64_t{1} << 30);
 // The packaged karate-club file (its path in the source tree).
 std::string default_node_dataset_path();
+
+// Memory: a run that would not fit stops before it allocates, with an error that says how much it needs, how much
+// there is and which flag lowers it, never an OOM kill. `limit` is --memory-limit in bytes: > 0 caps what the
+// process may hold resident below what the machine (MemAvailable, the cgroup limit) allows; 0: the machine's;
+// < 0: no check.
+// The graph structures node_classify_graph builds (edge list, self loops, the CSR / CSC formats), at their peak,
+// for `listed_edges` edges as listed (both directions of an undirected edge when !directed).
+std::int64_t node_graph_bytes(std::int64_t nodes, std::int64_t listed_edges, bool directed);
+// A topo::Error "node-classify: not enough memory: WHAT needs about X, and Y is available (SOURCE); lower it
+// with LOWER_WITH ..." when `needed` bytes do not fit.
+void check_memory_fits(std::int64_t needed, const std::string& what, const std::string& lower_with, std::int64_t limit);
+// `--data`: a generated graph ("csbm:..." / "rmat:...", apps/graphs/generate.hpp), a file, or (empty) the karate
+// club; what generating or reading it takes is checked against the memory first.
+NodeDataset load_node_dataset(const std::string& data, std::int64_t memory_limit = 0);
 // Both directions of every edge plus one self loop per node, single relation ("_N", "_E", "_N").
 HeteroGraph node_classify_graph(const NodeDataset& data);
 // "0,33" -> {0, 33}; empty -> {}. A bad entry is a topo::Error naming `field` and the entry.
@@ -58,7 +72,9 @@ class NodeClassification final : public Task {
   // every node in neither train nor test. Ids outside the graph, a node in two splits, or a node without a
   // label in one, are topo::Errors naming the node and the option. `row_normalize`: each node's features
   // divided by their sum (Kipf & Welling's preprocessing; one-hot ids are unchanged).
-  NodeClassification(NodeDataset data, std::string path, NodeSplits splits, bool row_normalize = true);
+  // `memory_limit`: as check_memory_fits takes it, for check_step_memory.
+  NodeClassification(NodeDataset data, std::string path, NodeSplits splits, bool row_normalize = true,
+                     std::int64_t memory_limit = 0);
 
   std::int64_t input_dim() const override { return features_.size(1); }
   std::int64_t max_length() const override { return data_.num_nodes; }
@@ -79,6 +95,9 @@ class NodeClassification final : public Task {
   std::string metric() const override { return "acc"; }
   bool higher_is_better() const override { return true; }
   Evaluation evaluate(models::SequenceModel& model, Split split, Device device) const override;
+  // On the CPU: the model's estimate of a full-graph step (StepMemoryEstimate) and the optimizer's state against
+  // the memory left (check_memory_fits).
+  void check_step_memory(const models::SequenceModel& model, Device device) const override;
   // The most frequent training label predicted for every node of the split.
   nlohmann::json baseline(Split split) const override;
   nlohmann::json metadata() const override;
@@ -91,7 +110,8 @@ class NodeClassification final : public Task {
   std::string path_;
   NodeSplits splits_;
   std::shared_ptr<const HeteroGraph> graph_;
-  Tensor features_;  // float32 [N, N] one-hot
+  Tensor features_;  // float32 [N, F], or [N, N] one-hot ids
+  std::int64_t memory_limit_ = 0;
 };
 
 }  // namespace topo::apps
