@@ -41,8 +41,8 @@ std::vector<std::vector<float>> parameter_values(const nn::Module& model) {
 // finish within one time slice before the other starts.
 using Job = std::function<TrainingTrace(const std::function<void()>& next_step)>;
 
-// Each job on a thread of its own; the results in job order. An exception in a job is rethrown here (an uncaught
-// one would end the process; the barrier waits for no failed job, so a job that throws ends the test).
+// Each job on a thread of its own; the results in job order. A job that throws leaves the barrier, so the others
+// finish, and its exception is rethrown here (uncaught in its thread, it would end the process).
 std::vector<TrainingTrace> run_concurrently(const std::vector<Job>& jobs) {
   std::vector<TrainingTrace> results(jobs.size());
   std::vector<std::exception_ptr> errors(jobs.size());
@@ -70,9 +70,6 @@ std::vector<TrainingTrace> run_sequentially(const std::vector<Job>& jobs) {
   return results;
 }
 
-// A few Adam steps of a Star-Transformer with embedding dropout drawn from the default generator, which this
-// thread seeds (nn::set_seed) as a single-threaded program would; after each step an evaluation under
-// NoGradGuard, which must not switch off the other thread's taping.
 models::StarConfig small_star_config() {
   models::StarConfig config;
   config.encoder.vocab_size = 50;
@@ -85,7 +82,7 @@ models::StarConfig small_star_config() {
 }
 
 const std::vector<std::int64_t> kLengths = {7, 3, 12, 5};
-constexpr std::int64_t kTokens = 27;
+constexpr std::int64_t kTokens = 27;  // the sum of kLengths
 
 models::SequenceBatch random_sentences(std::uint64_t seed) {
   models::SequenceBatch batch;
@@ -94,6 +91,9 @@ models::SequenceBatch random_sentences(std::uint64_t seed) {
   return batch;
 }
 
+// A few Adam steps of a Star-Transformer with embedding dropout drawn from the default generator, which this
+// thread seeds (nn::set_seed) as a single-threaded program would; after each step an evaluation under
+// NoGradGuard, which must not switch off the other thread's taping.
 TrainingTrace train_star(std::uint64_t seed, const std::function<void()>& next_step) {
   nn::set_seed(seed);
   const models::StarConfig config = small_star_config();
