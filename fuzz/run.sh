@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets with clang 14 (ASan + UBSan + libFuzzer coverage, into build-fuzz/) and runs
-# each one, seeded from the real files in ../shared/data.
+# Builds the libFuzzer targets with clang 14 (ASan + UBSan + libFuzzer coverage, into build-fuzz/), replays each
+# target's kept corpus (fuzz/corpus/<target>/) as a regression pass, then fuzzes each one from that corpus and
+# seeds cut from the real files in ../shared/data.
 #   fuzz/run.sh                       every target for FUZZ_SECONDS (default 30) each: CI's short run
 #   FUZZ_RUNS=1000000 fuzz/run.sh     every target for a fixed number of executions (FUZZ_SECONDS caps it)
 #   fuzz/run.sh fuzz_mtl fuzz_cli     only these targets
+#   FUZZ_REFRESH_CORPUS=1 fuzz/run.sh after fuzzing, replace fuzz/corpus/<target>/ by the minimised merge
+#                                     (libFuzzer -merge=1) of it, what this run found, and the seeds
+#   FUZZ_SECONDS=0 fuzz/run.sh        the regression pass alone
 # A crash, sanitizer report, leak, uncaught exception or an input running > 10 s fails the script; the input
 # is kept in build-fuzz/fuzz-artifacts/. Prints the executions per target. See fuzz/README.md.
 set -euo pipefail
@@ -115,11 +119,31 @@ done
 
 artifacts="$build/fuzz-artifacts"
 mkdir -p "$artifacts"
+options=(-max_len=4096 -timeout=10 -rss_limit_mb=2048)
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+
+# The regression pass: every input of every kept corpus runs once (-runs=0: read and execute the corpus, no
+# mutation) and must run clean, before any time goes to fuzzing.
+regression_start=$(date +%s)
+for t in "${targets[@]}"; do
+  kept="fuzz/corpus/$t"
+  if [ ! -d "$kept" ]; then
+    [ -n "${FUZZ_REFRESH_CORPUS:-}" ] || { echo "fuzz: no kept corpus $kept (FUZZ_REFRESH_CORPUS=1 fuzz/run.sh $t makes one)" >&2; exit 1; }
+    mkdir -p "$kept"
+  fi
+  log="$build/fuzz-$t.regression.log"
+  if ! (cd "$artifacts" && "$root/$build/fuzz/$t" -runs=0 "${options[@]}" "$root/$kept") > "$log" 2>&1; then
+    tail -n 40 "$log"
+    echo "fuzz: regression pass FAILED on $t's kept corpus ($kept); the input is in $artifacts" >&2
+    exit 1
+  fi
+done
+echo "fuzz: regression pass: the kept corpora of ${#targets[@]} targets ran clean in $(( $(date +%s) - regression_start )) s"
+[ "${FUZZ_SECONDS:-}" = 0 ] && [ -z "${FUZZ_RUNS:-}" ] && exit 0
 # FUZZ_RUNS alone: exactly that many executions; with FUZZ_SECONDS too, whichever limit comes first.
 limit=()
 [ -n "${FUZZ_RUNS:-}" ] && limit+=(-runs="$FUZZ_RUNS")
 [ -z "${FUZZ_RUNS:-}" ] || [ -n "${FUZZ_SECONDS:-}" ] && limit+=(-max_total_time="${FUZZ_SECONDS:-30}")
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 status=0
 summary=""
 for t in "${targets[@]}"; do
@@ -127,13 +151,29 @@ for t in "${targets[@]}"; do
   mkdir -p "$corpus"
   log="$build/fuzz-$t.log"
   start=$(date +%s)
-  if (cd "$artifacts" && "$root/$build/fuzz/$t" "${limit[@]}" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-        -print_final_stats=1 "$root/$corpus" "$root/$seeds/$t") > "$log" 2>&1; then
+  # New inputs go to the first directory (the build's scratch corpus); the kept corpus is only read.
+  if (cd "$artifacts" && "$root/$build/fuzz/$t" "${limit[@]}" "${options[@]}" -print_final_stats=1 \
+        "$root/$corpus" "$root/fuzz/corpus/$t" "$root/$seeds/$t") > "$log" 2>&1; then
     result=ok
   else
     result=FAILED
     status=1
     tail -n 40 "$log"
+  fi
+  if [ "$result" = ok ] && [ -n "${FUZZ_REFRESH_CORPUS:-}" ]; then
+    # The smallest set of inputs (smallest first) that reaches every edge all three reach: a fresh directory
+    # first, so inputs the merge drops leave the kept corpus. Edges only (-use_counters=0): with hit-count
+    # buckets too, every other line length is a feature and a text reader keeps ten times the inputs.
+    fresh="$build/fuzz-merged/$t"
+    rm -rf "$fresh"
+    mkdir -p "$fresh"
+    (cd "$artifacts" && "$root/$build/fuzz/$t" -merge=1 -use_counters=0 "${options[@]}" "$root/$fresh" "$root/fuzz/corpus/$t" \
+       "$root/$corpus" "$root/$seeds/$t") > "$build/fuzz-$t.merge.log" 2>&1 \
+      || { tail -n 20 "$build/fuzz-$t.merge.log"; exit 1; }
+    rm -rf "fuzz/corpus/$t"
+    mv "$fresh" "fuzz/corpus/$t"
+    echo "fuzz: $t: kept corpus refreshed: $(ls "fuzz/corpus/$t" | wc -l) inputs," \
+      "$(find "fuzz/corpus/$t" -type f -printf '%s\n' | awk '{ bytes += $1 } END { print bytes + 0 }') bytes"
   fi
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 || true)

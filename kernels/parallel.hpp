@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/profile.hpp"
+#include "kernels/threads.hpp"
 
 namespace topo {
 
@@ -20,7 +21,7 @@ inline constexpr std::int64_t kParallelGrain = 1 << 18;
 template <class F>
 void parallel_for(std::int64_t n, std::int64_t work_per_item, F&& f) {
   if (n <= 0) return;
-  const int threads = omp_get_max_threads();
+  const int threads = num_threads();
   if (threads <= 1 || n * std::max<std::int64_t>(work_per_item, 1) < kParallelGrain || omp_in_parallel()) {
     f(std::int64_t{0}, n);
     return;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -106,6 +107,7 @@ constexpr const char* kShortSpinCount = "1000";
 
 std::mutex g_mutex;
 std::optional<ThreadCount> g_choice;
+std::atomic<int> g_num_threads{0};  // set_num_threads' count for every thread; 0: never set
 
 }  // namespace
 
@@ -171,11 +173,20 @@ ThreadCount default_thread_count(const CoreLimits& l) {
 
 void set_num_threads(int threads) {
   TOPO_CHECK(threads >= 1, "thread count must be >= 1, got {}", threads);
+  g_num_threads.store(threads, std::memory_order_relaxed);
   omp_set_num_threads(threads);
   openblas_set_num_threads(threads);
 }
 
-int num_threads() { return omp_get_max_threads(); }
+int num_threads() {
+  const int wanted = g_num_threads.load(std::memory_order_relaxed);
+  // Inside a region the count is the team's business (and the kernels run serially there).
+  if (wanted == 0 || omp_in_parallel()) return omp_get_max_threads();
+  // OpenMP keeps the count per thread: a thread that never called set_num_threads would open regions of its
+  // own default size, and OpenBLAS (OpenMP build) reads the same per-thread value at each call.
+  if (omp_get_max_threads() != wanted) omp_set_num_threads(wanted);
+  return wanted;
+}
 
 ThreadCount configure_threads(int requested) {
   TOPO_CHECK(requested >= 0, "--threads {} must be >= 0 (0: the cores this process may use)", requested);

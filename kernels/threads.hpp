@@ -35,7 +35,10 @@ struct ThreadCount {
 // Throws topo::Error when OMP_NUM_THREADS is set but is not a positive integer.
 ThreadCount default_thread_count(const CoreLimits& limits);
 
-// OpenMP thread count used by CPU kernels (and by OpenBLAS, whose OpenMP build follows it).
+// The thread count of the CPU kernels (OpenMP regions, and OpenBLAS, whose OpenMP build follows it), for the
+// whole process as torch.set_num_threads: OpenMP keeps its count per thread, so num_threads() hands this one
+// to the calling thread's OpenMP before a kernel opens a region. Kernels ask num_threads(), never OpenMP.
+// Before any set_num_threads, each thread has OpenMP's default (OMP_NUM_THREADS, else every CPU).
 void set_num_threads(int threads);
 int num_threads();
 

@@ -104,7 +104,8 @@ class Generator {
   std::uint64_t seed_;
   std::uint64_t offset_ = 0;
 };
-// The process-wide generator used when none is passed, and its reseeding.
+// The generator used when none is passed: one per thread (each starts at seed 0x5eed), so concurrent
+// trainings in one process each see the masks a sequential run would. set_seed reseeds the calling thread's.
 Generator& default_generator();
 void set_seed(std::uint64_t seed);
 

@@ -5,8 +5,10 @@
 
 namespace topo::nn {
 
+// One per thread, as grad mode: two threads training at once each draw the masks a sequential run would
+// (a process-wide generator would interleave their offsets, and race on them).
 Generator& default_generator() {
-  static Generator generator;
+  thread_local Generator generator;
   return generator;
 }
 void set_seed(std::uint64_t seed) { default_generator().set_seed(seed); }

@@ -8,7 +8,9 @@
 #                                    and reductions order; gcc's libgomp is not instrumented and would report
 #                                    its own synchronisation). It runs tests/models (Star-Transformer and the
 #                                    Transformer forward and backward: gemm, spmm, sddmm, edge softmax, fused
-#                                    attention, layer norm, softmax, dropout) and tests/graph on 4 threads.
+#                                    attention, layer norm, softmax, dropout), two threads of the process
+#                                    training and evaluating at once (tests/models/test_concurrent_use.cpp)
+#                                    and tests/graph, on 4 OpenMP threads each.
 #                                    tests/kernels itself needs a newer clang: it captures structured bindings
 #                                    in doctest's CAPTURE lambdas (C++20, clang >= 16).
 # Extra arguments after the mode go to ctest (address) or to the doctest executables (thread).

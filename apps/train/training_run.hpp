@@ -88,7 +88,8 @@ class TrainingRun {
   bool higher_better_ = false;
   std::string metric_;
   // Every dropout mask comes from the default generator (the attention encoders use it implicitly), so
-  // seeding and checkpointing it covers them all.
+  // seeding and checkpointing it covers them all. It is the constructing thread's (one per thread), so a run
+  // is driven by the thread that built it.
   nn::Generator& dropout_gen_ = nn::default_generator();
   std::shared_ptr<models::SequenceModel> model_;
   std::vector<nn::Var> params_;

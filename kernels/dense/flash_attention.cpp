@@ -41,6 +41,7 @@
 #include "kernels/sparse/simd_rows.hpp"
 #include "kernels/dispatch.hpp"
 #include "kernels/profile.hpp"
+#include "kernels/threads.hpp"
 
 namespace topo {
 namespace {
@@ -138,7 +139,7 @@ void set_radii(Sequences& s, const std::vector<std::int64_t>& radii, std::int64_
 // with one Scratch per thread; serially when one thread or one task.
 template <class Scratch, class F>
 void parallel_tasks(std::int64_t n, F&& task) {
-  const int threads = omp_get_max_threads();
+  const int threads = num_threads();
   if (threads <= 1 || n <= 1 || omp_in_parallel()) {
     Scratch scratch;
     for (std::int64_t i = 0; i < n; ++i) task(i, scratch);

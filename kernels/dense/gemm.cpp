@@ -178,12 +178,12 @@ void split_k(Kernel kernel, bool ta, bool tb, std::int64_t m, std::int64_t n, st
 
 void cpu::sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
                 std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
-  // OpenBLAS's OpenMP build takes its thread count from omp_get_max_threads() at each call, and runs
-  // single-threaded inside a parallel region; both are used below. The bf16 kernel is always single-threaded.
+  // OpenBLAS's OpenMP build takes its thread count from omp_get_max_threads() at each call (which num_threads()
+  // has just set), and runs single-threaded inside a parallel region; both are used below. The bf16 kernel is always single-threaded.
   const bool bf16 = gemm_precision() == Precision::bf16;
   const auto kernel = bf16 ? &cpu::sgemm_bf16 : &blas_sgemm;
   const std::int64_t mnk = m * n * k;
-  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  const int threads = omp_in_parallel() ? 1 : num_threads();
   if (threads <= 1) return kernel(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   if (mnk <= single_thread_gemm_mnk()) {  // one thread: the region would cost what the second thread gives
     if (bf16) return kernel(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -220,7 +220,7 @@ void gemm_cpu(const Plan& p, bool ta, bool tb, float alpha, const float* a, std:
   if (p.shared_b && !ta) return sgemm(false, tb, p.batch * p.m, p.n, p.k, alpha, a, lda, b, ldb, beta, c, p.n);
   const std::int64_t sa = p.m * p.k, sb = p.shared_b ? 0 : p.k * p.n, sc = p.m * p.n;
   const bool small = p.m * p.n * p.k <= (std::int64_t{1} << 21);
-  if (small && p.batch > 1 && omp_get_max_threads() > 1 && !omp_in_parallel()) {
+  if (small && p.batch > 1 && num_threads() > 1 && !omp_in_parallel()) {
     profile::count_parallel_region();
 #pragma omp parallel for schedule(static)
     for (std::int64_t i = 0; i < p.batch; ++i)

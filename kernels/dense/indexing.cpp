@@ -52,7 +52,7 @@ void gather_cpu(const W* x, const I* index, W* out, std::int64_t m, std::int64_t
 template <class I>
 void scatter_add_cpu(const float* src, const I* index, float* out, std::int64_t num_rows, std::int64_t m,
                      std::int64_t row) {
-  if (row >= 64 * omp_get_max_threads()) {
+  if (row >= 64 * num_threads()) {
     parallel_for(row, m, [&](std::int64_t c0, std::int64_t c1) {
       for (std::int64_t i = 0; i < m; ++i) {
         if (index[i] < 0) continue;

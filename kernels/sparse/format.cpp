@@ -32,7 +32,7 @@ template <class T>
 void coo_to_csr_cpu(const T* rows, const T* cols, std::int64_t nnz, std::int64_t num_rows, std::int64_t num_cols,
                     T* indptr, T* indices, T* eids) {
   // Below ~64k edges the parallel region and T histograms cost more than they save.
-  const int threads = (nnz < (std::int64_t{1} << 16) || omp_in_parallel()) ? 1 : omp_get_max_threads();
+  const int threads = (nnz < (std::int64_t{1} << 16) || omp_in_parallel()) ? 1 : num_threads();
   const std::int64_t chunk = threads > 0 ? (nnz + threads - 1) / threads : nnz;
   std::vector<std::int64_t> slots(static_cast<std::size_t>(threads) * static_cast<std::size_t>(num_rows), 0);
   std::vector<unsigned char> bad(static_cast<std::size_t>(threads) * 2, 0);

@@ -40,7 +40,7 @@ template <class Id, class F>
 void parallel_rows(const Id* indptr, std::int64_t num_rows, std::int64_t work_per_entry, F&& f) {
   if (num_rows <= 0) return;
   const std::int64_t nnz = static_cast<std::int64_t>(indptr[num_rows]);
-  const int threads = omp_get_max_threads();
+  const int threads = num_threads();
   if (threads <= 1 || omp_in_parallel() || (num_rows + nnz) * std::max<std::int64_t>(work_per_entry, 1) < kParallelGrain) {
     f(std::int64_t{0}, num_rows);
     return;

@@ -1,5 +1,3 @@
-#include <omp.h>
-
 #include <cmath>
 #include <random>
 
@@ -7,6 +5,7 @@
 #include "kernels/sparse/edge_softmax.hpp"
 #include "kernels/sparse/sddmm.hpp"
 #include "kernels/sparse/spmm.hpp"
+#include "kernels/threads.hpp"
 #include "tests/kernels/sparse_test_graphs.hpp"
 #include "tests/support/testing.hpp"
 
@@ -42,10 +41,10 @@ TEST_CASE("sparse_attention: in-degrees around the block and chunk limits match 
     CAPTURE(dk);
     const Tensor q = random_uniform({g.num_dst, H, dk}, 41), k = random_uniform({g.num_src, H, dk}, 42),
                  v = random_uniform({g.num_src, H, dv}, 43), R = random_uniform({g.num_dst, H, dv}, 44);
-    const int saved = omp_get_max_threads();
+    const int saved = num_threads();
     std::vector<std::vector<float>> outs, dqs, dks, dvs;
     for (int threads : {1, 2, 3}) {
-      omp_set_num_threads(threads);
+      set_num_threads(threads);
       const AttentionOutput fwd = sparse_attention(g.in, q, k, v, scale);
       const AttentionGrads grads = sparse_attention_backward(g.in, g.out, q, k, v, fwd, R, scale);
       outs.push_back(fwd.out.to_vector<float>());
@@ -53,7 +52,7 @@ TEST_CASE("sparse_attention: in-degrees around the block and chunk limits match 
       dks.push_back(grads.dk.to_vector<float>());
       dvs.push_back(grads.dv.to_vector<float>());
     }
-    omp_set_num_threads(saved);
+    set_num_threads(saved);
     const auto expected = reference::sparse_attention(g, q.to_vector<float>(), k.to_vector<float>(), v.to_vector<float>(), H, dk,
                                         dv, scale);
     TOPO_CHECK_CLOSE(outs[0], expected, 1e-5, 1e-4);

@@ -4,13 +4,12 @@
 // against finite differences of that reference. Bands (per-sequence or per-(sequence, head) radii): the same
 // against the reference restricted to |i - j| <= radius, through both band schedules (per-row dot products
 // for narrow bands, masked tiles for wide ones) and the full-attention limit.
-#include <omp.h>
-
 #include <cmath>
 #include <random>
 
 #include "kernels/dense/flash_attention.hpp"
 #include "kernels/dense/reference.hpp"
+#include "kernels/threads.hpp"
 #include "tests/support/testing.hpp"
 
 using namespace topo;
@@ -105,14 +104,14 @@ TEST_CASE("flash_attention: results do not depend on the thread count") {
   // Full attention, and bands of both schedules (per-row: radius 2; tiles: 20, 70).
   for (const std::vector<std::int64_t>& radii : {std::vector<std::int64_t>{}, std::vector<std::int64_t>{2, 20, 0, 70}}) {
     CAPTURE(radii.size());
-    const int threads = omp_get_max_threads();
-    omp_set_num_threads(1);
+    const int threads = num_threads();
+    set_num_threads(1);
     const FlashAttentionOutput one = flash_attention(q, k, v, p.lengths, p.scale, radii);
     const FlashAttentionGrads g1 = flash_attention_backward(q, k, v, p.lengths, one, w, p.scale, radii);
-    omp_set_num_threads(std::max(2, threads));
+    set_num_threads(std::max(2, threads));
     const FlashAttentionOutput many = flash_attention(q, k, v, p.lengths, p.scale, radii);
     const FlashAttentionGrads g2 = flash_attention_backward(q, k, v, p.lengths, many, w, p.scale, radii);
-    omp_set_num_threads(threads);
+    set_num_threads(threads);
     CHECK(one.out.to_vector<float>() == many.out.to_vector<float>());
     CHECK(g1.dq.to_vector<float>() == g2.dq.to_vector<float>());
     CHECK(g1.dk.to_vector<float>() == g2.dk.to_vector<float>());

@@ -6,6 +6,7 @@
 #include "kernels/dense/gemm.hpp"
 #include "kernels/dense/reference.hpp"
 #include "kernels/profile.hpp"
+#include "kernels/threads.hpp"
 #include "tests/support/testing.hpp"
 
 using namespace topo;
@@ -146,8 +147,8 @@ TEST_CASE("gemm errors name both shapes") {
 }
 
 TEST_CASE("gemm below the single-thread size opens no parallel region and leaves the thread count as it was") {
-  const int before = omp_get_max_threads();
-  omp_set_num_threads(2);
+  const int before = num_threads();
+  set_num_threads(2);
   profile::reset();
   profile::enable();
   // 64 x 100 x 100 (a projection of 4 sentences of 16 tokens) is below the threshold; big_m x 100 x 100 is the
@@ -173,14 +174,14 @@ TEST_CASE("gemm below the single-thread size opens no parallel region and leaves
   };
   check_product(a_small, c_small);
   check_product(a_big, c_big);
-  omp_set_num_threads(before);
+  set_num_threads(before);
 }
 
 TEST_CASE("gemm above the single-thread size, cut into one slab per thread, equals a naive loop") {
   // Slabs along M when M >= N and along N otherwise, for every transpose combination, with beta != 0, at
   // 2 and 3 threads (3 does not divide the lengths: uneven slabs); sizes just above the threshold and well
   // above it, odd everywhere; the last two with K >= kSplitKRatio * max(M, N): slabs of K, partials added.
-  const int before = omp_get_max_threads();
+  const int before = num_threads();
   std::uint64_t seed = 901;
   const std::int64_t t = cpu::single_thread_gemm_mnk();
   const std::vector<std::array<std::int64_t, 3>> sizes = {
@@ -190,7 +191,7 @@ TEST_CASE("gemm above the single-thread size, cut into one slab per thread, equa
   REQUIRE(sizes[6][2] >= cpu::kSplitKRatio * 61);
   REQUIRE(61 * 29 * sizes[6][2] > t);
   for (int threads : {2, 3}) {
-    omp_set_num_threads(threads);
+    set_num_threads(threads);
     for (const auto& [m, n, k] : sizes)
       for (bool ta : {false, true})
         for (bool tb : {false, true}) {
@@ -215,5 +216,5 @@ TEST_CASE("gemm above the single-thread size, cut into one slab per thread, equa
                            1e-4, 1e-4);
         }
   }
-  omp_set_num_threads(before);
+  set_num_threads(before);
 }

@@ -3,8 +3,6 @@
 // inputs), at awkward sizes, the four transpose combinations, alpha / beta (beta = 0 over NaN), row strides
 // wider than the rows, and through cpu::sgemm / gemm at Precision::bf16 with 1-3 threads (slabs). The kernel
 // needs AVX512_BF16: on a CPU without it these tests say so and check only the fallback.
-#include <omp.h>
-
 #include <array>
 #include <cmath>
 #include <limits>
@@ -12,6 +10,7 @@
 
 #include "kernels/dense/gemm.hpp"
 #include "kernels/dense/gemm_bf16.hpp"
+#include "kernels/threads.hpp"
 #include "tests/support/testing.hpp"
 
 using namespace topo;
@@ -196,14 +195,14 @@ TEST_CASE("sgemm_bf16: beta = 0 ignores NaN in c, beta = 1 accumulates, k = 0 an
 
 TEST_CASE("gemm at Precision::bf16: 1, 2, 3 threads, single calls and slabs, batched, within bf16 of fp32") {
   if (!kernel_available()) return;
-  const int before = omp_get_max_threads();
+  const int before = num_threads();
   const std::int64_t t = cpu::single_thread_gemm_mnk();
   // Below the single-thread size, and above it (slabs along M, then along N).
   const std::vector<std::array<std::int64_t, 3>> sizes = {
       {33, 17, 100}, {t / (37 * 41) + 3, 37, 41}, {37, t / (37 * 41) + 3, 41}, {1021, 67, 59}};
   std::uint64_t seed = 3001;
   for (int threads : {1, 2, 3}) {
-    omp_set_num_threads(threads);
+    set_num_threads(threads);
     for (const auto& [m, n, k] : sizes)
       for (bool ta : {false, true})
         for (bool tb : {false, true}) {
@@ -227,7 +226,7 @@ TEST_CASE("gemm at Precision::bf16: 1, 2, 3 threads, single calls and slabs, bat
           check_within(p, c.to_vector<float>(), ref, 0.5f, -2.f, reference_tolerance(k));
         }
   }
-  omp_set_num_threads(before);
+  set_num_threads(before);
   // Batched small items run parallel over the batch (cpu::sgemm inside the region: one thread each).
   Tensor a = testing::random_uniform({6, 19, 33}, 41), b = testing::random_uniform({6, 33, 21}, 42);
   const Tensor want = matmul(a, b);

@@ -1,5 +1,3 @@
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -8,6 +6,7 @@
 #include "kernels/sparse/edge_softmax.hpp"
 #include "kernels/sparse/edge_softmax_math.hpp"
 #include "kernels/sparse/sddmm.hpp"
+#include "kernels/threads.hpp"
 #include "tests/kernels/sparse_test_graphs.hpp"
 #include "tests/support/testing.hpp"
 
@@ -79,15 +78,15 @@ TEST_CASE("edge_softmax: forward and backward are bitwise identical for 1, 2 and
     const CooGraph g = softmax_tiling_graph(shuffle).first;
     CAPTURE(g.name);
     const Tensor x = random_uniform({g.num_edges(), 6}, 33, -4.f, 4.f), dy = random_uniform(x.shape(), 34);
-    const int saved = omp_get_max_threads();
+    const int saved = num_threads();
     std::vector<std::vector<float>> ys, dxs;
     for (int threads : {1, 2, 3}) {
-      omp_set_num_threads(threads);
+      set_num_threads(threads);
       const Tensor y = edge_softmax(g.in, x);
       ys.push_back(y.to_vector<float>());
       dxs.push_back(edge_softmax_backward(g.in, y, dy).to_vector<float>());
     }
-    omp_set_num_threads(saved);
+    set_num_threads(saved);
     CHECK(ys[0] == ys[1]);
     CHECK(ys[0] == ys[2]);
     CHECK(dxs[0] == dxs[1]);
@@ -161,13 +160,13 @@ TEST_CASE("gsddmm: the fast path equals the readable reference at awkward sizes,
 TEST_CASE("gsddmm: Dot is bitwise identical for 1, 2 and 3 threads") {
   const CooGraph g = softmax_tiling_graph(true).first;
   const Tensor q = random_uniform({g.num_dst, 6, 50}, 13), k = random_uniform({g.num_src, 6, 50}, 14);
-  const int saved = omp_get_max_threads();
+  const int saved = num_threads();
   std::vector<std::vector<float>> outs;
   for (int threads : {1, 2, 3}) {
-    omp_set_num_threads(threads);
+    set_num_threads(threads);
     outs.push_back(gsddmm(SddmmOp::Dot, g.in, q, k, Target::V, Target::U).to_vector<float>());
   }
-  omp_set_num_threads(saved);
+  set_num_threads(saved);
   CHECK(outs[0] == outs[1]);
   CHECK(outs[0] == outs[2]);
 }

@@ -1,7 +1,6 @@
 #include <cmath>
-#include <omp.h>
-
 #include "kernels/sparse/spmm.hpp"
+#include "kernels/threads.hpp"
 #include "tests/kernels/sparse_test_graphs.hpp"
 #include "tests/support/testing.hpp"
 
@@ -61,12 +60,12 @@ TEST_CASE("gspmm: every message op x reducer matches the COO reference, with and
 TEST_CASE("gspmm: large degree, wide features, and identical results for 1 and 2 threads") {
   CooGraph g = random_graph(257, 64, 5000, 11);
   Tensor uf = random_uniform({257, 300}, 1);
-  const int saved = omp_get_max_threads();
-  omp_set_num_threads(1);
+  const int saved = num_threads();
+  set_num_threads(1);
   const auto one = gspmm(MessageOp::CopyU, SpmmReduce::Sum, g.in, uf, Tensor()).out.to_vector<float>();
-  omp_set_num_threads(2);
+  set_num_threads(2);
   const auto two = gspmm(MessageOp::CopyU, SpmmReduce::Sum, g.in, uf, Tensor()).out.to_vector<float>();
-  omp_set_num_threads(saved);
+  set_num_threads(saved);
   CHECK(one == two);  // bitwise: no atomics, fixed per-row order
   TOPO_CHECK_CLOSE(one, reference::gspmm(MessageOp::CopyU, SpmmReduce::Sum, g, uf.to_vector<float>(), {}, 1, 300, 1), 1e-4,
                    1e-5);

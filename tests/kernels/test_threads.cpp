@@ -2,14 +2,18 @@
 // spirit (kernels/threads.hpp); and the probe itself in a child under a one-CPU mask.
 #include <doctest/doctest.h>
 
+#include <omp.h>
 #include <sched.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <latch>
 #include <string>
+#include <thread>
 
 #include "kernels/error.hpp"
+#include "kernels/parallel.hpp"
 #include "kernels/threads.hpp"
 
 using namespace topo;
@@ -67,6 +71,28 @@ TEST_CASE("configure_threads: --threads overrides the default and is remembered 
   CHECK(thread_choice().source == "--threads 3");
   CHECK(threads_line(thread_choice()).rfind("threads: 3 (--threads 3); OpenMP waits: ", 0) == 0);
   CHECK_THROWS_WITH_AS(configure_threads(-2), doctest::Contains("--threads -2"), Error);
+  set_num_threads(saved);
+}
+
+TEST_CASE("set_num_threads holds in every thread, also one started before it (OpenMP keeps a count per thread)") {
+  const int saved = num_threads();
+  const int wanted = omp_get_num_procs() + 1;  // no thread's OpenMP default
+  int seen_before_any_kernel = 0, team_size = 0;
+  std::latch count_set(1);
+  std::thread user_thread([&] {
+    count_set.wait();
+    seen_before_any_kernel = num_threads();
+    // A region as the kernels open one (kernels/parallel.hpp): work above the grain, on this thread.
+    parallel_for(1 << 20, 1, [&](std::int64_t, std::int64_t) {
+#pragma omp master
+      team_size = omp_get_num_threads();
+    });
+  });
+  set_num_threads(wanted);
+  count_set.count_down();
+  user_thread.join();
+  CHECK(seen_before_any_kernel == wanted);
+  CHECK(team_size == wanted);
   set_num_threads(saved);
 }
 
