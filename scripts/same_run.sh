@@ -1,10 +1,12 @@
 # Sourced by scripts/kill9_test.sh and scripts/stop_signal_test.sh (bash): did an interrupted-and-resumed run
 # end as the uninterrupted one? same_run NAME REFERENCE_DIR RUN_DIR compares, bit for bit,
-#   metrics.jsonl   every line, wall-clock fields removed;
+#   metrics.jsonl   every line, wall-clock and memory-peak fields removed;
 #   checkpoint.ckpt, best.ckpt   their payload (every tensor's bytes: the file's tail of payload_bytes bytes);
 #   result.json     the test and best-dev figures, best_step, steps, epochs_done.
 # Prints "NAME: FAIL: ..." and returns 1 at the first difference; prints what matched and returns 0 otherwise.
-strip_timing() { sed -E 's/"(seconds|ms_per_batch)":[^,}]*,?//g' "$1"; }
+strip_timing() {  # the measured fields: wall-clock times and memory peaks
+  sed -E 's/"(seconds|ms_per_batch|epoch_train_seconds|peak_rss_bytes|allocator_peak_bytes)":[^,}]*,?//g' "$1"
+}
 checkpoint_payload() {
   local n
   n=$(grep -a -o '"payload_bytes":[0-9]*' "$1" | head -n 1 | cut -d: -f2)
