@@ -57,16 +57,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const topo::Error& e) {
-    std::string_view what = e.what();
-    if (what.starts_with("topo-graph: ")) what.remove_prefix(12);  // parse_command_line names the program
-    std::fprintf(stderr, "topo-graph: %.*s\n", static_cast<int>(what.size()), what.data());
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "topo-graph: internal error: %s\n", e.what());
-    return 2;
-  }
-}
+int main(int argc, char** argv) { return topo::apps::run_tool("topo-graph", run, argc, argv); }

@@ -71,16 +71,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const topo::Error& e) {
-    std::string_view what = e.what();
-    if (what.starts_with("topo-topology: ")) what.remove_prefix(15);  // parse_command_line names the program
-    std::fprintf(stderr, "topo-topology: %.*s\n", static_cast<int>(what.size()), what.data());
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "topo-topology: internal error: %s\n", e.what());
-    return 2;
-  }
-}
+int main(int argc, char** argv) { return topo::apps::run_tool("topo-topology", run, argc, argv); }

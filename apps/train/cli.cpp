@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
+#include <exception>
 #include <stdexcept>
 #include <string_view>
 #include <utility>
@@ -169,6 +171,22 @@ std::optional<TrainConfig> parse_train_args(int argc, const char* const* argv, s
   }
   yield_derived_recipe_settings(config);
   return config;
+}
+
+int run_tool(std::string_view program, int (*run)(int, char**), int argc, char** argv) {
+  const int name_length = static_cast<int>(program.size());
+  try {
+    return run(argc, argv);
+  } catch (const Error& e) {
+    std::string_view what = e.what();
+    if (what.starts_with(program) && what.substr(program.size()).starts_with(": "))
+      what.remove_prefix(program.size() + 2);
+    std::fprintf(stderr, "%.*s: %.*s\n", name_length, program.data(), static_cast<int>(what.size()), what.data());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%.*s: internal error: %s\n", name_length, program.data(), e.what());
+    return 2;
+  }
 }
 
 }  // namespace topo::apps

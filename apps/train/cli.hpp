@@ -7,6 +7,7 @@
 // Types are checked here; the config's consistency once, by TrainConfig::validate (Trainer::run calls it).
 #include <optional>
 #include <ostream>
+#include <string_view>
 
 #include "apps/train/config.hpp"
 
@@ -19,6 +20,11 @@ namespace topo::apps {
 // Parses argv into `app` the way every topo program does: false after --help (printed to `out`); a bad flag
 // is a topo::Error "<program>: <what> (see --help)".
 bool parse_command_line(CLI::App& app, int argc, const char* const* argv, std::ostream& out);
+
+// main() of the small tools (topo-topology, topo-graph): `run`, with a topo::Error printed as the one line
+// "<program>: <what>" (exit 1; parse_command_line's own "<program>: " prefix is not repeated) and anything else
+// as "<program>: internal error: <what>" (exit 2).
+int run_tool(std::string_view program, int (*run)(int, char**), int argc, char** argv);
 
 // Returns nullopt when --help was requested (the help text goes to `out`). Bad flags, unreadable or
 // malformed config files, values of the wrong type and another task's or model's options are topo::Errors
