@@ -44,40 +44,50 @@ def load():
         return float(f.read().split()[0])
 
 
-def star_blocks(torch, dgl, sentences, n):
-    """The satellite and relay blocks of topo-bench's Star topology (models/star_transformer/topology.hpp)."""
-    N = sentences * n
-    tok = torch.arange(N)
-    sent = tok // n
-    pos = tok % n
-    prev = sent * n + (pos - 1) % n
-    nxt = sent * n + (pos + 1) % n
+def star_edges(torch, sentences, n):
+    """(name, src, dst, num_src, num_dst) of the Star satellite and relay blocks (models/star_transformer/
+    topology.hpp): satellites read [sat; emb; relay], each relay its n satellites and itself."""
+    tokens = sentences * n
+    tok = torch.arange(tokens)
+    sent, pos = tok // n, tok % n
+    prev, nxt = sent * n + (pos - 1) % n, sent * n + (pos + 1) % n
     # Satellite sources: sat [0, N), emb [N, 2N), relay [2N, 2N + sentences).
-    src = torch.cat([prev, tok, nxt, N + tok, 2 * N + sent])
-    dst = torch.cat([tok, tok, tok, tok, tok])
-    order = torch.argsort(dst, stable=True)  # per destination: prev, self, next, token, relay
-    sat = dgl.create_block((src[order], dst[order]), num_src_nodes=2 * N + sentences, num_dst_nodes=N)
+    src = torch.cat([prev, tok, nxt, tokens + tok, 2 * tokens + sent])
+    dst = torch.cat([tok] * 5)
+    order = torch.argsort(dst, stable=True)  # by destination: prev, self, next, token, relay
+    sat = ("ring+relay satellites", src[order], dst[order], 2 * tokens + sentences, tokens)
     # Relay sources: sat [0, N), relay [N, N + sentences).
-    rsrc = torch.cat([tok, N + torch.arange(sentences)])
+    rsrc = torch.cat([tok, tokens + torch.arange(sentences)])
     rdst = torch.cat([sent, torch.arange(sentences)])
     order = torch.argsort(rdst, stable=True)
-    relay = dgl.create_block((rsrc[order], rdst[order]), num_src_nodes=N + sentences, num_dst_nodes=sentences)
-    return sat, relay
+    relay = ("ring+relay relay", rsrc[order], rdst[order], tokens + sentences, sentences)
+    return [sat, relay]
 
 
-def window_block(torch, dgl, sentences, n, width):
+def window_edges(torch, sentences, n, width):
+    """(name, src, dst, num_src, num_dst) of a window of `width` within each sentence."""
     half = (width - 1) // 2
-    src, dst = [], []
     tok = torch.arange(sentences * n)
     pos = tok % n
+    src, dst = [], []
     for off in range(-half, half + 1):
         keep = (pos + off >= 0) & (pos + off < n)
         src.append(tok[keep] + off)
         dst.append(tok[keep])
     src, dst = torch.cat(src), torch.cat(dst)
     order = torch.argsort(dst, stable=True)
-    N = sentences * n
-    return dgl.create_block((src[order], dst[order]), num_src_nodes=N, num_dst_nodes=N)
+    return (f"window w={width}", src[order], dst[order], sentences * n, sentences * n)
+
+
+def star_blocks(torch, dgl, sentences, n):
+    """The satellite and relay blocks of topo-bench's Star topology."""
+    return [dgl.create_block((src, dst), num_src_nodes=ns, num_dst_nodes=nd)
+            for _, src, dst, ns, nd in star_edges(torch, sentences, n)]
+
+
+def window_block(torch, dgl, sentences, n, width):
+    _, src, dst, ns, nd = window_edges(torch, sentences, n, width)
+    return dgl.create_block((src, dst), num_src_nodes=ns, num_dst_nodes=nd)
 
 
 def bench_kernels(torch, dgl, results):

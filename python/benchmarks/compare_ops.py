@@ -42,45 +42,16 @@ import topograph  # before torch (topograph/__init__.py)
 
 import torch
 
+# The graphs are bench/peers/peers.py's own (one definition for the C++ peers comparison and this one).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "peers"))
+from peers import star_edges, window_edges  # noqa: E402
+
 H, D, SENTENCES, N = 6, 50, 128, 128
 
 
 def loadavg():
     with open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
-
-
-def star_edges(sentences, n):
-    """(name, src, dst, num_src, num_dst) of the Star satellite and relay blocks, as bench/peers/peers.py."""
-    tokens = sentences * n
-    tok = torch.arange(tokens)
-    sent, pos = tok // n, tok % n
-    prev, nxt = sent * n + (pos - 1) % n, sent * n + (pos + 1) % n
-    # Satellite sources: sat [0, N), emb [N, 2N), relay [2N, 2N + sentences).
-    src = torch.cat([prev, tok, nxt, tokens + tok, 2 * tokens + sent])
-    dst = torch.cat([tok] * 5)
-    order = torch.argsort(dst, stable=True)  # by destination: prev, self, next, token, relay
-    sat = ("ring+relay satellites", src[order], dst[order], 2 * tokens + sentences, tokens)
-    # Relay sources: sat [0, N), relay [N, N + sentences).
-    rsrc = torch.cat([tok, tokens + torch.arange(sentences)])
-    rdst = torch.cat([sent, torch.arange(sentences)])
-    order = torch.argsort(rdst, stable=True)
-    relay = ("ring+relay relay", rsrc[order], rdst[order], tokens + sentences, sentences)
-    return [sat, relay]
-
-
-def window_edges(sentences, n, width):
-    half = (width - 1) // 2
-    tok = torch.arange(sentences * n)
-    pos = tok % n
-    src, dst = [], []
-    for off in range(-half, half + 1):
-        keep = (pos + off >= 0) & (pos + off < n)
-        src.append(tok[keep] + off)
-        dst.append(tok[keep])
-    src, dst = torch.cat(src), torch.cat(dst)
-    order = torch.argsort(dst, stable=True)
-    return (f"window w={width}", src[order], dst[order], sentences * n, sentences * n)
 
 
 def dgl_style(name, ops, build, graph, **extra):
@@ -191,7 +162,7 @@ def copy_bandwidth_gbs():
 
 def run_graphs(libs, budget_s, rows):
     gen = torch.Generator().manual_seed(1)
-    graphs = star_edges(SENTENCES, N) + [window_edges(SENTENCES, N, 9)]
+    graphs = star_edges(torch, SENTENCES, N) + [window_edges(torch, SENTENCES, N, 9)]
     for tag, src, dst, ns, nd in graphs:
         gs = [lib["build"](src, dst, ns, nd) for lib in libs]
         ne = src.numel()
