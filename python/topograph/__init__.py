@@ -47,7 +47,8 @@ built_with_cuda = _C.built_with_cuda
 
 
 def set_num_threads(threads: int) -> None:
-    """Threads of Topograph's CPU kernels (its OpenMP pool; torch's is set apart with torch.set_num_threads)."""
+    """Threads of Topograph's CPU kernels (its OpenMP pool; torch's is set apart with torch.set_num_threads).
+    Process-wide, as torch.set_num_threads: it holds for ops called from any Python thread."""
     _C.set_num_threads(int(threads))
 
 
