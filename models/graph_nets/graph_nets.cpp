@@ -40,12 +40,17 @@ StepShape step_shape(const SequenceBatch& batch) {
 // holds them against the allocator's measured peak.
 constexpr std::int64_t kFloat = 4;
 
+// The sizes every graph net needs positive (GAT adds its heads).
+void check_sizes(const GraphNetConfig& config, const char* model) {
+  TOPO_CHECK(config.layers >= 1 && config.input_dim >= 1 && config.hidden >= 1,
+             "{}: layers {}, input features {} and hidden {} must be >= 1", model, config.layers, config.input_dim,
+             config.hidden);
+}
+
 }  // namespace
 
 GcnEncoder::GcnEncoder(const GraphNetConfig& config) : config_(config) {
-  TOPO_CHECK(config.layers >= 1 && config.input_dim >= 1 && config.hidden >= 1,
-             "gcn: layers {}, input features {} and hidden {} must be >= 1", config.layers, config.input_dim,
-             config.hidden);
+  check_sizes(config, "gcn");
   for (std::int64_t l = 0; l < config.layers; ++l) {
     const bool last = l + 1 == config.layers;
     nn::GraphConvOptions options;
@@ -136,9 +141,7 @@ StepMemoryEstimate GatEncoder::step_memory(const SequenceBatch& batch) const {
 // ---- GraphSAGE
 
 SageEncoder::SageEncoder(const GraphNetConfig& config) : config_(config) {
-  TOPO_CHECK(config.layers >= 1 && config.input_dim >= 1 && config.hidden >= 1,
-             "sage: layers {}, input features {} and hidden {} must be >= 1", config.layers, config.input_dim,
-             config.hidden);
+  check_sizes(config, "sage");
   for (std::int64_t l = 0; l < config.layers; ++l) {
     const bool last = l + 1 == config.layers;
     convs_.push_back(register_module(
