@@ -2,6 +2,7 @@
 #include "bench/harness.hpp"
 
 #include "kernels/atomic_file.hpp"
+#include "kernels/memory.hpp"
 
 #include <filesystem>
 
@@ -36,12 +37,7 @@ double quantile(const std::vector<double>& sorted, double q) {
 
 nlohmann::json number_or_null(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
-std::string bytes_str(double bytes) {
-  if (bytes <= 0) return "-";
-  if (bytes >= 1024.0 * 1024 * 1024) return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024));
-  if (bytes >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", bytes / (1024.0 * 1024));
-  return fmt::format("{:.0f} KiB", bytes / 1024.0);
-}
+std::string bytes_str(double bytes) { return bytes <= 0 ? std::string("-") : format_bytes(bytes); }
 
 std::string figure(double v, const char* format) {
   return std::isfinite(v) ? fmt::format(fmt::runtime(format), v) : std::string("-");
