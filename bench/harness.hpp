@@ -151,6 +151,9 @@ class Runner {
   // when not given.
   const std::vector<std::int64_t>& sizes() const { return sizes_; }
   void set_sizes(std::vector<std::int64_t> sizes) { sizes_ = std::move(sizes); }
+  // --only: suite ops times only the ops whose name contains this text (empty: every op).
+  const std::string& only() const { return only_; }
+  void set_only(std::string only) { only_ = std::move(only); }
   int threads() const;
   void set_suite(std::string suite) { suite_ = std::move(suite); }
 
@@ -161,6 +164,7 @@ class Runner {
   bool quick_;
   bool profile_ = false;
   std::vector<std::int64_t> sizes_;
+  std::string only_;
   std::string suite_;
   std::string json_path_;
 };

@@ -27,7 +27,7 @@ std::string suite_list() {
 }
 
 int run(const std::string& suite_name, const std::string& json_path, int threads, bool quick, bool profile,
-        const std::vector<std::int64_t>& sizes, const std::string& precision) {
+        const std::vector<std::int64_t>& sizes, const std::string& precision, const std::string& only) {
   using namespace topo::bench;
   const auto& all = suites();
   std::vector<const Suite*> chosen;
@@ -51,6 +51,7 @@ int run(const std::string& suite_name, const std::string& json_path, int threads
   runner.set_json_path(json_path);
   runner.set_profile(profile);
   runner.set_sizes(sizes);
+  runner.set_only(only);
   for (const Suite* s : chosen) {
     std::fprintf(stderr, "suite %s\n", s->name.c_str());
     runner.set_suite(s->name);
@@ -80,7 +81,7 @@ int run(const std::string& suite_name, const std::string& json_path, int threads
 int main(int argc, char** argv) {
   topo::prepare_runtime(argv);  // may re-execute this program once, before anything else runs
   CLI::App app{"topo-bench: Topograph benchmarks, judged against this machine's measured limits"};
-  std::string suite, json_path, precision = "fp32";
+  std::string suite, json_path, precision = "fp32", only;
   int threads = 0;
   bool quick = false, list = false, profile = false;
   std::vector<std::int64_t> sizes;
@@ -96,6 +97,7 @@ int main(int argc, char** argv) {
   app.add_option("--precision", precision,
                  "GEMM precision of the suites: fp32 | bf16 (AVX512_BF16 CPUs; fp32 elsewhere, said on stderr); the "
                  "machine's sgemm peak stays fp32; suite models also times Star at fp32 for the ratio");
+  app.add_option("--only", only, "suite ops: only the ops whose name contains this text (e.g. flash_attention)");
   app.add_flag("--profile", profile, "where a step's time goes, by op category (suite models: the Star train step)");
   CLI11_PARSE(app, argc, argv);
 
@@ -104,7 +106,7 @@ int main(int argc, char** argv) {
     return list ? 0 : 2;
   }
   try {
-    return run(suite, json_path, threads, quick, profile, sizes, precision);
+    return run(suite, json_path, threads, quick, profile, sizes, precision, only);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "topo-bench: %s\n", e.what());
     return 1;

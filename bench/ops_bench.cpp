@@ -79,7 +79,9 @@ TOPO_BENCH_SUITE(ops,
                  "every op of the op table (the one the op tests walk), forward and forward+backward, per device") {
   std::vector<Device> devices = {Device::cpu()};
   if (cuda_available()) devices.push_back(Device::cuda());
-  for (const Op& op : optable::op_table())
+  for (const Op& op : optable::op_table()) {
+    if (op.name.find(bench.only()) == std::string::npos) continue;
     for (std::int64_t size : bench.sizes().empty() ? std::vector<std::int64_t>{op.bench_size} : bench.sizes())
       for (Device d : devices) bench_op(bench, op, size, d);
+  }
 }
