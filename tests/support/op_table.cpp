@@ -465,10 +465,14 @@ void add_dense_attention(std::vector<Op>& t) {
       const auto out = reference::dense_attention(d, qkv[0], qkv[1], qkv[2]);
       return std::vector<float>(out.begin(), out.end());
     };
-    op.flops = [=](const Problem& p) {  // q.k and p v over every (query, key) pair of a sequence (full attention)
-      double pairs = 0;
-      for (std::int64_t l : p.lengths) pairs += static_cast<double>(l) * static_cast<double>(l);
-      return 4.0 * pairs * H * dh;
+    op.flops = [=](const Problem& p) {  // q.k and p v over every (query, key, head) the mask lets through
+      const DenseAttentionProblem d{p.lengths, H, dh, dh, scale, p.radii};
+      double triples = 0;
+      for (std::size_t b = 0; b < p.lengths.size(); ++b)
+        for (std::int64_t h = 0; h < H; ++h)
+          for (std::int64_t i = 0; i < p.lengths[b]; ++i)
+            for (std::int64_t j = 0; j < p.lengths[b]; ++j) triples += d.sees(b, h, i, j);
+      return 4.0 * triples * dh;
     };
     op.atol = op.rtol = 1e-4;
     t.push_back(op);
