@@ -32,4 +32,5 @@ NB_MODULE(_C, m) {
   m.def("_roundtrip", [](const nb::ndarray<>& a) { return topo::py::to_torch(topo::py::borrow(a, "_roundtrip")); });
   topo::py::bind_graph(m);
   topo::py::bind_ops(m);
+  topo::py::bind_topology(m);
 }

@@ -1,4 +1,5 @@
-"""Topograph's topology builders (graph/builders.hpp): the edges of one relation for a batch of graphs of
+"""Topograph's topology builders (graph/builders.hpp; dilated, block, global_tokens and random are a topology
+file's builders, docs/topologies.md): the edges of one relation for a batch of graphs of
 `lengths` nodes each, numbered as a disjoint union (graph b's nodes after those of graphs 0..b-1), as
 (src, dst) tensors for topograph.graph / topograph.heterograph. Edges point from the attended node to the
 attending one (j -> i: i attends to j); no builder adds self loops unless it says so.
@@ -14,6 +15,8 @@ from __future__ import annotations
 
 from typing import Sequence, Tuple, Union
 
+import json
+
 import torch
 
 from . import _C
@@ -26,10 +29,26 @@ def _lengths(lengths: Lengths):
     return [int(lengths)] if isinstance(lengths, int) else [int(n) for n in lengths]
 
 
-def _build(name, lengths, widths=(), closed=False, idtype=torch.int64) -> Edges:
+def _check_idtype(idtype):
     if idtype not in (torch.int32, torch.int64):
         raise TypeError(f"idtype must be torch.int32 or torch.int64, got {idtype}")
+
+
+def _build(name, lengths, widths=(), closed=False, idtype=torch.int64) -> Edges:
+    _check_idtype(idtype)
     return _C.builder_edges(name, _lengths(lengths), list(widths), closed, idtype == torch.int64)
+
+
+def _file_builder(function: str, builder: str, fields: dict, lengths, idtype) -> Edges:
+    """A topology file's relation {"builder": builder, **fields} from tok to tok, over each graph: the file
+    parser checks the fields (a ValueError names the builder and the field)."""
+    _check_idtype(idtype)
+    relation = {"name": builder, "src": "tok", "dst": "tok", "builder": builder, **fields}
+    try:
+        text = json.dumps(relation)
+    except TypeError as e:
+        raise TypeError(f"topograph.builders.{function}: {e}") from None
+    return _C.relation_batch_edges(text, f"topograph.builders.{function}", _lengths(lengths), idtype == torch.int64)
 
 
 def ring(lengths: Lengths, closed: bool = True, idtype=torch.int64) -> Edges:
@@ -65,12 +84,36 @@ def from_one(lengths: Lengths, idtype=torch.int64) -> Edges:
     return _build("from_one", lengths, idtype=idtype)
 
 
+def dilated(lengths: Lengths, dilation: int, reach: int, idtype=torch.int64) -> Edges:
+    """j -> i for j = i +- dilation * m, m = 1 .. reach, within each graph (not i itself): a dilated window.
+    dilation >= 1, reach >= 1."""
+    return _file_builder("dilated", "dilated", {"dilation": dilation, "reach": reach}, lengths, idtype)
+
+
+def block(lengths: Lengths, size: int, idtype=torch.int64) -> Edges:
+    """j -> i for i and j in the same block of `size` consecutive nodes (i // size == j // size), i itself
+    included: block-diagonal local attention. size >= 1."""
+    return _file_builder("block", "block", {"size": size}, lengths, idtype)
+
+
+def global_tokens(lengths: Lengths, positions: Sequence[int], idtype=torch.int64) -> Edges:
+    """Longformer's global attention: the nodes at `positions` (within each graph) attend to every node, and
+    every other node attends to them. Positions past a graph's end are skipped."""
+    return _file_builder("global_tokens", "global", {"positions": [int(p) for p in positions]}, lengths, idtype)
+
+
+def random(lengths: Lengths, per_node: int, seed: int = 0, idtype=torch.int64) -> Edges:
+    """BigBird's random keys: `per_node` distinct sources drawn uniformly for each node of each graph (all of
+    them when the graph has fewer; i itself may be drawn). The draw depends only on the seed, the graph's
+    length and the node, so a sequence keeps its edges across batches and runs. per_node >= 1, seed >= 0."""
+    return _file_builder("random", "random", {"per_node": per_node, "seed": seed}, lengths, idtype)
+
+
 def spans(lengths: Lengths, words: Sequence[Sequence[Tuple[int, int]]], idtype=torch.int64) -> Tuple[Edges, Edges]:
     """Character / word edges of sentences of `lengths` characters whose words are the inclusive character
     spans `words[b]` = [(start, end), ...] (0 <= start <= end < length; BiG-Transformer's lexicon matches):
     (in: char c -> word j for c in word j, contains: word j -> char c, the same pairs reversed). Words are
     numbered sentence by sentence, the word type's count is sum(len(w) for w in words)."""
-    if idtype not in (torch.int32, torch.int64):
-        raise TypeError(f"idtype must be torch.int32 or torch.int64, got {idtype}")
+    _check_idtype(idtype)
     pairs = [[(int(s), int(e)) for s, e in sentence] for sentence in words]
     return _C.span_edges(_lengths(lengths), pairs, idtype == torch.int64)
