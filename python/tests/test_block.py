@@ -175,3 +175,41 @@ def test_to_block_errors():
         topograph.to_block(topograph.heterograph({("a", "r", "b"): ([0], [0])}), {"c": torch.tensor([0])})
     with pytest.raises(NotImplementedError):
         topograph.to_block(g).reverse()
+
+
+def test_src_nodes_fix_the_source_numbering():
+    # sources exactly as given: the destinations first, then the in-neighbours in the caller's order, plus a
+    # source without edges (as a sampler that keeps a frontier's order hands them over)
+    g = topograph.graph(([1, 2, 0], [2, 3, 3]), num_nodes=5)
+    x = torch.randn(5, 3, requires_grad=True)
+    g.ndata["x"] = x
+    block = topograph.to_block(g, torch.tensor([3, 2]), src_nodes=torch.tensor([3, 2, 0, 4, 1]))
+    assert block.srcdata[NID].tolist() == [3, 2, 0, 4, 1] and block.dstdata[NID].tolist() == [3, 2]
+    src, dst = block.edges(order="eid")
+    assert block.srcdata[NID][src].tolist() == [2, 0, 1] and block.dstdata[NID][dst].tolist() == [3, 3, 2]
+    assert torch.equal(block.srcdata["x"], x.detach()[[3, 2, 0, 4, 1]])
+    out = topograph.ops.copy_u_sum(block, block.srcdata["x"])
+    assert torch.allclose(out, torch.stack([x[2] + x[0], x[1]]).detach(), **TOL)
+    # without the destinations among the sources, and over two node types
+    assert topograph.to_block(g, torch.tensor([3, 2]), include_dst_in_src=False,
+                              src_nodes=torch.tensor([1, 0, 2])).srcdata[NID].tolist() == [1, 0, 2]
+    h = topograph.heterograph({("A", "r", "B"): ([1, 2], [0, 0]), ("B", "s", "B"): ([1], [0])})
+    block = topograph.to_block(h, {"B": torch.tensor([0])}, src_nodes={"A": torch.tensor([2, 0, 1]),
+                                                                      "B": torch.tensor([0, 1])})
+    assert block.srcnodes["A"].data[NID].tolist() == [2, 0, 1] and block.num_src_nodes("B") == 2
+    assert block.num_edges(etype="r") == 2 and block.num_edges(etype="s") == 1
+
+
+def test_src_nodes_errors():
+    g = topograph.graph(([1, 2], [2, 3]), num_nodes=5)
+    dst = torch.tensor([3, 2])
+    with pytest.raises(ValueError, match="node 1 of type '_N' is the source of an edge"):
+        topograph.to_block(g, dst, src_nodes=torch.tensor([3, 2]))
+    with pytest.raises(ValueError, match="must start with the destination nodes"):
+        topograph.to_block(g, dst, src_nodes=torch.tensor([2, 3, 1]))
+    with pytest.raises(ValueError, match="src_nodes of type '_N' name a node twice"):
+        topograph.to_block(g, dst, src_nodes=torch.tensor([3, 2, 1, 1]))
+    with pytest.raises(ValueError, match="source node 7 of type '_N' out of range"):
+        topograph.to_block(g, dst, src_nodes=torch.tensor([3, 2, 1, 7]))
+    with pytest.raises(ValueError, match="give src_nodes as"):
+        topograph.to_block(topograph.heterograph({("A", "r", "B"): ([0], [0])}), src_nodes=torch.tensor([0]))

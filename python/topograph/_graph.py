@@ -457,15 +457,18 @@ class DGLBlock(DGLGraph):
         return stored[len(_SRC):] if stored.startswith(_SRC) else stored[len(_DST):] if stored.startswith(_DST) else stored
 
 
-def to_block(g: DGLGraph, dst_nodes=None, include_dst_in_src: bool = True) -> DGLBlock:
+def to_block(g: DGLGraph, dst_nodes=None, include_dst_in_src: bool = True, src_nodes=None) -> DGLBlock:
     """The block (DGL's message-flow graph) of every edge into ``dst_nodes``, as dgl.to_block.
 
     dst_nodes: ids (a graph with one node type) or {ntype: ids}; by default, per type, every node with an
     in-edge, sorted. They must include every node with an in-edge (ValueError naming one that is missing),
     so every edge is kept. The block's destination nodes of type t are dst_nodes[t] in the order given; its
     source nodes of type t are dst_nodes[t] first (include_dst_in_src), then the other sources of its edges in
-    order of first appearance (relation by relation, edges by destination then edge id). Edges are ordered by
-    destination (in dst_nodes order), then by edge id. Original ids: ``block.srcdata[topograph.NID]``,
+    order of first appearance (relation by relation, edges by destination then edge id); or, when
+    ``src_nodes`` is given (ids or {ntype: ids}, as dst_nodes), exactly src_nodes[t] in the order given: it
+    must hold every source of a kept edge, may hold more (sources without edges), and starts with
+    dst_nodes[t] when include_dst_in_src (ValueError otherwise). Edges are ordered by destination (in
+    dst_nodes order), then by edge id. Original ids: ``block.srcdata[topograph.NID]``,
     ``block.dstdata[topograph.NID]`` (``srcnodes[t].data`` / ``dstnodes[t].data`` with several types) and
     ``block.edata[topograph.EID]``; the graph's own node and edge features are carried over, gathered by them.
     Every op takes the block: source features are [num_src_nodes, ...], outputs [num_dst_nodes, ...]."""
@@ -481,25 +484,9 @@ def to_block(g: DGLGraph, dst_nodes=None, include_dst_in_src: bool = True) -> DG
         dst = {t: torch.unique(torch.cat([v.to(torch.int64) for (_, _, d), (_, v) in zip(relations, edges) if d == t]
                                          or [torch.zeros(0, dtype=torch.int64)]))
                for t in types}
-    elif isinstance(dst_nodes, Mapping):
-        unknown = [t for t in dst_nodes if t not in types]
-        if unknown:
-            raise ValueError(f"to_block: dst_nodes names node type(s) {unknown}; the graph has {types}")
-        dst = {t: _ids(dst_nodes[t], f"to_block: dst_nodes[{t!r}]").to(torch.int64) if t in dst_nodes
-               else torch.zeros(0, dtype=torch.int64) for t in types}
     else:
-        if len(types) != 1:
-            raise ValueError(f"to_block: the graph has node types {types}: give dst_nodes as {{ntype: ids}}")
-        dst = {types[0]: _ids(dst_nodes, "to_block: dst_nodes").to(torch.int64)}
-    dst_position = {}
-    for t in types:
-        ids, n = dst[t], g.num_nodes(t)
-        bad = (ids < 0) | (ids >= n)
-        if bool(bad.any()):
-            raise ValueError(f"to_block: destination node {int(ids[bad][0])} of type {t!r} out of range [0, {n})")
-        if torch.unique(ids).numel() != ids.numel():
-            raise ValueError(f"to_block: dst_nodes of type {t!r} name a node twice")
-        dst_position[t] = torch.full((n,), -1, dtype=torch.int64).index_put_((ids,), torch.arange(ids.numel()))
+        dst = _block_nodes(g, dst_nodes, "dst_nodes")
+    dst_position = _block_positions(g, dst, "destination", "dst_nodes")
 
     # each relation's edges by destination position, then edge id (a stable sort keeps edge ids in order)
     block_edges = []  # (edge ids, original source ids, destination positions) per relation
@@ -512,14 +499,26 @@ def to_block(g: DGLGraph, dst_nodes=None, include_dst_in_src: bool = True) -> DG
         eid = torch.sort(position, stable=True).indices
         block_edges.append((eid, u.to(torch.int64)[eid], position[eid]))
 
-    # source nodes per type: the destinations first, then the in-neighbours in order of first appearance
-    src = {}
-    for t in types:
-        parts = [dst[t]] if include_dst_in_src else []
-        parts += [u for (s, _, _), (_, u, _) in zip(relations, block_edges) if s == t]
-        src[t] = _unique_in_order(torch.cat(parts) if parts else torch.zeros(0, dtype=torch.int64))
-    src_position = {t: torch.full((g.num_nodes(t),), -1, dtype=torch.int64).index_put_((ids,), torch.arange(ids.numel()))
-                    for t, ids in src.items()}
+    if src_nodes is None:  # the destinations first, then the in-neighbours in order of first appearance
+        src = {}
+        for t in types:
+            parts = [dst[t]] if include_dst_in_src else []
+            parts += [u for (s, _, _), (_, u, _) in zip(relations, block_edges) if s == t]
+            src[t] = _unique_in_order(torch.cat(parts) if parts else torch.zeros(0, dtype=torch.int64))
+    else:
+        src = _block_nodes(g, src_nodes, "src_nodes")
+        if include_dst_in_src:
+            for t in types:
+                k = dst[t].numel()
+                if src[t].numel() < k or not torch.equal(src[t][:k], dst[t]):
+                    raise ValueError(f"to_block: with include_dst_in_src, src_nodes[{t!r}] must start with the "
+                                     f"destination nodes {dst[t][:8].tolist()}{'...' if k > 8 else ''} in their order")
+    src_position = _block_positions(g, src, "source", "src_nodes")
+    for (s, e, d), (_, u, _) in zip(relations, block_edges):
+        missing = src_position[s][u] < 0
+        if bool(missing.any()):
+            raise ValueError(f"to_block: node {int(u[missing][0])} of type {s!r} is the source of an edge "
+                             f"({s}, {e}, {d}) into dst_nodes but is not among src_nodes")
 
     node_types = [(_SRC + t, src[t].numel()) for t in types] + [(_DST + t, dst[t].numel()) for t in types]
     stored_relations = [((_SRC + s, e, _DST + d), _host_ids(src_position[s][u], idtype), _host_ids(p, idtype))
@@ -542,6 +541,34 @@ def to_block(g: DGLGraph, dst_nodes=None, include_dst_in_src: bool = True) -> DG
             frame[name] = value[eid.to(value.device)]
         frame[EID] = eid.to(idtype)
     return block
+
+
+def _block_nodes(g: DGLGraph, nodes, what: str) -> dict:
+    """to_block's dst_nodes / src_nodes (ids, or {ntype: ids}) as {ntype: int64 ids}, empty for a type not named."""
+    types = g.ntypes
+    if isinstance(nodes, Mapping):
+        unknown = [t for t in nodes if t not in types]
+        if unknown:
+            raise ValueError(f"to_block: {what} names node type(s) {unknown}; the graph has {types}")
+        return {t: _ids(nodes[t], f"to_block: {what}[{t!r}]").to(torch.int64) if t in nodes
+                else torch.zeros(0, dtype=torch.int64) for t in types}
+    if len(types) != 1:
+        raise ValueError(f"to_block: the graph has node types {types}: give {what} as {{ntype: ids}}")
+    return {types[0]: _ids(nodes, f"to_block: {what}").to(torch.int64)}
+
+
+def _block_positions(g: DGLGraph, nodes: dict, side: str, what: str) -> dict:
+    """Per type, each node id's position in nodes[t] (-1: absent), after checking range and repeats."""
+    positions = {}
+    for t, ids in nodes.items():
+        n = g.num_nodes(t)
+        bad = (ids < 0) | (ids >= n)
+        if bool(bad.any()):
+            raise ValueError(f"to_block: {side} node {int(ids[bad][0])} of type {t!r} out of range [0, {n})")
+        if torch.unique(ids).numel() != ids.numel():
+            raise ValueError(f"to_block: {what} of type {t!r} name a node twice")
+        positions[t] = torch.full((n,), -1, dtype=torch.int64).index_put_((ids,), torch.arange(ids.numel()))
+    return positions
 
 
 def _unique_in_order(ids: torch.Tensor) -> torch.Tensor:
