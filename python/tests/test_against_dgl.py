@@ -153,3 +153,27 @@ def test_shorthands_and_message_passing_match_dgl():
     dgl_mp = message_passing(gd, dfn, dgl.nn.functional.edge_softmax)
     topo_mp = message_passing(gt, tfn, topograph.nn.functional.edge_softmax)
     run_both(dgl_mp, topo_mp, (n, 2, 4), (e, 2, 1))
+
+
+@pytest.mark.parametrize("cross", ["sum", "mean", "max", "min", "stack"])
+def test_multi_update_all_and_relation_views_match_dgl(cross):
+    relations = {("user", "follows", "user"): ([0, 1, 1, 3], [1, 2, 2, 2]),
+                 ("game", "played", "user"): ([0, 1, 1], [0, 2, 0]),
+                 ("user", "plays", "game"): ([0, 2], [1, 1])}
+    counts = {"user": 4, "game": 2}
+    gd = dgl.heterograph({k: (torch.tensor(u), torch.tensor(v)) for k, (u, v) in relations.items()}, counts)
+    gt = topograph.heterograph({k: (torch.tensor(u), torch.tensor(v)) for k, (u, v) in relations.items()}, counts)
+    hu, hg, w = torch.randn(4, 3), torch.randn(2, 3), torch.randn(4, 1)
+
+    def run(g, fn):
+        g.nodes["user"].data["h"] = hu
+        g.nodes["game"].data["h"] = hg
+        g["follows"].edata["w"] = w  # set through the relation's view: it lands on the graph
+        # max per relation last, so DGL's infinities rule applies (it reads the last relation's reducer)
+        g.multi_update_all({"follows": (fn.u_mul_e("h", "w", "m"), fn.sum("m", "o")),
+                            "plays": (fn.copy_u("h", "m"), fn.mean("m", "o")),
+                            "played": (fn.copy_u("h", "m"), fn.max("m", "o"))}, cross)
+        return g.nodes["user"].data["o"], g.nodes["game"].data["o"]
+
+    for a, b in zip(run(gt, tfn), run(gd, dfn)):
+        torch.testing.assert_close(a, b, **TOL)

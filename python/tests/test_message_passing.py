@@ -85,3 +85,73 @@ def test_message_passing_errors(g):
     hg = topograph.heterograph({("a", "r", "a"): ([0], [1]), ("a", "s", "a"): ([1], [0])})
     with pytest.raises(NotImplementedError, match="one relation"):
         hg.update_all(fn.copy_u("h", "m"), fn.sum("m", "h"))
+
+
+def hetero():
+    """user <-follows- user, user <-played- game, game <-plays- user; user 0 has no follows in-edge, user 1 no
+    played in-edge, game 0 no in-edge at all."""
+    return topograph.heterograph({("user", "follows", "user"): ([0, 1, 1], [1, 2, 2]),
+                                  ("game", "played", "user"): ([0, 1, 1], [0, 2, 0]),
+                                  ("user", "plays", "game"): ([0, 2], [1, 1])})
+
+
+@pytest.mark.parametrize("cross", ["sum", "mean", "max", "min", "stack"])
+def test_multi_update_all_combines_relations_as_dgl(cross):
+    g = hetero()
+    hu = torch.randn(3, 2, requires_grad=True)
+    hg = torch.randn(2, 2, requires_grad=True)
+    g.nodes["user"].data["h"], g.nodes["game"].data["h"] = hu, hg
+    g.multi_update_all({"follows": (fn.copy_u("h", "m"), fn.sum("m", "o")),
+                        "played": (fn.copy_u("h", "m"), fn.max("m", "o")),
+                        "plays": (fn.copy_u("h", "m"), fn.mean("m", "o"))}, cross)
+    follows = ref_gspmm(torch.tensor([0, 1, 1]), torch.tensor([1, 2, 2]), 3, "copy_lhs", "sum", hu, None)
+    played = ref_gspmm(torch.tensor([0, 1, 1]), torch.tensor([0, 2, 0]), 3, "copy_lhs", "max", hg, None)  # user 1: -inf
+    parts = [played, follows]  # the graph's relation order: ('game', 'played', 'user') first
+    expect = {"sum": lambda: parts[0] + parts[1], "mean": lambda: (parts[0] + parts[1]) / 2,
+              "max": lambda: torch.maximum(*parts), "min": lambda: torch.minimum(*parts),
+              "stack": lambda: torch.stack(parts, 1)}[cross]()
+    expect = expect.masked_fill(expect.isinf(), 0.0)  # DGL: infinities left after the combination become 0
+    user = g.nodes["user"].data["o"]
+    torch.testing.assert_close(user, expect)
+    # one relation into game: its result as it is (stack: a relation axis of 1)
+    game = ref_gspmm(torch.tensor([0, 2]), torch.tensor([1, 1]), 2, "copy_lhs", "mean", hu, None)
+    torch.testing.assert_close(g.nodes["game"].data["o"], game.unsqueeze(1) if cross == "stack" else game)
+    # gradients reach both types' features, as through the reference
+    (user.sum() + g.nodes["game"].data["o"].sum()).backward()
+    got = hu.grad.clone(), hg.grad.clone()
+    hu.grad = hg.grad = None
+    (expect.sum() + game.sum()).backward()
+    torch.testing.assert_close(got[0], hu.grad)
+    torch.testing.assert_close(got[1], hg.grad)
+    assert "m" not in g.nodes["user"].data and "o" not in g.edges["follows"].data  # no per-relation leftovers
+
+
+def test_multi_update_all_apply_functions_and_errors():
+    g = hetero()
+    g.nodes["user"].data["h"], g.nodes["game"].data["h"] = torch.ones(3, 1), torch.ones(2, 1)
+    g.multi_update_all({"follows": (fn.copy_u("h", "m"), fn.sum("m", "o"), lambda nodes: {"o": nodes.data["o"] + 10}),
+                        "plays": (fn.copy_u("h", "m"), fn.sum("m", "o"))}, "sum",
+                       lambda nodes: {"twice": 2 * nodes.data["o"]})
+    assert g.nodes["user"].data["o"].flatten().tolist() == [10, 11, 12]  # per relation, before the combination
+    assert g.nodes["game"].data["twice"].flatten().tolist() == [0, 4]     # after it, on every type that received
+    with pytest.raises(ValueError, match="cross_reducer"):
+        g.multi_update_all({"follows": (fn.copy_u("h", "m"), fn.sum("m", "o"))}, "prod")
+    with pytest.raises(ValueError, match="expected \\(message_func, reduce_func\\)"):
+        g.multi_update_all({"follows": fn.copy_u("h", "m")}, "sum")
+    with pytest.raises(Exception, match="likes"):
+        g.multi_update_all({"likes": (fn.copy_u("h", "m"), fn.sum("m", "o"))}, "sum")
+
+
+def test_relation_subgraphs_share_the_graphs_features():
+    g = hetero()
+    g.nodes["user"].data["h"] = torch.randn(3, 2)
+    g.edges["follows"].data["w"] = torch.randn(3, 1)
+    follows = g["follows"]
+    assert torch.equal(follows.ndata["h"] if follows.ntypes == ["user"] else follows.nodes["user"].data["h"],
+                       g.nodes["user"].data["h"])
+    follows.update_all(fn.u_mul_e("h", "w", "m"), fn.sum("m", "s"))  # DGL's g[etype].update_all idiom
+    torch.testing.assert_close(g.nodes["user"].data["s"],
+                               topograph.ops.u_mul_e_sum(follows, g.nodes["user"].data["h"], g.edges["follows"].data["w"]))
+    sub = topograph.edge_type_subgraph(g, ["plays", "follows"])
+    sub.edges["plays"].data["x"] = torch.ones(2, 1)
+    assert "x" in g.edges["plays"].data and "w" in sub.edges["follows"].data

@@ -212,6 +212,13 @@ class DGLGraph:
         -> {name: [E, ...]}, NodeBatch with .mailbox -> {name: [n, ...]}); then apply_node_func, if given."""
         _mp().update_all(self, message_func, reduce_func, apply_node_func)
 
+    def multi_update_all(self, etype_dict, cross_reducer: str, apply_node_func=None) -> None:
+        """update_all per relation, {etype: (message_func, reduce_func[, apply_node_func])}, then per node type
+        the relations' results combined by cross_reducer ("sum", "mean", "max", "min": elementwise over the
+        relations, a node without in-edges of one counting that relation's zeros, as DGL; "stack": [N,
+        relations, ...] in the graph's relation order), then apply_node_func on every type that received."""
+        _mp().multi_update_all(self, etype_dict, cross_reducer, apply_node_func)
+
     def apply_edges(self, func, edges=ALL) -> None:
         """Per-edge values of a message function (a built-in, or a UDF over an EdgeBatch) into edata."""
         _mp().apply_edges(self, func, edges)
@@ -654,9 +661,13 @@ def unbatch(g: DGLGraph) -> List[DGLGraph]:
 
 def edge_type_subgraph(g: DGLGraph, etypes: Sequence[EType]) -> DGLGraph:
     """Only the named relations (names or canonical triples), every node type kept; shares the structure (a
-    block's subgraph is a block)."""
+    block's subgraph is a block) and, as in DGL, the features: the subgraph's node frames are the graph's, its
+    relations' edge frames those relations' (a feature set on either is seen by both)."""
     stored = [tuple(c) for c in g._g.canonical_etypes]
-    return g._derived(g._g.edge_type_subgraph([stored[g._relation(e)] for e in etypes]))
+    kept = [g._relation(e) for e in etypes]
+    sub = g._derived(g._g.edge_type_subgraph([stored[r] for r in kept]))
+    _mp().share_frames(g, sub, [stored.index(tuple(c)) for c in sub._g.canonical_etypes])
+    return sub
 
 
 def reverse(g: DGLGraph) -> DGLGraph:
