@@ -177,3 +177,42 @@ def test_multi_update_all_and_relation_views_match_dgl(cross):
 
     for a, b in zip(run(gt, tfn), run(gd, dfn)):
         torch.testing.assert_close(a, b, **TOL)
+
+
+def test_derived_graphs_carry_features_as_dgl():
+    """batch, add_self_loop (fill_data), remove_self_loop, reverse and unbatch: the same features, row for row.
+    On a batch, DGL 2.1's add_self_loop appends every loop after all edges and forgets the batch (one graph
+    comes out of unbatch); Topograph puts each graph's loops after its edges so the batch stays a batch: the
+    (src, dst, feature) triples agree, not their order."""
+    specs = [(3, [0, 1, 2], [1, 2, 2]), (2, [1], [0]), (4, [0, 3, 3], [3, 3, 1])]
+    gd, gt = [], []
+    for n, u, v in specs:
+        x, w = torch.randn(n, 2), torch.randn(len(u), 1)
+        for lib, out in ((dgl, gd), (topograph, gt)):
+            g = lib.graph((torch.tensor(u), torch.tensor(v)), num_nodes=n)
+            g.ndata["x"], g.edata["w"] = x, w
+            out.append(g)
+
+    def triples(u, v, w):
+        return sorted(zip(u.tolist(), v.tolist(), w.flatten().tolist()))
+
+    steps = {"batch": lambda lib, g: lib.batch(g),
+             "remove_self_loop": lambda lib, g: lib.remove_self_loop(lib.batch(g)),
+             "reverse": lambda lib, g: lib.reverse(lib.batch(g), copy_edata=True),
+             "add_self_loop": lambda lib, g: lib.add_self_loop(lib.batch(g), fill_data=2.0) if lib is topograph
+             else lib.add_self_loop(lib.batch(g), edge_feat_names=["w"], fill_data=2.0)}
+    for name, step in steps.items():
+        d, t = step(dgl, gd), step(topograph, gt)
+        torch.testing.assert_close(t.ndata["x"], d.ndata["x"])
+        (tu, tv), (du, dv) = t.all_edges(), d.edges(order="eid")
+        if name == "add_self_loop":
+            assert triples(tu, tv, t.edata["w"]) == triples(du, dv, d.edata["w"])
+            continue
+        assert tu.tolist() == du.tolist() and tv.tolist() == dv.tolist()
+        torch.testing.assert_close(t.edata["w"], d.edata["w"])
+        if d.batch_size == 1:  # DGL 2.1's reverse forgets the batch, Topograph's keeps it (len(specs) members)
+            assert t.batch_size == len(specs)
+            continue
+        for a, b in zip(topograph.unbatch(t), dgl.unbatch(d)):
+            torch.testing.assert_close(a.ndata["x"], b.ndata["x"])
+            torch.testing.assert_close(a.edata["w"], b.edata["w"])

@@ -226,16 +226,29 @@ class DGLGraph:
     def local_scope(self):
         return _mp().local_scope(self)
 
-    def reverse(self) -> "DGLGraph":
-        """Every relation (A, e, B) becomes (B, e, A), same edge ids; shares the structure (no copy)."""
-        return self._derived(self._g.reverse())
+    def reverse(self, copy_ndata: bool = True, copy_edata: bool = False) -> "DGLGraph":
+        """Every relation (A, e, B) becomes (B, e, A), same edge ids; shares the structure (no copy). As DGL's,
+        the node features come along (the same tensors) and, with copy_edata, the edge features."""
+        new = self._derived(self._g.reverse())
+        if copy_ndata:
+            _mp().carry_node_features(self, new)
+        if copy_edata:
+            old = [tuple(c) for c in self._g.canonical_etypes]
+            _mp().carry_edge_features(self, new, [old.index((d, e, s)) for s, e, d in new._g.canonical_etypes])
+        return new
 
     def __getitem__(self, etype: EType) -> "DGLGraph":
         """One relation as a graph (what DGL's ops take); every node type is kept."""
         return edge_type_subgraph(self, [etype])
 
     def to(self, device) -> "DGLGraph":
-        return self._derived(self._g.to(*_device_args(device)))
+        """The graph and its features on `device` (as DGL's to)."""
+        new = self._derived(self._g.to(*_device_args(device)))
+        target = torch.device(new.device) if not isinstance(new.device, torch.device) else new.device
+        move = lambda value: value.to(target)  # noqa: E731
+        _mp().carry_node_features(self, new, move)
+        _mp().carry_edge_features(self, new, range(len(self._g.canonical_etypes)), move=move)
+        return new
 
     # --- batches
     @property
@@ -643,20 +656,32 @@ def _host_ids(t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return t.to(device="cpu", dtype=dtype).contiguous()
 
 
-def batch(graphs: Sequence[DGLGraph]) -> DGLGraph:
-    """Disjoint union, as dgl.batch: graph b's nodes and edges follow those of graphs 0..b-1."""
+def batch(graphs: Sequence[DGLGraph], ndata=ALL, edata=ALL) -> DGLGraph:
+    """Disjoint union, as dgl.batch: graph b's nodes and edges follow those of graphs 0..b-1, and so do their
+    features (ndata / edata: ALL, which every member must hold alike, a list of names, or None)."""
     graphs = list(graphs)
     if not graphs:
         raise ValueError("batch: no graphs given")
     for g in graphs:
         if not isinstance(g, DGLGraph):
             raise TypeError(f"batch: expected topograph graphs, got {type(g).__name__}")
-    return DGLGraph(_C.batch([g._g for g in graphs]))
+        if g.is_block:
+            raise ValueError("batch: a block cannot be batched (as in DGL)")
+    for name, keys in (("ndata", ndata), ("edata", edata)):
+        if not (keys is None or keys == ALL or (isinstance(keys, (list, tuple)) and
+                                                 all(isinstance(k, str) for k in keys))):
+            raise TypeError(f"batch: {name} must be ALL, a list of feature names or None, got {keys!r}")
+    new = DGLGraph(_C.batch([g._g for g in graphs]))
+    _mp().batch_features(graphs, new, ndata, edata)
+    return new
 
 
 def unbatch(g: DGLGraph) -> List[DGLGraph]:
-    """The inverse of batch: one graph per member, ids back in each graph's own numbering."""
-    return [DGLGraph(h) for h in _C.unbatch(g._g)]
+    """The inverse of batch: one graph per member, ids back in each graph's own numbering, with its rows of
+    the batch's features."""
+    members = [DGLGraph(h) for h in _C.unbatch(g._g)]
+    _mp().unbatch_features(g, members)
+    return members
 
 
 def edge_type_subgraph(g: DGLGraph, etypes: Sequence[EType]) -> DGLGraph:
@@ -670,16 +695,38 @@ def edge_type_subgraph(g: DGLGraph, etypes: Sequence[EType]) -> DGLGraph:
     return sub
 
 
-def reverse(g: DGLGraph) -> DGLGraph:
-    return g.reverse()
+def reverse(g: DGLGraph, copy_ndata: bool = True, copy_edata: bool = False) -> DGLGraph:
+    return g.reverse(copy_ndata=copy_ndata, copy_edata=copy_edata)
 
 
-def add_self_loop(g: DGLGraph, etype: EType = None) -> DGLGraph:
+def add_self_loop(g: DGLGraph, etype: EType = None, fill_data: float = 1.0) -> DGLGraph:
     """One loop per node after the existing edges (ids E..E+N-1 in a single graph; per graph in a batch),
-    as dgl.add_self_loop; loops already present are not looked for. The relation's two types must agree."""
-    return DGLGraph(g._g.add_self_loop(g._relation(etype)))
+    as dgl.add_self_loop; loops already present are not looked for. The relation's two types must agree.
+    Node features come along; the relation's edge features get rows of fill_data for the loops (DGL's)."""
+    r = g._relation(etype)
+    new = DGLGraph(g._g.add_self_loop(r))
+    _mp().carry_node_features(g, new)
+    per_graph = zip(g.batch_num_edges(g.canonical_etypes[r]).tolist(),
+                    g.batch_num_nodes(g._g.canonical_etypes[r][0]).tolist())
+    first, parts = 0, []
+    for edges, nodes in per_graph:  # each graph's edges, then its loops
+        parts += [torch.arange(first, first + edges), torch.full((nodes,), -1)]
+        first += edges
+    relations = range(len(g._g.canonical_etypes))
+    ids = [torch.cat(parts) if i == r else None for i in relations]
+    _mp().carry_edge_features(g, new, relations, [x if x is not None else torch.arange(g.num_edges(c))
+                                                  for x, c in zip(ids, g.canonical_etypes)], fill=fill_data)
+    return new
 
 
 def remove_self_loop(g: DGLGraph, etype: EType = None) -> DGLGraph:
-    """Every edge u -> u removed; the others keep their order, as dgl.remove_self_loop."""
-    return DGLGraph(g._g.remove_self_loop(g._relation(etype)))
+    """Every edge u -> u removed; the others keep their order and features, as dgl.remove_self_loop."""
+    r = g._relation(etype)
+    new = DGLGraph(g._g.remove_self_loop(r))
+    _mp().carry_node_features(g, new)
+    u, v = g.all_edges(etype=g.canonical_etypes[r])  # by edge id
+    relations = range(len(g._g.canonical_etypes))
+    ids = [(u != v).nonzero().flatten().cpu() if i == r else torch.arange(g.num_edges(c))
+           for i, c in zip(relations, g.canonical_etypes)]
+    _mp().carry_edge_features(g, new, relations, ids)
+    return new

@@ -87,6 +87,84 @@ def share_frames(g, sub, relations) -> None:
         shared[("e", i)] = edge_frame(g, r)
 
 
+def carry_node_features(g, new, move=None) -> None:
+    """new's node types (by stored name) get g's node features: the same tensors, or move(tensor)."""
+    old = frames(g)
+    for t in new._g.ntypes:
+        frame = old.get(("n", t))
+        if frame is not None:
+            target = node_frame(new, t)
+            for name, value in frame._data.items():
+                target[name] = move(value) if move is not None else value
+
+
+def carry_edge_features(g, new, relations, edge_ids=None, fill: float = 1.0, move=None) -> None:
+    """new's relation i gets the edge features of g's relation relations[i] (None: none); edge_ids[i], if
+    given, is each new edge's id in g ([new edges], -1 for an edge g lacks: a row of `fill`, DGL's fill_data)."""
+    old = frames(g)
+    for i, r in enumerate(relations):
+        frame = old.get(("e", r)) if r is not None else None
+        if frame is None:
+            continue
+        target = edge_frame(new, i)
+        ids = edge_ids[i] if edge_ids is not None else None
+        for name, value in frame._data.items():
+            if ids is not None:
+                value = _gather_rows(value, ids, fill)
+            target[name] = move(value) if move is not None else value
+
+
+def _gather_rows(value: torch.Tensor, ids: torch.Tensor, fill: float) -> torch.Tensor:
+    """value[ids] with rows of `fill` where ids is -1 (differentiable in value)."""
+    ids = ids.to(value.device)
+    keep = ids >= 0
+    if bool(keep.all()):
+        return value.index_select(0, ids)
+    out = torch.full((ids.numel(), *value.shape[1:]), fill, dtype=value.dtype, device=value.device)
+    return out.index_copy(0, keep.nonzero().flatten(), value.index_select(0, ids[keep]))
+
+
+def batch_features(graphs, new, ndata, edata) -> None:
+    """dgl.batch's features: per node type (relation), the members' features concatenated in batch order;
+    ndata / edata: ALL (every feature, which every member with nodes (edges) of that type must hold alike),
+    a list of names, or None. Members without nodes (edges) of a type are not asked for its features."""
+    for what, keys in (("n", ndata), ("e", edata)):
+        if keys is None:
+            continue
+        kinds = new._g.ntypes if what == "n" else range(len(new._g.canonical_etypes))
+        for kind in kinds:
+            rows = [(g.num_nodes(kind) if what == "n" else g.num_edges(g.canonical_etypes[kind])) for g in graphs]
+            members = [b for b, n in enumerate(rows) if n > 0] or list(range(len(graphs)))
+            data = [frames(graphs[b]).get((what, kind)) for b in members]
+            data = [dict(f._data) if f is not None else {} for f in data]
+            label = f"nodes[{kind!r}].data" if what == "n" else f"edges[{new.canonical_etypes[kind]}].data"
+            names = list(data[0]) if keys == "__ALL__" else list(keys)
+            for b, d in zip(members, data):
+                if keys == "__ALL__" and sorted(d) != sorted(names):
+                    raise ValueError(f"batch: graph {b}'s {label} has features {sorted(d)}, graph {members[0]}'s "
+                                     f"{sorted(names)}: batch needs the same ones (or name them: ndata=[...])")
+                for name in names:
+                    if name not in d:
+                        raise ValueError(f"batch: graph {b}'s {label} has no feature {name!r}")
+                    first = data[0][name]
+                    if d[name].shape[1:] != first.shape[1:] or d[name].dtype != first.dtype:
+                        raise ValueError(f"batch: graph {b}'s {label}[{name!r}] is {d[name].dtype} "
+                                         f"{tuple(d[name].shape[1:])} per row, graph {members[0]}'s {first.dtype} "
+                                         f"{tuple(first.shape[1:])}")
+            target = node_frame(new, kind) if what == "n" else edge_frame(new, kind)
+            for name in names:
+                target[name] = torch.cat([d[name] for d in data])
+
+
+def unbatch_features(g, members) -> None:
+    """The inverse of batch_features: each member's rows of g's features."""
+    for (what, kind), frame in frames(g).items():
+        sizes = (g.batch_num_nodes(kind) if what == "n" else g.batch_num_edges(g.canonical_etypes[kind])).tolist()
+        for name, value in frame._data.items():
+            for member, part in zip(members, torch.split(value, sizes)):
+                (node_frame(member, kind) if what == "n" else edge_frame(member, kind))[name] = part
+
+
 def one_relation(g, what: str):
     """(src type, relation index, dst type) of a graph with one relation, the types as the store names them
     (a block's SRC/t and DST/t: its two sides keep separate features)."""
