@@ -23,7 +23,7 @@ import torch
 from .. import builders, ops
 from .._graph import DGLGraph, edge_type_subgraph, heterograph
 from ..nn import GraphMultiHeadAttention
-from .sequence import check_encoder_shape, lengths_list, positions_in_sentence, sentence_readout_graph
+from .sequence import check_encoder_shape, lengths_list, on_device, positions_in_sentence, sentence_readout_graph
 
 VARIANTS = ("full", "no-global", "no-local", "radical")
 Spans = Sequence[Sequence[Tuple[int, int]]]
@@ -53,9 +53,10 @@ class BigTopology(NamedTuple):
     has_sentence: bool
 
 
-def big_topology(lengths, words: Optional[Spans] = None, variant: str = "full") -> BigTopology:
+def big_topology(lengths, words: Optional[Spans] = None, variant: str = "full", device=None) -> BigTopology:
     """One batched topology for sentences of `lengths` characters with `words[b]` = [(start, end), ...]
-    (0 <= start <= end < lengths[b]; required by full and no-global, ignored otherwise)."""
+    (0 <= start <= end < lengths[b]; required by full and no-global, ignored otherwise), on `device` (None:
+    the CPU)."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown BiG-Transformer variant {variant!r}: expected one of {list(VARIANTS)}")
     lens = lengths_list(lengths, "big_topology")
@@ -78,6 +79,7 @@ def big_topology(lengths, words: Optional[Spans] = None, variant: str = "full") 
         counts["sent"] = len(lens)
         attended.append("from_sent")
     g = heterograph(relations, num_nodes_dict=counts)
+    g = on_device(g, device)
     return BigTopology(g, g["in"] if has_words else None, edge_type_subgraph(g, attended), has_sentence)
 
 
@@ -139,8 +141,8 @@ class BigTransformer(torch.nn.Module):
                              f"{tuple(char_ids.shape)}")
         if max(lens) > self.max_length:
             raise ValueError(f"a sentence of length {max(lens)} exceeds the model's max_length {self.max_length}")
-        topology = big_topology(lens, words, self.variant)
-        readout = sentence_readout_graph(lens)
+        topology = big_topology(lens, words, self.variant, char_ids.device)
+        readout = sentence_readout_graph(lens, char_ids.device)
         h = self.dropout(self.char(char_ids) + self.positions[positions_in_sentence(lens, char_ids.device)])
         for layer in self.layers:
             sources = {}

@@ -24,7 +24,8 @@ import torch
 from .. import builders, ops
 from .._graph import graph
 from ..nn import GraphMultiHeadAttention
-from .sequence import SequenceEmbedding, check_encoder_shape, lead_layout, lengths_list, sentence_readout_graph
+from .sequence import (SequenceEmbedding, check_encoder_shape, lead_layout, lengths_list, on_device,
+                       sentence_readout_graph)
 
 Scale = Tuple[int, int]  # (width, divisor): a constant odd width when divisor == 0, else ceil(N / divisor) made odd
 
@@ -105,17 +106,19 @@ class MultiScaleTransformer(torch.nn.Module):
                      for _ in range(c)] for n in lengths]
         return torch.tensor(per_head, dtype=torch.int64)
 
-    def window_graphs(self, lengths: List[int]):
-        """Per scale, the window graph over the [CLS]-extended positions (sentence b has lengths[b] + 1)."""
+    def window_graphs(self, lengths: List[int], device=None):
+        """Per scale, the window graph over the [CLS]-extended positions (sentence b has lengths[b] + 1), on
+        `device` (None: the CPU)."""
         positions = [n + 1 for n in lengths]
-        return [graph(builders.window(positions, [scale_width(s, n) for n in lengths]), num_nodes=sum(positions))
-                for s in self.scales]
+        graphs = [graph(builders.window(positions, [scale_width(s, n) for n in lengths]), num_nodes=sum(positions))
+                  for s in self.scales]
+        return [on_device(g, device) for g in graphs]
 
     def forward(self, tokens: torch.Tensor, lengths) -> Tuple[torch.Tensor, torch.Tensor]:
         lens = lengths_list(lengths, "MultiScaleTransformer")
         h = self.embedding(tokens, lens, lead=self.cls)  # [N + B, hidden]: [CLS] then tokens, per sentence
         positions = [n + 1 for n in lens]
-        windows = None if self.band else self.window_graphs(lens)
+        windows = None if self.band else self.window_graphs(lens, h.device)
         for l, layer in enumerate(self.layers):
             if self.band:
                 update = layer.attention.forward_band(h, positions, self.band_radii(l, lens))
@@ -124,4 +127,4 @@ class MultiScaleTransformer(torch.nn.Module):
             h = layer.norm(h + torch.relu(update))
         token_rows, cls_rows = lead_layout(lens, 1, h.device)
         tokens_out = h[token_rows]
-        return tokens_out, h[cls_rows] + ops.copy_u_max(sentence_readout_graph(lens), tokens_out)
+        return tokens_out, h[cls_rows] + ops.copy_u_max(sentence_readout_graph(lens, h.device), tokens_out)

@@ -40,11 +40,17 @@ def positions_in_sentence(lengths: List[int], device=None) -> torch.Tensor:
     return torch.arange(int(lens.sum()), device=device) - torch.repeat_interleave(starts, lens)
 
 
-def sentence_readout_graph(lengths: List[int]):
+def on_device(g, device):
+    """g moved to `device`; unchanged for None or the CPU, where the builders made it (no copy per batch)."""
+    return g if device is None or torch.device(device).type == "cpu" else g.to(device)
+
+
+def sentence_readout_graph(lengths: List[int], device=None):
     """Every row of sentence b -> node b of type 'sent' (builders.to_one): copy_u_mean / copy_u_max over it
-    pool each sentence's rows into [B, ...]."""
-    return heterograph({("row", "in_sentence", "sent"): builders.to_one(lengths)},
-                       num_nodes_dict={"row": sum(lengths), "sent": len(lengths)})
+    pool each sentence's rows into [B, ...]. On `device` (None: the CPU)."""
+    g = heterograph({("row", "in_sentence", "sent"): builders.to_one(lengths)},
+                    num_nodes_dict={"row": sum(lengths), "sent": len(lengths)})
+    return on_device(g, device)
 
 
 class SequenceEmbedding(torch.nn.Module):

@@ -20,7 +20,7 @@ import torch
 from .. import builders, ops
 from .._graph import DGLGraph, edge_type_subgraph, heterograph
 from ..nn import GraphMultiHeadAttention
-from .sequence import SequenceEmbedding, check_encoder_shape, lengths_list
+from .sequence import SequenceEmbedding, check_encoder_shape, lengths_list, on_device
 
 VARIANTS = ("full", "no-radical", "no-ring")  # paper Table 6: -radical drops relay -> satellite, -ring the ring
 
@@ -32,9 +32,10 @@ class StarTopology(NamedTuple):
     to_relay: DGLGraph   # sat -> relay alone: the mean / max readouts over each sentence
 
 
-def star_topology(lengths, variant: str = "full") -> StarTopology:
+def star_topology(lengths, variant: str = "full", device=None) -> StarTopology:
     """One batched topology for sentences of `lengths` tokens (each >= 1), as models/star_transformer/
-    topology.cpp builds it: the closed ring keeps each distinct neighbour once for n = 1, 2."""
+    topology.cpp builds it: the closed ring keeps each distinct neighbour once for n = 1, 2. Built on the CPU,
+    then moved to `device` (the features' device; None: stays on the CPU)."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown Star-Transformer variant {variant!r}: expected one of {list(VARIANTS)}")
     lens = lengths_list(lengths, "star_topology")
@@ -51,6 +52,7 @@ def star_topology(lengths, variant: str = "full") -> StarTopology:
         context.append("from_relay")
     n = sum(lens)
     g = heterograph(relations, num_nodes_dict={"sat": n, "emb": n, "relay": len(lens)})
+    g = on_device(g, device)
     return StarTopology(g, edge_type_subgraph(g, context), edge_type_subgraph(g, ["to_relay", "relay_self"]),
                         g["to_relay"])
 
@@ -81,7 +83,8 @@ class StarTransformer(torch.nn.Module):
 
     def forward(self, tokens: torch.Tensor, lengths) -> Tuple[torch.Tensor, torch.Tensor]:
         lens = lengths_list(lengths, "StarTransformer")
-        return self.encode(self.embedding(tokens, lens), star_topology(lens, self.variant))
+        e = self.embedding(tokens, lens)
+        return self.encode(e, star_topology(lens, self.variant, e.device))
 
     def encode(self, e: torch.Tensor, topology: StarTopology) -> Tuple[torch.Tensor, torch.Tensor]:
         """The layers on embedded tokens e [N, hidden] over a topology the caller built (star_topology)."""
