@@ -1,6 +1,7 @@
 // topograph._C.HeteroGraph: Topograph's graph store (graph/heterograph.hpp) as a Python object. The Python
 // class topograph.DGLGraph wraps it with DGL's names; this layer speaks in node-type and relation indices.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -107,6 +108,37 @@ void bind_graph(nb::module_& m) {
            })
       .def("add_self_loop", [](const HeteroGraph& g, int r) { return add_self_loop(g, etype_name(g, r)); })
       .def("remove_self_loop", [](const HeteroGraph& g, int r) { return remove_self_loop(g, etype_name(g, r)); })
+      // Subgraphs (graph/structure.hpp): nodes as {stored node type: ids}, edges as {relation index: ids}; the
+      // result holds the parent ids as the C++ graph's kNID / kEID features (parent_ids reads them back).
+      .def("node_subgraph",
+           [](const HeteroGraph& g, const NodeSets& nodes) {
+             nb::gil_scoped_release release;
+             return node_subgraph(g, nodes);
+           })
+      .def("in_subgraph",
+           [](const HeteroGraph& g, const NodeSets& nodes) {
+             nb::gil_scoped_release release;
+             return in_subgraph(g, nodes);
+           })
+      .def("edge_subgraph",
+           [](const HeteroGraph& g, const std::map<int, std::vector<std::int64_t>>& edges, bool relabel_nodes) {
+             EdgeSets named;
+             for (const auto& [r, ids] : edges) named[etype_name(g, r)] = ids;
+             nb::gil_scoped_release release;
+             return edge_subgraph(g, named, relabel_nodes);
+           })
+      // The parent ids a subgraph keeps for node type `index` (nodes) or relation `index` (edges); None when
+      // it keeps none (every node kept, as DGL stores none then).
+      .def("parent_ids",
+           [](const HeteroGraph& g, bool nodes, int index) -> nb::object {
+             if (nodes) {
+               const std::string& t = g.node_types().at(static_cast<std::size_t>(index));
+               return g.has_ndata(t, kNID) ? to_torch(g.ndata(t, kNID)) : nb::none();
+             }
+             const auto& data = g.edata_map(index);
+             const auto it = data.find(kEID);
+             return it != data.end() ? to_torch(it->second) : nb::none();
+           })
       .def("edge_type_subgraph",
            [](const HeteroGraph& g, const std::vector<Triple>& etypes) {
              std::vector<CanonicalEType> c;

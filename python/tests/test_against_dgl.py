@@ -216,3 +216,45 @@ def test_derived_graphs_carry_features_as_dgl():
         for a, b in zip(topograph.unbatch(t), dgl.unbatch(d)):
             torch.testing.assert_close(a.ndata["x"], b.ndata["x"])
             torch.testing.assert_close(a.edata["w"], b.edata["w"])
+
+
+@pytest.mark.parametrize("relabel", [True, False])
+def test_subgraphs_and_edge_softmax_on_eids_match_dgl(relabel):
+    relations = {("user", "follows", "user"): ([0, 1, 1, 3, 2], [1, 2, 2, 2, 0]),
+                 ("game", "played", "user"): ([0, 1, 1], [0, 2, 3]),
+                 ("user", "plays", "game"): ([0, 2], [1, 1])}
+    counts = {"user": 4, "game": 2}
+    xu, xg, w = torch.randn(4, 2), torch.randn(2, 2), torch.randn(5, 1)
+    graphs = []
+    for lib in (dgl, topograph):
+        g = lib.heterograph({k: (torch.tensor(u), torch.tensor(v)) for k, (u, v) in relations.items()}, counts)
+        g.nodes["user"].data["x"], g.nodes["game"].data["x"] = xu, xg
+        g.edges["follows"].data["w"] = w
+        graphs.append(g)
+    calls = [lambda lib, g: lib.node_subgraph(g, {"user": torch.tensor([2, 0, 1]), "game": torch.tensor([1])},
+                                              relabel_nodes=relabel),
+             lambda lib, g: lib.edge_subgraph(g, {"follows": torch.tensor([4, 1, 2]), "played": torch.tensor([2])},
+                                              relabel_nodes=relabel),
+             lambda lib, g: lib.in_subgraph(g, {"user": torch.tensor([2, 0])}, relabel_nodes=relabel)]
+    def parent_view(g, lib):
+        """Nodes and edges in parent ids, sorted (relabelled nodes come in an order each library picks: DGL's
+        edge_subgraph hashes, Topograph's sorts by parent id; both keep NID / EID)."""
+        nid = {t: g.nodes[t].data[lib.NID] if lib.NID in g.nodes[t].data else torch.arange(g.num_nodes(t))
+               for t in ("user", "game")}
+        nodes = {t: sorted(zip(nid[t].tolist(), g.nodes[t].data["x"].tolist())) for t in nid}
+        edges = {}
+        for s, e, d in relations:
+            u, v = g.edges(order="eid", etype=(s, e, d)) if lib is dgl else g.all_edges(etype=(s, e, d))
+            eid = g.edges[(s, e, d)].data[lib.EID]
+            w = g.edges[(s, e, d)].data["w"].flatten().tolist() if e == "follows" else [0.0] * len(eid)
+            edges[e] = sorted(zip(eid.tolist(), nid[s][u.long()].tolist(), nid[d][v.long()].tolist(), w))
+        return nodes, edges
+
+    for call in calls:
+        d, t = call(dgl, graphs[0]), call(topograph, graphs[1])
+        assert parent_view(t, topograph) == parent_view(d, dgl)
+    gd, gt = (dgl.graph((torch.tensor([0, 1, 1, 3, 2]), torch.tensor([1, 2, 2, 2, 0]))),
+              topograph.graph((torch.tensor([0, 1, 1, 3, 2]), torch.tensor([1, 2, 2, 2, 0]))))
+    eids, logits = torch.tensor([3, 1, 4]), torch.randn(3, 2)
+    torch.testing.assert_close(topograph.ops.edge_softmax(gt, logits, eids=eids),
+                               dgl.ops.edge_softmax(gd, logits, eids=eids), **TOL)

@@ -36,6 +36,7 @@ if _short_spin and _torch_was_loaded and _torch.get_num_threads() > 1:
 
 from ._graph import (ALL, EID, NID, DGLBlock, DGLGraph, add_self_loop, batch, edge_type_subgraph, graph, heterograph,
                      remove_self_loop, reverse, to_block, unbatch)
+from ._subgraph import edge_subgraph, in_subgraph, node_subgraph
 from . import builders
 from . import function
 from . import ops
@@ -57,5 +58,5 @@ def get_num_threads() -> int:
 
 
 __all__ = ["ALL", "NID", "EID", "DGLGraph", "DGLBlock", "graph", "heterograph", "batch", "unbatch",
-           "edge_type_subgraph", "reverse", "to_block", "add_self_loop", "remove_self_loop", "builders", "function",
+           "edge_type_subgraph", "node_subgraph", "edge_subgraph", "in_subgraph", "reverse", "to_block", "add_self_loop", "remove_self_loop", "builders", "function",
            "ops", "nn", "models", "built_with_cuda", "set_num_threads", "get_num_threads"]

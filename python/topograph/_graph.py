@@ -241,6 +241,18 @@ class DGLGraph:
         """One relation as a graph (what DGL's ops take); every node type is kept."""
         return edge_type_subgraph(self, [etype])
 
+    def subgraph(self, nodes, *, relabel_nodes: bool = True, store_ids: bool = True) -> "DGLGraph":
+        """topograph.node_subgraph(self, nodes, ...), as DGLGraph.subgraph."""
+        from ._subgraph import node_subgraph
+
+        return node_subgraph(self, nodes, relabel_nodes=relabel_nodes, store_ids=store_ids)
+
+    def edge_subgraph(self, edges, *, relabel_nodes: bool = True, store_ids: bool = True) -> "DGLGraph":
+        """topograph.edge_subgraph(self, edges, ...), as DGLGraph.edge_subgraph."""
+        from ._subgraph import edge_subgraph
+
+        return edge_subgraph(self, edges, relabel_nodes=relabel_nodes, store_ids=store_ids)
+
     def to(self, device) -> "DGLGraph":
         """The graph and its features on `device` (as DGL's to)."""
         new = self._derived(self._g.to(*_device_args(device)))

@@ -107,10 +107,16 @@ def gsddmm(g: DGLGraph, op: str, lhs_data: Optional[torch.Tensor], rhs_data: Opt
 
 def edge_softmax(graph: DGLGraph, logits: torch.Tensor, eids=ALL, norm_by: str = "dst") -> torch.Tensor:
     """Softmax of per-edge logits [E, ...] over each destination's in-edges (norm_by='dst') or each source's
-    out-edges ('src'); trailing dims (heads) are independent. Same shape as logits."""
+    out-edges ('src'); trailing dims (heads) are independent. Same shape as logits. eids (ids or a mask, as
+    DGL's): the softmax runs over the subgraph of those edges only, logits [len(eids), ...] in their order."""
     g = _graph(graph)
-    if not (isinstance(eids, str) and eids == ALL):
-        raise NotImplementedError("edge_softmax: only eids=ALL (every edge) is supported")
+    if not (isinstance(eids, str) and eids == ALL):  # over the subgraph of those edges, logits [len(eids), ...]
+        from ._subgraph import edge_subgraph
+
+        g = edge_subgraph(g, eids, relabel_nodes=False, store_ids=False)
+        if logits.shape[0] != g.num_edges():
+            raise ValueError(f"edge_softmax: logits must have one row per edge of eids ({g.num_edges()}), got "
+                             f"{tuple(logits.shape)}")
     if norm_by not in ("dst", "src"):
         raise ValueError(f"edge_softmax: norm_by must be 'dst' or 'src', got {norm_by!r}")
     x, one_d = _feature(logits, "edge_softmax: logits")
