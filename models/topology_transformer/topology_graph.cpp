@@ -4,6 +4,7 @@
 #include <map>
 
 #include "graph/builders.hpp"
+#include "graph/sampling.hpp"
 #include "kernels/error.hpp"
 
 namespace topo::models {
@@ -21,30 +22,6 @@ Axis axis_of(const TopologySpec& spec, const std::string& type, std::int64_t tok
   if (type == kEmbeddingType) return {lead, tokens, lead + tokens};
   const std::int64_t m = spec.nodes_in_sentence(type, tokens);
   return {0, m, m};
-}
-
-// splitmix64: the random builder's draws depend on (seed, sentence length, destination) only.
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-// `k` distinct values of 0..n-1, ascending (Floyd's algorithm: k draws, no rejection loop).
-std::vector<std::int64_t> sample_distinct(std::int64_t n, std::int64_t k, std::uint64_t state) {
-  std::vector<std::int64_t> chosen;
-  if (k >= n) {
-    for (std::int64_t i = 0; i < n; ++i) chosen.push_back(i);
-    return chosen;
-  }
-  for (std::int64_t j = n - k; j < n; ++j) {
-    state = mix(state);
-    const std::int64_t t = static_cast<std::int64_t>(state % static_cast<std::uint64_t>(j + 1));
-    chosen.push_back(std::find(chosen.begin(), chosen.end(), t) == chosen.end() ? t : j);
-  }
-  std::sort(chosen.begin(), chosen.end());
-  return chosen;
 }
 
 }  // namespace
@@ -111,7 +88,9 @@ SentenceEdges relation_edges(const TopologySpec& spec, const TopologyRelation& r
         break;
       }
       case TopologyBuilderKind::Random: {
-        const std::uint64_t state = mix(mix(mix(r.seed) ^ static_cast<std::uint64_t>(tokens)) ^ static_cast<std::uint64_t>(d));
+        // The draws depend on (seed, sentence length, destination) only.
+        const std::uint64_t state = splitmix64(splitmix64(splitmix64(r.seed) ^ static_cast<std::uint64_t>(tokens)) ^
+                                               static_cast<std::uint64_t>(d));
         for (std::int64_t s : sample_distinct(src.count, r.per_node, state)) add(src.first + s, d);
         break;
       }

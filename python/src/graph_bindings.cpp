@@ -2,6 +2,7 @@
 // class topograph.DGLGraph wraps it with DGL's names; this layer speaks in node-type and relation indices.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -16,6 +17,8 @@
 #include "graph/batch.hpp"
 #include "graph/builders.hpp"
 #include "graph/heterograph.hpp"
+#include "graph/sampling.hpp"
+#include "graph/to_block.hpp"
 #include "graph/structure.hpp"
 #include "kernels/sparse/format.hpp"
 #include "tensors.hpp"
@@ -63,6 +66,21 @@ nb::object id_tensor(const std::vector<std::int64_t>& ids, DType dtype) {
 nb::tuple edge_ids(const HeteroGraph& g, int relation, const std::vector<std::int64_t>& nodes, bool in) {
   const EdgeIds e = in ? in_edges(g, nodes, etype_name(g, relation)) : out_edges(g, nodes, etype_name(g, relation));
   return nb::make_tuple(id_tensor(e.src, g.id_dtype()), id_tensor(e.dst, g.id_dtype()), id_tensor(e.eid, g.id_dtype()));
+}
+
+// Per node type, int64 ids from id tensors (a host copy: to_block reads them as parent ids).
+std::vector<std::vector<std::int64_t>> ids_per_type(const std::vector<nb::ndarray<>>& arrays, const char* what) {
+  std::vector<std::vector<std::int64_t>> out;
+  for (const auto& a : arrays) {
+    const Tensor t = borrow_ids(a, what).to(Device::cpu());
+    if (t.dtype() == DType::I64) {
+      out.push_back(t.to_vector<std::int64_t>());
+    } else {
+      const auto narrow = t.to_vector<std::int32_t>();
+      out.emplace_back(narrow.begin(), narrow.end());
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -126,6 +144,34 @@ void bind_graph(nb::module_& m) {
              for (const auto& [r, ids] : edges) named[etype_name(g, r)] = ids;
              nb::gil_scoped_release release;
              return edge_subgraph(g, named, relabel_nodes);
+           })
+      // graph/sampling.hpp: the frontier of `seeds` ({stored node type: ids}), fanouts one per relation.
+      .def("sample_neighbors",
+           [](const HeteroGraph& g, const NodeSets& seeds, const std::vector<std::int64_t>& fanouts,
+              std::uint64_t seed) {
+             nb::gil_scoped_release release;
+             return sample_neighbors(g, seeds, fanouts, seed);
+           })
+      // graph/to_block.hpp: (source parent ids per node type, (src position, dst position, parent eid) per
+      // relation), int64; dst_nodes / src_nodes: one id tensor per node type.
+      .def("to_block_parts",
+           [](const HeteroGraph& g, const std::vector<nb::ndarray<>>& dst,
+              const std::optional<std::vector<nb::ndarray<>>>& src, bool include_dst_in_src) {
+             const auto dst_ids = ids_per_type(dst, "to_block: dst_nodes");
+             std::optional<std::vector<std::vector<std::int64_t>>> src_ids;
+             if (src) src_ids = ids_per_type(*src, "to_block: src_nodes");
+             BlockParts parts;
+             {
+               nb::gil_scoped_release release;
+               parts = to_block(g, dst_ids, include_dst_in_src, src_ids);
+             }
+             std::vector<nb::object> sources;
+             for (const auto& ids : parts.src_nodes) sources.push_back(id_tensor(ids, DType::I64));
+             std::vector<nb::tuple> edges;
+             for (const EdgeIds& e : parts.edges)
+               edges.push_back(nb::make_tuple(id_tensor(e.src, DType::I64), id_tensor(e.dst, DType::I64),
+                                              id_tensor(e.eid, DType::I64)));
+             return std::make_pair(sources, edges);
            })
       // The parent ids a subgraph keeps for node type `index` (nodes) or relation `index` (edges); None when
       // it keeps none (every node kept, as DGL stores none then).

@@ -38,6 +38,8 @@ from ._graph import (ALL, EID, NID, DGLBlock, DGLGraph, add_self_loop, batch, ed
                      remove_self_loop, reverse, to_block, unbatch)
 from ._subgraph import edge_subgraph, in_subgraph, node_subgraph
 from . import builders
+from . import dataloading
+from . import sampling
 from . import function
 from . import ops
 from . import nn
@@ -58,5 +60,6 @@ def get_num_threads() -> int:
 
 
 __all__ = ["ALL", "NID", "EID", "DGLGraph", "DGLBlock", "graph", "heterograph", "batch", "unbatch",
-           "edge_type_subgraph", "node_subgraph", "edge_subgraph", "in_subgraph", "reverse", "to_block", "add_self_loop", "remove_self_loop", "builders", "function",
-           "ops", "nn", "models", "built_with_cuda", "set_num_threads", "get_num_threads"]
+           "edge_type_subgraph", "node_subgraph", "edge_subgraph", "in_subgraph", "reverse", "to_block",
+           "add_self_loop", "remove_self_loop", "builders", "dataloading", "sampling", "function", "ops", "nn",
+           "models", "built_with_cuda", "set_num_threads", "get_num_threads"]

@@ -509,51 +509,24 @@ def to_block(g: DGLGraph, dst_nodes=None, include_dst_in_src: bool = True, src_n
     if g.is_block:
         raise ValueError("to_block: the graph is already a block")
     idtype, types, relations = g.idtype, g.ntypes, g.canonical_etypes
-    edges = [g.all_edges(etype=c) for c in relations]  # (src ids, dst ids) by edge id
-
-    # destination nodes per type, and each node id's position among them (-1: not a destination)
-    if dst_nodes is None:
+    if dst_nodes is None:  # per type, every node with an in-edge, sorted
+        edges = [g.all_edges(etype=c) for c in relations]
         dst = {t: torch.unique(torch.cat([v.to(torch.int64) for (_, _, d), (_, v) in zip(relations, edges) if d == t]
                                          or [torch.zeros(0, dtype=torch.int64)]))
                for t in types}
     else:
         dst = _block_nodes(g, dst_nodes, "dst_nodes")
-    dst_position = _block_positions(g, dst, "destination", "dst_nodes")
-
-    # each relation's edges by destination position, then edge id (a stable sort keeps edge ids in order)
-    block_edges = []  # (edge ids, original source ids, destination positions) per relation
-    for (s, e, d), (u, v) in zip(relations, edges):
-        position = dst_position[d][v.to(torch.int64)]
-        missing = position < 0
-        if bool(missing.any()):
-            raise ValueError(f"to_block: node {int(v[missing][0])} of type {d!r} has in-edges ({s}, {e}, {d}) but is "
-                             f"not among dst_nodes")
-        eid = torch.sort(position, stable=True).indices
-        block_edges.append((eid, u.to(torch.int64)[eid], position[eid]))
-
-    if src_nodes is None:  # the destinations first, then the in-neighbours in order of first appearance
-        src = {}
-        for t in types:
-            parts = [dst[t]] if include_dst_in_src else []
-            parts += [u for (s, _, _), (_, u, _) in zip(relations, block_edges) if s == t]
-            src[t] = _unique_in_order(torch.cat(parts) if parts else torch.zeros(0, dtype=torch.int64))
-    else:
-        src = _block_nodes(g, src_nodes, "src_nodes")
-        if include_dst_in_src:
-            for t in types:
-                k = dst[t].numel()
-                if src[t].numel() < k or not torch.equal(src[t][:k], dst[t]):
-                    raise ValueError(f"to_block: with include_dst_in_src, src_nodes[{t!r}] must start with the "
-                                     f"destination nodes {dst[t][:8].tolist()}{'...' if k > 8 else ''} in their order")
-    src_position = _block_positions(g, src, "source", "src_nodes")
-    for (s, e, d), (_, u, _) in zip(relations, block_edges):
-        missing = src_position[s][u] < 0
-        if bool(missing.any()):
-            raise ValueError(f"to_block: node {int(u[missing][0])} of type {s!r} is the source of an edge "
-                             f"({s}, {e}, {d}) into dst_nodes but is not among src_nodes")
+    given = _block_nodes(g, src_nodes, "src_nodes") if src_nodes is not None else None
+    # the core checks the ids and numbers the sources (graph/to_block.hpp): one pass over the kept edges
+    host = lambda ids: ids.to(device="cpu", dtype=torch.int64).contiguous()  # noqa: E731
+    sources, parts = g._g.to_block_parts([host(dst[t]) for t in types],
+                                         [host(given[t]) for t in types] if given is not None else None,
+                                         include_dst_in_src)
+    src = dict(zip(types, sources))
+    block_edges = [(eid, u, p) for u, p, eid in parts]  # (parent edge ids, source positions, dst positions)
 
     node_types = [(_SRC + t, src[t].numel()) for t in types] + [(_DST + t, dst[t].numel()) for t in types]
-    stored_relations = [((_SRC + s, e, _DST + d), _host_ids(src_position[s][u], idtype), _host_ids(p, idtype))
+    stored_relations = [((_SRC + s, e, _DST + d), _host_ids(u, idtype), _host_ids(p, idtype))
                         for (s, e, d), (_, u, p) in zip(relations, block_edges)]
     block = DGLBlock(_C.make_graph(node_types, stored_relations))
     if g.device.type != "cpu":
@@ -587,28 +560,6 @@ def _block_nodes(g: DGLGraph, nodes, what: str) -> dict:
     if len(types) != 1:
         raise ValueError(f"to_block: the graph has node types {types}: give {what} as {{ntype: ids}}")
     return {types[0]: _ids(nodes, f"to_block: {what}").to(torch.int64)}
-
-
-def _block_positions(g: DGLGraph, nodes: dict, side: str, what: str) -> dict:
-    """Per type, each node id's position in nodes[t] (-1: absent), after checking range and repeats."""
-    positions = {}
-    for t, ids in nodes.items():
-        n = g.num_nodes(t)
-        bad = (ids < 0) | (ids >= n)
-        if bool(bad.any()):
-            raise ValueError(f"to_block: {side} node {int(ids[bad][0])} of type {t!r} out of range [0, {n})")
-        if torch.unique(ids).numel() != ids.numel():
-            raise ValueError(f"to_block: {what} of type {t!r} name a node twice")
-        positions[t] = torch.full((n,), -1, dtype=torch.int64).index_put_((ids,), torch.arange(ids.numel()))
-    return positions
-
-
-def _unique_in_order(ids: torch.Tensor) -> torch.Tensor:
-    """The distinct values of `ids` in order of first appearance."""
-    distinct, inverse = torch.unique(ids, return_inverse=True)
-    first = torch.full((distinct.numel(),), ids.numel(), dtype=torch.int64)
-    first = first.scatter_reduce(0, inverse, torch.arange(ids.numel()), "amin")
-    return distinct[torch.argsort(first)]
 
 
 def _mp():

@@ -1,0 +1,108 @@
+#include "graph/to_block.hpp"
+
+#include "kernels/error.hpp"
+
+namespace topo {
+
+namespace {
+
+using Ids = std::vector<std::int64_t>;
+
+// Position of each listed node of a type in `ids` (-1: not listed), after the range and repeat checks.
+Ids positions(const HeteroGraph& g, int type, const Ids& ids, const char* side, const char* argument) {
+  const std::string& name = g.node_types()[type];
+  Ids at(static_cast<std::size_t>(g.num_nodes(type)), -1);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    TOPO_CHECK(ids[i] >= 0 && ids[i] < g.num_nodes(type), "to_block: {} node {} of type '{}' out of range [0, {})",
+               side, ids[i], name, g.num_nodes(type));
+    TOPO_CHECK(at[ids[i]] < 0, "to_block: {} of type '{}' name a node twice ({})", argument, name, ids[i]);
+    at[ids[i]] = static_cast<std::int64_t>(i);
+  }
+  return at;
+}
+
+template <class T>
+void walk_rows(const CsrView& csc, const Ids& dst, const Ids& dst_at, const CanonicalEType& et, EdgeIds& out,
+               const HeteroGraph& g, int relation) {
+  const T* indptr = csc.indptr.data<T>();
+  const T* indices = csc.indices.data<T>();
+  const T* eids = csc.eids.data<T>();
+  std::int64_t kept = 0;
+  for (std::size_t p = 0; p < dst.size(); ++p) {
+    for (T k = indptr[dst[p]]; k < indptr[dst[p] + 1]; ++k) {
+      out.src.push_back(indices[k]);  // a parent id for now: the caller numbers the sources
+      out.dst.push_back(static_cast<std::int64_t>(p));
+      out.eid.push_back(eids[k]);
+    }
+    kept += indptr[dst[p] + 1] - indptr[dst[p]];
+  }
+  if (kept == g.num_edges(relation)) return;  // the destinations are distinct: every edge is kept
+  for (std::int64_t v = 0; v < csc.num_rows; ++v)
+    TOPO_CHECK(indptr[v] == indptr[v + 1] || dst_at[v] >= 0,
+               "to_block: node {} of type '{}' has in-edges ({}, {}, {}) but is not among dst_nodes", v, et.dst_type,
+               et.src_type, et.etype, et.dst_type);
+}
+
+}  // namespace
+
+BlockParts to_block(const HeteroGraph& graph, const std::vector<Ids>& dst_nodes, bool include_dst_in_src,
+                    const std::optional<std::vector<Ids>>& src_nodes) {
+  const HeteroGraph g = graph.to(Device::cpu());
+  const int types = g.num_node_types();
+  TOPO_CHECK(static_cast<int>(dst_nodes.size()) == types, "to_block: dst_nodes for {} node types, the graph has {}",
+             dst_nodes.size(), types);
+  TOPO_CHECK(!src_nodes || static_cast<int>(src_nodes->size()) == types,
+             "to_block: src_nodes for {} node types, the graph has {}", src_nodes ? src_nodes->size() : 0, types);
+  std::vector<Ids> dst_at;
+  for (int t = 0; t < types; ++t) dst_at.push_back(positions(g, t, dst_nodes[t], "destination", "dst_nodes"));
+
+  BlockParts out;
+  out.edges.resize(static_cast<std::size_t>(g.num_relations()));
+  for (int r = 0; r < g.num_relations(); ++r) {
+    const CanonicalEType& et = g.canonical_etype(r);
+    const int d = g.node_type_id(et.dst_type);
+    if (g.id_dtype() == DType::I64)
+      walk_rows<std::int64_t>(g.in_csc(r), dst_nodes[d], dst_at[d], et, out.edges[r], g, r);
+    else
+      walk_rows<std::int32_t>(g.in_csc(r), dst_nodes[d], dst_at[d], et, out.edges[r], g, r);
+  }
+
+  // Source numbering per type: given, or the destinations then the sources in order of first appearance.
+  std::vector<Ids> src_at(static_cast<std::size_t>(types));
+  if (src_nodes) {
+    out.src_nodes = *src_nodes;
+    for (int t = 0; t < types; ++t) {
+      src_at[t] = positions(g, t, out.src_nodes[t], "source", "src_nodes");
+      const Ids& dst = dst_nodes[t];
+      bool leads = !include_dst_in_src || out.src_nodes[t].size() >= dst.size();
+      for (std::size_t i = 0; leads && include_dst_in_src && i < dst.size(); ++i) leads = out.src_nodes[t][i] == dst[i];
+      TOPO_CHECK(leads, "to_block: with include_dst_in_src, src_nodes['{}'] must start with the destination nodes "
+                 "in their order", g.node_types()[t]);
+    }
+  } else {
+    out.src_nodes.resize(static_cast<std::size_t>(types));
+    for (int t = 0; t < types; ++t) {
+      src_at[t].assign(static_cast<std::size_t>(g.num_nodes(t)), -1);
+      if (!include_dst_in_src) continue;
+      out.src_nodes[t] = dst_nodes[t];
+      for (std::size_t i = 0; i < dst_nodes[t].size(); ++i) src_at[t][dst_nodes[t][i]] = static_cast<std::int64_t>(i);
+    }
+  }
+  for (int r = 0; r < g.num_relations(); ++r) {
+    const CanonicalEType& et = g.canonical_etype(r);
+    const int s = g.node_type_id(et.src_type);
+    for (std::int64_t& u : out.edges[r].src) {
+      std::int64_t& at = src_at[s][u];
+      if (at < 0) {
+        TOPO_CHECK(!src_nodes, "to_block: node {} of type '{}' is the source of an edge ({}, {}, {}) into dst_nodes "
+                   "but is not among src_nodes", u, et.src_type, et.src_type, et.etype, et.dst_type);
+        at = static_cast<std::int64_t>(out.src_nodes[s].size());
+        out.src_nodes[s].push_back(u);
+      }
+      u = at;
+    }
+  }
+  return out;
+}
+
+}  // namespace topo

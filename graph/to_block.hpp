@@ -1,0 +1,33 @@
+#pragma once
+// DGL's to_block: the message-flow graph ("block") of every edge into given destination nodes, as the parts
+// the Python package assembles (its DGLBlock: source and destination sides per node type).
+//
+// Order (what topograph.to_block documents): destinations of type t are dst_nodes[t] as given; sources of
+// type t are dst_nodes[t] first (include_dst_in_src), then the other sources of the kept edges in order of
+// first appearance (relation by relation, edges by destination then edge id) — or exactly src_nodes[t] when
+// given. Edges are ordered by destination position, then edge id: each destination's CSC row in turn, so the
+// cost is the kept edges plus the sizes of the types touched, not the graph's edge count.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "graph/heterograph.hpp"
+#include "graph/structure.hpp"
+
+namespace topo {
+
+struct BlockParts {
+  std::vector<std::vector<std::int64_t>> src_nodes;  // [node types]: parent ids of the block's sources
+  // [relations]: src = position among its type's sources, dst = position among dst_nodes, eid = parent id
+  std::vector<EdgeIds> edges;
+};
+
+// dst_nodes: [node types] parent ids (distinct; every node with an in-edge must be there). src_nodes:
+// [node types], or nullopt for the default numbering. Errors (topo::Error) name the side, the type and the
+// id: out of range, repeated, a node with in-edges that is not a destination, an edge source missing from
+// src_nodes, src_nodes not starting with the destinations under include_dst_in_src.
+BlockParts to_block(const HeteroGraph& g, const std::vector<std::vector<std::int64_t>>& dst_nodes,
+                    bool include_dst_in_src,
+                    const std::optional<std::vector<std::vector<std::int64_t>>>& src_nodes = std::nullopt);
+
+}  // namespace topo

@@ -1,0 +1,85 @@
+"""dgl.dataloading's neighbour-sampled mini-batches: MultiLayerNeighborSampler (fan-outs per layer, blocks per
+layer, as DGL's) and a DataLoader over seed nodes. Each layer samples a frontier of the current seeds
+(topograph.sampling.sample_neighbors), turns it into a block with to_block (its sources: the seeds first, then
+the sampled neighbours) and makes the block's sources the next layer's seeds; blocks come first layer first."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import List, Optional, Sequence
+
+import torch
+
+from ._graph import EID, NID, DGLGraph, to_block
+from ._subgraph import _check, _node_sets
+from .sampling import sample_neighbors
+
+
+class MultiLayerNeighborSampler:
+    """fanouts[l]: layer l's fan-out, an int (-1: every in-edge) or {etype: int}; layer 0 is the input
+    layer, so fanouts[-1] samples the seeds' own in-edges."""
+
+    def __init__(self, fanouts: Sequence, edge_dir: str = "in", replace: bool = False):
+        if len(fanouts) == 0:
+            raise ValueError("MultiLayerNeighborSampler: fanouts must name at least one layer")
+        self.fanouts, self.edge_dir, self.replace = list(fanouts), edge_dir, replace
+
+    def sample(self, g: DGLGraph, seed_nodes):
+        """(input_nodes, output_nodes, blocks): blocks[0] reads input_nodes' features (blocks[0].srcdata), the
+        last block writes output_nodes (= seed_nodes). Ids are tensors, or {ntype: ids} with several types."""
+        _check(g, "MultiLayerNeighborSampler")
+        single = not isinstance(seed_nodes, Mapping)
+        seeds = {t: torch.as_tensor(ids, dtype=torch.int64)
+                 for t, ids in _node_sets(g, seed_nodes, "MultiLayerNeighborSampler").items()}
+        output = dict(seeds)
+        blocks: List[DGLGraph] = []
+        for fanout in reversed(self.fanouts):
+            frontier = sample_neighbors(g, seeds, fanout, edge_dir=self.edge_dir, replace=self.replace)
+            block = to_block(frontier, seeds)
+            for r, etype in enumerate(block.canonical_etypes):  # to_block's EID is the frontier's: map to g's
+                frame = block.edges[etype].data
+                frame[EID] = frontier.edges[frontier.canonical_etypes[r]].data[EID][frame[EID].long()]
+            seeds = {t: block.srcnodes[t].data[NID].to(torch.int64) for t in block.srctypes}
+            blocks.insert(0, block)
+        if single:
+            (t,) = g.ntypes
+            return seeds[t], output[t], blocks
+        return seeds, output, blocks
+
+    sample_blocks = sample  # DGL's BlockSampler name
+
+
+class DataLoader:
+    """Mini-batches of seed nodes `indices` (ids, or {ntype: ids}), each sampled by graph_sampler:
+    iterating yields graph_sampler.sample(graph, batch) = (input_nodes, output_nodes, blocks), as
+    dgl.dataloading.DataLoader. shuffle draws a new order each epoch from `generator` (torch's default
+    one when None); drop_last drops a last batch smaller than batch_size."""
+
+    def __init__(self, graph: DGLGraph, indices, graph_sampler, batch_size: int = 1, shuffle: bool = False,
+                 drop_last: bool = False, generator: Optional[torch.Generator] = None):
+        if batch_size < 1:
+            raise ValueError(f"DataLoader: batch_size must be >= 1, got {batch_size}")
+        self.graph, self.sampler = graph, graph_sampler
+        self.batch_size, self.shuffle, self.drop_last, self.generator = batch_size, shuffle, drop_last, generator
+        self._typed = isinstance(indices, Mapping)
+        sets = _node_sets(graph, indices, "DataLoader")
+        # (type, id) pairs in a fixed order: a batch of a heterograph may mix types, as DGL's does
+        self._types = list(sets)
+        self._items = torch.cat([torch.stack([torch.full((len(ids),), i, dtype=torch.int64),
+                                              torch.as_tensor(ids, dtype=torch.int64)], 1)
+                                 for i, ids in enumerate(sets.values())]) if sets else torch.zeros(0, 2)
+
+    def __len__(self) -> int:
+        n = self._items.shape[0]
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+
+    def __iter__(self):
+        items = self._items
+        if self.shuffle:
+            items = items[torch.randperm(items.shape[0], generator=self.generator)]
+        for start in range(0, len(self) * self.batch_size, self.batch_size):
+            batch = items[start:start + self.batch_size]
+            if not self._typed:
+                yield self.sampler.sample(self.graph, batch[:, 1])
+                continue
+            seeds = {t: batch[batch[:, 0] == i, 1] for i, t in enumerate(self._types)}
+            yield self.sampler.sample(self.graph, {t: ids for t, ids in seeds.items() if ids.numel()})
