@@ -258,3 +258,55 @@ def test_subgraphs_and_edge_softmax_on_eids_match_dgl(relabel):
     eids, logits = torch.tensor([3, 1, 4]), torch.randn(3, 2)
     torch.testing.assert_close(topograph.ops.edge_softmax(gt, logits, eids=eids),
                                dgl.ops.edge_softmax(gd, logits, eids=eids), **TOL)
+
+
+def conv_graphs():
+    """A graph with self loops on every node (GraphConv / GATConv refuse zero in-degree), and a block of it
+    (the in-edges of some seeds, as a sampler makes it)."""
+    src, dst, n = make_edges("random")
+    keep = src != dst
+    src = torch.cat([src[keep], torch.arange(n)])
+    dst = torch.cat([dst[keep], torch.arange(n)])
+    gd, gt = dgl.graph((src, dst), num_nodes=n), topograph.graph((src, dst), num_nodes=n)
+    seeds = torch.tensor([3, 0, 7, 11, 5])
+    return [(gd, gt), (dgl.to_block(dgl.in_subgraph(gd, seeds), seeds),
+                       topograph.to_block(topograph.in_subgraph(gt, seeds), seeds))]
+
+
+LAYERS = {  # (in_feats, constructor over a dgl.nn-like namespace)
+    "gcn-both": (5, lambda nn: nn.GraphConv(5, 3)), "gcn-right": (3, lambda nn: nn.GraphConv(3, 5, norm="right")),
+    "gcn-left": (5, lambda nn: nn.GraphConv(5, 4, norm="left", bias=False)),
+    "gcn-none": (4, lambda nn: nn.GraphConv(4, 4, norm="none")),
+    "sage-mean-shrink": (5, lambda nn: nn.SAGEConv(5, 3, "mean")),
+    "sage-mean-grow": (3, lambda nn: nn.SAGEConv(3, 5, "mean")),
+    "sage-gcn-shrink": (5, lambda nn: nn.SAGEConv(5, 3, "gcn")), "sage-gcn-grow": (3, lambda nn: nn.SAGEConv(3, 5, "gcn")),
+    "sage-pool": (5, lambda nn: nn.SAGEConv(5, 4, "pool")), "gat": (5, lambda nn: nn.GATConv(5, 3, 2)),
+    "gat-residual-linear": (5, lambda nn: nn.GATConv(5, 3, 2, residual=True)),
+    "gat-residual-identity": (6, lambda nn: nn.GATConv(6, 3, 2, residual=True)),
+}
+
+
+@pytest.mark.parametrize("name", list(LAYERS))
+def test_conv_layers_match_dgl_on_a_graph_and_a_block(name):
+    """The same weights (copied by name) give the same outputs and gradients, inputs' and parameters'."""
+    import dgl.nn.pytorch as dnn
+
+    in_feats, make = LAYERS[name]
+    torch.manual_seed(0)
+    for gd, gt in conv_graphs():
+        mt, md = make(topograph.nn), make(dnn)
+        dp = dict(md.named_parameters())
+        assert sorted(dp) == sorted(n for n, _ in mt.named_parameters())
+        with torch.no_grad():
+            for n, p in mt.named_parameters():
+                dp[n].copy_(p)
+        x = torch.randn(gt.num_src_nodes(), in_feats)
+        xt, xd = x.clone().requires_grad_(), x.clone().requires_grad_()
+        ot, od = mt(gt, xt), md(gd, xd)
+        torch.testing.assert_close(ot, od, **TOL)
+        w = torch.randn(od.shape)
+        (ot * w).sum().backward()
+        (od * w).sum().backward()
+        torch.testing.assert_close(xt.grad, xd.grad, **TOL)
+        for n, p in mt.named_parameters():
+            torch.testing.assert_close(p.grad, dp[n].grad, **TOL)

@@ -1,0 +1,217 @@
+"""dgl.nn's graph convolutions under their names and with their equations, parameters and defaults
+(DGL 2.1), each a few of Topograph's ops: GraphConv (Kipf & Welling), SAGEConv (Hamilton et al.; mean, gcn
+and pool aggregators) and GATConv (Velickovic et al.). Each takes a graph with one relation or a block
+(topograph.to_block, topograph.dataloading), and features [N, in] or a pair (source, destination) for
+bipartite graphs; on a block the destinations' own features are the first num_dst_nodes source rows, as
+DGL's expand_as_pair takes them. Checked against DGL 2.1 with the same weights (tests/test_against_dgl.py)."""
+from __future__ import annotations
+
+import math
+from typing import Optional, Tuple, Union
+
+import torch
+
+from .. import ops
+
+Features = Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]
+
+
+def _pair(g, feat: Features, what: str) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(source features, destination features), as dgl.utils.expand_as_pair."""
+    if isinstance(feat, (tuple, list)):
+        if len(feat) != 2:
+            raise ValueError(f"{what}: a feature pair must be (source, destination), got {len(feat)} tensors")
+        return feat[0], feat[1]
+    if g.is_block:
+        return feat, feat[: g.num_dst_nodes()]
+    return feat, feat
+
+
+def _check_in_degrees(g, allow_zero_in_degree: bool, what: str) -> None:
+    if not allow_zero_in_degree and bool((g.in_degrees() == 0).any()):
+        raise ValueError(f"{what}: some destination has no in-edge, so its output would be 0 without a "
+                         f"message; add self loops (topograph.add_self_loop) or pass allow_zero_in_degree=True")
+
+
+def _degree_norm(degrees: torch.Tensor, power: float, like: torch.Tensor) -> torch.Tensor:
+    """degrees^power (degrees clamped to >= 1), shaped to scale rows of `like`."""
+    norm = degrees.clamp(min=1).to(like.dtype).pow(power)
+    return norm.view(-1, *[1] * (like.dim() - 1)).to(like.device)
+
+
+class GraphConv(torch.nn.Module):
+    """h_dst = bias + sum_{src -> dst} (c_src c_dst)^(-1/2)... with DGL's `norm`: 'both' (out-degree^-1/2 of
+    the source, in-degree^-1/2 of the destination), 'right' (1 / in-degree), 'left' (1 / out-degree), 'none';
+    edge_weight [E] multiplies the messages. weight [in, out] (xavier uniform), bias zeros, as DGL."""
+
+    def __init__(self, in_feats: int, out_feats: int, norm: str = "both", weight: bool = True, bias: bool = True,
+                 activation=None, allow_zero_in_degree: bool = False):
+        super().__init__()
+        if norm not in ("none", "both", "right", "left"):
+            raise ValueError(f"GraphConv: norm must be 'none', 'both', 'right' or 'left', got {norm!r}")
+        self.in_feats, self.out_feats, self.norm = in_feats, out_feats, norm
+        self.allow_zero_in_degree, self.activation = allow_zero_in_degree, activation
+        self.weight = torch.nn.Parameter(torch.empty(in_feats, out_feats)) if weight else None
+        self.bias = torch.nn.Parameter(torch.zeros(out_feats)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.weight is not None:
+            torch.nn.init.xavier_uniform_(self.weight)
+        if self.bias is not None:
+            torch.nn.init.zeros_(self.bias)
+
+    def forward(self, graph, feat: Features, weight: Optional[torch.Tensor] = None,
+                edge_weight: Optional[torch.Tensor] = None) -> torch.Tensor:
+        _check_in_degrees(graph, self.allow_zero_in_degree, "GraphConv")
+        feat_src, _ = _pair(graph, feat, "GraphConv")
+        if self.norm in ("left", "both"):
+            feat_src = feat_src * _degree_norm(graph.out_degrees(), -0.5 if self.norm == "both" else -1.0, feat_src)
+        if weight is not None and self.weight is not None:
+            raise ValueError("GraphConv: the module has its own weight; pass weight= only to one built with "
+                             "weight=False")
+        weight = weight if weight is not None else self.weight
+        aggregate = (lambda x: ops.copy_u_sum(graph, x)) if edge_weight is None else \
+            (lambda x: ops.u_mul_e_sum(graph, x, edge_weight.view(-1, *[1] * (x.dim() - 1))))
+        if weight is not None and self.in_feats > self.out_feats:  # multiply first: fewer columns to move
+            rst = aggregate(feat_src @ weight)
+        else:
+            rst = aggregate(feat_src)
+            if weight is not None:
+                rst = rst @ weight
+        if self.norm in ("right", "both"):
+            rst = rst * _degree_norm(graph.in_degrees(), -0.5 if self.norm == "both" else -1.0, rst)
+        if self.bias is not None:
+            rst = rst + self.bias
+        return self.activation(rst) if self.activation is not None else rst
+
+
+class SAGEConv(torch.nn.Module):
+    """h_dst = fc_self(h_dst) + fc_neigh(aggregate_{src -> dst} h_src), aggregator 'mean', 'pool' (max of
+    ReLU(fc_pool h_src)) or 'gcn' (fc_neigh((sum_src h_src + h_dst) / (in-degree + 1)) + bias, no fc_self);
+    then activation and norm. Parameters and their initialisation as DGL 2.1's (Xavier-uniform weights with
+    ReLU gain; the bias is fc_self's, torch's default init)."""
+
+    def __init__(self, in_feats, out_feats: int, aggregator_type: str, feat_drop: float = 0.0, bias: bool = True,
+                 norm=None, activation=None):
+        super().__init__()
+        if aggregator_type not in ("mean", "gcn", "pool"):
+            raise ValueError(f"SAGEConv: aggregator_type must be 'mean', 'gcn' or 'pool' ('lstm' is not "
+                             f"there), got {aggregator_type!r}")
+        in_src, in_dst = in_feats if isinstance(in_feats, (tuple, list)) else (in_feats, in_feats)
+        self.in_src, self.in_dst, self.out_feats = in_src, in_dst, out_feats
+        self.aggregator_type, self.norm, self.activation = aggregator_type, norm, activation
+        self.feat_drop = torch.nn.Dropout(feat_drop)
+        if aggregator_type == "pool":
+            self.fc_pool = torch.nn.Linear(in_src, in_src)
+        self.fc_neigh = torch.nn.Linear(in_src, out_feats, bias=False)
+        # as DGL 2.1: the bias is fc_self's, or (gcn, no fc_self) a parameter of its own
+        if aggregator_type != "gcn":
+            self.fc_self = torch.nn.Linear(in_dst, out_feats, bias=bias)
+        self.bias = torch.nn.Parameter(torch.zeros(out_feats)) if bias and aggregator_type == "gcn" else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        gain = torch.nn.init.calculate_gain("relu")
+        if self.aggregator_type == "pool":
+            torch.nn.init.xavier_uniform_(self.fc_pool.weight, gain=gain)
+        if self.aggregator_type != "gcn":
+            torch.nn.init.xavier_uniform_(self.fc_self.weight, gain=gain)
+        torch.nn.init.xavier_uniform_(self.fc_neigh.weight, gain=gain)
+        if self.bias is not None:
+            torch.nn.init.zeros_(self.bias)
+
+    def forward(self, graph, feat: Features) -> torch.Tensor:
+        feat_src, feat_dst = _pair(graph, feat, "SAGEConv")
+        feat_src, feat_dst = self.feat_drop(feat_src), self.feat_drop(feat_dst)
+        h_self = feat_dst
+        # project before passing messages when that moves fewer columns (DGL's lin_before_mp)
+        first = self.in_src > self.out_feats
+        if self.aggregator_type == "mean":
+            h = ops.copy_u_mean(graph, self.fc_neigh(feat_src) if first else feat_src)
+            h_neigh = h if first else self.fc_neigh(h)
+        elif self.aggregator_type == "gcn":
+            src = self.fc_neigh(feat_src) if first else feat_src
+            dst = self.fc_neigh(feat_dst) if first else feat_dst
+            total = ops.copy_u_sum(graph, src) + dst
+            h = total / (graph.in_degrees().to(total.dtype).to(total.device).view(-1, 1) + 1)
+            h_neigh = h if first else self.fc_neigh(h)
+        else:  # pool: max over ReLU(fc_pool h_src); 0 for a destination without in-edges, as DGL's update_all
+            h_neigh = self.fc_neigh(ops.gspmm_zero_empty(graph, "copy_lhs", "max", torch.relu(self.fc_pool(feat_src)),
+                                                         None))
+        rst = h_neigh if self.aggregator_type == "gcn" else self.fc_self(h_self) + h_neigh
+        if self.bias is not None:  # gcn's own bias
+            rst = rst + self.bias
+        if self.activation is not None:
+            rst = self.activation(rst)
+        return self.norm(rst) if self.norm is not None else rst
+
+
+class GATConv(torch.nn.Module):
+    """Graph attention: z = W h [N, H, out]; e_{s->d} = LeakyReLU(a_l . z_s + a_r . z_d); alpha = softmax
+    over each destination's in-edges; h_d = sum_s alpha z_s (+ residual, + bias) -> [N_dst, H, out].
+    Parameters and initialisation as DGL 2.1's (Xavier-normal, ReLU gain; a linear residual carries the bias);
+    get_attention=True also returns alpha [E, H, 1]."""
+
+    def __init__(self, in_feats, out_feats: int, num_heads: int, feat_drop: float = 0.0, attn_drop: float = 0.0,
+                 negative_slope: float = 0.2, residual: bool = False, activation=None,
+                 allow_zero_in_degree: bool = False, bias: bool = True):
+        super().__init__()
+        in_src, in_dst = in_feats if isinstance(in_feats, (tuple, list)) else (in_feats, in_feats)
+        self.heads, self.out_feats, self.activation = num_heads, out_feats, activation
+        self.allow_zero_in_degree, self.negative_slope = allow_zero_in_degree, negative_slope
+        self.shared = not isinstance(in_feats, (tuple, list))
+        if self.shared:
+            self.fc = torch.nn.Linear(in_src, out_feats * num_heads, bias=False)
+        else:
+            self.fc_src = torch.nn.Linear(in_src, out_feats * num_heads, bias=False)
+            self.fc_dst = torch.nn.Linear(in_dst, out_feats * num_heads, bias=False)
+        self.attn_l = torch.nn.Parameter(torch.empty(1, num_heads, out_feats))
+        self.attn_r = torch.nn.Parameter(torch.empty(1, num_heads, out_feats))
+        self.feat_drop, self.attn_drop = torch.nn.Dropout(feat_drop), torch.nn.Dropout(attn_drop)
+        # as DGL 2.1: a linear residual carries the bias; otherwise the bias is a parameter of its own
+        self.res_fc = None
+        if residual:
+            self.res_fc = torch.nn.Identity() if in_dst == num_heads * out_feats else \
+                torch.nn.Linear(in_dst, num_heads * out_feats, bias=bias)
+        linear_residual = isinstance(self.res_fc, torch.nn.Linear)
+        self.bias = torch.nn.Parameter(torch.zeros(num_heads * out_feats)) if bias and not linear_residual else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        gain = torch.nn.init.calculate_gain("relu")
+        for fc in ([self.fc] if self.shared else [self.fc_src, self.fc_dst]):
+            torch.nn.init.xavier_normal_(fc.weight, gain=gain)
+        torch.nn.init.xavier_normal_(self.attn_l, gain=gain)
+        torch.nn.init.xavier_normal_(self.attn_r, gain=gain)
+        if self.bias is not None:
+            torch.nn.init.zeros_(self.bias)
+        if isinstance(self.res_fc, torch.nn.Linear):
+            torch.nn.init.xavier_normal_(self.res_fc.weight, gain=gain)
+            if self.res_fc.bias is not None:
+                torch.nn.init.zeros_(self.res_fc.bias)
+
+    def forward(self, graph, feat: Features, get_attention: bool = False):
+        _check_in_degrees(graph, self.allow_zero_in_degree, "GATConv")
+        shape = (-1, self.heads, self.out_feats)
+        if isinstance(feat, (tuple, list)):  # bipartite: each side projected
+            h_src, h_dst = (self.feat_drop(x) for x in _pair(graph, feat, "GATConv"))
+            fc_src, fc_dst = (self.fc, self.fc) if self.shared else (self.fc_src, self.fc_dst)
+            z_src, z_dst = fc_src(h_src).view(shape), fc_dst(h_dst).view(shape)
+        else:  # one projection; a block's destinations are its first source rows
+            h_src = self.feat_drop(feat)
+            z_src = self.fc(h_src).view(shape)
+            n_dst = graph.num_dst_nodes() if graph.is_block else h_src.shape[0]
+            h_dst, z_dst = h_src[:n_dst], z_src[:n_dst]
+        el = (z_src * self.attn_l).sum(-1, keepdim=True)  # [N_src, H, 1]
+        er = (z_dst * self.attn_r).sum(-1, keepdim=True)  # [N_dst, H, 1]
+        e = torch.nn.functional.leaky_relu(ops.u_add_v(graph, el, er), self.negative_slope)
+        alpha = self.attn_drop(ops.edge_softmax(graph, e))  # [E, H, 1]
+        rst = ops.u_mul_e_sum(graph, z_src, alpha)
+        if self.res_fc is not None:
+            rst = rst + self.res_fc(h_dst).view(shape)
+        if self.bias is not None:
+            rst = rst + self.bias.view(1, self.heads, self.out_feats)
+        if self.activation is not None:
+            rst = self.activation(rst)
+        return (rst, alpha) if get_attention else rst
