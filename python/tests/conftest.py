@@ -114,3 +114,14 @@ def ref_attention(src, dst, num_dst, q, k, v, scale):
     """The unfused attention from the references above: scores per edge, masked softmax, weighted sum."""
     scores = ref_gsddmm(src, dst, "dot", q, k, "v", "u") * scale  # [E, H, 1]
     return ref_gspmm(src, dst, num_dst, "mul", "sum", v, ref_edge_softmax(src, dst, scores))
+
+
+def shared_data(relative: str):
+    """A path inside ../shared/data beside the checkout. A missing data set fails the test that needs it (never a
+    skip), as the C++ tests' shared_data_path does, in CI and in scripts/test.sh alike."""
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[2].parent / "shared" / "data" / relative
+    if not path.exists():
+        pytest.fail(f"data set missing: {path} (the tests read ../shared/data beside the checkout)")
+    return str(path)
