@@ -70,6 +70,8 @@ SequenceBatch SequenceBatch::to(Device device) const {
   for (const auto& [type, set] : node_sets) out.node_sets.emplace(type, set.to(device));
   if (token_case.defined()) out.token_case = token_case.to(device);
   if (graph) out.graph = graph->device() == device ? graph : std::make_shared<const HeteroGraph>(graph->to(device));
+  for (const auto& block : blocks)
+    out.blocks.push_back(block->device() == device ? block : std::make_shared<const HeteroGraph>(block->to(device)));
   return out;
 }
 

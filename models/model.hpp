@@ -38,6 +38,11 @@ struct SequenceBatch {
   // The input graph of graph tasks (node classification: one "sentence" whose tokens are the graph's nodes,
   // features [num_nodes, in_dim]); null for sequence tasks, whose models build their graphs from the lengths.
   std::shared_ptr<const HeteroGraph> graph = nullptr;
+  // Sampled mini-batches of a graph task (node-classify --fanouts): one block per graph layer, input layer
+  // first, each with node types "src" and "dst" and one relation src -> dst (DGL's blocks: a block's
+  // destinations are its first source rows, and the next block's sources). features are then the first
+  // block's source rows, and lengths = {the last block's destinations}. Empty otherwise.
+  std::vector<std::shared_ptr<const HeteroGraph>> blocks = {};
 
   std::int64_t size() const { return static_cast<std::int64_t>(lengths.size()); }
   std::int64_t num_tokens() const;

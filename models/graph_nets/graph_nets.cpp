@@ -24,14 +24,58 @@ std::string single_relation(const SequenceBatch& batch, const char* model) {
   return g.canonical_etypes()[0].etype;
 }
 
+// The graph layer l runs over, its relation and its destinations: the batch's graph for every layer (full
+// graph), or blocks[l] (sampled mini-batches: DGL's blocks, whose destinations are their first source rows).
+struct LayerGraph {
+  const HeteroGraph* graph = nullptr;
+  std::string etype;
+  std::int64_t num_dst = 0;
+};
+std::vector<LayerGraph> layer_graphs(const SequenceBatch& batch, std::size_t layers, const char* model) {
+  if (batch.blocks.empty()) {
+    const std::string etype = single_relation(batch, model);
+    return std::vector<LayerGraph>(layers, LayerGraph{batch.graph.get(), etype, batch.graph->num_nodes(0)});
+  }
+  TOPO_CHECK(batch.blocks.size() == layers, "{}: the batch has blocks for {} layers and the model has {} (--fanouts "
+             "names one fan-out per layer)", model, batch.blocks.size(), layers);
+  std::vector<LayerGraph> out;
+  for (std::size_t l = 0; l < layers; ++l) {
+    const HeteroGraph& b = *batch.blocks[l];
+    TOPO_CHECK(b.num_node_types() == 2 && b.num_relations() == 1, "{}: block {} must have node types src and dst "
+               "and one relation", model, l);
+    const std::int64_t sources = b.num_nodes("src");
+    TOPO_CHECK(l == 0 ? batch.features.defined() && batch.features.ndim() == 2 && batch.features.size(0) == sources
+                      : out.back().num_dst == sources,
+               "{}: block {} has {} sources, but {} rows come into it", model, l, sources,
+               l == 0 ? (batch.features.defined() ? batch.features.size(0) : 0) : out.back().num_dst);
+    out.push_back({&b, b.canonical_etypes()[0].etype, b.num_nodes("dst")});
+  }
+  return out;
+}
+
+// A block's destinations: the first num_dst rows of the layer's input (all of it on a full graph).
+nn::Var destination_rows(const nn::Var& h, std::int64_t num_dst) {
+  if (h.size(0) == num_dst) return h;
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(num_dst));
+  for (std::int64_t i = 0; i < num_dst; ++i) rows[static_cast<std::size_t>(i)] = i;
+  return nn::index_select(h, Tensor::from_vector(rows, {num_dst}).to(h.data().device()));
+}
+
 nn::Generator& generator_of(const GraphNetConfig& c) { return c.generator ? *c.generator : nn::default_generator(); }
 
-// The shapes a step's estimate needs: nodes, edges of the one relation (self loops included), input width.
+// The shapes a step's estimate needs: nodes, edges of the one relation (self loops included; a sampled
+// batch's blocks summed), input width.
 struct StepShape {
   std::int64_t nodes = 0, edges = 0, in = 0;
 };
 StepShape step_shape(const SequenceBatch& batch) {
-  if (batch.graph == nullptr || !batch.features.defined() || batch.features.ndim() != 2) return {};
+  if (!batch.features.defined() || batch.features.ndim() != 2) return {};
+  if (!batch.blocks.empty()) {
+    std::int64_t edges = 0;
+    for (const auto& b : batch.blocks) edges += b->num_edges(0);
+    return {batch.features.size(0), edges, batch.features.size(1)};
+  }
+  if (batch.graph == nullptr) return {};
   return {batch.features.size(0), batch.graph->num_edges(0), batch.features.size(1)};
 }
 
@@ -63,10 +107,10 @@ GcnEncoder::GcnEncoder(const GraphNetConfig& config) : config_(config) {
 }
 
 Encoding GcnEncoder::encode(const SequenceBatch& batch) {
-  const std::string etype = single_relation(batch, "gcn");
+  const std::vector<LayerGraph> graphs = layer_graphs(batch, convs_.size(), "gcn");
   nn::Var h(batch.features);
   for (std::size_t l = 0; l < convs_.size(); ++l) {
-    h = convs_[l]->forward(*batch.graph, etype, h);
+    h = convs_[l]->forward(*graphs[l].graph, graphs[l].etype, h);
     if (l + 1 < convs_.size()) h = nn::dropout(h, config_.dropout, is_training(), generator_of(config_));
   }
   return {h, {}};
@@ -107,11 +151,11 @@ GatEncoder::GatEncoder(const GraphNetConfig& config) : config_(config) {
 }
 
 Encoding GatEncoder::encode(const SequenceBatch& batch) {
-  const std::string etype = single_relation(batch, "gat");
-  const std::int64_t n = batch.features.size(0);
+  const std::vector<LayerGraph> graphs = layer_graphs(batch, convs_.size(), "gat");
   nn::Var h(batch.features);
-  for (const auto& conv : convs_) {
-    const nn::Var out = conv->forward(*batch.graph, etype, h, h);  // [N, H, F]
+  for (std::size_t l = 0; l < convs_.size(); ++l) {
+    const std::int64_t n = graphs[l].num_dst;
+    const nn::Var out = convs_[l]->forward(*graphs[l].graph, graphs[l].etype, h, destination_rows(h, n));  // [n, H, F]
     h = nn::reshape(out, {n, out.size(1) * out.size(2)});
   }
   return {h, {}};
@@ -152,10 +196,10 @@ SageEncoder::SageEncoder(const GraphNetConfig& config) : config_(config) {
 }
 
 Encoding SageEncoder::encode(const SequenceBatch& batch) {
-  const std::string etype = single_relation(batch, "sage");
+  const std::vector<LayerGraph> graphs = layer_graphs(batch, convs_.size(), "sage");
   nn::Var h = nn::dropout(nn::Var(batch.features), config_.dropout, is_training(), generator_of(config_));
   for (std::size_t l = 0; l < convs_.size(); ++l) {
-    h = convs_[l]->forward(*batch.graph, etype, h, h);
+    h = convs_[l]->forward(*graphs[l].graph, graphs[l].etype, h, destination_rows(h, graphs[l].num_dst));
     if (l + 1 < convs_.size()) h = nn::dropout(h, config_.dropout, is_training(), generator_of(config_));
   }
   return {h, {}};

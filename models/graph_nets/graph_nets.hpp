@@ -4,6 +4,8 @@
 // self loops included by the task) and the node features [num_nodes, input_dim] in SequenceBatch::features,
 // and end in their output layer: Encoding::tokens is [num_nodes, output_dim] (the class scores), as the papers'
 // two-layer networks end in the class layer; Encoding::sentences is undefined (there are no sentences).
+// A sampled batch (SequenceBatch::blocks) runs layer l over block l instead, its destinations the first rows of
+// its sources: the scores are then the last block's destinations'.
 #include <cstdint>
 #include <memory>
 #include <vector>

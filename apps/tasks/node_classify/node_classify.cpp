@@ -12,7 +12,10 @@
 #include "apps/graphs/generate.hpp"
 #include "apps/graphs/npz.hpp"
 #include "kernels/memory.hpp"
+#include "graph/sampling.hpp"
 #include "graph/structure.hpp"
+#include "graph/to_block.hpp"
+#include "kernels/dense/indexing.hpp"
 #include "models/heads.hpp"
 #include "nn/ops.hpp"
 
@@ -252,9 +255,12 @@ class NodeClassifier final : public models::SequenceModel {
 }  // namespace
 
 NodeClassification::NodeClassification(NodeDataset data, std::string path, NodeSplits splits, bool row_normalize,
-                                       std::int64_t memory_limit)
-    : data_(std::move(data)), path_(std::move(path)), splits_(std::move(splits)), memory_limit_(memory_limit) {
+                                       std::int64_t memory_limit, std::vector<std::int64_t> fanouts)
+    : data_(std::move(data)), path_(std::move(path)), splits_(std::move(splits)), memory_limit_(memory_limit),
+      fanouts_(std::move(fanouts)) {
   const std::int64_t n = data_.num_nodes;
+  for (const std::int64_t f : fanouts_)
+    TOPO_CHECK(f >= 1 || f == -1, "node-classify: --fanouts {} must be >= 1 or -1 (every in-edge)", f);
   // A split the options leave empty is the file's.
   if (splits_.train.empty()) splits_.train = data_.splits.train;
   if (splits_.dev.empty()) splits_.dev = data_.splits.dev;
@@ -313,15 +319,48 @@ const std::vector<std::int64_t>& NodeClassification::nodes(Split split) const {
 
 std::int64_t NodeClassification::size(Split split) const { return static_cast<std::int64_t>(nodes(split).size()); }
 
-std::vector<std::vector<std::int64_t>> NodeClassification::epoch_batches(std::int64_t /*batch*/,
-                                                                         std::uint64_t /*seed*/,
-                                                                         std::int64_t /*epoch*/) const {
+std::vector<std::vector<std::int64_t>> NodeClassification::epoch_batches(std::int64_t batch, std::uint64_t seed,
+                                                                         std::int64_t epoch) const {
+  if (!fanouts_.empty()) return Task::epoch_batches(batch, seed, epoch);
   std::vector<std::int64_t> all(static_cast<std::size_t>(size(Split::Train)));
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<std::int64_t>(i);
   return {all};
 }
 
 TaskBatch NodeClassification::batch(Split split, const std::vector<std::int64_t>& indices) const {
+  return split == Split::Train && !fanouts_.empty() ? sampled_batch(indices) : full_batch(split, indices);
+}
+
+TaskBatch NodeClassification::sampled_batch(const std::vector<std::int64_t>& indices) const {
+  std::vector<std::int64_t> seeds, targets;
+  std::uint64_t key = 0x6e6f6465u;  // the draw: a function of the batch's nodes in their order
+  for (const std::int64_t i : indices) {
+    TOPO_CHECK(i >= 0 && i < size(Split::Train), "node-classify: train index {} outside [0, {})", i, size(Split::Train));
+    const std::int64_t v = splits_.train[static_cast<std::size_t>(i)];
+    seeds.push_back(v);
+    targets.push_back(data_.labels[static_cast<std::size_t>(v)]);
+    key = splitmix64(key ^ static_cast<std::uint64_t>(v));
+  }
+  models::SequenceBatch inputs;
+  inputs.blocks.resize(fanouts_.size());
+  std::vector<std::int64_t> dst = seeds;  // the last layer's destinations, then each layer's sources
+  for (std::size_t l = fanouts_.size(); l-- > 0;) {
+    const HeteroGraph frontier = sample_neighbors(*graph_, {{"_N", dst}}, {fanouts_[l]}, splitmix64(key + l));
+    const BlockParts parts = to_block(frontier, {dst}, true);
+    std::vector<std::pair<std::int64_t, std::int64_t>> pairs(parts.edges[0].size());
+    for (std::size_t e = 0; e < pairs.size(); ++e) pairs[e] = {parts.edges[0].src[e], parts.edges[0].dst[e]};
+    const auto sources = static_cast<std::int64_t>(parts.src_nodes[0].size());
+    inputs.blocks[l] = std::make_shared<const HeteroGraph>(HeteroGraph(
+        {{"src", sources}, {"dst", static_cast<std::int64_t>(dst.size())}},
+        {{{"src", "_E", "dst"}, EdgeList::from_pairs(pairs, graph_->id_dtype())}}));
+    dst = parts.src_nodes[0];
+  }
+  inputs.lengths = {static_cast<std::int64_t>(seeds.size())};
+  inputs.features = index_select(features_, Tensor::from_vector(dst, {static_cast<std::int64_t>(dst.size())}));
+  return {inputs, Tensor::from_vector(targets, {static_cast<std::int64_t>(targets.size())})};
+}
+
+TaskBatch NodeClassification::full_batch(Split split, const std::vector<std::int64_t>& indices) const {
   const std::vector<std::int64_t>& split_nodes = nodes(split);
   std::vector<std::int64_t> targets(static_cast<std::size_t>(data_.num_nodes), -100);
   for (const std::int64_t i : indices) {
@@ -346,7 +385,7 @@ Evaluation NodeClassification::evaluate(models::SequenceModel& model, Split spli
   model.eval();
   std::vector<std::int64_t> all(static_cast<std::size_t>(size(split)));
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<std::int64_t>(i);
-  const TaskBatch b = batch(split, all).to(device);
+  const TaskBatch b = full_batch(split, all).to(device);
   const nn::Var out = model.forward(b.inputs);
   const double loss = all.empty() ? 0.0 : nn::cross_entropy(out, b.targets).item();
   const std::vector<float> scores = out.data().to(Device::cpu()).to_vector<float>();
@@ -362,7 +401,7 @@ Evaluation NodeClassification::evaluate(models::SequenceModel& model, Split spli
 
 void NodeClassification::check_step_memory(const models::SequenceModel& model, Device device) const {
   if (!device.is_cpu()) return;  // CUDA: the caching allocator's out-of-memory error names the size
-  const TaskBatch b = batch(Split::Train, {});
+  const TaskBatch b = full_batch(Split::Train, {});  // evaluation stays full-graph, sampled training or not
   const models::StepMemoryEstimate step = model.encoder()->step_memory(b.inputs);
   // Parameters, their gradients and Adam's two moments; the logits and their gradient, softmax, targets.
   const std::int64_t optimizer = 4 * 4 * model.num_parameters(true);

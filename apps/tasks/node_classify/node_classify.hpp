@@ -9,6 +9,12 @@
 // Splits: train = --labelled; test = --test-nodes (none by default: karate has no held-out set, so the dev
 // accuracy is the figure); dev = --dev-nodes, by default every node in neither. Selection is on dev, as for
 // every task.
+//
+// Neighbour-sampled mini-batches (--fanouts, one per graph layer, input layer first; DGL's
+// MultiLayerNeighborSampler): training batches of --batch training nodes, each with the blocks of a
+// sample of its neighbourhood (graph/sampling.hpp, graph/to_block.hpp; SequenceBatch::blocks). A batch's draw
+// is a function of its nodes in their (epoch-shuffled) order, so a run and its --resume draw alike.
+// Evaluation stays full-graph.
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -73,8 +79,9 @@ class NodeClassification final : public Task {
   // label in one, are topo::Errors naming the node and the option. `row_normalize`: each node's features
   // divided by their sum (Kipf & Welling's preprocessing; one-hot ids are unchanged).
   // `memory_limit`: as check_memory_fits takes it, for check_step_memory.
+  // `fanouts`: per graph layer, input layer first (>= 1, or -1 for every in-edge); empty: full-graph training.
   NodeClassification(NodeDataset data, std::string path, NodeSplits splits, bool row_normalize = true,
-                     std::int64_t memory_limit = 0);
+                     std::int64_t memory_limit = 0, std::vector<std::int64_t> fanouts = {});
 
   std::int64_t input_dim() const override { return features_.size(1); }
   std::int64_t max_length() const override { return data_.num_nodes; }
@@ -84,12 +91,16 @@ class NodeClassification final : public Task {
                                                     const models::HeadOptions& head) const override;
 
   std::int64_t size(Split split) const override;
-  // One full-graph batch per epoch (GCN's full-batch training), whatever --batch says.
+  // One full-graph batch per epoch (GCN's full-batch training), whatever --batch says; with --fanouts, the
+  // training nodes shuffled per epoch in batches of `batch`.
   std::vector<std::vector<std::int64_t>> epoch_batches(std::int64_t batch, std::uint64_t seed,
                                                        std::int64_t epoch) const override;
   // The whole graph; targets int64 [N]: the labels of the split's nodes at `indices` (positions in the
-  // split's node list), -100 (not counted) elsewhere.
+  // split's node list), -100 (not counted) elsewhere. Training with --fanouts: sampled_batch.
   TaskBatch batch(Split split, const std::vector<std::int64_t>& indices) const override;
+  // The training nodes at `indices` with one sampled block per layer; features: the first block's sources';
+  // targets int64 [indices]: their labels.
+  TaskBatch sampled_batch(const std::vector<std::int64_t>& indices) const;
   nn::Var loss(const nn::Var& output, const Tensor& targets) const override;
 
   std::string metric() const override { return "acc"; }
@@ -112,6 +123,8 @@ class NodeClassification final : public Task {
   std::shared_ptr<const HeteroGraph> graph_;
   Tensor features_;  // float32 [N, F], or [N, N] one-hot ids
   std::int64_t memory_limit_ = 0;
+  std::vector<std::int64_t> fanouts_;
+  TaskBatch full_batch(Split split, const std::vector<std::int64_t>& indices) const;
 };
 
 }  // namespace topo::apps

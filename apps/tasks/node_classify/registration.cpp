@@ -1,4 +1,7 @@
 // `--task node-classify`: semi-supervised node classification on one graph, its options and their checks.
+#include <charconv>
+#include <sstream>
+
 #include "apps/graphs/generate.hpp"
 #include "apps/tasks/node_classify/node_classify.hpp"
 #include "apps/tasks/registry.hpp"
@@ -29,6 +32,22 @@ bool row_normalize(const std::string& norm, const NodeDataset& data) {
   return true;
 }
 
+// --fanouts "10,25" -> {10, 25}: each >= 1 or -1 (every in-edge); empty: full-graph training.
+std::vector<std::int64_t> fanouts_of(const TaskSettings& s) {
+  const std::string text = s.option<std::string>("fanouts");
+  std::vector<std::int64_t> out;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    std::int64_t f = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), f);
+    TOPO_CHECK(!item.empty() && ec == std::errc() && end == item.data() + item.size() && (f >= 1 || f == -1),
+               "invalid config field 'fanouts' = '{}': '{}' is not a fan-out (an integer >= 1, or -1 for every "
+               "in-edge)", text, item);
+    out.push_back(f);
+  }
+  return out;
+}
+
 }  // namespace
 
 TaskRegistration node_classify_registration() {
@@ -50,6 +69,11 @@ TaskRegistration node_classify_registration() {
        "node features: row (each row over its sum, Kipf & Welling's preprocessing) | none | auto (row when no "
        "feature is negative, as bag-of-words; none for a generated graph's Gaussian features)",
        {"auto", "row", "none"}},
+      {"fanouts", "",
+       "neighbour-sampled mini-batches: one fan-out per graph layer, input layer first, comma-separated (e.g. "
+       "10,25; -1: every in-edge), with --batch training nodes per batch (DGL's MultiLayerNeighborSampler); "
+       "empty: full-graph training. Evaluation stays full-graph",
+       {}},
       {"memory_limit", "",
        "the most memory the run may hold (e.g. 8G): it stops before allocating, naming the sizes, when the graph or "
        "a training step would need more (empty: what the machine or its cgroup has left; off: no check)",
@@ -61,6 +85,7 @@ TaskRegistration node_classify_registration() {
     const std::string data = s.option<std::string>("data");
     if (is_generated_graph_spec(data)) (void)parse_generated_graph_spec(data);
     (void)memory_limit_of(s);
+    (void)fanouts_of(s);
   };
   t.make = [](const TaskSettings& s) -> std::unique_ptr<Task> {
     const std::string given = s.option<std::string>("data");
@@ -73,7 +98,7 @@ TaskRegistration node_classify_registration() {
     const std::int64_t limit = memory_limit_of(s);
     NodeDataset data = load_node_dataset(given, limit);
     const bool row = row_normalize(s.option<std::string>("feature_norm"), data);
-    return std::make_unique<NodeClassification>(std::move(data), path, std::move(splits), row, limit);
+    return std::make_unique<NodeClassification>(std::move(data), path, std::move(splits), row, limit, fanouts_of(s));
   };
   return t;
 }
