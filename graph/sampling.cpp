@@ -14,27 +14,55 @@ std::uint64_t splitmix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-std::vector<std::int64_t> sample_distinct(std::int64_t n, std::int64_t k, std::uint64_t state) {
-  std::vector<std::int64_t> chosen;
+namespace {
+
+// sample_distinct into out[0 .. min(k, n)): no allocation, for the per-seed draws.
+std::int64_t sample_distinct_into(std::int64_t n, std::int64_t k, std::uint64_t state, std::int64_t* out) {
   if (k >= n) {
-    for (std::int64_t i = 0; i < n; ++i) chosen.push_back(i);
-    return chosen;
+    for (std::int64_t i = 0; i < n; ++i) out[i] = i;
+    return n;
   }
-  for (std::int64_t j = n - k; j < n; ++j) {
+  for (std::int64_t m = 0, j = n - k; j < n; ++j, ++m) {
     state = splitmix64(state);
     const std::int64_t t = static_cast<std::int64_t>(state % static_cast<std::uint64_t>(j + 1));
-    chosen.push_back(std::find(chosen.begin(), chosen.end(), t) == chosen.end() ? t : j);
+    out[m] = std::find(out, out + m, t) == out + m ? t : j;
   }
-  std::sort(chosen.begin(), chosen.end());
+  std::sort(out, out + k);
+  return k;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> sample_distinct(std::int64_t n, std::int64_t k, std::uint64_t state) {
+  std::vector<std::int64_t> chosen(static_cast<std::size_t>(std::max<std::int64_t>(0, std::min(n, k))));
+  sample_distinct_into(n, k, state, chosen.data());
   return chosen;
 }
 
 namespace {
 
-// One relation's sampled in-edges of `seeds`: (src, dst, eid), seed by seed.
+// One relation's sampled in-edges of `seeds`: (src, dst, eid) and the seed's position (its index in `seeds`),
+// seed by seed, by increasing edge id within a seed.
 struct Sampled {
-  std::vector<std::int64_t> src, dst, eid;
+  std::vector<std::int64_t> src, dst, eid, seed_index;
 };
+
+// The draws of relation r under a call's seed.
+std::uint64_t relation_key(std::uint64_t seed, int r) {
+  return splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(r) + 1));
+}
+
+// Seed ids of one type: in range and distinct (topo::Error naming the type and the position).
+void check_seeds(const HeteroGraph& g, int type, const std::vector<std::int64_t>& ids, const char* what) {
+  const std::string& name = g.node_types()[type];
+  std::vector<char> seen(static_cast<std::size_t>(g.num_nodes(type)), 0);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    TOPO_CHECK(ids[i] >= 0 && ids[i] < g.num_nodes(type), "{}: seed nodes['{}'][{}] = {} is outside [0, {})", what,
+               name, i, ids[i], g.num_nodes(type));
+    TOPO_CHECK(!seen[ids[i]], "{}: seed nodes['{}'][{}] = {} is repeated", what, name, i, ids[i]);
+    seen[ids[i]] = 1;
+  }
+}
 
 // T: the graph's id type. The CSC is read in place (a host graph's, never copied: a batch of seeds touches
 // only its own rows, so sampling costs what it draws, not the graph's size).
@@ -52,20 +80,20 @@ Sampled sample_relation(const CsrView& csc, const std::vector<std::int64_t>& see
     offset[i + 1] = offset[i] + (fanout < 0 ? degree : std::min(fanout, degree));
   }
   Sampled out;
-  out.src.resize(static_cast<std::size_t>(offset[n]));
-  out.dst.resize(out.src.size());
-  out.eid.resize(out.src.size());
+  for (auto* v : {&out.src, &out.dst, &out.eid, &out.seed_index}) v->resize(static_cast<std::size_t>(offset[n]));
   parallel_for(n, 4 * std::max<std::int64_t>(fanout, 8), [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i) {
-      const std::int64_t v = seeds[i], first = indptr[v], degree = indptr[v + 1] - first;
-      const std::int64_t k = offset[i + 1] - offset[i];
-      const std::vector<std::int64_t> picks =
-          sample_distinct(degree, k, splitmix64(key ^ splitmix64(static_cast<std::uint64_t>(v))));
-      for (std::int64_t j = 0; j < k; ++j) {
-        const std::int64_t at = first + picks[j];  // CSC rows list edges by increasing edge id
-        out.src[offset[i] + j] = indices[at];
-        out.dst[offset[i] + j] = v;
-        out.eid[offset[i] + j] = eids[at];
+      const std::int64_t v = seeds[i], first = indptr[v], degree = indptr[v + 1] - first, at = offset[i];
+      // the picks (positions in v's CSC row) land in eid's slots, then become the edges
+      const std::int64_t k = sample_distinct_into(degree, offset[i + 1] - at,
+                                                  splitmix64(key ^ splitmix64(static_cast<std::uint64_t>(v))),
+                                                  out.eid.data() + at);
+      for (std::int64_t j = at; j < at + k; ++j) {
+        const std::int64_t e = first + out.eid[j];  // CSC rows list edges by increasing edge id
+        out.src[j] = indices[e];
+        out.dst[j] = v;
+        out.eid[j] = eids[e];
+        out.seed_index[j] = i;
       }
     }
   });
@@ -82,13 +110,7 @@ HeteroGraph sample_neighbors(const HeteroGraph& g, const NodeSets& seeds, const 
   std::vector<std::vector<std::int64_t>> by_type(static_cast<std::size_t>(h.num_node_types()));
   for (const auto& [type, ids] : seeds) {
     const int t = h.node_type_id(type);
-    std::vector<char> seen(static_cast<std::size_t>(h.num_nodes(t)), 0);
-    for (std::size_t i = 0; i < ids.size(); ++i) {
-      TOPO_CHECK(ids[i] >= 0 && ids[i] < h.num_nodes(t), "sample_neighbors: seed nodes['{}'][{}] = {} is outside "
-                 "[0, {})", type, i, ids[i], h.num_nodes(t));
-      TOPO_CHECK(!seen[ids[i]], "sample_neighbors: seed nodes['{}'][{}] = {} is repeated", type, i, ids[i]);
-      seen[ids[i]] = 1;
-    }
+    check_seeds(h, t, ids, "sample_neighbors");
     by_type[t] = ids;
   }
   std::vector<NodeTypeSpec> types;
@@ -98,7 +120,7 @@ HeteroGraph sample_neighbors(const HeteroGraph& g, const NodeSets& seeds, const 
   for (int r = 0; r < h.num_relations(); ++r) {
     const CanonicalEType& et = h.canonical_etype(r);
     const auto& dst_seeds = by_type[h.node_type_id(et.dst_type)];
-    const std::uint64_t key = splitmix64(seed ^ splitmix64(static_cast<std::uint64_t>(r) + 1));
+    const std::uint64_t key = relation_key(seed, r);
     Sampled s;
     if (!dst_seeds.empty() && fanouts[r] != 0) {
       const CsrView& csc = h.in_csc(r);
@@ -116,6 +138,61 @@ HeteroGraph sample_neighbors(const HeteroGraph& g, const NodeSets& seeds, const 
     out.set_edata(r, kEID, Tensor::from_vector(parent_eids[r], {n}));
   }
   return g.device().is_cuda() ? out.to(g.device()) : out;
+}
+
+std::vector<SampledBlock> sample_blocks(const HeteroGraph& g, const std::vector<std::vector<std::int64_t>>& seeds,
+                                        const std::vector<std::vector<std::int64_t>>& fanouts, std::uint64_t seed) {
+  const HeteroGraph h = g.to(Device::cpu());
+  const int types = h.num_node_types();
+  TOPO_CHECK(static_cast<int>(seeds.size()) == types, "sample_blocks: seeds for {} node types, the graph has {}",
+             seeds.size(), types);
+  for (int t = 0; t < types; ++t) check_seeds(h, t, seeds[t], "sample_blocks");
+  for (std::size_t l = 0; l < fanouts.size(); ++l)
+    TOPO_CHECK(static_cast<int>(fanouts[l].size()) == h.num_relations(),
+               "sample_blocks: layer {} has {} fan-outs for a graph of {} relations", l, fanouts[l].size(),
+               h.num_relations());
+  // Each sampled edge list is already a block's order (grouped by destination position, by edge id within),
+  // so a layer needs no frontier graph: only its sources numbered, destinations first. src_at: a source's
+  // position in the layer being built, -1 elsewhere (reset after each layer, so it is filled once per call).
+  std::vector<std::vector<std::int64_t>> src_at(static_cast<std::size_t>(types));
+  for (int t = 0; t < types; ++t) src_at[t].assign(static_cast<std::size_t>(h.num_nodes(t)), -1);
+  std::vector<SampledBlock> layers(fanouts.size());
+  std::vector<std::vector<std::int64_t>> dst = seeds;
+  for (std::size_t l = fanouts.size(); l-- > 0;) {
+    SampledBlock& out = layers[l];
+    out.dst_nodes = dst;
+    out.parts.src_nodes = dst;
+    out.parts.edges.resize(static_cast<std::size_t>(h.num_relations()));
+    for (int t = 0; t < types; ++t)
+      for (std::size_t i = 0; i < dst[t].size(); ++i) src_at[t][dst[t][i]] = static_cast<std::int64_t>(i);
+    const std::uint64_t layer_seed = splitmix64(seed + l);
+    for (int r = 0; r < h.num_relations(); ++r) {
+      const CanonicalEType& et = h.canonical_etype(r);
+      const int s = h.node_type_id(et.src_type), d = h.node_type_id(et.dst_type);
+      if (dst[d].empty() || fanouts[l][r] == 0) continue;
+      const CsrView& csc = h.in_csc(r);
+      Sampled drawn = h.id_dtype() == DType::I64
+                          ? sample_relation<std::int64_t>(csc, dst[d], fanouts[l][r], relation_key(layer_seed, r))
+                          : sample_relation<std::int32_t>(csc, dst[d], fanouts[l][r], relation_key(layer_seed, r));
+      EdgeIds& e = out.parts.edges[r];
+      e.eid = std::move(drawn.eid);
+      e.dst = std::move(drawn.seed_index);
+      e.src.resize(drawn.src.size());
+      std::vector<std::int64_t>& sources = out.parts.src_nodes[s];
+      for (std::size_t k = 0; k < drawn.src.size(); ++k) {
+        std::int64_t& at = src_at[s][drawn.src[k]];
+        if (at < 0) {
+          at = static_cast<std::int64_t>(sources.size());
+          sources.push_back(drawn.src[k]);
+        }
+        e.src[k] = at;
+      }
+    }
+    for (int t = 0; t < types; ++t)
+      for (const std::int64_t u : out.parts.src_nodes[t]) src_at[t][u] = -1;
+    dst = out.parts.src_nodes;
+  }
+  return layers;
 }
 
 }  // namespace topo

@@ -11,6 +11,7 @@
 
 #include "graph/heterograph.hpp"
 #include "graph/structure.hpp"
+#include "graph/to_block.hpp"
 
 namespace topo {
 
@@ -28,5 +29,17 @@ std::vector<std::int64_t> sample_distinct(std::int64_t n, std::int64_t k, std::u
 // of range or repeated is a topo::Error naming the type and the position.
 HeteroGraph sample_neighbors(const HeteroGraph& g, const NodeSets& seeds, const std::vector<std::int64_t>& fanouts,
                              std::uint64_t seed);
+
+// DGL's MultiLayerNeighborSampler: for layers L-1 .. 0, the frontier of the current destinations
+// (sample_neighbors with fanouts[l], one per relation) made a block (to_block, destinations leading the
+// sources), whose sources are the next layer's destinations. Returned input layer first: each layer's
+// destinations (per node type), its BlockParts (edge ids are g's) . Layer l draws with a seed of its own
+// derived from `seed`.
+struct SampledBlock {
+  std::vector<std::vector<std::int64_t>> dst_nodes;  // [node types]
+  BlockParts parts;
+};
+std::vector<SampledBlock> sample_blocks(const HeteroGraph& g, const std::vector<std::vector<std::int64_t>>& seeds,
+                                        const std::vector<std::vector<std::int64_t>>& fanouts, std::uint64_t seed);
 
 }  // namespace topo

@@ -105,4 +105,24 @@ BlockParts to_block(const HeteroGraph& graph, const std::vector<Ids>& dst_nodes,
   return out;
 }
 
+HeteroGraph block_graph(const HeteroGraph& g, const BlockParts& parts, const std::vector<Ids>& dst_nodes,
+                        const std::string& src_prefix, const std::string& dst_prefix) {
+  std::vector<NodeTypeSpec> types;
+  for (int t = 0; t < g.num_node_types(); ++t)
+    types.push_back({src_prefix + g.node_types()[t], static_cast<std::int64_t>(parts.src_nodes[t].size()), {}});
+  for (int t = 0; t < g.num_node_types(); ++t)
+    types.push_back({dst_prefix + g.node_types()[t], static_cast<std::int64_t>(dst_nodes[t].size()), {}});
+  std::vector<RelationSpec> relations;
+  for (int r = 0; r < g.num_relations(); ++r) {
+    const CanonicalEType& et = g.canonical_etype(r);
+    const EdgeIds& e = parts.edges[r];
+    std::vector<std::pair<std::int64_t, std::int64_t>> pairs(e.size());
+    for (std::size_t k = 0; k < pairs.size(); ++k) pairs[k] = {e.src[k], e.dst[k]};
+    relations.push_back({{src_prefix + et.src_type, et.etype, dst_prefix + et.dst_type},
+                         EdgeList::from_pairs(pairs, g.id_dtype())});
+  }
+  HeteroGraph out(types, relations);
+  return g.device().is_cuda() ? out.to(g.device()) : out;
+}
+
 }  // namespace topo

@@ -9,6 +9,7 @@
 // cost is the kept edges plus the sizes of the types touched, not the graph's edge count.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "graph/heterograph.hpp"
@@ -29,5 +30,12 @@ struct BlockParts {
 BlockParts to_block(const HeteroGraph& g, const std::vector<std::vector<std::int64_t>>& dst_nodes,
                     bool include_dst_in_src,
                     const std::optional<std::vector<std::vector<std::int64_t>>>& src_nodes = std::nullopt);
+
+// The block as a graph: node types src_prefix + t for every type t of g (its sources), then dst_prefix + t
+// (its destinations: dst_nodes[t]), one relation (src_prefix + s, e, dst_prefix + d) per relation of g, in g's
+// id type, on g's device.
+HeteroGraph block_graph(const HeteroGraph& g, const BlockParts& parts,
+                        const std::vector<std::vector<std::int64_t>>& dst_nodes, const std::string& src_prefix,
+                        const std::string& dst_prefix);
 
 }  // namespace topo

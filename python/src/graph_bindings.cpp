@@ -152,6 +152,29 @@ void bind_graph(nb::module_& m) {
              nb::gil_scoped_release release;
              return sample_neighbors(g, seeds, fanouts, seed);
            })
+      // graph/sampling.hpp's sample_blocks, input layer first: per layer (the block with node types SRC/t then
+      // DST/t, the DGLBlock layout; source ids per type; destination ids per type; g's edge id per relation).
+      .def("sample_blocks",
+           [](const HeteroGraph& g, const std::vector<nb::ndarray<>>& seeds,
+              const std::vector<std::vector<std::int64_t>>& fanouts, std::uint64_t seed) {
+             const auto seed_ids = ids_per_type(seeds, "sample_blocks: seed nodes");
+             std::vector<SampledBlock> layers;
+             std::vector<HeteroGraph> graphs;
+             {
+               nb::gil_scoped_release release;
+               layers = sample_blocks(g, seed_ids, fanouts, seed);
+               for (const SampledBlock& l : layers) graphs.push_back(block_graph(g, l.parts, l.dst_nodes, "SRC/", "DST/"));
+             }
+             std::vector<nb::tuple> out;
+             for (std::size_t i = 0; i < layers.size(); ++i) {
+               std::vector<nb::object> src, dst, eids;
+               for (const auto& ids : layers[i].parts.src_nodes) src.push_back(id_tensor(ids, DType::I64));
+               for (const auto& ids : layers[i].dst_nodes) dst.push_back(id_tensor(ids, DType::I64));
+               for (const EdgeIds& e : layers[i].parts.edges) eids.push_back(id_tensor(e.eid, DType::I64));
+               out.push_back(nb::make_tuple(graphs[i], src, dst, eids));
+             }
+             return out;
+           })
       // graph/to_block.hpp: (source parent ids per node type, (src position, dst position, parent eid) per
       // relation), int64; dst_nodes / src_nodes: one id tensor per node type.
       .def("to_block_parts",

@@ -1,7 +1,8 @@
 """dgl.dataloading's neighbour-sampled mini-batches: MultiLayerNeighborSampler (fan-outs per layer, blocks per
-layer, as DGL's) and a DataLoader over seed nodes. Each layer samples a frontier of the current seeds
-(topograph.sampling.sample_neighbors), turns it into a block with to_block (its sources: the seeds first, then
-the sampled neighbours) and makes the block's sources the next layer's seeds; blocks come first layer first."""
+layer, as DGL's) and a DataLoader over seed nodes. Each layer samples a frontier of the current seeds (as
+topograph.sampling.sample_neighbors), turns it into a block (as topograph.to_block: the seeds first among the
+sources, then the sampled neighbours) and makes the block's sources the next layer's seeds; blocks come first
+layer first. All of a batch's layers are one call into the core (graph/sampling.hpp sample_blocks)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -9,9 +10,10 @@ from typing import List, Optional, Sequence
 
 import torch
 
-from ._graph import EID, NID, DGLGraph, to_block
+from . import _message_passing as mp
+from ._graph import EID, NID, DGLBlock, DGLGraph
 from ._subgraph import _check, _node_sets
-from .sampling import sample_neighbors
+from .sampling import _fanouts
 
 
 class MultiLayerNeighborSampler:
@@ -25,25 +27,42 @@ class MultiLayerNeighborSampler:
 
     def sample(self, g: DGLGraph, seed_nodes):
         """(input_nodes, output_nodes, blocks): blocks[0] reads input_nodes' features (blocks[0].srcdata), the
-        last block writes output_nodes (= seed_nodes). Ids are tensors, or {ntype: ids} with several types."""
+        last block writes output_nodes (= seed_nodes). Ids are tensors, or {ntype: ids} with several types. The
+        draws (from torch's generator) and the blocks are the core's (graph/sampling.hpp sample_blocks); each
+        block carries NID / EID in g's ids and g's features gathered by them, as DGL's."""
         _check(g, "MultiLayerNeighborSampler")
+        if self.edge_dir != "in" or self.replace:
+            raise NotImplementedError("MultiLayerNeighborSampler: only edge_dir='in' without replacement")
         single = not isinstance(seed_nodes, Mapping)
-        seeds = {t: torch.as_tensor(ids, dtype=torch.int64)
-                 for t, ids in _node_sets(g, seed_nodes, "MultiLayerNeighborSampler").items()}
-        output = dict(seeds)
+        sets = _node_sets(g, seed_nodes, "MultiLayerNeighborSampler")
+        types, idtype = g.ntypes, g.idtype
+        seeds = [torch.as_tensor(sets.get(t, []), dtype=torch.int64) for t in types]
+        fanouts = [_fanouts(g, f) for f in self.fanouts]
+        seed = int(torch.randint(0, 2 ** 62, (1,)).item())
+        frames = mp.frames(g)
         blocks: List[DGLGraph] = []
-        for fanout in reversed(self.fanouts):
-            frontier = sample_neighbors(g, seeds, fanout, edge_dir=self.edge_dir, replace=self.replace)
-            block = to_block(frontier, seeds)
-            for r, etype in enumerate(block.canonical_etypes):  # to_block's EID is the frontier's: map to g's
-                frame = block.edges[etype].data
-                frame[EID] = frontier.edges[frontier.canonical_etypes[r]].data[EID][frame[EID].long()]
-            seeds = {t: block.srcnodes[t].data[NID].to(torch.int64) for t in block.srctypes}
-            blocks.insert(0, block)
+        for handle, src, dst, eids in g._g.sample_blocks(seeds, fanouts, seed):
+            block = DGLBlock(handle)
+            if g.device.type != "cpu":
+                block = block.to(g.device)
+            for t, s_ids, d_ids in zip(types, src, dst):
+                for side, ids in (("src", s_ids), ("dst", d_ids)):
+                    frame = (block.srcnodes if side == "src" else block.dstnodes)[t].data
+                    for name, value in getattr(frames.get(("n", t)), "_data", {}).items():
+                        frame[name] = value[ids.to(value.device)]
+                    frame[NID] = ids.to(idtype)
+            for r, eid in enumerate(eids):
+                frame = block.edges[block.canonical_etypes[r]].data
+                for name, value in getattr(frames.get(("e", r)), "_data", {}).items():
+                    frame[name] = value[eid.to(value.device)]
+                frame[EID] = eid.to(idtype)
+            blocks.append(block)
+        inputs = {t: blocks[0].srcnodes[t].data[NID].to(torch.int64) for t in types}  # what blocks[0] reads
+        outputs = {t: ids for t, ids in zip(types, seeds) if t in sets}
         if single:
-            (t,) = g.ntypes
-            return seeds[t], output[t], blocks
-        return seeds, output, blocks
+            (t,) = types
+            return inputs[t], outputs[t], blocks
+        return inputs, outputs, blocks
 
     sample_blocks = sample  # DGL's BlockSampler name
 

@@ -112,3 +112,54 @@ TEST_CASE("sample_neighbors errors name the type and the position") {
   CHECK(error_of([&] { sample_neighbors(g, {{"user", {3}}}, {2}, 0); }).find("2 relations") != std::string::npos);
   CHECK(error_of([&] { sample_neighbors(g, {{"film", {0}}}, {2, 2}, 0); }).find("film") != std::string::npos);
 }
+
+TEST_CASE("sample_blocks chains the layers, destinations leading sources, edges by their ids in the graph") {
+  const HeteroGraph g = social(DType::I32);
+  const std::vector<Ids> seeds = {{8, 2}, {}};  // user, game
+  const std::vector<SampledBlock> layers = sample_blocks(g, seeds, {{2, -1}, {3, 1}}, 5);
+  REQUIRE(layers.size() == 2);
+  CHECK(layers[1].dst_nodes == seeds);
+  CHECK(layers[0].dst_nodes == layers[1].parts.src_nodes);
+  for (const SampledBlock& layer : layers) {
+    for (int t = 0; t < 2; ++t) {
+      const Ids& dst = layer.dst_nodes[t];
+      CHECK(Ids(layer.parts.src_nodes[t].begin(), layer.parts.src_nodes[t].begin() + dst.size()) == dst);
+    }
+    for (int r = 0; r < 2; ++r) {
+      const auto parent = g.edges(r).pairs();
+      const int s = r == 0 ? 0 : 1;  // follows: user -> user; plays: game -> user
+      const EdgeIds& e = layer.parts.edges[r];
+      for (std::size_t k = 0; k < e.size(); ++k)
+        CHECK(parent[e.eid[k]] == std::make_pair(layer.parts.src_nodes[s][e.src[k]], layer.dst_nodes[0][e.dst[k]]));
+    }
+  }
+  const HeteroGraph block = block_graph(g, layers[1].parts, layers[1].dst_nodes, "SRC/", "DST/");
+  CHECK(block.node_types() == std::vector<std::string>{"SRC/user", "SRC/game", "DST/user", "DST/game"});
+  CHECK(block.num_nodes("DST/user") == 2);
+  CHECK(block.id_dtype() == DType::I32);
+}
+
+TEST_CASE("sample_blocks is sample_neighbors then to_block, layer by layer, without the frontier graph") {
+  for (DType dt : {DType::I32, DType::I64}) {
+    const HeteroGraph g = social(dt);
+    const std::vector<std::vector<std::int64_t>> fanouts = {{2, 1}, {3, -1}};
+    const std::vector<SampledBlock> fast = sample_blocks(g, {{8, 5, 2}, {}}, fanouts, 9);
+    std::vector<Ids> dst = {{8, 5, 2}, {}};
+    for (std::size_t l = fanouts.size(); l-- > 0;) {
+      NodeSets named;
+      if (!dst[0].empty()) named["user"] = dst[0];
+      if (!dst[1].empty()) named["game"] = dst[1];
+      const HeteroGraph frontier = sample_neighbors(g, named, fanouts[l], splitmix64(9 + l));
+      BlockParts slow = to_block(frontier, dst, true);
+      for (int r = 0; r < 2; ++r) {
+        const Ids parent = frontier.edata_map(r).at(kEID).to_vector<std::int64_t>();
+        for (std::int64_t& e : slow.edges[r].eid) e = parent[static_cast<std::size_t>(e)];
+        CHECK(fast[l].parts.edges[r].src == slow.edges[r].src);
+        CHECK(fast[l].parts.edges[r].dst == slow.edges[r].dst);
+        CHECK(fast[l].parts.edges[r].eid == slow.edges[r].eid);
+      }
+      CHECK(fast[l].parts.src_nodes == slow.src_nodes);
+      dst = slow.src_nodes;
+    }
+  }
+}
