@@ -65,13 +65,14 @@ GemmCpu gemm_cpu() {
   return c;
 }
 
-// Measured on Zen 4 (AVX512_BF16, no AMX; docs/performance/kernels.md, "GEMM backends"): oneDNN's sgemm ran
-// 0.55-1.55x OpenBLAS at the models' shapes with no consistent winner, and its bf16 matmul 0.79-1.14x the own
-// kernel, plus a JIT compile per new shape; so OpenBLAS and the own kernel stay there. AMX is reachable only
-// through oneDNN, whose AMX tiles the own kernel cannot use: bf16 goes to oneDNN where it reports AMX (not yet
-// measured on such a machine). fp32 stays OpenBLAS everywhere until oneDNN is measured faster on a CPU.
+// Measured on Zen 4 (AVX512_BF16, no AMX; docs/performance/kernels.md, "GEMM backends"), backends interleaved:
+// fp32 training steps of the three models ran 3-13% faster on oneDNN's sgemm than on OpenBLAS (11 of 12
+// model x width x length points, 1 thread; 4-10% on 2), its bf16 matmul 1-7% slower than the own kernel. So
+// there: fp32 oneDNN, bf16 own. AMX is reachable only through oneDNN (the own kernel cannot use its tiles):
+// bf16 goes to oneDNN where it reports AMX. Neither choice is measured on an AMX machine yet, so fp32 keeps
+// OpenBLAS there, and on every CPU not measured (no AVX512_BF16), until figures say otherwise.
 GemmBackend default_gemm_backend(Precision p, const GemmCpu& cpu) {
-  if (p == Precision::fp32) return GemmBackend::openblas;
+  if (p == Precision::fp32) return cpu.onednn && cpu.avx512_bf16 && !cpu.amx_bf16 ? GemmBackend::onednn : GemmBackend::openblas;
   return cpu.onednn && cpu.amx_bf16 ? GemmBackend::onednn : GemmBackend::own;
 }
 
