@@ -101,6 +101,29 @@ bool kernel_available() {
 const std::vector<std::int64_t> kSizes = {1, 7, 17, 33, 100};
 const std::vector<std::int64_t> kDepths = {1, 2, 7, 33, 300, 513};  // odd K, K = 1, two K blocks (513 > 384)
 
+// Calls check(p) on a problem per m in ms, n in ns, k in ks and transpose pair (row strides padded by 0-2 on
+// some), with the shape CAPTUREd; above max_mnk only square m = n with k <= 300 (keeps the double loops short).
+template <class Check>
+void for_each_problem(const std::vector<std::int64_t>& ms, const std::vector<std::int64_t>& ks, std::int64_t max_mnk,
+                      std::uint64_t seed, Check&& check) {
+  for (std::int64_t m : ms)
+    for (std::int64_t n : ms)
+      for (std::int64_t k : ks)
+        for (bool ta : {false, true})
+          for (bool tb : {false, true}) {
+            if (m * n * k > max_mnk && (m != n || k > 300)) continue;
+            const std::int64_t pad = (m + n + k) % 3;  // ld > cols on some
+            CAPTURE(m);
+            CAPTURE(n);
+            CAPTURE(k);
+            CAPTURE(ta);
+            CAPTURE(tb);
+            CAPTURE(pad);
+            check(make_problem(ta, tb, m, n, k, pad, seed));
+            seed += 3;
+          }
+}
+
 }  // namespace
 
 TEST_CASE("round_to_bf16 rounds to nearest even and keeps specials") {
@@ -143,30 +166,15 @@ TEST_CASE("precision: names parse, a bad one is an error naming it, bf16 needs t
 
 TEST_CASE("sgemm_bf16 matches its scalar reference and fp32 within bf16 rounding: sizes, transposes, strides") {
   if (!kernel_available()) return;
-  std::uint64_t seed = 2001;
-  for (std::int64_t m : kSizes)
-    for (std::int64_t n : kSizes)
-      for (std::int64_t k : kDepths)
-        for (bool ta : {false, true})
-          for (bool tb : {false, true}) {
-            if (m * n * k > 100 * 100 * 33 && (m != n || k == 513)) continue;  // keep the double loops short
-            const std::int64_t pad = (m + n + k) % 3;                      // ld > cols on some
-            CAPTURE(m);
-            CAPTURE(n);
-            CAPTURE(k);
-            CAPTURE(ta);
-            CAPTURE(tb);
-            CAPTURE(pad);
-            const Problem p = make_problem(ta, tb, m, n, k, pad, seed);
-            seed += 3;
-            const float alpha = 0.75f, beta = -0.5f;
-            std::vector<float> got = p.c0, ref = p.c0;
-            cpu::sgemm_bf16(ta, tb, m, n, k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, got.data(), p.ldc);
-            cpu::sgemm_bf16_reference(ta, tb, m, n, k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, ref.data(),
-                                      p.ldc);
-            check_within(p, got, ref, alpha, beta, reference_tolerance(k));
-            check_within(p, got, exact(p, alpha, beta), alpha, beta, fp32_tolerance(k));
-          }
+  for_each_problem(kSizes, kDepths, 100 * 100 * 33, 2001, [](const Problem& p) {
+    const float alpha = 0.75f, beta = -0.5f;
+    std::vector<float> got = p.c0, ref = p.c0;
+    cpu::sgemm_bf16(p.ta, p.tb, p.m, p.n, p.k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, got.data(), p.ldc);
+    cpu::sgemm_bf16_reference(p.ta, p.tb, p.m, p.n, p.k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, ref.data(),
+                              p.ldc);
+    check_within(p, got, ref, alpha, beta, reference_tolerance(p.k));
+    check_within(p, got, exact(p, alpha, beta), alpha, beta, fp32_tolerance(p.k));
+  });
 }
 
 TEST_CASE("sgemm_bf16: beta = 0 ignores NaN in c, beta = 1 accumulates, k = 0 and alpha = 0 scale c") {
@@ -264,32 +272,18 @@ TEST_CASE("gemm at Precision::bf16, each backend: 1, 2, 3 threads, single calls 
 
 TEST_CASE("oneDNN bf16 matches the bf16 reference, oneDNN fp32 the exact product: sizes 1-130, transposes, strides") {
   if (!onednn_available() || !kernel_available()) return;
-  std::uint64_t seed = 5001;
-  for (std::int64_t m : {1, 7, 33, 130})
-    for (std::int64_t n : {1, 7, 33, 130})
-      for (std::int64_t k : {1, 7, 33, 300})
-        for (bool ta : {false, true})
-          for (bool tb : {false, true}) {
-            if (m * n * k > 130 * 130 * 7 && m != n) continue;  // keep the double loops short
-            const std::int64_t pad = (m + n + k) % 3;
-            CAPTURE(m);
-            CAPTURE(n);
-            CAPTURE(k);
-            CAPTURE(ta);
-            CAPTURE(tb);
-            CAPTURE(pad);
-            const Problem p = make_problem(ta, tb, m, n, k, pad, seed);
-            seed += 3;
-            const float alpha = 0.75f, beta = -0.5f;
-            std::vector<float> got = p.c0, ref = p.c0;
-            cpu::onednn_sgemm_bf16(ta, tb, m, n, k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, got.data(), p.ldc);
-            cpu::sgemm_bf16_reference(ta, tb, m, n, k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, ref.data(),
-                                      p.ldc);
-            check_within(p, got, ref, alpha, beta, reference_tolerance(k));
-            got = p.c0;
-            cpu::onednn_sgemm(ta, tb, m, n, k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, got.data(), p.ldc);
-            check_within(p, got, exact(p, alpha, beta), alpha, beta, reference_tolerance(k));
-          }
+  for_each_problem({1, 7, 33, 130}, {1, 7, 33, 300}, 130 * 130 * 7, 5001, [](const Problem& p) {
+    const float alpha = 0.75f, beta = -0.5f;
+    std::vector<float> got = p.c0, ref = p.c0;
+    cpu::onednn_sgemm_bf16(p.ta, p.tb, p.m, p.n, p.k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, got.data(),
+                           p.ldc);
+    cpu::sgemm_bf16_reference(p.ta, p.tb, p.m, p.n, p.k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, ref.data(),
+                              p.ldc);
+    check_within(p, got, ref, alpha, beta, reference_tolerance(p.k));
+    got = p.c0;
+    cpu::onednn_sgemm(p.ta, p.tb, p.m, p.n, p.k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, got.data(), p.ldc);
+    check_within(p, got, exact(p, alpha, beta), alpha, beta, reference_tolerance(p.k));
+  });
 }
 
 TEST_CASE("oneDNN: beta = 0 ignores NaN in c, k = 0 and alpha = 0 scale c, a repeated call is bitwise the same") {
