@@ -318,6 +318,32 @@ TEST_CASE("oneDNN: beta = 0 ignores NaN in c, k = 0 and alpha = 0 scale c, a rep
   set_num_threads(before);
 }
 
+TEST_CASE("every backend: a product cut into slabs of rows or columns is bitwise the same at 1, 2 and 3 threads") {
+  // Slabs give each row (column) of c the same single-threaded sum over k at any thread count; only the split
+  // along K of weight gradients (cpu::kSplitKRatio) sums in another order. A backend whose blocking followed
+  // the slab's size would break the first and make results depend on the thread count.
+  const int before = num_threads();
+  const Tensor a = testing::random_uniform({2048, 300}, 11), b = testing::random_uniform({300, 300}, 12);
+  for (Precision precision : {Precision::fp32, Precision::bf16})
+    for (GemmBackend backend : {GemmBackend::openblas, GemmBackend::onednn, GemmBackend::own}) {
+      if (!gemm_backend_available(precision, backend)) continue;
+      CAPTURE(precision_name(precision));
+      CAPTURE(gemm_backend_name(backend));
+      const GemmPrecisionGuard g(precision);
+      const GemmBackendGuard use(precision, backend);
+      set_num_threads(1);
+      const std::vector<float> rows = matmul(a, b, false, true).to_vector<float>();  // [2048, 300]: slabs of M
+      const std::vector<float> cols = matmul(b, a, false, true).to_vector<float>();  // [300, 2048]: slabs of N
+      for (int threads : {2, 3}) {
+        CAPTURE(threads);
+        set_num_threads(threads);
+        CHECK(matmul(a, b, false, true).to_vector<float>() == rows);
+        CHECK(matmul(b, a, false, true).to_vector<float>() == cols);
+      }
+    }
+  set_num_threads(before);
+}
+
 TEST_CASE("GEMM backends: the rule, what each backend can run, clear errors, the guard restores") {
   const GemmCpu zen4{.onednn = true, .avx512_bf16 = true}, amx{.onednn = true, .avx512_bf16 = true, .amx_bf16 = true};
   CHECK(default_gemm_backend(Precision::fp32, zen4) == GemmBackend::onednn);
