@@ -87,7 +87,7 @@ nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
   result.update(config.options_of_model());  // the model's own options beside its name (attention: graph)
   result["precision"] = precision_name(precision.used);
   result["precision_note"] = precision.line;
-  result["gemm_backend"] = gemm_backend_name(gemm_backend(precision.used));
+  result["gemm_backend"] = device.is_cuda() ? "cublas" : gemm_backend_name(gemm_backend(precision.used));
   if (!options.json.empty()) write_file_atomically(options.json, result.dump(2) + "\n");
   return result;
 }

@@ -91,7 +91,7 @@ std::string gemm_backend_line() {
     const char* env = std::getenv(env_name(p));
     return env && *env ? fmt::format(" ({})", env_name(p)) : std::string();
   };
-  return fmt::format("GEMM backends: fp32 {}{}, bf16 {}{}; {}", gemm_backend_name(gemm_backend(Precision::fp32)),
+  return fmt::format("CPU GEMM backends: fp32 {}{}, bf16 {}{}; {}", gemm_backend_name(gemm_backend(Precision::fp32)),
                      source(Precision::fp32), gemm_backend_name(gemm_backend(Precision::bf16)), source(Precision::bf16),
                      cpu::onednn_built() ? cpu::onednn_version() : std::string("no oneDNN in this build"));
 }

@@ -41,7 +41,8 @@ void set_gemm_backend(Precision p, GemmBackend b);
 // The backend GEMMs use now (at gemm_precision()).
 inline GemmBackend active_gemm_backend() { return gemm_backend(gemm_precision()); }
 
-// One log line: "GEMM backends: fp32 openblas, bf16 onednn (oneDNN 2.6.3 (avx512_core_bf16); rule: ...)".
+// One log line: "CPU GEMM backends: fp32 onednn, bf16 own; oneDNN 2.6.3 (avx512_core_bf16)", a backend set by
+// TOPO_GEMM_FP32 / TOPO_GEMM_BF16 followed by that variable's name in parentheses.
 std::string gemm_backend_line();
 
 // Sets a precision's backend for a scope and restores the previous one (tests, benchmarks).
