@@ -1,18 +1,35 @@
-// Suite `gemm_bf16`: the bf16 GEMM (kernels/dense/gemm_bf16.*, AVX512_BF16) against fp32 sgemm (OpenBLAS) at
-// the models' shapes, both through cpu::sgemm so both get the same threading (one thread below its threshold,
-// one slab per thread above; --threads picks the count). Shapes: M tokens (800, 2048, 8192) by the widths
+// Suite `gemm_bf16`: the CPU GEMM backends (kernels/dense/gemm_backend.hpp) at the models' shapes, all through
+// cpu::sgemm so all get the same threading (one thread below its threshold, one slab per thread above;
+// --threads picks the count): fp32 on OpenBLAS and on oneDNN (dnnl_sgemm), bf16 (fp32 accumulation) on the
+// own AVX512_BF16 kernel and on oneDNN's matmul. Shapes: M tokens (800, 2048, 8192, or --sizes) by the widths
 // 100, 300, 1200, in the three forms of a Linear layer's products: forward x W^T (nt), input gradient g W (nn),
-// weight gradient g^T x (tn, K = the tokens). GFLOP/s = 2 m n k / median time; `bf16_over_fp32` is the ratio
-// of the two rates at the same shape; `fraction_of_peak` stays relative to the fp32 sgemm peak of the run.
+// weight gradient g^T x (tn, K = the tokens), and an FFN's two projections. GFLOP/s = 2 m n k / median time.
+// The backends alternate sample by sample (rounds of all in order, then reversed). oneDNN's rows carry
+// `onednn_over_openblas` (fp32) or `onednn_over_own` (bf16), the bf16 rows `over_fp32_openblas`: the median
+// over rounds of the other backend's time over this one's (> 1: this one is faster). `first_call_ms` is each
+// backend's first call at the shape (oneDNN's bf16 primitive is created, JIT-compiled, there).
+// `fraction_of_peak` is against the matrix peak of each row's precision (fp32 sgemm or bf16,
+// bench/machine.hpp). Backends absent from the build or the CPU are skipped (said once).
 #include <fmt/core.h>
 
+#include <algorithm>
+#include <chrono>
 #include <vector>
 
 #include "bench/harness.hpp"
 #include "kernels/dense/gemm.hpp"
+#include "kernels/dense/gemm_backend.hpp"
 #include "kernels/dense/random.hpp"
 
 namespace {
+struct Config {
+  topo::Precision precision;
+  topo::GemmBackend backend;
+};
+constexpr Config all[] = {{topo::Precision::fp32, topo::GemmBackend::openblas},
+                          {topo::Precision::fp32, topo::GemmBackend::onednn},
+                          {topo::Precision::bf16, topo::GemmBackend::own},
+                          {topo::Precision::bf16, topo::GemmBackend::onednn}};
 struct Shape3 {
   std::int64_t m, n, k;
   bool ta, tb;
@@ -20,12 +37,12 @@ struct Shape3 {
 };
 }  // namespace
 
-TOPO_BENCH_SUITE(gemm_bf16, "bf16 GEMM (AVX512_BF16, fp32 accumulation) vs fp32 sgemm at the models' shapes") {
+TOPO_BENCH_SUITE(gemm_bf16, "CPU GEMM backends (OpenBLAS, oneDNN, own bf16) at the models' shapes, fp32 and bf16") {
   using namespace topo;
-  if (!bf16_gemm_supported()) {
-    fmt::print("gemm_bf16: this CPU does not report AVX512_BF16; nothing to compare\n");
-    return;
-  }
+  const bool onednn = gemm_backend_available(Precision::fp32, GemmBackend::onednn);
+  const bool bf16 = bf16_gemm_supported();
+  if (!onednn) fmt::print("gemm_bf16: this build has no oneDNN: OpenBLAS and the own kernel only\n");
+  if (!bf16) fmt::print("gemm_bf16: this CPU does not report AVX512_BF16: fp32 only\n");
   std::vector<Shape3> shapes;
   const std::vector<std::int64_t> tokens =
       !bench.sizes().empty() ? bench.sizes() : bench.quick() ? std::vector<std::int64_t>{2048} : std::vector<std::int64_t>{800, 2048, 8192};
@@ -45,16 +62,55 @@ TOPO_BENCH_SUITE(gemm_bf16, "bf16 GEMM (AVX512_BF16, fp32 accumulation) vs fp32 
     const float *ap = a.data<float>(), *bp = b.data<float>();
     float* cp = c.data<float>();
     const double flops = 2.0 * static_cast<double>(s.m * s.n * s.k);
-    const nlohmann::json extra = {{"m", s.m}, {"n", s.n}, {"k", s.k}, {"form", s.form}, {"threads", bench.threads()}};
     const std::string shape = fmt::format("{} {}x{}x{}", s.form, s.m, s.n, s.k);
     auto call = [&] { cpu::sgemm(s.ta, s.tb, s.m, s.n, s.k, 1.f, ap, ac, bp, bc, 0.f, cp, s.n); };
-    bench::Result fp32;
-    {
-      GemmPrecisionGuard g(Precision::fp32);
-      fp32 = bench.run("fp32 " + shape, {.flops = flops}, call, extra);
+    // The backends alternate sample by sample (rounds in order, then reversed), so a load that drifts during
+    // the shape slows all of them alike; each sample is `calls` calls (about 2 ms of fp32 work).
+    std::vector<Config> configs;
+    for (const Config& c : all)
+      if (gemm_backend_available(c.precision, c.backend)) configs.push_back(c);
+    const auto timed = [&](const Config& c, int calls) {  // ms per call
+      const GemmPrecisionGuard g(c.precision);
+      const GemmBackendGuard gb(c.precision, c.backend);
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < calls; ++i) call();
+      return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / calls;
+    };
+    std::vector<double> first_ms;  // the first call of each backend: oneDNN's bf16 primitive is created there
+    for (const Config& c : configs) first_ms.push_back(timed(c, 1));
+    const int calls = static_cast<int>(std::clamp(2.0 / timed(configs[0], 3), 1.0, 1000.0));
+    const int rounds = bench.quick() ? 5 : 15;
+    std::vector<std::vector<double>> times(configs.size());
+    for (int i = 0; i < rounds; ++i)
+      for (std::size_t j = 0; j < configs.size(); ++j) {
+        const std::size_t c = i % 2 == 0 ? j : configs.size() - 1 - j;
+        times[c].push_back(timed(configs[c], calls));
+      }
+    // The median over rounds of backend `over`'s time over backend c's (> 1: c is faster).
+    const auto ratio = [&](std::size_t c, std::size_t over) {
+      std::vector<double> r;
+      for (int i = 0; i < rounds; ++i) r.push_back(times[over][static_cast<std::size_t>(i)] / times[c][static_cast<std::size_t>(i)]);
+      return bench::summarize(r).median_ms;  // summarize: any positive samples
+    };
+    const auto index = [&](Precision p, GemmBackend b) {
+      for (std::size_t c = 0; c < configs.size(); ++c)
+        if (configs[c].precision == p && configs[c].backend == b) return static_cast<int>(c);
+      return -1;
+    };
+    for (std::size_t c = 0; c < configs.size(); ++c) {
+      const Config& cf = configs[c];
+      const GemmPrecisionGuard g(cf.precision);  // judged against the peak of its precision
+      bench.record(fmt::format("{} {} {}", precision_name(cf.precision), gemm_backend_name(cf.backend), shape),
+                   bench::summarize(times[c]), {.flops = flops},
+                   {{"m", s.m}, {"n", s.n}, {"k", s.k}, {"form", s.form}, {"threads", bench.threads()},
+                    {"precision", precision_name(cf.precision)}, {"backend", gemm_backend_name(cf.backend)},
+                    {"rounds", rounds}, {"calls_per_sample", calls}, {"first_call_ms", first_ms[c]}});
+      const int blas = index(Precision::fp32, GemmBackend::openblas), own = index(Precision::bf16, GemmBackend::own);
+      if (cf.backend == GemmBackend::onednn && cf.precision == Precision::fp32 && blas >= 0)
+        bench.annotate("onednn_over_openblas", ratio(c, static_cast<std::size_t>(blas)));
+      if (cf.backend == GemmBackend::onednn && cf.precision == Precision::bf16 && own >= 0)
+        bench.annotate("onednn_over_own", ratio(c, static_cast<std::size_t>(own)));
+      if (cf.precision == Precision::bf16 && blas >= 0) bench.annotate("over_fp32_openblas", ratio(c, static_cast<std::size_t>(blas)));
     }
-    GemmPrecisionGuard g(Precision::bf16);
-    const bench::Result bf16 = bench.run("bf16 " + shape, {.flops = flops}, call, extra);
-    bench.annotate("bf16_over_fp32", bf16.gflops / fp32.gflops);
   }
 }

@@ -210,7 +210,10 @@ Result Runner::record(const std::string& name, const Stats& stats, const Work& w
   if (work.bytes_moved > 0) limits.triad_gbs = machine_.triad_gbs(std::max(working_set, 12.0));
   if (work.gathered_bytes > 0) limits.gather_gbs = machine_.gather_gbs(working_set, work.gather_row_bytes);
   if (work.exps > 0) limits.exps_per_s = machine_.exps_per_s();
-  if (work.flops > 0) limits.sgemm_gflops = machine_.sgemm_gflops();
+  // A GEMM-bound benchmark run at bf16 is judged against the bf16 peak, at fp32 against sgemm's.
+  const Precision precision = gemm_precision();
+  if (work.flops > 0) limits.sgemm_gflops = machine_.matrix_peak_gflops(precision);
+  if (work.flops > 0) extra["peak"] = precision_name(precision);
   Result r = make_result(full_name, stats, work, limits, std::move(extra));
   report_.add(r);
   return r;

@@ -62,7 +62,7 @@ struct Limits {
   double triad_gbs = 0;     // triad at the working-set size
   double gather_gbs = 0;    // rows of gather_row_bytes fetched through a random index, at that size
   double exps_per_s = 0;    // exp_approx evaluations per second, all threads
-  double sgemm_gflops = 0;  // sgemm peak
+  double sgemm_gflops = 0;  // the matrix peak at the precision the GEMMs ran in: fp32 sgemm, or bf16 (Machine)
 };
 
 // The roofline of one result: the time each limit alone allows for its work (NaN where the work counts

@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "kernels/threads.hpp"
+#include "kernels/dense/gemm_backend.hpp"
+#include "kernels/dense/gemm_onednn.hpp"
 #include "kernels/dense/fast_exp.hpp"
 #include "kernels/error.hpp"
 #include "kernels/sparse/simd_rows.hpp"
@@ -149,6 +151,37 @@ SgemmMeasurement measure_sgemm(int n, const TimingOptions& timing) {
   m.gflops = flops / (m.stats.min_ms * 1e-3) / 1e9;
   m.median_gflops = flops / (m.stats.median_ms * 1e-3) / 1e9;
   TOPO_CHECK(std::isfinite(cp[elements - 1]), "sgemm peak: non-finite result");
+  return m;
+}
+
+Bf16PeakMeasurement measure_bf16_peak(int n, const TimingOptions& timing) {
+  TOPO_CHECK(n > 0, "bf16 peak: matrix size {} must be positive", n);
+  TOPO_CHECK(bf16_gemm_supported(), "bf16 peak: this CPU does not report AVX512_BF16");
+  const std::int64_t elements = static_cast<std::int64_t>(n) * n;
+  FloatArray c = allocate_floats(elements);
+  float* cp = c.get();
+  Bf16PeakMeasurement m;
+  m.gemm.n = n;
+  if (cpu::onednn_built()) {
+    // Operands in bf16 already (1.0 and 0.5: 0x3f80, 0x3f00), so only the matrix units are timed.
+    std::vector<std::uint16_t> a(static_cast<std::size_t>(elements), 0x3f80), b(static_cast<std::size_t>(elements), 0x3f00);
+    m.kernel = cpu::onednn_version();
+    m.gemm.stats = time_calls([&] { cpu::onednn_gemm_bf16_bits(false, false, n, n, n, 1.f, a.data(), b.data(), 0.f, cp, n); },
+                              timing);
+    TOPO_CHECK(cp[elements - 1] == 0.5f * static_cast<float>(n), "bf16 peak: c = {}, expected {}", cp[elements - 1],
+               0.5f * static_cast<float>(n));
+  } else {
+    FloatArray a = allocate_floats(elements), b = allocate_floats(elements);
+    std::fill_n(a.get(), elements, 1.f);
+    std::fill_n(b.get(), elements, 0.5f);
+    m.kernel = "own AVX512_BF16 kernel";
+    const GemmPrecisionGuard g(Precision::bf16);
+    const GemmBackendGuard gb(Precision::bf16, GemmBackend::own);
+    m.gemm.stats = time_calls([&] { cpu::sgemm(false, false, n, n, n, 1.f, a.get(), n, b.get(), n, 0.f, cp, n); }, timing);
+  }
+  const double flops = 2.0 * n * static_cast<double>(n) * n;
+  m.gemm.gflops = flops / (m.gemm.stats.min_ms * 1e-3) / 1e9;
+  m.gemm.median_gflops = flops / (m.gemm.stats.median_ms * 1e-3) / 1e9;
   return m;
 }
 
@@ -323,10 +356,22 @@ double Machine::sgemm_gflops() {
   return sgemm_->gflops;
 }
 
+double Machine::bf16_gflops() {
+  if (!bf16_) {
+    bf16_ = bf16_gemm_supported()
+                ? measure_bf16_peak(options_.sgemm_n, options_.quick ? TimingOptions::quick() : TimingOptions{})
+                : Bf16PeakMeasurement{};
+  }
+  return bf16_->gemm.gflops;
+}
+
+double Machine::matrix_peak_gflops(Precision p) { return p == Precision::bf16 ? bf16_gflops() : sgemm_gflops(); }
+
 void Machine::measure_all() {
   for (double kib : {256.0, 1024.0, 4096.0, 16384.0, 65536.0}) triad_gbs(kib * 1024);
   stream_gbs();
   sgemm_gflops();
+  bf16_gflops();
   exps_per_s();
 }
 
@@ -355,6 +400,7 @@ nlohmann::json Machine::to_json() {
                       {"passes_per_sample", m.passes_per_sample}});
   }
   const double exps = exps_per_s();
+  const double bf16 = bf16_gflops();
   return {{"stream_gbs", stream},
           {"exps_per_s", exps},
           {"exp_median_per_s", exp_->median_exps_per_s},
@@ -363,13 +409,19 @@ nlohmann::json Machine::to_json() {
           {"sgemm_gflops", peak},
           {"sgemm_median_gflops", sgemm_->median_gflops},
           {"sgemm_n", sgemm_->n},
+          {"bf16_gflops", bf16 > 0 ? nlohmann::json(bf16) : nlohmann::json()},
+          {"bf16_median_gflops", bf16 > 0 ? nlohmann::json(bf16_->gemm.median_gflops) : nlohmann::json()},
+          {"bf16_peak_kernel", bf16_->kernel},
+          {"gemm_backend_fp32", gemm_backend_name(gemm_backend(Precision::fp32))},
+          {"gemm_backend_bf16", gemm_backend_name(gemm_backend(Precision::bf16))},
+          {"gemm_backends", gemm_backend_line()},
           {"threads", threads()},
           {"blas", blas_line()},
           {"cpu_model", cpu_model_},
           {"llc_bytes", llc_bytes_},
           {"load_average_start", load_at_start_},
           {"load_average_end", load_average()},
-          {"limit_statistic", "best sample (min time) for triad, gather, exp and sgemm; benchmarks report their median"},
+          {"limit_statistic", "best sample (min time) for triad, gather, exp, sgemm and bf16; benchmarks report their median"},
           {"bytes_counted", "reads + writes; write-allocate traffic not counted (triad: 12 bytes per element)"},
           {"triad", triad}};
 }

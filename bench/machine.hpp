@@ -3,6 +3,10 @@
 // - stream triad a[i] = b[i] + s*c[i] bandwidth, all OpenMP threads, at any working-set size (cached per
 //   size), so a memory-bound op is compared with triad at ITS OWN working-set size (L2, L3 or DRAM);
 // - sgemm peak: cblas_sgemm (the OpenMP build of OpenBLAS) on large square matrices;
+// - bf16 peak (CPUs with AVX512_BF16): a bf16 x bf16 -> fp32 GEMM on large square matrices, oneDNN's matmul on
+//   operands already in bf16 (AMX tiles where the CPU has them), on all threads; in a build without oneDNN the
+//   own kernel through cpu::sgemm (its conversion included). A benchmark run at bf16 precision is judged
+//   against it (its `fraction_of_peak`, hence the models' MFU), one at fp32 against the sgemm peak;
 // - gather: rows of a given width fetched through a random permutation index (each row once per pass,
 //   summed 8 at a time in registers by simd::accumulate_rows, the sparse kernels' own loop), at any
 //   working-set size and row width (cached per pair): the limit of a kernel that reads rows through an index;
@@ -23,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/harness.hpp"
+#include "kernels/dense/gemm.hpp"
 
 namespace topo::bench {
 
@@ -48,6 +53,12 @@ struct SgemmMeasurement {
   double median_gflops = 0;  // 2 n^3 / median call
 };
 SgemmMeasurement measure_sgemm(int n, const TimingOptions& timing);
+// The bf16 peak at n^3 (see above); `kernel` says which ran. Throws topo::Error on a CPU without AVX512_BF16.
+struct Bf16PeakMeasurement {
+  SgemmMeasurement gemm;
+  std::string kernel;  // "oneDNN 2.6.3 (avx512_core_bf16)" or "own AVX512_BF16 kernel"
+};
+Bf16PeakMeasurement measure_bf16_peak(int n, const TimingOptions& timing);
 
 struct GatherMeasurement {
   double working_set_bytes = 0;  // table bytes: rows * row_floats * 4
@@ -96,6 +107,10 @@ class Machine {
   double stream_working_set_bytes() const;
   // sgemm at sgemm_n^3 (best GFLOP/s).
   double sgemm_gflops();
+  // The bf16 GEMM peak at sgemm_n^3 (best GFLOP/s); 0 on a CPU without AVX512_BF16.
+  double bf16_gflops();
+  // The peak a GEMM at this precision is judged against: bf16_gflops() or sgemm_gflops().
+  double matrix_peak_gflops(Precision p);
   // Triad bandwidth at this working-set size (GB/s), measured on first request for that size (sizes
   // within ~1% of one another share a measurement).
   double triad_gbs(double working_set_bytes);
@@ -120,6 +135,7 @@ class Machine {
   double load_at_start_;
   std::map<std::int64_t, TriadMeasurement> triad_;  // by elements per array
   std::optional<SgemmMeasurement> sgemm_;
+  std::optional<Bf16PeakMeasurement> bf16_;  // kernel empty: no AVX512_BF16
   std::map<std::pair<std::int64_t, std::int64_t>, GatherMeasurement> gather_;  // by (row floats, table floats)
   std::optional<ExpMeasurement> exp_;
 };

@@ -16,6 +16,7 @@
 #include "bench/machine.hpp"
 #include "kernels/error.hpp"
 #include "kernels/dense/gemm.hpp"
+#include "kernels/dense/gemm_backend.hpp"
 #include "kernels/threads.hpp"
 
 namespace {
@@ -39,8 +40,8 @@ int run(const std::string& suite_name, const std::string& json_path, int threads
   const topo::ThreadCount count = topo::configure_threads(threads);
   const topo::PrecisionChoice gemm_precision = topo::configure_gemm_precision(precision);
   Machine machine({.quick = quick});
-  std::fprintf(stderr, "%s\n%s\n%s\nmeasuring machine limits...\n", topo::threads_line(count).c_str(),
-               topo::blas_line().c_str(), gemm_precision.line.c_str());
+  std::fprintf(stderr, "%s\n%s\n%s\n%s\nmeasuring machine limits...\n", topo::threads_line(count).c_str(),
+               topo::blas_line().c_str(), topo::gemm_backend_line().c_str(), gemm_precision.line.c_str());
   if (const double load = load_average(); load > 0.5) {
     std::fprintf(stderr, "warning: load average %.2f before starting: other processes share the cores, "
                  "expect pessimistic and noisy figures\n", load);
@@ -60,8 +61,9 @@ int run(const std::string& suite_name, const std::string& json_path, int threads
 
   nlohmann::json machine_json = machine.to_json();  // after the suites: includes every triad size used
   machine_json["gemm_precision"] = topo::precision_name(gemm_precision.used);
-  fmt::print("machine: {} | {} threads | stream triad {:.1f} GB/s | sgemm {:.1f} GFLOP/s | load {:.2f} -> {:.2f}\n",
-             machine.cpu_model(), machine.threads(), machine.stream_gbs(), machine.sgemm_gflops(),
+  fmt::print("machine: {} | {} threads | stream triad {:.1f} GB/s | sgemm {:.1f} GFLOP/s | bf16 {:.1f} GFLOP/s | "
+             "load {:.2f} -> {:.2f}\n",
+             machine.cpu_model(), machine.threads(), machine.stream_gbs(), machine.sgemm_gflops(), machine.bf16_gflops(),
              machine_json["load_average_start"].get<double>(), machine_json["load_average_end"].get<double>());
   std::string ladder;
   for (const auto& t : machine_json["triad"]) {
@@ -95,8 +97,8 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::PositiveNumber);
   app.add_option("--precision", precision,
-                 "GEMM precision of the suites: fp32 | bf16 (AVX512_BF16 CPUs; fp32 elsewhere, said on stderr); the "
-                 "machine's sgemm peak stays fp32; suite models also times Star at fp32 for the ratio");
+                 "GEMM precision of the suites: fp32 | bf16 (AVX512_BF16 CPUs; fp32 elsewhere, said on stderr); a "
+                 "bf16 row is judged against the machine's bf16 peak; suite models also times Star at fp32 for the ratio");
   app.add_option("--only", only, "suite ops: only the ops whose name contains this text (e.g. flash_attention)");
   app.add_flag("--profile", profile, "where a step's time goes, by op category (suite models: the Star train step)");
   CLI11_PARSE(app, argc, argv);

@@ -7,15 +7,16 @@
 // records `measured_sentences`). Star's time includes building its topology; a step is forward + backward
 // of a linear loss on the sentence features (no optimizer update, identical for both models).
 // FLOPs are counted from the shapes (models/*/flop_count.hpp: forward for inference, forward + backward for a
-// step) for the measured sentences; `mfu` = those FLOPs per second over the sgemm peak measured in the same
-// run; `flop_bound_dense_over_*` is the dense step's counted FLOPs over the model's (the speedup both would
-// have at equal MFU), next to the measured `dense_over_*_train`. Multi-Scale runs twice: the paper's scales
-// (1, 3, N/16, N/8, N/4; `fraction_scale_flops_share` = the forward FLOPs of its N/k windows, quadratic in n)
-// and constant scales 1, 3, 5, 7, 9 (time per token flat in n). With --profile, one more training step per n
-// of Star, dense and Multi-Scale (paper scales) runs with the op-category profiler on: each table goes to
-// stderr and its seconds per category to that step's `profile` field. With --precision bf16 every GEMM runs
-// in bf16 and Star's two rows also run at fp32 in the same run (`bf16_speedup`); MFU stays counted against
-// the fp32 sgemm peak.
+// step) for the measured sentences; `mfu` = those FLOPs per second over the peak measured in the same run at
+// the row's precision (sgemm's, or bf16's); `flop_bound_dense_over_*` is the dense step's counted FLOPs over
+// the model's (the speedup both would have at equal MFU), next to the measured `dense_over_*_train`.
+// Multi-Scale runs twice: the paper's scales (1, 3, N/16, N/8, N/4; `fraction_scale_flops_share` = the forward
+// FLOPs of its N/k windows, quadratic in n) and constant scales 1, 3, 5, 7, 9 (time per token flat in n).
+// With --profile, one more training step per n of Star, dense and Multi-Scale (paper scales) runs with the
+// op-category profiler on: each table goes to stderr and its seconds per category to that step's `profile`
+// field. With --precision bf16 every GEMM runs in bf16 and Star's two rows also run at fp32 in the same run
+// (`bf16_speedup`); the bf16 rows' MFU is counted against the bf16 peak (bench/machine.hpp; the fp32 rows
+// against the sgemm peak).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -25,6 +26,7 @@
 #include "bench/svg_plot.hpp"
 #include "bench/token_batch.hpp"
 #include "kernels/dense/gemm.hpp"
+#include "kernels/dense/gemm_backend.hpp"
 #include "kernels/dense/random.hpp"
 #include "kernels/profile.hpp"
 #include "models/multiscale_transformer/flop_count.hpp"
@@ -52,20 +54,23 @@ nlohmann::json profile_json() {
 }
 
 // The three models' shapes (d = 300, 2 layers; Star and dense 6 heads, Multi-Scale 10 heads x 30 with the
-// paper's scales 1, 3, N/16, N/8, N/4 and alpha 0.5, no feed-forward).
-models::StarConfig star_config() {
+// paper's scales 1, 3, N/16, N/8, N/4 and alpha 0.5, no feed-forward). `hidden` other than 300 (suite
+// models_backends: 100) keeps the layers, with 4 heads for Star and dense (100 / 6 is not whole).
+models::StarConfig star_config(std::int64_t hidden = kHidden) {
   models::StarConfig sc;
-  sc.encoder = {.vocab_size = kVocab, .hidden = kHidden, .heads = kHeads, .layers = kLayers, .max_length = 4096};
+  sc.encoder = {.vocab_size = kVocab, .hidden = hidden, .heads = hidden % kHeads == 0 ? kHeads : 4, .layers = kLayers,
+                .max_length = 4096};
   return sc;
 }
-models::TransformerConfig transformer_config() {
+models::TransformerConfig transformer_config(std::int64_t hidden = kHidden) {
   models::TransformerConfig tc;
-  tc.encoder = {.vocab_size = kVocab, .hidden = kHidden, .heads = kHeads, .layers = kLayers, .max_length = 4096};
+  tc.encoder = {.vocab_size = kVocab, .hidden = hidden, .heads = hidden % kHeads == 0 ? kHeads : 4, .layers = kLayers,
+                .max_length = 4096};
   return tc;
 }
-models::MultiScaleConfig multiscale_config() {
+models::MultiScaleConfig multiscale_config(std::int64_t hidden = kHidden) {
   models::MultiScaleConfig mc;
-  mc.encoder = {.vocab_size = kVocab, .hidden = kHidden, .heads = 10, .layers = kLayers, .max_length = 4096};
+  mc.encoder = {.vocab_size = kVocab, .hidden = hidden, .heads = 10, .layers = kLayers, .max_length = 4096};
   return mc;
 }
 // Sentences measured at length n: at most 16384 tokens, at most a batch.
@@ -254,6 +259,86 @@ TOPO_BENCH_SUITE(models_ab, "Star and Multi-Scale over the dense Transformer per
       bench.annotate(fmt::format("flop_bound_dense_over_{}", names[model]), bound);
       bench.annotate("of_bound", measured / bound);
       bench.annotate("round_ratios", ratios[model]);
+    }
+  }
+}
+
+// Suite `models_backends`: the three models' training steps (as in `models_ab`: forward + backward of a linear
+// loss, sub-batches of at most 16,384 tokens) at d = 100 and 300, n = 128 and 512 (or --sizes), with every CPU
+// GEMM backend this process can run (kernels/dense/gemm_backend.hpp: fp32 OpenBLAS / oneDNN, bf16 own /
+// oneDNN), alternated call by call: rounds of the backends in order, then reversed, after one untimed round
+// (which also compiles oneDNN's primitives), so a drifting load slows all alike. Per (model, backend) the
+// rounds' times are its result (`mfu` against the peak of its precision); `over_rule` is the median per round
+// of the time of the precision's rule backend (default_gemm_backend) over this one's (> 1: faster), and
+// `fp32_over_this` the median of the fp32 rule backend's time over this one's.
+TOPO_BENCH_SUITE(models_backends, "the models' train steps with each CPU GEMM backend (fp32/bf16, OpenBLAS/oneDNN/own), interleaved") {
+  struct Config {
+    Precision precision;
+    GemmBackend backend;
+  };
+  std::vector<Config> configs;
+  for (Precision p : {Precision::fp32, Precision::bf16})
+    for (GemmBackend b : {GemmBackend::openblas, GemmBackend::own, GemmBackend::onednn})
+      if (gemm_backend_available(p, b)) configs.push_back({p, b});
+  const auto rule = [&](Precision p) {
+    for (std::size_t i = 0; i < configs.size(); ++i)
+      if (configs[i].precision == p && configs[i].backend == default_gemm_backend(p, gemm_cpu())) return i;
+    return std::size_t{0};
+  };
+  const int rounds = bench.quick() ? 3 : 6;
+  const std::vector<std::int64_t> sizes = !bench.sizes().empty() ? bench.sizes() : std::vector<std::int64_t>{128, 512};
+  for (std::int64_t hidden : {std::int64_t{100}, kHidden}) {
+    models::StarTransformer star(star_config(hidden));
+    models::Transformer dense(transformer_config(hidden));
+    models::MultiScaleTransformer multiscale(multiscale_config(hidden));
+    star.reset_parameters(1), dense.reset_parameters(2), multiscale.reset_parameters(4);
+    for (std::int64_t n : sizes) {
+      const std::int64_t b = sub_batch(n);
+      const models::SequenceBatch batch = bench::random_token_batch(b, n, kVocab, static_cast<std::uint32_t>(n));
+      const Tensor r = random_uniform({b, hidden}, -1, 1, 3);
+      const std::vector<std::int64_t>& lengths = batch.lengths;
+      const double flops[3] = {models::transformer_flops(transformer_config(hidden), lengths).train_step(),
+                               models::star_flops(star_config(hidden), lengths).train_step(),
+                               models::multiscale_flops(multiscale_config(hidden), lengths).train_step()};
+      const char* names[3] = {"dense", "star", "multiscale"};
+      for (int model = 0; model < 3; ++model) {
+        const auto step = [&](const Config& c) {  // milliseconds
+          const GemmPrecisionGuard g(c.precision);
+          const GemmBackendGuard gb(c.precision, c.backend);
+          const auto t0 = std::chrono::steady_clock::now();
+          const models::Encoding e = model == 0   ? (dense.zero_grad(), dense.encode_dense(batch))
+                                     : model == 1 ? (star.zero_grad(), star.encode(batch))
+                                                  : (multiscale.zero_grad(), multiscale.encode(batch));
+          nn::sum_all(e.sentences * nn::Var(r)).backward();
+          return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        };
+        std::fprintf(stderr, "  running models_backends %s d=%lld n=%lld (%d rounds)\n", names[model],
+                     static_cast<long long>(hidden), static_cast<long long>(n), rounds);
+        for (const Config& c : configs) (void)step(c);
+        std::vector<std::vector<double>> times(configs.size());
+        for (int i = 0; i < rounds; ++i)
+          for (std::size_t j = 0; j < configs.size(); ++j) {
+            const std::size_t c = i % 2 == 0 ? j : configs.size() - 1 - j;
+            times[c].push_back(step(configs[c]));
+          }
+        for (std::size_t c = 0; c < configs.size(); ++c) {
+          std::vector<double> over_rule, over_fp32;
+          for (int i = 0; i < rounds; ++i) {
+            over_rule.push_back(times[rule(configs[c].precision)][i] / times[c][i]);
+            over_fp32.push_back(times[rule(Precision::fp32)][i] / times[c][i]);
+          }
+          const GemmPrecisionGuard g(configs[c].precision);  // the result is judged against its precision's peak
+          const bench::Result res = bench.record(
+              fmt::format("{} d={} {} {} n={}", names[model], hidden, precision_name(configs[c].precision),
+                          gemm_backend_name(configs[c].backend), n),
+              bench::summarize(times[c]), {.flops = flops[model]},
+              {{"n", n}, {"hidden", hidden}, {"measured_sentences", b}, {"rounds", rounds},
+               {"precision", precision_name(configs[c].precision)}, {"backend", gemm_backend_name(configs[c].backend)}});
+          bench.annotate("mfu", res.fraction_of_peak);
+          bench.annotate("over_rule", bench::summarize(over_rule).median_ms);  // summarize: any positive samples
+          bench.annotate("fp32_over_this", bench::summarize(over_fp32).median_ms);
+        }
+      }
     }
   }
 }

@@ -9,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential cmake pkg-config doctest-dev libfmt-dev nlohmann-json3-dev libcli11-dev libopenblas-dev libopenblas-openmp-dev
+          libdnnl-dev ocl-icd-opencl-dev  # oneDNN GEMMs (TOPO_ONEDNN); its CMake package requires OpenCL (a recommend)
           zlib1g-dev  # gzipped word vectors (apps/text/word_vectors.cpp)
           libopenmpi-dev openmpi-bin  # data-parallel training: mpirun -np N topo-train (dist/, TOPO_MPI)
           # the reliability builds (scripts/sanitize.sh, fuzz/run.sh): clang's sanitizers, libFuzzer, libomp + Archer

@@ -10,6 +10,7 @@
 #include "apps/train/model_factory.hpp"
 #include "kernels/atomic_file.hpp"
 #include "kernels/dense/gemm.hpp"
+#include "kernels/dense/gemm_backend.hpp"
 #include "kernels/error.hpp"
 #include "kernels/device.hpp"
 #include "kernels/threads.hpp"
@@ -86,6 +87,7 @@ nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
   result.update(config.options_of_model());  // the model's own options beside its name (attention: graph)
   result["precision"] = precision_name(precision.used);
   result["precision_note"] = precision.line;
+  result["gemm_backend"] = device.is_cuda() ? "cublas" : gemm_backend_name(gemm_backend(precision.used));
   if (!options.json.empty()) write_file_atomically(options.json, result.dump(2) + "\n");
   return result;
 }

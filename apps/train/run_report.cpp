@@ -7,6 +7,7 @@
 #include "apps/tasks/registry.hpp"
 #include "apps/train/training_run.hpp"
 #include "kernels/atomic_file.hpp"
+#include "kernels/dense/gemm_backend.hpp"
 #include "kernels/memory.hpp"
 #include "kernels/storage.hpp"
 #include "kernels/profile.hpp"
@@ -143,6 +144,9 @@ void TrainingRun::write_result() {
                                {"omp_wait_policy", wait_policy()},
                                {"blas_core", blas_core()},
                                {"precision", precision_name(precision_.used)},
+                               // the library that ran the GEMMs at that precision (gemm_backend.hpp)
+                               {"gemm_backend",
+                                device_.is_cuda() ? "cublas" : gemm_backend_name(gemm_backend(precision_.used))},
                                {"ranks", comm_.size()},
                                {"data", task_->metadata().value("data", nlohmann::json::object())},
                                {"vectors", task_->metadata().value("vectors", nlohmann::json())},

@@ -19,6 +19,7 @@
 #include "kernels/atomic_file.hpp"
 #include "apps/train/model_factory.hpp"
 #include "apps/train/progress.hpp"
+#include "kernels/dense/gemm_backend.hpp"
 #include "kernels/error.hpp"
 #include "kernels/memory.hpp"
 #include "kernels/storage.hpp"
@@ -236,6 +237,7 @@ bool TrainingRun::train() {
   if (!resume_note_.empty()) progress_->message(resume_note_);
   progress_->message(threads_line(threads_));
   progress_->message(blas_line());
+  progress_->message(gemm_backend_line());
   progress_->message(precision_.line);
   if (distributed_)
     progress_->message(fmt::format("data parallel: {} ranks ({}), each global batch of {} split in {} shards; {} "

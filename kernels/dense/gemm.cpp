@@ -1,11 +1,11 @@
-// Dense matrix products. CPU: OpenBLAS cblas_sgemm, row-major.
+// Dense matrix products. CPU: row-major, through the backend of the precision (gemm_backend.hpp: OpenBLAS
+// cblas_sgemm, oneDNN, or the own bf16 kernel), always with the threading below.
 //  - 2-D, and 3-D a with a shared 2-D b (not transposed a): one sgemm, the batch flattened into M; above
 //    cpu::single_thread_gemm_mnk() cut into one slab per thread along M or N (cpu::sgemm), else on one thread.
 //  - batched with small items (M*N*K <= 2^21): OpenMP over the batch; inside the parallel region the OpenMP
 //    build of OpenBLAS runs single-threaded, so there is no oversubscription.
 //  - batched with big items: one threaded sgemm per item, in order.
-// At Precision::bf16 every single-threaded product above is cpu::sgemm_bf16 (gemm_bf16.cpp) instead of
-// cblas_sgemm; the threading is the same.
+// Each single-threaded product above is the backend's; the threading is the same for all of them.
 // CUDA: cuBLAS (gemm_cuda.cu), strided-batched for 3-D operands (stride 0 shares b), fp32 at either precision.
 #include "kernels/dense/gemm.hpp"
 
@@ -20,7 +20,9 @@
 #include "kernels/parallel.hpp"
 #include "kernels/profile.hpp"
 #include "kernels/dense/binary.hpp"
+#include "kernels/dense/gemm_backend.hpp"
 #include "kernels/dense/gemm_bf16.hpp"
+#include "kernels/dense/gemm_onednn.hpp"
 #include "kernels/dense/gemm_math.hpp"
 #include "kernels/dispatch.hpp"
 
@@ -96,7 +98,9 @@ PrecisionChoice configure_gemm_precision(std::string_view requested, bool cuda_d
     out.line = "precision: bf16 requested, fp32 used: this CPU does not report AVX512_BF16";
   } else {
     out.used = Precision::bf16;
-    out.line = "precision: bf16 GEMM inputs (AVX512_BF16), fp32 accumulation, weights, optimizer, norms and softmax";
+    out.line = fmt::format("precision: bf16 GEMM inputs ({}), fp32 accumulation, weights, optimizer, norms and softmax",
+                           gemm_backend(Precision::bf16) == GemmBackend::onednn ? cpu::onednn_version()
+                                                                                : std::string("own AVX512_BF16 kernel"));
   }
   set_gemm_precision(out.used);
   return out;
@@ -174,26 +178,39 @@ void split_k(Kernel kernel, bool ta, bool tb, std::int64_t m, std::int64_t n, st
   }
 }
 
+// The single-threaded product of each backend (gemm_backend.hpp). OpenBLAS and oneDNN run on as many threads
+// as OpenMP gives the caller (one inside a region); the own bf16 kernel is always single-threaded.
+Kernel kernel_of(GemmBackend backend, Precision p) {
+  switch (backend) {
+    case GemmBackend::openblas: return &blas_sgemm;
+    case GemmBackend::onednn: return p == Precision::bf16 ? &cpu::onednn_sgemm_bf16 : &cpu::onednn_sgemm;
+    case GemmBackend::own: return &cpu::sgemm_bf16;
+  }
+  return &blas_sgemm;
+}
+
 }  // namespace
 
 void cpu::sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
                 std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
-  // OpenBLAS's OpenMP build takes its thread count from omp_get_max_threads() at each call (which num_threads()
-  // has just set), and runs single-threaded inside a parallel region; both are used below. The bf16 kernel is always single-threaded.
-  const bool bf16 = gemm_precision() == Precision::bf16;
-  const auto kernel = bf16 ? &cpu::sgemm_bf16 : &blas_sgemm;
+  // OpenBLAS's OpenMP build and oneDNN take their thread count from omp_get_max_threads() at each call (which
+  // num_threads() has just set), and run single-threaded inside a parallel region; both are used below.
+  const Precision precision = gemm_precision();
+  const GemmBackend backend = gemm_backend(precision);
+  const auto kernel = kernel_of(backend, precision);
+  const bool own_threads = backend != GemmBackend::own;  // the library would thread the call itself
   const std::int64_t mnk = m * n * k;
   const int threads = omp_in_parallel() ? 1 : num_threads();
   if (threads <= 1) return kernel(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   if (mnk <= single_thread_gemm_mnk()) {  // one thread: the region would cost what the second thread gives
-    if (bf16) return kernel(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    if (!own_threads) return kernel(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     omp_set_num_threads(1);
-    blas_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    kernel(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     omp_set_num_threads(threads);
     return;
   }
   profile::count_parallel_region();
-  if (!bf16 && !split_gemm()) return blas_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (own_threads && !split_gemm()) return kernel(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   if (k >= kSplitKRatio * std::max(m, n)) return split_k(kernel, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threads);
   // Slabs along the longer of M (rows of c: rows of a, or columns of a stored transposed) and N (columns of
   // c: columns of b, or rows of b stored transposed); the slab p of `parts` is [len * p / parts, len * (p+1) / parts).

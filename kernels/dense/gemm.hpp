@@ -1,5 +1,6 @@
 #pragma once
-// Dense matrix products: OpenBLAS cblas_sgemm on the CPU, cuBLAS on CUDA (row-major throughout).
+// Dense matrix products: OpenBLAS, oneDNN or the own bf16 kernel on the CPU (kernels/dense/gemm_backend.hpp),
+// cuBLAS on CUDA (row-major throughout).
 #include <string>
 #include <string_view>
 
@@ -9,7 +10,7 @@ namespace topo {
 
 // The process-wide precision of CPU GEMMs (`--precision`, issue #20). bf16: every CPU product (gemm, matmul,
 // cpu::sgemm, hence the fused attention kernels' tiles too, as PyTorch's autocast runs attention's matmuls in
-// bf16) rounds its two inputs to bf16 and accumulates in fp32 (kernels/dense/gemm_bf16.hpp); c, the weights,
+// bf16) rounds its two inputs to bf16 and accumulates in fp32 (oneDNN or kernels/dense/gemm_bf16.hpp); c, the weights,
 // the gradients, the optimizer, LayerNorm, softmax and every reduction stay fp32. CUDA GEMMs stay fp32.
 enum class Precision { fp32, bf16 };
 const char* precision_name(Precision p);                // "fp32" / "bf16"
@@ -76,8 +77,9 @@ bool split_gemm();  // false when TOPO_GEMM_SPLIT=0 (read once)
 // Raw row-major cblas_sgemm on host pointers: c = alpha * op(a) @ op(b) + beta * c, op(a) [m, k], op(b) [k, n],
 // lda/ldb/ldc the row strides. Inside an OpenMP region it runs single-threaded (the fused kernels' per-tile
 // products); outside, one thread up to single_thread_gemm_mnk(), one slab per thread above (see above).
-// At Precision::bf16 each of those calls is cpu::sgemm_bf16 instead of OpenBLAS (same policy; TOPO_GEMM_SPLIT=0
-// does not apply: the bf16 kernel has no threading of its own).
+// Each of those calls runs the backend of the precision (gemm_backend.hpp: OpenBLAS, oneDNN or the own bf16
+// kernel; same policy; TOPO_GEMM_SPLIT=0 hands the big calls to OpenBLAS's or oneDNN's own threading and does not
+// apply to the own kernel, which has none).
 void sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
            std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc);
 }  // namespace cpu

@@ -222,6 +222,33 @@ TEST_CASE("measure_gather and measure_exp return positive rates on small inputs,
   CHECK(e.exps_per_s >= e.median_exps_per_s);
 }
 
+TEST_CASE("a result run at bf16 is judged against the bf16 peak, one at fp32 against sgemm's; the JSON has both") {
+  Machine machine(tiny_machine());
+  Report report;
+  Runner runner(machine, report, TimingOptions{.warmup_runs = 1, .target_s = 0.0, .min_reps = 3}, true);
+  std::vector<float> x(1 << 12, 1.f);
+  const auto work = [&] {
+    for (float& v : x) v = v * 0.5f + 1.f;
+  };
+  const double flops = 2.0 * static_cast<double>(x.size());
+  const Result fp32 = runner.run("fp32", {.flops = flops}, work);
+  CHECK(fp32.limits.sgemm_gflops == machine.sgemm_gflops());
+  CHECK(fp32.extra["peak"] == "fp32");
+  const nlohmann::json m = machine.to_json();
+  CHECK(m["gemm_backend_fp32"].is_string());
+  CHECK(m["gemm_backend_bf16"].is_string());
+  if (!topo::bf16_gemm_supported()) {
+    CHECK(m["bf16_gflops"].is_null());
+    return;
+  }
+  CHECK(finite_positive(m["bf16_gflops"]));
+  CHECK_FALSE(m["bf16_peak_kernel"].get<std::string>().empty());
+  const topo::GemmPrecisionGuard bf16_gemms(topo::Precision::bf16);
+  const Result bf16 = runner.run("bf16", {.flops = flops}, work);
+  CHECK(bf16.limits.sgemm_gflops == machine.bf16_gflops());
+  CHECK(bf16.extra["peak"] == "bf16");
+}
+
 TEST_CASE("the report's JSON has the machine block and one record per result, every number finite") {
   Machine machine(tiny_machine());
   Report report;

@@ -1,15 +1,19 @@
-// The bf16 GEMM (kernels/dense/gemm_bf16.*): against its scalar reference (bf16-rounded inputs, fp32 dot:
-// agreement to fp32 summation-order error) and against fp32 sgemm (agreement within bf16's rounding of the
-// inputs), at awkward sizes, the four transpose combinations, alpha / beta (beta = 0 over NaN), row strides
-// wider than the rows, and through cpu::sgemm / gemm at Precision::bf16 with 1-3 threads (slabs). The kernel
-// needs AVX512_BF16: on a CPU without it these tests say so and check only the fallback.
+// The CPU GEMM backends other than OpenBLAS: the own bf16 kernel (kernels/dense/gemm_bf16.*) and oneDNN
+// (gemm_onednn.*, fp32 and bf16). bf16 against the scalar reference (bf16-rounded inputs, fp32 dot: agreement to
+// fp32 summation-order error, (k + 4) 2^-24 of sum |a b|) and against fp32 (within bf16's rounding of the
+// inputs, 2^-7 of sum |a b|); oneDNN fp32 against the double-precision product within (k + 4) 2^-24. At awkward
+// sizes, the four transpose combinations, alpha / beta (beta = 0 over NaN), row strides wider than the rows,
+// and through cpu::sgemm / gemm with each backend at 1-3 threads (slabs), batched. The bf16 kernels need
+// AVX512_BF16, oneDNN a build with it: where either is missing these tests say so and skip those checks.
 #include <array>
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "kernels/dense/gemm.hpp"
+#include "kernels/dense/gemm_backend.hpp"
 #include "kernels/dense/gemm_bf16.hpp"
+#include "kernels/dense/gemm_onednn.hpp"
 #include "kernels/threads.hpp"
 #include "tests/support/testing.hpp"
 
@@ -97,6 +101,29 @@ bool kernel_available() {
 const std::vector<std::int64_t> kSizes = {1, 7, 17, 33, 100};
 const std::vector<std::int64_t> kDepths = {1, 2, 7, 33, 300, 513};  // odd K, K = 1, two K blocks (513 > 384)
 
+// Calls check(p) on a problem per m in ms, n in ns, k in ks and transpose pair (row strides padded by 0-2 on
+// some), with the shape CAPTUREd; above max_mnk only square m = n with k <= 300 (keeps the double loops short).
+template <class Check>
+void for_each_problem(const std::vector<std::int64_t>& ms, const std::vector<std::int64_t>& ks, std::int64_t max_mnk,
+                      std::uint64_t seed, Check&& check) {
+  for (std::int64_t m : ms)
+    for (std::int64_t n : ms)
+      for (std::int64_t k : ks)
+        for (bool ta : {false, true})
+          for (bool tb : {false, true}) {
+            if (m * n * k > max_mnk && (m != n || k > 300)) continue;
+            const std::int64_t pad = (m + n + k) % 3;  // ld > cols on some
+            CAPTURE(m);
+            CAPTURE(n);
+            CAPTURE(k);
+            CAPTURE(ta);
+            CAPTURE(tb);
+            CAPTURE(pad);
+            check(make_problem(ta, tb, m, n, k, pad, seed));
+            seed += 3;
+          }
+}
+
 }  // namespace
 
 TEST_CASE("round_to_bf16 rounds to nearest even and keeps specials") {
@@ -139,30 +166,15 @@ TEST_CASE("precision: names parse, a bad one is an error naming it, bf16 needs t
 
 TEST_CASE("sgemm_bf16 matches its scalar reference and fp32 within bf16 rounding: sizes, transposes, strides") {
   if (!kernel_available()) return;
-  std::uint64_t seed = 2001;
-  for (std::int64_t m : kSizes)
-    for (std::int64_t n : kSizes)
-      for (std::int64_t k : kDepths)
-        for (bool ta : {false, true})
-          for (bool tb : {false, true}) {
-            if (m * n * k > 100 * 100 * 33 && (m != n || k == 513)) continue;  // keep the double loops short
-            const std::int64_t pad = (m + n + k) % 3;                      // ld > cols on some
-            CAPTURE(m);
-            CAPTURE(n);
-            CAPTURE(k);
-            CAPTURE(ta);
-            CAPTURE(tb);
-            CAPTURE(pad);
-            const Problem p = make_problem(ta, tb, m, n, k, pad, seed);
-            seed += 3;
-            const float alpha = 0.75f, beta = -0.5f;
-            std::vector<float> got = p.c0, ref = p.c0;
-            cpu::sgemm_bf16(ta, tb, m, n, k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, got.data(), p.ldc);
-            cpu::sgemm_bf16_reference(ta, tb, m, n, k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, ref.data(),
-                                      p.ldc);
-            check_within(p, got, ref, alpha, beta, reference_tolerance(k));
-            check_within(p, got, exact(p, alpha, beta), alpha, beta, fp32_tolerance(k));
-          }
+  for_each_problem(kSizes, kDepths, 100 * 100 * 33, 2001, [](const Problem& p) {
+    const float alpha = 0.75f, beta = -0.5f;
+    std::vector<float> got = p.c0, ref = p.c0;
+    cpu::sgemm_bf16(p.ta, p.tb, p.m, p.n, p.k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, got.data(), p.ldc);
+    cpu::sgemm_bf16_reference(p.ta, p.tb, p.m, p.n, p.k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, ref.data(),
+                              p.ldc);
+    check_within(p, got, ref, alpha, beta, reference_tolerance(p.k));
+    check_within(p, got, exact(p, alpha, beta), alpha, beta, fp32_tolerance(p.k));
+  });
 }
 
 TEST_CASE("sgemm_bf16: beta = 0 ignores NaN in c, beta = 1 accumulates, k = 0 and alpha = 0 scale c") {
@@ -193,7 +205,21 @@ TEST_CASE("sgemm_bf16: beta = 0 ignores NaN in c, beta = 1 accumulates, k = 0 an
   for (float x : got) CHECK(x == 0.f);
 }
 
-TEST_CASE("gemm at Precision::bf16: 1, 2, 3 threads, single calls and slabs, batched, within bf16 of fp32") {
+// The bf16 backends this process can run (none without AVX512_BF16).
+std::vector<GemmBackend> bf16_backends() {
+  std::vector<GemmBackend> out;
+  for (GemmBackend b : {GemmBackend::own, GemmBackend::onednn})
+    if (gemm_backend_available(Precision::bf16, b)) out.push_back(b);
+  return out;
+}
+
+bool onednn_available() {
+  if (cpu::onednn_built()) return true;
+  MESSAGE("this build has no oneDNN (TOPO_ONEDNN): its checks are skipped");
+  return false;
+}
+
+TEST_CASE("gemm at Precision::bf16, each backend: 1, 2, 3 threads, single calls and slabs, batched, within bf16 of fp32") {
   if (!kernel_available()) return;
   const int before = num_threads();
   const std::int64_t t = cpu::single_thread_gemm_mnk();
@@ -201,40 +227,146 @@ TEST_CASE("gemm at Precision::bf16: 1, 2, 3 threads, single calls and slabs, bat
   const std::vector<std::array<std::int64_t, 3>> sizes = {
       {33, 17, 100}, {t / (37 * 41) + 3, 37, 41}, {37, t / (37 * 41) + 3, 41}, {1021, 67, 59}};
   std::uint64_t seed = 3001;
-  for (int threads : {1, 2, 3}) {
-    set_num_threads(threads);
-    for (const auto& [m, n, k] : sizes)
-      for (bool ta : {false, true})
-        for (bool tb : {false, true}) {
-          CAPTURE(threads);
-          CAPTURE(m);
-          CAPTURE(n);
-          CAPTURE(k);
-          CAPTURE(ta);
-          CAPTURE(tb);
-          const Problem p = make_problem(ta, tb, m, n, k, 0, seed);
-          seed += 3;
-          Tensor a = Tensor::from_vector(p.a, ta ? Shape{k, m} : Shape{m, k});
-          Tensor b = Tensor::from_vector(p.b, tb ? Shape{n, k} : Shape{k, n});
-          Tensor c = Tensor::from_vector(p.c0, {m, n});
-          {
-            GemmPrecisionGuard g(Precision::bf16);
-            gemm(ta, tb, 0.5f, a, b, -2.f, c);
+  for (GemmBackend backend : bf16_backends()) {
+    const GemmBackendGuard use(Precision::bf16, backend);
+    CAPTURE(gemm_backend_name(backend));
+    for (int threads : {1, 2, 3}) {
+      set_num_threads(threads);
+      for (const std::array<std::int64_t, 3>& size : sizes)
+        for (bool ta : {false, true})
+          for (bool tb : {false, true}) {
+            const std::int64_t m = size[0], n = size[1], k = size[2];
+            CAPTURE(threads);
+            CAPTURE(m);
+            CAPTURE(n);
+            CAPTURE(k);
+            CAPTURE(ta);
+            CAPTURE(tb);
+            const Problem p = make_problem(ta, tb, m, n, k, 0, seed);
+            seed += 3;
+            Tensor a = Tensor::from_vector(p.a, ta ? Shape{k, m} : Shape{m, k});
+            Tensor b = Tensor::from_vector(p.b, tb ? Shape{n, k} : Shape{k, n});
+            Tensor c = Tensor::from_vector(p.c0, {m, n});
+            {
+              GemmPrecisionGuard g(Precision::bf16);
+              gemm(ta, tb, 0.5f, a, b, -2.f, c);
+            }
+            std::vector<float> ref = p.c0;
+            cpu::sgemm_bf16_reference(ta, tb, m, n, k, 0.5f, p.a.data(), p.lda, p.b.data(), p.ldb, -2.f, ref.data(), p.ldc);
+            check_within(p, c.to_vector<float>(), ref, 0.5f, -2.f, reference_tolerance(k));
           }
-          std::vector<float> ref = p.c0;
-          cpu::sgemm_bf16_reference(ta, tb, m, n, k, 0.5f, p.a.data(), p.lda, p.b.data(), p.ldb, -2.f, ref.data(), p.ldc);
-          check_within(p, c.to_vector<float>(), ref, 0.5f, -2.f, reference_tolerance(k));
-        }
+    }
+    set_num_threads(before);
+    // Batched small items run parallel over the batch (cpu::sgemm inside the region: one thread each).
+    Tensor a = testing::random_uniform({6, 19, 33}, 41), b = testing::random_uniform({6, 33, 21}, 42);
+    const Tensor want = matmul(a, b);
+    Tensor got;
+    {
+      GemmPrecisionGuard g(Precision::bf16);
+      got = matmul(a, b);
+    }
+    TOPO_CHECK_CLOSE(got.to_vector<float>(), want.to_vector<float>(), 33 * fp32_tolerance(33), 0);  // |a b| <= 1
+  }
+  CHECK(gemm_precision() == Precision::fp32);
+}
+
+TEST_CASE("oneDNN bf16 matches the bf16 reference, oneDNN fp32 the exact product: sizes 1-130, transposes, strides") {
+  if (!onednn_available() || !kernel_available()) return;
+  for_each_problem({1, 7, 33, 130}, {1, 7, 33, 300}, 130 * 130 * 7, 5001, [](const Problem& p) {
+    const float alpha = 0.75f, beta = -0.5f;
+    std::vector<float> got = p.c0, ref = p.c0;
+    cpu::onednn_sgemm_bf16(p.ta, p.tb, p.m, p.n, p.k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, got.data(),
+                           p.ldc);
+    cpu::sgemm_bf16_reference(p.ta, p.tb, p.m, p.n, p.k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, ref.data(),
+                              p.ldc);
+    check_within(p, got, ref, alpha, beta, reference_tolerance(p.k));
+    got = p.c0;
+    cpu::onednn_sgemm(p.ta, p.tb, p.m, p.n, p.k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, got.data(), p.ldc);
+    check_within(p, got, exact(p, alpha, beta), alpha, beta, reference_tolerance(p.k));
+  });
+}
+
+TEST_CASE("oneDNN: beta = 0 ignores NaN in c, k = 0 and alpha = 0 scale c, a repeated call is bitwise the same") {
+  if (!onednn_available() || !kernel_available()) return;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Problem p = make_problem(false, true, 13, 37, 300, 2, 77);
+  for (float& x : p.c0) x = nan;
+  for (bool bf16 : {false, true}) {
+    CAPTURE(bf16);
+    std::vector<float> got = p.c0;
+    const auto call = bf16 ? &cpu::onednn_sgemm_bf16 : &cpu::onednn_sgemm;
+    call(false, true, 13, 37, 300, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, 0.f, got.data(), p.ldc);
+    for (std::int64_t i = 0; i < 13; ++i)
+      for (std::int64_t j = 0; j < 37; ++j) REQUIRE(std::isfinite(got[i * p.ldc + j]));
+  }
+  const Problem q = make_problem(true, false, 9, 40, 50, 0, 91);
+  std::vector<float> got = q.c0;
+  cpu::onednn_sgemm_bf16(true, false, 9, 40, 0, 2.f, q.a.data(), q.lda, q.b.data(), q.ldb, 3.f, got.data(), q.ldc);
+  for (std::size_t i = 0; i < got.size(); ++i) CHECK(got[i] == 3.f * q.c0[i]);
+  got = q.c0;
+  cpu::onednn_sgemm_bf16(true, false, 9, 40, 50, 0.f, q.a.data(), q.lda, q.b.data(), q.ldb, 0.f, got.data(), q.ldc);
+  for (float x : got) CHECK(x == 0.f);
+  // Run to run: the same product twice through gemm at 2 threads (slabs) is bitwise identical.
+  const int before = num_threads();
+  set_num_threads(2);
+  const Tensor a = testing::random_uniform({3000, 300}, 7), b = testing::random_uniform({300, 300}, 8);
+  for (Precision precision : {Precision::fp32, Precision::bf16}) {
+    const GemmPrecisionGuard g(precision);
+    const GemmBackendGuard use(precision, GemmBackend::onednn);
+    CHECK(matmul(a, b, false, true).to_vector<float>() == matmul(a, b, false, true).to_vector<float>());
   }
   set_num_threads(before);
-  // Batched small items run parallel over the batch (cpu::sgemm inside the region: one thread each).
-  Tensor a = testing::random_uniform({6, 19, 33}, 41), b = testing::random_uniform({6, 33, 21}, 42);
-  const Tensor want = matmul(a, b);
-  Tensor got;
+}
+
+TEST_CASE("every backend: a product cut into slabs of rows or columns is bitwise the same at 1, 2 and 3 threads") {
+  // Slabs give each row (column) of c the same single-threaded sum over k at any thread count; only the split
+  // along K of weight gradients (cpu::kSplitKRatio) sums in another order. A backend whose blocking followed
+  // the slab's size would break the first and make results depend on the thread count.
+  const int before = num_threads();
+  const Tensor a = testing::random_uniform({2048, 300}, 11), b = testing::random_uniform({300, 300}, 12);
+  for (Precision precision : {Precision::fp32, Precision::bf16})
+    for (GemmBackend backend : {GemmBackend::openblas, GemmBackend::onednn, GemmBackend::own}) {
+      if (!gemm_backend_available(precision, backend)) continue;
+      CAPTURE(precision_name(precision));
+      CAPTURE(gemm_backend_name(backend));
+      const GemmPrecisionGuard g(precision);
+      const GemmBackendGuard use(precision, backend);
+      set_num_threads(1);
+      const std::vector<float> rows = matmul(a, b, false, true).to_vector<float>();  // [2048, 300]: slabs of M
+      const std::vector<float> cols = matmul(b, a, false, true).to_vector<float>();  // [300, 2048]: slabs of N
+      for (int threads : {2, 3}) {
+        CAPTURE(threads);
+        set_num_threads(threads);
+        CHECK(matmul(a, b, false, true).to_vector<float>() == rows);
+        CHECK(matmul(b, a, false, true).to_vector<float>() == cols);
+      }
+    }
+  set_num_threads(before);
+}
+
+TEST_CASE("GEMM backends: the rule, what each backend can run, clear errors, the guard restores") {
+  const GemmCpu zen4{.onednn = true, .avx512_bf16 = true}, amx{.onednn = true, .avx512_bf16 = true, .amx_bf16 = true};
+  CHECK(default_gemm_backend(Precision::fp32, zen4) == GemmBackend::onednn);
+  CHECK(default_gemm_backend(Precision::bf16, zen4) == GemmBackend::own);
+  CHECK(default_gemm_backend(Precision::fp32, amx) == GemmBackend::openblas);
+  CHECK(default_gemm_backend(Precision::bf16, amx) == GemmBackend::onednn);
+  CHECK(default_gemm_backend(Precision::fp32, {.onednn = true}) == GemmBackend::openblas);  // not measured: as before
+  CHECK(default_gemm_backend(Precision::fp32, {.onednn = false, .avx512_bf16 = true}) == GemmBackend::openblas);
+  CHECK(default_gemm_backend(Precision::bf16, {.onednn = false, .avx512_bf16 = true}) == GemmBackend::own);
+  CHECK(parse_gemm_backend("onednn") == GemmBackend::onednn);
+  CHECK_THROWS_WITH_AS(parse_gemm_backend("mkl"), doctest::Contains("'mkl'"), Error);
+  CHECK_FALSE(gemm_backend_available(Precision::bf16, GemmBackend::openblas));
+  CHECK_FALSE(gemm_backend_available(Precision::fp32, GemmBackend::own));
+  CHECK_THROWS_WITH_AS(set_gemm_backend(Precision::bf16, GemmBackend::openblas), doctest::Contains("cblas_sbgemm"), Error);
+  CHECK(gemm_backend_available(Precision::fp32, GemmBackend::onednn) == cpu::onednn_built());
+  // The process's choice is the rule's (the tests run without TOPO_GEMM_FP32 / TOPO_GEMM_BF16).
+  CHECK(gemm_backend(Precision::fp32) == default_gemm_backend(Precision::fp32, gemm_cpu()));
+  CHECK(gemm_backend(Precision::bf16) == default_gemm_backend(Precision::bf16, gemm_cpu()));
+  const GemmBackend before = gemm_backend(Precision::fp32);
   {
-    GemmPrecisionGuard g(Precision::bf16);
-    got = matmul(a, b);
+    const GemmBackendGuard use(Precision::fp32, GemmBackend::openblas);
+    CHECK(gemm_backend(Precision::fp32) == GemmBackend::openblas);
+    CHECK(gemm_backend_line().find("fp32 openblas") != std::string::npos);
   }
-  TOPO_CHECK_CLOSE(got.to_vector<float>(), want.to_vector<float>(), 33 * fp32_tolerance(33), 0);  // |a b| <= 1
-  CHECK(gemm_precision() == Precision::fp32);
+  CHECK(gemm_backend(Precision::fp32) == before);
 }

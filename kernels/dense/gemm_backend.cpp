@@ -1,0 +1,99 @@
+// The CPU GEMM backend of each precision (gemm_backend.hpp); cpu::sgemm (gemm.cpp) reads it at every call.
+#include "kernels/dense/gemm_backend.hpp"
+
+#include <atomic>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "kernels/dense/gemm_bf16.hpp"
+#include "kernels/dense/gemm_onednn.hpp"
+#include "kernels/error.hpp"
+
+namespace topo {
+namespace {
+
+const char* env_name(Precision p) { return p == Precision::bf16 ? "TOPO_GEMM_BF16" : "TOPO_GEMM_FP32"; }
+
+// Why `b` cannot run precision p here (empty: it can).
+std::string unavailable(Precision p, GemmBackend b) {
+  if (b == GemmBackend::openblas && p == Precision::bf16)
+    return "Debian's OpenBLAS 0.3.21 does not export its bf16 GEMM (cblas_sbgemm)";
+  if (b == GemmBackend::own && p == Precision::fp32) return "the own kernel is bf16 only";
+  if (b == GemmBackend::onednn && !cpu::onednn_built())
+    return "this build has no oneDNN (configured with TOPO_ONEDNN=OFF, or libdnnl-dev not found)";
+  if (p == Precision::bf16 && !cpu::bf16_gemm_cpu_supported()) return "this CPU does not report AVX512_BF16";
+  return "";
+}
+
+GemmBackend initial(Precision p) {
+  const char* env = std::getenv(env_name(p));
+  if (!env || !*env) return default_gemm_backend(p, gemm_cpu());
+  const GemmBackend b = parse_gemm_backend(env);
+  const std::string why = unavailable(p, b);
+  TOPO_CHECK(why.empty(), "{}={}: {} GEMMs cannot run on {}: {}", env_name(p), env, precision_name(p), env, why);
+  return b;
+}
+
+std::atomic<GemmBackend>& slot(Precision p) {
+  static std::atomic<GemmBackend> slots[2] = {initial(Precision::fp32), initial(Precision::bf16)};
+  return slots[p == Precision::bf16 ? 1 : 0];
+}
+
+}  // namespace
+
+const char* gemm_backend_name(GemmBackend b) {
+  switch (b) {
+    case GemmBackend::openblas: return "openblas";
+    case GemmBackend::onednn: return "onednn";
+    case GemmBackend::own: return "own";
+  }
+  return "?";
+}
+
+GemmBackend parse_gemm_backend(std::string_view name) {
+  for (GemmBackend b : {GemmBackend::openblas, GemmBackend::onednn, GemmBackend::own})
+    if (name == gemm_backend_name(b)) return b;
+  fail("GEMM backend '{}': expected openblas, onednn or own", name);
+}
+
+GemmCpu gemm_cpu() {
+  GemmCpu c;
+  c.onednn = cpu::onednn_built();
+  c.avx512_bf16 = cpu::bf16_gemm_cpu_supported();
+  c.amx_bf16 = c.onednn && cpu::onednn_amx();
+  return c;
+}
+
+// Measured on Zen 4 (AVX512_BF16, no AMX; docs/performance/kernels.md, "GEMM backends"), backends interleaved:
+// fp32 training steps of the three models ran 3-13% faster on oneDNN's sgemm than on OpenBLAS (11 of 12
+// model x width x length points, 1 thread; 4-10% on 2), its bf16 matmul 1-7% slower than the own kernel. So
+// there: fp32 oneDNN, bf16 own. AMX is reachable only through oneDNN (the own kernel cannot use its tiles):
+// bf16 goes to oneDNN where it reports AMX. Neither choice is measured on an AMX machine yet, so fp32 keeps
+// OpenBLAS there, and on every CPU not measured (no AVX512_BF16), until figures say otherwise.
+GemmBackend default_gemm_backend(Precision p, const GemmCpu& cpu) {
+  if (p == Precision::fp32) return cpu.onednn && cpu.avx512_bf16 && !cpu.amx_bf16 ? GemmBackend::onednn : GemmBackend::openblas;
+  return cpu.onednn && cpu.amx_bf16 ? GemmBackend::onednn : GemmBackend::own;
+}
+
+bool gemm_backend_available(Precision p, GemmBackend b) { return unavailable(p, b).empty(); }
+
+GemmBackend gemm_backend(Precision p) { return slot(p).load(std::memory_order_relaxed); }
+
+void set_gemm_backend(Precision p, GemmBackend b) {
+  const std::string why = unavailable(p, b);
+  TOPO_CHECK(why.empty(), "GEMM backend {} cannot run {} GEMMs: {}", gemm_backend_name(b), precision_name(p), why);
+  slot(p).store(b, std::memory_order_relaxed);
+}
+
+std::string gemm_backend_line() {
+  const auto source = [](Precision p) {
+    const char* env = std::getenv(env_name(p));
+    return env && *env ? fmt::format(" ({})", env_name(p)) : std::string();
+  };
+  return fmt::format("CPU GEMM backends: fp32 {}{}, bf16 {}{}; {}", gemm_backend_name(gemm_backend(Precision::fp32)),
+                     source(Precision::fp32), gemm_backend_name(gemm_backend(Precision::bf16)), source(Precision::bf16),
+                     cpu::onednn_built() ? cpu::onednn_version() : std::string("no oneDNN in this build"));
+}
+
+}  // namespace topo

@@ -1,0 +1,231 @@
+// CPU GEMMs through oneDNN (gemm_onednn.hpp says the contract; gemm_backend.cpp when they run).
+//
+// fp32: dnnl_sgemm, oneDNN's row-major BLAS-style call (its JIT sgemm), nothing cached.
+// bf16: oneDNN 2.6 has no public bf16 GEMM call, so a matmul primitive src [m, k] bf16 x weights [k, n] bf16 ->
+// dst [m, n] f32. op(a) and op(b) are described with strides (a transposed operand is a column-major view of
+// the compact copy), so no transpose is made here; oneDNN picks its implementation per shape (brgemm kernels
+// on avx512_core_bf16 / avx512_core_amx). Creating a primitive costs a JIT compilation (hundreds of
+// microseconds), so each thread keeps its primitives by (transposes, m, n, k, ldc, alpha, beta): a training
+// run reuses a handful of shapes per batch length.
+#include "kernels/dense/gemm_onednn.hpp"
+
+#include "kernels/error.hpp"
+
+#if TOPO_WITH_ONEDNN
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <dnnl.hpp>
+#include <unordered_map>
+#include <vector>
+
+#include "kernels/dense/gemm_bf16.hpp"
+#endif
+
+namespace topo::cpu {
+
+#if TOPO_WITH_ONEDNN
+
+namespace {
+
+// Runs f on one OpenMP thread when called inside a parallel region (cpu::sgemm's slabs, the fused kernels'
+// tiles): oneDNN sizes a primitive's work split by omp_get_max_threads() when it is created, which inside a
+// region is still the outer count, while the region it would open there has one thread.
+template <class F>
+void on_callers_threads(F&& f) {
+  const bool inner = omp_in_parallel() && omp_get_max_threads() != 1;
+  const int outer = omp_get_max_threads();
+  if (inner) omp_set_num_threads(1);
+  try {
+    f();
+  } catch (const dnnl::error& e) {
+    if (inner) omp_set_num_threads(outer);
+    fail("oneDNN: {} (status {})", e.what(), static_cast<int>(e.status));
+  }
+  if (inner) omp_set_num_threads(outer);
+}
+
+dnnl::engine& cpu_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+const char* isa_name(dnnl::cpu_isa isa) {
+  using dnnl::cpu_isa;
+  switch (isa) {
+    case cpu_isa::avx512_core_amx: return "avx512_core_amx";
+    case cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    case cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+    case cpu_isa::avx512_core: return "avx512_core";
+    case cpu_isa::avx2_vnni: return "avx2_vnni";
+    case cpu_isa::avx2: return "avx2";
+    case cpu_isa::avx: return "avx";
+    case cpu_isa::sse41: return "sse41";
+    default: return "other";
+  }
+}
+
+// fp32 -> bf16 bits of rows x cols elements (row stride ld) into a compact [rows][cols] buffer, round to
+// nearest even (vcvtneps2bf16, the instruction cpu::sgemm_bf16 packs with). Function-level target: the file
+// compiles in every build and this runs only where AVX512_BF16 is present (onednn_sgemm_bf16 checks).
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void to_bf16(const float* src, std::int64_t rows,
+                                                                              std::int64_t cols, std::int64_t ld,
+                                                                              std::uint16_t* dst) {
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const float* s = src + i * ld;
+    std::uint16_t* d = dst + i * cols;
+    std::int64_t j = 0;
+    for (; j + 16 <= cols; j += 16)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + j), (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(s + j)));
+    if (j < cols) {
+      const __mmask16 mask = static_cast<__mmask16>((1u << (cols - j)) - 1);
+      _mm256_mask_storeu_epi16(d + j, mask, (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(mask, s + j)));
+    }
+  }
+}
+
+struct Key {
+  bool ta, tb;
+  std::int64_t m, n, k, ldc;
+  float alpha, beta;
+  bool operator==(const Key& o) const {
+    return ta == o.ta && tb == o.tb && m == o.m && n == o.n && k == o.k && ldc == o.ldc &&
+           std::memcmp(&alpha, &o.alpha, 4) == 0 && std::memcmp(&beta, &o.beta, 4) == 0;
+  }
+};
+struct KeyHash {
+  std::size_t operator()(const Key& key) const {
+    std::uint32_t ab[2];
+    std::memcpy(ab, &key.alpha, 4);
+    std::memcpy(ab + 1, &key.beta, 4);
+    std::size_t h = static_cast<std::size_t>(key.ta) * 2 + static_cast<std::size_t>(key.tb);
+    for (std::uint64_t v : {std::uint64_t(key.m), std::uint64_t(key.n), std::uint64_t(key.k), std::uint64_t(key.ldc),
+                            std::uint64_t(ab[0]) << 32 | ab[1]})
+      h = (h ^ v) * 0x100000001b3ull;
+    return h;
+  }
+};
+
+// A primitive with its three memory objects (the data handles are set per call).
+struct Matmul {
+  dnnl::matmul primitive;
+  dnnl::memory a, b, c;
+};
+
+// Per thread: its primitives, its stream (a stream is not thread-safe) and its conversion buffers.
+struct ThreadState {
+  std::unordered_map<Key, Matmul, KeyHash> primitives;
+  dnnl::stream stream{cpu_engine()};
+  std::vector<std::uint16_t> a, b;
+};
+// A thread past this many shapes drops them all (a workload of ever-new shapes then pays the compile per call
+// instead of growing without bound).
+constexpr std::size_t kMaxPrimitivesPerThread = 512;
+
+ThreadState& thread_state() {
+  thread_local ThreadState state;
+  return state;
+}
+
+Matmul make_matmul(const Key& key) {
+  using dt = dnnl::memory::data_type;
+  using dims = dnnl::memory::dims;
+  // op(a) [m, k] viewed in the compact copy of a as stored: [m, k] row-major, or [k, m] row-major (transposed).
+  const dnnl::memory::desc a_md(dims{key.m, key.k}, dt::bf16, key.ta ? dims{1, key.m} : dims{key.k, 1});
+  const dnnl::memory::desc b_md(dims{key.k, key.n}, dt::bf16, key.tb ? dims{1, key.k} : dims{key.n, 1});
+  const dnnl::memory::desc c_md(dims{key.m, key.n}, dt::f32, dims{key.ldc, 1});
+  dnnl::primitive_attr attr;
+  if (key.alpha != 1.f) attr.set_output_scales(0, {key.alpha});
+  if (key.beta != 0.f) {
+    dnnl::post_ops ops;
+    ops.append_sum(key.beta);
+    attr.set_post_ops(ops);
+  }
+  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, cpu_engine());
+  return {dnnl::matmul(pd), dnnl::memory(pd.src_desc(), cpu_engine(), DNNL_MEMORY_NONE),
+          dnnl::memory(pd.weights_desc(), cpu_engine(), DNNL_MEMORY_NONE),
+          dnnl::memory(pd.dst_desc(), cpu_engine(), DNNL_MEMORY_NONE)};
+}
+
+}  // namespace
+
+bool onednn_built() { return true; }
+
+std::string onednn_version() {
+  const dnnl_version_t* v = dnnl_version();
+  return fmt::format("oneDNN {}.{}.{} ({})", v->major, v->minor, v->patch, isa_name(dnnl::get_effective_cpu_isa()));
+}
+
+bool onednn_amx() { return dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core_amx; }
+
+void onednn_sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+                  std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
+  if (m <= 0 || n <= 0) return;
+  const dnnl_status_t status = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, std::max<std::int64_t>(lda, 1), b,
+                                          std::max<std::int64_t>(ldb, 1), beta, c, std::max<std::int64_t>(ldc, 1));
+  TOPO_CHECK(status == dnnl_success, "oneDNN sgemm {}x{}x{}: status {}", m, n, k, static_cast<int>(status));
+}
+
+void onednn_sgemm_bf16(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+                       std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0 || alpha == 0.f) return sgemm_bf16(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);  // c = beta c
+  TOPO_CHECK(bf16_gemm_cpu_supported(), "oneDNN bf16 GEMM: this CPU does not report AVX512_BF16");
+  ThreadState& state = thread_state();
+  // a as stored: [m, k] (lda) or [k, m] transposed; b: [k, n] or [n, k] transposed.
+  const std::int64_t a_rows = ta ? k : m, a_cols = ta ? m : k, b_rows = tb ? n : k, b_cols = tb ? k : n;
+  state.a.resize(static_cast<std::size_t>(m * k));
+  state.b.resize(static_cast<std::size_t>(k * n));
+  to_bf16(a, a_rows, a_cols, lda, state.a.data());
+  to_bf16(b, b_rows, b_cols, ldb, state.b.data());
+  onednn_gemm_bf16_bits(ta, tb, m, n, k, alpha, state.a.data(), state.b.data(), beta, c, ldc);
+}
+
+void onednn_gemm_bf16_bits(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
+                           const std::uint16_t* a, const std::uint16_t* b, float beta, float* c, std::int64_t ldc) {
+  if (m <= 0 || n <= 0) return;
+  TOPO_CHECK(k > 0, "oneDNN bf16 GEMM {}x{}x{}: k must be positive", m, n, k);
+  on_callers_threads([&] {
+    ThreadState& state = thread_state();
+    const Key key{ta, tb, m, n, k, ldc, alpha, beta};
+    auto it = state.primitives.find(key);
+    if (it == state.primitives.end()) {
+      if (state.primitives.size() >= kMaxPrimitivesPerThread) state.primitives.clear();
+      it = state.primitives.emplace(key, make_matmul(key)).first;
+    }
+    Matmul& mm = it->second;
+    mm.a.set_data_handle(const_cast<std::uint16_t*>(a));
+    mm.b.set_data_handle(const_cast<std::uint16_t*>(b));
+    mm.c.set_data_handle(c);
+    mm.primitive.execute(state.stream, {{DNNL_ARG_SRC, mm.a}, {DNNL_ARG_WEIGHTS, mm.b}, {DNNL_ARG_DST, mm.c}});
+    state.stream.wait();
+  });
+}
+
+#else  // built without oneDNN
+
+namespace {
+[[noreturn]] void absent() { fail("this build has no oneDNN (configured with TOPO_ONEDNN=OFF, or not found)"); }
+}  // namespace
+
+bool onednn_built() { return false; }
+std::string onednn_version() { return "none"; }
+bool onednn_amx() { return false; }
+void onednn_sgemm(bool, bool, std::int64_t, std::int64_t, std::int64_t, float, const float*, std::int64_t, const float*,
+                  std::int64_t, float, float*, std::int64_t) {
+  absent();
+}
+void onednn_sgemm_bf16(bool, bool, std::int64_t, std::int64_t, std::int64_t, float, const float*, std::int64_t,
+                       const float*, std::int64_t, float, float*, std::int64_t) {
+  absent();
+}
+void onednn_gemm_bf16_bits(bool, bool, std::int64_t, std::int64_t, std::int64_t, float, const std::uint16_t*,
+                           const std::uint16_t*, float, float*, std::int64_t) {
+  absent();
+}
+
+#endif
+
+}  // namespace topo::cpu
