@@ -39,8 +39,9 @@ struct SequenceBatch {
   // features [num_nodes, in_dim]); null for sequence tasks, whose models build their graphs from the lengths.
   std::shared_ptr<const HeteroGraph> graph = nullptr;
   // Sampled mini-batches of a graph task (node-classify --fanouts): one block per graph layer, input layer
-  // first, each with node types "src" and "dst" and one relation src -> dst (DGL's blocks: a block's
-  // destinations are its first source rows, and the next block's sources). features are then the first
+  // first, each with two node types (its sources, then its destinations: graph/to_block.hpp's block_graph)
+  // and one relation between them (DGL's blocks: a block's destinations are its first source rows, and the
+  // next block's sources). features are then the first
   // block's source rows, and lengths = {the last block's destinations}. Empty otherwise.
   std::vector<std::shared_ptr<const HeteroGraph>> blocks = {};
 

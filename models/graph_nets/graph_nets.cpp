@@ -41,14 +41,14 @@ std::vector<LayerGraph> layer_graphs(const SequenceBatch& batch, std::size_t lay
   std::vector<LayerGraph> out;
   for (std::size_t l = 0; l < layers; ++l) {
     const HeteroGraph& b = *batch.blocks[l];
-    TOPO_CHECK(b.num_node_types() == 2 && b.num_relations() == 1, "{}: block {} must have node types src and dst "
-               "and one relation", model, l);
-    const std::int64_t sources = b.num_nodes("src");
+    TOPO_CHECK(b.num_node_types() == 2 && b.num_relations() == 1, "{}: block {} must have two node types (its "
+               "sources, then its destinations) and one relation", model, l);
+    const std::int64_t sources = b.num_nodes(0);
     TOPO_CHECK(l == 0 ? batch.features.defined() && batch.features.ndim() == 2 && batch.features.size(0) == sources
                       : out.back().num_dst == sources,
                "{}: block {} has {} sources, but {} rows come into it", model, l, sources,
                l == 0 ? (batch.features.defined() ? batch.features.size(0) : 0) : out.back().num_dst);
-    out.push_back({&b, b.canonical_etypes()[0].etype, b.num_nodes("dst")});
+    out.push_back({&b, b.canonical_etypes()[0].etype, b.num_nodes(1)});
   }
   return out;
 }

@@ -38,9 +38,9 @@ TEST_CASE("node-classify --fanouts: a batch's blocks chain, respect the fan-outs
   const auto& blocks = b.inputs.blocks;
   REQUIRE(blocks.size() == 2);
   CHECK(b.targets.to_vector<std::int64_t>().size() == indices.size());
-  CHECK(blocks[1]->num_nodes("dst") == 5);
-  CHECK(blocks[0]->num_nodes("dst") == blocks[1]->num_nodes("src"));
-  CHECK(b.inputs.features.size(0) == blocks[0]->num_nodes("src"));
+  CHECK(blocks[1]->num_nodes("DST/_N") == 5);
+  CHECK(blocks[0]->num_nodes("DST/_N") == blocks[1]->num_nodes("SRC/_N"));
+  CHECK(b.inputs.features.size(0) == blocks[0]->num_nodes("SRC/_N"));
   CHECK(b.inputs.features.size(1) == 1433);
   for (std::size_t l = 0; l < 2; ++l) {
     const std::int64_t fanout = l == 0 ? 5 : 3;

@@ -342,19 +342,13 @@ TaskBatch NodeClassification::sampled_batch(const std::vector<std::int64_t>& ind
     key = splitmix64(key ^ static_cast<std::uint64_t>(v));
   }
   models::SequenceBatch inputs;
-  inputs.blocks.resize(fanouts_.size());
-  std::vector<std::int64_t> dst = seeds;  // the last layer's destinations, then each layer's sources
-  for (std::size_t l = fanouts_.size(); l-- > 0;) {
-    const HeteroGraph frontier = sample_neighbors(*graph_, {{"_N", dst}}, {fanouts_[l]}, splitmix64(key + l));
-    const BlockParts parts = to_block(frontier, {dst}, true);
-    std::vector<std::pair<std::int64_t, std::int64_t>> pairs(parts.edges[0].size());
-    for (std::size_t e = 0; e < pairs.size(); ++e) pairs[e] = {parts.edges[0].src[e], parts.edges[0].dst[e]};
-    const auto sources = static_cast<std::int64_t>(parts.src_nodes[0].size());
-    inputs.blocks[l] = std::make_shared<const HeteroGraph>(HeteroGraph(
-        {{"src", sources}, {"dst", static_cast<std::int64_t>(dst.size())}},
-        {{{"src", "_E", "dst"}, EdgeList::from_pairs(pairs, graph_->id_dtype())}}));
-    dst = parts.src_nodes[0];
-  }
+  std::vector<std::vector<std::int64_t>> per_layer;  // one relation: the fan-out of each layer
+  for (const std::int64_t f : fanouts_) per_layer.push_back({f});
+  const std::vector<SampledBlock> layers = sample_blocks(*graph_, {seeds}, per_layer, key);
+  for (const SampledBlock& layer : layers)
+    inputs.blocks.push_back(
+        std::make_shared<const HeteroGraph>(block_graph(*graph_, layer.parts, layer.dst_nodes, "SRC/", "DST/")));
+  const std::vector<std::int64_t>& dst = layers.front().parts.src_nodes[0];  // the input layer's sources
   inputs.lengths = {static_cast<std::int64_t>(seeds.size())};
   inputs.features = index_select(features_, Tensor::from_vector(dst, {static_cast<std::int64_t>(dst.size())}));
   return {inputs, Tensor::from_vector(targets, {static_cast<std::int64_t>(targets.size())})};
