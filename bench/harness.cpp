@@ -233,7 +233,17 @@ Result& Report::last() {
   return results_.back();
 }
 
+Result& Report::find(const std::string& full_name) {
+  for (Result& r : results_)
+    if (r.name == full_name) return r;
+  fail("no benchmark result named '{}' recorded", full_name);
+}
+
 void Runner::annotate(const std::string& key, nlohmann::json value) { report_.last().extra[key] = std::move(value); }
+
+void Runner::annotate_result(const std::string& name, const std::string& key, nlohmann::json value) {
+  report_.find(suite_.empty() ? name : suite_ + "/" + name).extra[key] = std::move(value);
+}
 
 std::string Runner::artifact_path(const std::string& name) const {
   if (json_path_.empty()) return "";

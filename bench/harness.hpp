@@ -104,6 +104,8 @@ class Report {
   void add(Result result) { results_.push_back(std::move(result)); }
   // The most recent result (throws when there is none).
   Result& last();
+  // The result recorded under `full_name` ("suite/name"); throws naming it when there is none.
+  Result& find(const std::string& full_name);
   const std::vector<Result>& results() const { return results_; }
 
   // {"machine": machine, "results": [...]}
@@ -137,6 +139,9 @@ class Runner {
   // Adds a field to the most recent result's JSON record: figures derived from several runs (e.g. the
   // ratio of a composed kernel's time to the fused one's).
   void annotate(const std::string& key, nlohmann::json value);
+  // The same for an earlier result of this suite, by the name it was run under (a fit over a whole sweep
+  // annotated on the sweep's rows).
+  void annotate_result(const std::string& name, const std::string& key, nlohmann::json value);
   // Where a suite writes a file that belongs with the report (a plot): next to the JSON file, named
   // "<json stem>-<name>"; empty when no JSON file was asked for.
   std::string artifact_path(const std::string& name) const;
