@@ -350,20 +350,20 @@ TOPO_BENCH_SUITE(long, "training steps on sequences of 1k..64k tokens: time, MFU
     fmt::print("long: {:<16} log-log slope over n: step time {:.2f}, allocator step peak {:.2f}, RSS step peak {:.2f}, "
                "kept activations {:.2f}\n",
                p.name, st, sm, sr, sk);
-    time_series.push_back({fmt::format("{} ({:.2f})", p.label, st), time_pts[p.name]});
-    memory_series.push_back({fmt::format("{} ({:.2f})", p.label, sm), memory_pts[p.name]});
-    rss_series.push_back({fmt::format("{} ({:.2f})", p.label, sr), rss_pts[p.name]});
+    time_series.push_back({fmt::format("{}, slope {:.2f}", p.label, st), time_pts[p.name]});
+    memory_series.push_back({fmt::format("{}, slope {:.2f}", p.label, sm), memory_pts[p.name]});
+    rss_series.push_back({fmt::format("{}, slope {:.2f}", p.label, sr), rss_pts[p.name]});
     if (p.kind == Kind::Star && leaves > 0)
       marks.push_back({leaves, fmt::format("Star's step > L3 ({:.0f} MiB)", llc / (1 << 20))});
   }
-  const std::string width = fmt::format("d={}, {} heads, {} layers, one sequence; slope in ()", kHidden, kHeads, kLayers);
+  const std::string width = fmt::format("(d={}, {} layers, one sequence)", kHidden, kLayers);
   if (const std::string path = bench.artifact_path("time.svg"); !path.empty())
-    bench::write_log_log_svg(path, "Training step time, " + width, "tokens per sequence n", "step time (ms)",
+    bench::write_log_log_svg(path, "Training step time " + width, "tokens per sequence n", "step time (ms)",
                              time_series, marks);
   if (const std::string path = bench.artifact_path("memory.svg"); !path.empty())
-    bench::write_log_log_svg(path, "Allocator peak above the model, " + width, "tokens per sequence n",
-                             "step peak (bytes)", memory_series, marks);
+    bench::write_log_log_svg(path, "Allocator step peak " + width, "tokens per sequence n",
+                             "allocator peak - live before (bytes)", memory_series, marks);
   if (const std::string path = bench.artifact_path("rss.svg"); !path.empty())
-    bench::write_log_log_svg(path, "Resident set growth in a step, " + width, "tokens per sequence n",
+    bench::write_log_log_svg(path, "RSS growth in a step " + width, "tokens per sequence n",
                              "RSS peak - RSS before (bytes)", rss_series, marks);
 }
