@@ -3,6 +3,7 @@
 
 #include "kernels/atomic_file.hpp"
 #include "kernels/memory.hpp"
+#include "kernels/profile.hpp"
 
 #include <filesystem>
 
@@ -231,6 +232,18 @@ bool register_suite(Suite suite) {
 Result& Report::last() {
   TOPO_CHECK(!results_.empty(), "no benchmark result recorded yet");
   return results_.back();
+}
+
+nlohmann::json profile_json() {
+  const profile::Table t = profile::snapshot();
+  nlohmann::json j = nlohmann::json::object();
+  for (int c = 0; c < static_cast<int>(profile::Category::Count); ++c) {
+    const auto& f = t[0][static_cast<std::size_t>(c)];
+    const auto& b = t[1][static_cast<std::size_t>(c)];
+    if (f.calls + b.calls == 0) continue;
+    j[profile::category_name(static_cast<profile::Category>(c))] = {{"forward_s", f.seconds}, {"backward_s", b.seconds}};
+  }
+  return j;
 }
 
 Result& Report::find(const std::string& full_name) {

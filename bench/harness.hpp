@@ -184,6 +184,10 @@ const std::vector<Suite>& suites();
 // Adds a suite; throws topo::Error on a duplicate name. Returns true so it can initialise a static.
 bool register_suite(Suite suite);
 
+// The op-category profiler's table (kernels/profile.hpp) as JSON: seconds per phase and category, for the
+// categories that ran ({"gemm": {"forward_s", "backward_s"}, ...}); suites with --profile annotate it on a step.
+nlohmann::json profile_json();
+
 // Suites on real data: the paths of `files` (relative to TOPO_DATA, default ../shared/data), or, when one is
 // missing, a line saying that `suite` is skipped and which file and variable to fix, and an empty list.
 std::vector<std::string> data_files(const std::string& suite, const std::vector<std::string>& files);

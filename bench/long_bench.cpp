@@ -36,6 +36,7 @@
 #include "bench/token_batch.hpp"
 #include "kernels/dense/random.hpp"
 #include "kernels/memory.hpp"
+#include "kernels/profile.hpp"
 #include "kernels/storage.hpp"
 #include "models/multiscale_transformer/flop_count.hpp"
 #include "models/star_transformer/flop_count.hpp"
@@ -223,6 +224,52 @@ struct PerToken {
   double us = 0, rss_peak = 0, rss_step = 0, allocator_peak = 0, allocator_step = 0, kept = 0;
 };
 
+// The time-per-token goal (the largest n within 1.3x of the first) measured so that a shared machine's load
+// drifting over minutes slows both sides alike: rounds of one step of the largest n as one sequence, the first
+// n's batch of the same tokens (B sequences), and B steps of one first-n sequence, the order reversed every
+// other round, after an untimed round. Returns the medians of the per-round ratios of time per token.
+struct Interleaved {
+  int rounds = 0;
+  double us_first = 0, us_first_batch = 0, us_last = 0;  // median time per token over the rounds
+  double last_over_first = 0, last_over_first_batch = 0;  // medians of the rounds' ratios
+};
+Interleaved interleave(Kind kind, std::int64_t first, std::int64_t last, int rounds,
+                       const models::TopologySpec& window_global) {
+  const std::int64_t b = std::max<std::int64_t>(1, last / first);
+  Trainee small = make_trainee(kind, first, window_global), large = make_trainee(kind, last, window_global);
+  const models::SequenceBatch one = bench::random_token_batch(1, first, kVocab, 11),
+                              batch = bench::random_token_batch(b, first, kVocab, 12),
+                              whole = bench::random_token_batch(1, last, kVocab, 13);
+  const Tensor r1 = random_uniform({1, kHidden}, -1, 1, 3), rb = random_uniform({b, kHidden}, -1, 1, 3);
+  // us per token of each of the three: 0 B single steps of `first`, 1 its batch, 2 one step of `last`.
+  const auto run = [&](int which) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (which == 0)
+      for (std::int64_t i = 0; i < b; ++i) train_step(small, one, r1);
+    else if (which == 1)
+      train_step(small, batch, rb);
+    else
+      train_step(large, whole, r1);
+    return 1e3 * std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() /
+           double(b * first);
+  };
+  for (int which = 0; which < 3; ++which) (void)run(which);
+  std::vector<double> us[3], over_first, over_batch;
+  for (int round = 0; round < rounds; ++round) {
+    double t[3];
+    for (int k = 0; k < 3; ++k) {
+      const int which = round % 2 == 0 ? k : 2 - k;
+      t[which] = run(which);
+    }
+    for (int k = 0; k < 3; ++k) us[k].push_back(t[k]);
+    over_first.push_back(t[2] / t[0]);
+    over_batch.push_back(t[2] / t[1]);
+  }
+  // summarize's median (its _ms name aside, any positive samples).
+  const auto median = [](const std::vector<double>& v) { return bench::summarize(v).median_ms; };
+  return {rounds, median(us[0]), median(us[1]), median(us[2]), median(over_first), median(over_batch)};
+}
+
 }  // namespace
 
 TOPO_BENCH_SUITE(long, "training steps on sequences of 1k..64k tokens: time, MFU, peak memory and kept activations") {
@@ -244,6 +291,8 @@ TOPO_BENCH_SUITE(long, "training steps on sequences of 1k..64k tokens: time, MFU
   struct Form {
     const char* name;  // "one sequence" | "equal tokens"
     bool dense_on = true;
+    double last_ratio = 0;  // the dense step's time over Star's at the last n it ran
+    std::int64_t last_n = 0;
   };
   Form forms[2] = {{"one sequence"}, {"equal tokens"}};
   std::map<std::string, PerToken> first;  // "<pattern>/<form>" -> the first n's per-token figures
@@ -260,6 +309,16 @@ TOPO_BENCH_SUITE(long, "training steps on sequences of 1k..64k tokens: time, MFU
       double star_ms = 0;
       for (const Pattern& p : kPatterns) {
         if (p.kind == Kind::Dense && !forms[f].dense_on) continue;
+        // A gap in --sizes (1,024 then 65,536) must not time a quadratic step minutes long: the dense/Star ratio
+        // grows about linearly in n, so skip when the last one, scaled to this n, passes 4x the stopping ratio.
+        if (p.kind == Kind::Dense && forms[f].last_ratio > 0 &&
+            forms[f].last_ratio * double(n) / double(forms[f].last_n) > 4 * kDenseStopRatio) {
+          forms[f].dense_on = false;
+          fmt::print("long: dense not timed from n = {} ({}): at n = {} its step was {:.1f}x Star's, about {:.0f}x here\n",
+                     n, forms[f].name, forms[f].last_n, forms[f].last_ratio,
+                     forms[f].last_ratio * double(n) / double(forms[f].last_n));
+          continue;
+        }
         Trainee t = make_trainee(p.kind, n, window_global);
         const std::string name = fmt::format("{} n={} x{}", p.name, n, b);
         std::fprintf(stderr, "  running long/%s\n", name.c_str());
@@ -275,6 +334,13 @@ TOPO_BENCH_SUITE(long, "training steps on sequences of 1k..64k tokens: time, MFU
           ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
           total += ms.back();
         }
+        if (bench.profile()) {  // one more step with the op-category profiler on (where the time per token goes)
+          profile::reset();
+          profile::enable(true);
+          train_step(t, batch, r);
+          profile::enable(false);
+          std::fprintf(stderr, "long/%s training step by op category:\n%s", name.c_str(), profile::report().c_str());
+        }
         const double flops = t.step_flops(batch, topology);
         const bench::ActivationShape shape{tokens, b, kHidden, kHeads, kLayers};
         const double analytical = t.kept_bytes(shape);
@@ -287,6 +353,7 @@ TOPO_BENCH_SUITE(long, "training steps on sequences of 1k..64k tokens: time, MFU
                           (mem.rss_peak - mem.rss_before) / tok, mem.allocator_peak / tok,
                           (mem.allocator_peak - mem.live_before) / tok, mem.kept / tok};
         bench.annotate("mfu", res.fraction_of_peak);
+        if (bench.profile()) bench.annotate("profile", bench::profile_json());
         bench.annotate("us_per_token", pt.us);
         bench.annotate("peak_rss_bytes", mem.rss_peak);
         bench.annotate("rss_before_step_bytes", mem.rss_before);
@@ -323,6 +390,7 @@ TOPO_BENCH_SUITE(long, "training steps on sequences of 1k..64k tokens: time, MFU
           last_row[p.name] = name;
         }
         if (p.kind == Kind::Star) star_ms = res.stats.median_ms;
+        if (p.kind == Kind::Dense) forms[f].last_ratio = res.stats.median_ms / star_ms, forms[f].last_n = n;
         if (p.kind == Kind::Dense && res.stats.median_ms > kDenseStopRatio * star_ms) {
           forms[f].dense_on = false;
           const std::string why = fmt::format("dense step {:.0f} ms > {:.0f}x Star's {:.0f} ms: not timed past n = {} ({})",
@@ -333,6 +401,27 @@ TOPO_BENCH_SUITE(long, "training steps on sequences of 1k..64k tokens: time, MFU
       }
     }
   }
+
+  // The goal's ratio again, interleaved (see interleave), on each sparse pattern's largest row.
+  if (sizes.size() >= 2)
+    for (const Pattern& p : kPatterns) {
+      if (p.kind == Kind::Dense || !last_row.count(p.name)) continue;
+      std::fprintf(stderr, "  running long/%s n=%lld against n=%lld, interleaved\n", p.name,
+                   static_cast<long long>(sizes.back()), static_cast<long long>(sizes.front()));
+      const Interleaved i = interleave(p.kind, sizes.front(), sizes.back(), bench.quick() ? 2 : 5, window_global);
+      bench.annotate_result(last_row[p.name], "interleaved",
+                            {{"rounds", i.rounds},
+                             {"first_n", sizes.front()},
+                             {"us_per_token_first", i.us_first},
+                             {"us_per_token_first_batch", i.us_first_batch},
+                             {"us_per_token_last", i.us_last},
+                             {"last_over_first", i.last_over_first},
+                             {"last_over_first_batch", i.last_over_first_batch}});
+      fmt::print("long: {:<16} time per token at n = {} over n = {}, interleaved ({} rounds): {:.2f} (one sequence of {}), "
+                 "{:.2f} (batch of {} tokens)\n",
+                 p.name, sizes.back(), sizes.front(), i.rounds, i.last_over_first, sizes.front(), i.last_over_first_batch,
+                 tokens_per_batch);
+    }
 
   // Slopes over the one-sequence rows, on each pattern's largest row; the plots carry them in their legends.
   const double llc = double(bench.machine().llc_bytes());
