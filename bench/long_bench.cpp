@@ -18,7 +18,10 @@
 // divides the per-token figures by the first n's (same pattern and batch form). The one-sequence rows of each
 // pattern get the least-squares slope of log(step time) and log(memory) over log(n) (`loglog_slope`; 1 =
 // linear), and with --json FILE three log-log plots go next to it (FILE-time.svg, FILE-memory.svg, FILE-rss.svg)
-// with the slopes in the legend and a line where Star's step memory passes the last-level cache.
+// with the slopes in the legend and a line where Star's step memory passes the last-level cache. Single medians
+// move with a shared machine's load, so the sparse patterns' time-per-token ratio (largest n over first) is
+// measured once more with the steps interleaved round by round (`interleaved`). --profile: one more step per
+// row with the op-category profiler on (stderr, and the row's `profile`).
 #include <malloc.h>
 
 #include <any>
@@ -409,6 +412,8 @@ TOPO_BENCH_SUITE(long, "training steps on sequences of 1k..64k tokens: time, MFU
       std::fprintf(stderr, "  running long/%s n=%lld against n=%lld, interleaved\n", p.name,
                    static_cast<long long>(sizes.back()), static_cast<long long>(sizes.front()));
       const Interleaved i = interleave(p.kind, sizes.front(), sizes.back(), bench.quick() ? 2 : 5, window_global);
+      // The log-log slope of step time the ratio implies: step time ~ n^(1 + log ratio / log(last / first)).
+      const double slope = 1 + std::log(i.last_over_first) / std::log(double(sizes.back()) / double(sizes.front()));
       bench.annotate_result(last_row[p.name], "interleaved",
                             {{"rounds", i.rounds},
                              {"first_n", sizes.front()},
@@ -416,11 +421,12 @@ TOPO_BENCH_SUITE(long, "training steps on sequences of 1k..64k tokens: time, MFU
                              {"us_per_token_first_batch", i.us_first_batch},
                              {"us_per_token_last", i.us_last},
                              {"last_over_first", i.last_over_first},
-                             {"last_over_first_batch", i.last_over_first_batch}});
-      fmt::print("long: {:<16} time per token at n = {} over n = {}, interleaved ({} rounds): {:.2f} (one sequence of {}), "
-                 "{:.2f} (batch of {} tokens)\n",
-                 p.name, sizes.back(), sizes.front(), i.rounds, i.last_over_first, sizes.front(), i.last_over_first_batch,
-                 tokens_per_batch);
+                             {"last_over_first_batch", i.last_over_first_batch},
+                             {"step_time_slope", slope}});
+      fmt::print("long: {:<16} time per token at n = {} over n = {}, interleaved ({} rounds): {:.2f} (one sequence of {}; "
+                 "step time slope {:.2f}), {:.2f} (batch of {} tokens)\n",
+                 p.name, sizes.back(), sizes.front(), i.rounds, i.last_over_first, sizes.front(), slope,
+                 i.last_over_first_batch, tokens_per_batch);
     }
 
   // Slopes over the one-sequence rows, on each pattern's largest row; the plots carry them in their legends.
