@@ -63,8 +63,8 @@ struct Pattern {
 };
 constexpr Pattern kPatterns[] = {{Kind::Star, "star", "Star"},
                                  {Kind::MultiScale, "multiscale 1-9", "Multi-Scale 1-9"},
-                                 {Kind::WindowGlobal, "window+global", "window r2 + global"},
-                                 {Kind::Dense, "dense", "dense (fused)"}};
+                                 {Kind::WindowGlobal, "window+global", "window+global"},
+                                 {Kind::Dense, "dense", "dense"}};
 
 // One pattern's model for sentences up to max_length, its optimizer, and how a step reaches it.
 struct Trainee {
