@@ -3,6 +3,7 @@
 
 #include "kernels/atomic_file.hpp"
 #include "kernels/memory.hpp"
+#include "kernels/profile.hpp"
 
 #include <filesystem>
 
@@ -236,7 +237,29 @@ Result& Report::last() {
   return results_.back();
 }
 
+nlohmann::json profile_json() {
+  const profile::Table t = profile::snapshot();
+  nlohmann::json j = nlohmann::json::object();
+  for (int c = 0; c < static_cast<int>(profile::Category::Count); ++c) {
+    const auto& f = t[0][static_cast<std::size_t>(c)];
+    const auto& b = t[1][static_cast<std::size_t>(c)];
+    if (f.calls + b.calls == 0) continue;
+    j[profile::category_name(static_cast<profile::Category>(c))] = {{"forward_s", f.seconds}, {"backward_s", b.seconds}};
+  }
+  return j;
+}
+
+Result& Report::find(const std::string& full_name) {
+  for (Result& r : results_)
+    if (r.name == full_name) return r;
+  fail("no benchmark result named '{}' recorded", full_name);
+}
+
 void Runner::annotate(const std::string& key, nlohmann::json value) { report_.last().extra[key] = std::move(value); }
+
+void Runner::annotate_result(const std::string& name, const std::string& key, nlohmann::json value) {
+  report_.find(suite_.empty() ? name : suite_ + "/" + name).extra[key] = std::move(value);
+}
 
 std::string Runner::artifact_path(const std::string& name) const {
   if (json_path_.empty()) return "";

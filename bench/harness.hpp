@@ -104,6 +104,8 @@ class Report {
   void add(Result result) { results_.push_back(std::move(result)); }
   // The most recent result (throws when there is none).
   Result& last();
+  // The result recorded under `full_name` ("suite/name"); throws naming it when there is none.
+  Result& find(const std::string& full_name);
   const std::vector<Result>& results() const { return results_; }
 
   // {"machine": machine, "results": [...]}
@@ -137,6 +139,9 @@ class Runner {
   // Adds a field to the most recent result's JSON record: figures derived from several runs (e.g. the
   // ratio of a composed kernel's time to the fused one's).
   void annotate(const std::string& key, nlohmann::json value);
+  // The same for an earlier result of this suite, by the name it was run under (a fit over a whole sweep
+  // annotated on the sweep's rows).
+  void annotate_result(const std::string& name, const std::string& key, nlohmann::json value);
   // Where a suite writes a file that belongs with the report (a plot): next to the JSON file, named
   // "<json stem>-<name>"; empty when no JSON file was asked for.
   std::string artifact_path(const std::string& name) const;
@@ -178,6 +183,10 @@ struct Suite {
 const std::vector<Suite>& suites();
 // Adds a suite; throws topo::Error on a duplicate name. Returns true so it can initialise a static.
 bool register_suite(Suite suite);
+
+// The op-category profiler's table (kernels/profile.hpp) as JSON: seconds per phase and category, for the
+// categories that ran ({"gemm": {"forward_s", "backward_s"}, ...}); suites with --profile annotate it on a step.
+nlohmann::json profile_json();
 
 // Suites on real data: the paths of `files` (relative to TOPO_DATA, default ../shared/data), or, when one is
 // missing, a line saying that `suite` is skipped and which file and variable to fix, and an empty list.

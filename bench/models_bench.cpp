@@ -40,19 +40,6 @@ namespace {
 using namespace topo;
 constexpr std::int64_t kBatch = 128, kVocab = 10000, kHidden = 300, kHeads = 6, kLayers = 2;
 
-// The profiler's table as JSON: seconds per phase and op category (categories that ran).
-nlohmann::json profile_json() {
-  const profile::Table t = profile::snapshot();
-  nlohmann::json j = nlohmann::json::object();
-  for (int c = 0; c < static_cast<int>(profile::Category::Count); ++c) {
-    const auto& f = t[0][static_cast<std::size_t>(c)];
-    const auto& b = t[1][static_cast<std::size_t>(c)];
-    if (f.calls + b.calls == 0) continue;
-    j[profile::category_name(static_cast<profile::Category>(c))] = {{"forward_s", f.seconds}, {"backward_s", b.seconds}};
-  }
-  return j;
-}
-
 // The three models' shapes (d = 300, 2 layers; Star and dense 6 heads, Multi-Scale 10 heads x 30 with the
 // paper's scales 1, 3, N/16, N/8, N/4 and alpha 0.5, no feed-forward). `hidden` other than 300 (suite
 // models_backends: 100) keeps the layers, with 4 heads for Star and dense (100 / 6 is not whole).
@@ -159,7 +146,7 @@ TOPO_BENCH_SUITE(models, "Star-Transformer vs dense Transformer per batch of 128
       profile::enable(false);
       std::fprintf(stderr, "%s train step, n = %lld, %lld sentences, by op category:\n%s", model,
                    static_cast<long long>(n), static_cast<long long>(b), profile::report().c_str());
-      bench.annotate("profile", profile_json());
+      bench.annotate("profile", bench::profile_json());
     };
     profiled("Star", star_step);
     record("dense inference", dense_f.forward, [&] { nn::NoGradGuard g; (void)dense.encode_dense(batch); });

@@ -12,7 +12,8 @@
 namespace topo::bench {
 
 void write_log_log_svg(const std::string& path, const std::string& title, const std::string& x_label,
-                       const std::string& y_label, const std::vector<Series>& series) {
+                       const std::string& y_label, const std::vector<Series>& series,
+                       const std::vector<XMark>& marks) {
   double x0 = std::numeric_limits<double>::max(), x1 = 0, y0 = x0, y1 = 0;
   for (const Series& s : series)
     for (auto [x, y] : s.points) {
@@ -50,6 +51,12 @@ void write_log_log_svg(const std::string& path, const std::string& title, const 
   svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", (L + W - R) / 2, H - 16, x_label);
   svg += fmt::format("<text x=\"18\" y=\"{0}\" transform=\"rotate(-90 18 {0})\" text-anchor=\"middle\">{1}</text>\n",
                      (T + H - B) / 2, y_label);
+  for (const XMark& m : marks) {
+    if (!(m.x >= std::pow(10, lx0) && m.x <= std::pow(10, lx1))) continue;
+    svg += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#555\" stroke-dasharray=\"5,4\"/>"
+                       "<text x=\"{3:.1f}\" y=\"{4}\" font-size=\"11\">{5}</text>\n",
+                       px(m.x), T, H - B, px(m.x) + 4, T + 12, m.label);
+  }
   for (std::size_t i = 0; i < series.size(); ++i) {
     const char* c = colors[i % 6];
     std::string pts;

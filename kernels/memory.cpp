@@ -49,6 +49,13 @@ std::int64_t peak_rss_bytes() {
   return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // Linux: KiB
 }
 
+bool reset_peak_rss() {
+  std::ofstream out("/proc/self/clear_refs");
+  out << "5";
+  out.flush();
+  return static_cast<bool>(out);
+}
+
 std::int64_t rss_bytes() { return std::max<std::int64_t>(0, kib_field("/proc/self/status", "VmRSS")); }
 
 AvailableMemory available_memory(std::int64_t limit) {

@@ -10,6 +10,10 @@ namespace topo {
 
 // The most this process had resident at once (VmHWM in /proc/self/status; getrusage's ru_maxrss elsewhere).
 std::int64_t peak_rss_bytes();
+// Starts a new high-water mark from what is resident now (Linux: "5" written to /proc/self/clear_refs), so a
+// benchmark can take the peak of one step after a larger one; false where the OS offers no reset (the mark
+// then keeps the process's whole history).
+bool reset_peak_rss();
 // Resident now (VmRSS); 0 when the OS does not say.
 std::int64_t rss_bytes();
 
