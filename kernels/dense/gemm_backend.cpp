@@ -75,7 +75,6 @@ GemmBackend default_gemm_backend(Precision p, const GemmCpu& cpu) {
   if (p == Precision::fp32) return cpu.onednn && cpu.avx512_bf16 && !cpu.amx_bf16 ? GemmBackend::onednn : GemmBackend::openblas;
   // bf16 stays on the own kernel everywhere until an AMX machine measures oneDNN's tiles against it
   // (docs/performance/kernels.md, "Not measured yet"); TOPO_GEMM_BF16=onednn runs them meanwhile.
-  (void)cpu;
   return GemmBackend::own;
 }
 
