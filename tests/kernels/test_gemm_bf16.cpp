@@ -180,7 +180,8 @@ TEST_CASE("sgemm_bf16 matches its scalar reference and fp32 within bf16 rounding
 TEST_CASE("sgemm_bf16: beta = 0 ignores NaN in c, beta = 1 accumulates, k = 0 and alpha = 0 scale c") {
   if (!kernel_available()) return;
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{{13, 37, 300}, {1, 1, 1}, {25, 16, 600}}) {
+  for (const auto& shape : std::vector<std::array<std::int64_t, 3>>{{13, 37, 300}, {1, 1, 1}, {25, 16, 600}}) {
+    const std::int64_t m = shape[0], n = shape[1], k = shape[2];  // not a structured binding: clang 14's CAPTURE
     CAPTURE(m);
     Problem p = make_problem(false, true, m, n, k, 2, 77);
     for (float& x : p.c0) x = nan;
