@@ -157,9 +157,12 @@ Var SAGEConv::forward(const HeteroGraph& g, const std::string& etype, const Var&
   check_features(g, ce.dst_type, x_dst, in, "SAGEConv", "destination");
   GraphFeatures f(g);
   const bool pool = agg_ == SageAggregator::Pool;
-  f.set_ndata(ce.src_type, "h", pool ? relu(fc_pool->forward(x_src)) : x_src);
+  // Mean is linear and fc_neigh has no bias: mean(x) W = mean(x W). Project first when that narrows what the
+  // messages carry (in > out, as DGL's lin_before_mp): a 128 -> 16 layer moves 8x fewer bytes per edge.
+  const bool project_first = !pool && in > fc_neigh->out_features();
+  f.set_ndata(ce.src_type, "h", pool ? relu(fc_pool->forward(x_src)) : project_first ? fc_neigh->forward(x_src) : x_src);
   const Var neigh = update_all(f, etype, fn::copy_u("h", "m"), pool ? fn::max("m", "n") : fn::mean("m", "n"));
-  Var out = add(fc_self->forward(x_dst), fc_neigh->forward(neigh));
+  Var out = add(fc_self->forward(x_dst), project_first ? neigh : fc_neigh->forward(neigh));
   if (bias.defined()) out = add(out, bias);
   return apply(act_, out);
 }

@@ -81,6 +81,7 @@ SageAggregator parse_sage_aggregator(const std::string& name);  // "mean", "pool
 // GraphSAGE (Hamilton et al. 2017) as DGL's SAGEConv: out_v = fc_self(x_v) + fc_neigh(h_N(v)) + b with
 // h_N(v) the mean of x_u over v's in-edges (Mean) or the max of relu(fc_pool(x_u)) (Pool, "max-pool").
 // Parameters: "fc_self", "fc_neigh" (Linear, no bias), "fc_pool" (Linear in -> in, Pool only), "bias".
+// Mean with in > out projects before the messages (DGL's lin_before_mp): the same sums in another order.
 class SAGEConv : public Module {
  public:
   SAGEConv(std::int64_t in, std::int64_t out, SageAggregator aggregator, bool bias = true,

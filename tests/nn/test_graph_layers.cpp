@@ -242,16 +242,17 @@ TEST_CASE("GATConv attention dropout: active in training only, differentiable wi
 
 TEST_CASE("SAGEConv equals the dense reference (mean and max-pool), homogeneous and bipartite") {
   for (const bool bipartite : {false, true})
-    for (const SageAggregator agg : {SageAggregator::Mean, SageAggregator::Pool}) {
+    for (const SageAggregator agg : {SageAggregator::Mean, SageAggregator::Pool})
+      for (const std::int64_t out_dim : {std::int64_t{3}, std::int64_t{6}}) {  // mean: projected before / after
       CAPTURE(bipartite);
       CAPTURE(static_cast<int>(agg));
+      CAPTURE(out_dim);
       const std::int64_t ns = kN, nd = bipartite ? 5 : kN;
       Pairs p = random_pairs(51, true);
       if (bipartite)
         for (auto& [u, t] : p) t %= 4;  // destination 4: no in-edges
       const HeteroGraph g = bipartite ? HeteroGraph({{"a", ns}, {"b", nd}}, {{{"a", "r", "b"}, EdgeList::from_pairs(p)}})
                                       : HeteroGraph::from_edges(EdgeList::from_pairs(p), kN, "_N", "r");
-      const std::int64_t out_dim = 3;
       SAGEConv conv(kIn, out_dim, agg);
       conv.reset_parameters(52);
       conv.bias.set_data(topo::testing::random_uniform({out_dim}, 53));
