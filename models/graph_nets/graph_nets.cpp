@@ -214,8 +214,10 @@ StepMemoryEstimate SageEncoder::step_memory(const SequenceBatch& batch) const {
   for (std::int64_t l = 0; l < config_.layers; ++l) {
     const std::int64_t in = l == 0 ? s.in : config_.hidden, out = l + 1 == config_.layers ? output_width(config_) : config_.hidden;
     // The dropped-out input and mask, the neighbour aggregate [N, in] (pool: its projection, relu and the max's
-    // argmax too), each with a gradient; about eight [N, out] tensors and their gradients.
-    elements += s.nodes * ((pool ? 10 : 5) * in + 14 * out);
+    // argmax too), each with a gradient; about eight [N, out] tensors and their gradients. Mean with in > out
+    // projects first (nn::SAGEConv): no [N, in] aggregate, only the input, its mask and its gradient.
+    const bool project_first = !pool && in > out;
+    elements += s.nodes * ((pool ? 10 : project_first ? 2 : 5) * in + 14 * out);
   }
   return {elements * kFloat,
           fmt::format("sage ({}): {} layers over {} nodes x {} input features, hidden {}", pool ? "pool" : "mean",
