@@ -532,20 +532,28 @@ def to_block(g: DGLGraph, dst_nodes=None, include_dst_in_src: bool = True, src_n
     if g.device.type != "cpu":
         block = block.to(g.device)
 
-    # original ids, and the graph's features gathered by them (as DGL's to_block carries them)
-    graph_frames = _mp().frames(g)
-    for t in types:
-        for side, ids in (("src", src[t]), ("dst", dst[t])):
-            frame = (block.srcnodes if side == "src" else block.dstnodes)[t].data
-            for name, value in getattr(graph_frames.get(("n", t)), "_data", {}).items():
+    _carry_block_features(g, block, [src[t] for t in types], [dst[t] for t in types],
+                          [eid for eid, _, _ in block_edges])
+    return block
+
+
+def _carry_block_features(g: DGLGraph, block: "DGLBlock", src: Sequence[torch.Tensor], dst: Sequence[torch.Tensor],
+                          eids: Sequence[torch.Tensor]) -> None:
+    """As DGL's blocks carry them: per node type (g's order), the original ids (NID) of the block's sources
+    and destinations and g's node features gathered by them; per relation, the original edge ids (EID) and g's
+    edge features gathered by them."""
+    frames, idtype = _mp().frames(g), g.idtype
+    for t, s_ids, d_ids in zip(g.ntypes, src, dst):
+        for side, ids in ((block.srcnodes, s_ids), (block.dstnodes, d_ids)):
+            frame = side[t].data
+            for name, value in getattr(frames.get(("n", t)), "_data", {}).items():
                 frame[name] = value[ids.to(value.device)]
             frame[NID] = ids.to(idtype)
-    for r, (eid, _, _) in enumerate(block_edges):
+    for r, eid in enumerate(eids):
         frame = block.edges[block.canonical_etypes[r]].data
-        for name, value in getattr(graph_frames.get(("e", r)), "_data", {}).items():
+        for name, value in getattr(frames.get(("e", r)), "_data", {}).items():
             frame[name] = value[eid.to(value.device)]
         frame[EID] = eid.to(idtype)
-    return block
 
 
 def _block_nodes(g: DGLGraph, nodes, what: str) -> dict:

@@ -87,14 +87,17 @@ def share_frames(g, sub, relations) -> None:
         shared[("e", i)] = edge_frame(g, r)
 
 
-def carry_node_features(g, new, move=None) -> None:
-    """new's node types (by stored name) get g's node features: the same tensors, or move(tensor)."""
+def carry_node_features(g, new, move=None, node_ids=None) -> None:
+    """new's node types (by stored name) get g's node features: the same tensors, or move(tensor), or, for a
+    type in node_ids ({type: ids}), the rows of those ids in g (a subgraph's)."""
     old = frames(g)
     for t in new._g.ntypes:
         frame = old.get(("n", t))
         if frame is not None:
             target = node_frame(new, t)
+            ids = node_ids.get(t) if node_ids else None
             for name, value in frame._data.items():
+                value = value.index_select(0, ids.to(value.device)) if ids is not None else value
                 target[name] = move(value) if move is not None else value
 
 

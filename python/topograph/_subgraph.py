@@ -54,20 +54,16 @@ def _finish(g, handle, store_ids: bool) -> DGLGraph:
     from . import _message_passing as mp  # it builds on ops, which builds on _graph
 
     sub = DGLGraph(handle)
-    parent = mp.frames(g)
-    for i, t in enumerate(handle.ntypes):
-        nid = handle.parent_ids(True, i)
-        frame = parent.get(("n", t))
-        for name, value in (frame._data.items() if frame is not None else ()):
-            mp.node_frame(sub, t)[name] = value if nid is None else value.index_select(0, nid.to(value.device))
-        if store_ids and nid is not None:
-            mp.node_frame(sub, t)[NID] = nid.to(g.idtype)
-    for r in range(len(handle.canonical_etypes)):  # every relation is kept, in the parent's order
-        eid = handle.parent_ids(False, r)
-        frame = parent.get(("e", r))
-        for name, value in (frame._data.items() if frame is not None else ()):
-            mp.edge_frame(sub, r)[name] = value.index_select(0, eid.to(value.device))
-        if store_ids:
+    nid = {t: handle.parent_ids(True, i) for i, t in enumerate(handle.ntypes)}  # None: every node kept
+    nid = {t: ids for t, ids in nid.items() if ids is not None}
+    relations = range(len(handle.canonical_etypes))  # every relation is kept, in the parent's order
+    eids = [handle.parent_ids(False, r) for r in relations]
+    mp.carry_node_features(g, sub, node_ids=nid)
+    mp.carry_edge_features(g, sub, relations, eids)
+    if store_ids:
+        for t, ids in nid.items():
+            mp.node_frame(sub, t)[NID] = ids.to(g.idtype)
+        for r, eid in zip(relations, eids):
             mp.edge_frame(sub, r)[EID] = eid.to(g.idtype)
     return sub
 

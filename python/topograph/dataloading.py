@@ -10,8 +10,7 @@ from typing import List, Optional, Sequence
 
 import torch
 
-from . import _message_passing as mp
-from ._graph import EID, NID, DGLBlock, DGLGraph
+from ._graph import NID, DGLBlock, DGLGraph, _carry_block_features
 from ._subgraph import _check, _node_sets
 from .sampling import _fanouts
 
@@ -35,27 +34,14 @@ class MultiLayerNeighborSampler:
             raise NotImplementedError("MultiLayerNeighborSampler: only edge_dir='in' without replacement")
         single = not isinstance(seed_nodes, Mapping)
         sets = _node_sets(g, seed_nodes, "MultiLayerNeighborSampler")
-        types, idtype = g.ntypes, g.idtype
+        types = g.ntypes
         seeds = [torch.as_tensor(sets.get(t, []), dtype=torch.int64) for t in types]
         fanouts = [_fanouts(g, f) for f in self.fanouts]
         seed = int(torch.randint(0, 2 ** 62, (1,)).item())
-        frames = mp.frames(g)
         blocks: List[DGLGraph] = []
-        for handle, src, dst, eids in g._g.sample_blocks(seeds, fanouts, seed):
+        for handle, src, dst, eids in g._g.sample_blocks(seeds, fanouts, seed):  # on g's device already
             block = DGLBlock(handle)
-            if g.device.type != "cpu":
-                block = block.to(g.device)
-            for t, s_ids, d_ids in zip(types, src, dst):
-                for side, ids in (("src", s_ids), ("dst", d_ids)):
-                    frame = (block.srcnodes if side == "src" else block.dstnodes)[t].data
-                    for name, value in getattr(frames.get(("n", t)), "_data", {}).items():
-                        frame[name] = value[ids.to(value.device)]
-                    frame[NID] = ids.to(idtype)
-            for r, eid in enumerate(eids):
-                frame = block.edges[block.canonical_etypes[r]].data
-                for name, value in getattr(frames.get(("e", r)), "_data", {}).items():
-                    frame[name] = value[eid.to(value.device)]
-                frame[EID] = eid.to(idtype)
+            _carry_block_features(g, block, src, dst, eids)
             blocks.append(block)
         inputs = {t: blocks[0].srcnodes[t].data[NID].to(torch.int64) for t in types}  # what blocks[0] reads
         outputs = {t: ids for t, ids in zip(types, seeds) if t in sets}
@@ -85,7 +71,7 @@ class DataLoader:
         self._types = list(sets)
         self._items = torch.cat([torch.stack([torch.full((len(ids),), i, dtype=torch.int64),
                                               torch.as_tensor(ids, dtype=torch.int64)], 1)
-                                 for i, ids in enumerate(sets.values())]) if sets else torch.zeros(0, 2)
+                                 for i, ids in enumerate(sets.values())]) if sets else torch.zeros(0, 2, dtype=torch.int64)
 
     def __len__(self) -> int:
         n = self._items.shape[0]
