@@ -179,16 +179,8 @@ std::vector<SampledBlock> sample_blocks(const HeteroGraph& g, const std::vector<
       EdgeIds& e = out.parts.edges[r];
       e.eid = std::move(drawn.eid);
       e.dst = std::move(drawn.seed_index);
-      e.src.resize(drawn.src.size());
-      std::vector<std::int64_t>& sources = out.parts.src_nodes[s];
-      for (std::size_t k = 0; k < drawn.src.size(); ++k) {
-        std::int64_t& at = src_at[s][drawn.src[k]];
-        if (at < 0) {
-          at = static_cast<std::int64_t>(sources.size());
-          sources.push_back(drawn.src[k]);
-        }
-        e.src[k] = at;
-      }
+      e.src = std::move(drawn.src);
+      number_sources(e.src, out.parts.src_nodes[s], src_at[s], false, nullptr);
     }
     for (int t = 0; t < types; ++t)
       for (const std::int64_t u : out.parts.src_nodes[t]) src_at[t][u] = -1;

@@ -91,18 +91,29 @@ BlockParts to_block(const HeteroGraph& graph, const std::vector<Ids>& dst_nodes,
   for (int r = 0; r < g.num_relations(); ++r) {
     const CanonicalEType& et = g.canonical_etype(r);
     const int s = g.node_type_id(et.src_type);
-    for (std::int64_t& u : out.edges[r].src) {
-      std::int64_t& at = src_at[s][u];
-      if (at < 0) {
-        TOPO_CHECK(!src_nodes, "to_block: node {} of type '{}' is the source of an edge ({}, {}, {}) into dst_nodes "
-                   "but is not among src_nodes", u, et.src_type, et.src_type, et.etype, et.dst_type);
-        at = static_cast<std::int64_t>(out.src_nodes[s].size());
-        out.src_nodes[s].push_back(u);
-      }
-      u = at;
-    }
+    std::size_t k = 0;
+    TOPO_CHECK(number_sources(out.edges[r].src, out.src_nodes[s], src_at[s], src_nodes.has_value(), &k),
+               "to_block: node {} of type '{}' is the source of an edge ({}, {}, {}) into dst_nodes but is not among "
+               "src_nodes", out.edges[r].src[k], et.src_type, et.src_type, et.etype, et.dst_type);
   }
   return out;
+}
+
+bool number_sources(std::vector<std::int64_t>& ids, std::vector<std::int64_t>& sources,
+                    std::vector<std::int64_t>& src_at, bool closed, std::size_t* k) {
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    std::int64_t& at = src_at[static_cast<std::size_t>(ids[i])];
+    if (at < 0) {
+      if (closed) {
+        if (k) *k = i;
+        return false;
+      }
+      at = static_cast<std::int64_t>(sources.size());
+      sources.push_back(ids[i]);
+    }
+    ids[i] = at;
+  }
+  return true;
 }
 
 HeteroGraph block_graph(const HeteroGraph& g, const BlockParts& parts, const std::vector<Ids>& dst_nodes,

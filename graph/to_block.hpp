@@ -31,6 +31,12 @@ BlockParts to_block(const HeteroGraph& g, const std::vector<std::vector<std::int
                     bool include_dst_in_src,
                     const std::optional<std::vector<std::vector<std::int64_t>>>& src_nodes = std::nullopt);
 
+// Turns parent source ids into positions among `sources` (a type's block sources so far), appending an id
+// seen for the first time; src_at: that type's position of each parent id, -1 where none yet (kept up to date).
+// Returns false at the first id it would have to append when `closed` (src_nodes given): ids[k] is then it.
+bool number_sources(std::vector<std::int64_t>& ids, std::vector<std::int64_t>& sources,
+                    std::vector<std::int64_t>& src_at, bool closed, std::size_t* k);
+
 // The block as a graph: node types src_prefix + t for every type t of g (its sources), then dst_prefix + t
 // (its destinations: dst_nodes[t]), one relation (src_prefix + s, e, dst_prefix + d) per relation of g, in g's
 // id type, on g's device.
