@@ -14,6 +14,8 @@
 #if TOPO_WITH_ONEDNN
 #include <immintrin.h>
 #include <omp.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <cstring>
@@ -45,6 +47,48 @@ void on_callers_threads(F&& f) {
     fail("oneDNN: {} (status {})", e.what(), static_cast<int>(e.status));
   }
   if (inner) omp_set_num_threads(outer);
+}
+
+// oneDNN 2.x's JIT fp32 GEMM kernels point rsp into a heap workspace while they run (oneDNN issue #4845, fixed
+// in 3.12; Debian ships 2.7): a signal handled on that thread writes its frame into the heap and malloc aborts
+// later, so SIGINT / SIGTERM reaching topo-train mid-GEMM (scripts/stop_signal_test.sh), or Python's Ctrl-C,
+// corrupted the process. oneDNN therefore runs with the asynchronous signals held: on the calling thread for
+// the call (one that arrives then is handled as the call returns), and for good on the OpenMP workers oneDNN
+// threads a call over (the process's signals go to its other threads instead). Signals raised by a fault
+// (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS) and abort()'s SIGABRT are left alone. Cost: two
+// sigprocmask calls per GEMM, plus a parallel region when oneDNN threads the call itself (TOPO_GEMM_SPLIT=0).
+const sigset_t& async_signals() {
+  static const sigset_t set = [] {
+    sigset_t s;
+    sigfillset(&s);
+    for (int fault : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT}) sigdelset(&s, fault);
+    return s;
+  }();
+  return set;
+}
+
+void hold_signals_on_openmp_workers() {
+  if (omp_in_parallel() || omp_get_max_threads() == 1) return;
+#pragma omp parallel
+  {
+    thread_local bool held = false;  // a worker OpenMP starts later holds them at its first call
+    if (omp_get_thread_num() != 0 && !held) {
+      pthread_sigmask(SIG_BLOCK, &async_signals(), nullptr);
+      held = true;
+    }
+  }
+}
+
+template <class F>
+void with_signals_held(F&& f) {
+  hold_signals_on_openmp_workers();
+  sigset_t before;
+  pthread_sigmask(SIG_BLOCK, &async_signals(), &before);
+  struct Restore {
+    const sigset_t& mask;
+    ~Restore() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
+  } restore{before};
+  f();
 }
 
 dnnl::engine& cpu_engine() {
@@ -163,8 +207,11 @@ bool onednn_amx() { return dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx51
 void onednn_sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
                   std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
   if (m <= 0 || n <= 0) return;
-  const dnnl_status_t status = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, std::max<std::int64_t>(lda, 1), b,
-                                          std::max<std::int64_t>(ldb, 1), beta, c, std::max<std::int64_t>(ldc, 1));
+  dnnl_status_t status = dnnl_success;
+  with_signals_held([&] {
+    status = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, std::max<std::int64_t>(lda, 1), b,
+                        std::max<std::int64_t>(ldb, 1), beta, c, std::max<std::int64_t>(ldc, 1));
+  });
   TOPO_CHECK(status == dnnl_success, "oneDNN sgemm {}x{}x{}: status {}", m, n, k, static_cast<int>(status));
 }
 
@@ -199,8 +246,10 @@ void onednn_gemm_bf16_bits(bool ta, bool tb, std::int64_t m, std::int64_t n, std
     mm.a.set_data_handle(const_cast<std::uint16_t*>(a));
     mm.b.set_data_handle(const_cast<std::uint16_t*>(b));
     mm.c.set_data_handle(c);
-    mm.primitive.execute(state.stream, {{DNNL_ARG_SRC, mm.a}, {DNNL_ARG_WEIGHTS, mm.b}, {DNNL_ARG_DST, mm.c}});
-    state.stream.wait();
+    with_signals_held([&] {  // its brgemm or gemm kernels: held as the fp32 ones are
+      mm.primitive.execute(state.stream, {{DNNL_ARG_SRC, mm.a}, {DNNL_ARG_WEIGHTS, mm.b}, {DNNL_ARG_DST, mm.c}});
+      state.stream.wait();
+    });
   });
 }
 
