@@ -33,11 +33,14 @@ struct EncoderConfig {
   std::vector<std::uint8_t> pretrained_rows = {};  // the rows of `pretrained` that hold vectors (empty: all)
   std::int64_t embedding_dim = 0;                  // token table width (0: hidden; else projected to hidden)
   std::int64_t case_classes = 0;                   // > 0: a capitalisation embedding added per token (tagging)
+  std::int64_t char_classes = 0;                   // > 0 with char_filters: a character CNN per token (tagging)
+  std::int64_t char_filters = 0;
+  std::int64_t suffix_classes = 0;                 // > 0: a suffix embedding added per token (tagging)
 
   // The input stage's share of it (SequenceEmbedding): everything but heads and layers.
   EmbeddingConfig embedding() const {
     return {vocab_size, input_dim, hidden, max_length, dropout, pretrained, freeze_pretrained, pretrained_rows,
-            embedding_dim, case_classes};
+            embedding_dim, case_classes, char_classes, char_filters, suffix_classes};
   }
 };
 

@@ -69,6 +69,9 @@ SequenceBatch SequenceBatch::to(Device device) const {
   if (out.features.defined()) out.features = out.features.to(device);
   for (const auto& [type, set] : node_sets) out.node_sets.emplace(type, set.to(device));
   if (token_case.defined()) out.token_case = token_case.to(device);
+  if (token_chars.defined()) out.token_chars = token_chars.to(device);
+  out.chars_per_token = chars_per_token;
+  if (token_suffix.defined()) out.token_suffix = token_suffix.to(device);
   if (graph) out.graph = graph->device() == device ? graph : std::make_shared<const HeteroGraph>(graph->to(device));
   for (const auto& block : blocks)
     out.blocks.push_back(block->device() == device ? block : std::make_shared<const HeteroGraph>(block->to(device)));

@@ -35,6 +35,12 @@ struct SequenceBatch {
   // int64 [total tokens]: a class per token (the tagging task's capitalisation class, text::case_class) for
   // encoders built with case_classes > 0; undefined otherwise.
   Tensor token_case = {};
+  // The characters of every token (the tagging task's character features) for encoders built with
+  // char_classes > 0: int64 [total characters], token t's chars_per_token[t] (>= 1) class ids in order; int64
+  // [total tokens] token_suffix: a class per token's ending (suffix_classes > 0). Undefined / empty otherwise.
+  Tensor token_chars = {};
+  std::vector<std::int64_t> chars_per_token = {};
+  Tensor token_suffix = {};
   // The input graph of graph tasks (node classification: one "sentence" whose tokens are the graph's nodes,
   // features [num_nodes, in_dim]); null for sequence tasks, whose models build their graphs from the lengths.
   std::shared_ptr<const HeteroGraph> graph = nullptr;

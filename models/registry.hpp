@@ -50,6 +50,12 @@ struct EncoderSpec {
   // > 0: the batch carries a class per token (SequenceBatch::token_case, e.g. capitalisation) whose learned
   // embedding is added to the token's (models with SequenceEmbedding; the others refuse it).
   std::int64_t case_classes = 0;
+  // > 0: the batch carries each token's characters (SequenceBatch::token_chars, classes below char_classes),
+  // read by a character CNN of char_filters filters; suffix_classes > 0: a class per token's ending
+  // (token_suffix) whose embedding is added. Models with SequenceEmbedding; the others refuse them.
+  std::int64_t char_classes = 0;
+  std::int64_t char_filters = 0;
+  std::int64_t suffix_classes = 0;
   // > 0: the task wants this many features per node out of the encoder's last layer (node classification's class
   // scores: GCN and GAT end in their class layer); 0: hidden_size(). Only models that read graphs honour it.
   std::int64_t output_dim = 0;

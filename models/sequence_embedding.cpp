@@ -4,6 +4,7 @@
 
 #include "kernels/dense/indexing.hpp"
 #include "nn/ops.hpp"
+#include "nn/readout.hpp"
 
 namespace topo::models {
 
@@ -40,7 +41,26 @@ SequenceEmbedding::SequenceEmbedding(const EmbeddingConfig& config) : config_(co
              "sequence embedding: case_classes {} needs token ids (vocab_size > 0)", config.case_classes);
   if (config.case_classes > 0)
     case_embedding = register_module("case", std::make_shared<nn::Embedding>(config.case_classes, config.hidden));
+  TOPO_CHECK(config.char_classes >= 0 && config.char_filters >= 0 && config.suffix_classes >= 0 &&
+                 (config.char_classes > 0) == (config.char_filters > 0),
+             "sequence embedding: char_classes {} and char_filters {} must be both positive or both 0 (suffix_classes {})",
+             config.char_classes, config.char_filters, config.suffix_classes);
+  TOPO_CHECK((config.char_classes == 0 && config.suffix_classes == 0) || config.vocab_size > 0,
+             "sequence embedding: character and suffix features need token ids (vocab_size > 0)");
+  if (config.char_classes > 0) {
+    // One-hot characters: each pre-activation sums three table entries, so +-0.25 starts it near std 0.25,
+    // inside tanh's linear range.
+    const Shape table{config.char_classes, config.char_filters};
+    char_before = register_parameter("char_before", table, nn::init::InitSpec::uniform(-0.25f, 0.25f));
+    char_at = register_parameter("char_at", table, nn::init::InitSpec::uniform(-0.25f, 0.25f));
+    char_after = register_parameter("char_after", table, nn::init::InitSpec::uniform(-0.25f, 0.25f));
+    char_bias = register_parameter("char_bias", {1, config.char_filters}, nn::init::InitSpec::zeros());
+    char_projection = register_module("char_projection", std::make_shared<nn::Linear>(config.char_filters, config.hidden));
+  }
+  if (config.suffix_classes > 0)
+    suffix_embedding = register_module("suffix", std::make_shared<nn::Embedding>(config.suffix_classes, config.hidden));
 }
+
 
 namespace {
 
@@ -88,6 +108,38 @@ Tensor ids_by_row(const Tensor& ids, const RowLayout& l, bool lead, Device devic
 
 }  // namespace
 
+nn::Var SequenceEmbedding::char_features(const SequenceBatch& batch) const {
+  const std::int64_t tokens = batch.num_tokens();
+  TOPO_CHECK(batch.token_chars.defined() && static_cast<std::int64_t>(batch.chars_per_token.size()) == tokens,
+             "this model reads each token's characters; the batch has {} for {} tokens",
+             batch.token_chars.defined() ? std::to_string(batch.chars_per_token.size()) + " character counts"
+                                         : std::string("none"),
+             tokens);
+  const std::vector<std::int64_t> chars = batch.token_chars.to(Device::cpu()).to_vector<std::int64_t>();
+  std::vector<std::int64_t> before(chars.size(), kNoRow), after(chars.size(), kNoRow);
+  std::size_t c = 0;
+  for (std::int64_t count : batch.chars_per_token) {
+    TOPO_CHECK(count >= 1, "a token with {} characters (each token needs at least one)", count);
+    TOPO_CHECK(c + static_cast<std::size_t>(count) <= chars.size(), "the batch has {} characters, its counts sum past them",
+               chars.size());
+    for (std::int64_t i = 0; i < count; ++i, ++c) {
+      TOPO_CHECK(chars[c] >= 0 && chars[c] < config_.char_classes, "character class {} is outside [0, {})", chars[c],
+                 config_.char_classes);
+      if (i > 0) before[c] = chars[c - 1];
+      if (i + 1 < count) after[c] = chars[c + 1];
+    }
+  }
+  TOPO_CHECK(c == chars.size(), "the batch has {} characters, its counts sum to {}", chars.size(), c);
+  const Device device = char_at.device();
+  // Window of character c: its left neighbour through char_before, itself through char_at, its right one
+  // through char_after (kNoRow at a word's edges), plus the bias: [characters, char_filters].
+  const nn::Var windows = nn::embedding_sum(
+      {char_before, char_at, char_after, char_bias},
+      {index_tensor(before, device), batch.token_chars.to(device), index_tensor(after, device),
+       Tensor::zeros({static_cast<std::int64_t>(chars.size())}, DType::I64, device)});
+  return char_projection->forward(nn::readout_nodes(nn::tanh(windows), batch.chars_per_token, nn::Readout::Max));
+}
+
 Tensor positions_in_sentence(const std::vector<std::int64_t>& lengths, Device device) {
   return index_tensor(row_layout(lengths, 0).position_of, device);
 }
@@ -114,6 +166,11 @@ nn::Var SequenceEmbedding::forward(const SequenceBatch& batch, const nn::Var& le
                      batch.token_case.size(0) == batch.token_ids.size(0),
                  "this model adds a per-token case class; the batch has {} for {} tokens",
                  batch.token_case.defined() ? batch.token_case.str() : std::string("none"), batch.token_ids.size(0));
+    if (suffix_embedding)
+      TOPO_CHECK(batch.token_suffix.defined() && batch.token_suffix.ndim() == 1 &&
+                     batch.token_suffix.size(0) == batch.token_ids.size(0),
+                 "this model adds a per-token suffix class; the batch has {} for {} tokens",
+                 batch.token_suffix.defined() ? batch.token_suffix.str() : std::string("none"), batch.token_ids.size(0));
   }
   // Token ids straight into the hidden width: every table's rows summed in one pass (embedding_sum).
   if (token_embedding && !token_projection) {
@@ -123,6 +180,14 @@ nn::Var SequenceEmbedding::forward(const SequenceBatch& batch, const nn::Var& le
     if (case_embedding) {
       tables.push_back(case_embedding->weight);
       ids.push_back(ids_by_row(batch.token_case, layout, has_lead, device));
+    }
+    if (suffix_embedding) {
+      tables.push_back(suffix_embedding->weight);
+      ids.push_back(ids_by_row(batch.token_suffix, layout, has_lead, device));
+    }
+    if (char_projection) {  // token t's row of the CNN's output is "table" row t
+      tables.push_back(char_features(batch));
+      ids.push_back(index_tensor(layout.token_of, device));
     }
     if (has_lead) {
       tables.push_back(lead);
@@ -134,6 +199,8 @@ nn::Var SequenceEmbedding::forward(const SequenceBatch& batch, const nn::Var& le
   if (token_embedding) {
     tokens = token_projection->forward(token_embedding->forward(batch.token_ids));  // [tokens, hidden]
     if (case_embedding) tokens = tokens + case_embedding->forward(batch.token_case);
+    if (suffix_embedding) tokens = tokens + suffix_embedding->forward(batch.token_suffix);
+    if (char_projection) tokens = tokens + char_features(batch);
   } else {
     TOPO_CHECK(batch.features.defined() && batch.features.ndim() == 2 && batch.features.size(1) == config_.input_dim,
                "this model reads features [tokens, {}], the batch has {}", config_.input_dim,

@@ -31,6 +31,14 @@ struct EmbeddingConfig {
   // (tagging: capitalisation beside uncased word vectors). Its own table, not concatenated, so the width the
   // encoder sees stays hidden.
   std::int64_t case_classes = 0;
+  // char_classes > 0 and char_filters > 0: a character CNN per token (Ma & Hovy 2016, the Star-Transformer's
+  // "Char" rows) over the batch's token_chars: a width-3 convolution of the one-hot characters (so each of
+  // its three offsets is a table [char_classes, char_filters]; a word's edges see no neighbour), tanh, the max
+  // over the word's characters, then Linear [char_filters -> hidden] added to the token embedding.
+  std::int64_t char_classes = 0;
+  std::int64_t char_filters = 0;
+  // > 0: an embedding [suffix_classes, hidden] of the batch's token_suffix ids is added, as case_classes.
+  std::int64_t suffix_classes = 0;
 };
 
 class SequenceEmbedding : public nn::Module {
@@ -48,10 +56,18 @@ class SequenceEmbedding : public nn::Module {
   std::shared_ptr<nn::Linear> feature_projection;  // when input_dim > 0
   std::shared_ptr<nn::Linear> token_projection;    // when embedding_dim is neither 0 nor hidden
   std::shared_ptr<nn::Embedding> case_embedding;   // when case_classes > 0
+  // When char_classes > 0: the convolution's offsets -1, 0, +1 ([char_classes, char_filters] each), its bias
+  // [1, char_filters] (a one-row table, so one embedding_sum adds all four) and the projection to hidden.
+  nn::Var char_before, char_at, char_after, char_bias;
+  std::shared_ptr<nn::Linear> char_projection;
+  std::shared_ptr<nn::Embedding> suffix_embedding;  // when suffix_classes > 0
   std::shared_ptr<nn::Embedding> position_embedding;
   std::shared_ptr<nn::Dropout> dropout;
 
  private:
+  // [total tokens, hidden]: the character CNN's output per token (char_classes > 0).
+  nn::Var char_features(const SequenceBatch& batch) const;
+
   EmbeddingConfig config_;
 };
 

@@ -56,6 +56,11 @@ class Task {
   virtual std::int64_t encoder_output_dim() const { return 0; }
   // > 0: batches carry SequenceBatch::token_case ids below this (the tagging task's capitalisation classes).
   virtual std::int64_t case_classes() const { return 0; }
+  // > 0: batches carry each token's characters (SequenceBatch::token_chars, classes below char_classes) for a
+  // character CNN of char_filters filters, and / or a suffix class per token below suffix_classes (tagging).
+  virtual std::int64_t char_classes() const { return 0; }
+  virtual std::int64_t char_filters() const { return 0; }
+  virtual std::int64_t suffix_classes() const { return 0; }
   // The longest sequence a model must accept (size of the learned position table).
   virtual std::int64_t max_length() const = 0;
   // The encoder plus this task's output stage.

@@ -24,6 +24,9 @@ std::shared_ptr<models::SequenceEncoder> make_encoder(const TrainConfig& config,
   spec.pretrained_rows = task.pretrained_rows();
   spec.embedding_dim = task.embedding_dim();  // vectors of another width than hidden: projected
   spec.case_classes = task.case_classes();
+  spec.char_classes = task.char_classes();
+  spec.char_filters = task.char_filters();
+  spec.suffix_classes = task.suffix_classes();
   spec.output_dim = task.encoder_output_dim();
   spec.vocabulary = task.token_strings();
   spec.freeze_pretrained = task.freeze_pretrained();

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "apps/tasks/tag/tag.hpp"
@@ -242,4 +244,74 @@ TEST_CASE("tag: a tag outside the file's scheme is an error naming file and line
   SequenceTagging free_form(o);
   CHECK(free_form.scheme() == text::TagScheme::None);
   CHECK(free_form.metric() == "acc");
+}
+
+TEST_CASE("tag: each word's characters and suffix ride in the batch; rare ones share class 0; topo-eval restores them") {
+  const fs::path dir = testing::fresh_temp_dir("tag_chars");
+  const fs::path file = dir / "t.conll";
+  std::ofstream f(file);
+  // "Müller" (a two-byte character) and "Berlin" twice: their characters and suffixes ("ler", "lin") occur
+  // twice or more; "said"'s "aid" and "1996"'s "996" once.
+  f << "Müller NNP B-NP B-PER\nsaid VBD B-VP O\n\nBerlin NNP B-NP B-LOC\n1996 CD I-NP O\n\n"
+       "Müller NNP B-NP B-PER\nBerlin NNP B-NP B-LOC\n\n";
+  f.close();
+  TagOptions o;
+  o.train = o.dev = file.string();
+  o.lowercase = true;
+  o.char_filters = 6;
+  o.suffix_feature = true;
+  SequenceTagging task(o);
+  const TaskBatch b = task.batch(Split::Dev, {0, 1, 2});
+  CHECK(b.inputs.chars_per_token == std::vector<std::int64_t>{6, 4, 6, 4, 6, 6});  // code points, not bytes
+  const std::vector<std::int64_t> chars = b.inputs.token_chars.to_vector<std::int64_t>();
+  REQUIRE(chars.size() == 32);
+  // Class k + 1: the k-th of the code points seen twice or more in training, sorted; the others class 0.
+  std::map<char32_t, std::int64_t> counts;
+  const std::u32string words[] = {U"Müller", U"said", U"Berlin", U"1996", U"Müller", U"Berlin"};
+  for (const auto& w : words)
+    for (char32_t c : w) ++counts[c];
+  std::vector<char32_t> kept;
+  for (const auto& [c, n] : counts)
+    if (n >= 2) kept.push_back(c);
+  CHECK(task.char_classes() == static_cast<std::int64_t>(kept.size()) + 1);
+  std::size_t at = 0;
+  for (const auto& w : words)
+    for (char32_t c : w) {
+      const auto it = std::find(kept.begin(), kept.end(), c);
+      CHECK(chars[at++] == (it == kept.end() ? 0 : (it - kept.begin()) + 1));
+    }
+  // Suffixes, sorted: "ler" (1), "lin" (2); "aid" and "996" once: class 0.
+  CHECK(task.suffix_classes() == 3);
+  CHECK(b.inputs.token_suffix.to_vector<std::int64_t>() == std::vector<std::int64_t>{1, 0, 2, 0, 1, 2});
+  // A checkpoint's metadata gives topo-eval the same classes for the same file.
+  TagOptions eval;
+  eval.test = file.string();
+  const auto restored = SequenceTagging::for_evaluation(task.metadata(), eval);
+  const TaskBatch rb = restored->batch(Split::Test, {0, 1, 2});
+  CHECK(rb.inputs.token_chars.to_vector<std::int64_t>() == chars);
+  CHECK(rb.inputs.chars_per_token == b.inputs.chars_per_token);
+  CHECK(rb.inputs.token_suffix.to_vector<std::int64_t>() == b.inputs.token_suffix.to_vector<std::int64_t>());
+  CHECK(restored->char_filters() == 6);
+  // Through a model: Star's embedding adds the character CNN and the suffix table, and both get gradients.
+  TrainConfig c = parse({"--task", "tag", "--model", "star", "--train", o.train, "--dev", o.dev, "--hidden", "8",
+                         "--heads", "2", "--layers", "1", "--char-filters", "6", "--suffix-feature"});
+  CHECK(c.option<std::int64_t>("char_filters") == 6);
+  auto model = make_task_model(c, task);
+  model->reset_parameters(3);
+  task.batch_loss(*model, model->forward(b.inputs), b).backward();
+  std::set<std::string> with_grad;
+  for (const auto& [name, param] : model->named_parameters())
+    if (param.grad().defined() && nn::sum_all(nn::Var(param.grad()) * nn::Var(param.grad())).item() > 0.f)
+      with_grad.insert(name);
+  for (const char* name : {"encoder.embedding.char_at", "encoder.embedding.char_before", "encoder.embedding.char_after",
+                           "encoder.embedding.char_bias", "encoder.embedding.char_projection.weight",
+                           "encoder.embedding.suffix.weight"}) {
+    CAPTURE(name);
+    CHECK(with_grad.count(name) == 1);
+  }
+  // BiG reads characters as tokens: the error names the flags that turn these off.
+  c.set("model", "big");
+  c.set("case_feature", false);
+  CHECK(testing::error_of([&] { make_task_model(c, task); }).find("--char-filters 0") != std::string::npos);
+  fs::remove_all(dir);
 }

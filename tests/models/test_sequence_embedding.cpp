@@ -130,3 +130,104 @@ TEST_CASE("a projected token table places the lead rows first in every sentence;
   CHECK_THROWS_WITH_AS((void)e.forward(short_ids), doctest::Contains("5 token ids for sentences of 6 tokens"), Error);
   CHECK_THROWS_AS((void)e.forward(batch, nn::Var(random_uniform({1, 5}, -1, 1, 5))), Error);
 }
+
+namespace {
+
+// The character CNN written out per word in double: window sums of the three offset tables and the bias,
+// tanh, the max over the word, then the projection: [tokens, hidden].
+std::vector<double> naive_char_rows(const SequenceEmbedding& e, const std::vector<std::int64_t>& chars,
+                                    const std::vector<std::int64_t>& counts) {
+  const std::int64_t f = e.config().char_filters, h = e.config().hidden;
+  const auto before = e.char_before.data().to_vector<float>(), at = e.char_at.data().to_vector<float>(),
+             after = e.char_after.data().to_vector<float>(), bias = e.char_bias.data().to_vector<float>(),
+             w = e.char_projection->weight.data().to_vector<float>(), b = e.char_projection->bias.data().to_vector<float>();
+  std::vector<double> out;
+  std::size_t c = 0;
+  for (std::int64_t n : counts) {
+    std::vector<double> pooled(static_cast<std::size_t>(f), -1e30);
+    for (std::int64_t i = 0; i < n; ++i, ++c)
+      for (std::int64_t j = 0; j < f; ++j) {
+        double v = bias[j] + at[chars[c] * f + j];
+        if (i > 0) v += before[chars[c - 1] * f + j];
+        if (i + 1 < n) v += after[chars[c + 1] * f + j];
+        pooled[j] = std::max(pooled[j], std::tanh(v));
+      }
+    for (std::int64_t k = 0; k < h; ++k) {
+      double v = b[k];
+      for (std::int64_t j = 0; j < f; ++j) v += w[k * f + j] * pooled[j];
+      out.push_back(v);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("character CNN and suffix table: a naive loop per word gives the same rows, with and without a lead row; "
+          "the tables' gradients match finite differences") {
+  EmbeddingConfig config;
+  config.vocab_size = 13, config.hidden = 6, config.max_length = 8, config.char_classes = 7, config.char_filters = 5;
+  config.suffix_classes = 4;
+  SequenceEmbedding e(config);
+  e.reset_parameters(9);
+  SequenceBatch batch = token_batch({3, 2}, config.vocab_size, 0);
+  batch.chars_per_token = {1, 4, 2, 3, 1};  // one-character words have no neighbour on either side
+  batch.token_chars = topo::testing::random_ids({11}, config.char_classes, 13);
+  batch.token_suffix = topo::testing::random_ids({5}, config.suffix_classes, 14);
+  const std::vector<std::int64_t> chars = batch.token_chars.to_vector<std::int64_t>();
+  const std::vector<double> char_rows = naive_char_rows(e, chars, batch.chars_per_token);
+  // The rows without characters and suffix, from the same look-ups the other test checks.
+  std::vector<float> plain = composed(e, batch, nn::Var()).data().to_vector<float>();
+  const std::vector<float> suffix = e.suffix_embedding->forward(batch.token_suffix).data().to_vector<float>();
+  for (bool with_lead : {false, true}) {
+    CAPTURE(with_lead);
+    const nn::Var lead(random_uniform({1, config.hidden}, -1, 1, 6));
+    const std::vector<float> got = e.forward(batch, with_lead ? lead : nn::Var()).data().to_vector<float>();
+    std::size_t row = 0, token = 0;
+    for (std::int64_t len : batch.lengths) {
+      row += with_lead ? 1 : 0;  // the lead row is checked by the test above
+      for (std::int64_t i = 0; i < len; ++i, ++row, ++token)
+        for (std::int64_t k = 0; k < config.hidden; ++k) {
+          const std::size_t t = token * config.hidden + k;
+          CHECK(got[row * config.hidden + k] == doctest::Approx(plain[t] + suffix[t] + char_rows[t]).epsilon(1e-5));
+        }
+    }
+  }
+  // Gradients of sum(rows * R) with respect to every character table element against central differences
+  // (the loss is recomputed in double from the forward's float rows).
+  const Tensor r = random_uniform({batch.num_tokens(), config.hidden}, -1, 1, 15);
+  const auto loss = [&] {
+    const auto y = e.forward(batch).data().to_vector<float>();
+    const auto rv = r.to_vector<float>();
+    double s = 0;
+    for (std::size_t i = 0; i < y.size(); ++i) s += double(y[i]) * rv[i];
+    return s;
+  };
+  e.zero_grad();
+  nn::sum_all(e.forward(batch) * nn::Var(r)).backward();
+  for (const nn::Var* table : {&e.char_before, &e.char_at, &e.char_after, &e.char_bias}) {
+    const std::vector<float> grad = table->grad().to_vector<float>();
+    Tensor storage = table->data();  // shares the parameter's storage
+    float* data = storage.data<float>();
+    int bad = 0;
+    for (std::size_t i = 0; i < grad.size(); ++i) {
+      const float saved = data[i];
+      data[i] = saved + 1e-3f;
+      const double up = loss();
+      data[i] = saved - 1e-3f;
+      const double down = loss();
+      data[i] = saved;
+      const double numeric = (up - down) / 2e-3;
+      if (std::fabs(numeric - grad[i]) > 1e-2 * (1 + std::fabs(numeric)) && bad++ < 3)
+        FAIL_CHECK("element " << i << ": tape " << grad[i] << ", finite differences " << numeric);
+    }
+    CHECK(bad == 0);
+  }
+  // A batch without its characters, or counts that do not cover them, is an error naming what is missing.
+  SequenceBatch missing = batch;
+  missing.token_chars = Tensor();
+  CHECK(topo::testing::error_of([&] { e.forward(missing); }).find("characters") != std::string::npos);
+  SequenceBatch short_counts = batch;
+  short_counts.chars_per_token = {1, 4, 2, 3, 2};
+  CHECK(topo::testing::error_of([&] { e.forward(short_counts); }).find("characters") != std::string::npos);
+}

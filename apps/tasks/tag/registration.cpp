@@ -20,6 +20,8 @@ TagOptions options_of(const TaskSettings& s) {
   o.scheme = s.option<std::string>("tag_scheme");
   o.lowercase = s.option<bool>("lowercase");
   o.case_feature = s.option<bool>("case_feature");
+  o.char_filters = s.option<std::int64_t>("char_filters");
+  o.suffix_feature = s.option<bool>("suffix_feature");
   o.crf = s.option<bool>("crf");
   o.min_freq = s.option<std::int64_t>("min_freq");
   o.max_length = s.option<std::int64_t>("max_len");
@@ -37,6 +39,8 @@ void validate(const TaskSettings& s) {
   if (s.option<std::string>("train").empty()) models::fail_invalid_field("train", "", "tag needs a training file");
   if (s.option<std::string>("dev").empty())
     models::fail_invalid_field("dev", "", "tag needs a dev file (the checkpoint is selected on it)");
+  if (s.option<std::int64_t>("char_filters") < 0)
+    models::fail_invalid_field("char_filters", s.option<std::int64_t>("char_filters"), "expected >= 0 (0: no character CNN)");
   if (s.option<bool>("xpos") && !format.empty() && format != "conllu")
     models::fail_invalid_field("xpos", true, "applies only to --format conllu");
   validate_text_task(s);
@@ -106,6 +110,11 @@ TaskRegistration tag_registration() {
                        {"file", "iob1", "iob2", "bio", "bioes", "bmes", "none"}});
   t.options.push_back({"xpos", false, "conllu: tag with XPOS instead of UPOS", {}});
   t.options.push_back({"case_feature", false, "add a capitalisation embedding (lower, Upper, ALLCAPS, mixed, digits) to each token", {}});
+  t.options.push_back({"char_filters", 0,
+                       "> 0: a character CNN per word with this many filters (width-3 convolution over its "
+                       "characters, max over the word) added to the token's embedding; 0: none",
+                       {}});
+  t.options.push_back({"suffix_feature", false, "add an embedding of each word's last three characters (lowercased)", {}});
   t.options.push_back({"crf", false, "a linear-chain CRF on the per-token scores (NLL training, Viterbi decoding, the scheme's constraints)", {}});
   t.validate = validate;
   t.make = [](const TaskSettings& s) -> std::unique_ptr<Task> { return std::make_unique<SequenceTagging>(options_of(s)); };

@@ -9,6 +9,7 @@
 #include "apps/tasks/task_vectors.hpp"
 #include "apps/text/batching.hpp"
 #include "kernels/error.hpp"
+#include "models/big_transformer/lexicon.hpp"
 #include "nn/ops.hpp"
 
 namespace topo::apps {
@@ -27,6 +28,18 @@ std::string word_form(const std::string& token, bool lowercase) {
   if (lowercase) text::ascii_lower(w);
   return w;
 }
+
+// The last `n` characters of a UTF-8 word (the whole word when it is shorter).
+std::string last_characters(const std::string& word, int n) {
+  std::size_t i = word.size();
+  for (int seen = 0; i > 0 && seen < n;)
+    if ((static_cast<unsigned char>(word[--i]) & 0xC0) != 0x80) ++seen;  // not a continuation byte
+  return word.substr(i);
+}
+constexpr int kSuffixLength = 3;
+// A character or suffix needs this many training occurrences for a class of its own, so that the shared
+// class 0 (the rare and unseen ones) is trained too.
+constexpr std::int64_t kMinCharCount = 2;
 
 nlohmann::json tagged_stats_json(const text::TaggedReadStats& s) {
   nlohmann::json j = read_stats_json(s.read);
@@ -112,11 +125,42 @@ SequenceTagging::SequenceTagging(const TagOptions& options) : options_(options) 
   majority_tag_ = std::max_element(tag_counts.begin(), tag_counts.end(),
                                    [](const auto& a, const auto& b) { return a.second < b.second; })
                       ->first;
+  TOPO_CHECK(options.char_filters >= 0, "tag: char_filters must be >= 0, got {}", options.char_filters);
+  build_char_classes_();
   for (Split s : {Split::Train, Split::Dev, Split::Test}) encode_(s);
   if (!options.vectors.empty()) {
     load_vectors(options.vectors, options.vector_options, split_(Split::Train).ids, options.freeze_vectors);
     vectors_.report["vocabulary_added"] = added_from_vectors;
   }
+}
+
+void SequenceTagging::build_char_classes_() {
+  std::map<char32_t, std::int64_t> char_counts;
+  std::map<std::string, std::int64_t> suffix_counts;
+  const text::TaggedDataset& train = data_[0];
+  for (const auto& s : train.sentences)
+    for (const auto& t : s.tokens) {
+      if (options_.char_filters > 0)
+        for (char32_t c : models::utf8_code_points(t, train.path)) ++char_counts[c];
+      if (options_.suffix_feature) ++suffix_counts[last_characters(word_form(t, true), kSuffixLength)];
+    }
+  chars_.clear();
+  suffixes_.clear();
+  for (const auto& [c, n] : char_counts)
+    if (n >= kMinCharCount) chars_.push_back(static_cast<std::int64_t>(c));
+  for (const auto& [suffix, n] : suffix_counts)
+    if (n >= kMinCharCount) suffixes_.push_back(suffix);
+}
+
+std::int64_t SequenceTagging::char_class_(char32_t c) const {
+  const auto it = std::lower_bound(chars_.begin(), chars_.end(), static_cast<std::int64_t>(c));
+  return it != chars_.end() && *it == static_cast<std::int64_t>(c) ? (it - chars_.begin()) + 1 : 0;
+}
+
+std::int64_t SequenceTagging::suffix_class_(const std::string& word) const {
+  const std::string suffix = last_characters(word_form(word, true), kSuffixLength);
+  const auto it = std::lower_bound(suffixes_.begin(), suffixes_.end(), suffix);
+  return it != suffixes_.end() && *it == suffix ? (it - suffixes_.begin()) + 1 : 0;
 }
 
 void SequenceTagging::encode_(Split split) {
@@ -137,12 +181,19 @@ void SequenceTagging::encode_(Split split) {
     std::vector<std::string> gold = text::convert_tags(s.tags, file_scheme, scheme_);
     for (std::int64_t begin = 0; begin < s.size(); begin += options_.max_length) {
       const std::int64_t end = std::min(s.size(), begin + options_.max_length);
-      std::vector<std::int64_t> ids, cases, tags;
+      std::vector<std::int64_t> ids, cases, tags, chars, char_counts, suffixes;
       for (std::int64_t t = begin; t < end; ++t) {
         const std::string& token = s.tokens[static_cast<std::size_t>(t)];
         const std::string& tag = gold[static_cast<std::size_t>(t)];
         ids.push_back(vocab_.id(word_form(token, options_.lowercase)));
         cases.push_back(text::case_class(token));
+        if (options_.char_filters > 0) {
+          const std::vector<char32_t> code_points = models::utf8_code_points(token, d.path);
+          for (char32_t c : code_points) chars.push_back(char_class_(c));
+          if (code_points.empty()) chars.push_back(0);  // an empty token still has one (unknown) character
+          char_counts.push_back(std::max<std::int64_t>(static_cast<std::int64_t>(code_points.size()), 1));
+        }
+        if (options_.suffix_feature) suffixes.push_back(suffix_class_(token));
         // A tag training never saw cannot be predicted; it still counts as gold in the scores (a miss).
         tags.push_back(labels_.contains(tag) ? labels_.id(tag) : -1);
         TOPO_CHECK(split != Split::Train || tags.back() >= 0, "{}:{}: tag '{}' missing from the label set", d.path,
@@ -150,6 +201,9 @@ void SequenceTagging::encode_(Split split) {
       }
       out.ids.push_back(std::move(ids));
       out.cases.push_back(std::move(cases));
+      out.chars.push_back(std::move(chars));
+      out.char_counts.push_back(std::move(char_counts));
+      out.suffixes.push_back(std::move(suffixes));
       out.tags.push_back(std::move(tags));
       out.sentence.push_back(static_cast<std::int64_t>(si));
       out.offset.push_back(begin);
@@ -173,6 +227,10 @@ std::unique_ptr<SequenceTagging> SequenceTagging::for_evaluation(const nlohmann:
     options.read.xpos = read.at("xpos").get<bool>();
     options.lowercase = read.at("lowercase").get<bool>();
     options.case_feature = read.at("case_feature").get<bool>();
+    options.char_filters = read.value("char_filters", std::int64_t{0});
+    options.suffix_feature = read.value("suffix_feature", false);
+    t->chars_ = metadata.value("chars", std::vector<std::int64_t>{});
+    t->suffixes_ = metadata.value("suffixes", std::vector<std::string>{});
     options.crf = read.value("crf", false);
     options.max_length = read.at("max_length").get<std::int64_t>();
     if (options.format.empty()) options.format = metadata.at("format").get<std::string>();
@@ -188,6 +246,8 @@ std::unique_ptr<SequenceTagging> SequenceTagging::for_evaluation(const nlohmann:
   } catch (const Error& e) {
     fail("{}: {}", source, e.what());
   }
+  TOPO_CHECK(std::is_sorted(t->chars_.begin(), t->chars_.end()) && std::is_sorted(t->suffixes_.begin(), t->suffixes_.end()),
+             "{}: the task metadata's chars and suffixes must be sorted lists", source);
   TOPO_CHECK(options.max_length > 0 && t->labels_.contains(t->majority_tag_),
              "{}: inconsistent task metadata (max_length {}, majority tag '{}')", source, options.max_length,
              t->majority_tag_);
@@ -249,7 +309,7 @@ TaskBatch SequenceTagging::batch(Split split, const std::vector<std::int64_t>& i
   const EncodedTagSplit& data = split_(split);
   TOPO_CHECK(!indices.empty(), "tag: empty batch");
   TaskBatch out;
-  std::vector<std::int64_t> ids, cases, tags;
+  std::vector<std::int64_t> ids, cases, tags, chars, suffixes;
   for (std::int64_t i : indices) {
     TOPO_CHECK(i >= 0 && i < data.size(), "tag: piece {} out of range for the {} split of {}", i, split_name(split),
                data.size());
@@ -257,12 +317,19 @@ TaskBatch SequenceTagging::batch(Split split, const std::vector<std::int64_t>& i
     out.inputs.lengths.push_back(static_cast<std::int64_t>(data.ids[u].size()));
     ids.insert(ids.end(), data.ids[u].begin(), data.ids[u].end());
     cases.insert(cases.end(), data.cases[u].begin(), data.cases[u].end());
+    chars.insert(chars.end(), data.chars[u].begin(), data.chars[u].end());
+    out.inputs.chars_per_token.insert(out.inputs.chars_per_token.end(), data.char_counts[u].begin(),
+                                      data.char_counts[u].end());
+    suffixes.insert(suffixes.end(), data.suffixes[u].begin(), data.suffixes[u].end());
     // An unseen gold tag (dev/test only) is left out of the loss (cross_entropy ignores -100); scores count it.
     for (std::int64_t t : data.tags[u]) tags.push_back(t >= 0 ? t : -100);
   }
   const auto n = static_cast<std::int64_t>(ids.size());
   out.inputs.token_ids = Tensor::from_vector(ids, {n});
   if (options_.case_feature) out.inputs.token_case = Tensor::from_vector(cases, {n});
+  if (options_.char_filters > 0)
+    out.inputs.token_chars = Tensor::from_vector(chars, {static_cast<std::int64_t>(chars.size())});
+  if (options_.suffix_feature) out.inputs.token_suffix = Tensor::from_vector(suffixes, {n});
   out.targets = Tensor::from_vector(tags, {n});
   return out;
 }
@@ -377,9 +444,13 @@ nlohmann::json SequenceTagging::metadata() const {
             {"xpos", options_.read.xpos},
             {"lowercase", options_.lowercase},
             {"case_feature", options_.case_feature},
+            {"char_filters", options_.char_filters},
+            {"suffix_feature", options_.suffix_feature},
             {"crf", options_.crf},
             {"max_length", options_.max_length}}},
           {"vocab_size", vocab_.size()},
+          {"chars", chars_},
+          {"suffixes", suffixes_},
           {"embedding_dim", embedding_dim_},
           {"vectors", vectors_report()},
           {"data", data}};

@@ -34,6 +34,11 @@ struct TagOptions {
   std::string scheme = "file";   // the model's tag scheme: file | iob1 | iob2 | bio | bioes | bmes | none (free-form)
   bool lowercase = false;        // vocabulary of lowercased words (the case feature keeps the capitalisation)
   bool case_feature = false;
+  // > 0: a character CNN with this many filters reads each word's characters (training characters seen twice
+  // or more; the others share class 0); suffix_feature: an embedding of the lowercased word's last three
+  // characters (those seen twice or more in training; the others share class 0).
+  std::int64_t char_filters = 0;
+  bool suffix_feature = false;
   std::int64_t min_freq = 1;
   std::int64_t max_length = 256;  // longest piece the model sees (its position table)
   std::string vectors;
@@ -46,6 +51,9 @@ struct TagOptions {
 // A split cut into model pieces: piece p covers tokens [offset, offset + size) of sentence `sentence`.
 struct EncodedTagSplit {
   std::vector<std::vector<std::int64_t>> ids, cases, tags;  // per piece; tags are label ids (-1: not scored)
+  // Per piece, with char_filters / suffix_feature: its tokens' character classes in order, the characters per
+  // token, and a suffix class per token.
+  std::vector<std::vector<std::int64_t>> chars, char_counts, suffixes;
   std::vector<std::int64_t> sentence, offset;               // per piece
   std::vector<std::vector<std::string>> gold;               // per sentence, in the model's scheme
   std::int64_t size() const { return static_cast<std::int64_t>(ids.size()); }
@@ -64,6 +72,13 @@ class SequenceTagging final : public VocabularyTask {
   const text::TaggedDataset& data(Split split) const { return data_[static_cast<int>(split)]; }
 
   std::int64_t case_classes() const override { return options_.case_feature ? text::kCaseClasses : 0; }
+  std::int64_t char_classes() const override {
+    return options_.char_filters > 0 ? static_cast<std::int64_t>(chars_.size()) + 1 : 0;
+  }
+  std::int64_t char_filters() const override { return options_.char_filters; }
+  std::int64_t suffix_classes() const override {
+    return options_.suffix_feature ? static_cast<std::int64_t>(suffixes_.size()) + 1 : 0;
+  }
   std::int64_t max_length() const override { return options_.max_length; }
   std::shared_ptr<models::SequenceModel> make_model(std::shared_ptr<models::SequenceEncoder> encoder,
                                                     const models::HeadOptions& head) const override;
@@ -102,6 +117,11 @@ class SequenceTagging final : public VocabularyTask {
   SequenceTagging() = default;
   const EncodedTagSplit& split_(Split split) const { return splits_[static_cast<int>(split)]; }
   void encode_(Split split);
+  void build_char_classes_();  // chars_ and suffixes_ from the training words
+
+  // Class k + 1 is chars_[k] (a code point) / suffixes_[k]; class 0 every other character / suffix.
+  std::int64_t char_class_(char32_t c) const;
+  std::int64_t suffix_class_(const std::string& word) const;
 
   TagOptions options_;
   text::TagFormat format_ = text::TagFormat::Conll;
@@ -110,6 +130,8 @@ class SequenceTagging final : public VocabularyTask {
   std::string majority_tag_;
   text::TaggedDataset data_[3];
   EncodedTagSplit splits_[3];
+  std::vector<std::int64_t> chars_;     // sorted code points
+  std::vector<std::string> suffixes_;  // sorted
 };
 
 }  // namespace topo::apps
