@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Chinese character vectors for the Chinese tagging sets (Resume, Weibo; issue #38 item 2), pre-trained with
+# Debian's fasttext (scripts/setup.sh installs it) on People's Daily, January 1998 (../shared/data/zh_peoples_daily:
+# 19,484 paragraphs of segmented, POS-tagged text). The vectors are built here, never committed.
+#   scripts/zh_vectors.sh                      -> runs/vectors/zh_chars.vec (word2vec text: "count dim" header)
+#   DIM=100 EPOCHS=10 OUT=runs/vectors scripts/zh_vectors.sh
+# The corpus drops the tags, the paragraph ids (19980101-01-001-001/m) and the brackets of compound names
+# ([中央/n 人民/n 广播/vn 电台/n]nt), joins each paragraph's words and writes one character per token, so
+# fasttext's skip-gram (no sub-word n-grams: a character has none) learns a vector per character from its
+# neighbours within a window of 5. Characters seen fewer than MIN_COUNT (2) times get none.
+# Use:  build/bin/topo-train --task tag --model star --train ../shared/data/resume_ner/train.char.bmes ...
+#           --vectors runs/vectors/zh_chars.vec
+set -euo pipefail
+cd "$(dirname "$0")/.."
+data=${DATA:-../shared/data}
+out=${OUT:-runs/vectors}
+dim=${DIM:-100}
+epochs=${EPOCHS:-10}
+min_count=${MIN_COUNT:-2}
+threads=${THREADS:-2}
+source_file=$data/zh_peoples_daily/199801.txt.gz
+[ -f "$source_file" ] || { echo "zh_vectors: $source_file is missing (DATA=...)" >&2; exit 1; }
+command -v fasttext > /dev/null || { echo "zh_vectors: fasttext is missing: run scripts/setup.sh" >&2; exit 1; }
+mkdir -p "$out"
+work=$(mktemp -d "${TMPDIR:-/tmp}/topo_zh.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+python3 - "$source_file" "$work/chars.txt" <<'EOF'
+import gzip, re, sys
+source, target = sys.argv[1], sys.argv[2]
+paragraph_id = re.compile(r"^\d{8}-\d{2}-\d{3}-\d{3}/m$")
+paragraphs = characters = 0
+with gzip.open(source, "rt", encoding="utf-8") as f, open(target, "w", encoding="utf-8") as out:
+    for number, line in enumerate(f, 1):
+        words = []
+        for token in line.split():
+            if paragraph_id.match(token):
+                continue
+            word = token.lstrip("[")
+            slash = word.rfind("/")
+            if slash <= 0:
+                sys.exit(f"zh_vectors: {source}:{number}: token '{token}' is not WORD/TAG")
+            words.append(word[:slash])
+        text = "".join(words)
+        if text:
+            out.write(" ".join(text) + "\n")
+            paragraphs += 1
+            characters += len(text)
+print(f"zh_vectors: {paragraphs} paragraphs, {characters} characters from {source}")
+EOF
+fasttext skipgram -input "$work/chars.txt" -output "$work/zh_chars" -dim "$dim" -epoch "$epochs" \
+  -minCount "$min_count" -minn 0 -maxn 0 -ws 5 -thread "$threads" -verbose 1
+mv "$work/zh_chars.vec" "$out/zh_chars.vec.tmp"
+mv "$out/zh_chars.vec.tmp" "$out/zh_chars.vec"  # whole or absent, never half written
+echo "zh_vectors: $(head -n 1 "$out/zh_chars.vec" | cut -d' ' -f1) character vectors of width $dim -> $out/zh_chars.vec"
