@@ -149,8 +149,13 @@ std::vector<std::string> convert_tags(const std::vector<std::string>& tags, TagS
   return chunks_to_tags(tags_to_chunks(tags, from), static_cast<std::int64_t>(tags.size()), to);
 }
 
+std::vector<std::string> canonical_tags(const std::vector<std::string>& tags, TagScheme scheme) {
+  if (scheme == TagScheme::None) return tags;
+  return chunks_to_tags(tags_to_chunks(tags, scheme), static_cast<std::int64_t>(tags.size()), scheme);
+}
+
 TagScheme detect_tag_scheme(const std::vector<std::vector<std::string>>& sentences) {
-  bool has_m = false, has_i = false, has_es = false, iob1 = false;
+  bool has_m = false, has_i = false, has_es = false, iob1 = false, b_after_other = false;
   for (const auto& tags : sentences) {
     std::string_view prev = "O", prev_type;
     for (const std::string& tag : tags) {
@@ -160,13 +165,14 @@ TagScheme detect_tag_scheme(const std::vector<std::vector<std::string>>& sentenc
       has_i |= p.prefix == "I";
       has_es |= p.prefix == "E" || p.prefix == "S";
       if (p.prefix == "I" && chunk_starts(prev, p.prefix, prev_type, p.type)) iob1 = true;
+      if (p.prefix == "B" && (prev == "O" || prev_type != p.type)) b_after_other = true;
       prev = p.prefix;
       prev_type = p.type;
     }
   }
   if (has_m && !has_i) return TagScheme::BMES;
   if (has_m || has_es) return TagScheme::BIOES;
-  return iob1 ? TagScheme::IOB1 : TagScheme::IOB2;
+  return iob1 && !b_after_other ? TagScheme::IOB1 : TagScheme::IOB2;
 }
 
 bool tag_in_scheme(std::string_view tag, TagScheme scheme) {

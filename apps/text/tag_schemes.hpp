@@ -48,10 +48,15 @@ std::vector<Chunk> tags_to_chunks(const std::vector<std::string>& tags, TagSchem
 std::vector<std::string> chunks_to_tags(const std::vector<Chunk>& chunks, std::int64_t length, TagScheme scheme);
 // tags_to_chunks then chunks_to_tags (None -> None: the tags unchanged).
 std::vector<std::string> convert_tags(const std::vector<std::string>& tags, TagScheme from, TagScheme to);
+// The same chunks written as `scheme` writes them: a sequence the scheme does not allow (an annotation slip
+// such as "O I-PER" in a BIO file) becomes the one conlleval reads it as ("O B-PER"); a valid one is unchanged.
+// The tagger trains on these, so a CRF's scheme constraints hold for every gold path. None: unchanged.
+std::vector<std::string> canonical_tags(const std::vector<std::string>& tags, TagScheme scheme);
 
 // The scheme a corpus is written in: BIOES/BMES when any prefix is E, S or M (BMES when M occurs and I does
 // not), None when a tag other than "O" has no '-', IOB1 when some chunk starts with I- (conlleval's
-// rules), else IOB2.
+// rules) and no B- follows anything but a chunk of its own type (IOB1 writes B- only there), else IOB2 (a
+// BIO file with a few "O I-X" slips, as Weibo's training file has, is IOB2).
 TagScheme detect_tag_scheme(const std::vector<std::vector<std::string>>& sentences);
 
 // Whether `tag` belongs to `scheme`: "O", or a typed tag with one of the scheme's prefixes (IOB1, IOB2: B, I;

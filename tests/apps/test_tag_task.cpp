@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -313,5 +314,34 @@ TEST_CASE("tag: each word's characters and suffix ride in the batch; rare ones s
   c.set("model", "big");
   c.set("case_feature", false);
   CHECK(testing::error_of([&] { make_task_model(c, task); }).find("--char-filters 0") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("tag: a CRF trains and evaluates on a BIO file with 'O I-X' slips (Weibo's): gold reads as conlleval reads it") {
+  const fs::path dir = testing::fresh_temp_dir("tag_slips");
+  const fs::path file = dir / "t.bio";
+  std::ofstream f(file);
+  f << "张0\tB-PER.NAM\n三0\tI-PER.NAM\n说0\tO\n\n我0\tO\n妈0\tI-PER.NOM\n在0\tO\n北0\tB-GPE.NAM\n京0\tI-GPE.NAM\n\n";
+  f.close();
+  TagOptions o;
+  o.format = "weibo";
+  o.train = o.dev = file.string();
+  o.crf = true;
+  SequenceTagging task(o);
+  CHECK(task.scheme() == text::TagScheme::IOB2);  // B- after O: BIO with a slip, not IOB1
+  CHECK(task.labels().contains("B-PER.NOM"));      // the slip's chunk starts with B- in the training tags
+  TrainConfig c = parse({"--task", "tag", "--model", "star", "--train", o.train, "--dev", o.dev, "--hidden", "8",
+                         "--heads", "2", "--layers", "1", "--crf", "--case-feature=false"});
+  auto model = make_task_model(c, task);
+  model->reset_parameters(5);
+  const TaskBatch b = task.batch(Split::Train, {0, 1});
+  const nn::Var loss = task.batch_loss(*model, model->forward(b.inputs), b);
+  CHECK(std::isfinite(loss.item()));
+  const Evaluation e = task.evaluate(*model, Split::Dev, Device::cpu());
+  CHECK(std::isfinite(e.values.at("loss").get<double>()));
+  // Scored with the file's own tags: gold against itself is F1 1 whether the slip is written B- or I-.
+  CHECK(task.score(Split::Dev, {{"B-PER.NAM", "I-PER.NAM", "O"}, {"O", "I-PER.NOM", "O", "B-GPE.NAM", "I-GPE.NAM"}})
+            .overall()
+            .f1() == 1.0);
   fs::remove_all(dir);
 }
