@@ -61,7 +61,6 @@ SequenceEmbedding::SequenceEmbedding(const EmbeddingConfig& config) : config_(co
     suffix_embedding = register_module("suffix", std::make_shared<nn::Embedding>(config.suffix_classes, config.hidden));
 }
 
-
 namespace {
 
 // Where each output row comes from: row r holds token token_of[r] at position position_of[r] (lead_of[r] =
