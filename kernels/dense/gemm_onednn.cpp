@@ -50,7 +50,7 @@ void on_callers_threads(F&& f) {
 }
 
 // oneDNN 2.x's JIT fp32 GEMM kernels point rsp into a heap workspace while they run (oneDNN issue #4845, fixed
-// in 3.12; Debian ships 2.7): a signal handled on that thread writes its frame into the heap and malloc aborts
+// in 3.12; Debian 12 ships 2.6.3): a signal handled on that thread writes its frame into the heap and malloc aborts
 // later, so SIGINT / SIGTERM reaching topo-train mid-GEMM (scripts/stop_signal_test.sh), or Python's Ctrl-C,
 // corrupted the process. oneDNN therefore runs with the asynchronous signals held: on the calling thread for
 // the call (one that arrives then is handled as the call returns), and for good on the OpenMP workers oneDNN
