@@ -4,8 +4,8 @@
 # 19,484 paragraphs of segmented, POS-tagged text). The vectors are built here, never committed.
 #   scripts/zh_vectors.sh                      -> runs/vectors/zh_chars.vec (word2vec text: "count dim" header)
 #   DIM=100 EPOCHS=10 OUT=runs/vectors scripts/zh_vectors.sh
-# The corpus drops the tags, the paragraph ids (19980101-01-001-001/m) and the brackets of compound names
-# ([中央/n 人民/n 广播/vn 电台/n]nt), joins each paragraph's words and writes one character per token, so
+# The corpus drops the tags (WORD/TAG tokens; this copy has no paragraph ids and no bracketed compounds),
+# joins each paragraph's words and writes one character per token, so
 # fasttext's skip-gram (no sub-word n-grams: a character has none) learns a vector per character from its
 # neighbours within a window of 5. Characters seen fewer than MIN_COUNT (2) times get none.
 # Use:  build/bin/topo-train --task tag --model star --train ../shared/data/resume_ner/train.char.bmes ...
@@ -26,21 +26,17 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/topo_zh.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
 python3 - "$source_file" "$work/chars.txt" <<'EOF'
-import gzip, re, sys
+import gzip, sys
 source, target = sys.argv[1], sys.argv[2]
-paragraph_id = re.compile(r"^\d{8}-\d{2}-\d{3}-\d{3}/m$")
 paragraphs = characters = 0
 with gzip.open(source, "rt", encoding="utf-8") as f, open(target, "w", encoding="utf-8") as out:
     for number, line in enumerate(f, 1):
         words = []
         for token in line.split():
-            if paragraph_id.match(token):
-                continue
-            word = token.lstrip("[")
-            slash = word.rfind("/")
+            slash = token.rfind("/")
             if slash <= 0:
                 sys.exit(f"zh_vectors: {source}:{number}: token '{token}' is not WORD/TAG")
-            words.append(word[:slash])
+            words.append(token[:slash])
         text = "".join(words)
         if text:
             out.write(" ".join(text) + "\n")
