@@ -143,15 +143,10 @@ std::vector<std::string> chunks_to_tags(const std::vector<Chunk>& chunks, std::i
 }
 
 std::vector<std::string> convert_tags(const std::vector<std::string>& tags, TagScheme from, TagScheme to) {
-  if (from == to || (from == TagScheme::None && to == TagScheme::None)) return tags;
+  if (from == TagScheme::None && to == TagScheme::None) return tags;
   TOPO_CHECK(from != TagScheme::None && to != TagScheme::None, "cannot convert tags between scheme '{}' and '{}'",
              tag_scheme_name(from), tag_scheme_name(to));
   return chunks_to_tags(tags_to_chunks(tags, from), static_cast<std::int64_t>(tags.size()), to);
-}
-
-std::vector<std::string> canonical_tags(const std::vector<std::string>& tags, TagScheme scheme) {
-  if (scheme == TagScheme::None) return tags;
-  return chunks_to_tags(tags_to_chunks(tags, scheme), static_cast<std::int64_t>(tags.size()), scheme);
 }
 
 TagScheme detect_tag_scheme(const std::vector<std::vector<std::string>>& sentences) {

@@ -46,12 +46,11 @@ struct Chunk {
 std::vector<Chunk> tags_to_chunks(const std::vector<std::string>& tags, TagScheme scheme);
 // The tags of `length` tokens holding `chunks` (non-overlapping, in order) in `scheme` (not None).
 std::vector<std::string> chunks_to_tags(const std::vector<Chunk>& chunks, std::int64_t length, TagScheme scheme);
-// tags_to_chunks then chunks_to_tags (None -> None: the tags unchanged).
+// tags_to_chunks then chunks_to_tags (None -> None: the tags unchanged), also when from == to: the result is
+// always canonical in `to`, so a sequence a scheme does not allow (an annotation slip such as "O I-PER" in a
+// BIO file) comes out as conlleval reads it ("O B-PER") and a valid one unchanged. The tagger trains on these,
+// so a CRF's scheme constraints hold for every gold path.
 std::vector<std::string> convert_tags(const std::vector<std::string>& tags, TagScheme from, TagScheme to);
-// The same chunks written as `scheme` writes them: a sequence the scheme does not allow (an annotation slip
-// such as "O I-PER" in a BIO file) becomes the one conlleval reads it as ("O B-PER"); a valid one is unchanged.
-// The tagger trains on these, so a CRF's scheme constraints hold for every gold path. None: unchanged.
-std::vector<std::string> canonical_tags(const std::vector<std::string>& tags, TagScheme scheme);
 
 // The scheme a corpus is written in: BIOES/BMES when any prefix is E, S or M (BMES when M occurs and I does
 // not), None when a tag other than "O" has no '-', IOB1 when some chunk starts with I- (conlleval's

@@ -54,11 +54,11 @@ TEST_CASE("tag schemes: IOB1 <-> IOB2 <-> BIOES <-> BMES round trips; detection;
   // BIO with an "O I-X" slip (Weibo's training file has ten): B- after O says IOB2; the slip reads as a start.
   const Tags slipped = {"B-PER", "I-PER", "O", "I-LOC", "I-LOC", "O", "B-ORG"};
   CHECK(detect_tag_scheme({iob2, slipped}) == TagScheme::IOB2);
-  CHECK(canonical_tags(slipped, TagScheme::IOB2) == Tags{"B-PER", "I-PER", "O", "B-LOC", "I-LOC", "O", "B-ORG"});
-  CHECK(canonical_tags(iob2, TagScheme::IOB2) == iob2);
-  CHECK(canonical_tags(iob1, TagScheme::IOB1) == iob1);
-  CHECK(canonical_tags(bioes, TagScheme::BIOES) == bioes);
-  CHECK(canonical_tags({"NN", "VB"}, TagScheme::None) == Tags{"NN", "VB"});
+  CHECK(convert_tags(slipped, TagScheme::IOB2, TagScheme::IOB2) == Tags{"B-PER", "I-PER", "O", "B-LOC", "I-LOC", "O", "B-ORG"});
+  CHECK(convert_tags(iob2, TagScheme::IOB2, TagScheme::IOB2) == iob2);
+  CHECK(convert_tags(iob1, TagScheme::IOB1, TagScheme::IOB1) == iob1);
+  CHECK(convert_tags(bioes, TagScheme::BIOES, TagScheme::BIOES) == bioes);
+  CHECK(convert_tags({"NN", "VB"}, TagScheme::None, TagScheme::None) == Tags{"NN", "VB"});
   CHECK(parse_tag_scheme("bio") == TagScheme::IOB2);
   CHECK(testing::error_of([] { parse_tag_scheme("iob3"); }).find("iob3") != std::string::npos);
   CHECK(case_class("reuters") == 0);

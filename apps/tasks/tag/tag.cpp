@@ -95,7 +95,7 @@ SequenceTagging::SequenceTagging(const TagOptions& options) : options_(options) 
     text::Example e;
     for (const auto& t : s.tokens) e.tokens.push_back(word_form(t, options.lowercase));
     words.examples.push_back(std::move(e));
-    for (const auto& t : text::canonical_tags(text::convert_tags(s.tags, file_scheme_, scheme_), scheme_)) ++tag_counts[t];
+    for (const auto& t : text::convert_tags(s.tags, file_scheme_, scheme_)) ++tag_counts[t];
   }
   vocab_ = text::Vocabulary::build({&words}, options.min_freq);
   std::int64_t added_from_vectors = 0;
@@ -178,9 +178,9 @@ void SequenceTagging::encode_(Split split) {
              text::tag_scheme_name(file_scheme), text::tag_scheme_name(scheme_));
   for (std::size_t si = 0; si < d.sentences.size(); ++si) {
     const text::TaggedSentence& s = d.sentences[si];
-    // Canonical in the model's scheme: an annotation slip ("O I-PER" in a BIO file) reads as conlleval reads
-    // it, so the CRF's constraints hold for every gold path and the scores are unchanged.
-    std::vector<std::string> gold = text::canonical_tags(text::convert_tags(s.tags, file_scheme, scheme_), scheme_);
+    // Canonical in the model's scheme (convert_tags): an annotation slip ("O I-PER" in a BIO file) reads as
+    // conlleval reads it, so the CRF's constraints hold for every gold path and the scores are unchanged.
+    std::vector<std::string> gold = text::convert_tags(s.tags, file_scheme, scheme_);
     for (std::int64_t begin = 0; begin < s.size(); begin += options_.max_length) {
       const std::int64_t end = std::min(s.size(), begin + options_.max_length);
       std::vector<std::int64_t> ids, cases, tags, chars, char_counts, suffixes;
