@@ -1,11 +1,12 @@
 #include "apps/graphs/npz.hpp"
 
+#include <fmt/format.h>
 #include <zlib.h>
 
 #include <cstring>
+#include <fstream>
 #include <limits>
 
-#include "apps/text/line_reader.hpp"
 #include "kernels/atomic_file.hpp"
 #include "kernels/error.hpp"
 
@@ -13,13 +14,15 @@ namespace topo::apps {
 
 namespace {
 
-// Little-endian fields of the zip format, bounds-checked against the archive.
+// Little-endian fields of the zip format in `data`, a piece of the archive that starts at byte `base` of its
+// `total`, bounds-checked against the piece (errors give archive offsets).
 struct Bytes {
   const std::string& data;
   const std::string& path;
+  std::uint64_t base = 0, total = 0;
   std::uint64_t u(std::size_t at, int width, const char* field) const {
     TOPO_CHECK(at + static_cast<std::size_t>(width) <= data.size() && at + static_cast<std::size_t>(width) >= at,
-               "{}: truncated zip archive ({} at byte {} past its end, {} bytes)", path, field, at, data.size());
+               "{}: truncated zip archive ({} at byte {} past its end, {} bytes)", path, field, base + at, total);
     std::uint64_t v = 0;
     for (int i = width - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(data[at + static_cast<std::size_t>(i)]);
     return v;
@@ -28,6 +31,21 @@ struct Bytes {
 
 constexpr std::uint32_t kEndOfDirectory = 0x06054b50, kDirectoryEntry = 0x02014b50, kLocalHeader = 0x04034b50;
 constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
+
+// Bytes [offset, offset + length) of the archive, which must lie inside its `total` bytes.
+std::string read_range(const std::string& path, std::uint64_t total, std::uint64_t offset, std::uint64_t length,
+                       const std::string& what) {
+  TOPO_CHECK(offset <= total && length <= total - offset, "{}: truncated zip archive ({}: bytes {}..{} past its end, {} bytes)",
+             path, what, offset, offset + length, total);
+  std::ifstream in(path, std::ios::binary);
+  TOPO_CHECK(in.is_open(), "{}: cannot open", path);
+  std::string out(static_cast<std::size_t>(length), '\0');
+  in.seekg(static_cast<std::streamoff>(offset));
+  in.read(out.data(), static_cast<std::streamsize>(length));
+  TOPO_CHECK(in.gcount() == static_cast<std::streamsize>(length), "{}: reading {} ({} bytes at byte {}) failed", path,
+             what, length, offset);
+  return out;
+}
 
 // Inflates a raw deflate stream that declares `size` bytes. The output grows with what zlib produces, never
 // allocated from the declared size up front: an archive that claims 4 GiB in a few bytes costs what it holds
@@ -132,7 +150,7 @@ std::vector<float> NpyArray::as_float(const std::string& what) const {
   return out;
 }
 
-NpyArray parse_npy(const std::string& bytes, const std::string& what) {
+NpyArray parse_npy(std::string bytes, const std::string& what) {
   TOPO_CHECK(bytes.size() >= 10 && bytes.compare(0, 6, "\x93NUMPY") == 0, "{}: not a .npy array (no \\x93NUMPY magic)",
              what);
   const int major = static_cast<unsigned char>(bytes[6]);
@@ -185,7 +203,8 @@ NpyArray parse_npy(const std::string& bytes, const std::string& what) {
   const auto expected = static_cast<std::uint64_t>(count) * static_cast<std::uint64_t>(a.item_size());
   TOPO_CHECK(bytes.size() - data == expected, "{}: shape {} of {} needs {} bytes, the array has {}", what, shape,
              descr, expected, bytes.size() - data);
-  a.bytes = bytes.substr(data);
+  bytes.erase(0, data);  // the elements moved down in place: no second copy of a big array
+  a.bytes = std::move(bytes);
   return a;
 }
 
@@ -252,65 +271,96 @@ void write_npz(const std::string& path, const std::vector<NpyView>& arrays) {
   write_file_atomically(path, parts);
 }
 
-std::map<std::string, NpyArray> read_npz(const std::string& path) {
-  const std::string data = text::detail::read_file_bytes(path);  // the one file reader (errors name the path)
-  const Bytes b{data, path};
+NpzReader::NpzReader(std::string path) : path_(std::move(path)) {
+  {
+    std::ifstream in(path_, std::ios::binary | std::ios::ate);
+    TOPO_CHECK(in.is_open(), "{}: cannot open", path_);
+    const std::streamoff end = in.tellg();
+    TOPO_CHECK(end >= 0, "{}: cannot read its size", path_);
+    file_size_ = static_cast<std::uint64_t>(end);
+  }
   // The end-of-central-directory record: the last one within the final 64 KiB + 22 bytes (a comment may follow).
+  const std::uint64_t tail_begin = file_size_ > 65557 ? file_size_ - 65557 : 0;
+  const std::string tail = read_range(path_, file_size_, tail_begin, file_size_ - tail_begin, "the end record");
+  const Bytes t{tail, path_, tail_begin, file_size_};
   std::size_t eocd = std::string::npos;
-  if (data.size() >= 22) {
-    const std::size_t lowest = data.size() > 65557 ? data.size() - 65557 : 0;
-    for (std::size_t i = data.size() - 21; i-- > lowest;)
-      if (b.u(i, 4, "signature") == kEndOfDirectory) {
+  if (tail.size() >= 22)
+    for (std::size_t i = tail.size() - 21; i-- > 0;)
+      if (t.u(i, 4, "signature") == kEndOfDirectory) {
         eocd = i;
         break;
       }
-  }
-  TOPO_CHECK(eocd != std::string::npos, "{}: not a zip archive (.npz): no end-of-central-directory record", path);
-  const std::uint64_t entries = b.u(eocd + 10, 2, "entry count");
-  std::size_t at = b.u(eocd + 16, 4, "central directory offset");
-  TOPO_CHECK(entries > 0, "{}: the archive holds no arrays", path);
-  std::map<std::string, NpyArray> out;
+  TOPO_CHECK(eocd != std::string::npos, "{}: not a zip archive (.npz): no end-of-central-directory record", path_);
+  const std::uint64_t entries = t.u(eocd + 10, 2, "entry count");
+  const std::uint64_t directory_size = t.u(eocd + 12, 4, "central directory size");
+  const std::uint64_t directory_at = t.u(eocd + 16, 4, "central directory offset");
+  TOPO_CHECK(entries > 0, "{}: the archive holds no arrays", path_);
+  const std::string directory = read_range(path_, file_size_, directory_at, directory_size, "the central directory");
+  const Bytes b{directory, path_, directory_at, file_size_};
+  std::size_t at = 0;
   for (std::uint64_t e = 0; e < entries; ++e) {
     TOPO_CHECK(b.u(at, 4, "central directory entry") == kDirectoryEntry, "{}: central directory entry {} is corrupt",
-               path, e);
-    const std::uint64_t flags = b.u(at + 8, 2, "flags"), method = b.u(at + 10, 2, "method");
-    const std::uint64_t crc = b.u(at + 16, 4, "crc");
-    std::uint64_t compressed = b.u(at + 20, 4, "compressed size"), size = b.u(at + 24, 4, "size");
+               path_, e);
+    Member m;
+    const std::uint64_t flags = b.u(at + 8, 2, "flags");
+    m.method = b.u(at + 10, 2, "method");
+    m.crc = b.u(at + 16, 4, "crc");
+    m.compressed = b.u(at + 20, 4, "compressed size");
+    m.size = b.u(at + 24, 4, "size");
     const std::size_t name_len = b.u(at + 28, 2, "name length"), extra_len = b.u(at + 30, 2, "extra length"),
                       comment_len = b.u(at + 32, 2, "comment length");
-    std::uint64_t local = b.u(at + 42, 4, "local header offset");
-    TOPO_CHECK(at + 46 + name_len <= data.size(), "{}: truncated central directory", path);
-    const std::string name = data.substr(at + 46, name_len);
+    m.local = b.u(at + 42, 4, "local header offset");
+    TOPO_CHECK(at + 46 + name_len <= directory.size(), "{}: truncated central directory", path_);
+    m.file_name = directory.substr(at + 46, name_len);
     // Zip64: the fields that overflow 32 bits are in the extra field 0x0001, in this order.
     for (std::size_t x = at + 46 + name_len; x + 4 <= at + 46 + name_len + extra_len;) {
       const std::uint64_t id = b.u(x, 2, "extra id"), len = b.u(x + 2, 2, "extra length");
       if (id == 1) {
         std::size_t f = x + 4;
-        if (size == 0xFFFFFFFFu) size = b.u(f, 8, "zip64 size"), f += 8;
-        if (compressed == 0xFFFFFFFFu) compressed = b.u(f, 8, "zip64 compressed size"), f += 8;
-        if (local == 0xFFFFFFFFu) local = b.u(f, 8, "zip64 offset");
+        if (m.size == 0xFFFFFFFFu) m.size = b.u(f, 8, "zip64 size"), f += 8;
+        if (m.compressed == 0xFFFFFFFFu) m.compressed = b.u(f, 8, "zip64 compressed size"), f += 8;
+        if (m.local == 0xFFFFFFFFu) m.local = b.u(f, 8, "zip64 offset");
       }
       x += 4 + len;
     }
-    const std::string what = path + ": " + name;
+    const std::string what = path_ + ": " + m.file_name;
     TOPO_CHECK((flags & 1) == 0, "{}: encrypted members are not supported", what);
-    TOPO_CHECK(size < (std::uint64_t{1} << 32) && compressed < (std::uint64_t{1} << 32),
+    TOPO_CHECK(m.size < (std::uint64_t{1} << 32) && m.compressed < (std::uint64_t{1} << 32),
                "{}: members of 4 GiB or more are not supported", what);
-    TOPO_CHECK(method == 0 || method == 8, "{}: compression method {} (only stored and deflate)", what, method);
-    TOPO_CHECK(b.u(local, 4, "local header") == kLocalHeader, "{}: its local header is corrupt", what);
-    const std::size_t begin = local + 30 + b.u(local + 26, 2, "name length") + b.u(local + 28, 2, "extra length");
-    TOPO_CHECK(begin <= data.size() && compressed <= data.size() - begin, "{}: member data past the archive's end", what);
-    const std::string stored = data.substr(begin, compressed);
-    std::string bytes = method == 0 ? stored : inflate_member(stored, size, what);
-    TOPO_CHECK(bytes.size() == size, "{}: {} bytes stored, {} declared", what, bytes.size(), size);
-    const auto check = crc32_z(0L, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size());
-    TOPO_CHECK(check == crc, "{}: CRC mismatch (the archive is corrupt)", what);
-    TOPO_CHECK(name.size() > 4 && name.compare(name.size() - 4, 4, ".npy") == 0, "{}: a member that is not .npy", what);
-    const std::string key = name.substr(0, name.size() - 4);
-    TOPO_CHECK(!out.count(key), "{}: array '{}' is in the archive twice", path, key);
-    out.emplace(key, parse_npy(bytes, what));
+    TOPO_CHECK(m.method == 0 || m.method == 8, "{}: compression method {} (only stored and deflate)", what, m.method);
+    TOPO_CHECK(m.file_name.size() > 4 && m.file_name.compare(m.file_name.size() - 4, 4, ".npy") == 0,
+               "{}: a member that is not .npy", what);
+    std::string key = m.file_name.substr(0, m.file_name.size() - 4);
+    TOPO_CHECK(!members_.count(key), "{}: array '{}' is in the archive twice", path_, key);
+    names_.push_back(key);
+    members_.emplace(std::move(key), std::move(m));
     at += 46 + name_len + extra_len + comment_len;
   }
+}
+
+NpyArray NpzReader::read(const std::string& name) const {
+  const auto it = members_.find(name);
+  if (it == members_.end())
+    fail("{} has no array '{}' (it holds {})", path_, name, fmt::join(names_, ", "));
+  const Member& m = it->second;
+  const std::string what = path_ + ": " + m.file_name;
+  const std::string local = read_range(path_, file_size_, m.local, 30, what + "'s local header");
+  const Bytes l{local, path_, m.local, file_size_};
+  TOPO_CHECK(l.u(0, 4, "local header") == kLocalHeader, "{}: its local header is corrupt", what);
+  const std::uint64_t begin = m.local + 30 + l.u(26, 2, "name length") + l.u(28, 2, "extra length");
+  TOPO_CHECK(begin <= file_size_ && m.compressed <= file_size_ - begin, "{}: member data past the archive's end", what);
+  std::string bytes = read_range(path_, file_size_, begin, m.compressed, what);
+  if (m.method != 0) bytes = inflate_member(bytes, m.size, what);
+  TOPO_CHECK(bytes.size() == m.size, "{}: {} bytes stored, {} declared", what, bytes.size(), m.size);
+  const auto check = crc32_z(0L, reinterpret_cast<const Bytef*>(bytes.data()), bytes.size());
+  TOPO_CHECK(check == m.crc, "{}: CRC mismatch (the archive is corrupt)", what);
+  return parse_npy(std::move(bytes), what);
+}
+
+std::map<std::string, NpyArray> read_npz(const std::string& path) {
+  const NpzReader reader(path);
+  std::map<std::string, NpyArray> out;
+  for (const std::string& name : reader.names()) out.emplace(name, reader.read(name));
   return out;
 }
 

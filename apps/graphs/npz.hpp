@@ -44,8 +44,32 @@ struct NpyView {
 // it), atomically. Without zip64 the archive stays under 4 GiB: a bigger one is a topo::Error naming the array.
 void write_npz(const std::string& path, const std::vector<NpyView>& arrays);
 
-// One .npy file's bytes; `what` names it in errors.
-NpyArray parse_npy(const std::string& bytes, const std::string& what);
+// One .npy file's bytes; `what` names it in errors. Taken by value: the elements are cut out in place.
+NpyArray parse_npy(std::string bytes, const std::string& what);
+
+// An .npz opened for its members one at a time: opening reads the central directory (the file's tail), read()
+// one member's bytes, so a reader holds one array at a time and never the whole archive (a 1M-node graph's is
+// 0.8 GiB). Each member read is checked (its CRC, its .npy header); a member never read is never checked.
+class NpzReader {
+ public:
+  explicit NpzReader(std::string path);
+  const std::string& path() const { return path_; }
+  const std::vector<std::string>& names() const { return names_; }  // without ".npy", in the archive's order
+  bool contains(const std::string& name) const { return members_.count(name) > 0; }
+  // The member `name` (without ".npy"); an absent one is a topo::Error naming the archive and what it holds.
+  NpyArray read(const std::string& name) const;
+
+ private:
+  struct Member {
+    std::string file_name;  // as stored, with ".npy"
+    std::uint64_t method = 0, crc = 0, compressed = 0, size = 0, local = 0;
+  };
+  std::string path_;
+  std::uint64_t file_size_ = 0;
+  std::vector<std::string> names_;
+  std::map<std::string, Member> members_;
+};
+
 // Every member of an .npz, by name without ".npy".
 std::map<std::string, NpyArray> read_npz(const std::string& path);
 

@@ -123,9 +123,12 @@ StepMemoryEstimate GcnEncoder::step_memory(const SequenceBatch& batch) const {
   std::int64_t elements = 0;
   for (std::int64_t l = 0; l < config_.layers; ++l) {
     const std::int64_t in = l == 0 ? s.in : config_.hidden, out = l + 1 == config_.layers ? output_width(config_) : config_.hidden;
-    // The normalised input (and its gradient), then about eight [N, out] tensors forward and back: product,
-    // aggregate, scaled, biased, relu, dropout and its mask, their gradients.
-    elements += s.nodes * (2 * in + 12 * out);
+    // [N, in] tensors: a wider-than-output layer multiplies first and scales after (GraphConv), so it keeps
+    // only its input's gradient, none for the first layer's features; a narrower one scales and aggregates
+    // its input (two copies) and takes its gradient. Then about twelve [N, out] tensors forward and back:
+    // product, aggregate, scaled, biased, relu, dropout and its mask, their gradients.
+    const std::int64_t wide = in > out ? (l == 0 ? 0 : 1) : (l == 0 ? 2 : 3);
+    elements += s.nodes * (wide * in + 12 * out);
   }
   return {elements * kFloat,
           fmt::format("gcn: {} layers over {} nodes x {} input features, hidden {}", config_.layers, s.nodes, s.in,

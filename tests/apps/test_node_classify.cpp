@@ -12,6 +12,7 @@
 #include "apps/tasks/node_classify/node_classify.hpp"
 #include "apps/train/config.hpp"
 #include "apps/train/trainer.hpp"
+#include "graph/structure.hpp"
 #include "models/registry.hpp"
 #include "tests/support/testing.hpp"
 
@@ -37,6 +38,26 @@ TEST_CASE("the karate-club file: 34 members, 78 ties, two factions of 17") {
   CHECK(d.labels[0] != d.labels[33]);
   const HeteroGraph g = node_classify_graph(d);
   CHECK(g.num_edges(0) == 2 * 78 + 34);  // both directions and a self loop per node
+}
+
+TEST_CASE("node_classify_graph writes the edges add_self_loop gives: listed (reversed after), then the loops") {
+  NodeDataset d;
+  d.num_nodes = 5;
+  d.edges = {{0, 1}, {2, 2}, {3, 1}, {4, 0}, {1, 0}};  // a self loop and a repeated pair among them
+  for (const bool directed : {false, true}) {
+    CAPTURE(directed);
+    d.directed = directed;
+    std::vector<std::pair<std::int64_t, std::int64_t>> listed;
+    for (const auto& [u, v] : d.edges) {
+      listed.emplace_back(u, v);
+      if (!directed && u != v) listed.emplace_back(v, u);
+    }
+    const HeteroGraph expected = add_self_loop(HeteroGraph::from_edges(EdgeList::from_pairs(listed), 5));
+    const HeteroGraph g = node_classify_graph(d);
+    CHECK(g.num_nodes(0) == 5);
+    CHECK(g.edges(0).dtype() == DType::I32);
+    CHECK(g.edges(0).pairs() == expected.edges(0).pairs());
+  }
 }
 
 namespace {

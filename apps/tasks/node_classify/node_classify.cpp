@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -85,29 +86,30 @@ NodeDataset read_node_dataset(const std::string& path) {
 }
 
 NodeDataset read_npz_node_dataset(const std::string& path, std::int64_t max_feature_bytes) {
-  const std::map<std::string, NpyArray> arrays = read_npz(path);
-  auto array = [&](const std::string& name) -> const NpyArray& {
-    const auto it = arrays.find(name);
-    if (it == arrays.end()) {
-      std::vector<std::string> names;
-      for (const auto& [n, a] : arrays) names.push_back(n);
+  // One member at a time, each released before the next is read, the features before the edges: the peak is
+  // the feature table beside its member's bytes, or the edge list beside its member's, never the whole archive
+  // (a 1M-node csbm graph: 1.2 GB instead of 2.7).
+  const NpzReader npz(path);
+  auto array = [&](const std::string& name) {
+    if (!npz.contains(name))
       fail("node-classify: {} has no array '{}' (it holds {}; the layout: apps/tasks/node_classify/node_classify.hpp)",
-           path, name, fmt::join(names, ", "));
-    }
-    return it->second;
+           path, name, fmt::join(npz.names(), ", "));
+    return npz.read(name);
   };
-  auto shape_is = [&](const std::string& name, const std::vector<std::int64_t>& shape) {
-    TOPO_CHECK(array(name).shape == shape, "node-classify: {}: '{}' has shape ({}), expected ({})", path, name,
-               fmt::join(array(name).shape, ", "), fmt::join(shape, ", "));
+  auto check_shape = [&](const NpyArray& a, const std::string& name, const std::vector<std::int64_t>& shape) {
+    TOPO_CHECK(a.shape == shape, "node-classify: {}: '{}' has shape ({}), expected ({})", path, name,
+               fmt::join(a.shape, ", "), fmt::join(shape, ", "));
   };
   NodeDataset d;
   d.directed = true;
-  const NpyArray& y = array("y");
-  TOPO_CHECK(y.shape.size() == 1 && y.shape[0] > 0, "node-classify: {}: 'y' must be [N], got ({})", path,
-             fmt::join(y.shape, ", "));
-  d.num_nodes = y.shape[0];
+  {
+    const NpyArray y = array("y");
+    TOPO_CHECK(y.shape.size() == 1 && y.shape[0] > 0, "node-classify: {}: 'y' must be [N], got ({})", path,
+               fmt::join(y.shape, ", "));
+    d.num_nodes = y.shape[0];
+    d.labels = y.as_int64(path + ": y");
+  }
   const std::int64_t n = d.num_nodes;
-  d.labels = y.as_int64(path + ": y");
   for (std::int64_t v = 0; v < n; ++v) {
     const std::int64_t c = d.labels[static_cast<std::size_t>(v)];
     TOPO_CHECK(c >= -1 && c < (std::int64_t{1} << 20), "node-classify: {}: y[{}] = {} (a class >= 0, or -1: none)", path,
@@ -115,40 +117,42 @@ NodeDataset read_npz_node_dataset(const std::string& path, std::int64_t max_feat
     d.num_classes = std::max(d.num_classes, c + 1);
   }
   TOPO_CHECK(d.num_classes >= 2, "node-classify: {}: needs at least two classes, found {}", path, d.num_classes);
-  const NpyArray& e = array("edge_index");
-  TOPO_CHECK(e.shape.size() == 2 && e.shape[0] == 2, "node-classify: {}: 'edge_index' must be [2, E], got ({})", path,
-             fmt::join(e.shape, ", "));
-  const std::vector<std::int64_t> ends = e.as_int64(path + ": edge_index");
-  const std::int64_t edges = e.shape[1];
-  for (std::int64_t i = 0; i < edges; ++i) {
-    const std::int64_t u = ends[static_cast<std::size_t>(i)], v = ends[static_cast<std::size_t>(edges + i)];
-    TOPO_CHECK(u >= 0 && u < n && v >= 0 && v < n, "node-classify: {}: edge {} ({} -> {}) has a node outside [0, {})",
-               path, i, u, v, n);
-    d.edges.emplace_back(u, v);
-  }
   // Features: CSR (x_indptr, x_indices, x_data, x_shape) or dense x [N, F].
-  if (arrays.count("x")) {  // dense: its bytes are in the file already
-    const NpyArray& x = array("x");
+  if (npz.contains("x")) {
+    const NpyArray x = array("x");
     TOPO_CHECK(x.shape.size() == 2 && x.shape[0] == n, "node-classify: {}: 'x' must be [{}, F], got ({})", path, n,
                fmt::join(x.shape, ", "));
-    d.features = Tensor::from_vector(x.as_float(path + ": x"), {n, x.shape[1]});
+    d.features = Tensor::empty({n, x.shape[1]});
+    if (x.dtype == "f4")  // straight from the member's bytes, no float vector between
+      std::memcpy(d.features.data<float>(), x.bytes.data(), x.bytes.size());
+    else {
+      const std::vector<float> values = x.as_float(path + ": x");
+      std::copy(values.begin(), values.end(), d.features.data<float>());
+    }
   } else {
-    shape_is("x_shape", {2});
-    const std::vector<std::int64_t> dims = array("x_shape").as_int64(path + ": x_shape");
+    const std::vector<std::int64_t> dims = [&] {
+      const NpyArray a = array("x_shape");
+      check_shape(a, "x_shape", {2});
+      return a.as_int64(path + ": x_shape");
+    }();
     TOPO_CHECK(dims[0] == n && dims[1] >= 1, "node-classify: {}: x_shape ({}, {}) does not fit {} nodes", path, dims[0],
                dims[1], n);
     TOPO_CHECK(dims[1] <= max_feature_bytes / 4 / n,
                "node-classify: {}: {} x {} features would take {:.1f} GiB as a dense table (the limit is {:.1f} GiB)",
                path, n, dims[1], static_cast<double>(n) * static_cast<double>(dims[1]) * 4 / (1 << 30),
                static_cast<double>(max_feature_bytes) / (1 << 30));
-    shape_is("x_indptr", {n + 1});
-    const std::vector<std::int64_t> indptr = array("x_indptr").as_int64(path + ": x_indptr");
-    const NpyArray& indices_array = array("x_indices");
+    const std::vector<std::int64_t> indptr = [&] {
+      const NpyArray a = array("x_indptr");
+      check_shape(a, "x_indptr", {n + 1});
+      return a.as_int64(path + ": x_indptr");
+    }();
+    const NpyArray indices_array = array("x_indices");
     const std::int64_t nnz = indices_array.numel();
-    shape_is("x_indices", {nnz});
-    shape_is("x_data", {nnz});
+    check_shape(indices_array, "x_indices", {nnz});
     const std::vector<std::int64_t> indices = indices_array.as_int64(path + ": x_indices");
-    const std::vector<float> values = array("x_data").as_float(path + ": x_data");
+    const NpyArray values_array = array("x_data");
+    check_shape(values_array, "x_data", {nnz});
+    const std::vector<float> values = values_array.as_float(path + ": x_data");
     TOPO_CHECK(indptr.front() == 0 && indptr.back() == nnz, "node-classify: {}: x_indptr runs {} .. {}, expected 0 .. {}",
                path, indptr.front(), indptr.back(), nnz);
     d.features = Tensor::zeros({n, dims[1]});
@@ -163,13 +167,38 @@ NodeDataset read_npz_node_dataset(const std::string& path, std::int64_t max_feat
       }
     }
   }
+  {
+    const NpyArray e = array("edge_index");
+    TOPO_CHECK(e.shape.size() == 2 && e.shape[0] == 2, "node-classify: {}: 'edge_index' must be [2, E], got ({})", path,
+               fmt::join(e.shape, ", "));
+    const std::int64_t edges = e.shape[1];
+    const char kind = e.dtype[0];
+    TOPO_CHECK(kind == 'i' || kind == 'u', "node-classify: {}: 'edge_index' holds dtype {}, expected integers", path,
+               e.dtype);
+    // Each end read from the member's bytes as it is converted: no int64 copy of the whole array.
+    const std::size_t item = static_cast<std::size_t>(e.item_size());
+    auto end_at = [&](std::int64_t k) {
+      std::uint64_t raw = 0;
+      std::memcpy(&raw, e.bytes.data() + static_cast<std::size_t>(k) * item, item);  // little-endian host
+      if (kind == 'i' && item < 8 && (raw >> (8 * item - 1)) & 1) raw |= ~std::uint64_t{0} << (8 * item);  // sign
+      return static_cast<std::int64_t>(raw);  // a u8 past int64 is negative: outside [0, n) below
+    };
+    d.edges.reserve(static_cast<std::size_t>(edges));
+    for (std::int64_t i = 0; i < edges; ++i) {
+      const std::int64_t u = end_at(i), v = end_at(edges + i);
+      TOPO_CHECK(u >= 0 && u < n && v >= 0 && v < n, "node-classify: {}: edge {} ({} -> {}) has a node outside [0, {})",
+                 path, i, u, v, n);
+      d.edges.emplace_back(u, v);
+    }
+  }
   // The split: the masks (nodes in order).
   const std::pair<const char*, std::vector<std::int64_t>*> masks[] = {
       {"train_mask", &d.splits.train}, {"val_mask", &d.splits.dev}, {"test_mask", &d.splits.test}};
   for (const auto& [name, nodes] : masks) {
-    if (!arrays.count(name)) continue;
-    shape_is(name, {n});
-    const std::vector<std::int64_t> m = array(name).as_int64(path + ": " + name);
+    if (!npz.contains(name)) continue;
+    const NpyArray a = array(name);
+    check_shape(a, name, {n});
+    const std::vector<std::int64_t> m = a.as_int64(path + ": " + name);
     for (std::int64_t v = 0; v < n; ++v)
       if (m[static_cast<std::size_t>(v)] != 0) nodes->push_back(v);
   }
@@ -180,10 +209,9 @@ std::string default_node_dataset_path() { return TOPO_NODE_DATA_DEFAULT; }
 
 std::int64_t node_graph_bytes(std::int64_t nodes, std::int64_t listed_edges, bool directed) {
   const std::int64_t edges = (directed ? 1 : 2) * listed_edges + nodes;  // self loops added
-  // add_self_loop's host pairs, rows and rebuilt edge list beside the first one (~56 B an edge at its peak),
-  // then the int32 edge list, CSR and CSC the kernels read (~32 B an edge, kept); per node the degree and
-  // offset arrays.
-  return edges * 88 + nodes * 32;
+  // The int32 edge list, CSR and CSC with their edge ids (24 B an edge, kept; node_classify_graph writes the
+  // list in place, so nothing more at the peak); per node the offset and degree arrays.
+  return edges * 24 + nodes * 32;
 }
 
 void check_memory_fits(std::int64_t needed, const std::string& what, const std::string& lower_with, std::int64_t limit) {
@@ -217,14 +245,30 @@ NodeDataset load_node_dataset(const std::string& data, std::int64_t memory_limit
 }
 
 HeteroGraph node_classify_graph(const NodeDataset& data) {
-  if (data.directed)  // listed as they are: no copy of a big graph's edge list
-    return add_self_loop(HeteroGraph::from_edges(EdgeList::from_pairs(data.edges), data.num_nodes));
-  std::vector<std::pair<std::int64_t, std::int64_t>> both;
+  // The listed edges (and each undirected one's reverse after it), then one self loop per node: the edges and
+  // ids add_self_loop gives, written straight into the int32 lists. (add_self_loop's host pairs and row map,
+  // beside the graph it copies, took ~60 B more an edge at the peak: 1.3 GiB at 21M edges.)
+  std::int64_t listed = 0;
+  for (const auto& [u, v] : data.edges) listed += data.directed || u == v ? 1 : 2;
+  const std::int64_t n = data.num_nodes, total = listed + n;
+  TOPO_CHECK(n <= INT32_MAX && total <= INT32_MAX, "node-classify: {} nodes and {} edges do not fit int32 ids", n,
+             total);
+  EdgeList list;
+  list.src = Tensor::empty({total}, DType::I32);
+  list.dst = Tensor::empty({total}, DType::I32);
+  std::int32_t* src = list.src.data<std::int32_t>();
+  std::int32_t* dst = list.dst.data<std::int32_t>();
+  std::int64_t e = 0;
   for (const auto& [u, v] : data.edges) {
-    both.emplace_back(u, v);
-    if (u != v && !data.directed) both.emplace_back(v, u);
+    src[e] = static_cast<std::int32_t>(u);
+    dst[e++] = static_cast<std::int32_t>(v);
+    if (!data.directed && u != v) {
+      src[e] = static_cast<std::int32_t>(v);
+      dst[e++] = static_cast<std::int32_t>(u);
+    }
   }
-  return add_self_loop(HeteroGraph::from_edges(EdgeList::from_pairs(both), data.num_nodes));
+  for (std::int64_t v = 0; v < n; ++v, ++e) src[e] = dst[e] = static_cast<std::int32_t>(v);
+  return HeteroGraph::from_edges(list, n);
 }
 
 std::vector<std::int64_t> parse_node_list(const std::string& text, const std::string& field) {
@@ -288,6 +332,10 @@ NodeClassification::NodeClassification(NodeDataset data, std::string path, NodeS
       TOPO_CHECK(data_.labels[static_cast<std::size_t>(v)] >= 0, "node-classify: node {} of --{} has no label in {}", v,
                  field, path_);
   graph_ = std::make_shared<const HeteroGraph>(node_classify_graph(data_));
+  // The graph holds the edges now: the listed int64 pairs (16 B an edge; 0.3 GiB at 21M edges) would only
+  // sit beside it for the whole run.
+  num_listed_edges_ = static_cast<std::int64_t>(data_.edges.size());
+  std::vector<std::pair<std::int64_t, std::int64_t>>().swap(data_.edges);
   if (data_.features.defined()) {
     features_ = data_.features;
   } else {
@@ -419,7 +467,7 @@ nlohmann::json NodeClassification::metadata() const {
   nlohmann::json meta = {{"graph_file", path_},
                          {"num_nodes", data_.num_nodes},
                          {"num_features", features_.size(1)},
-                         {"num_edges", static_cast<std::int64_t>(data_.edges.size())},
+                         {"num_edges", num_listed_edges_},
                          {"num_classes", data_.num_classes}};
   // A split's node ids when they are few; a big graph's (a generated one's, rebuilt from --data) as counts,
   // since every best.ckpt carries this.

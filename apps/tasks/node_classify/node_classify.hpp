@@ -117,7 +117,8 @@ class NodeClassification final : public Task {
   const std::vector<std::int64_t>& nodes(Split split) const;
 
  private:
-  NodeDataset data_;
+  NodeDataset data_;  // its edge list is released once graph_ holds the graph (num_listed_edges_ counts it)
+  std::int64_t num_listed_edges_ = 0;
   std::string path_;
   NodeSplits splits_;
   std::shared_ptr<const HeteroGraph> graph_;
