@@ -67,6 +67,25 @@ TEST_CASE("host allocator: a freed large block is reused for the next request of
   CHECK(host_memory::bytes_cached() == 0);
 }
 
+TEST_CASE("host allocator: a request takes a parked block up to 1/8 larger, and its release parks the block whole") {
+  host_memory::empty_cache();
+  const void* first;
+  {
+    Tensor big = Tensor::empty({1 << 20});  // 4 MiB
+    first = big.raw_data();
+  }
+  {
+    Tensor smaller = Tensor::empty({(1 << 20) - (1 << 16)});  // 3.75 MiB: within 1/8 of the parked block
+    CHECK(smaller.raw_data() == first);
+    CHECK(host_memory::bytes_cached() == 0);
+    CHECK(host_memory::stats().bytes_in_use >= (std::size_t{4} << 20));  // counted at the block's size
+  }
+  CHECK(host_memory::bytes_cached() == (std::size_t{4} << 20));  // parked at its true size
+  Tensor much_smaller = Tensor::empty({1 << 19});  // 2 MiB: too far below, a block of its own
+  CHECK(much_smaller.raw_data() != first);
+  CHECK(host_memory::bytes_cached() == (std::size_t{4} << 20));
+}
+
 TEST_CASE("host allocator: past its limit the cache frees the blocks parked longest, not the newest") {
   host_memory::empty_cache();
   const std::size_t previous = host_memory::set_cache_limit(std::size_t{8} << 20);  // 8 MiB
