@@ -1,12 +1,37 @@
 #include "models/sequence_embedding.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "kernels/dense/indexing.hpp"
 #include "nn/ops.hpp"
 #include "nn/readout.hpp"
 
 namespace topo::models {
+namespace {
+
+// The token projection's init. Pre-trained vectors enter at the scale of the tables trained from scratch: unit
+// variance per coordinate, as the position table's N(0, 1) draw, so W ~ N(0, 1 / (rms^2 dim)) with rms the
+// covered rows' root mean square. At PyTorch's default (U(+-1/sqrt(dim)): a third of unit variance for unit
+// inputs) GloVe 6B 50-d (rms 0.65) came out at std 0.38 under positions of std 1, and Star sat at chance for
+// five epochs and more on some seeds (MTL-16 health_personal_care, baby, dvd at seed 1: early-stopped at 49-59%).
+nn::init::InitSpec projection_init(const EmbeddingConfig& config, std::int64_t table_dim) {
+  if (!config.pretrained.defined()) return nn::init::InitSpec::kaiming_uniform(std::sqrt(5.f));  // Linear's default
+  const std::vector<float> v = config.pretrained.to(Device::cpu()).to_vector<float>();
+  const auto dim = static_cast<std::size_t>(table_dim);
+  double sum = 0;
+  std::size_t count = 0;
+  for (std::size_t r = 0; r * dim < v.size(); ++r) {
+    if (!config.pretrained_rows.empty() && !config.pretrained_rows[r]) continue;
+    for (std::size_t k = 0; k < dim; ++k) sum += static_cast<double>(v[r * dim + k]) * v[r * dim + k];
+    count += dim;
+  }
+  const double rms = count > 0 ? std::sqrt(sum / static_cast<double>(count)) : 0.0;
+  if (!(rms > 1e-6)) return nn::init::InitSpec::kaiming_uniform(std::sqrt(5.f));  // no covered row, or all zero
+  return nn::init::InitSpec::normal(0.f, static_cast<float>(1.0 / (rms * std::sqrt(static_cast<double>(dim)))));
+}
+
+}  // namespace
 
 
 SequenceEmbedding::SequenceEmbedding(const EmbeddingConfig& config) : config_(config) {
@@ -36,7 +61,8 @@ SequenceEmbedding::SequenceEmbedding(const EmbeddingConfig& config) : config_(co
   dropout = register_module("dropout", std::make_shared<nn::Dropout>(config.dropout));
   // Registered last so the other parameters keep their names and their reset seeds (registration order).
   if (table_dim != config.hidden)
-    token_projection = register_module("token_projection", std::make_shared<nn::Linear>(table_dim, config.hidden, false));
+    token_projection = register_module(
+        "token_projection", std::make_shared<nn::Linear>(table_dim, config.hidden, false, projection_init(config, table_dim)));
   TOPO_CHECK(config.case_classes >= 0 && (config.case_classes == 0 || config.vocab_size > 0),
              "sequence embedding: case_classes {} needs token ids (vocab_size > 0)", config.case_classes);
   if (config.case_classes > 0)

@@ -39,12 +39,12 @@ std::string activation_name(Activation act) {
 
 // ---- Linear
 
-Linear::Linear(std::int64_t in_features, std::int64_t out_features, bool with_bias)
+Linear::Linear(std::int64_t in_features, std::int64_t out_features, bool with_bias, init::InitSpec weight_init)
     : in_(in_features), out_(out_features) {
   TOPO_CHECK(in_features > 0 && out_features > 0, "Linear: sizes must be positive, got in={} out={}",
              in_features, out_features);
   const float bound = 1.f / std::sqrt(static_cast<float>(in_features));
-  weight = register_parameter("weight", {out_, in_}, init::InitSpec::kaiming_uniform(std::sqrt(5.f)));
+  weight = register_parameter("weight", {out_, in_}, weight_init);
   if (with_bias) bias = register_parameter("bias", {out_}, init::InitSpec::uniform(-bound, bound));
 }
 

@@ -19,10 +19,11 @@ Activation parse_activation(const std::string& name);
 std::string activation_name(Activation act);
 
 // y = x @ W^T + b over x [..., in] -> [..., out]; W [out, in], b [out] (PyTorch's layout and default
-// init: W ~ kaiming_uniform(a = sqrt 5) = U(+-1/sqrt(in)), b ~ U(+-1/sqrt(in))).
+// init: W ~ kaiming_uniform(a = sqrt 5) = U(+-1/sqrt(in)), b ~ U(+-1/sqrt(in)); `weight_init` replaces W's).
 class Linear : public Module {
  public:
-  Linear(std::int64_t in_features, std::int64_t out_features, bool bias = true);
+  Linear(std::int64_t in_features, std::int64_t out_features, bool bias = true,
+         init::InitSpec weight_init = init::InitSpec::kaiming_uniform(2.2360679775f));  // a = sqrt(5)
   Var forward(const Var& x) const;
   Var operator()(const Var& x) const { return forward(x); }
   std::int64_t in_features() const { return in_; }

@@ -231,3 +231,28 @@ TEST_CASE("character CNN and suffix table: a naive loop per word gives the same 
   short_counts.chars_per_token = {1, 4, 2, 3, 2};
   CHECK(topo::testing::error_of([&] { e.forward(short_counts); }).find("characters") != std::string::npos);
 }
+
+TEST_CASE("pre-trained vectors projected to the hidden width start at unit variance, as the position table") {
+  // Vectors of rms 0.25 (scaled N(0, 1) draws) over half the rows; the other rows keep N(0, 1) draws.
+  EmbeddingConfig config;
+  config.vocab_size = 400, config.hidden = 64, config.embedding_dim = 32, config.max_length = 8;
+  const float rms = 0.25f;  // the table's rms, and the std of its draws
+  config.pretrained = topo::random_normal({400, 32}, 0.f, rms, 5);
+  config.pretrained_rows.assign(400, 0);
+  for (std::size_t r = 0; r < 400; r += 2) config.pretrained_rows[r] = 1;
+  SequenceEmbedding e(config);
+  e.reset_parameters(3);
+  const nn::Var projected = e.token_projection->forward(e.token_embedding->weight);  // [400, 64]
+  const std::vector<float> p = projected.data().to_vector<float>();
+  double covered = 0;
+  for (std::size_t r = 0; r < 400; r += 2)
+    for (std::size_t k = 0; k < 64; ++k) covered += double(p[r * 64 + k]) * p[r * 64 + k];
+  covered /= 200.0 * 64;
+  CHECK(covered == doctest::Approx(1.0).epsilon(0.15));  // the default init gave rms^2 / 3 = 0.02
+  // Without vectors the projection keeps Linear's default.
+  EmbeddingConfig plain = config;
+  plain.pretrained = {};
+  plain.pretrained_rows.clear();
+  SequenceEmbedding f(plain);
+  CHECK(f.token_projection->init_spec("weight").kind == nn::init::InitSpec::Kind::KaimingUniform);
+}
