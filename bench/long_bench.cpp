@@ -34,6 +34,7 @@
 
 #include "bench/harness.hpp"
 #include "bench/long_activations.hpp"
+#include "bench/loglog.hpp"
 #include "bench/machine.hpp"
 #include "bench/svg_plot.hpp"
 #include "bench/token_batch.hpp"
@@ -52,6 +53,7 @@
 namespace {
 
 using namespace topo;
+using bench::crossing, bench::loglog_slope;
 constexpr std::int64_t kVocab = 1000, kHidden = 100, kHeads = 10, kLayers = 2;
 constexpr double kDenseStopRatio = 10;  // the dense step's time over Star's past which it is no longer timed
 
@@ -195,31 +197,6 @@ StepMemory measured_step(Trainee& t, const models::SequenceBatch& batch, const T
   m.allocator_peak = double(host_memory::stats().peak_bytes_in_use);
   m.rss_peak = double(peak_rss_bytes());
   return m;
-}
-
-// Least-squares slope of log y over log x (1: y grows linearly with x); NaN with fewer than two points.
-double loglog_slope(const std::vector<std::pair<double, double>>& points) {
-  if (points.size() < 2) return std::nan("");
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (const auto& p : points) {
-    const double x = std::log(p.first), y = std::log(p.second);
-    sx += x, sy += y, sxx += x * x, sxy += x * y;
-  }
-  const double k = double(points.size());
-  return (k * sxy - sx * sy) / (k * sxx - sx * sx);
-}
-
-// The x at which a series first reaches y (log-log interpolation between its points); 0 when it never does.
-double crossing(const std::vector<std::pair<double, double>>& points, double y) {
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    if (points[i].second < y) continue;
-    if (i == 0) return points[0].first;
-    const auto [x0, y0] = points[i - 1];
-    const auto [x1, y1] = points[i];
-    const double f = (std::log(y) - std::log(y0)) / (std::log(y1) - std::log(y0));
-    return std::exp(std::log(x0) + f * (std::log(x1) - std::log(x0)));
-  }
-  return 0;
 }
 
 // The per-token figures a row is compared on with the first n's row of its pattern and batch form.
