@@ -113,22 +113,24 @@ std::int64_t NpyArray::numel() const {
 
 std::int64_t NpyArray::item_size() const { return item_size_of(dtype); }
 
-std::vector<std::int64_t> NpyArray::as_int64(const std::string& what) const {
-  const std::int64_t n = numel();
-  std::vector<std::int64_t> out(static_cast<std::size_t>(n));
+std::int64_t NpyArray::int64_at(std::int64_t i, const std::string& what) const {
   const char kind = dtype[0];
   const std::int64_t size = item_size();
+  std::uint64_t raw = 0;
+  std::memcpy(&raw, bytes.data() + i * size, static_cast<std::size_t>(size));  // little-endian host
+  if (kind == 'i' && size < 8 && (raw >> (8 * size - 1)) & 1) raw |= ~std::uint64_t{0} << (8 * size);  // sign
+  if (kind == 'u' && size == 8)
+    TOPO_CHECK(raw <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()),
+               "{}: element {} = {} does not fit an int64", what, i, raw);
+  return static_cast<std::int64_t>(raw);
+}
+
+std::vector<std::int64_t> NpyArray::as_int64(const std::string& what) const {
+  const std::int64_t n = numel();
+  const char kind = dtype[0];
   TOPO_CHECK(kind == 'i' || kind == 'u' || kind == 'b', "{}: expected integers, the array holds dtype {}", what, dtype);
-  for (std::int64_t i = 0; i < n; ++i) {
-    const char* p = bytes.data() + i * size;
-    std::uint64_t raw = 0;
-    std::memcpy(&raw, p, static_cast<std::size_t>(size));  // little-endian host
-    if (kind == 'i' && size < 8 && (raw >> (8 * size - 1)) & 1) raw |= ~std::uint64_t{0} << (8 * size);  // sign
-    if (kind == 'u' && size == 8)
-      TOPO_CHECK(raw <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()),
-                 "{}: element {} = {} does not fit an int64", what, i, raw);
-    out[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(raw);
-  }
+  std::vector<std::int64_t> out(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = int64_at(i, what);
   return out;
 }
 

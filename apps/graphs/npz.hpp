@@ -27,6 +27,9 @@ struct NpyArray {
   // The elements as int64 (from i1/i2/i4/i8, u1/u2/u4, b1) or float (from f4/f8); another dtype is an error
   // naming `what` (e.g. "cora.npz: edge_index").
   std::vector<std::int64_t> as_int64(const std::string& what) const;
+  // Element i of an integer array (i1..i8, u1..u8, b1) as int64, read in place (a big array need not be copied
+  // whole); a u8 past int64 is an error naming `what`.
+  std::int64_t int64_at(std::int64_t i, const std::string& what) const;
   std::vector<float> as_float(const std::string& what) const;
 };
 

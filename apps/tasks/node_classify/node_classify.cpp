@@ -175,17 +175,10 @@ NodeDataset read_npz_node_dataset(const std::string& path, std::int64_t max_feat
     const char kind = e.dtype[0];
     TOPO_CHECK(kind == 'i' || kind == 'u', "node-classify: {}: 'edge_index' holds dtype {}, expected integers", path,
                e.dtype);
-    // Each end read from the member's bytes as it is converted: no int64 copy of the whole array.
-    const std::size_t item = static_cast<std::size_t>(e.item_size());
-    auto end_at = [&](std::int64_t k) {
-      std::uint64_t raw = 0;
-      std::memcpy(&raw, e.bytes.data() + static_cast<std::size_t>(k) * item, item);  // little-endian host
-      if (kind == 'i' && item < 8 && (raw >> (8 * item - 1)) & 1) raw |= ~std::uint64_t{0} << (8 * item);  // sign
-      return static_cast<std::int64_t>(raw);  // a u8 past int64 is negative: outside [0, n) below
-    };
+    const std::string what = path + ": edge_index";
     d.edges.reserve(static_cast<std::size_t>(edges));
     for (std::int64_t i = 0; i < edges; ++i) {
-      const std::int64_t u = end_at(i), v = end_at(edges + i);
+      const std::int64_t u = e.int64_at(i, what), v = e.int64_at(edges + i, what);  // in place: no int64 copy
       TOPO_CHECK(u >= 0 && u < n && v >= 0 && v < n, "node-classify: {}: edge {} ({} -> {}) has a node outside [0, {})",
                  path, i, u, v, n);
       d.edges.emplace_back(u, v);
