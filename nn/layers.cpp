@@ -17,6 +17,29 @@ Var apply(Activation act, const Var& x, float leaky_slope) {
   fail("apply: unknown activation {}", static_cast<int>(act));
 }
 
+Var scale_bias_apply(Activation act, const Var& x, const Tensor& row_scale, const Var& bias, float leaky_slope) {
+  const bool fused = act != Activation::Gelu && (act != Activation::LeakyRelu || leaky_slope > 0.f);
+  if (fused) {
+    const EpilogueAct e = act == Activation::Relu        ? EpilogueAct::Relu
+                          : act == Activation::Tanh      ? EpilogueAct::Tanh
+                          : act == Activation::LeakyRelu ? EpilogueAct::LeakyRelu
+                                                         : EpilogueAct::Identity;
+    return scale_bias_act(x, row_scale, bias, e, leaky_slope);
+  }
+  Var out = x;
+  if (row_scale.defined()) {
+    Shape column(static_cast<std::size_t>(x.ndim()), 1);
+    column[0] = x.size(0);
+    out = mul(out, Var(row_scale.reshape(column)));
+  }
+  if (bias.defined()) {
+    Shape row = x.shape();
+    row[0] = 1;
+    out = add(out, reshape(bias, row));
+  }
+  return apply(act, out, leaky_slope);
+}
+
 Activation parse_activation(const std::string& name) {
   if (name == "identity" || name == "none") return Activation::Identity;
   if (name == "relu") return Activation::Relu;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/dense/scale_bias_act_math.hpp"
 #include "nn/autograd.hpp"
 #include "nn/var.hpp"
 
@@ -62,6 +63,10 @@ Var exp(const Var& x);
 Var log(const Var& x);
 Var tanh(const Var& x);
 Var sigmoid(const Var& x);
+// act(row_scale * x + bias) in one op (topo::scale_bias_act): x [N, ...]; row_scale: N elements, a constant
+// (no gradient), or undefined; bias: numel / N elements or undefined. Backward keeps only the output (and the
+// scale): the separate mul, add and activation would keep x and their intermediates.
+Var scale_bias_act(const Var& x, const Tensor& row_scale, const Var& bias, EpilogueAct act, float slope = 0.01f);
 // Zero-copy view with a new shape (one dim may be -1); the gradient is reshaped back.
 Var reshape(const Var& x, const Shape& shape);
 

@@ -1,4 +1,7 @@
 // Elementwise unary ops and reshape. Backward: unary_backward from the saved input and output.
+#include <optional>
+
+#include "kernels/dense/scale_bias_act.hpp"
 #include "kernels/dense/unary.hpp"
 #include "nn/ops.hpp"
 
@@ -25,6 +28,22 @@ Var exp(const Var& x) { return unary_op(UnaryOp::Exp, x, 0.f, "exp"); }
 Var log(const Var& x) { return unary_op(UnaryOp::Log, x, 0.f, "log"); }
 Var tanh(const Var& x) { return unary_op(UnaryOp::Tanh, x, 0.f, "tanh"); }
 Var sigmoid(const Var& x) { return unary_op(UnaryOp::Sigmoid, x, 0.f, "sigmoid"); }
+
+Var scale_bias_act(const Var& x, const Tensor& row_scale, const Var& bias, EpilogueAct act, float slope) {
+  Tensor y = topo::scale_bias_act(x.data(), row_scale, bias.defined() ? bias.data() : Tensor(), act, slope);
+  std::optional<Shape> bias_shape;
+  if (bias.defined()) bias_shape = bias.shape();
+  return make_output(
+      y, {x, bias},
+      // Identity's gradient does not read y: then nothing of the forward is kept but the scale.
+      [row_scale, bias_shape, act, slope, y = act == EpilogueAct::Identity ? Tensor() : y](
+          const Tensor& g, const std::vector<bool>& needs) {
+        ScaleBiasActGrads grads = scale_bias_act_backward(g, y.defined() ? y : g, row_scale, needs[0],
+                                                          needs[1] ? bias_shape : std::nullopt, act, slope);
+        return std::vector<Tensor>{grads.dx, grads.dbias};
+      },
+      "scale_bias_act");
+}
 
 Var operator*(const Var& a, float c) { return mul_scalar(a, c); }
 Var operator*(float c, const Var& a) { return mul_scalar(a, c); }

@@ -23,7 +23,7 @@ TEST_CASE("op table: names are unique and every entry is complete") {
   }
   // The families the issue names, each present.
   for (const char* family : {"matmul", "linear", "unary/", "binary/", "softmax", "log_softmax", "layer_norm",
-                             "reduce/", "index_select", "embedding", "cross_entropy", "gspmm/copy_u/sum",
+                             "reduce/", "scale_bias_act/", "index_select", "embedding", "cross_entropy", "gspmm/copy_u/sum",
                              "gspmm/u_mul_e/max", "gspmm/u_mul_e/mean", "gsddmm/u_dot_v", "gsddmm/u_add_v",
                              "gsddmm/u_mul_v", "edge_softmax", "sparse_attention", "flash_attention", "concat"}) {
     CAPTURE(family);

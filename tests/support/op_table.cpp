@@ -278,6 +278,48 @@ void add_rows(std::vector<Op>& t) {
   };
   res.atol = res.rtol = 1e-4;
   t.push_back(res);
+  // The fused epilogue act(s_r * x + b) (scale_bias_act): x [n, 33] or [n, 3, 11] (heads), the row scale held
+  // constant, the bias at most 0.01 so that s * x (|x| >= 0.05) keeps z off relu's kink.
+  struct Epilogue {
+    const char* name;
+    EpilogueAct act;
+    bool scale, bias, heads;
+  };
+  for (const Epilogue& e : {Epilogue{"scale_bias_act/relu", EpilogueAct::Relu, true, true, false},
+                            Epilogue{"scale_bias_act/identity/scale", EpilogueAct::Identity, true, false, false},
+                            Epilogue{"scale_bias_act/leaky_relu/bias", EpilogueAct::LeakyRelu, false, true, false},
+                            Epilogue{"scale_bias_act/tanh", EpilogueAct::Tanh, true, true, false},
+                            Epilogue{"scale_bias_act/sigmoid/heads", EpilogueAct::Sigmoid, true, true, true}}) {
+    Op op{e.name, kRows, 7, 1 << 15};
+    op.make = [e](std::int64_t n, std::uint64_t seed) {
+      std::vector<Tensor> in = {uniform(e.heads ? Shape{n, 3, 11} : Shape{n, 33}, seed, -2.f, 2.f, 0.05f)};
+      if (e.scale) in.push_back(uniform({n}, seed + 1, 0.5f, 1.5f));
+      if (e.bias) in.push_back(uniform({33}, seed + 2, -0.01f, 0.01f));
+      Problem p = problem(in);
+      if (e.scale) p.grad[1] = false;
+      return p;
+    };
+    op.call = [e](const Problem&, const Vars& x) {
+      return nn::scale_bias_act(x[0], e.scale ? x[1].data() : Tensor(), e.bias ? x.back() : nn::Var(), e.act, 0.2f);
+    };
+    op.reference = [e](const Problem& p) {
+      const std::int64_t n = p.inputs[0].size(0);
+      std::vector<float> z = host(p.inputs[0]);
+      if (e.scale) z = reference::binary(BinaryOp::Mul, z, {n, 33}, host(p.inputs[1]), {n, 1});
+      if (e.bias) z = reference::binary(BinaryOp::Add, z, {n, 33}, host(p.inputs.back()), {33});
+      switch (e.act) {
+        case EpilogueAct::Identity: return z;
+        case EpilogueAct::Relu: return reference::unary(UnaryOp::Relu, z, 0.f);
+        case EpilogueAct::LeakyRelu: return reference::unary(UnaryOp::LeakyRelu, z, 0.2f);
+        case EpilogueAct::Tanh: return reference::unary(UnaryOp::Tanh, z, 0.f);
+        case EpilogueAct::Sigmoid: return reference::unary(UnaryOp::Sigmoid, z, 0.f);
+      }
+      return z;
+    };
+    op.atol = 1e-6;
+    op.rtol = 1e-5;
+    t.push_back(op);
+  }
   // Reductions of x [n, 7, 5] over each dim, and over everything.
   const std::vector<std::pair<const char*, ReduceOp>> reds = {
       {"sum", ReduceOp::Sum}, {"mean", ReduceOp::Mean}, {"max", ReduceOp::Max}};
