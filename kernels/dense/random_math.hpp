@@ -29,25 +29,29 @@ TOPO_HD void philox_mulhilo(std::uint32_t a, std::uint32_t b, std::uint32_t& hi,
   lo = static_cast<std::uint32_t>(p);
 }
 
+inline constexpr std::uint32_t kPhiloxBump0 = 0x9E3779B9u, kPhiloxBump1 = 0xBB67AE85u;
+
+// One Philox round on a block's counter words under the round's key (k0, k1).
+TOPO_HD void philox_round(std::uint32_t& c0, std::uint32_t& c1, std::uint32_t& c2, std::uint32_t& c3, std::uint32_t k0,
+                          std::uint32_t k1) {
+  std::uint32_t hi0, lo0, hi1, lo1;
+  philox_mulhilo(0xD2511F53u, c0, hi0, lo0);
+  philox_mulhilo(0xCD9E8D57u, c2, hi1, lo1);
+  const std::uint32_t n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
+  c1 = lo1;
+  c3 = lo0;
+  c0 = n0;
+  c2 = n2;
+}
+
 // Philox4x32 with 10 rounds on the full counter (c0..c3) and key (k0, k1) -> four independent 32-bit words.
+// (The CPU's bulk draws run the same rounds on many blocks at once: random.cpp's philox_blocks.)
 TOPO_HD Philox4 philox4x32_10_raw(Philox4 ctr, std::uint32_t k0, std::uint32_t k1) {
   std::uint32_t c0 = ctr.v[0], c1 = ctr.v[1], c2 = ctr.v[2], c3 = ctr.v[3];
-  // Fully unrolled so host loops over many blocks vectorize (GCC leaves a 10-trip loop as control flow).
-  // nvcc unrolls a constant trip count by itself.
-#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
-#pragma GCC unroll 10
-#endif
   for (int round = 0; round < 10; ++round) {
-    std::uint32_t hi0, lo0, hi1, lo1;
-    philox_mulhilo(0xD2511F53u, c0, hi0, lo0);
-    philox_mulhilo(0xCD9E8D57u, c2, hi1, lo1);
-    const std::uint32_t n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
-    c1 = lo1;
-    c3 = lo0;
-    c0 = n0;
-    c2 = n2;
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
+    philox_round(c0, c1, c2, c3, k0, k1);
+    k0 += kPhiloxBump0;
+    k1 += kPhiloxBump1;
   }
   return Philox4{{c0, c1, c2, c3}};
 }
@@ -73,7 +77,10 @@ TOPO_HD float uniform_at(std::uint64_t seed, std::uint64_t g) {
 
 // Dropout of one element given its uniform draw: keep iff u >= p, kept values scaled by 1/(1-p)
 // (`scale`, computed once on the host so both backends multiply by the same float).
-TOPO_HD float dropout_apply(float x, float u, float p, float scale) { return u >= p ? x * scale : 0.f; }
+// x times a mask of 0 or scale, as PyTorch's dropout (a dropped NaN stays NaN, a dropped negative is -0). A
+// select of x * scale or 0 kept GCC's CPU loop scalar (under -ftrapping-math it will not hoist the product out
+// of the branch), a branch mispredicted on half the elements.
+TOPO_HD float dropout_apply(float x, float u, float p, float scale) { return x * (u >= p ? scale : 0.f); }
 
 TOPO_HD float uniform_affine(float u, float lo, float hi) { return fmaf(hi - lo, u, lo); }
 TOPO_HD float normal_affine(float z, float mean, float stddev) { return fmaf(stddev, z, mean); }
