@@ -1,7 +1,8 @@
 // Dense matrix products. CPU: row-major, through the backend of the precision (gemm_backend.hpp: OpenBLAS
 // cblas_sgemm, oneDNN, or the own bf16 kernel), always with the threading below.
 //  - 2-D, and 3-D a with a shared 2-D b (not transposed a): one sgemm, the batch flattened into M; above
-//    cpu::single_thread_gemm_mnk() cut into one slab per thread along M or N (cpu::sgemm), else on one thread.
+//    cpu::single_thread_gemm_mnk() cut along M or N into chunks fixed by the shape, whole chunks per thread
+//    (cpu::sgemm), else on one thread.
 //  - batched with small items (M*N*K <= 2^21): OpenMP over the batch; inside the parallel region the OpenMP
 //    build of OpenBLAS runs single-threaded, so there is no oversubscription.
 //  - batched with big items: one threaded sgemm per item, in order.
@@ -23,6 +24,7 @@
 #include "kernels/dense/gemm_backend.hpp"
 #include "kernels/dense/gemm_bf16.hpp"
 #include "kernels/dense/gemm_onednn.hpp"
+#include "kernels/dense/gemm_skinny.hpp"
 #include "kernels/dense/gemm_math.hpp"
 #include "kernels/dispatch.hpp"
 
@@ -129,6 +131,17 @@ bool cpu::split_gemm() {
   return split;
 }
 
+bool cpu::skinny_gemm() {
+  static const bool on = [] {
+    const char* env = std::getenv("TOPO_GEMM_SKINNY");
+    if (!env || !*env) return true;
+    const std::string v = env;
+    TOPO_CHECK(v == "0" || v == "1", "TOPO_GEMM_SKINNY='{}': expected 0 or 1", v);
+    return v == "1";
+  }();
+  return on;
+}
+
 namespace {
 
 void blas_sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
@@ -196,35 +209,66 @@ void cpu::sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k
   // OpenBLAS's OpenMP build and oneDNN take their thread count from omp_get_max_threads() at each call (which
   // num_threads() has just set), and run single-threaded inside a parallel region; both are used below.
   const Precision precision = gemm_precision();
+  if (precision == Precision::fp32 && skinny_gemm()) {  // narrow outputs read in place, whatever the backend
+    if (skinny_rows_applies(ta, m, n, k)) return skinny_gemm_rows(tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    if (skinny_tn_applies(ta, tb, m, n, k)) return skinny_gemm_tn(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
   const GemmBackend backend = gemm_backend(precision);
   const auto kernel = kernel_of(backend, precision);
   const bool own_threads = backend != GemmBackend::own;  // the library would thread the call itself
   const std::int64_t mnk = m * n * k;
   const int threads = omp_in_parallel() ? 1 : num_threads();
-  if (threads <= 1) return kernel(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   if (mnk <= single_thread_gemm_mnk()) {  // one thread: the region would cost what the second thread gives
-    if (!own_threads) return kernel(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    if (!own_threads || threads <= 1) return kernel(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     omp_set_num_threads(1);
     kernel(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     omp_set_num_threads(threads);
     return;
   }
-  profile::count_parallel_region();
-  if (own_threads && !split_gemm()) return kernel(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  if (k >= kSplitKRatio * std::max(m, n)) return split_k(kernel, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threads);
-  // Slabs along the longer of M (rows of c: rows of a, or columns of a stored transposed) and N (columns of
-  // c: columns of b, or rows of b stored transposed); the slab p of `parts` is [len * p / parts, len * (p+1) / parts).
+  if (own_threads && !split_gemm() && threads > 1) {
+    profile::count_parallel_region();
+    return kernel(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+  if (k >= kSplitKRatio * std::max(m, n)) {
+    if (threads <= 1) return kernel(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    profile::count_parallel_region();
+    return split_k(kernel, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threads);
+  }
+  // Chunks along the longer of M (rows of c: rows of a, or columns of a stored transposed) and N (columns of
+  // c: columns of b, or rows of b stored transposed), fixed by the shape alone (gemm_chunks); each thread runs
+  // whole chunks, one call each. A backend's kernel may treat the last rows of a call apart (OpenBLAS's Zen 3
+  // kernels round its last 4 rows differently), so a row's bits depend on where the calls are cut: cut by the
+  // shape, never by the thread count, they are the same at 1, 2 and 3 threads.
   const bool by_rows = m >= n;
   const std::int64_t len = by_rows ? m : n;
-  const std::int64_t parts = std::clamp<std::int64_t>(mnk / kMinSlabMnk, 1, std::min<std::int64_t>(threads, len));
-#pragma omp parallel for num_threads(static_cast<int>(parts)) schedule(static)
-  for (std::int64_t p = 0; p < parts; ++p) {
-    const std::int64_t lo = len * p / parts, hi = len * (p + 1) / parts;
-    if (by_rows)
-      kernel(ta, tb, hi - lo, n, k, alpha, ta ? a + lo : a + lo * lda, lda, b, ldb, beta, c + lo * ldc, ldc);
-    else
-      kernel(ta, tb, m, hi - lo, k, alpha, a, lda, tb ? b + lo * ldb : b + lo, ldb, beta, c + lo, ldc);
+  const std::int64_t chunks = gemm_chunks(m, n, k);
+  const std::int64_t parts = std::min<std::int64_t>(threads, chunks);
+  const auto run_chunks = [&](std::int64_t first, std::int64_t last) {
+    for (std::int64_t q = first; q < last; ++q) {
+      const std::int64_t lo = len * q / chunks, hi = len * (q + 1) / chunks;
+      if (by_rows)
+        kernel(ta, tb, hi - lo, n, k, alpha, ta ? a + lo : a + lo * lda, lda, b, ldb, beta, c + lo * ldc, ldc);
+      else
+        kernel(ta, tb, m, hi - lo, k, alpha, a, lda, tb ? b + lo * ldb : b + lo, ldb, beta, c + lo, ldc);
+    }
+  };
+  if (parts <= 1) {  // one chunk, or one thread: on this thread, with the library kept to it
+    if (own_threads && threads > 1) omp_set_num_threads(1);
+    run_chunks(0, chunks);
+    if (own_threads && threads > 1) omp_set_num_threads(threads);
+    return;
   }
+  profile::count_parallel_region();
+#pragma omp parallel for num_threads(static_cast<int>(parts)) schedule(static)
+  for (std::int64_t p = 0; p < parts; ++p) run_chunks(chunks * p / parts, chunks * (p + 1) / parts);
+}
+
+std::int64_t cpu::gemm_chunks(std::int64_t m, std::int64_t n, std::int64_t k) {
+  const std::int64_t len = std::max(m, n);
+  const std::int64_t by_work = std::max<std::int64_t>(m * n * k / kMinSlabMnk, 1);
+  const std::int64_t by_len = std::max<std::int64_t>(len / kMinChunkLen, 1);
+  static const std::int64_t most = std::max(6, omp_get_num_procs());
+  return std::min({by_work, by_len, most});
 }
 
 namespace {

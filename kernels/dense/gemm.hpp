@@ -62,21 +62,31 @@ namespace cpu {
 // (~10 us at ~100 GFLOP/s). TOPO_GEMM_SINGLE_THREAD_MNK overrides it.
 inline constexpr std::int64_t kSingleThreadGemmMnk = std::int64_t{1} << 20;
 std::int64_t single_thread_gemm_mnk();  // kSingleThreadGemmMnk or the environment's value (read once)
-// Above it, the product is cut into one slab per thread along the longer of M and N, and each thread runs a
-// single-threaded sgemm on its slab (OpenBLAS's OpenMP build runs single-threaded inside a region). At the
-// models' shapes (e.g. 800 x 100 x 100, 2048 x 300 x 300) this ran 1.4-2.0x one thread on 2 cores where
-// OpenBLAS's own threading of the same call ran 0.5-1.9x (docs/performance/threads.md). Every slab is at least
-// kMinSlabMnk, so a product near the threshold uses fewer threads than there are. TOPO_GEMM_SPLIT=0 hands
-// the calls above the threshold to OpenBLAS's threading instead (for comparisons).
+// Above it, the product is cut along the longer of M and N into gemm_chunks(m, n, k) chunks, a number fixed by
+// the shape and the machine, never by the thread count, so that every row's sum is the same at any thread count
+// whatever the backend's kernel does at the edge of a call (OpenBLAS's Zen 3 kernels round the last rows of a
+// call apart). Each thread runs whole chunks, one single-threaded sgemm each (OpenBLAS's OpenMP build runs
+// single-threaded inside a region). At the models' shapes (e.g. 800 x 100 x 100, 2048 x 300 x 300) one slab per
+// thread ran 1.4-2.0x one thread on 2 cores where OpenBLAS's own threading of the same call ran 0.5-1.9x
+// (docs/performance/threads.md); six chunks instead cost one thread 0-6% there and two threads nothing
+// measurable (Zen 3). Every chunk is at least kMinSlabMnk and kMinChunkLen long, so a product near the threshold
+// uses fewer threads than there are. TOPO_GEMM_SPLIT=0 hands the calls above the threshold to OpenBLAS's
+// threading instead (for comparisons).
 inline constexpr std::int64_t kMinSlabMnk = std::int64_t{1} << 19;
+inline constexpr std::int64_t kMinChunkLen = 16;
+// At most max(6, the processors OpenMP sees) chunks: 1, 2, 3 and 6 threads split six evenly.
+std::int64_t gemm_chunks(std::int64_t m, std::int64_t n, std::int64_t k);
 // A product with K at least this many times max(M, N) (a weight gradient over a batch's rows) is cut along K
 // instead, each thread's partial [M, N] added into c at the end (gemm.cpp: split_k).
 inline constexpr std::int64_t kSplitKRatio = 16;
 bool split_gemm();  // false when TOPO_GEMM_SPLIT=0 (read once)
+// fp32 products with a narrow output go to the own kernels of gemm_skinny.hpp (whatever the backend) unless
+// TOPO_GEMM_SKINNY=0 (read once; for comparisons).
+bool skinny_gemm();
 
 // Raw row-major cblas_sgemm on host pointers: c = alpha * op(a) @ op(b) + beta * c, op(a) [m, k], op(b) [k, n],
 // lda/ldb/ldc the row strides. Inside an OpenMP region it runs single-threaded (the fused kernels' per-tile
-// products); outside, one thread up to single_thread_gemm_mnk(), one slab per thread above (see above).
+// products); outside, one thread up to single_thread_gemm_mnk(), chunks over the threads above (see above).
 // Each of those calls runs the backend of the precision (gemm_backend.hpp: OpenBLAS, oneDNN or the own bf16
 // kernel; same policy; TOPO_GEMM_SPLIT=0 hands the big calls to OpenBLAS's or oneDNN's own threading and does not
 // apply to the own kernel, which has none).

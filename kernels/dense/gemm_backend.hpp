@@ -1,6 +1,6 @@
 #pragma once
 // Which library runs the CPU's GEMMs, per precision (issue #41): OpenBLAS, oneDNN, or the project's own bf16
-// kernel (kernels/dense/gemm_bf16.hpp). cpu::sgemm keeps its threading (one thread, or one slab per thread) for
+// kernel (kernels/dense/gemm_bf16.hpp). cpu::sgemm keeps its threading (one thread, or chunks over the threads) for
 // all of them; only the single-threaded product inside changes.
 //
 // The choice is a fixed rule of the CPU's features and the build (default_gemm_backend), derived from the

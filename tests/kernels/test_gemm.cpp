@@ -177,7 +177,7 @@ TEST_CASE("gemm below the single-thread size opens no parallel region and leaves
   set_num_threads(before);
 }
 
-TEST_CASE("gemm above the single-thread size, cut into one slab per thread, equals a naive loop") {
+TEST_CASE("gemm above the single-thread size, cut into chunks over the threads, equals a naive loop") {
   // Slabs along M when M >= N and along N otherwise, for every transpose combination, with beta != 0, at
   // 2 and 3 threads (3 does not divide the lengths: uneven slabs); sizes just above the threshold and well
   // above it, odd everywhere; the last two with K >= kSplitKRatio * max(M, N): slabs of K, partials added.
