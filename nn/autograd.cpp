@@ -129,9 +129,10 @@ void run_backward(const Var& root, const Tensor& grad_output, bool retain_graph)
       for (std::size_t i = 0; i < grads.size(); ++i) {
         if (!n.inputs[i] || !grads[i].defined()) continue;
         VarImpl& in = *n.inputs[i];
-        TOPO_CHECK(grads[i].shape() == in.data.shape() && grads[i].dtype() == DType::F32,
-                   "autograd: the backward of {} returned {} for input {} whose data is {}", n.name, grads[i].str(),
-                   i, in.data.str());
+        const Shape& in_shape = in.data.defined() ? in.data.shape() : in.shape;  // dropped data keeps its shape
+        TOPO_CHECK(grads[i].shape() == in_shape && grads[i].dtype() == DType::F32,
+                   "autograd: the backward of {} returned {} for input {} shaped {}", n.name, grads[i].str(), i,
+                   shape_str(in_shape));
         if (!in.node) {
           accumulate_into_grad(in, std::move(grads[i]));
           continue;

@@ -30,11 +30,15 @@ Var sub(const Var& a, const Var& b) {
 }
 
 Var mul(const Var& a, const Var& b) {
+  // Each side's gradient reads the other side: keep a only when b will want a gradient, and b when a will (a
+  // scale by a constant keeps the constant, not the scaled tensor).
+  const bool keep_a = b.defined() && b.requires_grad(), keep_b = a.defined() && a.requires_grad();
   return make_output(
       topo::mul(a.data(), b.data()), {a, b},
-      [ad = a.data(), bd = b.data()](const Tensor& g, const std::vector<bool>& needs) {
-        return std::vector<Tensor>{needs[0] ? to_shape(topo::mul(g, bd), ad.shape()) : Tensor(),
-                                   needs[1] ? to_shape(topo::mul(g, ad), bd.shape()) : Tensor()};
+      [ad = keep_a ? a.data() : Tensor(), bd = keep_b ? b.data() : Tensor(), sa = a.shape(), sb = b.shape()](
+          const Tensor& g, const std::vector<bool>& needs) {
+        return std::vector<Tensor>{needs[0] ? to_shape(topo::mul(g, bd), sa) : Tensor(),
+                                   needs[1] ? to_shape(topo::mul(g, ad), sb) : Tensor()};
       },
       "mul");
 }

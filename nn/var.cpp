@@ -24,7 +24,40 @@ VarImpl::~VarImpl() {
   }
 }
 
+Var::Var(const Var& other) : impl_(other.impl_) {
+  if (impl_) impl_->handles.fetch_add(1, std::memory_order_relaxed);
+}
+
+Var& Var::operator=(const Var& other) {
+  if (impl_ == other.impl_) return *this;
+  if (other.impl_) other.impl_->handles.fetch_add(1, std::memory_order_relaxed);
+  drop_handle();
+  impl_ = other.impl_;
+  return *this;
+}
+
+Var& Var::operator=(Var&& other) noexcept {
+  if (this == &other) return *this;
+  drop_handle();
+  impl_ = std::move(other.impl_);
+  return *this;
+}
+
+Var::~Var() { drop_handle(); }
+
+void Var::drop_handle() {
+  if (!impl_) return;
+  // Only the tape holds an interior impl with no handle left: nothing can read its data any more.
+  if (impl_->handles.fetch_sub(1, std::memory_order_acq_rel) == 1 && impl_->node && impl_.use_count() > 1 &&
+      impl_->data.defined()) {
+    impl_->shape = impl_->data.shape();
+    impl_->data = Tensor();
+  }
+  impl_.reset();
+}
+
 Var::Var(Tensor data, bool requires_grad) : impl_(std::make_shared<VarImpl>()) {
+  impl_->handles.store(1, std::memory_order_relaxed);
   TOPO_CHECK(data.defined(), "Var: the data tensor is undefined");
   TOPO_CHECK(!requires_grad || data.dtype() == DType::F32, "Var: requires_grad needs float32 data, got {}",
              data.str());

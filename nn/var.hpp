@@ -2,6 +2,7 @@
 // topo::nn::Var: a tensor that remembers how it was computed, for reverse-mode differentiation.
 // A Var is a handle: copies share one impl (data, grad, history). Ops (nn/ops.hpp) build new Vars whose
 // node on the tape points back at the inputs that require grad; backward() walks that tape.
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -14,7 +15,13 @@ struct Node;
 
 // The shared state behind a Var. Ops and autograd reach it through Var::impl(); users need not.
 struct VarImpl {
+  // An interior Var's data is dropped when its last Var handle goes (only the tape still reaches it): an op
+  // keeps what its backward needs by capturing those Tensors, never through its inputs' impls, so a forward
+  // holds only what backward reads (a [1M, 16] product consumed by a scale no longer lives until backward).
+  // `shape` stays for the engine's checks. Leaves always keep their data.
   Tensor data;
+  Shape shape;
+  std::atomic<std::int64_t> handles{0};
   Tensor grad;                  // accumulated gradient; undefined until a backward reaches this Var
   bool requires_grad = false;
   bool retains_grad = false;    // an interior Var that keeps its gradient (Var::retain_grad)
@@ -25,6 +32,11 @@ struct VarImpl {
 class Var {
  public:
   Var() = default;  // undefined: defined() is false (e.g. an absent layer_norm gamma)
+  Var(const Var& other);
+  Var(Var&& other) noexcept = default;
+  Var& operator=(const Var& other);
+  Var& operator=(Var&& other) noexcept;
+  ~Var();
   // A leaf. requires_grad needs float32 data (gradients are float32).
   explicit Var(Tensor data, bool requires_grad = false);
 
@@ -71,6 +83,7 @@ class Var {
  private:
   std::shared_ptr<VarImpl> impl_;
   VarImpl& checked() const;
+  void drop_handle();  // this handle goes; the last one of an interior Var drops its data
 };
 
 }  // namespace topo::nn

@@ -125,10 +125,11 @@ StepMemoryEstimate GcnEncoder::step_memory(const SequenceBatch& batch) const {
     const std::int64_t in = l == 0 ? s.in : config_.hidden, out = l + 1 == config_.layers ? output_width(config_) : config_.hidden;
     // [N, in] tensors: a wider-than-output layer multiplies first and scales after (GraphConv), so it keeps
     // only its input's gradient, none for the first layer's features; a narrower one scales and aggregates
-    // its input (two copies) and takes its gradient. Then about twelve [N, out] tensors forward and back:
-    // product, aggregate, scaled, biased, relu, dropout and its mask, their gradients.
+    // its input (two copies) and takes its gradient. Then about eight [N, out] tensors forward and back: the
+    // product and its scaled copy until the aggregate is made, the fused epilogue's output, the dropout's,
+    // and their gradients (what no backward reads is dropped with its last handle: nn/var.hpp).
     const std::int64_t wide = in > out ? (l == 0 ? 0 : 1) : (l == 0 ? 2 : 3);
-    elements += s.nodes * (wide * in + 12 * out);
+    elements += s.nodes * (wide * in + 8 * out);
   }
   return {elements * kFloat,
           fmt::format("gcn: {} layers over {} nodes x {} input features, hidden {}", config_.layers, s.nodes, s.in,
@@ -173,10 +174,11 @@ StepMemoryEstimate GatEncoder::step_memory(const SequenceBatch& batch) const {
     const bool last = l + 1 == config_.layers;
     const std::int64_t in = l == 0 ? s.in : config_.hidden * config_.heads, heads = last ? 1 : config_.heads;
     const std::int64_t width = heads * (last ? output_width(config_) : config_.hidden);
-    // Per edge and head: scores, leaky relu, softmax, its dropout and mask forward, and about five gradients.
-    edge_elements += s.edges * heads * 10;
-    // Per node: the dropped-out input and mask, about ten [N, heads x out] tensors and their gradients.
-    elements += s.nodes * (3 * in + 14 * width);
+    // Per edge and head: scores, leaky relu, softmax and its dropout forward (each kept by a backward), and
+    // the gradients alive at once.
+    edge_elements += s.edges * heads * 5;
+    // Per node: the dropped-out input and its gradient, about eight [N, heads x out] tensors and gradients.
+    elements += s.nodes * (2 * in + 8 * width);
   }
   return {(elements + edge_elements) * kFloat,
           fmt::format("gat: {} layers of {} heads x {} over {} nodes and {} edges ({} of it per edge)",
@@ -216,11 +218,11 @@ StepMemoryEstimate SageEncoder::step_memory(const SequenceBatch& batch) const {
   std::int64_t elements = 0;
   for (std::int64_t l = 0; l < config_.layers; ++l) {
     const std::int64_t in = l == 0 ? s.in : config_.hidden, out = l + 1 == config_.layers ? output_width(config_) : config_.hidden;
-    // The dropped-out input and mask, the neighbour aggregate [N, in] (pool: its projection, relu and the max's
-    // argmax too), each with a gradient; about eight [N, out] tensors and their gradients. Mean with in > out
-    // projects first (nn::SAGEConv): no [N, in] aggregate, only the input, its mask and its gradient.
+    // The dropped-out input, the neighbour aggregate [N, in] (pool: its projection, relu and the max's argmax
+    // too), each with a gradient; about eight [N, out] tensors and their gradients. Mean with in > out projects
+    // first (nn::SAGEConv): no [N, in] aggregate, only the input and its gradient.
     const bool project_first = !pool && in > out;
-    elements += s.nodes * ((pool ? 10 : project_first ? 2 : 5) * in + 14 * out);
+    elements += s.nodes * ((pool ? 10 : project_first ? 2 : 5) * in + 8 * out);
   }
   return {elements * kFloat,
           fmt::format("sage ({}): {} layers over {} nodes x {} input features, hidden {}", pool ? "pool" : "mean",
