@@ -295,4 +295,3 @@ TEST_CASE("autograd: a backward observer sees each leaf once, when its gradient 
   w.backward(Tensor::full({1}, 1.f));
   CHECK(recorder.nodes == 3);
 }
-
