@@ -29,7 +29,7 @@ TOPO_HD float epilogue_act_grad(EpilogueAct act, float grad, float y, float slop
   switch (act) {
     case EpilogueAct::Identity: return grad;
     case EpilogueAct::Relu: return y > 0.f ? grad : 0.f;
-    case EpilogueAct::LeakyRelu: return y > 0.f ? grad : slope * grad;
+    case EpilogueAct::LeakyRelu: return grad * (y > 0.f ? 1.f : slope);  // a product, not a branch (unary_math.hpp)
     case EpilogueAct::Tanh: return grad * (1.f - y * y);
     case EpilogueAct::Sigmoid: return grad * y * (1.f - y);
   }

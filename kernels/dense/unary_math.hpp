@@ -13,7 +13,9 @@ enum class UnaryOp : std::uint8_t { Relu, LeakyRelu, Gelu, Exp, Log, Tanh, Sigmo
 TOPO_HD float unary_forward(UnaryOp op, float x, float alpha) {
   switch (op) {
     case UnaryOp::Relu: return x > 0.f ? x : 0.f;
-    case UnaryOp::LeakyRelu: return x > 0.f ? x : alpha * x;
+    // A product by the chosen slope, not a select of x or alpha * x: GCC (-ftrapping-math) keeps a product
+    // inside a branch, and the branch kept the loop scalar. Bitwise the same (x * 1 is exact).
+    case UnaryOp::LeakyRelu: return x * (x > 0.f ? 1.f : alpha);
     case UnaryOp::Gelu: {  // tanh approximation, as in GPT-2 / llm.c
       const float c = 0.7978845608f;  // sqrt(2/pi)
       return 0.5f * x * (1.f + tanhf(c * (x + 0.044715f * x * x * x)));
@@ -32,7 +34,7 @@ TOPO_HD float unary_forward(UnaryOp op, float x, float alpha) {
 TOPO_HD float unary_backward(UnaryOp op, float grad, float x, float y, float alpha) {
   switch (op) {
     case UnaryOp::Relu: return x > 0.f ? grad : 0.f;
-    case UnaryOp::LeakyRelu: return x > 0.f ? grad : alpha * grad;
+    case UnaryOp::LeakyRelu: return grad * (x > 0.f ? 1.f : alpha);
     case UnaryOp::Gelu: {
       const float c = 0.7978845608f;
       const float inner = c * (x + 0.044715f * x * x * x);
