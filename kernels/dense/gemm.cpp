@@ -120,25 +120,24 @@ std::int64_t cpu::single_thread_gemm_mnk() {
   return mnk;
 }
 
+namespace {
+// An on/off switch from the environment, read once per name by its caller: unset or empty is on.
+bool env_switch(const char* name) {
+  const char* env = std::getenv(name);
+  if (!env || !*env) return true;
+  const std::string v = env;
+  TOPO_CHECK(v == "0" || v == "1", "{}='{}': expected 0 or 1", name, v);
+  return v == "1";
+}
+}  // namespace
+
 bool cpu::split_gemm() {
-  static const bool split = [] {
-    const char* env = std::getenv("TOPO_GEMM_SPLIT");
-    if (!env || !*env) return true;
-    const std::string v = env;
-    TOPO_CHECK(v == "0" || v == "1", "TOPO_GEMM_SPLIT='{}': expected 0 or 1", v);
-    return v == "1";
-  }();
+  static const bool split = env_switch("TOPO_GEMM_SPLIT");
   return split;
 }
 
 bool cpu::skinny_gemm() {
-  static const bool on = [] {
-    const char* env = std::getenv("TOPO_GEMM_SKINNY");
-    if (!env || !*env) return true;
-    const std::string v = env;
-    TOPO_CHECK(v == "0" || v == "1", "TOPO_GEMM_SKINNY='{}': expected 0 or 1", v);
-    return v == "1";
-  }();
+  static const bool on = env_switch("TOPO_GEMM_SKINNY");
   return on;
 }
 

@@ -99,7 +99,7 @@ void sddmm_dot_rows_v(const Id* indptr, const Id* indices, const Id* eids, std::
 // destination row: the row's edge x head pairs are taken four at a time; each pair's D-long dot product
 // is accumulated in one vector register (full vectors, one masked tail) and the four are reduced together
 // by simd::hsum4, so the horizontal sums that dominated the per-pair loop cost a quarter as many shuffles.
-// Without AVX-512: simd::dot per pair.
+// With AVX2 alone the same in 8-float vectors (simd::hsum4_8); otherwise simd::dot per pair.
 template <class Id>
 void sddmm_dot_rows(const Id* indptr, const Id* indices, const Id* eids, std::int64_t begin, std::int64_t end,
                     const float* lhs, const float* rhs, Target lt, Target rt, const BcastView& b, float* out) {
@@ -145,17 +145,14 @@ void sddmm_dot_rows(const Id* indptr, const Id* indices, const Id* eids, std::in
       return o;
     };
     std::int64_t p = 0;
-#if defined(__AVX512F__)
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
     for (; p + 4 <= pairs; p += 4) {
-      const float *l0, *r0, *l1, *r1, *l2, *r2, *l3, *r3;
-      float* o0 = next(l0, r0);
-      float* o1 = next(l1, r1);
-      float* o2 = next(l2, r2);
-      float* o3 = next(l3, r3);
+      const float *l[4], *r[4];
+      float* o[4];
+      for (int q = 0; q < 4; ++q) o[q] = next(l[q], r[q]);
       float s[4];
-      simd::hsum4(simd::dot_vector(l0, r0, k), simd::dot_vector(l1, r1, k), simd::dot_vector(l2, r2, k),
-                  simd::dot_vector(l3, r3, k), s);
-      *o0 = s[0], *o1 = s[1], *o2 = s[2], *o3 = s[3];
+      simd::dot4(l, r, k, s);
+      for (int q = 0; q < 4; ++q) *o[q] = s[q];
     }
 #endif
     for (; p < pairs; ++p) {

@@ -50,6 +50,11 @@ inline __mmask16 first_lanes(std::int64_t count) {
 }
 inline __m512 dot_vector(const float* a, const float* b, std::int64_t n);
 inline float dot(const float* a, const float* b, std::int64_t n) { return hsum(dot_vector(a, b, n)); }
+inline void hsum4(__m512 a0, __m512 a1, __m512 a2, __m512 a3, float* s);
+// Four n-long dot products at once, into s[0..3] (gsddmm's edge x head pairs).
+inline void dot4(const float* const (&l)[4], const float* const (&r)[4], std::int64_t n, float* s) {
+  hsum4(dot_vector(l[0], r[0], n), dot_vector(l[1], r[1], n), dot_vector(l[2], r[2], n), dot_vector(l[3], r[3], n), s);
+}
 // The horizontal sums of four vectors at once, into s[0..3]: 13 shuffles and adds instead of 4 x 7. Per
 // accumulator the order is fixed (quarters folded pairwise, then lanes), so results do not depend on which
 // other accumulators share the call.
@@ -87,12 +92,42 @@ inline float max16(const float* x) {
   for (std::int64_t i = 1; i < kLanes; ++i) m = std::max(m, x[i]);
   return m;
 }
+#if defined(__AVX2__) && defined(__FMA__)
+// AVX2 (Zen 3): the same four-at-once horizontal sums in 8-float vectors, for gsddmm's dot products; a pair's
+// sum is ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)) over its vector's lanes whichever way it is taken.
+constexpr std::int64_t kLanes8 = 8;
+inline __m256 dot_vector8(const float* a, const float* b, std::int64_t n) {
+  __m256 acc = _mm256_setzero_ps();
+  std::int64_t i = 0;
+  for (; i + kLanes8 <= n; i += kLanes8) acc = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc);
+  if (i < n) {
+    const __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n - i)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    acc = _mm256_fmadd_ps(_mm256_maskload_ps(a + i, tail), _mm256_maskload_ps(b + i, tail), acc);
+  }
+  return acc;
+}
+inline void hsum4_8(__m256 a0, __m256 a1, __m256 a2, __m256 a3, float* s) {
+  const __m256 t = _mm256_hadd_ps(_mm256_hadd_ps(a0, a1), _mm256_hadd_ps(a2, a3));  // per 128-bit half
+  _mm_storeu_ps(s, _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1)));
+}
+inline float dot(const float* a, const float* b, std::int64_t n) {
+  float s[4];
+  const __m256 zero = _mm256_setzero_ps();
+  hsum4_8(dot_vector8(a, b, n), zero, zero, zero, s);
+  return s[0];
+}
+inline void dot4(const float* const (&l)[4], const float* const (&r)[4], std::int64_t n, float* s) {
+  hsum4_8(dot_vector8(l[0], r[0], n), dot_vector8(l[1], r[1], n), dot_vector8(l[2], r[2], n),
+          dot_vector8(l[3], r[3], n), s);
+}
+#else
 inline float dot(const float* a, const float* b, std::int64_t n) {
   float s = 0.f;
 #pragma omp simd reduction(+ : s)
   for (std::int64_t i = 0; i < n; ++i) s += a[i] * b[i];
   return s;
 }
+#endif
 #endif
 
 // Asks for the n floats at x to be brought into L1 ahead of use (no-op without SSE). Every line they touch:
@@ -163,7 +198,6 @@ inline void accumulate_block(std::int64_t nj, Row& row, Weight& weight, std::int
 namespace detail {
 // AVX2 (AMD Zen 3 and older x86): the same register blocks in 8-float vectors, `Vectors` of them; the plain
 // loop's load and store of the output row per j held gspmm copy_u on [100k, 16] features to 40% of a GCN epoch.
-constexpr std::int64_t kLanes8 = 8;
 template <std::int64_t Vectors, class Row, class Weight>
 inline void accumulate_block8(std::int64_t nj, Row& row, Weight& weight, std::int64_t b, float* o) {
   __m256 acc[Vectors];
@@ -185,9 +219,9 @@ template <class Row, class Weight>
 void accumulate_rows(std::int64_t nj, Row&& row, Weight&& weight, std::int64_t heads, std::int64_t n, float* o) {
 #if !defined(__AVX512F__) && defined(__AVX2__) && defined(__FMA__)
   if (nj <= kRegisterRows) {
-    constexpr std::int64_t kBlock = kAccVectors * detail::kLanes8;
-    const std::int64_t full = n / kBlock * kBlock, vectors = (n - full) / detail::kLanes8,
-                       tail = full + vectors * detail::kLanes8;
+    constexpr std::int64_t kBlock = kAccVectors * kLanes8;
+    const std::int64_t full = n / kBlock * kBlock, vectors = (n - full) / kLanes8,
+                       tail = full + vectors * kLanes8;
     for (std::int64_t h = 0; h < heads; ++h) {
       auto head_row = [&](std::int64_t j) { return row(j) + h * n; };
       auto head_weight = [&](std::int64_t j) { return weight(j, h); };
