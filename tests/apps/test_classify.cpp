@@ -234,9 +234,10 @@ TEST_CASE("classify: --vectors replace the initial embedding rows they cover and
   for (std::size_t i = 0; i < with_params.size(); ++i) {
     const auto& [name, p] = with_params[i];
     CHECK(name == without_params[i].first);
+    TOPO_CAPTURE(name);
     const Tensor a = p.data(), b = without_params[i].second.data();
     if (name != "encoder.embedding.token.weight") {
-      CHECK_MESSAGE(a.to_vector<float>() == b.to_vector<float>(), name);
+      CHECK(a.to_vector<float>() == b.to_vector<float>());
       continue;
     }
     CHECK(token_row(a, "good") == std::vector<float>{0.5f, -1.f, 2.f, 0.25f});
@@ -367,7 +368,8 @@ TEST_CASE("topo-eval: a checkpoint with missing or malformed metadata is an erro
            {"bad_vocab", "vocab", [](nlohmann::json& m) { m["task"]["vocabulary"] = 5; }},
            {"no_task", "task", [](nlohmann::json& m) { m.erase("task"); }}}) {
     const auto [path, message] = damaged(name, damage);
-    INFO(name << ": " << message);
+    TOPO_CAPTURE(name);
+    TOPO_CAPTURE(message);
     CHECK(message.find(path) != std::string::npos);
     CHECK(message.find(key) != std::string::npos);
   }

@@ -51,7 +51,7 @@ TEST_CASE("config: defaults are the paper's masked-summation setting and valid")
   const std::vector<ConfigField> fields = config_fields();
   const nlohmann::json all = c.to_json();
   for (const auto& [key, value] : all.items())
-    CHECK(std::any_of(fields.begin(), fields.end(), [&](const ConfigField& f) { return f.name == key; }));
+    CHECK(std::any_of(fields.begin(), fields.end(), [&k = key](const ConfigField& f) { return f.name == k; }));
   const auto run_fields = std::count_if(fields.begin(), fields.end(), [](const ConfigField& f) {
     return f.group == "training run" || f.group == "task and model";
   });
@@ -229,7 +229,9 @@ TEST_CASE("config: the model's recipe for the task is the default; the file beat
 TEST_CASE("config: every registered recipe is made of known fields and validates") {
   for (const models::ModelRegistration& m : models::registered_models())
     for (const auto& [task, recipe] : m.recipes) {
-      INFO(m.name << " / " << task << ": " << recipe.dump());
+      CAPTURE(m.name);
+      TOPO_CAPTURE(task);
+      TOPO_CAPTURE(recipe.dump());
       TrainConfig c;
       c.set("task", task);
       c.set("model", m.name);

@@ -33,7 +33,7 @@ TEST_CASE("text data: SST trees, counts and root label distributions per split (
       {"dev", 1101, {{"0", 139}, {"1", 289}, {"2", 229}, {"3", 279}, {"4", 165}}, 872, {{"0", 428}, {"1", 444}}},
       {"test", 2210, {{"0", 279}, {"1", 633}, {"2", 389}, {"3", 510}, {"4", 399}}, 1821, {{"0", 912}, {"1", 909}}}};
   for (const auto& [split, count, labels, binary_count, binary_labels] : splits) {
-    CAPTURE(split);
+    TOPO_CAPTURE(split);
     const Dataset d = read_dataset("sst", dir + "/" + split + ".txt", {});
     CHECK(d.examples.size() == count);
     CHECK(d.stats.invalid_utf8_lines == 0);
@@ -86,7 +86,7 @@ TEST_CASE("text data: stsa has the tree counts and, for dev, the same (label, lo
   const std::string trees = shared_data_path("sst/trees");
   for (const auto& [split, fine, binary] : std::vector<std::tuple<std::string, std::size_t, std::size_t>>{
            {"train", 8544, 6920}, {"dev", 1101, 872}, {"test", 2210, 1821}}) {
-    CAPTURE(split);
+    TOPO_CAPTURE(split);
     CHECK(read_dataset("sst-stsa", stsa + "/stsa.fine." + split, {}).examples.size() == fine);
     CHECK(read_dataset("sst-stsa", stsa + "/stsa.binary." + split, {}).examples.size() == binary);
   }
@@ -116,7 +116,7 @@ TEST_CASE("text data: MTL-16 counts, label balance and the last-200 dev split (S
            {"magazines", 1570, 1370, 787, 783},
            {"software", 1515, 1315, 727, 788},
            {"books", 1600, 1400, 802, 798}}) {
-    CAPTURE(domain);
+    TOPO_CAPTURE(domain);
     Dataset d = read_dataset("mtl", dir + "/" + domain + ".task.train", {});
     CHECK(d.stats.lines == lines);
     CHECK(label_counts(d) == Counts{{"0", zeros}, {"1", ones}});

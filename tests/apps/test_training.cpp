@@ -342,7 +342,9 @@ TEST_CASE("topo-train binary: malformed configs exit non-zero naming the field; 
     std::ofstream(cfg) << cases[i].config;
     const auto [code, output] =
         run_command(binary.string() + " --config " + cfg.string() + " " + cases[i].flags + " --out " + (dir / "run").string());
-    INFO(cases[i].config << " " << cases[i].flags << " -> exit " << code << ": " << output);
+    INFO(cases[i].config << " " << cases[i].flags);
+    TOPO_CAPTURE(code);
+    TOPO_CAPTURE(output);
     CHECK(code == 1);
     CHECK(output.find(cases[i].expected) != std::string::npos);
     CHECK(output.find("error") != std::string::npos);
@@ -351,7 +353,7 @@ TEST_CASE("topo-train binary: malformed configs exit non-zero naming the field; 
                                           " --task masked-sum --model deepsets --n 8 --k 2 --d 3 --train-size 64 "
                                           "--dev-size 16 --test-size 16 --epochs 1 --hidden 8 --progress lines --profile --out " +
                                           (dir / "ok").string());
-  INFO(output);
+  TOPO_CAPTURE(output);
   CHECK(code == 0);
   CHECK(fs::exists(dir / "ok" / "result.json"));
   CHECK(output.find("baseline") != std::string::npos);

@@ -37,8 +37,8 @@ TEST_CASE("sparse_attention: in-degrees around the block and chunk limits match 
   // scale 2: scores up to ~+-30, so chunk maxima rise; dv = 70: wider than the 64 floats kept in registers.
   for (auto [H, dk, dv, scale] : {std::tuple<std::int64_t, std::int64_t, std::int64_t, float>{6, 50, 50, 0.15f},
                                   {3, 17, 33, 2.f}, {2, 5, 70, 0.5f}}) {
-    CAPTURE(H);
-    CAPTURE(dk);
+    TOPO_CAPTURE(H);
+    TOPO_CAPTURE(dk);
     const Tensor q = random_uniform({g.num_dst, H, dk}, 41), k = random_uniform({g.num_src, H, dk}, 42),
                  v = random_uniform({g.num_src, H, dv}, 43), R = random_uniform({g.num_dst, H, dv}, 44);
     const int saved = num_threads();
@@ -74,9 +74,9 @@ TEST_CASE("sparse_attention equals dense masked attention and the three-kernel c
   for (const CooGraph& g : test_graphs())
     for (auto [H, dk, dv] : {std::tuple<std::int64_t, std::int64_t, std::int64_t>{1, 1, 1}, {6, 50, 50}, {2, 7, 64}}) {
       CAPTURE(g.name);
-      CAPTURE(H);
-      CAPTURE(dk);
-      CAPTURE(dv);
+      TOPO_CAPTURE(H);
+      TOPO_CAPTURE(dk);
+      TOPO_CAPTURE(dv);
       const float scale = 1.f / std::sqrt(float(dk));
       Tensor q = random_uniform({g.num_dst, H, dk}, 1), k = random_uniform({g.num_src, H, dk}, 2),
              v = random_uniform({g.num_src, H, dv}, 3);
@@ -139,8 +139,8 @@ TEST_CASE("sparse_attention: destinations without in-edges give 0; mismatched sh
 TEST_CASE("sparse_attention_kv: k and v read in place from one [sources, 2, H, dh] tensor equal the separate call bitwise") {
   const CooGraph g = chunk_boundary_graph();  // every path: blocks, chunked heavy rows, rows without in-edges
   for (auto [H, dh] : {std::pair<std::int64_t, std::int64_t>{6, 50}, {3, 17}, {1, 1}}) {
-    CAPTURE(H);
-    CAPTURE(dh);
+    TOPO_CAPTURE(H);
+    TOPO_CAPTURE(dh);
     const float scale = 0.4f;
     const Tensor q = random_uniform({g.num_dst, H, dh}, 51), kv = random_uniform({g.num_src, 2, H, dh}, 52),
                  R = random_uniform({g.num_dst, H, dh}, 53);

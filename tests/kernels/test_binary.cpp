@@ -41,8 +41,8 @@ TEST_CASE("binary ops match a naive broadcasting loop") {
     Tensor b = random_uniform(sb, seed++, 0.5f, 2.f);  // away from 0 for Div
     const std::vector<float> av = a.to_vector<float>(), bv = b.to_vector<float>();
     for (BinaryOp op : ops) {
-      CAPTURE(shape_str(sa));
-      CAPTURE(shape_str(sb));
+      TOPO_CAPTURE(shape_str(sa));
+      TOPO_CAPTURE(shape_str(sb));
       CAPTURE(static_cast<int>(op));
       const Shape out = reference::broadcast_result_shape(sa, sb);
       Tensor c = binary(op, a, b);
@@ -100,8 +100,8 @@ TEST_CASE("sum_to_shape sums the broadcast dims (the backward of broadcasting)")
       {{1, 7, 1, 33}, {7, 1, 1}}, {{128, 300}, {300}},   {{0, 5}, {5}},            {{5, 0}, {1, 0}}};
   std::uint64_t seed = 100;
   for (const auto& [gs, ts] : cases) {
-    CAPTURE(shape_str(gs));
-    CAPTURE(shape_str(ts));
+    TOPO_CAPTURE(shape_str(gs));
+    TOPO_CAPTURE(shape_str(ts));
     Tensor g = random_uniform(gs, seed++);
     const std::vector<float> gv = g.to_vector<float>();
     std::vector<double> acc(static_cast<std::size_t>(shape_numel(ts)), 0.0);

@@ -51,7 +51,7 @@ void check_problem(const Problem& p, std::uint64_t seed, bool elementwise_grads)
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal;
   for (auto [name, x, grad] : {std::tuple{"q", &qd, g.dq}, std::tuple{"k", &kd, g.dk}, std::tuple{"v", &vd, g.dv}}) {
-    INFO("gradient of " << name);
+    TOPO_CAPTURE(name);  // the gradient checked
     const auto analytic = doubles(grad);
     REQUIRE(analytic.size() == x->size());
     if (elementwise_grads) {  // every element by central differences

@@ -30,9 +30,9 @@ TEST_CASE("2-D gemm and matmul match a naive loop for all four transpose combina
   for (const auto& [m, n, k] : sizes)
     for (bool ta : {false, true})
       for (bool tb : {false, true}) {
-        CAPTURE(m);
-        CAPTURE(n);
-        CAPTURE(k);
+        TOPO_CAPTURE(m);
+        TOPO_CAPTURE(n);
+        TOPO_CAPTURE(k);
         CAPTURE(ta);
         CAPTURE(tb);
         Tensor a = random_uniform(stored(ta, m, k), seed++), b = random_uniform(stored(tb, k, n), seed++);
@@ -101,9 +101,9 @@ TEST_CASE("gemm edge cases: empty inner dim, empty result") {
 TEST_CASE("linear: x W^T + b equals a naive loop, below and above the one-thread size, and k = 0") {
   std::uint64_t seed = 500;
   for (const auto& [m, n, k] : std::vector<std::array<std::int64_t, 3>>{{1, 1, 1}, {7, 33, 5}, {600, 300, 300}, {3, 2, 0}}) {
-    CAPTURE(m);
-    CAPTURE(n);
-    CAPTURE(k);
+    TOPO_CAPTURE(m);
+    TOPO_CAPTURE(n);
+    TOPO_CAPTURE(k);
     const Tensor x = random_uniform({m, k}, seed++), w = random_uniform({n, k}, seed++), b = random_uniform({n}, seed++);
     const std::vector<float> xv = x.to_vector<float>(), wv = w.to_vector<float>(), bv = b.to_vector<float>();
     std::vector<float> rows;  // the bias broadcast over the m rows: reference's c0 with beta = 1
@@ -196,9 +196,9 @@ TEST_CASE("gemm above the single-thread size, cut into chunks over the threads, 
       for (bool ta : {false, true})
         for (bool tb : {false, true}) {
           CAPTURE(threads);
-          CAPTURE(m);
-          CAPTURE(n);
-          CAPTURE(k);
+          TOPO_CAPTURE(m);
+          TOPO_CAPTURE(n);
+          TOPO_CAPTURE(k);
           CAPTURE(ta);
           CAPTURE(tb);
           REQUIRE(m * n * k > t);

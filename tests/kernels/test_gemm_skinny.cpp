@@ -36,8 +36,8 @@ TEST_CASE("skinny rows: a [m, k] @ op(b) [k, n] for every width up to 32 equals 
       for (bool tb : {false, true})
         for (float beta : {0.f, -2.f}) {
           CAPTURE(n);
-          CAPTURE(m);
-          CAPTURE(k);
+          TOPO_CAPTURE(m);
+          TOPO_CAPTURE(k);
           CAPTURE(tb);
           CAPTURE(beta);
           REQUIRE(cpu::skinny_rows_applies(false, m, n, k));
@@ -76,8 +76,8 @@ TEST_CASE("skinny tn: a^T [m, k] @ b [k, n] over long k equals the naive loop, t
     for (const auto& [m, k] : {std::pair<std::int64_t, std::int64_t>{1, 1024}, {5, 1537}, {128, 40001}, {130, 4099}})
       for (float beta : {0.f, 3.f}) {
         CAPTURE(n);
-        CAPTURE(m);
-        CAPTURE(k);
+        TOPO_CAPTURE(m);
+        TOPO_CAPTURE(k);
         CAPTURE(beta);
         REQUIRE(cpu::skinny_tn_applies(true, false, m, n, k));
         const std::int64_t lda = m + 1, ldb = n + 2;

@@ -107,8 +107,8 @@ TEST_CASE("gsddmm: every op and target pair matches the per-edge reference") {
             CAPTURE(static_cast<int>(op));
             CAPTURE(static_cast<int>(lt));
             CAPTURE(static_cast<int>(rt));
-            CAPTURE(H);
-            CAPTURE(D);
+            TOPO_CAPTURE(H);
+            TOPO_CAPTURE(D);
             Tensor lhs = random_uniform({reference::target_rows(lt, g), H, D}, 3, 0.5f, 2.f);
             Tensor rhs = random_uniform({reference::target_rows(rt, g), H, D}, 4, 0.5f, 2.f);
             Tensor out = gsddmm(op, g.in, lhs, rhs, lt, rt);

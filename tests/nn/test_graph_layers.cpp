@@ -74,7 +74,7 @@ void check_against_reference(Module& layer, const std::map<std::string, Var>& in
   for (const auto& [name, v] : inputs) grads[name] = v.grad();
   for (const auto& [name, p] : layer.named_parameters()) grads[name] = p.grad();
   for (const auto& [name, grad] : grads) {
-    INFO("gradient of " << name);
+    TOPO_CAPTURE(name);  // the gradient checked
     REQUIRE(grad.defined());
     const auto g = to_double(grad);
     REQUIRE(g.size() == values.at(name).size());

@@ -139,10 +139,10 @@ TEST_CASE("update_all and apply_edges match direct loops for built-in messages a
     const GraphFeatures f = features(t, 3);
     for (const auto& [m, r] : builtin_cases()) {
       CAPTURE(t.name);
-      CAPTURE(static_cast<int>(m.op));
-      CAPTURE(m.lhs_field);
-      CAPTURE(m.rhs_field);
-      CAPTURE(static_cast<int>(r.op));
+      TOPO_CAPTURE(static_cast<int>(m.op));
+      TOPO_CAPTURE(m.lhs_field);
+      TOPO_CAPTURE(m.rhs_field);
+      TOPO_CAPTURE(static_cast<int>(r.op));
       const Rows msgs = reference_messages(t, f, m);
       TOPO_CHECK_CLOSE(apply_edges(f, t.etype, m).data().to_vector<float>(), flatten(msgs), 1e-6, 1e-5);
       const Var out = update_all(f, t.etype, m, r);
@@ -164,7 +164,7 @@ TEST_CASE("update_all gradients pass gradcheck (sum and mean, fused and per-edge
         {fn::u_dot_v("h", "q", "m"), fn::mean("m", "o")}};
     for (const auto& [m, r] : cases) {
       CAPTURE(t.name);
-      CAPTURE(static_cast<int>(m.op));
+      TOPO_CAPTURE(static_cast<int>(m.op));
       const bool homo = src_type(t) == dst_type(t);
       TOPO_GRADCHECK(
           [&, m = m, r = r](const std::vector<Var>& x) {

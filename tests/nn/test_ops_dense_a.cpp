@@ -30,8 +30,8 @@ TEST_CASE("add/sub/mul/div: gradcheck with broadcasting") {
       {{33, 1, 7}, {7}},  {{1}, {7, 1}},   {{7, 1, 1}, {1, 7, 33}},
   };
   for (const auto& [sa, sb] : cases) {
-    CAPTURE(shape_str(sa));
-    CAPTURE(shape_str(sb));
+    TOPO_CAPTURE(shape_str(sa));
+    TOPO_CAPTURE(shape_str(sb));
     Var a = leaf(sa, 31), b = leaf(sb, 32);
     Var positive_b = leaf(sb, 33, 0.5f, 2.f);
     TOPO_GRADCHECK([](const Inputs& x) { return add(x[0], x[1]); }, {a, b});
@@ -66,8 +66,8 @@ TEST_CASE("scalar operators: gradcheck") {
       {"c/x", [](const Var& x) { return 2.f / x; }},
   };
   for (const auto& [name, op] : ops) {
-    CAPTURE(name);
-    TOPO_GRADCHECK([op](const Inputs& x) { return op(x[0]); }, {leaf({7, 33}, 38, 0.5f, 2.f)});
+    TOPO_CAPTURE(name);
+    TOPO_GRADCHECK([op = op](const Inputs& x) { return op(x[0]); }, {leaf({7, 33}, 38, 0.5f, 2.f)});
   }
   TOPO_GRADCHECK([](const Inputs& x) { return (x[0] + x[1]) * x[0] - x[1] / x[0]; },
                  {leaf({33}, 39, 0.5f, 2.f), leaf({33}, 40)});

@@ -24,9 +24,9 @@ TEST_CASE("unary ops: gradcheck at awkward shapes") {
   };
   for (const Shape& shape : {Shape{1}, Shape{7, 33}, Shape{33, 1, 7}}) {
     for (const auto& [name, op] : ops) {
-      CAPTURE(name);
+      TOPO_CAPTURE(name);
       CAPTURE(shape_str(shape));
-      TOPO_GRADCHECK([op](const std::vector<Var>& x) { return op(x[0]); }, {leaf_away_from_zero(shape, 21)});
+      TOPO_GRADCHECK([op = op](const std::vector<Var>& x) { return op(x[0]); }, {leaf_away_from_zero(shape, 21)});
     }
     CAPTURE(shape_str(shape));
     TOPO_GRADCHECK([](const std::vector<Var>& x) { return log(x[0]); }, {leaf(shape, 22, 0.2f, 3.f)});

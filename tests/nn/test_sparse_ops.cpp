@@ -137,8 +137,8 @@ TEST_CASE("gspmm max and min gradients go to the winning edge") {
       for (auto [h, d] : topo::nn::testing::kHeadDims) {
         CAPTURE(t.name);
         CAPTURE(reduce_name(r));
-        CAPTURE(h);
-        CAPTURE(d);
+        TOPO_CAPTURE(h);
+        TOPO_CAPTURE(d);
         const Block g = t.csr();
         // Winners separated by >= 0.003 per column (edges) and 0.1 (nodes) >> eps = 1e-3.
         const Var u = separated({t.num_src, h, d}, 5, 0.1f, -0.5f);
@@ -201,16 +201,16 @@ TEST_CASE("gsddmm gradients pass gradcheck for every op and target pair") {
             if (bcast && d == 1) continue;
             CAPTURE(t.name);
             CAPTURE(static_cast<int>(op));
-            CAPTURE(static_cast<int>(lt));
-            CAPTURE(static_cast<int>(rt));
-            CAPTURE(h);
-            CAPTURE(d);
+            TOPO_CAPTURE(static_cast<int>(lt));
+            TOPO_CAPTURE(static_cast<int>(rt));
+            TOPO_CAPTURE(h);
+            TOPO_CAPTURE(d);
             CAPTURE(bcast);
             // Broadcast: lhs [., H, 1] against rhs [., H, D] (for dot: lhs [., 1, D] against [., H, D]).
             const Shape ls = bcast ? (op == SddmmOp::Dot ? Shape{rows(lt), 1, d} : Shape{rows(lt), h, 1})
                                    : Shape{rows(lt), h, d};
             const Var l = leaf(ls, 41), r = leaf({rows(rt), h, d}, 42, 0.5f, 1.5f);
-            TOPO_GRADCHECK([&](const std::vector<Var>& x) { return gsddmm(g, op, x[0], x[1], lt, rt); }, {l, r});
+            TOPO_GRADCHECK([&, lt = lt, rt = rt](const std::vector<Var>& x) { return gsddmm(g, op, x[0], x[1], lt, rt); }, {l, r});
           }
   }
 }
@@ -245,8 +245,8 @@ TEST_CASE("sparse_attention equals gsddmm(dot) -> edge_softmax -> gspmm(u_mul_e,
   for (const TestGraph& t : test_graphs())
     for (auto [h, d] : std::vector<std::pair<std::int64_t, std::int64_t>>{{1, 1}, {1, 7}, {6, 1}, {6, 3}}) {
       CAPTURE(t.name);
-      CAPTURE(h);
-      CAPTURE(d);
+      TOPO_CAPTURE(h);
+      TOPO_CAPTURE(d);
       const Block g = t.csr();
       const float scale = 1.f / std::sqrt(static_cast<float>(d));
       const Var q = leaf({t.num_dst, h, d}, 61), k = leaf({t.num_src, h, d}, 62), v = leaf({t.num_src, h, 2}, 63);

@@ -45,6 +45,14 @@ std::string shared_data_path(const std::string& relative);
 
 }  // namespace topo::testing
 
+// CAPTURE(x) by value. doctest's CAPTURE and INFO are lambdas capturing by reference, and clang before 16
+// cannot capture a structured binding (C++20 allows it; scripts/sanitize.sh builds the tests with clang 14):
+// for a binding, or any expression, this captures a copy made first.
+#define TOPO_CAPTURE(x) TOPO_CAPTURE_AS_(x, DOCTEST_ANONYMOUS(topo_captured_))
+#define TOPO_CAPTURE_AS_(x, copy) \
+  const auto copy = (x);          \
+  INFO(#x " := ", copy)
+
 // CHECK that two float vectors (or tensors, via to_vector) agree within atol + rtol*|expected|.
 #define TOPO_CHECK_CLOSE(actual, expected, atol, rtol)                                                             \
   do {                                                                                                             \
