@@ -3,7 +3,6 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <numeric>
 #include <map>
 #include <set>
@@ -307,10 +306,12 @@ TEST_CASE("DOT export names node types, shapes and labelled relations") {
   CHECK_THROWS_AS(to_dot(g, DotOptions{2}), Error);
 }
 
-TEST_CASE("batched ring+relay construction of 128 sentences stays well under a millisecond budget") {
+// Its speed is bench/graph_bench.cpp's business (topo-bench graph: "star topology"), not a test's.
+TEST_CASE("batched ring+relay construction of 128 sentences: the same graph on 1 thread and on several") {
   std::vector<std::int64_t> lens;
   std::mt19937 rng(3);
   for (int b = 0; b < 128; ++b) lens.push_back(16 + rng() % 241);
+  const std::int64_t tokens = std::accumulate(lens.begin(), lens.end(), std::int64_t{0});
   auto build = [&] {
     const auto star = builders::star_batch(lens);
     return HeteroGraph({builders::node_type("sat", lens), builders::node_type("relay", builders::ones(128))},
@@ -319,25 +320,16 @@ TEST_CASE("batched ring+relay construction of 128 sentences stays well under a m
                         {{"relay", "relay_to_sat", "sat"}, star.from_center},
                         {{"sat", "sat_to_relay", "relay"}, star.to_center}});
   };
-  auto best_ms = [&] {
-    build();  // warm-up (first-touch allocations, thread pool)
-    double best = 1e9;
-    for (int rep = 0; rep < 20; ++rep) {
-      const auto t0 = std::chrono::steady_clock::now();
-      const HeteroGraph g = build();
-      best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-      CHECK(g.num_edges("ring") == 2 * g.num_nodes("sat"));
-    }
-    return best;
-  };
-  const double parallel = best_ms();
-  // The budget is asserted on one thread: on a shared, oversubscribed machine an OpenMP worker may wait a
-  // whole scheduler slice to be woken, which says nothing about the builders.
   const int threads = num_threads();
+  set_num_threads(std::max(2, threads));
+  const HeteroGraph parallel = build();
   set_num_threads(1);
-  const double serial = best_ms();
+  const HeteroGraph serial = build();
   set_num_threads(threads);
-  MESSAGE("ring+relay batch of 128 (" << std::accumulate(lens.begin(), lens.end(), 0ll) << " tokens): best "
-                                      << serial << " ms on 1 thread, " << parallel << " ms on " << threads);
-  CHECK(serial < 5.0);  // target < 1 ms; loose here because CI machines are shared
+  CHECK(serial.num_nodes("sat") == tokens);
+  for (const char* relation : {"ring", "self", "relay_to_sat", "sat_to_relay"}) {
+    CAPTURE(relation);
+    CHECK(serial.num_edges(relation) == (std::string(relation) == "ring" ? 2 : 1) * tokens);
+    CHECK(serial.edges(relation).pairs() == parallel.edges(relation).pairs());
+  }
 }
