@@ -21,6 +21,7 @@
 
 #include "kernels/cgroup.hpp"
 #include "kernels/error.hpp"
+#include "kernels/dense/gemm_backend.hpp"
 
 extern "C" void openblas_set_num_threads(int);
 extern "C" char* openblas_get_corename(void);
@@ -175,7 +176,7 @@ void set_num_threads(int threads) {
   TOPO_CHECK(threads >= 1, "thread count must be >= 1, got {}", threads);
   g_num_threads.store(threads, std::memory_order_relaxed);
   omp_set_num_threads(threads);
-  openblas_set_num_threads(threads);
+  openblas_set_num_threads(blas_follows_openmp() ? threads : 1);
 }
 
 int num_threads() {

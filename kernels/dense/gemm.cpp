@@ -214,7 +214,8 @@ void cpu::sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k
   }
   const GemmBackend backend = gemm_backend(precision);
   const auto kernel = kernel_of(backend, precision);
-  const bool own_threads = backend != GemmBackend::own;  // the library would thread the call itself
+  // Whether the library would thread the call itself (OpenBLAS only as its OpenMP build: see blas_follows_openmp).
+  const bool own_threads = backend != GemmBackend::own && (backend != GemmBackend::openblas || blas_follows_openmp());
   const std::int64_t mnk = m * n * k;
   const int threads = omp_in_parallel() ? 1 : num_threads();
   if (mnk <= single_thread_gemm_mnk()) {  // one thread: the region would cost what the second thread gives
