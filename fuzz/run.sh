@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets with clang 14 (ASan + UBSan + libFuzzer coverage, into build-fuzz/), replays each
+# Builds the libFuzzer targets with clang 14 (ASan + UBSan + libFuzzer coverage) in build-sanitize/, the build
+# scripts/sanitize.sh runs the tests in (only the targets' mains are compiled once it exists), replays each
 # target's kept corpus (fuzz/corpus/<target>/) as a regression pass, then fuzzes each one from that corpus and
 # seeds cut from the real files in ../shared/data.
 #   fuzz/run.sh                       every target for FUZZ_SECONDS (default 30) each: CI's short run
@@ -9,12 +10,12 @@
 #                                     (libFuzzer -merge=1) of it, what this run found, and the seeds
 #   FUZZ_SECONDS=0 fuzz/run.sh        the regression pass alone
 # A crash, sanitizer report, leak, uncaught exception or an input running > 10 s fails the script; the input
-# is kept in build-fuzz/fuzz-artifacts/. Prints the executions per target. See fuzz/README.md.
+# is kept in build-sanitize/fuzz-artifacts/. Prints the executions per target. See fuzz/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 data=$(cd .. && pwd)/shared/data
-build=${FUZZ_BUILD:-build-fuzz}
+build=build-sanitize
 [ -d "$data" ] || { echo "fuzz: no data sets at $data (the seeds come from there)" >&2; exit 1; }
 
 targets=("$@")
@@ -22,12 +23,7 @@ targets=("$@")
                                       fuzz_weibo fuzz_bmes fuzz_word_vectors fuzz_config fuzz_cli fuzz_checkpoint
                                       fuzz_eval_metadata fuzz_topology fuzz_npz)
 
-mkdir -p "$build"
-launcher=()
-command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-CC=clang-14 CXX=clang++-14 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTOPO_CUDA=OFF \
-  -DTOPO_MPI=OFF -DTOPO_SANITIZE=address,undefined -DTOPO_FUZZ=ON "${launcher[@]}" > "$build/configure.log" 2>&1 \
-  || { cat "$build/configure.log"; exit 1; }
+scripts/sanitize.sh configure
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 
 # Seeds: slices of every real file a reader reads (a few lines from the start, the middle and the end;
@@ -121,6 +117,7 @@ artifacts="$build/fuzz-artifacts"
 mkdir -p "$artifacts"
 options=(-max_len=4096 -timeout=10 -rss_limit_mb=2048)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/scripts/lsan.supp}
 
 # The regression pass: every input of every kept corpus runs once (-runs=0: read and execute the corpus, no
 # mutation) and must run clean, before any time goes to fuzzing.
