@@ -24,8 +24,12 @@ using namespace topo;
 
 namespace {
 
-volatile sig_atomic_t g_alarms = 0;
-extern "C" void count_alarm(int) { g_alarms = g_alarms + 1; }  // its frame is written below the interrupted rsp
+// SIGALRM lands on whichever thread runs (OpenMP's workers too): a lock-free atomic, which a handler may touch.
+std::atomic<int> g_alarms{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+extern "C" void count_alarm(int) {  // its frame is written below the interrupted rsp
+  g_alarms.fetch_add(1, std::memory_order_relaxed);
+}
 
 // SIGALRM to the process every `period_us` for the guard's life (no SA_ONSTACK: handlers rarely ask for it).
 class AlarmStorm {
@@ -108,13 +112,13 @@ TEST_CASE("GEMMs under a storm of signals: the heap stays intact and every produ
     for (int threads : {1, 2}) {
       CAPTURE(threads);
       set_num_threads(threads);
-      g_alarms = 0;
+      g_alarms.store(0);
       {
         const AlarmStorm storm(20);
         CHECK(products_under_alarms(&through_sgemm, 192, 0.25, tol) == 0);
         if (c.direct) CHECK(products_under_alarms(c.direct, 192, 0.25, tol) == 0);
       }
-      CHECK(g_alarms > 100);  // the storm reached the process: the checks above ran under it
+      CHECK(g_alarms.load() > 100);  // the storm reached the process: the checks above ran under it
     }
   }
   set_num_threads(saved_threads);
