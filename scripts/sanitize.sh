@@ -12,11 +12,13 @@
 #   scripts/sanitize.sh thread       TSan over the OpenMP kernels, built with clang 14 into build-tsan/: LLVM's
 #                                    libomp with Archer (OMPT annotations that tell TSan what OpenMP's barriers
 #                                    and reductions order; gcc's libgomp is not instrumented and would report
-#                                    its own synchronisation). It runs tests/models (Star-Transformer and the
-#                                    Transformer forward and backward: gemm, spmm, sddmm, edge softmax, fused
-#                                    attention, layer norm, softmax, dropout), two threads of the process
-#                                    training and evaluating at once (tests/models/test_concurrent_use.cpp)
-#                                    and tests/graph, on 4 OpenMP threads each.
+#                                    its own synchronisation). It runs tests/kernels (the CPU kernels' own
+#                                    tests: thread-count checks, GEMM chunks and split-K, signals mid-product),
+#                                    tests/models (Star-Transformer and the Transformer forward and backward:
+#                                    gemm, spmm, sddmm, edge softmax, fused attention, layer norm, softmax,
+#                                    dropout), two threads of the process training and evaluating at once
+#                                    (tests/models/test_concurrent_use.cpp) and tests/graph, on 4 OpenMP
+#                                    threads each. 10 min from scratch on 2 cores (Zen 3).
 # Tests capture structured bindings through TOPO_CAPTURE (tests/support/testing.hpp): clang 14 cannot capture
 # them in doctest's CAPTURE lambdas.
 # Extra arguments after the mode go to ctest (address) or to the doctest executables (thread).
@@ -59,12 +61,12 @@ case "$mode" in
     ;;
   thread)
     configure build-tsan clang-14 clang++-14 thread
-    cmake --build build-tsan -j "$(nproc)" --target topo_test_models topo_test_graph
+    cmake --build build-tsan -j "$(nproc)" --target topo_test_kernels topo_test_models topo_test_graph
     export OMP_TOOL_LIBRARIES=/usr/lib/llvm-14/lib/libarcher.so
     export TSAN_OPTIONS=halt_on_error=1:ignore_noninstrumented_modules=1:second_deadlock_stack=1
     export OMP_NUM_THREADS=4 OPENBLAS_NUM_THREADS=1
     # clang 14's TSan cannot map its shadow under the wide mmap randomisation of some kernels.
-    for t in topo_test_models topo_test_graph; do
+    for t in topo_test_kernels topo_test_models topo_test_graph; do
       echo "tsan: $t"
       # Wall-clock budgets mean nothing under TSan's 5-15x slowdown: those cases are left to the plain suite.
       setarch "$(uname -m)" -R "build-tsan/bin/$t" --test-case-exclude='*budget*' "$@"
