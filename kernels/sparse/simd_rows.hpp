@@ -10,9 +10,12 @@
 
 #if defined(__SSE__)
 // GCC 12's AVX-512 header reports its own `_mm512_undefined_*` placeholders as maybe-uninitialized once
-// inlined (-O3); the warning points into the header, so it is silenced for the header's lines only.
+// inlined (-O3); the warning points into the header, so it is silenced for the header's lines only (clang has
+// no such warning, and would warn about the unknown name).
 #pragma GCC diagnostic push
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 #pragma GCC diagnostic pop
 #endif
