@@ -7,7 +7,7 @@
 #                                    it: one instrumented build of the library instead of two. clang, not gcc
 #                                    (the project's compiler): gcc's ASan + UBSan code generation took 46 s
 #                                    for a test file that clang builds in 16 s. On 2 cores (Zen 3) this
-#                                    script ran 37 min from scratch (27 building, 10 testing), gcc's ~55.
+#                                    script ran 32 min from scratch (24 building, 8 testing); gcc's ~55.
 #   scripts/sanitize.sh configure    only configure build-sanitize/ (what fuzz/run.sh calls)
 #   scripts/sanitize.sh thread       TSan over the OpenMP kernels, built with clang 14 into build-tsan/: LLVM's
 #                                    libomp with Archer (OMPT annotations that tell TSan what OpenMP's barriers
