@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "kernels/dense/gemm.hpp"
@@ -230,7 +231,7 @@ TEST_CASE("gemm at Precision::bf16, each backend: 1, 2, 3 threads, single calls 
   std::uint64_t seed = 3001;
   for (GemmBackend backend : bf16_backends()) {
     const GemmBackendGuard use(Precision::bf16, backend);
-    CAPTURE(gemm_backend_name(backend));
+    CAPTURE(std::string(gemm_backend_name(backend)));  // the name: doctest prints a char* as its address
     for (int threads : {1, 2, 3}) {
       set_num_threads(threads);
       for (const std::array<std::int64_t, 3>& size : sizes)
@@ -328,8 +329,8 @@ TEST_CASE("every backend: a product cut into slabs of rows or columns is bitwise
   for (Precision precision : {Precision::fp32, Precision::bf16})
     for (GemmBackend backend : {GemmBackend::openblas, GemmBackend::onednn, GemmBackend::own}) {
       if (!gemm_backend_available(precision, backend)) continue;
-      CAPTURE(precision_name(precision));
-      CAPTURE(gemm_backend_name(backend));
+      CAPTURE(std::string(precision_name(precision)));
+      CAPTURE(std::string(gemm_backend_name(backend)));  // the name: doctest prints a char* as its address
       const GemmPrecisionGuard g(precision);
       const GemmBackendGuard use(precision, backend);
       set_num_threads(1);
