@@ -18,7 +18,8 @@
 #                                    gemm, spmm, sddmm, edge softmax, fused attention, layer norm, softmax,
 #                                    dropout), two threads of the process training and evaluating at once
 #                                    (tests/models/test_concurrent_use.cpp) and tests/graph, on 4 OpenMP
-#                                    threads each. 10 min from scratch on 2 cores (Zen 3).
+#                                    threads each. On 2 cores (Zen 3): 6.5 min from scratch for models and
+#                                    graph, and 4.5 more for kernels (1 building, 3.4 running).
 # Tests capture structured bindings through TOPO_CAPTURE (tests/support/testing.hpp): clang 14 cannot capture
 # them in doctest's CAPTURE lambdas.
 # Extra arguments after the mode go to ctest (address) or to the doctest executables (thread).
