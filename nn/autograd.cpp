@@ -46,14 +46,17 @@ BackwardObserverScope::BackwardObserverScope(BackwardObserver& observer) : previ
 }
 BackwardObserverScope::~BackwardObserverScope() { t_observer = previous_; }
 
-Var make_output(Tensor out, const std::vector<Var>& inputs, BackwardFn backward, const char* name) {
+namespace {
+
+// Puts result on the tape when grad mode is on and some input requires grad.
+Var attach_node(Var result, const std::vector<Var>& inputs, BackwardFn backward, const char* name) {
   bool any = false;
   if (t_grad_enabled)
     for (const Var& v : inputs) any = any || (v.defined() && v.requires_grad());
-  Var result(std::move(out));
   if (!any) return result;
   VarImpl& r = *result.impl();
-  TOPO_CHECK(r.data.dtype() == DType::F32, "{}: a differentiable output must be float32, got {}", name, r.data.str());
+  TOPO_CHECK(result.dtype() == DType::F32, "{}: a differentiable output must be float32, got {}", name,
+             result.data().str());
   auto node = std::make_shared<Node>();
   node->name = name;
   node->inputs.reserve(inputs.size());
@@ -64,14 +67,26 @@ Var make_output(Tensor out, const std::vector<Var>& inputs, BackwardFn backward,
   return result;
 }
 
+}  // namespace
+
+Var make_output(Tensor out, const std::vector<Var>& inputs, BackwardFn backward, const char* name) {
+  return attach_node(Var(std::move(out)), inputs, std::move(backward), name);
+}
+
+Var make_lazy_output(const Shape& shape, Device device, std::function<Tensor(std::int64_t, std::int64_t)> rows,
+                     const std::vector<Var>& inputs, BackwardFn backward, const char* name) {
+  return attach_node(Var::lazy(shape, device, std::move(rows)), inputs, std::move(backward), name);
+}
+
 void run_backward(const Var& root, const Tensor& grad_output, bool retain_graph) {
   const profile::PhaseGuard phase(profile::Phase::Backward);  // kernels run from here are backward work
   const std::shared_ptr<VarImpl>& root_impl = root.impl();
   TOPO_CHECK(root_impl->requires_grad,
              "backward on a Var that does not require grad (no input of its computation requires grad)");
-  TOPO_CHECK(grad_output.defined() && grad_output.dtype() == DType::F32 &&
-                 grad_output.shape() == root_impl->data.shape() && grad_output.device() == root_impl->data.device(),
-             "backward: grad_output {} does not match the output {}", grad_output.str(), root_impl->data.str());
+  TOPO_CHECK(grad_output.defined() && grad_output.dtype() == DType::F32 && grad_output.shape() == root.shape() &&
+                 grad_output.device() == root.device(),
+             "backward: grad_output {} does not match the output's shape {} on {}", grad_output.str(),
+             shape_str(root.shape()), root.device().str());
   NoGradGuard no_grad;  // backward closures work on Tensors; nothing they do is recorded
   if (!root_impl->node) {
     accumulate_into_grad(*root_impl, grad_output);

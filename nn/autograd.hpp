@@ -35,6 +35,9 @@ struct Node {
 // Wraps an op's output. Attaches a Node only when grad mode is on and some input requires grad;
 // otherwise the result is a plain leaf without history. Undefined inputs are allowed (optional args).
 Var make_output(Tensor out, const std::vector<Var>& inputs, BackwardFn backward, const char* name);
+// The same for a lazy output (Var::lazy): rows(begin, end) makes rows [begin, end) of `shape` on `device`.
+Var make_lazy_output(const Shape& shape, Device device, std::function<Tensor(std::int64_t, std::int64_t)> rows,
+                     const std::vector<Var>& inputs, BackwardFn backward, const char* name);
 
 // Grad mode (per thread). While a NoGradGuard lives, ops record nothing.
 bool grad_enabled();

@@ -76,9 +76,10 @@ Var Linear::forward(const Var& x) const {
              shape_str(x.shape()), in_);
   Shape out_shape = x.shape();
   out_shape.back() = out_;
-  // [..., in] -> [N, in] @ W^T (+ b) -> [N, out]: one GEMM with W read transposed (onto the bias rows).
-  const Var x2 = reshape(x, {-1, in_});
-  return reshape(linear(x2, weight, bias), out_shape);
+  // [..., in] -> [N, in] @ W^T (+ b) -> [N, out]: one GEMM with W read transposed (onto the bias rows). A 2-D
+  // input goes as it is (a lazy one, nn::dropout of a leaf, is then projected without being made whole).
+  if (x.ndim() == 2) return linear(x, weight, bias);
+  return reshape(linear(reshape(x, {-1, in_}), weight, bias), out_shape);
 }
 
 // ---- Embedding

@@ -17,12 +17,20 @@ Var dropout(const Var& x, float p, bool training, Generator& gen) {
   TOPO_CHECK(p >= 0.f && p < 1.f, "dropout: p must be in [0, 1), got {}", p);
   if (!training || p == 0.f) return x;
   const std::uint64_t seed = gen.seed(), offset = gen.advance(static_cast<std::uint64_t>(x.numel()));
-  return make_output(
-      topo::dropout(x.data(), p, seed, offset), {x},
-      [p, seed, offset](const Tensor& g, const std::vector<bool>&) {
-        return std::vector<Tensor>{dropout_backward(g, p, seed, offset)};
+  BackwardFn backward = [p, seed, offset](const Tensor& g, const std::vector<bool>&) {
+    return std::vector<Tensor>{dropout_backward(g, p, seed, offset)};
+  };
+  if (!x.is_leaf() || x.ndim() == 0 || x.is_lazy())
+    return make_output(topo::dropout(x.data(), p, seed, offset), {x}, std::move(backward), "dropout");
+  // A leaf keeps its data, and the mask is a function of (seed, offset + element): any rows of y are made,
+  // bitwise, from the two, so y is lazy (Var::lazy) and a linear over it never makes it whole.
+  const std::uint64_t row = static_cast<std::uint64_t>(x.size(0) == 0 ? 0 : x.numel() / x.size(0));
+  return make_lazy_output(
+      x.shape(), x.device(),
+      [xd = x.data(), p, seed, offset, row](std::int64_t begin, std::int64_t end) {
+        return topo::dropout(xd.slice_rows(begin, end), p, seed, offset + static_cast<std::uint64_t>(begin) * row);
       },
-      "dropout");
+      {x}, std::move(backward), "dropout");
 }
 
 Var embedding(const Var& weight, const Tensor& ids) {

@@ -1,6 +1,9 @@
 // matmul and its backward. With C = op(A) op(B) and G = dL/dC:
 //   dop(A) = G op(B)^T, dop(B) = op(A)^T G, transposed back when the flag was set; each case below is one
 //   GEMM with the flags chosen so nothing is materialised transposed.
+#include <algorithm>
+#include <functional>
+
 #include "kernels/dense/binary.hpp"
 #include "kernels/dense/flash_attention.hpp"
 #include "kernels/dense/gemm.hpp"
@@ -8,19 +11,72 @@
 
 namespace topo::nn {
 
+namespace {
+
+using RowsFn = std::function<Tensor(std::int64_t begin, std::int64_t end)>;
+
+// Elements of a recomputed operand made at once in a backward: 4 MiB, well inside a last-level cache.
+constexpr std::int64_t kRecomputeSlab = 1 << 20;
+
+// The rows' recipe of a 2-D operand whose data a weight gradient would keep (VarImpl::recompute_rows), or
+// null where the data is kept.
+RowsFn recipe_of(const Var& x) { return x.ndim() == 2 ? x.impl()->recompute_rows : nullptr; }
+
+// Rows in one slab of a recomputed operand `width` floats wide.
+std::int64_t slab_rows(std::int64_t width) { return std::max<std::int64_t>(1, kRecomputeSlab / std::max<std::int64_t>(1, width)); }
+
+// out = (accumulate ? out : 0) + sum over row slabs of L^T R, where L, R are g's rows [rows, *] and the
+// recomputed operand's rows [rows, width] (g first when g_left). Slabs are fixed by the shape, so the sum's
+// order is too; each slab is made again and folded in while it is in cache.
+void add_slab_products(const Tensor& g, const RowsFn& remake, std::int64_t width, bool g_left, bool accumulate,
+                       Tensor& out) {
+  const std::int64_t rows = g.size(0), step = slab_rows(width);
+  if (rows == 0 && !accumulate) out = Tensor::zeros(out.shape(), DType::F32, out.device());
+  for (std::int64_t r = 0; r < rows; r += step) {
+    const std::int64_t end = std::min(rows, r + step);
+    const Tensor gs = g.slice_rows(r, end), xs = remake(r, end);
+    gemm(true, false, 1.f, g_left ? gs : xs, g_left ? xs : gs, accumulate || r > 0 ? 1.f : 0.f, out);
+  }
+}
+
+}  // namespace
+
 Var matmul(const Var& a, const Var& b, bool ta, bool tb) {
   const bool shared_b = a.ndim() == 3 && b.ndim() == 2;
   // dA for a batched transposed `a` against a shared `b` would need a 2-D @ 3-D product the GEMM
   // kernel does not offer; transpose `a` beforehand instead.
   TOPO_CHECK(!(shared_b && ta), "matmul: trans_a with a batched a {} and a shared 2-D b {} is not supported",
              shape_str(a.shape()), shape_str(b.shape()));
+  // Each operand is kept only for the other's gradient; `a` not even then where its rows can be made again.
+  const bool by_slabs = !ta && b.ndim() == 2 && recipe_of(a);  // a [M, K] from its recipe, slab by slab
+  const RowsFn remake_a = b.requires_grad() && by_slabs ? recipe_of(a) : nullptr;
+  Tensor y;
+  if (by_slabs && a.is_lazy()) {
+    const Tensor& bd = b.data();
+    TOPO_CHECK(a.size(1) == (tb ? bd.size(1) : bd.size(0)), "matmul: a {} and b {}{} do not chain",
+               shape_str(a.shape()), bd.str(), tb ? " (transposed)" : "");
+    y = Tensor::empty({a.size(0), tb ? bd.size(0) : bd.size(1)}, DType::F32, bd.device());
+    const RowsFn rows = recipe_of(a);
+    for (std::int64_t r = 0, step = slab_rows(a.size(1)); r < a.size(0); r += step) {
+      const std::int64_t end = std::min(a.size(0), r + step);
+      Tensor ys = y.slice_rows(r, end);
+      gemm(false, tb, 1.f, rows(r, end), bd, 0.f, ys);
+    }
+  } else {
+    y = topo::matmul(a.data(), b.data(), ta, tb);
+  }
   return make_output(
-      topo::matmul(a.data(), b.data(), ta, tb), {a, b},
-      [ad = a.data(), bd = b.data(), ta, tb, shared_b](const Tensor& g, const std::vector<bool>& needs) {
+      y, {a, b},
+      [ad = b.requires_grad() && !remake_a ? a.data() : Tensor(), bd = a.requires_grad() ? b.data() : Tensor(),
+       remake_a, bshape = b.shape(), ta, tb, shared_b](const Tensor& g, const std::vector<bool>& needs) {
         Tensor ga, gb;
         if (needs[0]) ga = ta ? topo::matmul(bd, g, tb, true) : topo::matmul(g, bd, false, !tb);
         if (needs[1]) {
-          if (shared_b) {
+          if (remake_a) {
+            // a [M, K] made again: dB = a^T G [K, N], or G^T a [N, K] when b was transposed.
+            gb = Tensor::empty(bshape, DType::F32, g.device());
+            add_slab_products(g, remake_a, tb ? bshape[1] : bshape[0], tb, false, gb);
+          } else if (shared_b) {
             // b is shared across the batch: its gradient sums over batch and rows alike, so fold the
             // batch into the rows ([B, M, K] -> [B*M, K]) and use one 2-D GEMM.
             const Tensor a2 = ad.reshape({-1, ad.size(-1)}), g2 = g.reshape({-1, g.size(-1)});
@@ -49,17 +105,32 @@ Var linear_parts(const std::vector<Var>& xs, const Var& weight, const Var& bias,
   const Tensor bd = bias.defined() ? bias.data() : Tensor();
   for (std::size_t i = 0; i < xs.size(); ++i) {
     Tensor part = y.slice_rows(offsets[i], offsets[i + 1]);
-    linear_into(xs[i].data(), weight.data(), bd, part);
+    if (!xs[i].is_lazy()) {
+      linear_into(xs[i].data(), weight.data(), bd, part);
+      continue;
+    }
+    const RowsFn rows = recipe_of(xs[i]);  // never made whole: projected slab by slab
+    for (std::int64_t r = 0, step = slab_rows(xs[i].size(1)); r < part.size(0); r += step) {
+      const std::int64_t end = std::min(part.size(0), r + step);
+      Tensor ps = part.slice_rows(r, end);
+      linear_into(rows(r, end), weight.data(), bd, ps);
+    }
   }
   std::vector<Var> inputs = xs;
   inputs.push_back(weight);
   inputs.push_back(bias);
+  // What the weight gradient reads of each part: its data, or the rows' recipe where the part has one (the
+  // data then goes with the forward). Only kept when the weight takes a gradient.
   std::vector<Tensor> xd;
-  for (const Var& x : xs) xd.push_back(x.data());
+  std::vector<RowsFn> remake;
+  for (const Var& x : xs) {
+    remake.push_back(weight.requires_grad() ? recipe_of(x) : nullptr);
+    xd.push_back(weight.requires_grad() && !remake.back() ? x.data() : Tensor());
+  }
   return make_output(
       y, inputs,
-      [xd, offsets, wd = weight.data(), bshape = bias.defined() ? bias.shape() : Shape{}](const Tensor& g,
-                                                                                 const std::vector<bool>& needs) {
+      [xd, remake, offsets, wd = weight.data(), bshape = bias.defined() ? bias.shape() : Shape{}](
+          const Tensor& g, const std::vector<bool>& needs) {
         const std::size_t n = xd.size();
         std::vector<Tensor> grads(n + 2);
         Tensor dw;
@@ -69,7 +140,9 @@ Var linear_parts(const std::vector<Var>& xs, const Var& weight, const Var& bias,
           if (!needs[n] || gi.size(0) == 0) continue;
           const bool first = !dw.defined();
           if (first) dw = Tensor::empty(wd.shape(), DType::F32, wd.device());
-          gemm(true, false, 1.f, gi, xd[i], first ? 0.f : 1.f, dw);  // dW = sum over parts of g_i^T x_i
+          // dW = sum over parts of g_i^T x_i
+          if (remake[i]) add_slab_products(gi, remake[i], wd.size(1), true, !first, dw);
+          else gemm(true, false, 1.f, gi, xd[i], first ? 0.f : 1.f, dw);
         }
         if (needs[n] && !dw.defined()) dw = Tensor::zeros(wd.shape(), DType::F32, wd.device());
         grads[n] = dw;

@@ -8,12 +8,17 @@
 namespace topo::nn {
 
 namespace {
+// The backward keeps the one of x and y its derivative reads (relu its input, exp its output, a scale
+// neither), so a relu's output consumed by an op that keeps nothing of it goes with its last handle.
 Var unary_op(UnaryOp op, const Var& x, float alpha, const char* name) {
   Tensor y = unary(op, x.data(), alpha);
+  const UnaryReads reads = unary_backward_reads(op);
   return make_output(
       y, {x},
-      [op, alpha, xd = x.data(), y](const Tensor& g, const std::vector<bool>&) {
-        return std::vector<Tensor>{unary_backward(op, g, xd, y, alpha)};
+      [op, alpha, reads, kept = reads == UnaryReads::Input ? x.data() : reads == UnaryReads::Output ? y : Tensor()](
+          const Tensor& g, const std::vector<bool>&) {
+        const Tensor& read = kept.defined() ? kept : g;  // the argument unary_backward does not read: any of g's shape
+        return std::vector<Tensor>{unary_backward(op, g, read, read, alpha)};
       },
       name);
 }

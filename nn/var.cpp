@@ -70,7 +70,52 @@ VarImpl& Var::checked() const {
   return *impl_;
 }
 
-const Tensor& Var::data() const { return checked().data; }
+Var Var::lazy(const Shape& shape, Device device, std::function<Tensor(std::int64_t, std::int64_t)> rows) {
+  TOPO_CHECK(!shape.empty() && rows, "Var::lazy: needs at least one dimension and a recipe for the rows");
+  Var v;
+  v.impl_ = std::make_shared<VarImpl>();
+  v.impl_->handles.store(1, std::memory_order_relaxed);
+  v.impl_->shape = shape;
+  v.impl_->device = device;
+  v.impl_->recompute_rows = std::move(rows);
+  return v;
+}
+
+const Tensor& Var::data() const {
+  VarImpl& v = checked();
+  if (!v.data.defined() && v.recompute_rows) {  // lazy: made once, on first read
+    v.data = v.recompute_rows(0, v.shape[0]);
+    TOPO_CHECK(v.data.shape() == v.shape, "Var: a lazy Var's recipe made {} for shape {}", v.data.str(),
+               shape_str(v.shape));
+  }
+  return v.data;
+}
+
+bool Var::is_lazy() const {
+  const VarImpl& v = checked();
+  return !v.data.defined() && v.recompute_rows != nullptr;
+}
+
+// A lazy Var, or an interior one whose data went with its handles, is described by shape and device.
+const Shape& Var::shape() const {
+  const VarImpl& v = checked();
+  return v.data.defined() ? v.data.shape() : v.shape;
+}
+std::int64_t Var::size(int d) const {
+  const Shape& s = shape();
+  const int n = static_cast<int>(s.size());
+  TOPO_CHECK(d >= -n && d < n, "dimension {} out of range for shape {}", d, shape_str(s));
+  return s[static_cast<std::size_t>(d < 0 ? d + n : d)];
+}
+std::int64_t Var::numel() const { return shape_numel(shape()); }
+DType Var::dtype() const {
+  const VarImpl& v = checked();
+  return v.data.defined() ? v.data.dtype() : DType::F32;
+}
+Device Var::device() const {
+  const VarImpl& v = checked();
+  return v.data.defined() ? v.data.device() : v.device;
+}
 
 void Var::set_data(Tensor data) {
   TOPO_CHECK(is_leaf(), "Var::set_data on the output of {}: only leaves can be overwritten", op_name());
@@ -78,6 +123,7 @@ void Var::set_data(Tensor data) {
   TOPO_CHECK(!requires_grad() || data.dtype() == DType::F32, "Var::set_data: a Var requiring grad needs float32, got {}",
              data.str());
   impl_->data = std::move(data);
+  impl_->recompute_rows = nullptr;  // the new data is not the recipe's
 }
 
 const Tensor& Var::grad() const { return checked().grad; }
@@ -85,8 +131,9 @@ const Tensor& Var::grad() const { return checked().grad; }
 void Var::set_grad(Tensor grad) {
   VarImpl& v = checked();
   if (grad.defined()) {
-    TOPO_CHECK(grad.shape() == v.data.shape() && grad.dtype() == DType::F32 && grad.device() == v.data.device(),
-               "Var::set_grad: gradient {} does not match data {}", grad.str(), v.data.str());
+    TOPO_CHECK(grad.shape() == shape() && grad.dtype() == DType::F32 && grad.device() == device(),
+               "Var::set_grad: gradient {} does not match the Var's shape {} on {}", grad.str(), shape_str(shape()),
+               device().str());
   }
   v.grad = std::move(grad);
 }
@@ -98,8 +145,8 @@ bool Var::requires_grad() const { return checked().requires_grad; }
 void Var::set_requires_grad(bool requires_grad) {
   VarImpl& v = checked();
   TOPO_CHECK(!v.node, "Var::set_requires_grad on the output of {}: only leaves can change it", op_name());
-  TOPO_CHECK(!requires_grad || v.data.dtype() == DType::F32, "Var: requires_grad needs float32 data, got {}",
-             v.data.str());
+  TOPO_CHECK(!requires_grad || dtype() == DType::F32, "Var: requires_grad needs float32 data, got {}",
+             data().str());
   v.requires_grad = requires_grad;
 }
 
@@ -116,14 +163,13 @@ std::string Var::op_name() const {
   return v.node ? v.node->name : "";
 }
 
-Var Var::detach() const { return Var(checked().data, false); }
+Var Var::detach() const { return Var(data(), false); }
 
 void Var::backward(bool retain_graph) const {
-  const VarImpl& v = checked();
-  TOPO_CHECK(v.data.numel() == 1,
+  TOPO_CHECK(numel() == 1,
              "backward() without a grad_output needs a one-element Var, got shape {}; pass the output gradient",
-             shape_str(v.data.shape()));
-  run_backward(*this, Tensor::full(v.data.shape(), 1.f, v.data.device()), retain_graph);
+             shape_str(shape()));
+  run_backward(*this, Tensor::full(shape(), 1.f, device()), retain_graph);
 }
 
 void Var::backward(const Tensor& grad_output, bool retain_graph) const {

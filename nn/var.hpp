@@ -4,9 +4,11 @@
 // node on the tape points back at the inputs that require grad; backward() walks that tape.
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
+#include "kernels/device.hpp"
 #include "kernels/tensor.hpp"
 
 namespace topo::nn {
@@ -26,6 +28,13 @@ struct VarImpl {
   bool requires_grad = false;
   bool retains_grad = false;    // an interior Var that keeps its gradient (Var::retain_grad)
   std::shared_ptr<Node> node;   // the op that produced this Var; null for leaves
+  // A lazy Var: the output of an op whose rows are cheap to make from tensors kept anyway (dropout of a leaf:
+  // the leaf and the mask's counter). recompute_rows returns rows [begin, end) of the data, bitwise; `data`
+  // stays undefined until something reads it whole (Var::data makes it then), and `shape` and `device` describe
+  // it meanwhile (float32). Ops that take a recipe (linear, 2-D matmul) work slab by slab from it, forward and
+  // backward, so GraphSAGE's dropped-out [1M, 128] input (0.5 GiB) is never made whole.
+  std::function<Tensor(std::int64_t begin, std::int64_t end)> recompute_rows;
+  Device device;
   ~VarImpl();                   // unlinks long chains iteratively (no recursion through the tape)
 };
 
@@ -39,9 +48,15 @@ class Var {
   ~Var();
   // A leaf. requires_grad needs float32 data (gradients are float32).
   explicit Var(Tensor data, bool requires_grad = false);
+  // A lazy leaf of float32 rows (VarImpl::recompute_rows): rows(begin, end) gives rows [begin, end) of `shape`.
+  static Var lazy(const Shape& shape, Device device, std::function<Tensor(std::int64_t, std::int64_t)> rows);
 
   bool defined() const { return impl_ != nullptr; }
+  // The data; a lazy Var's is made here, once (read its shape, dtype and device through the accessors below,
+  // which never make it).
   const Tensor& data() const;
+  // Whether the data is a recipe not yet made (VarImpl::recompute_rows).
+  bool is_lazy() const;
   // Replaces the data of a leaf (loading a checkpoint); an interior Var's data is its op's output.
   void set_data(Tensor data);
   // The accumulated gradient, undefined until a backward reached this Var. Leaves accumulate across
@@ -62,12 +77,12 @@ class Var {
   // A new leaf sharing this Var's data, without history and not requiring grad.
   Var detach() const;
 
-  const Shape& shape() const { return data().shape(); }
-  std::int64_t size(int d) const { return data().size(d); }
-  std::int64_t numel() const { return data().numel(); }
-  int ndim() const { return data().ndim(); }
-  DType dtype() const { return data().dtype(); }
-  Device device() const { return data().device(); }
+  const Shape& shape() const;
+  std::int64_t size(int d) const;
+  std::int64_t numel() const;
+  int ndim() const { return static_cast<int>(shape().size()); }
+  DType dtype() const;
+  Device device() const;
   float item() const { return data().item(); }
 
   // Backpropagates from this Var. Without grad_output the Var must have one element and the seed is 1.

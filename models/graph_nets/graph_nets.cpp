@@ -174,11 +174,12 @@ StepMemoryEstimate GatEncoder::step_memory(const SequenceBatch& batch) const {
     const bool last = l + 1 == config_.layers;
     const std::int64_t in = l == 0 ? s.in : config_.hidden * config_.heads, heads = last ? 1 : config_.heads;
     const std::int64_t width = heads * (last ? output_width(config_) : config_.hidden);
-    // Per edge and head: scores, leaky relu, softmax and its dropout forward (each kept by a backward), and
-    // the gradients alive at once.
-    edge_elements += s.edges * heads * 5;
-    // Per node: the dropped-out input and its gradient, about eight [N, heads x out] tensors and gradients.
-    elements += s.nodes * (2 * in + 8 * width);
+    // Per edge and head: the scores (kept by leaky relu's backward, which keeps nothing of its output), the
+    // softmax and its dropout (each kept by a backward), and the gradients alive at once.
+    edge_elements += s.edges * heads * 4;
+    // Per node: the dropped-out input and its gradient (not in the first layer, whose dropped-out features are
+    // lazy: nn::dropout of a leaf, projected slab by slab), about eight [N, heads x out] tensors and gradients.
+    elements += s.nodes * ((l == 0 ? 0 : 2) * in + 8 * width);
   }
   return {(elements + edge_elements) * kFloat,
           fmt::format("gat: {} layers of {} heads x {} over {} nodes and {} edges ({} of it per edge)",
@@ -220,9 +221,10 @@ StepMemoryEstimate SageEncoder::step_memory(const SequenceBatch& batch) const {
     const std::int64_t in = l == 0 ? s.in : config_.hidden, out = l + 1 == config_.layers ? output_width(config_) : config_.hidden;
     // The dropped-out input, the neighbour aggregate [N, in] (pool: its projection, relu and the max's argmax
     // too), each with a gradient; about eight [N, out] tensors and their gradients. Mean with in > out projects
-    // first (nn::SAGEConv): no [N, in] aggregate, only the input and its gradient.
+    // first (nn::SAGEConv): no [N, in] aggregate, only the input and its gradient, and in the first layer not
+    // even those: the dropped-out features are lazy (nn::dropout of a leaf), projected slab by slab.
     const bool project_first = !pool && in > out;
-    elements += s.nodes * ((pool ? 10 : project_first ? 2 : 5) * in + 8 * out);
+    elements += s.nodes * ((pool ? 10 : project_first ? (l == 0 ? 0 : 2) : 5) * in + 8 * out);
   }
   return {elements * kFloat,
           fmt::format("sage ({}): {} layers over {} nodes x {} input features, hidden {}", pool ? "pool" : "mean",
