@@ -68,17 +68,16 @@ GemmCpu gemm_cpu() {
   return c;
 }
 
-// Measured on Zen 4 (AVX512_BF16, no AMX; docs/performance/kernels.md, "GEMM backends"), backends interleaved:
-// fp32 training steps of the three models ran 3-13% faster on oneDNN's sgemm than on OpenBLAS (11 of 12
-// model x width x length points, 1 thread; 4-10% on 2), its bf16 matmul 1-7% slower than the own kernel. So
-// there: fp32 oneDNN, bf16 own. AMX is reachable only through oneDNN (the own kernel cannot use its tiles):
-// bf16 goes to oneDNN where it reports AMX. Neither choice is measured on an AMX machine yet, so fp32 keeps
-// OpenBLAS there, and on every CPU not measured (no AVX512_BF16), until figures say otherwise.
+// Measured with the backends interleaved (docs/performance/kernels.md, "GEMM backends"). Zen 4 (AVX512_BF16,
+// no AMX): fp32 training steps of the three models ran 3-13% faster on oneDNN's sgemm than on OpenBLAS (11 of
+// 12 model x width x length points, 1 thread; 4-10% on 2), its bf16 matmul 1-7% slower than the own kernel:
+// fp32 oneDNN, bf16 own. Intel Xeon with AMX (2 threads): bf16 steps 1.25-2.85x faster on oneDNN (its AMX
+// tiles, the only way to them) than on the own kernel at all 12 points, fp32 steps 0.99-1.27x on oneDNN's
+// sgemm (9 of 12 faster, the others within 1.3%): both oneDNN. Every CPU not measured (no AVX512_BF16) keeps
+// OpenBLAS, until figures say otherwise.
 GemmBackend default_gemm_backend(Precision p, const GemmCpu& cpu) {
-  if (p == Precision::fp32) return cpu.onednn && cpu.avx512_bf16 && !cpu.amx_bf16 ? GemmBackend::onednn : GemmBackend::openblas;
-  // bf16 stays on the own kernel everywhere until an AMX machine measures oneDNN's tiles against it
-  // (docs/performance/kernels.md, "Not measured yet"); TOPO_GEMM_BF16=onednn runs them meanwhile.
-  return GemmBackend::own;
+  if (p == Precision::fp32) return cpu.onednn && (cpu.avx512_bf16 || cpu.amx_bf16) ? GemmBackend::onednn : GemmBackend::openblas;
+  return cpu.amx_bf16 ? GemmBackend::onednn : GemmBackend::own;
 }
 
 bool gemm_backend_available(Precision p, GemmBackend b) { return unavailable(p, b).empty(); }

@@ -26,9 +26,9 @@ struct GemmCpu {
 };
 GemmCpu gemm_cpu();  // this process's
 
-// The rule (pure), with oneDNN in the build: AVX512_BF16 without AMX (Zen 4): fp32 oneDNN; every other CPU,
-// AMX included until it is measured there: fp32 OpenBLAS. bf16: the own kernel everywhere (TOPO_GEMM_BF16=onednn
-// for AMX tiles). Without oneDNN: OpenBLAS and the own kernel.
+// The rule (pure), with oneDNN in the build: AVX512_BF16 without AMX (Zen 4): fp32 oneDNN, bf16 the own kernel;
+// AMX (Intel Xeon): fp32 and bf16 oneDNN (its tiles); every other CPU: fp32 OpenBLAS. Without oneDNN: OpenBLAS
+// and the own kernel.
 // (Why, with the figures and what is not measured yet: docs/performance/kernels.md, "GEMM backends".)
 GemmBackend default_gemm_backend(Precision p, const GemmCpu& cpu);
 // Whether `b` can run GEMMs of precision p in this process: openblas: fp32 only; own: bf16 only; onednn: either,

@@ -350,8 +350,8 @@ TEST_CASE("GEMM backends: the rule, what each backend can run, clear errors, the
   const GemmCpu zen4{.onednn = true, .avx512_bf16 = true}, amx{.onednn = true, .avx512_bf16 = true, .amx_bf16 = true};
   CHECK(default_gemm_backend(Precision::fp32, zen4) == GemmBackend::onednn);
   CHECK(default_gemm_backend(Precision::bf16, zen4) == GemmBackend::own);
-  CHECK(default_gemm_backend(Precision::fp32, amx) == GemmBackend::openblas);
-  CHECK(default_gemm_backend(Precision::bf16, amx) == GemmBackend::own);  // until an AMX machine measures it
+  CHECK(default_gemm_backend(Precision::fp32, amx) == GemmBackend::onednn);
+  CHECK(default_gemm_backend(Precision::bf16, amx) == GemmBackend::onednn);  // the AMX tiles
   CHECK(default_gemm_backend(Precision::fp32, {.onednn = true}) == GemmBackend::openblas);  // not measured: as before
   CHECK(default_gemm_backend(Precision::fp32, {.onednn = false, .avx512_bf16 = true}) == GemmBackend::openblas);
   CHECK(default_gemm_backend(Precision::bf16, {.onednn = false, .avx512_bf16 = true}) == GemmBackend::own);
