@@ -15,7 +15,7 @@ Var unary_op(UnaryOp op, const Var& x, float alpha, const char* name) {
   const UnaryReads reads = unary_backward_reads(op);
   return make_output(
       y, {x},
-      [op, alpha, reads, kept = reads == UnaryReads::Input ? x.data() : reads == UnaryReads::Output ? y : Tensor()](
+      [op, alpha, kept = reads == UnaryReads::Input ? x.data() : reads == UnaryReads::Output ? y : Tensor()](
           const Tensor& g, const std::vector<bool>&) {
         const Tensor& read = kept.defined() ? kept : g;  // the argument unary_backward does not read: any of g's shape
         return std::vector<Tensor>{unary_backward(op, g, read, read, alpha)};
