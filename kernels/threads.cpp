@@ -21,9 +21,9 @@
 
 #include "kernels/cgroup.hpp"
 #include "kernels/error.hpp"
-#include "kernels/dense/gemm_backend.hpp"
 
 extern "C" void openblas_set_num_threads(int);
+extern "C" int openblas_get_parallel(void);
 extern "C" char* openblas_get_corename(void);
 extern "C" char* openblas_get_config(void);
 
@@ -170,6 +170,15 @@ ThreadCount default_thread_count(const CoreLimits& l) {
     }
   }
   return {cpus, source};
+}
+
+bool blas_follows_openmp() {
+  static const bool follows = [] {
+    const bool openmp = openblas_get_parallel() == 2;  // 0: sequential build, 1: pthreads, 2: OpenMP
+    if (!openmp) openblas_set_num_threads(1);
+    return openmp;
+  }();
+  return follows;
 }
 
 void set_num_threads(int threads) {

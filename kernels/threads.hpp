@@ -69,6 +69,13 @@ CpuVectorFeatures cpu_vector_features();
 // or "Haswell" when it fell back to "Prescott" (case-insensitive) and the CPU can do better; empty otherwise
 // (a core OpenBLAS recognised is left alone).
 std::string blas_core_override(const std::string& detected_core, const CpuVectorFeatures& features);
+// Whether the loaded OpenBLAS is its OpenMP build, which gcc builds link: set_num_threads passes it the count
+// and cpu::sgemm leaves a call's threading to it. Its pthreads build (the default a clang build takes, so that
+// one process never loads two OpenMP runtimes) keeps a pool of its own that omp_set_num_threads() cannot
+// reach: it is kept at one thread from the first call here on, and cpu::sgemm threads its calls as it does
+// the own kernel's, so that a product's bits do not depend on where the library's threads would cut it.
+bool blas_follows_openmp();
+
 // One log line: "BLAS: OpenBLAS 0.3.21 ... SkylakeX kernels (OPENBLAS_CORETYPE set by topograph: ...)".
 std::string blas_line();
 // The kernel family OpenBLAS runs in this process ("SkylakeX", "Prescott", ...).

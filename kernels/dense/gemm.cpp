@@ -20,6 +20,7 @@
 
 #include "kernels/parallel.hpp"
 #include "kernels/profile.hpp"
+#include "kernels/threads.hpp"
 #include "kernels/dense/binary.hpp"
 #include "kernels/dense/gemm_backend.hpp"
 #include "kernels/dense/gemm_bf16.hpp"

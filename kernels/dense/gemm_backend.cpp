@@ -10,8 +10,6 @@
 #include "kernels/dense/gemm_onednn.hpp"
 #include "kernels/error.hpp"
 
-extern "C" void openblas_set_num_threads(int);
-extern "C" int openblas_get_parallel(void);
 
 namespace topo {
 namespace {
@@ -98,15 +96,6 @@ std::string gemm_backend_line() {
   return fmt::format("CPU GEMM backends: fp32 {}{}, bf16 {}{}; {}", gemm_backend_name(gemm_backend(Precision::fp32)),
                      source(Precision::fp32), gemm_backend_name(gemm_backend(Precision::bf16)), source(Precision::bf16),
                      cpu::onednn_built() ? cpu::onednn_version() : std::string("no oneDNN in this build"));
-}
-
-bool blas_follows_openmp() {
-  static const bool follows = [] {
-    const bool openmp = openblas_get_parallel() == 2;  // 0: sequential build, 1: pthreads, 2: OpenMP
-    if (!openmp) openblas_set_num_threads(1);
-    return openmp;
-  }();
-  return follows;
 }
 
 }  // namespace topo

@@ -35,13 +35,6 @@ GemmBackend default_gemm_backend(Precision p, const GemmCpu& cpu);
 // when built with it (bf16 also needs AVX512_BF16, as every bf16 GEMM does).
 bool gemm_backend_available(Precision p, GemmBackend b);
 
-// Whether the loaded OpenBLAS is its OpenMP build, which gcc builds link: set_num_threads passes it the count
-// and cpu::sgemm leaves a call's threading to it. Its pthreads build (the default a clang build takes, so that
-// one process never loads two OpenMP runtimes) keeps a pool of its own that omp_set_num_threads() cannot
-// reach: it is kept at one thread from the first call here on, and cpu::sgemm threads its calls as it does
-// the own kernel's, so that a product's bits do not depend on where the library's threads would cut it.
-bool blas_follows_openmp();
-
 // The backend of each precision: the rule's (or the environment's) until set_gemm_backend. An unavailable
 // backend is a topo::Error naming what is missing.
 GemmBackend gemm_backend(Precision p);
