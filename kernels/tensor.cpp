@@ -79,11 +79,13 @@ Tensor Tensor::arange(std::int64_t n, DType dtype, Device device) {
   fail("arange: unknown dtype");
 }
 
-std::int64_t Tensor::size(int d) const {
-  const int n = ndim();
-  TOPO_CHECK(d >= -n && d < n, "dimension {} out of range for shape {}", d, shape_str(shape_));
-  return shape_[d < 0 ? d + n : d];
+std::int64_t shape_dim(const Shape& shape, int d) {
+  const int n = static_cast<int>(shape.size());
+  TOPO_CHECK(d >= -n && d < n, "dimension {} out of range for shape {}", d, shape_str(shape));
+  return shape[static_cast<std::size_t>(d < 0 ? d + n : d)];
 }
+
+std::int64_t Tensor::size(int d) const { return shape_dim(shape_, d); }
 
 std::int64_t Tensor::row_numel() const {
   std::int64_t n = 1;

@@ -18,6 +18,8 @@ namespace topo {
 using Shape = std::vector<std::int64_t>;
 
 std::int64_t shape_numel(const Shape& shape);
+// Dimension d of shape (negative d counts from the end); out of range is a topo::Error naming the shape.
+std::int64_t shape_dim(const Shape& shape, int d);
 std::string shape_str(const Shape& shape);  // "[2, 3]"
 
 class Tensor {

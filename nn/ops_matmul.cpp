@@ -22,21 +22,24 @@ constexpr std::int64_t kRecomputeSlab = 1 << 20;
 // null where the data is kept.
 RowsFn recipe_of(const Var& x) { return x.ndim() == 2 ? x.impl()->recompute_rows : nullptr; }
 
-// Rows in one slab of a recomputed operand `width` floats wide.
-std::int64_t slab_rows(std::int64_t width) { return std::max<std::int64_t>(1, kRecomputeSlab / std::max<std::int64_t>(1, width)); }
+// f(begin, end) over the row slabs of an operand [rows, width] made from its recipe: slabs of about
+// kRecomputeSlab elements, fixed by the shape (so a sum over them has a fixed order too).
+template <class F>
+void for_each_slab(std::int64_t rows, std::int64_t width, F&& f) {
+  const std::int64_t step = std::max<std::int64_t>(1, kRecomputeSlab / std::max<std::int64_t>(1, width));
+  for (std::int64_t r = 0; r < rows; r += step) f(r, std::min(rows, r + step));
+}
 
 // out = (accumulate ? out : 0) + sum over row slabs of L^T R, where L, R are g's rows [rows, *] and the
-// recomputed operand's rows [rows, width] (g first when g_left). Slabs are fixed by the shape, so the sum's
-// order is too; each slab is made again and folded in while it is in cache.
+// recomputed operand's rows [rows, width] (g first when g_left); each slab is made again and folded in while
+// it is in cache.
 void add_slab_products(const Tensor& g, const RowsFn& remake, std::int64_t width, bool g_left, bool accumulate,
                        Tensor& out) {
-  const std::int64_t rows = g.size(0), step = slab_rows(width);
-  if (rows == 0 && !accumulate) out = Tensor::zeros(out.shape(), DType::F32, out.device());
-  for (std::int64_t r = 0; r < rows; r += step) {
-    const std::int64_t end = std::min(rows, r + step);
+  if (g.size(0) == 0 && !accumulate) out = Tensor::zeros(out.shape(), DType::F32, out.device());
+  for_each_slab(g.size(0), width, [&](std::int64_t r, std::int64_t end) {
     const Tensor gs = g.slice_rows(r, end), xs = remake(r, end);
     gemm(true, false, 1.f, g_left ? gs : xs, g_left ? xs : gs, accumulate || r > 0 ? 1.f : 0.f, out);
-  }
+  });
 }
 
 }  // namespace
@@ -48,20 +51,18 @@ Var matmul(const Var& a, const Var& b, bool ta, bool tb) {
   TOPO_CHECK(!(shared_b && ta), "matmul: trans_a with a batched a {} and a shared 2-D b {} is not supported",
              shape_str(a.shape()), shape_str(b.shape()));
   // Each operand is kept only for the other's gradient; `a` not even then where its rows can be made again.
-  const bool by_slabs = !ta && b.ndim() == 2 && recipe_of(a);  // a [M, K] from its recipe, slab by slab
-  const RowsFn remake_a = b.requires_grad() && by_slabs ? recipe_of(a) : nullptr;
+  const RowsFn a_rows = !ta && b.ndim() == 2 ? recipe_of(a) : nullptr;  // a [M, K] from its recipe, by slabs
+  const RowsFn remake_a = b.requires_grad() ? a_rows : nullptr;
   Tensor y;
-  if (by_slabs && a.is_lazy()) {
+  if (a_rows && a.is_lazy()) {
     const Tensor& bd = b.data();
     TOPO_CHECK(a.size(1) == (tb ? bd.size(1) : bd.size(0)), "matmul: a {} and b {}{} do not chain",
                shape_str(a.shape()), bd.str(), tb ? " (transposed)" : "");
     y = Tensor::empty({a.size(0), tb ? bd.size(0) : bd.size(1)}, DType::F32, bd.device());
-    const RowsFn rows = recipe_of(a);
-    for (std::int64_t r = 0, step = slab_rows(a.size(1)); r < a.size(0); r += step) {
-      const std::int64_t end = std::min(a.size(0), r + step);
+    for_each_slab(a.size(0), a.size(1), [&](std::int64_t r, std::int64_t end) {
       Tensor ys = y.slice_rows(r, end);
-      gemm(false, tb, 1.f, rows(r, end), bd, 0.f, ys);
-    }
+      gemm(false, tb, 1.f, a_rows(r, end), bd, 0.f, ys);
+    });
   } else {
     y = topo::matmul(a.data(), b.data(), ta, tb);
   }
@@ -110,11 +111,10 @@ Var linear_parts(const std::vector<Var>& xs, const Var& weight, const Var& bias,
       continue;
     }
     const RowsFn rows = recipe_of(xs[i]);  // never made whole: projected slab by slab
-    for (std::int64_t r = 0, step = slab_rows(xs[i].size(1)); r < part.size(0); r += step) {
-      const std::int64_t end = std::min(part.size(0), r + step);
+    for_each_slab(part.size(0), xs[i].size(1), [&](std::int64_t r, std::int64_t end) {
       Tensor ps = part.slice_rows(r, end);
       linear_into(rows(r, end), weight.data(), bd, ps);
-    }
+    });
   }
   std::vector<Var> inputs = xs;
   inputs.push_back(weight);

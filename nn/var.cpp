@@ -101,12 +101,7 @@ const Shape& Var::shape() const {
   const VarImpl& v = checked();
   return v.data.defined() ? v.data.shape() : v.shape;
 }
-std::int64_t Var::size(int d) const {
-  const Shape& s = shape();
-  const int n = static_cast<int>(s.size());
-  TOPO_CHECK(d >= -n && d < n, "dimension {} out of range for shape {}", d, shape_str(s));
-  return s[static_cast<std::size_t>(d < 0 ? d + n : d)];
-}
+std::int64_t Var::size(int d) const { return shape_dim(shape(), d); }
 std::int64_t Var::numel() const { return shape_numel(shape()); }
 DType Var::dtype() const {
   const VarImpl& v = checked();
