@@ -1,11 +1,12 @@
-// GraphConv / GATConv / SAGEConv over GraphFeatures + update_all / apply_edges / edge_softmax only: no
-// kernel or Block of their own (the public API is the whole implementation).
+// GraphConv / GATConv / SAGEConv over the public message-passing API only (GraphFeatures + update_all, and
+// GATConv's fused nn::gat_attention): no kernel of their own.
 #include "nn/graph_layers.hpp"
 
 #include <cmath>
 #include <vector>
 
 #include "nn/message_passing.hpp"
+#include "nn/sparse_ops.hpp"
 
 namespace topo::nn {
 namespace {
@@ -131,14 +132,13 @@ Var GATConv::forward(const HeteroGraph& g, const std::string& etype, const Var& 
   const Var h_dst = shared ? h_src : dropout(x_dst, opt_.feat_drop, is_training(), gen);
   const Var z_src = reshape(fc->forward(h_src), {ns, heads_, out_});            // [Ns, H, F]
   const Var z_dst = shared ? z_src : reshape(fc->forward(h_dst), {nd, heads_, out_});
-  GraphFeatures f(g);
-  f.set_ndata(ce.src_type, "ft", z_src);
-  f.set_ndata(ce.src_type, "el", sum(mul(z_src, attn_l), -1, true));  // [Ns, H, 1]
-  f.set_ndata(ce.dst_type, "er", sum(mul(z_dst, attn_r), -1, true));  // [Nd, H, 1]
-  const Var scores = leaky_relu(apply_edges(f, etype, fn::u_add_v("el", "er", "e")), opt_.negative_slope);  // [E, H, 1]
-  const Var alpha = dropout(edge_softmax(g, etype, scores), opt_.attn_drop, is_training(), gen);
-  f.set_edata(etype, "a", alpha);
-  Var out = update_all(f, etype, fn::u_mul_e("ft", "a", "m"), fn::sum("m", "ft"));  // [Nd, H, F]
+  // The attention as one fused op (nn::gat_attention): the composition (apply_edges u_add_v -> leaky_relu ->
+  // edge_softmax -> dropout -> update_all u_mul_e + sum) gives the same output and masks but keeps [E, H] tensors
+  // from forward to backward (tests/nn/test_graph_layers.cpp checks the two against each other).
+  const Var el = sum(mul(z_src, attn_l), -1, true);  // [Ns, H, 1]
+  const Var er = sum(mul(z_dst, attn_r), -1, true);  // [Nd, H, 1]
+  Var out = gat_attention(relation_block(g, r), el, er, z_src, opt_.negative_slope, opt_.attn_drop, is_training(),
+                          gen);  // [Nd, H, F]
   if (res_fc) out = add(out, reshape(res_fc->forward(h_dst), {nd, heads_, out_}));
   else if (opt_.residual) out = add(out, reshape(h_dst, {nd, heads_, out_}));
   return scale_bias_apply(opt_.activation, out, Tensor(), bias);

@@ -1,6 +1,6 @@
 #pragma once
 // DGL's GraphConv, GATConv and SAGEConv, written only with the public message-passing API (GraphFeatures,
-// apply_edges, update_all, edge_softmax) and dense ops: the proof that a user outside the engine can write
+// update_all, and the fused nn::gat_attention, itself equal to apply_edges + edge_softmax + update_all) and dense ops: the proof that a user outside the engine can write
 // a graph layer over an arbitrary topology. Each runs over one relation `etype` of a HeteroGraph:
 // x_src [num_nodes(src type), in], x_dst [num_nodes(dst type), in] (pass x_src twice on a homogeneous
 // relation) -> [num_nodes(dst type), ...]. Multi-edges count once per edge, as in DGL.
@@ -54,9 +54,10 @@ struct GATConvOptions {
 };
 
 // Multi-head GAT (Velickovic et al. 2018) as DGL's GATConv: z = x @ W viewed [N, H, F]; per edge
-// e_uv = LeakyReLU(a_l . z_u + a_r . z_v) (an apply_edges u_add_v of the two [N, H, 1] halves);
-// alpha = edge_softmax(e) over v's in-edges, dropped out with attn_drop in training; out_v =
-// sum_u alpha_uv z_u (update_all u_mul_e + sum) + residual(x_v) + b -> [N_dst, H, F]. Residual: identity
+// e_uv = LeakyReLU(a_l . z_u + a_r . z_v); alpha = edge_softmax(e) over v's in-edges, dropped out with
+// attn_drop in training; out_v = sum_u alpha_uv z_u + residual(x_v) + b -> [N_dst, H, F]. The attention is one
+// fused op (nn::gat_attention): nothing per edge is kept for the backward, which at 21M edges and 8 heads
+// saves 0.63 GiB per [E, H] tensor the composition would keep. Residual: identity
 // when in == H * F, else a Linear without bias ("res_fc"). Parameters: "fc" (Linear in -> H*F, no bias),
 // "attn_l", "attn_r" [1, H, F], "bias" [H * F].
 class GATConv : public Module {

@@ -15,6 +15,7 @@
 #include "kernels/sparse/attention.hpp"
 #include "kernels/sparse/bcast.hpp"
 #include "kernels/sparse/edge_softmax.hpp"
+#include "kernels/sparse/gat_attention.hpp"
 #include "kernels/sparse/sddmm.hpp"
 #include "kernels/sparse/spmm.hpp"
 #include "kernels/sparse/spmm_backward.hpp"
@@ -297,6 +298,29 @@ Var sparse_attention(const std::vector<const Block*>& blocks, const std::vector<
         return std::vector<Tensor>{topo::concat(dq, 1), topo::concat(dk, 1), topo::concat(dv, 1)};
       },
       "sparse_attention");
+}
+
+Var gat_attention(const Block& graph, const Var& el, const Var& er, const Var& z, float negative_slope,
+                  float attn_drop, bool training, Generator& gen) {
+  TOPO_CHECK(attn_drop >= 0.f && attn_drop < 1.f, "gat_attention: attention dropout must be in [0, 1), got {}",
+             attn_drop);
+  GatDropout drop;
+  if (training && attn_drop > 0.f) {
+    const std::int64_t heads = z.ndim() >= 2 ? z.size(1) : 0;
+    drop.p = attn_drop;
+    drop.scale = 1.f / (1.f - attn_drop);
+    drop.seed = gen.seed();
+    drop.offset = gen.advance(static_cast<std::uint64_t>(graph.in.nnz() * heads));
+  }
+  const GatAttentionOutput fwd = topo::gat_attention(graph.in, el.data(), er.data(), z.data(), negative_slope, drop);
+  return make_output(
+      fwd.out, {el, er, z},
+      [graph, eld = el.data(), erd = er.data(), zd = z.data(), kept = GatAttentionOutput{Tensor(), fwd.lse},
+       negative_slope, drop](const Tensor& g, const std::vector<bool>&) {  // kept: not the output itself
+        GatAttentionGrads d = gat_attention_backward(graph.in, graph.out, eld, erd, zd, kept, g, negative_slope, drop);
+        return std::vector<Tensor>{d.del, d.der, d.dz};
+      },
+      "gat_attention");
 }
 
 }  // namespace topo::nn

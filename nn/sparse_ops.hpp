@@ -14,6 +14,7 @@
 #include "kernels/sparse/sddmm_math.hpp"
 #include "kernels/sparse/spmm_math.hpp"
 #include "nn/autograd.hpp"
+#include "nn/ops.hpp"
 #include "nn/var.hpp"
 
 namespace topo::nn {
@@ -50,5 +51,14 @@ Var sparse_attention_kv(const Block& graph, const Var& q, const Var& kv, float s
 // source sets; heads sum to H, each > 0). One fused call per group on its slice of heads; one autograd node.
 Var sparse_attention(const std::vector<const Block*>& blocks, const std::vector<std::int64_t>& heads, const Var& q,
                      const Var& k, const Var& v, float scale);
+
+// GAT's edge attention fused (topo::gat_attention): out_v = sum_{u -> v} dropout(softmax_u(LeakyReLU(el_u + er_v)))
+// z_u per head, without the [E, H] scores, weights and gradients the composition (apply_edges u_add_v ->
+// leaky_relu -> edge_softmax -> dropout -> update_all u_mul_e) keeps. el [num_src, H, 1] (or [num_src, H]),
+// er [num_dst, H, 1], z [num_src, H, F] -> [num_dst, H, F]; a destination without in-edges gets 0. Training with
+// attn_drop > 0 takes the mask from `gen` as nn::dropout of the [E, H] weights would (same offsets consumed, same
+// mask bits), so the two forms draw the same masks from the same generator state.
+Var gat_attention(const Block& graph, const Var& el, const Var& er, const Var& z, float negative_slope,
+                  float attn_drop = 0.f, bool training = false, Generator& gen = default_generator());
 
 }  // namespace topo::nn

@@ -12,31 +12,37 @@
 #include "kernels/parallel.hpp"
 
 namespace topo {
-namespace {
 
-constexpr int kBlocksPerBatch = 16;
-constexpr int kDrawsPerBatch = 4 * kBlocksPerBatch;
-
-// The Philox blocks block0 .. block0 + kBlocksPerBatch of a stream, struct-of-arrays: each round is one loop
-// over the blocks, which vectorizes (vpmuludq lanes). Called per block, philox4x32_10 left GCC moving the four
-// words of every block through memory: a 50%-dropout mask cost 15% of a GCN epoch at 100k nodes.
-void philox_blocks(std::uint64_t block0, std::uint32_t stream, std::uint64_t seed, Philox4 (&out)[kBlocksPerBatch]) {
-  std::uint32_t c0[kBlocksPerBatch], c1[kBlocksPerBatch], c2[kBlocksPerBatch], c3[kBlocksPerBatch];
-  for (int j = 0; j < kBlocksPerBatch; ++j) {
-    const std::uint64_t block = block0 + static_cast<std::uint64_t>(j);
-    c0[j] = static_cast<std::uint32_t>(block);
-    c1[j] = static_cast<std::uint32_t>(block >> 32);
+void philox_batch(const std::uint64_t (&blocks)[kPhiloxBatch], std::uint32_t stream, std::uint64_t seed,
+                  Philox4 (&out)[kPhiloxBatch]) {
+  std::uint32_t c0[kPhiloxBatch], c1[kPhiloxBatch], c2[kPhiloxBatch], c3[kPhiloxBatch];
+  for (int j = 0; j < kPhiloxBatch; ++j) {
+    c0[j] = static_cast<std::uint32_t>(blocks[j]);
+    c1[j] = static_cast<std::uint32_t>(blocks[j] >> 32);
     c2[j] = stream;
     c3[j] = 0u;
   }
   std::uint32_t k0 = static_cast<std::uint32_t>(seed), k1 = static_cast<std::uint32_t>(seed >> 32);
   for (int round = 0; round < 10; ++round) {
 #pragma omp simd
-    for (int j = 0; j < kBlocksPerBatch; ++j) philox_round(c0[j], c1[j], c2[j], c3[j], k0, k1);
+    for (int j = 0; j < kPhiloxBatch; ++j) philox_round(c0[j], c1[j], c2[j], c3[j], k0, k1);
     k0 += kPhiloxBump0;
     k1 += kPhiloxBump1;
   }
-  for (int j = 0; j < kBlocksPerBatch; ++j) out[j] = Philox4{{c0[j], c1[j], c2[j], c3[j]}};
+  for (int j = 0; j < kPhiloxBatch; ++j) out[j] = Philox4{{c0[j], c1[j], c2[j], c3[j]}};
+}
+
+namespace {
+
+constexpr int kBlocksPerBatch = kPhiloxBatch;
+constexpr int kDrawsPerBatch = 4 * kBlocksPerBatch;
+
+// The Philox blocks block0 .. block0 + kBlocksPerBatch of a stream. (Called per block, philox4x32_10 left GCC
+// moving the four words of every block through memory: a 50%-dropout mask cost 15% of a GCN epoch at 100k nodes.)
+void philox_blocks(std::uint64_t block0, std::uint32_t stream, std::uint64_t seed, Philox4 (&out)[kBlocksPerBatch]) {
+  std::uint64_t blocks[kBlocksPerBatch];
+  for (int j = 0; j < kBlocksPerBatch; ++j) blocks[j] = block0 + static_cast<std::uint64_t>(j);
+  philox_batch(blocks, stream, seed, out);
 }
 
 // Walks local elements [begin, end) whose global counters are offset + i, in the stream `stream` of `seed`.

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/dense/random_math.hpp"
+
 namespace topo::reference {
 
 float spmm_message(MessageOp op, float u, float e) {
@@ -171,6 +173,82 @@ AttentionGrads sparse_attention_grads(const Coo& g, const std::vector<float>& q,
     }
   auto narrow = [](const std::vector<double>& x) { return std::vector<float>(x.begin(), x.end()); };
   return {narrow(gq), narrow(gk), narrow(gv)};
+}
+
+double GatMask::keep(std::int64_t element) const {
+  if (p == 0.f) return 1.0;
+  return uniform_at(seed, offset + static_cast<std::uint64_t>(element)) >= p ? 1.0 / (1.0 - double(p)) : 0.0;
+}
+
+namespace {
+
+// One destination's in-edges for head h: their sources, ids, pre-activation scores x and softmax weights a.
+struct GatRow {
+  std::vector<std::int64_t> src, eid;
+  std::vector<double> x, a;
+};
+GatRow gat_row(const Coo& g, const std::vector<float>& el, const std::vector<float>& er, std::int64_t H,
+               std::int64_t t, std::int64_t h, float slope) {
+  GatRow row;
+  for (std::int64_t e = 0; e < g.num_edges(); ++e) {
+    if (g.dst[e] != t) continue;
+    row.src.push_back(g.src[e]);
+    row.eid.push_back(e);
+    row.x.push_back(double(el[g.src[e] * H + h]) + er[t * H + h]);
+  }
+  if (row.x.empty()) return row;
+  std::vector<double> s;
+  for (double x : row.x) s.push_back(x > 0 ? x : slope * x);
+  const double m = *std::max_element(s.begin(), s.end());
+  double sum = 0;
+  for (double v : s) sum += std::exp(v - m);
+  for (double v : s) row.a.push_back(std::exp(v - m) / sum);
+  return row;
+}
+
+}  // namespace
+
+std::vector<float> gat_attention(const Coo& g, const std::vector<float>& el, const std::vector<float>& er,
+                                 const std::vector<float>& z, std::int64_t H, std::int64_t F, float slope,
+                                 const GatMask& mask) {
+  std::vector<double> out(g.num_dst * H * F, 0.0);
+  for (std::int64_t t = 0; t < g.num_dst; ++t)
+    for (std::int64_t h = 0; h < H; ++h) {
+      const GatRow row = gat_row(g, el, er, H, t, h, slope);
+      for (std::size_t j = 0; j < row.src.size(); ++j) {
+        const double w = row.a[j] * mask.keep(row.eid[j] * H + h);
+        for (std::int64_t i = 0; i < F; ++i) out[(t * H + h) * F + i] += w * z[(row.src[j] * H + h) * F + i];
+      }
+    }
+  return std::vector<float>(out.begin(), out.end());
+}
+
+GatGrads gat_attention_grads(const Coo& g, const std::vector<float>& el, const std::vector<float>& er,
+                             const std::vector<float>& z, const std::vector<float>& R, std::int64_t H, std::int64_t F,
+                             float slope, const GatMask& mask) {
+  std::vector<double> gl(el.size()), gr(er.size()), gz(z.size());
+  for (std::int64_t t = 0; t < g.num_dst; ++t)
+    for (std::int64_t h = 0; h < H; ++h) {
+      const GatRow row = gat_row(g, el, er, H, t, h, slope);
+      std::vector<double> keep, dkept;  // keep factor, keep * d(out)/d(a')
+      double mean = 0;
+      for (std::size_t j = 0; j < row.src.size(); ++j) {
+        double d = 0;
+        for (std::int64_t i = 0; i < F; ++i) d += double(R[(t * H + h) * F + i]) * z[(row.src[j] * H + h) * F + i];
+        keep.push_back(mask.keep(row.eid[j] * H + h));
+        dkept.push_back(keep.back() * d);
+        mean += row.a[j] * dkept.back();
+      }
+      for (std::size_t j = 0; j < row.src.size(); ++j) {
+        const std::int64_t u = row.src[j];
+        for (std::int64_t i = 0; i < F; ++i) gz[(u * H + h) * F + i] += row.a[j] * keep[j] * R[(t * H + h) * F + i];
+        const double dx = row.a[j] * (dkept[j] - mean) * (row.x[j] > 0 ? 1.0 : double(slope));
+        gl[u * H + h] += dx;
+        gr[t * H + h] += dx;
+      }
+    }
+  auto narrow = [](const std::vector<double>& x) { return std::vector<float>(x.begin(), x.end()); };
+  return {narrow(gl), narrow(gr), narrow(gz)};
 }
 
 }  // namespace topo::reference

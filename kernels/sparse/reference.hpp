@@ -52,4 +52,25 @@ AttentionGrads sparse_attention_grads(const Coo& g, const std::vector<float>& q,
                                       const std::vector<float>& v, const std::vector<float>& R, std::int64_t H,
                                       std::int64_t dk, std::int64_t dv, float scale);
 
+// GAT's edge attention in double: per head, x_e = el[src] + er[dst], a = softmax over dst's in-edges of
+// LeakyReLU(x), a' = a * keep(e H + h) with keep = 0 or 1 / (1 - p) drawn as topo::dropout draws element
+// offset + e H + h of `seed` (p = 0: no dropout); out_t = sum a' z_src. el [num_src, H], er [num_dst, H],
+// z [num_src, H, F] -> [num_dst, H, F].
+struct GatMask {
+  float p = 0.f;
+  std::uint64_t seed = 0, offset = 0;
+  double keep(std::int64_t element) const;
+};
+std::vector<float> gat_attention(const Coo& g, const std::vector<float>& el, const std::vector<float>& er,
+                                 const std::vector<float>& z, std::int64_t H, std::int64_t F, float slope,
+                                 const GatMask& mask = {});
+// Gradients of sum(out * R) by the chain rule through each step: dz_u += a' R_t, da' = R_t . z_u,
+// ds = a (keep da' - sum_e a keep da'), dx = ds LeakyReLU'(x) (slope at x <= 0), del += dx, der += dx.
+struct GatGrads {
+  std::vector<float> del, der, dz;
+};
+GatGrads gat_attention_grads(const Coo& g, const std::vector<float>& el, const std::vector<float>& er,
+                             const std::vector<float>& z, const std::vector<float>& R, std::int64_t H, std::int64_t F,
+                             float slope, const GatMask& mask = {});
+
 }  // namespace topo::reference

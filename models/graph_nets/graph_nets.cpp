@@ -169,22 +169,19 @@ std::int64_t GatEncoder::hidden_size() const { return output_width(config_); }
 
 StepMemoryEstimate GatEncoder::step_memory(const SequenceBatch& batch) const {
   const StepShape s = step_shape(batch);
-  std::int64_t elements = 0, edge_elements = 0;
+  std::int64_t elements = 0;
   for (std::int64_t l = 0; l < config_.layers; ++l) {
     const bool last = l + 1 == config_.layers;
     const std::int64_t in = l == 0 ? s.in : config_.hidden * config_.heads, heads = last ? 1 : config_.heads;
     const std::int64_t width = heads * (last ? output_width(config_) : config_.hidden);
-    // Per edge and head: the scores (kept by leaky relu's backward, which keeps nothing of its output), the
-    // softmax and its dropout (each kept by a backward), and the gradients alive at once.
-    edge_elements += s.edges * heads * 4;
+    // Nothing per edge: the attention is one fused op (nn::gat_attention) that keeps only [N, heads] rows.
     // Per node: the dropped-out input and its gradient (not in the first layer, whose dropped-out features are
     // lazy: nn::dropout of a leaf, projected slab by slab), about eight [N, heads x out] tensors and gradients.
     elements += s.nodes * ((l == 0 ? 0 : 2) * in + 8 * width);
   }
-  return {(elements + edge_elements) * kFloat,
-          fmt::format("gat: {} layers of {} heads x {} over {} nodes and {} edges ({} of it per edge)",
-                      config_.layers, config_.heads, config_.hidden, s.nodes, s.edges,
-                      format_bytes(static_cast<double>(edge_elements * kFloat))),
+  return {elements * kFloat,
+          fmt::format("gat: {} layers of {} heads x {} over {} nodes and {} edges", config_.layers, config_.heads,
+                      config_.hidden, s.nodes, s.edges),
           "--heads, --hidden, --layers, or a smaller graph"};
 }
 

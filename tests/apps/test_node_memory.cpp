@@ -85,15 +85,16 @@ TEST_CASE("memory: a graph too big for the budget stops before it is generated, 
 }
 
 TEST_CASE("memory: a training step too big stops before the first step, naming the model's flags") {
-  // The graph (20,000 nodes, ~1M edges) fits in 400 MiB; GAT's 64 heads want 1M x 64 floats per edge tensor.
+  // The graph (20,000 nodes, ~1M edges) fits in 400 MiB; GAT's 128 heads of 8 want ~8 node tensors of
+  // 20,000 x 1,024 floats (80 MiB each) in the first layer alone.
   const auto dir = topo::testing::fresh_temp_dir("memory_step");
   TrainConfig c = run_config("gat", "csbm:nodes=20000,degree=50,classes=4,features=16", dir.string());
-  c.set("heads", 64);
+  c.set("heads", 128);
   const std::int64_t budget = rss_bytes() + (std::int64_t{400} << 20);
   c.set("memory_limit", std::to_string(budget));
   const std::string error = error_of([&] { Trainer(c).run(); });
   INFO(error);
-  CHECK(error.find("node-classify: not enough memory: a full-graph training step (gat: 2 layers of 64 heads") !=
+  CHECK(error.find("node-classify: not enough memory: a full-graph training step (gat: 2 layers of 128 heads") !=
         std::string::npos);
   CHECK(error.find("Lower it with --heads, --hidden, --layers, or a smaller graph") != std::string::npos);
   // With 2 heads the same budget trains.

@@ -13,6 +13,7 @@
 
 #include "graph/graph.hpp"
 #include "nn/graph_layers.hpp"
+#include "nn/message_passing.hpp"
 #include "tests/nn/nn_testing.hpp"
 #include "tests/support/dense_attention_reference.hpp"  // to_double, linear
 
@@ -238,6 +239,55 @@ TEST_CASE("GATConv attention dropout: active in training only, differentiable wi
         return c.forward(g, "_E", in[0], in[0]);
       },
       {x});
+}
+
+TEST_CASE("GATConv's fused attention equals its composition from the public verbs, dropout masks and gradients included") {
+  // Training mode, feature and attention dropout on, two generators at the same seed: the layer (fused
+  // nn::gat_attention) and the composition a user would write with apply_edges -> leaky_relu -> edge_softmax ->
+  // dropout -> update_all draw the same masks, so outputs and every gradient agree to float rounding.
+  const HeteroGraph g = HeteroGraph::from_edges(EdgeList::from_pairs(random_pairs(51, false)), kN);
+  GATConvOptions opt;
+  opt.feat_drop = 0.3f;
+  opt.attn_drop = 0.5f;
+  const std::int64_t heads = 3, out_dim = 4;
+  Generator fused_gen(5), composed_gen(5);
+  GATConv conv(kIn, out_dim, heads, opt, &fused_gen);
+  conv.reset_parameters(52);
+  conv.bias.set_data(topo::testing::random_uniform({heads * out_dim}, 53));
+  conv.train();
+  Var x = leaf({kN, kIn}, 54, -2.f, 2.f);
+  const Tensor R = topo::testing::random_uniform({kN, heads, out_dim}, 55);
+  std::vector<std::vector<float>> outs, grads;
+  for (const bool fused : {true, false}) {
+    conv.zero_grad();
+    x.zero_grad();
+    Var out;
+    if (fused) {
+      out = conv.forward(g, "_E", x, x);
+    } else {
+      const Var h = dropout(x, opt.feat_drop, true, composed_gen);
+      const Var z = reshape(conv.fc->forward(h), {kN, heads, out_dim});
+      GraphFeatures f(g);
+      f.set_ndata("_N", "ft", z);
+      f.set_ndata("_N", "el", sum(mul(z, conv.attn_l), -1, true));
+      f.set_ndata("_N", "er", sum(mul(z, conv.attn_r), -1, true));
+      const Var scores = leaky_relu(apply_edges(f, "_E", fn::u_add_v("el", "er", "e")), opt.negative_slope);
+      f.set_edata("_E", "a", dropout(edge_softmax(g, "_E", scores), opt.attn_drop, true, composed_gen));
+      out = add(update_all(f, "_E", fn::u_mul_e("ft", "a", "m"), fn::sum("m", "ft")),
+                reshape(conv.bias, {heads, out_dim}));
+    }
+    sum_all(mul(out, Var(R))).backward();
+    outs.push_back(out.data().to_vector<float>());
+    std::vector<float> all = x.grad().to_vector<float>();
+    for (const auto& [name, p] : conv.named_parameters()) {
+      const auto v = p.grad().to_vector<float>();
+      all.insert(all.end(), v.begin(), v.end());
+    }
+    grads.push_back(all);
+  }
+  CHECK(fused_gen.offset() == composed_gen.offset());  // the same draws consumed
+  TOPO_CHECK_CLOSE(outs[0], outs[1], 1e-6, 1e-5);
+  TOPO_CHECK_CLOSE(grads[0], grads[1], 1e-5, 1e-4);
 }
 
 TEST_CASE("SAGEConv equals the dense reference (mean and max-pool), homogeneous and bipartite") {

@@ -1,5 +1,5 @@
 // The op table's sparse entries: gSpMM (every message op x reducer), gSDDMM (every op, node and edge operands
-// both ways), edge softmax, and fused sparse attention, over one random graph per size.
+// both ways), edge softmax, fused sparse attention and GAT's fused edge attention, over one random graph per size.
 //
 // Size n: n destinations and n + 2 sources (U and V rows differ, so a swapped target is caught); destination
 // v gets (5v + 3) mod 6 in-edges (some none), destination 0 also min(2n, 40) (a heavy row), sources at
@@ -202,6 +202,39 @@ void add_softmax_and_attention(std::vector<Op>& table) {
     };
     op.flops = [](const Problem& p) {  // q.k and p v per edge and head (dv ~ dk): 4 per edge and q element
       return 4.0 * static_cast<double>(p.coo.num_edges()) * static_cast<double>(p.inputs[0].row_numel());
+    };
+    op.atol = op.rtol = 1e-4;
+    table.push_back(op);
+  }
+  // GAT's fused edge attention: el [src, H, 1], er [dst, H, 1], z [src, H, F] (F 5 at the test sizes, 8 at the
+  // bench size: GAT's 8 x 8 layer). el at least 1 from 0 and er within +-0.5, so no score sits on the LeakyReLU's
+  // kink where finite differences would straddle it. "/dropout": attention dropout 0.5 from a generator made
+  // afresh for each call, so every forward of the finite differences draws the same mask.
+  for (bool with_dropout : {false, true}) {
+    Op op{with_dropout ? "gat_attention/dropout" : "gat_attention", kNodes, 7, kBenchNodes};
+    op.make = [](std::int64_t n, std::uint64_t seed) {
+      Problem p = graph_problem(n, seed);
+      const std::int64_t H = n > 257 ? 8 : 2, F = n > 257 ? 8 : 5;
+      p.inputs = {uniform({p.coo.num_src, H, 1}, seed + 1, -2.f, 2.f, 1.f),
+                  testing::random_uniform({p.coo.num_dst, H, 1}, seed + 2, -0.5f, 0.5f),
+                  testing::random_uniform({p.coo.num_src, H, F}, seed + 3)};
+      p.grad.assign(p.inputs.size(), true);
+      return p;
+    };
+    constexpr float kSlope = 0.2f, kDrop = 0.5f;
+    constexpr std::uint64_t kMaskSeed = 0x6a7;
+    op.call = [with_dropout](const Problem& p, const Vars& x) {
+      nn::Generator gen(kMaskSeed);
+      return nn::gat_attention(p.block(), x[0], x[1], x[2], kSlope, with_dropout ? kDrop : 0.f, true, gen);
+    };
+    op.reference = [with_dropout](const Problem& p) {
+      const std::int64_t H = p.inputs[2].size(1), F = p.inputs[2].size(2);
+      const reference::GatMask mask = with_dropout ? reference::GatMask{kDrop, kMaskSeed, 0} : reference::GatMask{};
+      return reference::gat_attention(p.coo, host(p.inputs[0]), host(p.inputs[1]), host(p.inputs[2]), H, F, kSlope,
+                                      mask);
+    };
+    op.flops = [](const Problem& p) {  // a' z per edge and z element (the scores are O(H) per edge)
+      return 2.0 * static_cast<double>(p.coo.num_edges()) * static_cast<double>(p.inputs[2].row_numel());
     };
     op.atol = op.rtol = 1e-4;
     table.push_back(op);
