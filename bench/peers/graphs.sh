@@ -28,24 +28,33 @@ echo "graph $graph, $epochs epochs, $threads threads, load $(cut -d' ' -f1 /proc
 for model in ${models//,/ }; do
   "$bin/topo-train" --task node-classify --model "$model" --data "$graph" --epochs "$epochs" --eval-every "$epochs" \
     --threads "$threads" --progress none --out "$out/topo-$model" > "$out/topo-$model.log" 2>&1
-  for lib in dgl pyg; do
+  for lib in dgl pyg; do  # a peer that dies (PyG's GAT at 1M nodes is OOM-killed) is a row, not the end
+    status=0
     "$python" "$here/graphs.py" "$graph" --lib "$lib" --model "$model" --epochs "$epochs" --threads "$threads" \
-      --json "$out/$lib-$model.json" > "$out/$lib-$model.log" 2>&1
+      --json "$out/$lib-$model.json" > "$out/$lib-$model.log" 2>&1 || status=$?
+    [[ $status -eq 0 ]] || echo "$status" > "$out/$lib-$model.failed"
   done
 done
 echo "load $(cut -d' ' -f1 /proc/loadavg) at the end"
 "$python" - "$out" "$models" <<'PY'
-import json, sys
+import json, os, sys
 out, models = sys.argv[1], sys.argv[2].split(",")
 print(f"{'model':6s} {'topograph s/epoch':>18s} {'DGL':>8s} {'PyG':>8s} {'DGL/topo':>9s} {'PyG/topo':>9s} | "
       f"{'peak RSS topo':>13s} {'DGL':>8s} {'PyG':>8s} {'topo/DGL':>9s} {'topo/PyG':>9s}")
 for m in models:
     t = json.load(open(f"{out}/topo-{m}/result.json"))
     ts, tr = t["epoch_train_seconds"]["median"], t["memory"]["peak_rss_bytes"]
-    p = {lib: json.load(open(f"{out}/{lib}-{m}.json")) for lib in ("dgl", "pyg")}
-    s = {lib: p[lib]["median_epoch_seconds"] for lib in p}
-    r = {lib: p[lib]["peak_rss_bytes"] for lib in p}
+    p = {lib: json.load(open(f"{out}/{lib}-{m}.json")) for lib in ("dgl", "pyg") if os.path.exists(f"{out}/{lib}-{m}.json")}
+    failed = {lib: open(f"{out}/{lib}-{m}.failed").read().strip() for lib in ("dgl", "pyg") if lib not in p}
     gib = lambda b: f"{b / 2**30:.2f} GiB"
-    print(f"{m:6s} {ts:18.3f} {s['dgl']:8.3f} {s['pyg']:8.3f} {s['dgl'] / ts:8.2f}x {s['pyg'] / ts:8.2f}x | "
-          f"{gib(tr):>13s} {gib(r['dgl']):>8s} {gib(r['pyg']):>8s} {tr / r['dgl']:8.2f}x {tr / r['pyg']:8.2f}x")
+    def cell(lib, key, fmt):
+        return fmt(p[lib][key]) if lib in p else f"exit {failed[lib]}"  # 137: killed (the OOM killer, usually)
+    def ratio(lib, key, num, den):
+        return f"{(num if num is not None else p[lib][key]) / (den if den is not None else p[lib][key]):8.2f}x" \
+            if lib in p else "       —"
+    print(f"{m:6s} {ts:18.3f} {cell('dgl', 'median_epoch_seconds', lambda v: f'{v:8.3f}'):>8s} "
+          f"{cell('pyg', 'median_epoch_seconds', lambda v: f'{v:8.3f}'):>8s} "
+          f"{ratio('dgl', 'median_epoch_seconds', None, ts)} {ratio('pyg', 'median_epoch_seconds', None, ts)} | "
+          f"{gib(tr):>13s} {cell('dgl', 'peak_rss_bytes', gib):>8s} {cell('pyg', 'peak_rss_bytes', gib):>8s} "
+          f"{ratio('dgl', 'peak_rss_bytes', tr, None)} {ratio('pyg', 'peak_rss_bytes', tr, None)}")
 PY

@@ -1,4 +1,5 @@
-// The differentiable sparse ops of nn/sparse_ops.hpp (gspmm, gsddmm, edge_softmax, sparse_attention) for
+// The differentiable sparse ops of nn/sparse_ops.hpp (gspmm, gsddmm, edge_softmax, sparse_attention,
+// gat_attention) for
 // torch.autograd.Function (topograph/_autograd.py).
 //
 // Each forward wraps the caller's tensors as leaves (borrowed memory, no copy), runs Topograph's op, which
@@ -155,6 +156,28 @@ void bind_ops(nb::module_& m) {
       },
       nb::arg("graph"), nb::arg("etypes"), nb::arg("q"), nb::arg("k"), nb::arg("v"), nb::arg("scale"),
       nb::arg("need_q"), nb::arg("need_k"), nb::arg("need_v"));
+  // GAT's fused edge attention (nn::gat_attention): el [num_src, H(, 1)], er [num_dst, H(, 1)], z [num_src, H, F]
+  // -> [num_dst, H, F]. attn_drop > 0 drops the attention weights with a mask drawn from `seed` (Python draws
+  // the seed from torch's generator, so torch.manual_seed makes runs repeat); the backward keeps nothing per edge.
+  m.def(
+      "gat_attention",
+      [](const HeteroGraph& g, int relation, const nb::ndarray<>& el, const nb::ndarray<>& er, const nb::ndarray<>& z,
+         float negative_slope, float attn_drop, std::uint64_t seed, bool need_el, bool need_er, bool need_z) {
+        std::vector<nn::Var> leaves{nn::Var(borrow_float(el, "gat_attention: el"), need_el),
+                                    nn::Var(borrow_float(er, "gat_attention: er"), need_er),
+                                    nn::Var(borrow_float(z, "gat_attention: z"), need_z)};
+        nn::Var out;
+        {
+          nb::gil_scoped_release release;
+          const Block block = relation_block(g, relation);
+          nn::Generator gen(seed);
+          out = nn::gat_attention(block, leaves[0], leaves[1], leaves[2], negative_slope, attn_drop, attn_drop > 0.f,
+                                  gen);
+        }
+        return finish(std::move(out), std::move(leaves));
+      },
+      nb::arg("graph"), nb::arg("relation"), nb::arg("el"), nb::arg("er"), nb::arg("z"), nb::arg("negative_slope"),
+      nb::arg("attn_drop"), nb::arg("seed"), nb::arg("need_el"), nb::arg("need_er"), nb::arg("need_z"));
   // The fused dense attention over packed sequences, optionally banded (nn::flash_attention,
   // kernels/dense/flash_attention.hpp): q, k [rows, H, dk], v [rows, H, dv]; sequence b owns lengths[b]
   // consecutive rows and attends within them; radii [] (full), [B] (per sequence) or [B * H] (per sequence and

@@ -73,6 +73,41 @@ def test_gat_conv_attention_and_block():
     torch.testing.assert_close(layer(block, x[block.srcdata[topograph.NID]]), expect[seeds])
 
 
+def test_gat_attention_equals_its_composition_forward_and_backward():
+    # ops.gat_attention against leaky_relu(u_add_v) -> edge_softmax -> u_mul_e_sum, gradients of all three inputs
+    g = graph()
+    el, er, z = (torch.randn(*shape, dtype=torch.float32, requires_grad=True)
+                 for shape in ((N, 2, 1), (N, 2, 1), (N, 2, 3)))
+    fused = topograph.ops.gat_attention(g, el, er, z, 0.2)
+    e = torch.nn.functional.leaky_relu(topograph.ops.u_add_v(g, el, er), 0.2)
+    composed = topograph.ops.u_mul_e_sum(g, z, topograph.ops.edge_softmax(g, e))
+    torch.testing.assert_close(fused, composed)
+    weights = torch.randn_like(fused)
+    grads_fused = torch.autograd.grad((fused * weights).sum(), (el, er, z))
+    grads_composed = torch.autograd.grad((composed * weights).sum(), (el, er, z))
+    for a, b in zip(grads_fused, grads_composed):
+        torch.testing.assert_close(a, b)
+
+
+def test_gat_conv_attention_dropout_follows_torch_seed_and_training():
+    layer = GATConv(4, 3, 2, attn_drop=0.5)
+    x = torch.randn(N, 4, dtype=torch.float32)
+    layer.eval()
+    expect = layer(graph(), x)
+    torch.testing.assert_close(layer(graph(), x), expect)  # eval: no dropout
+    layer.train()
+    torch.manual_seed(5)
+    a = layer(graph(), x)
+    torch.manual_seed(5)
+    b = layer(graph(), x)
+    torch.testing.assert_close(a, b)  # the mask's seed comes from torch's generator
+    assert not torch.allclose(a, expect)
+    a.sum().backward()
+    assert layer.attn_l.grad is not None and torch.isfinite(layer.attn_l.grad).all()
+    with pytest.raises(ValueError, match="attn_drop"):
+        topograph.ops.gat_attention(graph(), torch.zeros(N, 1), torch.zeros(N, 1), torch.zeros(N, 1, 2), 0.2, 1.0)
+
+
 def test_conv_errors():
     g = topograph.graph((torch.tensor([0]), torch.tensor([1])), num_nodes=3)  # nodes 0 and 2: no in-edge
     with pytest.raises(ValueError, match="no in-edge"):

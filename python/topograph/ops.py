@@ -149,6 +149,27 @@ def sparse_attention(g: DGLGraph, q: torch.Tensor, k, v, scale: Optional[float] 
     return taped(lambda a, b, c, need: _C.sparse_attention(g._g, etypes, a, b, c, s, *need), qs, ks, vs)
 
 
+def gat_attention(g: DGLGraph, el: torch.Tensor, er: torch.Tensor, z: torch.Tensor, negative_slope: float = 0.2,
+                  attn_drop: float = 0.0, training: bool = False) -> torch.Tensor:
+    """GAT's attention in one op: out[d] = sum_{s -> d} dropout(softmax_s(LeakyReLU(el[s] + er[d]))) z[s], per head.
+
+    el [num_src, H, 1] (or [num_src, H]), er [num_dst, H, 1], z [num_src, H, F] -> [num_dst, H, F]; a destination
+    without in-edges gets 0. The same as leaky_relu(u_add_v(g, el, er)) -> edge_softmax -> dropout ->
+    u_mul_e_sum(g, z, .), but nothing per edge is kept for the backward (the composition keeps about three
+    [E, H] tensors). With training and attn_drop > 0 the mask's seed is drawn from torch's generator."""
+    g = _graph(g)
+    if not 0.0 <= attn_drop < 1.0:
+        raise ValueError(f"gat_attention: attn_drop must be in [0, 1), got {attn_drop}")
+    tensors = [_feature(x, f"gat_attention: {name}")[0] for x, name in ((el, "el"), (er, "er"), (z, "z"))]
+    if tensors[2].dim() != 3:
+        raise ValueError(f"gat_attention: z must be [num_src, H, F], got {tuple(z.shape)}")
+    p = float(attn_drop) if training else 0.0
+    seed = int(torch.randint(0, 2**62, (1,)).item()) if p > 0.0 else 0
+    rel = g._relation(None)
+    return taped(lambda a, b, c, need: _C.gat_attention(g._g, rel, a, b, c, float(negative_slope), p, seed, *need),
+                 *tensors)
+
+
 def band_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, lengths, radius=None,
                    scale: Optional[float] = None) -> torch.Tensor:
     """Self-attention within packed sequences, each query seeing the keys of its sequence within `radius`
@@ -243,7 +264,8 @@ def _sddmm_shorthand(lhs: str, op: str, rhs: str, name: str):
     return f
 
 
-__all__ = ["gspmm", "gsddmm", "edge_softmax", "sparse_attention", "band_attention", "copy_u", "copy_v"]
+__all__ = ["gspmm", "gsddmm", "edge_softmax", "sparse_attention", "gat_attention", "band_attention", "copy_u",
+           "copy_v"]
 for _op, _reduce in itertools.product(["add", "sub", "mul", "div", "copy_u", "copy_e"], list(_REDUCE)):
     _name = f"{_op}_{_reduce}" if _op.startswith("copy") else f"u_{_op}_e_{_reduce}"
     globals()[_name] = _spmm_shorthand(_op, _reduce, _name)

@@ -151,7 +151,9 @@ class GATConv(torch.nn.Module):
     """Graph attention: z = W h [N, H, out]; e_{s->d} = LeakyReLU(a_l . z_s + a_r . z_d); alpha = softmax
     over each destination's in-edges; h_d = sum_s alpha z_s (+ residual, + bias) -> [N_dst, H, out].
     Parameters and initialisation as DGL 2.1's (Xavier-normal, ReLU gain; a linear residual carries the bias);
-    get_attention=True also returns alpha [E, H, 1]."""
+    get_attention=True also returns alpha [E, H, 1]. Without it the attention is one fused op
+    (topograph.ops.gat_attention) that keeps nothing per edge for the backward; its attention dropout mask is
+    drawn by Topograph from a seed taken from torch's generator."""
 
     def __init__(self, in_feats, out_feats: int, num_heads: int, feat_drop: float = 0.0, attn_drop: float = 0.0,
                  negative_slope: float = 0.2, residual: bool = False, activation=None,
@@ -205,9 +207,12 @@ class GATConv(torch.nn.Module):
             h_dst, z_dst = h_src[:n_dst], z_src[:n_dst]
         el = (z_src * self.attn_l).sum(-1, keepdim=True)  # [N_src, H, 1]
         er = (z_dst * self.attn_r).sum(-1, keepdim=True)  # [N_dst, H, 1]
-        e = torch.nn.functional.leaky_relu(ops.u_add_v(graph, el, er), self.negative_slope)
-        alpha = self.attn_drop(ops.edge_softmax(graph, e))  # [E, H, 1]
-        rst = ops.u_mul_e_sum(graph, z_src, alpha)
+        if get_attention:  # alpha [E, H, 1] wanted: the composition, which makes it
+            e = torch.nn.functional.leaky_relu(ops.u_add_v(graph, el, er), self.negative_slope)
+            alpha = self.attn_drop(ops.edge_softmax(graph, e))  # [E, H, 1]
+            rst = ops.u_mul_e_sum(graph, z_src, alpha)
+        else:  # one fused op: nothing per edge kept for the backward (its mask from Topograph's generator)
+            rst = ops.gat_attention(graph, el, er, z_src, self.negative_slope, self.attn_drop.p, self.training)
         if self.res_fc is not None:
             rst = rst + self.res_fc(h_dst).view(shape)
         if self.bias is not None:
