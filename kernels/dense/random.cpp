@@ -14,9 +14,9 @@
 namespace topo {
 
 void philox_batch(const std::uint64_t (&blocks)[kPhiloxBatch], std::uint32_t stream, std::uint64_t seed,
-                  Philox4 (&out)[kPhiloxBatch]) {
+                  Philox4 (&out)[kPhiloxBatch], int count) {
   std::uint32_t c0[kPhiloxBatch], c1[kPhiloxBatch], c2[kPhiloxBatch], c3[kPhiloxBatch];
-  for (int j = 0; j < kPhiloxBatch; ++j) {
+  for (int j = 0; j < count; ++j) {
     c0[j] = static_cast<std::uint32_t>(blocks[j]);
     c1[j] = static_cast<std::uint32_t>(blocks[j] >> 32);
     c2[j] = stream;
@@ -25,11 +25,11 @@ void philox_batch(const std::uint64_t (&blocks)[kPhiloxBatch], std::uint32_t str
   std::uint32_t k0 = static_cast<std::uint32_t>(seed), k1 = static_cast<std::uint32_t>(seed >> 32);
   for (int round = 0; round < 10; ++round) {
 #pragma omp simd
-    for (int j = 0; j < kPhiloxBatch; ++j) philox_round(c0[j], c1[j], c2[j], c3[j], k0, k1);
+    for (int j = 0; j < count; ++j) philox_round(c0[j], c1[j], c2[j], c3[j], k0, k1);
     k0 += kPhiloxBump0;
     k1 += kPhiloxBump1;
   }
-  for (int j = 0; j < kPhiloxBatch; ++j) out[j] = Philox4{{c0[j], c1[j], c2[j], c3[j]}};
+  for (int j = 0; j < count; ++j) out[j] = Philox4{{c0[j], c1[j], c2[j], c3[j]}};
 }
 
 namespace {

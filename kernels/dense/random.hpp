@@ -11,13 +11,14 @@ Tensor dropout(const Tensor& x, float p, std::uint64_t seed, std::uint64_t offse
 // Regenerates the same mask: grad_x = grad * mask / (1 - p).
 Tensor dropout_backward(const Tensor& grad, float p, std::uint64_t seed, std::uint64_t offset = 0);
 
-// Philox blocks of the stream `stream` of `seed` at kPhiloxBatch arbitrary block indices (element g of a stream
-// is lane g & 3 of block g >> 2), as struct of arrays: each of the ten rounds is one loop over the batch, which
-// vectorizes (vpmuludq lanes); called block by block, philox4x32_10 moves each block's words through memory. For
-// CPU kernels that draw masks of scattered elements (GAT's attention dropout per edge id) and for dropout's runs.
+// Philox blocks of the stream `stream` of `seed` at the first `count` (<= kPhiloxBatch) of the given block
+// indices (element g of a stream is lane g & 3 of block g >> 2), as struct of arrays: each of the ten rounds is
+// one loop over the batch, which vectorizes (vpmuludq lanes); called block by block, philox4x32_10 moves each
+// block's words through memory. For CPU kernels that draw masks of scattered elements (GAT's attention dropout
+// per edge id; a short row draws only the blocks it needs) and for dropout's runs.
 inline constexpr int kPhiloxBatch = 16;
 void philox_batch(const std::uint64_t (&blocks)[kPhiloxBatch], std::uint32_t stream, std::uint64_t seed,
-                  Philox4 (&out)[kPhiloxBatch]);
+                  Philox4 (&out)[kPhiloxBatch], int count = kPhiloxBatch);
 
 // Fresh tensors for initialisation.
 Tensor random_uniform(const Shape& shape, float lo, float hi, std::uint64_t seed, Device device = Device::cpu());

@@ -153,8 +153,10 @@ ScaleBiasActGrads scale_bias_act_backward(const Tensor& grad, const Tensor& y, c
     // it is dx itself.
     Tensor dz;
     if (bias_shape) dz = want_dx && !sp ? out.dx : Tensor::empty(y.shape(), DType::F32, y.device());
-    float* dzp = dz.defined() ? dz.data<float>() : nullptr;
-    float* dxp = want_dx && !(dz.defined() && dz.data<float>() == out.dx.data<float>()) ? out.dx.data<float>() : nullptr;
+    // Read only by the CUDA call, which a CPU-only build compiles away.
+    [[maybe_unused]] float* dzp = dz.defined() ? dz.data<float>() : nullptr;
+    [[maybe_unused]] float* dxp =
+        want_dx && !(dz.defined() && dz.data<float>() == out.dx.data<float>()) ? out.dx.data<float>() : nullptr;
     TOPO_ON_DEVICE(y.device(), (void)0, cuda::scale_bias_act_backward(gp, yp, sp, dzp, dxp, l.rows, l.cols, act, slope));
     if (bias_shape) out.dbias = sum(dz.reshape({l.rows, l.cols}), 0).reshape(*bias_shape);
     return out;

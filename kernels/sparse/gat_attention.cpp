@@ -58,8 +58,8 @@ void pair_dots(std::int64_t nj, RowA&& a, RowB&& b, std::int64_t heads, std::int
 
 // keep[j H + h] for the row's edges (eids[j]); all 1 without dropout. Edge e's H mask elements are
 // offset + e H .. offset + e H + H - 1: lanes (offset + e H) & 3 onwards of consecutive Philox blocks. Each edge's
-// blocks are queued side by side, kPhiloxBatch blocks drawn at once (philox_batch), and then the edge's H words
-// are one contiguous run of the batch's words. Edges wider than a batch (H > 61) draw element by element.
+// blocks are queued side by side, up to kPhiloxBatch blocks drawn at once (philox_batch; a short row only what it
+// needs), and then the edge's H words are one contiguous run of the batch's words. Edges wider than a batch (H > 61) draw element by element.
 template <class Id>
 void row_keeps(const GatDropout& drop, const Id* eids, std::int64_t nj, std::int64_t heads, float* keep) {
   if (drop.p == 0.f) {
@@ -73,12 +73,12 @@ void row_keeps(const GatDropout& drop, const Id* eids, std::int64_t nj, std::int
         keep[j * heads + static_cast<std::int64_t>(h)] = gat_keep(drop, static_cast<std::uint64_t>(eids[j]) * H + h);
     return;
   }
-  std::uint64_t blocks[kPhiloxBatch] = {};
+  std::uint64_t blocks[kPhiloxBatch];
   Philox4 words[kPhiloxBatch];
   std::int64_t batch_begin = 0;  // the first edge whose blocks are queued
   int queued = 0;
   auto draw = [&](std::int64_t batch_end) {
-    philox_batch(blocks, kStreamUniform, drop.seed, words);
+    philox_batch(blocks, kStreamUniform, drop.seed, words, queued);
     const std::uint32_t* flat = &words[0].v[0];
     int at = 0;  // the block where the edge's run starts
     for (std::int64_t j = batch_begin; j < batch_end; ++j) {
