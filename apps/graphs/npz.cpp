@@ -73,12 +73,19 @@ std::string inflate_member(const std::string& compressed, std::uint64_t size, co
   return out;
 }
 
-// The dtype parts numpy's descr spells: byte order, kind and item size ("<f4").
+// The dtype parts numpy's descr spells: byte order, kind and item size ("<f4"). The known ones: b1, i1..i8,
+// u1..u8, f4, f8; 0 for any other. Called per element by int64_at, so a switch, not string compares (those were
+// most of the time reading a 21M-edge graph).
 std::int64_t item_size_of(const std::string& dtype) {
-  static const char* known[] = {"b1", "i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f4", "f8"};
-  for (const char* k : known)
-    if (dtype == k) return dtype[1] - '0';
-  return 0;
+  if (dtype.size() != 2) return 0;
+  const char size = dtype[1];
+  switch (dtype[0]) {
+    case 'b': return size == '1' ? 1 : 0;
+    case 'i':
+    case 'u': return size == '1' || size == '2' || size == '4' || size == '8' ? size - '0' : 0;
+    case 'f': return size == '4' || size == '8' ? size - '0' : 0;
+    default: return 0;
+  }
 }
 
 // The value after 'key': in numpy's header dict ("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }").
@@ -113,9 +120,10 @@ std::int64_t NpyArray::numel() const {
 
 std::int64_t NpyArray::item_size() const { return item_size_of(dtype); }
 
-std::int64_t NpyArray::int64_at(std::int64_t i, const std::string& what) const {
-  const char kind = dtype[0];
-  const std::int64_t size = item_size();
+namespace {
+
+// Element i of a little-endian integer array of `kind` ('i', 'u', 'b') and item size `size` as an int64.
+std::int64_t integer_at(const std::string& bytes, std::int64_t i, char kind, std::int64_t size, const std::string& what) {
   std::uint64_t raw = 0;
   std::memcpy(&raw, bytes.data() + i * size, static_cast<std::size_t>(size));  // little-endian host
   if (kind == 'i' && size < 8 && (raw >> (8 * size - 1)) & 1) raw |= ~std::uint64_t{0} << (8 * size);  // sign
@@ -125,12 +133,29 @@ std::int64_t NpyArray::int64_at(std::int64_t i, const std::string& what) const {
   return static_cast<std::int64_t>(raw);
 }
 
+}  // namespace
+
+std::int64_t NpyArray::int64_at(std::int64_t i, const std::string& what) const {
+  return integer_at(bytes, i, dtype[0], item_size(), what);
+}
+
 std::vector<std::int64_t> NpyArray::as_int64(const std::string& what) const {
   const std::int64_t n = numel();
   const char kind = dtype[0];
   TOPO_CHECK(kind == 'i' || kind == 'u' || kind == 'b', "{}: expected integers, the array holds dtype {}", what, dtype);
+  const std::int64_t size = item_size();
   std::vector<std::int64_t> out(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = int64_at(i, what);
+  if (kind == 'i' && size == 8) {
+    std::memcpy(out.data(), bytes.data(), static_cast<std::size_t>(n) * 8);
+  } else if (kind == 'i' && size == 4) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      std::int32_t v;
+      std::memcpy(&v, bytes.data() + i * 4, 4);
+      out[static_cast<std::size_t>(i)] = v;
+    }
+  } else {
+    for (std::int64_t i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = integer_at(bytes, i, kind, size, what);
+  }
   return out;
 }
 
