@@ -30,6 +30,18 @@ __device__ float row_dot(const float* a, const float* b, std::int64_t n) {
   return s;
 }
 
+// o[i] += sum over the chunk's n edges c of weight_c rows[(row_c H + h) F + i]: each lane made one edge's weight
+// and row id; both are broadcast by shuffles while the lanes split the F features.
+__device__ void add_chunk_rows(float weight, long long row, int n, const float* rows, std::int64_t heads,
+                               std::int64_t h, std::int64_t F, int lane, float* o) {
+  for (int c = 0; c < n; ++c) {
+    const float wc = __shfl_sync(0xffffffffu, weight, c);
+    const long long rc = __shfl_sync(0xffffffffu, row, c);
+    const float* r = rows + (rc * heads + h) * F;
+    for (std::int64_t i = lane; i < F; i += kWarp) o[i] += wc * r[i];
+  }
+}
+
 template <class Id>
 __global__ void forward_kernel(const Id* indptr, const Id* indices, const Id* eids, std::int64_t rows,
                                std::int64_t heads, std::int64_t F, float slope, GatDropout drop, const float* el,
@@ -57,13 +69,7 @@ __global__ void forward_kernel(const Id* indptr, const Id* indices, const Id* ei
         l += p;
         weight = p * gat_keep(drop, static_cast<std::uint64_t>(eids[j]) * heads + h);
       }
-      const int n = static_cast<int>(end - j0 < kWarp ? end - j0 : kWarp);
-      for (int c = 0; c < n; ++c) {
-        const float wc = __shfl_sync(0xffffffffu, weight, c);
-        const long long uc = __shfl_sync(0xffffffffu, u, c);
-        const float* zr = z + (uc * heads + h) * F;
-        for (std::int64_t i = lane; i < F; i += kWarp) o[i] += wc * zr[i];
-      }
+      add_chunk_rows(weight, u, static_cast<int>(end - j0 < kWarp ? end - j0 : kWarp), z, heads, h, F, lane, o);
     }
     l = warp_sum(l);
     const float inv = l > 0.f ? 1.f / l : 0.f;
@@ -133,13 +139,7 @@ __global__ void backward_src_kernel(const Id* indptr, const Id* indices, const I
         dl += gat_score_grad(a, keep, row_dot(dout + vh * F, zu, F), row_term[vh], gat_leaky_grad(x, slope));
         weight = a * keep;
       }
-      const int n = static_cast<int>(end - j0 < kWarp ? end - j0 : kWarp);
-      for (int c = 0; c < n; ++c) {
-        const float wc = __shfl_sync(0xffffffffu, weight, c);
-        const long long vc = __shfl_sync(0xffffffffu, v, c);
-        const float* gr = dout + (vc * heads + h) * F;
-        for (std::int64_t i = lane; i < F; i += kWarp) o[i] += wc * gr[i];
-      }
+      add_chunk_rows(weight, v, static_cast<int>(end - j0 < kWarp ? end - j0 : kWarp), dout, heads, h, F, lane, o);
     }
     dl = warp_sum(dl);
     if (lane == 0) del[w] = dl;
