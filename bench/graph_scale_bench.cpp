@@ -1,6 +1,7 @@
 // Suite `graph_scale` (issue item "cost growth against edges"): how a full-graph node-classification training
-// step's time and memory grow with the graph. GCN and GraphSAGE (mean) with their node-classify recipes
-// (models/graph_nets/registration.cpp: 2 layers of 16, dropout 0.5, Adam at the recipe's lr and L2) train on
+// step's time and memory grow with the graph. GCN, GraphSAGE (mean) and GAT with their node-classify recipes
+// (models/graph_nets/registration.cpp: GCN and SAGE 2 layers of 16, dropout 0.5; GAT 8 heads x 8 then one
+// head, dropout 0.6; Adam at each recipe's lr and L2) train on
 // contextual SBM graphs (apps/graphs/generate.hpp: degree 20, 8 classes, 128 Gaussian features, homophily 0.8)
 // of 10,000, 30,000, 100,000, 300,000 and 1,000,000 nodes (--sizes replaces the list; --quick: the first three
 // and 3 timed steps). With node-classify's self loops that is about 21 edges a node: 0.2M to 21M edges.
@@ -57,7 +58,7 @@ struct GraphModel {
   const char* label;  // in plots
 };
 // SAGE's declared default aggregator is mean (models/graph_nets/registration.cpp).
-constexpr GraphModel kModels[] = {{"gcn", "gcn", "GCN"}, {"sage", "sage-mean", "SAGE-mean"}};
+constexpr GraphModel kModels[] = {{"gcn", "gcn", "GCN"}, {"sage", "sage-mean", "SAGE-mean"}, {"gat", "gat", "GAT"}};
 
 // A model as topo-train builds it for the task (apps/train/model_factory.cpp): the registered encoder at its
 // node-classify recipe's sizes, the task's output stage, Adam with the recipe's lr and L2.
@@ -143,8 +144,8 @@ double working_set_leaves_llc(const Points& ws, double llc) {
 
 }  // namespace
 
-TOPO_BENCH_SUITE(graph_scale, "full-graph GCN / GraphSAGE training steps on csbm graphs of 10k..1M nodes: time and "
-                              "memory against edges, log-log slopes") {
+TOPO_BENCH_SUITE(graph_scale, "full-graph GCN / GraphSAGE / GAT training steps on csbm graphs of 10k..1M nodes: "
+                              "time and memory against edges, log-log slopes") {
   const std::vector<std::int64_t> sizes =
       !bench.sizes().empty() ? bench.sizes()
       : bench.quick()        ? std::vector<std::int64_t>{10000, 30000, 100000}
@@ -158,7 +159,7 @@ TOPO_BENCH_SUITE(graph_scale, "full-graph GCN / GraphSAGE training steps on csbm
   const std::size_t min_reps = bench.quick() ? 3 : 5, max_reps = bench.quick() ? 3 : 20;
   const double budget_ms = bench.quick() ? 0 : 2000;
   const double llc = double(bench.machine().llc_bytes());
-  fmt::print("graph_scale: csbm degree {}, {} classes, {} features; GCN and GraphSAGE-mean at their node-classify "
+  fmt::print("graph_scale: csbm degree {}, {} classes, {} features; GCN, GraphSAGE-mean and GAT at their node-classify "
              "recipes; full-graph steps (forward, cross entropy, backward, Adam); {} warm-up, >= {} timed; "
              "L3 {:.0f} MiB\n",
              kDegree, kClasses, kFeatures, warmup, min_reps, llc / kMiB);
@@ -168,7 +169,7 @@ TOPO_BENCH_SUITE(graph_scale, "full-graph GCN / GraphSAGE training steps on csbm
   std::map<std::string, double> first_ns, first_peak;            // model -> its first row's per-edge figures
   Points ws_pts;                                                 // (edges, working-set bytes), one per size
   std::vector<double> edge_counts;
-  std::string width;  // the recipes' layers and hidden, for the plots' titles
+  std::map<std::string, std::string> widths;  // model label -> its recipe's sizes, for the plots' titles
 
   for (const std::int64_t nodes : sizes) {
     const apps::GeneratedGraphSpec spec = apps::parse_generated_graph_spec(
@@ -189,8 +190,11 @@ TOPO_BENCH_SUITE(graph_scale, "full-graph GCN / GraphSAGE training steps on csbm
       const std::string name = fmt::format("{} nodes={}", m.name, nodes);
       std::fprintf(stderr, "  running graph_scale/%s (%lld edges)\n", name.c_str(), static_cast<long long>(edges));
       Trainee t = make_trainee(m, task);
-      if (width.empty())
-        width = fmt::format("{} layers of {}", t.recipe.at("layers").get<int>(), t.recipe.at("hidden").get<int>());
+      if (!widths.count(m.label)) {
+        const int heads = t.recipe.contains("heads") ? t.recipe.at("heads").get<int>() : 1;
+        widths[m.label] = fmt::format("{} {}x{}{}", m.label, t.recipe.at("layers").get<int>(),
+                                      t.recipe.at("hidden").get<int>(), heads > 1 ? fmt::format(" ({} heads)", heads) : "");
+      }
       task.check_step_memory(*t.model, Device::cpu());  // an error naming the sizes, not an OOM kill
       float loss = 0;
       for (int i = 0; i < warmup; ++i) loss = train_step(t, task, batch);
@@ -269,7 +273,10 @@ TOPO_BENCH_SUITE(graph_scale, "full-graph GCN / GraphSAGE training steps on csbm
              llc / kMiB, ws_leaves);
   const std::vector<bench::XMark> marks = {
       {ws_leaves, fmt::format("features + CSR/CSC > L3 ({:.0f} MiB)", llc / kMiB)}};
-  const std::string what = fmt::format("(csbm degree {}, {} features; {})", kDegree, kFeatures, width);
+  std::vector<std::string> sizes_of;
+  for (const GraphModel& m : kModels)
+    if (widths.count(m.label)) sizes_of.push_back(widths[m.label]);
+  const std::string what = fmt::format("(csbm degree {}, {} features; {})", kDegree, kFeatures, fmt::join(sizes_of, ", "));
   if (const std::string path = bench.artifact_path("time.svg"); !path.empty())
     bench::write_log_log_svg(path, "Full-graph training step " + what, "edges (with self loops)", "step time (ms)",
                              time_series, marks);

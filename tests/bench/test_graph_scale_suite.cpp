@@ -13,7 +13,7 @@
 
 #include "tests/support/testing.hpp"
 
-TEST_CASE("graph_scale suite: both models' rows carry time per edge, step memory, graph bytes and finite slopes") {
+TEST_CASE("graph_scale suite: every model's rows carry time per edge, step memory, graph bytes and finite slopes") {
   const auto dir = topo::testing::fresh_temp_dir("graph_scale_suite");
   const std::string json = (dir / "gs.json").string();
   const std::string command = std::string("\"") + TOPO_BENCH_EXE +
@@ -32,7 +32,7 @@ TEST_CASE("graph_scale suite: both models' rows carry time per edge, step memory
       if (r.at("name") == "graph_scale/" + name) return &r;
     return nullptr;
   };
-  for (const std::string model : {"gcn", "sage-mean"}) {
+  for (const std::string model : {"gcn", "sage-mean", "gat"}) {
     for (const std::string nodes : {"2000", "4000"}) {
       const std::string name = model + " nodes=" + nodes;
       CAPTURE(name);
