@@ -59,7 +59,8 @@ void pair_dots(std::int64_t nj, RowA&& a, RowB&& b, std::int64_t heads, std::int
 // keep[j H + h] for the row's edges (eids[j]); all 1 without dropout. Edge e's H mask elements are
 // offset + e H .. offset + e H + H - 1: lanes (offset + e H) & 3 onwards of consecutive Philox blocks. Each edge's
 // blocks are queued side by side, up to kPhiloxBatch blocks drawn at once (philox_batch; a short row only what it
-// needs), and then the edge's H words are one contiguous run of the batch's words. Edges wider than a batch (H > 61) draw element by element.
+// needs), and then the edge's H words are one contiguous run of the batch's words. Edges wider than a batch
+// (H > 61) draw element by element.
 template <class Id>
 void row_keeps(const GatDropout& drop, const Id* eids, std::int64_t nj, std::int64_t heads, float* keep) {
   if (drop.p == 0.f) {

@@ -112,7 +112,8 @@ void spmm_rows_cpu(MessageOp op, SpmmReduce reduce, const Id* indptr, const Id* 
             const float* ur = ufeat + u * len;
             // The selects as bit masks, stored unconditionally: written `o[f] = w ? x : o[f]`, GCC made each a
             // conditional masked store (vmaskmovps / vpmaskmovq) that the next edge's load of the same row
-            // cannot forward from (copy_u max fwd 30.7-38.6 -> 23.7-24.0 ms, `topo-bench ops --only gspmm/copy_u`, Zen 3).
+            // cannot forward from (copy_u max fwd 30.7-38.6 -> 23.7-24.0 ms, `topo-bench ops --only
+            // gspmm/copy_u`, Zen 3).
 #pragma omp simd
             for (std::int64_t f = 0; f < len; ++f) {
               const float x = ur[f], cur = o[f];
