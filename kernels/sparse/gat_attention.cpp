@@ -121,31 +121,24 @@ void forward_row(const Id* indptr, const Id* indices, const Id* eids, std::int64
   float *keep = w + nj * H, *m = keep + nj * H, *inv = m + H;
   std::fill(m, m + H, -INFINITY);
   std::fill(inv, inv + H, 0.f);
-  // Each loop on its own (scores, max, shift, a flat exp, sums): GCC vectorizes them apart, not fused.
   for (std::int64_t j = 0; j < nj; ++j) {  // the source rows the weighted sum reads are asked for meanwhile
     const std::int64_t u = idx[j];
     simd::prefetch_row(z + u * H * F, H * F);
     const float* elu = el + u * H;
     float* wj = w + j * H;
 #pragma omp simd
-    for (std::int64_t h = 0; h < H; ++h) wj[h] = gat_leaky(elu[h] + ert[h], slope);
+    for (std::int64_t h = 0; h < H; ++h) {
+      wj[h] = gat_leaky(elu[h] + ert[h], slope);
+      m[h] = wj[h] > m[h] ? wj[h] : m[h];
+    }
   }
-  for (std::int64_t j = 0; j < nj; ++j) {
-    const float* wj = w + j * H;
-#pragma omp simd
-    for (std::int64_t h = 0; h < H; ++h) m[h] = wj[h] > m[h] ? wj[h] : m[h];
-  }
-  for (std::int64_t j = 0; j < nj; ++j) {
+  for (std::int64_t j = 0; j < nj; ++j) {  // inv holds the sums until they are inverted
     float* wj = w + j * H;
 #pragma omp simd
-    for (std::int64_t h = 0; h < H; ++h) wj[h] -= m[h];
-  }
-#pragma omp simd
-  for (std::int64_t k = 0; k < nj * H; ++k) w[k] = exp_approx(w[k]);
-  for (std::int64_t j = 0; j < nj; ++j) {  // inv holds the sums until they are inverted
-    const float* wj = w + j * H;
-#pragma omp simd
-    for (std::int64_t h = 0; h < H; ++h) inv[h] += wj[h];
+    for (std::int64_t h = 0; h < H; ++h) {
+      wj[h] = exp_approx(wj[h] - m[h]);
+      inv[h] += wj[h];
+    }
   }
   for (std::int64_t h = 0; h < H; ++h) {
     lt[h] = online_softmax_lse(m[h], inv[h]);
@@ -164,8 +157,8 @@ void forward_row(const Id* indptr, const Id* indices, const Id* eids, std::int64
 
 // Backward, destination pass, row t: per head D = sum_e a_e keep_e dot_e (dot_e = g_t . z_u), and
 // der_t = sum_e a_e (keep_e dot_e - D) LeakyReLU'(x_e) taken as A - D B with A = sum a keep dot LeakyReLU' and
-// B = sum a LeakyReLU', so one pass over the edges suffices. Phases: the gathered dot products, the scores and
-// masks, one flat vectorized loop of exps, then the per-head sums.
+// B = sum a LeakyReLU', so one pass over the edges suffices. Phases: the scores (the source rows prefetched
+// meanwhile), the gathered dot products, the masks, one flat vectorized loop of exps, then the per-head sums.
 template <class Id>
 void backward_dst_row(const Id* indptr, const Id* indices, const Id* eids, std::int64_t t, Dims d, float slope,
                       const GatDropout& drop, const float* el, const float* er, const float* z, const float* lse,
