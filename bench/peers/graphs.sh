@@ -45,16 +45,12 @@ for m in models:
     t = json.load(open(f"{out}/topo-{m}/result.json"))
     ts, tr = t["epoch_train_seconds"]["median"], t["memory"]["peak_rss_bytes"]
     p = {lib: json.load(open(f"{out}/{lib}-{m}.json")) for lib in ("dgl", "pyg") if os.path.exists(f"{out}/{lib}-{m}.json")}
-    failed = {lib: open(f"{out}/{lib}-{m}.failed").read().strip() for lib in ("dgl", "pyg") if lib not in p}
-    gib = lambda b: f"{b / 2**30:.2f} GiB"
-    def cell(lib, key, fmt):
-        return fmt(p[lib][key]) if lib in p else f"exit {failed[lib]}"  # 137: killed (the OOM killer, usually)
-    def ratio(lib, key, num, den):
-        return f"{(num if num is not None else p[lib][key]) / (den if den is not None else p[lib][key]):8.2f}x" \
-            if lib in p else "       —"
-    print(f"{m:6s} {ts:18.3f} {cell('dgl', 'median_epoch_seconds', lambda v: f'{v:8.3f}'):>8s} "
-          f"{cell('pyg', 'median_epoch_seconds', lambda v: f'{v:8.3f}'):>8s} "
-          f"{ratio('dgl', 'median_epoch_seconds', None, ts)} {ratio('pyg', 'median_epoch_seconds', None, ts)} | "
-          f"{gib(tr):>13s} {cell('dgl', 'peak_rss_bytes', gib):>8s} {cell('pyg', 'peak_rss_bytes', gib):>8s} "
-          f"{ratio('dgl', 'peak_rss_bytes', tr, None)} {ratio('pyg', 'peak_rss_bytes', tr, None)}")
+    # a peer without a report died: its cells say its exit status (137: killed, usually by the OOM killer)
+    failed = {lib: "exit " + open(f"{out}/{lib}-{m}.failed").read().strip() for lib in ("dgl", "pyg") if lib not in p}
+    sec = {lib: f"{p[lib]['median_epoch_seconds']:8.3f}" if lib in p else failed[lib] for lib in ("dgl", "pyg")}
+    rss = {lib: f"{p[lib]['peak_rss_bytes'] / 2**30:.2f} GiB" if lib in p else failed[lib] for lib in ("dgl", "pyg")}
+    speed = {lib: f"{p[lib]['median_epoch_seconds'] / ts:8.2f}x" if lib in p else "       —" for lib in ("dgl", "pyg")}
+    mem = {lib: f"{tr / p[lib]['peak_rss_bytes']:8.2f}x" if lib in p else "       —" for lib in ("dgl", "pyg")}
+    print(f"{m:6s} {ts:18.3f} {sec['dgl']:>8s} {sec['pyg']:>8s} {speed['dgl']} {speed['pyg']} | "
+          f"{tr / 2**30:9.2f} GiB {rss['dgl']:>8s} {rss['pyg']:>8s} {mem['dgl']} {mem['pyg']}")
 PY
