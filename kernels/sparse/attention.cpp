@@ -340,11 +340,7 @@ void backward_cuda(const CsrView& in_csr, const CsrView& out_csr, Dims d, float 
 
 void check_backward(const CsrView& in_csr, const CsrView& out_csr, const Tensor& q, const AttentionOutput& forward,
                     const Tensor& grad_out, const char* op) {
-  check_csr(out_csr, q.device(), op);
-  TOPO_CHECK(out_csr.num_rows == in_csr.num_cols && out_csr.num_cols == in_csr.num_rows &&
-                 out_csr.nnz() == in_csr.nnz() && out_csr.dtype() == in_csr.dtype(),
-             "{}: out_csr ({} x {}, {} entries) is not the reverse of in_csr ({} x {}, {} entries)", op,
-             out_csr.num_rows, out_csr.num_cols, out_csr.nnz(), in_csr.num_rows, in_csr.num_cols, in_csr.nnz());
+  check_reverse_csr(in_csr, out_csr, q.device(), op);
   check_same_shape(grad_out, forward.out, op);
   check_same_device(grad_out, q, op);
 }

@@ -15,6 +15,14 @@ void check_csr(const CsrView& csr, Device device, const char* op) {
              "{}: graph on {} but features on {}", op, csr.indptr.device().str(), device.str());
 }
 
+void check_reverse_csr(const CsrView& in_csr, const CsrView& out_csr, Device device, const char* op) {
+  check_csr(out_csr, device, op);
+  TOPO_CHECK(out_csr.num_rows == in_csr.num_cols && out_csr.num_cols == in_csr.num_rows &&
+                 out_csr.nnz() == in_csr.nnz() && out_csr.dtype() == in_csr.dtype(),
+             "{}: out_csr ({} x {}, {} entries) is not the reverse of in_csr ({} x {}, {} entries)", op,
+             out_csr.num_rows, out_csr.num_cols, out_csr.nnz(), in_csr.num_rows, in_csr.num_cols, in_csr.nnz());
+}
+
 void check_rows(const Tensor& t, std::int64_t rows, Device device, const char* op, const char* what) {
   TOPO_CHECK(t.defined(), "{}: {} is missing", op, what);
   check_dtype(t, DType::F32, op, what);

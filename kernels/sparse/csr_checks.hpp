@@ -6,6 +6,9 @@ namespace topo {
 
 // The CSR is complete (indptr [rows+1], indices/eids [nnz], one integer dtype) and on `device`.
 void check_csr(const CsrView& csr, Device device, const char* op);
+// out_csr is complete, on `device`, and in_csr's transpose in shape, entry count and dtype (the two-pass
+// backwards walk in_csr by destination and out_csr by source).
+void check_reverse_csr(const CsrView& in_csr, const CsrView& out_csr, Device device, const char* op);
 // `t` is a float32 tensor on `device` with `rows` rows; `what` names it in errors.
 void check_rows(const Tensor& t, std::int64_t rows, Device device, const char* op, const char* what);
 

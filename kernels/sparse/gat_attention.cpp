@@ -351,11 +351,7 @@ GatAttentionGrads gat_attention_backward(const CsrView& in_csr, const CsrView& o
   const char* op = "gat_attention_backward";
   const Dims d = check_gat(in_csr, el, er, z, drop, op);
   const Device device = z.device();
-  check_csr(out_csr, device, op);
-  TOPO_CHECK(out_csr.num_rows == in_csr.num_cols && out_csr.num_cols == in_csr.num_rows &&
-                 out_csr.nnz() == in_csr.nnz() && out_csr.dtype() == in_csr.dtype(),
-             "{}: out_csr ({} x {}, {} entries) is not the reverse of in_csr ({} x {}, {} entries)", op,
-             out_csr.num_rows, out_csr.num_cols, out_csr.nnz(), in_csr.num_rows, in_csr.num_cols, in_csr.nnz());
+  check_reverse_csr(in_csr, out_csr, device, op);
   const Tensor& lse = forward.lse;
   check_rows(lse, in_csr.num_rows, device, op, "lse");
   TOPO_CHECK(lse.numel() == in_csr.num_rows * d.heads, "{}: lse {} must be [{}, {}]", op, lse.str(), in_csr.num_rows,
