@@ -117,4 +117,7 @@ TEST_CASE("gat_attention: mismatched shapes and a bad dropout rate are errors na
                        doctest::Contains("[sources, heads, features]"), Error);
   CHECK_THROWS_WITH_AS(gat_attention(g.in, el, er, z, 0.2f, GatDropout{1.f, 1.f, 0, 0}),
                        doctest::Contains("dropout must be in [0, 1)"), Error);
+  const GatAttentionOutput fwd = gat_attention(g.in, el, er, z, 0.2f);
+  CHECK_THROWS_WITH_AS(gat_attention_backward(g.in, g.in, el, er, z, fwd, random_uniform({8, 2, 3}, 4), 0.2f),
+                       doctest::Contains("is not the reverse of in_csr"), Error);
 }
