@@ -1,9 +1,9 @@
 #pragma once
 // DGL's GraphConv, GATConv and SAGEConv, written only with the public message-passing API (GraphFeatures,
-// update_all, and the fused nn::gat_attention, itself equal to apply_edges + edge_softmax + update_all) and dense ops: the proof that a user outside the engine can write
-// a graph layer over an arbitrary topology. Each runs over one relation `etype` of a HeteroGraph:
-// x_src [num_nodes(src type), in], x_dst [num_nodes(dst type), in] (pass x_src twice on a homogeneous
-// relation) -> [num_nodes(dst type), ...]. Multi-edges count once per edge, as in DGL.
+// update_all, and the fused nn::gat_attention, itself equal to apply_edges + edge_softmax + update_all) and
+// dense ops: the proof that a user outside the engine can write a graph layer over an arbitrary topology. Each
+// runs over one relation `etype` of a HeteroGraph: x_src [num_nodes(src type), in], x_dst [num_nodes(dst type),
+// in] (pass x_src twice on a homogeneous relation) -> [num_nodes(dst type), ...]. Multi-edges count once per edge, as in DGL.
 //
 // Zero in-degree: GraphConv and GATConv refuse a destination without in-edges (DGL's DGLError: its output
 // would be only the bias), naming the first such node, unless allow_zero_in_degree is set, when such a
@@ -57,9 +57,9 @@ struct GATConvOptions {
 // e_uv = LeakyReLU(a_l . z_u + a_r . z_v); alpha = edge_softmax(e) over v's in-edges, dropped out with
 // attn_drop in training; out_v = sum_u alpha_uv z_u + residual(x_v) + b -> [N_dst, H, F]. The attention is one
 // fused op (nn::gat_attention): nothing per edge is kept for the backward, which at 21M edges and 8 heads
-// saves 0.63 GiB per [E, H] tensor the composition would keep. Residual: identity
-// when in == H * F, else a Linear without bias ("res_fc"). Parameters: "fc" (Linear in -> H*F, no bias),
-// "attn_l", "attn_r" [1, H, F], "bias" [H * F].
+// saves 0.63 GiB per [E, H] tensor the composition would keep. Residual: identity when in == H * F, else a
+// Linear without bias ("res_fc"). Parameters: "fc" (Linear in -> H*F, no bias), "attn_l", "attn_r" [1, H, F],
+// "bias" [H * F].
 class GATConv : public Module {
  public:
   GATConv(std::int64_t in, std::int64_t out, std::int64_t heads, const GATConvOptions& options = {},
