@@ -3,7 +3,8 @@
 // update_all, and the fused nn::gat_attention, itself equal to apply_edges + edge_softmax + update_all) and
 // dense ops: the proof that a user outside the engine can write a graph layer over an arbitrary topology. Each
 // runs over one relation `etype` of a HeteroGraph: x_src [num_nodes(src type), in], x_dst [num_nodes(dst type),
-// in] (pass x_src twice on a homogeneous relation) -> [num_nodes(dst type), ...]. Multi-edges count once per edge, as in DGL.
+// in] (pass x_src twice on a homogeneous relation) -> [num_nodes(dst type), ...]. Multi-edges count once per
+// edge, as in DGL.
 //
 // Zero in-degree: GraphConv and GATConv refuse a destination without in-edges (DGL's DGLError: its output
 // would be only the bias), naming the first such node, unless allow_zero_in_degree is set, when such a
