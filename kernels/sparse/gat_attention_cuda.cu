@@ -30,15 +30,30 @@ __device__ float row_dot(const float* a, const float* b, std::int64_t n) {
   return s;
 }
 
-// o[i] += sum over the chunk's n edges c of weight_c rows[(row_c H + h) F + i]: each lane made one edge's weight
-// and row id; both are broadcast by shuffles while the lanes split the F features.
-__device__ void add_chunk_rows(float weight, long long row, int n, const float* rows, std::int64_t heads,
-                               std::int64_t h, std::int64_t F, int lane, float* o) {
-  for (int c = 0; c < n; ++c) {
-    const float wc = __shfl_sync(0xffffffffu, weight, c);
-    const long long rc = __shfl_sync(0xffffffffu, row, c);
-    const float* r = rows + (rc * heads + h) * F;
-    for (std::int64_t i = lane; i < F; i += kWarp) o[i] += wc * r[i];
+// o[i] = sum over the row's entries j in [begin, end) of weight_j rows[(indices[j] H + h) F + i], lanes over F:
+// the entries go in chunks of 32, each lane making one entry's weight (`weight_of(j)`, which may also fold
+// lane-local sums of its own) and reading its row id; both are broadcast by shuffles while the lanes split the
+// F features of the rows.
+template <class Id, class WeightOf>
+__device__ void weighted_rows(const Id* indices, std::int64_t begin, std::int64_t end, const float* rows,
+                              std::int64_t heads, std::int64_t h, std::int64_t F, int lane, float* o,
+                              WeightOf&& weight_of) {
+  for (std::int64_t i = lane; i < F; i += kWarp) o[i] = 0.f;
+  for (std::int64_t j0 = begin; j0 < end; j0 += kWarp) {
+    const std::int64_t j = j0 + lane;
+    long long row = 0;
+    float weight = 0.f;
+    if (j < end) {
+      row = indices[j];
+      weight = weight_of(j);
+    }
+    const int n = static_cast<int>(end - j0 < kWarp ? end - j0 : kWarp);
+    for (int c = 0; c < n; ++c) {
+      const float wc = __shfl_sync(0xffffffffu, weight, c);
+      const long long rc = __shfl_sync(0xffffffffu, row, c);
+      const float* r = rows + (rc * heads + h) * F;
+      for (std::int64_t i = lane; i < F; i += kWarp) o[i] += wc * r[i];
+    }
   }
 }
 
@@ -57,20 +72,12 @@ __global__ void forward_kernel(const Id* indptr, const Id* indices, const Id* ei
       m = fmaxf(m, gat_leaky(el[static_cast<std::int64_t>(indices[j]) * heads + h] + erv, slope));
     m = warp_max(m);
     float* o = out + w * F;
-    for (std::int64_t i = lane; i < F; i += kWarp) o[i] = 0.f;
     float l = 0.f;
-    for (std::int64_t j0 = begin; j0 < end; j0 += kWarp) {
-      const std::int64_t j = j0 + lane;
-      long long u = 0;
-      float weight = 0.f;
-      if (j < end) {
-        u = indices[j];
-        const float p = exp_approx(gat_leaky(el[u * heads + h] + erv, slope) - m);
-        l += p;
-        weight = p * gat_keep(drop, static_cast<std::uint64_t>(eids[j]) * heads + h);
-      }
-      add_chunk_rows(weight, u, static_cast<int>(end - j0 < kWarp ? end - j0 : kWarp), z, heads, h, F, lane, o);
-    }
+    weighted_rows(indices, begin, end, z, heads, h, F, lane, o, [&](std::int64_t j) {
+      const float p = exp_approx(gat_leaky(el[static_cast<std::int64_t>(indices[j]) * heads + h] + erv, slope) - m);
+      l += p;
+      return p * gat_keep(drop, static_cast<std::uint64_t>(eids[j]) * heads + h);
+    });
     l = warp_sum(l);
     const float inv = l > 0.f ? 1.f / l : 0.f;
     for (std::int64_t i = lane; i < F; i += kWarp) o[i] *= inv;
@@ -123,24 +130,15 @@ __global__ void backward_src_kernel(const Id* indptr, const Id* indices, const I
     const std::int64_t u = w / heads, h = w % heads, begin = indptr[u], end = indptr[u + 1];
     const float elu = el[w];
     const float* zu = z + w * F;
-    float* o = dz + w * F;
-    for (std::int64_t i = lane; i < F; i += kWarp) o[i] = 0.f;
     float dl = 0.f;
-    for (std::int64_t j0 = begin; j0 < end; j0 += kWarp) {
-      const std::int64_t j = j0 + lane;
-      long long v = 0;
-      float weight = 0.f;
-      if (j < end) {
-        v = indices[j];
-        const std::int64_t vh = v * heads + h;
-        const float x = elu + er[vh];
-        const float a = exp_approx(gat_leaky(x, slope) - lse[vh]);
-        const float keep = gat_keep(drop, static_cast<std::uint64_t>(eids[j]) * heads + h);
-        dl += gat_score_grad(a, keep, row_dot(dout + vh * F, zu, F), row_term[vh], gat_leaky_grad(x, slope));
-        weight = a * keep;
-      }
-      add_chunk_rows(weight, v, static_cast<int>(end - j0 < kWarp ? end - j0 : kWarp), dout, heads, h, F, lane, o);
-    }
+    weighted_rows(indices, begin, end, dout, heads, h, F, lane, dz + w * F, [&](std::int64_t j) {
+      const std::int64_t vh = static_cast<std::int64_t>(indices[j]) * heads + h;
+      const float x = elu + er[vh];
+      const float a = exp_approx(gat_leaky(x, slope) - lse[vh]);
+      const float keep = gat_keep(drop, static_cast<std::uint64_t>(eids[j]) * heads + h);
+      dl += gat_score_grad(a, keep, row_dot(dout + vh * F, zu, F), row_term[vh], gat_leaky_grad(x, slope));
+      return a * keep;
+    });
     dl = warp_sum(dl);
     if (lane == 0) del[w] = dl;
   }
