@@ -1,6 +1,5 @@
 // The differentiable sparse ops of nn/sparse_ops.hpp (gspmm, gsddmm, edge_softmax, sparse_attention,
-// gat_attention) for
-// torch.autograd.Function (topograph/_autograd.py).
+// gat_attention) for torch.autograd.Function (topograph/_autograd.py).
 //
 // Each forward wraps the caller's tensors as leaves (borrowed memory, no copy), runs Topograph's op, which
 // records its backward on Topograph's tape, and returns the output plus a Tape. The Python Function keeps
