@@ -38,7 +38,12 @@ void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const Ad
       param.device(),
       parallel_for(n, 16,
                    [&](std::int64_t b, std::int64_t e) {
-                     for (std::int64_t i = b; i < e; ++i) adam_update(c, pp[i], gp[i], mp[i], vp[i]);
+                     // Locals, not the closure's references: a float store below could alias a float read
+                     // through them, which kept the loop scalar inside the parallel region.
+                     const AdamStepConfig cl = c;
+                     float *p = pp, *mm = mp, *vv = vp;
+                     const float* g = gp;
+                     for (std::int64_t i = b; i < e; ++i) adam_update(cl, p[i], g[i], mm[i], vv[i]);
                    }),
       cuda::adam_step(c, pp, gp, mp, vp, n));
 }
@@ -59,8 +64,15 @@ void sgd_step(Tensor& param, const Tensor& grad, Tensor& buf, const SgdStepConfi
       param.device(),
       parallel_for(n, 4,
                    [&](std::int64_t b, std::int64_t e) {
-                     float local = 0.f;  // stands in for the buffer without momentum (sgd_update ignores it)
-                     for (std::int64_t i = b; i < e; ++i) sgd_update(c, pp[i], gp[i], bp ? bp[i] : local);
+                     const SgdStepConfig cl = c;  // locals, as adam_step's
+                     float *p = pp, *buf = bp;
+                     const float* g = gp;
+                     if (buf) {
+                       for (std::int64_t i = b; i < e; ++i) sgd_update(cl, p[i], g[i], buf[i]);
+                     } else {
+                       float unused = 0.f;  // stands in for the buffer without momentum (sgd_update ignores it)
+                       for (std::int64_t i = b; i < e; ++i) sgd_update(cl, p[i], g[i], unused);
+                     }
                    }),
       cuda::sgd_step(c, pp, gp, bp, n));
 }
