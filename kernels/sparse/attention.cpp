@@ -27,8 +27,9 @@ using simd::kLanes;
 using simd::max16;
 using simd::sum16;
 
-// Forward. Edges outside, heads inside everywhere: each source's k and v rows (H * d contiguous floats) are
-// read once per destination, never once per head. Rows with at most kBlockEdges in-edges go in blocks
+// Forward. Per destination: each source's k and v rows (H * d contiguous floats) are read for that
+// destination only, the scores per head with the head's q slice against the in-edges' k slices
+// (simd::dots_with: in registers, four edges at a time, as gsddmm). Rows with at most kBlockEdges in-edges go in blocks
 // (attention_block below). A heavier row runs an online softmax over chunks of kChunk in-edges: the chunk's
 // scores, then per head one max and one rescale of the accumulator per chunk and the chunk's weights as one
 // vectorized exp, then the weighted v rows. (The earlier kernel rescaled at every edge: two scalar exps and a
@@ -52,9 +53,12 @@ void attention_row_chunked(const Id* indptr, const Id* indices, std::int64_t r, 
     for (std::int64_t h = 0; h < hn; ++h) m[h] = -INFINITY, l[h] = 0.f;
     for (std::int64_t j0 = indptr[r]; j0 < indptr[r + 1]; j0 += kChunk) {
       const std::int64_t nc = std::min<std::int64_t>(kChunk, indptr[r + 1] - j0);
-      for (std::int64_t c = 0; c < nc; ++c) {
-        const float* kr = k + static_cast<std::int64_t>(indices[j0 + c]) * d.ldk + h0 * d.dk;
-        for (std::int64_t h = 0; h < hn; ++h) w[h * kChunk + c] = scale * dot(qr + h * d.dk, kr + h * d.dk, d.dk);
+      for (std::int64_t h = 0; h < hn; ++h) {
+        const std::int64_t hk = (h0 + h) * d.dk;
+        float* wh = w + h * kChunk;
+        simd::dots_with(
+            qr + h * d.dk, d.dk, nc, [&](std::int64_t c) { return k + static_cast<std::int64_t>(indices[j0 + c]) * d.ldk + hk; },
+            [&](std::int64_t c, float s) { wh[c] = scale * s; });
       }
       for (std::int64_t h = 0; h < hn; ++h) {
         float* wh = w + h * kChunk;
@@ -95,7 +99,7 @@ void attention_row_chunked(const Id* indptr, const Id* indices, std::int64_t r, 
 }
 
 // Rows with few in-edges go in blocks of up to kBlockEdges in-edges (and kBlockRows rows): pass A computes
-// every score of the block ([h][edge] in a stack buffer, like gsddmm but never leaving L1/L2), pass B runs
+// every score of the block ([h][edge] in a stack buffer, as gsddmm computes them but never leaving L1/L2), pass B runs
 // each row's softmax (max, one flat vectorized exp per head over the block, sum) and accumulates the
 // normalised weights times the v rows, like gspmm. Two streaming passes over a block ran ~25% faster on the
 // DRAM-sized satellite block (one thread) than one pass per row, whose dependent chain (scores -> max -> exp
@@ -109,11 +113,15 @@ void attention_block(const Id* indptr, const Id* indices, std::int64_t rb, std::
   for (std::int64_t h0 = 0; h0 < d.heads; h0 += kHeadBlock) {
     const std::int64_t hn = std::min(kHeadBlock, d.heads - h0);
     for (std::int64_t t = rb; t < re; ++t) {  // A: scores, sc[h * kBlockEdges + j - jb]
-      const float* qr = q + (t * d.heads + h0) * d.dk;
-      for (std::int64_t j = indptr[t]; j < indptr[t + 1]; ++j) {
-        const float* kr = k + static_cast<std::int64_t>(indices[j]) * d.ldk + h0 * d.dk;
-        for (std::int64_t h = 0; h < hn; ++h)
-          sc[h * kBlockEdges + j - jb] = scale * dot(qr + h * d.dk, kr + h * d.dk, d.dk);
+      const Id* idx = indices + indptr[t];
+      const std::int64_t nj = static_cast<std::int64_t>(indptr[t + 1]) - indptr[t];
+      for (std::int64_t h = 0; h < hn; ++h) {
+        const std::int64_t hk = (h0 + h) * d.dk;
+        float* st = sc + h * kBlockEdges + (indptr[t] - jb);
+        simd::dots_with(
+            q + t * d.heads * d.dk + hk, d.dk, nj,
+            [&](std::int64_t j) { return k + static_cast<std::int64_t>(idx[j]) * d.ldk + hk; },
+            [&](std::int64_t j, float s) { st[j] = scale * s; });
       }
     }
     for (std::int64_t h = 0; h < hn; ++h) {  // B: softmax per row and head
@@ -165,10 +173,11 @@ void attention_rows_cpu(const Id* indptr, const Id* indices, std::int64_t begin,
   }
 }
 
-// Backward, destination pass: edges outside and heads inside as in the forward (a source's k and v rows are
-// read once per destination, not once per head), in chunks of kChunk edges so the chunk's weights
-// p = exp(scale q.k - lse) are one vectorized exp per head. Per edge and head: ds = p (dout . v - delta)
-// with delta = dout . out; dq += scale ds k. p and ds are kept per edge for the source pass.
+// Backward, destination pass, in chunks of kChunk edges so the chunk's weights p = exp(scale q.k - lse) are
+// one vectorized exp per head: per head, q's and dout's slices against the chunk's k and v slices
+// (simd::dots_with: four edges at a time). Per edge and head: ds = p (dout . v - delta) with delta =
+// dout . out; dq += scale ds k (a row of one chunk, most rows, sums it in registers). p and ds are kept per
+// edge for the source pass.
 template <class Id>
 void backward_dst_rows_cpu(const Id* indptr, const Id* indices, const Id* eids, std::int64_t begin, std::int64_t end,
                            Dims d, float scale, const float* q, const float* k, const float* v, const float* out,
@@ -176,6 +185,7 @@ void backward_dst_rows_cpu(const Id* indptr, const Id* indices, const Id* eids, 
   alignas(64) float w[kHeadBlock * kChunk] = {}, g[kHeadBlock * kChunk] = {};  // [h * kChunk + c]: p, dout . v
   float delta[kHeadBlock];
   for (std::int64_t r = begin; r < end; ++r) {
+    const bool one_chunk = static_cast<std::int64_t>(indptr[r + 1]) - indptr[r] <= kChunk;
     for (std::int64_t i = 0; i < d.heads * d.dk; ++i) dq[r * d.heads * d.dk + i] = 0.f;
     for (std::int64_t h0 = 0; h0 < d.heads; h0 += kHeadBlock) {
       const std::int64_t hn = std::min(kHeadBlock, d.heads - h0), rh = r * d.heads + h0;
@@ -184,14 +194,16 @@ void backward_dst_rows_cpu(const Id* indptr, const Id* indices, const Id* eids, 
       for (std::int64_t h = 0; h < hn; ++h) delta[h] = dot(gr + h * d.dv, out + (rh + h) * d.dv, d.dv);
       for (std::int64_t j0 = indptr[r]; j0 < indptr[r + 1]; j0 += kChunk) {
         const std::int64_t nc = std::min<std::int64_t>(kChunk, indptr[r + 1] - j0);
-        for (std::int64_t c = 0; c < nc; ++c) {
-          const std::int64_t u = indices[j0 + c];
-          const float* kr = k + u * d.ldk + h0 * d.dk;
-          const float* vr = v + u * d.ldv + h0 * d.dv;
-          for (std::int64_t h = 0; h < hn; ++h) {
-            w[h * kChunk + c] = scale * dot(qr + h * d.dk, kr + h * d.dk, d.dk);
-            g[h * kChunk + c] = dot(gr + h * d.dv, vr + h * d.dv, d.dv);
-          }
+        auto src = [&](std::int64_t c) { return static_cast<std::int64_t>(indices[j0 + c]); };
+        for (std::int64_t h = 0; h < hn; ++h) {
+          const std::int64_t hk = (h0 + h) * d.dk, hv = (h0 + h) * d.dv;
+          float *wh = w + h * kChunk, *gh = g + h * kChunk;
+          simd::dots_with(
+              qr + h * d.dk, d.dk, nc, [&](std::int64_t c) { return k + src(c) * d.ldk + hk; },
+              [&](std::int64_t c, float s) { wh[c] = scale * s; });
+          simd::dots_with(
+              gr + h * d.dv, d.dv, nc, [&](std::int64_t c) { return v + src(c) * d.ldv + hv; },
+              [&](std::int64_t c, float s) { gh[c] = s; });
         }
         for (std::int64_t h = 0; h < hn; ++h) {
           float *wh = w + h * kChunk, *gh = g + h * kChunk;
@@ -204,12 +216,21 @@ void backward_dst_rows_cpu(const Id* indptr, const Id* indices, const Id* eids, 
         }
         for (std::int64_t c = 0; c < nc; ++c) {
           const std::int64_t e = eids[j0 + c];
-          const float* kr = k + static_cast<std::int64_t>(indices[j0 + c]) * d.ldk + h0 * d.dk;
           for (std::int64_t h = 0; h < hn; ++h) {
-            const float pe = w[h * kChunk + c], dse = g[h * kChunk + c];
-            p[e * d.heads + h0 + h] = pe;
-            ds[e * d.heads + h0 + h] = dse;
-            const float a = scale * dse;
+            p[e * d.heads + h0 + h] = w[h * kChunk + c];
+            ds[e * d.heads + h0 + h] = g[h * kChunk + c];
+          }
+        }
+        auto k_row = [&](std::int64_t c) { return k + src(c) * d.ldk + h0 * d.dk; };
+        auto dq_weight = [&](std::int64_t c, std::int64_t h) { return scale * g[h * kChunk + c]; };
+        if (one_chunk) {  // dq in registers (accumulate_rows), stored once
+          simd::accumulate_rows(nc, k_row, dq_weight, hn, d.dk, dqr);
+          continue;
+        }
+        for (std::int64_t c = 0; c < nc; ++c) {
+          const float* kr = k_row(c);
+          for (std::int64_t h = 0; h < hn; ++h) {
+            const float a = dq_weight(c, h);
             float* dqh = dqr + h * d.dk;
             const float* kh = kr + h * d.dk;
 #pragma omp simd
@@ -221,31 +242,24 @@ void backward_dst_rows_cpu(const Id* indptr, const Id* indices, const Id* eids, 
   }
 }
 
-// Backward, source pass over the reverse CSR: dk_u = sum scale ds q_t, dv_u = sum p dout_t over u's
-// out-edges, heads inside so each destination's q and dout rows are read once per edge.
+// Backward, source pass over the reverse CSR: dk_u = sum scale ds q_t and dv_u = sum p dout_t over u's
+// out-edges, each a per-head weighted sum of gathered rows (simd::accumulate_rows: a short row's sums held in
+// registers and stored once, as gspmm's).
 template <class Id>
 void backward_src_rows_cpu(const Id* indptr, const Id* indices, const Id* eids, std::int64_t begin, std::int64_t end,
                            Dims d, float scale, const float* q, const float* dout, const float* p, const float* ds,
                            float* dk, float* dv) {
   for (std::int64_t u = begin; u < end; ++u) {
-    float* dkr = dk + u * d.ldk;
-    float* dvr = dv + u * d.ldv;
-    for (std::int64_t i = 0; i < d.heads * d.dk; ++i) dkr[i] = 0.f;
-    for (std::int64_t i = 0; i < d.heads * d.dv; ++i) dvr[i] = 0.f;
-    for (std::int64_t j = indptr[u]; j < indptr[u + 1]; ++j) {
-      const std::int64_t t = indices[j], e = eids[j];
-      const float* qr = q + t * d.heads * d.dk;
-      const float* gr = dout + t * d.heads * d.dv;
-      for (std::int64_t h = 0; h < d.heads; ++h) {
-        const float pe = p[e * d.heads + h], dse = scale * ds[e * d.heads + h];
-        float *dkh = dkr + h * d.dk, *dvh = dvr + h * d.dv;
-        const float *qh = qr + h * d.dk, *gh = gr + h * d.dv;
-#pragma omp simd
-        for (std::int64_t i = 0; i < d.dk; ++i) dkh[i] += dse * qh[i];
-#pragma omp simd
-        for (std::int64_t i = 0; i < d.dv; ++i) dvh[i] += pe * gh[i];
-      }
-    }
+    const Id *dst = indices + indptr[u], *edge = eids + indptr[u];
+    const std::int64_t nj = static_cast<std::int64_t>(indptr[u + 1]) - indptr[u];
+    simd::accumulate_rows(
+        nj, [&](std::int64_t j) { return q + static_cast<std::int64_t>(dst[j]) * d.heads * d.dk; },
+        [&](std::int64_t j, std::int64_t h) { return scale * ds[static_cast<std::int64_t>(edge[j]) * d.heads + h]; },
+        d.heads, d.dk, dk + u * d.ldk);
+    simd::accumulate_rows(
+        nj, [&](std::int64_t j) { return dout + static_cast<std::int64_t>(dst[j]) * d.heads * d.dv; },
+        [&](std::int64_t j, std::int64_t h) { return p[static_cast<std::int64_t>(edge[j]) * d.heads + h]; }, d.heads,
+        d.dv, dv + u * d.ldv);
   }
 }
 

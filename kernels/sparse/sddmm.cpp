@@ -49,51 +49,28 @@ void prefetch_ahead(const Id* indptr, const Id* indices, std::int64_t v, std::in
     simd::prefetch_row(feat + static_cast<std::int64_t>(indices[indptr[w + 1] - 1]) * len, len);
 }
 
-#if defined(__AVX512F__)
-// The attention score with one operand per destination (target V) and the other per source or edge, head
-// dim k <= 64 (kVectors = ceil(k / 16) vectors): per destination row and head, the destination's head slice is
-// loaded into registers once and dotted with each in-edge's slice, four edges at a time, each in its own
-// accumulator (independent FMA chains), reduced together by simd::hsum4. Against the pairwise path this
+// The attention score with one operand per destination (target V) and the other per source or edge: per
+// destination row and head, the destination's head slice against each in-edge's slice (simd::dots_with: with
+// AVX-512 and k <= 64 the slice stays in registers and four edges go at once). Against the pairwise path this
 // halves the loads per FMA and keeps four chains in flight.
-template <int kVectors, class Id>
+template <class Id>
 void sddmm_dot_rows_v(const Id* indptr, const Id* indices, const Id* eids, std::int64_t begin, std::int64_t end,
                       const float* vfeat, std::int64_t vlen, const float* other, std::int64_t olen, Target ot,
                       std::int64_t heads, std::int64_t k, float* out) {
-  const __mmask16 tail = simd::first_lanes(k - (kVectors - 1) * simd::kLanes);
-  auto load = [&](const float* x, int i) {
-    return i + 1 < kVectors ? _mm512_loadu_ps(x + i * simd::kLanes) : _mm512_maskz_loadu_ps(tail, x + i * simd::kLanes);
-  };
-  auto dot = [&](const __m512* q, const float* x) {
-    __m512 acc = _mm512_mul_ps(q[0], load(x, 0));
-#pragma GCC unroll 4
-    for (int i = 1; i < kVectors; ++i) acc = _mm512_fmadd_ps(q[i], load(x, i), acc);
-    return acc;
-  };
   for (std::int64_t v = begin; v < end; ++v) {
     if (ot == Target::U) prefetch_ahead(indptr, indices, v, end, other, olen);
     const std::int64_t row_begin = indptr[v], nj = indptr[v + 1] - row_begin;
-    auto row = [&](std::int64_t j) {
-      const std::int64_t at = row_begin + j;
-      return other + target_row(ot, static_cast<std::int64_t>(indices[at]), v, static_cast<std::int64_t>(eids[at])) * olen;
-    };
-    auto slot = [&](std::int64_t j) { return out + static_cast<std::int64_t>(eids[row_begin + j]) * heads; };
     for (std::int64_t h = 0; h < heads; ++h) {
-      __m512 q[kVectors];
-      const float* qh = vfeat + v * vlen + h * k;
-#pragma GCC unroll 4
-      for (int i = 0; i < kVectors; ++i) q[i] = load(qh, i);
-      std::int64_t j = 0;
-      for (; j + 4 <= nj; j += 4) {
-        float s[4];
-        simd::hsum4(dot(q, row(j) + h * k), dot(q, row(j + 1) + h * k), dot(q, row(j + 2) + h * k),
-                    dot(q, row(j + 3) + h * k), s);
-        for (int i = 0; i < 4; ++i) slot(j + i)[h] = s[i];
-      }
-      for (; j < nj; ++j) slot(j)[h] = simd::hsum(dot(q, row(j) + h * k));
+      simd::dots_with(
+          vfeat + v * vlen + h * k, k, nj,
+          [&](std::int64_t j) {
+            const std::int64_t at = row_begin + j;
+            return other + target_row(ot, static_cast<std::int64_t>(indices[at]), v, static_cast<std::int64_t>(eids[at])) * olen + h * k;
+          },
+          [&](std::int64_t j, float s) { out[static_cast<std::int64_t>(eids[row_begin + j]) * heads + h] = s; });
     }
   }
 }
-#endif
 
 // Dot without broadcasting (the attention score q_v . k_u: both operands [*, H, D], out [E, H]), per
 // destination row: the row's edge x head pairs are taken four at a time; each pair's D-long dot product
@@ -110,15 +87,7 @@ void sddmm_dot_rows(const Id* indptr, const Id* indices, const Id* eids, std::in
     const float* vf = l_is_v ? lhs : rhs;
     const float* of = l_is_v ? rhs : lhs;
     const Target ot = l_is_v ? rt : lt;
-    auto run = [&]<int kVectors>() {
-      sddmm_dot_rows_v<kVectors>(indptr, indices, eids, begin, end, vf, b.lhs_len, of, b.lhs_len, ot, heads, k, out);
-    };
-    switch ((k + simd::kLanes - 1) / simd::kLanes) {
-      case 1: return run.template operator()<1>();
-      case 2: return run.template operator()<2>();
-      case 3: return run.template operator()<3>();
-      default: return run.template operator()<4>();
-    }
+    return sddmm_dot_rows_v(indptr, indices, eids, begin, end, vf, b.lhs_len, of, b.lhs_len, ot, heads, k, out);
   }
 #endif
   const float* ahead = lt == Target::U ? lhs : rt == Target::U ? rhs : nullptr;

@@ -9,12 +9,14 @@
 #include <cstdint>
 
 #if defined(__SSE__)
-// GCC 12's AVX-512 header reports its own `_mm512_undefined_*` placeholders as maybe-uninitialized once
-// inlined (-O3); the warning points into the header, so it is silenced for the header's lines only (clang has
-// no such warning, and would warn about the unknown name).
+// GCC 12's AVX-512 header reports its own `_mm512_undefined_*` placeholders as (maybe-)uninitialized once
+// inlined (-O3; "uninitialized" where a caller such as dot() is compiled out of line); the warning points into
+// the header, so it is silenced for the header's lines only (clang has no such warning, and would warn about
+// the unknown name).
 #pragma GCC diagnostic push
 #if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #include <immintrin.h>
 #pragma GCC diagnostic pop
@@ -132,6 +134,65 @@ inline float dot(const float* a, const float* b, std::int64_t n) {
 }
 #endif
 #endif
+
+#if defined(__AVX512F__)
+namespace detail {
+// dots_with's kernel, n <= 16 kVectors: q's vectors loaded once, each row's products in its own accumulator
+// (the first a multiply: 0 + x y rounds as x y, so the bits are dot()'s), four rows reduced by one hsum4.
+template <int kVectors, class Row, class Store>
+inline void dots_with_vectors(const float* q, std::int64_t n, std::int64_t nj, Row& row, Store& store) {
+  const __mmask16 tail = first_lanes(n - (kVectors - 1) * kLanes);
+  auto load = [&](const float* x, int i) {
+    return i + 1 < kVectors ? _mm512_loadu_ps(x + i * kLanes) : _mm512_maskz_loadu_ps(tail, x + i * kLanes);
+  };
+  __m512 qv[kVectors];
+#pragma GCC unroll 4
+  for (int i = 0; i < kVectors; ++i) qv[i] = load(q, i);
+  auto dot_row = [&](const float* x) {
+    __m512 acc = _mm512_mul_ps(qv[0], load(x, 0));
+#pragma GCC unroll 4
+    for (int i = 1; i < kVectors; ++i) acc = _mm512_fmadd_ps(qv[i], load(x, i), acc);
+    return acc;
+  };
+  std::int64_t j = 0;
+  for (; j + 4 <= nj; j += 4) {
+    float s[4];
+    hsum4(dot_row(row(j)), dot_row(row(j + 1)), dot_row(row(j + 2)), dot_row(row(j + 3)), s);
+    for (int i = 0; i < 4; ++i) store(j + i, s[i]);
+  }
+  for (; j < nj; ++j) store(j, hsum(dot_row(row(j))));
+}
+}  // namespace detail
+#endif
+
+// store(j, q . row(j)) for j in [0, nj), each product over n floats with dot()'s bits: one row q against the
+// gathered rows of a destination's in-edges (an attention score per edge of one head). With AVX-512 and
+// n <= 64, q stays in registers and four rows go at once (four independent FMA chains, one horizontal
+// reduction): half the loads of the pairwise dot and four chains in flight. Otherwise dot4 over four rows
+// (AVX-512 or AVX2), or dot per row.
+template <class Row, class Store>
+inline void dots_with(const float* q, std::int64_t n, std::int64_t nj, Row&& row, Store&& store) {
+#if defined(__AVX512F__)
+  switch ((n + kLanes - 1) / kLanes) {
+    case 1: return detail::dots_with_vectors<1>(q, n, nj, row, store);
+    case 2: return detail::dots_with_vectors<2>(q, n, nj, row, store);
+    case 3: return detail::dots_with_vectors<3>(q, n, nj, row, store);
+    case 4: return detail::dots_with_vectors<4>(q, n, nj, row, store);
+    default: break;
+  }
+#endif
+  std::int64_t j = 0;
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+  for (; j + 4 <= nj; j += 4) {
+    const float* const l[4] = {q, q, q, q};
+    const float* const r[4] = {row(j), row(j + 1), row(j + 2), row(j + 3)};
+    float s[4];
+    dot4(l, r, n, s);
+    for (int i = 0; i < 4; ++i) store(j + i, s[i]);
+  }
+#endif
+  for (; j < nj; ++j) store(j, dot(q, row(j), n));
+}
 
 // Asks for the n floats at x to be brought into L1 ahead of use (no-op without SSE). Every line they touch:
 // a row that does not start on a line (a 300-float row at a 1200-byte stride, a head's 120-byte slice of one)
