@@ -9,6 +9,7 @@
 #include "kernels/dense/gemm_bf16.hpp"
 #include "kernels/dense/gemm_onednn.hpp"
 #include "kernels/error.hpp"
+#include "kernels/threads.hpp"
 
 
 namespace topo {
@@ -61,6 +62,7 @@ GemmBackend parse_gemm_backend(std::string_view name) {
 GemmCpu gemm_cpu() {
   GemmCpu c;
   c.onednn = cpu::onednn_built();
+  c.avx512 = cpu_vector_features().avx512;
   c.avx512_bf16 = cpu::bf16_gemm_cpu_supported();
   c.amx_bf16 = c.onednn && cpu::onednn_amx();
   return c;
@@ -71,10 +73,13 @@ GemmCpu gemm_cpu() {
 // 12 model x width x length points, 1 thread; 4-10% on 2), its bf16 matmul 1-7% slower than the own kernel:
 // fp32 oneDNN, bf16 own. Intel Xeon with AMX (2 threads): bf16 steps 1.25-2.85x faster on oneDNN (its AMX
 // tiles, the only way to them) than on the own kernel at all 12 points, fp32 steps 0.99-1.27x on oneDNN's
-// sgemm (9 of 12 faster, the others within 1.3%): both oneDNN. Every CPU not measured (no AVX512_BF16) keeps
-// OpenBLAS, until figures say otherwise.
+// sgemm (9 of 12 faster, the others within 1.3%): both oneDNN. Intel Xeon Skylake-SP (AVX-512, neither bf16
+// nor AMX): fp32 steps 1.01-1.14x faster on oneDNN at 2 threads (22 of 24 points in two runs), 0.90-1.14x at
+// 1 (9 of 12): fp32 oneDNN. CPUs without AVX-512 (Zen 3: not measured) keep OpenBLAS, until figures say
+// otherwise.
 GemmBackend default_gemm_backend(Precision p, const GemmCpu& cpu) {
-  if (p == Precision::fp32) return cpu.onednn && (cpu.avx512_bf16 || cpu.amx_bf16) ? GemmBackend::onednn : GemmBackend::openblas;
+  if (p == Precision::fp32)
+    return cpu.onednn && (cpu.avx512 || cpu.avx512_bf16 || cpu.amx_bf16) ? GemmBackend::onednn : GemmBackend::openblas;
   return cpu.amx_bf16 ? GemmBackend::onednn : GemmBackend::own;
 }
 

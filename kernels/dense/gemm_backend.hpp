@@ -21,14 +21,15 @@ GemmBackend parse_gemm_backend(std::string_view name);  // topo::Error naming an
 // What the rule looks at.
 struct GemmCpu {
   bool onednn = false;  // the build has oneDNN (TOPO_ONEDNN)
+  bool avx512 = false;  // AVX-512 F, CD, BW, DQ, VL (oneDNN's avx512_core; Intel Skylake-SP and later, Zen 4)
   bool avx512_bf16 = false;
   bool amx_bf16 = false;  // oneDNN dispatches to AMX tiles here
 };
 GemmCpu gemm_cpu();  // this process's
 
 // The rule (pure), with oneDNN in the build: AVX512_BF16 without AMX (Zen 4): fp32 oneDNN, bf16 the own kernel;
-// AMX (Intel Xeon): fp32 and bf16 oneDNN (its tiles); every other CPU: fp32 OpenBLAS. Without oneDNN: OpenBLAS
-// and the own kernel.
+// AMX (Intel Xeon): fp32 and bf16 oneDNN (its tiles); AVX-512 without either (Intel Skylake-SP): fp32 oneDNN;
+// every other CPU: fp32 OpenBLAS. Without oneDNN: OpenBLAS and the own kernel.
 // (Why, with the figures and what is not measured yet: docs/performance/kernels.md, "GEMM backends".)
 GemmBackend default_gemm_backend(Precision p, const GemmCpu& cpu);
 // Whether `b` can run GEMMs of precision p in this process: openblas: fp32 only; own: bf16 only; onednn: either,

@@ -352,7 +352,9 @@ TEST_CASE("GEMM backends: the rule, what each backend can run, clear errors, the
   CHECK(default_gemm_backend(Precision::bf16, zen4) == GemmBackend::own);
   CHECK(default_gemm_backend(Precision::fp32, amx) == GemmBackend::onednn);
   CHECK(default_gemm_backend(Precision::bf16, amx) == GemmBackend::onednn);  // the AMX tiles
-  CHECK(default_gemm_backend(Precision::fp32, {.onednn = true}) == GemmBackend::openblas);  // not measured: as before
+  CHECK(default_gemm_backend(Precision::fp32, {.onednn = true, .avx512 = true}) == GemmBackend::onednn);  // Skylake-SP
+  CHECK(default_gemm_backend(Precision::bf16, {.onednn = true, .avx512 = true}) == GemmBackend::own);
+  CHECK(default_gemm_backend(Precision::fp32, {.onednn = true}) == GemmBackend::openblas);  // AVX2 only: not measured
   CHECK(default_gemm_backend(Precision::fp32, {.onednn = false, .avx512_bf16 = true}) == GemmBackend::openblas);
   CHECK(default_gemm_backend(Precision::bf16, {.onednn = false, .avx512_bf16 = true}) == GemmBackend::own);
   CHECK(parse_gemm_backend("onednn") == GemmBackend::onednn);
