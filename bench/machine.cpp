@@ -417,6 +417,7 @@ nlohmann::json Machine::to_json() {
           {"gemm_backends", gemm_backend_line()},
           {"threads", threads()},
           {"blas", blas_line()},
+          {"kernel_isa", kernel_isa()},
           {"cpu_model", cpu_model_},
           {"llc_bytes", llc_bytes_},
           {"load_average_start", load_at_start_},

@@ -40,8 +40,9 @@ int run(const std::string& suite_name, const std::string& json_path, int threads
   const topo::ThreadCount count = topo::configure_threads(threads);
   const topo::PrecisionChoice gemm_precision = topo::configure_gemm_precision(precision);
   Machine machine({.quick = quick});
-  std::fprintf(stderr, "%s\n%s\n%s\n%s\nmeasuring machine limits...\n", topo::threads_line(count).c_str(),
-               topo::blas_line().c_str(), topo::gemm_backend_line().c_str(), gemm_precision.line.c_str());
+  std::fprintf(stderr, "%s\n%s\n%s\n%s\n%s\nmeasuring machine limits...\n", topo::threads_line(count).c_str(),
+               topo::kernel_isa_line().c_str(), topo::blas_line().c_str(), topo::gemm_backend_line().c_str(),
+               gemm_precision.line.c_str());
   if (const double load = load_average(); load > 0.5) {
     std::fprintf(stderr, "warning: load average %.2f before starting: other processes share the cores, "
                  "expect pessimistic and noisy figures\n", load);

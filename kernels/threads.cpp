@@ -264,6 +264,22 @@ std::string blas_core() {
   return core ? core : "unknown";
 }
 
+const char* kernel_isa() {
+#if defined(__AVX512F__) && defined(__AVX512CD__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
+  return "avx512";
+#elif defined(__AVX2__) && defined(__FMA__)
+  return "avx2";
+#else
+  return "generic";
+#endif
+}
+
+std::string kernel_isa_line() {
+  const CpuVectorFeatures f = cpu_vector_features();
+  return fmt::format("CPU kernels: {} (this CPU: {})", kernel_isa(),
+                     f.avx512 ? "AVX-512" : f.avx2_fma ? "AVX2 + FMA, no AVX-512" : "no AVX2");
+}
+
 std::string blas_line() {
   const char* config = openblas_get_config();
   const std::string fallback = env("TOPO_BLAS_FALLBACK");

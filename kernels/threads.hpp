@@ -76,6 +76,13 @@ std::string blas_core_override(const std::string& detected_core, const CpuVector
 // the own kernel's, so that a product's bits do not depend on where the library's threads would cut it.
 bool blas_follows_openmp();
 
+// The vector instructions the CPU kernels were compiled for (the build's one -march): "avx512" (F, CD, BW,
+// DQ, VL intrinsics), "avx2" (AVX2 and FMA; the sparse kernels' 8-float paths) or "generic" (plain loops).
+// The sparse and dense kernels pick their paths by it at compile time; reported beside the BLAS kernels.
+const char* kernel_isa();
+// One log line: "CPU kernels: avx512 (this CPU: AVX-512)".
+std::string kernel_isa_line();
+
 // One log line: "BLAS: OpenBLAS 0.3.21 ... SkylakeX kernels (OPENBLAS_CORETYPE set by topograph: ...)".
 std::string blas_line();
 // The kernel family OpenBLAS runs in this process ("SkylakeX", "Prescott", ...).

@@ -143,6 +143,7 @@ void TrainingRun::write_result() {
                                {"threads_source", threads_.source},
                                {"omp_wait_policy", wait_policy()},
                                {"blas_core", blas_core()},
+                               {"kernel_isa", kernel_isa()},
                                {"precision", precision_name(precision_.used)},
                                // the library that ran the GEMMs at that precision (gemm_backend.hpp)
                                {"gemm_backend",

@@ -236,6 +236,7 @@ bool TrainingRun::train() {
   report_data_and_settings();  // first: what runs and where each setting came from
   if (!resume_note_.empty()) progress_->message(resume_note_);
   progress_->message(threads_line(threads_));
+  progress_->message(kernel_isa_line());
   progress_->message(blas_line());
   progress_->message(gemm_backend_line());
   progress_->message(precision_.line);

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "kernels/threads.hpp"
 #include "tests/support/testing.hpp"
 
 namespace fs = std::filesystem;
@@ -58,5 +59,6 @@ TEST_CASE("topo-train under a one-CPU affinity mask runs 1 thread and names the 
   const nlohmann::json result = nlohmann::json::parse(result_in);
   CHECK(result.at("threads").get<int>() == 1);
   CHECK(result.at("threads_source").get<std::string>() == "affinity mask: 1 CPU");
+  CHECK(result.at("kernel_isa").get<std::string>() == topo::kernel_isa());  // what the kernels were built for
   fs::remove_all(dir);
 }
