@@ -185,8 +185,11 @@ void backward_dst_rows_cpu(const Id* indptr, const Id* indices, const Id* eids, 
   alignas(64) float w[kHeadBlock * kChunk] = {}, g[kHeadBlock * kChunk] = {};  // [h * kChunk + c]: p, dout . v
   float delta[kHeadBlock];
   for (std::int64_t r = begin; r < end; ++r) {
-    const bool one_chunk = static_cast<std::int64_t>(indptr[r + 1]) - indptr[r] <= kChunk;
-    for (std::int64_t i = 0; i < d.heads * d.dk; ++i) dq[r * d.heads * d.dk + i] = 0.f;
+    const std::int64_t row_edges = static_cast<std::int64_t>(indptr[r + 1]) - indptr[r];
+    const bool one_chunk = row_edges <= kChunk;
+    // A row of one chunk stores its dq whole below; the rest (and a row with no in-edges) sum into zeros.
+    if (!one_chunk || row_edges == 0)
+      for (std::int64_t i = 0; i < d.heads * d.dk; ++i) dq[r * d.heads * d.dk + i] = 0.f;
     for (std::int64_t h0 = 0; h0 < d.heads; h0 += kHeadBlock) {
       const std::int64_t hn = std::min(kHeadBlock, d.heads - h0), rh = r * d.heads + h0;
       const float *qr = q + rh * d.dk, *gr = dout + rh * d.dv;
