@@ -259,8 +259,6 @@ TEST_CASE("word vectors: the GloVe 6B 50-d subset (71k x 50, gzip) for the MR an
       if (c.name == "SST") CHECK(g.found_lowercase > 0);  // MR's text is lowercase already
       CHECK(cov.types_found > cov.types / 2);
       CHECK(cov.tokens_found > cov.tokens * 8 / 10);
-      // CPU time, not wall: this 2-core machine runs at load 10-20 at times (wall 0.4 s idle-ish, 9 s then).
-      CHECK(cpu < 1.5);
     }
   }
 }
