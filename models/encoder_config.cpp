@@ -9,7 +9,9 @@ EncoderConfig encoder_config(const EncoderSpec& spec) {
           .layers = spec.layers, .max_length = spec.max_length, .dropout = spec.dropout, .pretrained = spec.pretrained,
           .freeze_pretrained = spec.freeze_pretrained, .pretrained_rows = spec.pretrained_rows,
           .embedding_dim = spec.embedding_dim, .case_classes = spec.case_classes,
-          .char_classes = spec.char_classes, .char_filters = spec.char_filters, .suffix_classes = spec.suffix_classes};
+          .char_classes = spec.char_classes, .char_filters = spec.char_filters, .suffix_classes = spec.suffix_classes,
+          .bigram_classes = spec.bigram_classes, .bigram_dim = spec.bigram_dim,
+          .bigram_pretrained = spec.bigram_pretrained, .bigram_pretrained_rows = spec.bigram_pretrained_rows};
 }
 
 }  // namespace topo::models

@@ -36,11 +36,16 @@ struct EncoderConfig {
   std::int64_t char_classes = 0;                   // > 0 with char_filters: a character CNN per token (tagging)
   std::int64_t char_filters = 0;
   std::int64_t suffix_classes = 0;                 // > 0: a suffix embedding added per token (tagging)
+  std::int64_t bigram_classes = 0;                 // > 0: bigram embeddings added per token (EmbeddingConfig)
+  std::int64_t bigram_dim = 0;
+  Tensor bigram_pretrained = {};
+  std::vector<std::uint8_t> bigram_pretrained_rows = {};
 
   // The input stage's share of it (SequenceEmbedding): everything but heads and layers.
   EmbeddingConfig embedding() const {
     return {vocab_size, input_dim, hidden, max_length, dropout, pretrained, freeze_pretrained, pretrained_rows,
-            embedding_dim, case_classes, char_classes, char_filters, suffix_classes};
+            embedding_dim, case_classes, char_classes, char_filters, suffix_classes, bigram_classes, bigram_dim,
+            bigram_pretrained, bigram_pretrained_rows};
   }
 };
 

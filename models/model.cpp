@@ -72,6 +72,7 @@ SequenceBatch SequenceBatch::to(Device device) const {
   if (token_chars.defined()) out.token_chars = token_chars.to(device);
   out.chars_per_token = chars_per_token;
   if (token_suffix.defined()) out.token_suffix = token_suffix.to(device);
+  if (token_bigrams.defined()) out.token_bigrams = token_bigrams.to(device);
   if (graph) out.graph = graph->device() == device ? graph : std::make_shared<const HeteroGraph>(graph->to(device));
   for (const auto& block : blocks)
     out.blocks.push_back(block->device() == device ? block : std::make_shared<const HeteroGraph>(block->to(device)));

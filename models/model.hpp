@@ -41,6 +41,9 @@ struct SequenceBatch {
   Tensor token_chars = {};
   std::vector<std::int64_t> chars_per_token = {};
   Tensor token_suffix = {};
+  // int64 [total tokens, 2]: token t's two bigram classes, (t-1, t) then (t, t+1) (bigram_classes > 0: Chinese
+  // character tagging); undefined otherwise.
+  Tensor token_bigrams = {};
   // The input graph of graph tasks (node classification: one "sentence" whose tokens are the graph's nodes,
   // features [num_nodes, in_dim]); null for sequence tasks, whose models build their graphs from the lengths.
   std::shared_ptr<const HeteroGraph> graph = nullptr;

@@ -56,6 +56,13 @@ struct EncoderSpec {
   std::int64_t char_classes = 0;
   std::int64_t char_filters = 0;
   std::int64_t suffix_classes = 0;
+  // > 0: the batch carries two bigram classes per token (token_bigrams), embedded at width bigram_dim
+  // (bigram_pretrained [bigram_classes, bigram_dim] and its covered rows, optional) and projected into the
+  // token's embedding. Models with SequenceEmbedding; the others refuse them.
+  std::int64_t bigram_classes = 0;
+  std::int64_t bigram_dim = 0;
+  Tensor bigram_pretrained = {};
+  std::vector<std::uint8_t> bigram_pretrained_rows = {};
   // > 0: the task wants this many features per node out of the encoder's last layer (node classification's class
   // scores: GCN and GAT end in their class layer); 0: hidden_size(). Only models that read graphs honour it.
   std::int64_t output_dim = 0;

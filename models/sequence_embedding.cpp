@@ -15,20 +15,23 @@ namespace {
 // covered rows' root mean square. At PyTorch's default (U(+-1/sqrt(dim)): a third of unit variance for unit
 // inputs) GloVe 6B 50-d (rms 0.65) came out at std 0.38 under positions of std 1, and Star sat at chance for
 // five epochs and more on some seeds (MTL-16 health_personal_care, baby, dvd at seed 1: early-stopped at 49-59%).
-nn::init::InitSpec projection_init(const EmbeddingConfig& config, std::int64_t table_dim) {
-  if (!config.pretrained.defined()) return nn::init::InitSpec::kaiming_uniform(std::sqrt(5.f));  // Linear's default
-  const std::vector<float> v = config.pretrained.to(Device::cpu()).to_vector<float>();
+// `pretrained` [rows, table_dim] (`covered`: its rows that hold vectors, empty: all) feeds a Linear of fan_in
+// inputs (table_dim, or a multiple when rows are read side by side).
+nn::init::InitSpec projection_init(const Tensor& pretrained, const std::vector<std::uint8_t>& covered,
+                                   std::int64_t table_dim, std::int64_t fan_in) {
+  if (!pretrained.defined()) return nn::init::InitSpec::kaiming_uniform(std::sqrt(5.f));  // Linear's default
+  const std::vector<float> v = pretrained.to(Device::cpu()).to_vector<float>();
   const auto dim = static_cast<std::size_t>(table_dim);
   double sum = 0;
   std::size_t count = 0;
   for (std::size_t r = 0; r * dim < v.size(); ++r) {
-    if (!config.pretrained_rows.empty() && !config.pretrained_rows[r]) continue;
+    if (!covered.empty() && !covered[r]) continue;
     for (std::size_t k = 0; k < dim; ++k) sum += static_cast<double>(v[r * dim + k]) * v[r * dim + k];
     count += dim;
   }
   const double rms = count > 0 ? std::sqrt(sum / static_cast<double>(count)) : 0.0;
   if (!(rms > 1e-6)) return nn::init::InitSpec::kaiming_uniform(std::sqrt(5.f));  // no covered row, or all zero
-  return nn::init::InitSpec::normal(0.f, static_cast<float>(1.0 / (rms * std::sqrt(static_cast<double>(dim)))));
+  return nn::init::InitSpec::normal(0.f, static_cast<float>(1.0 / (rms * std::sqrt(static_cast<double>(fan_in)))));
 }
 
 }  // namespace
@@ -62,7 +65,9 @@ SequenceEmbedding::SequenceEmbedding(const EmbeddingConfig& config) : config_(co
   // Registered last so the other parameters keep their names and their reset seeds (registration order).
   if (table_dim != config.hidden)
     token_projection = register_module(
-        "token_projection", std::make_shared<nn::Linear>(table_dim, config.hidden, false, projection_init(config, table_dim)));
+        "token_projection", std::make_shared<nn::Linear>(table_dim, config.hidden, false,
+                                                         projection_init(config.pretrained, config.pretrained_rows,
+                                                                         table_dim, table_dim)));
   TOPO_CHECK(config.case_classes >= 0 && (config.case_classes == 0 || config.vocab_size > 0),
              "sequence embedding: case_classes {} needs token ids (vocab_size > 0)", config.case_classes);
   if (config.case_classes > 0)
@@ -85,6 +90,32 @@ SequenceEmbedding::SequenceEmbedding(const EmbeddingConfig& config) : config_(co
   }
   if (config.suffix_classes > 0)
     suffix_embedding = register_module("suffix", std::make_shared<nn::Embedding>(config.suffix_classes, config.hidden));
+  TOPO_CHECK(config.bigram_classes >= 0 && config.bigram_dim >= 0 && (config.bigram_classes == 0 || config.vocab_size > 0),
+             "sequence embedding: bigram_classes {} (bigram_dim {}) must be >= 0 and need token ids (vocab_size > 0)",
+             config.bigram_classes, config.bigram_dim);
+  if (config.bigram_classes > 0) {
+    const std::int64_t dim = config.bigram_dim > 0 ? config.bigram_dim : config.hidden;
+    if (config.bigram_pretrained.defined()) {
+      TOPO_CHECK(config.bigram_pretrained.ndim() == 2 && config.bigram_pretrained.size(0) == config.bigram_classes &&
+                     config.bigram_pretrained.size(1) == dim &&
+                     (config.bigram_pretrained_rows.empty() ||
+                      static_cast<std::int64_t>(config.bigram_pretrained_rows.size()) == config.bigram_classes),
+                 "sequence embedding: pre-trained bigram vectors {} must be [bigram_classes = {}, bigram_dim = {}] "
+                 "with a covered flag per row ({} given)",
+                 config.bigram_pretrained.str(), config.bigram_classes, dim, config.bigram_pretrained_rows.size());
+      bigram_embedding = register_module(
+          "bigram", config.bigram_pretrained_rows.empty()
+                        ? nn::Embedding::from_pretrained(config.bigram_pretrained, false)
+                        : nn::Embedding::with_pretrained_rows(config.bigram_pretrained, config.bigram_pretrained_rows,
+                                                              false));
+    } else {
+      bigram_embedding = register_module("bigram", std::make_shared<nn::Embedding>(config.bigram_classes, dim));
+    }
+    bigram_projection = register_module(
+        "bigram_projection",
+        std::make_shared<nn::Linear>(2 * dim, config.hidden, false,
+                                     projection_init(config.bigram_pretrained, config.bigram_pretrained_rows, dim, 2 * dim)));
+  }
 }
 
 namespace {
@@ -165,6 +196,18 @@ nn::Var SequenceEmbedding::char_features(const SequenceBatch& batch) const {
   return char_projection->forward(nn::readout_nodes(nn::tanh(windows), batch.chars_per_token, nn::Readout::Max));
 }
 
+nn::Var SequenceEmbedding::bigram_features(const SequenceBatch& batch) const {
+  const std::int64_t tokens = batch.num_tokens();
+  const Tensor& ids = batch.token_bigrams;
+  TOPO_CHECK(ids.defined() && ids.ndim() == 2 && ids.size(0) == tokens && ids.size(1) == 2,
+             "this model reads two bigram classes per token; the batch has {} for {} tokens",
+             ids.defined() ? ids.str() : std::string("none"), tokens);
+  // [2 tokens, dim] with token t's left pair in row 2t and its right pair in row 2t + 1: as [tokens, 2 dim]
+  // each row holds the two side by side.
+  const nn::Var pairs = bigram_embedding->forward(ids.reshape({2 * tokens}));
+  return bigram_projection->forward(nn::reshape(pairs, {tokens, 2 * pairs.size(1)}));
+}
+
 Tensor positions_in_sentence(const std::vector<std::int64_t>& lengths, Device device) {
   return index_tensor(row_layout(lengths, 0).position_of, device);
 }
@@ -214,6 +257,10 @@ nn::Var SequenceEmbedding::forward(const SequenceBatch& batch, const nn::Var& le
       tables.push_back(char_features(batch));
       ids.push_back(index_tensor(layout.token_of, device));
     }
+    if (bigram_projection) {  // the same for the projected bigram pairs
+      tables.push_back(bigram_features(batch));
+      ids.push_back(index_tensor(layout.token_of, device));
+    }
     if (has_lead) {
       tables.push_back(lead);
       ids.push_back(index_tensor(layout.lead_of, device));
@@ -226,6 +273,7 @@ nn::Var SequenceEmbedding::forward(const SequenceBatch& batch, const nn::Var& le
     if (case_embedding) tokens = tokens + case_embedding->forward(batch.token_case);
     if (suffix_embedding) tokens = tokens + suffix_embedding->forward(batch.token_suffix);
     if (char_projection) tokens = tokens + char_features(batch);
+    if (bigram_projection) tokens = tokens + bigram_features(batch);
   } else {
     TOPO_CHECK(batch.features.defined() && batch.features.ndim() == 2 && batch.features.size(1) == config_.input_dim,
                "this model reads features [tokens, {}], the batch has {}", config_.input_dim,

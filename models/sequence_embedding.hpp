@@ -39,6 +39,16 @@ struct EmbeddingConfig {
   std::int64_t char_filters = 0;
   // > 0: an embedding [suffix_classes, hidden] of the batch's token_suffix ids is added, as case_classes.
   std::int64_t suffix_classes = 0;
+  // > 0: bigram embeddings (Zhang & Yang 2018's character bigrams for Chinese tagging). Token t's two classes
+  // in the batch's token_bigrams [tokens, 2] — its pair with the token before, then with the token after —
+  // index one table [bigram_classes, bigram_dim]; the two rows side by side go through Linear [2 bigram_dim ->
+  // hidden] (no bias) into the token's embedding, so the left and the right pair stay apart. bigram_pretrained
+  // [bigram_classes, bigram_dim] (optional; bigram_pretrained_rows: its covered rows, the others keep their
+  // random draw) initialises the table, which trains.
+  std::int64_t bigram_classes = 0;
+  std::int64_t bigram_dim = 0;  // 0: hidden
+  Tensor bigram_pretrained;
+  std::vector<std::uint8_t> bigram_pretrained_rows;
 };
 
 class SequenceEmbedding : public nn::Module {
@@ -61,12 +71,16 @@ class SequenceEmbedding : public nn::Module {
   nn::Var char_before, char_at, char_after, char_bias;
   std::shared_ptr<nn::Linear> char_projection;
   std::shared_ptr<nn::Embedding> suffix_embedding;  // when suffix_classes > 0
+  std::shared_ptr<nn::Embedding> bigram_embedding;  // when bigram_classes > 0, and its [2 bigram_dim -> hidden]
+  std::shared_ptr<nn::Linear> bigram_projection;
   std::shared_ptr<nn::Embedding> position_embedding;
   std::shared_ptr<nn::Dropout> dropout;
 
  private:
   // [total tokens, hidden]: the character CNN's output per token (char_classes > 0).
   nn::Var char_features(const SequenceBatch& batch) const;
+  // [total tokens, hidden]: the projected bigram pair per token (bigram_classes > 0).
+  nn::Var bigram_features(const SequenceBatch& batch) const;
 
   EmbeddingConfig config_;
 };

@@ -61,6 +61,13 @@ class Task {
   virtual std::int64_t char_classes() const { return 0; }
   virtual std::int64_t char_filters() const { return 0; }
   virtual std::int64_t suffix_classes() const { return 0; }
+  // > 0: batches carry two bigram classes per token (SequenceBatch::token_bigrams) below this, embedded at
+  // width bigram_dim() (0: the model's hidden), from bigram_vectors() [bigram_classes, bigram_dim] where
+  // defined (its covered rows: bigram_vector_rows(), empty: all).
+  virtual std::int64_t bigram_classes() const { return 0; }
+  virtual std::int64_t bigram_dim() const { return 0; }
+  virtual Tensor bigram_vectors() const { return {}; }
+  virtual std::vector<std::uint8_t> bigram_vector_rows() const { return {}; }
   // The longest sequence a model must accept (size of the learned position table).
   virtual std::int64_t max_length() const = 0;
   // The encoder plus this task's output stage.

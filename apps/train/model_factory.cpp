@@ -27,6 +27,10 @@ std::shared_ptr<models::SequenceEncoder> make_encoder(const TrainConfig& config,
   spec.char_classes = task.char_classes();
   spec.char_filters = task.char_filters();
   spec.suffix_classes = task.suffix_classes();
+  spec.bigram_classes = task.bigram_classes();
+  spec.bigram_dim = task.bigram_dim();
+  spec.bigram_pretrained = task.bigram_vectors();
+  spec.bigram_pretrained_rows = task.bigram_vector_rows();
   spec.output_dim = task.encoder_output_dim();
   spec.vocabulary = task.token_strings();
   spec.freeze_pretrained = task.freeze_pretrained();

@@ -317,6 +317,91 @@ TEST_CASE("tag: each word's characters and suffix ride in the batch; rare ones s
   fs::remove_all(dir);
 }
 
+TEST_CASE("tag: bigram classes from training pairs seen twice, pre-trained pairs from any split, across piece cuts; "
+          "topo-eval restores them; Star trains the table, BiG refuses it") {
+  const fs::path dir = testing::fresh_temp_dir("tag_bigrams");
+  // BMES characters: "北京" twice in training; the dev sentence has "上海", which only the vectors know.
+  std::ofstream(dir / "train.bmes") << "北 B-LOC\n京 E-LOC\n好 O\n\n北 B-LOC\n京 E-LOC\n大 O\n\n";
+  std::ofstream(dir / "dev.bmes") << "上 B-LOC\n海 E-LOC\n好 O\n\n";
+  std::ofstream(dir / "pairs.vec") << "3 2\n上海 1 0\n北京 0 1\n京好 1 1\n";
+  TagOptions o;
+  o.format = "bmes";
+  o.train = (dir / "train.bmes").string();
+  o.dev = (dir / "dev.bmes").string();
+  o.bigram_feature = true;
+  const SequenceTagging plain(o);
+  // Training pairs, once each: <s>北 ×2, 北京 ×2, 京好, 好</s>, 京大, 大</s>. Twice or more: <s>北, 北京.
+  const std::vector<std::string> expected{"<pad>", "<unk>", "<s>北", "北京"};
+  CHECK(plain.bigrams().tokens() == expected);
+  CHECK(plain.bigram_classes() == 4);
+  CHECK(plain.bigram_dim() == 0);  // the model's hidden
+  const TaskBatch b = plain.batch(Split::Train, {0});
+  REQUIRE(b.inputs.token_bigrams.shape() == Shape{3, 2});
+  // 北: (<s>北, 北京); 京: (北京, 京好 -> unk); 好: (京好 -> unk, 好</s> -> unk).
+  CHECK(b.inputs.token_bigrams.to_vector<std::int64_t>() == std::vector<std::int64_t>{2, 3, 3, 1, 1, 1});
+  // Cut into pieces of 2, a token keeps its neighbours in the sentence: 京's right pair is still 京好.
+  TagOptions cut = o;
+  cut.max_length = 2;
+  const SequenceTagging pieces(cut);
+  const TaskBatch pb = pieces.batch(Split::Train, {0, 1});
+  CHECK(pb.inputs.lengths == std::vector<std::int64_t>{2, 1});
+  CHECK(pb.inputs.token_bigrams.to_vector<std::int64_t>() == b.inputs.token_bigrams.to_vector<std::int64_t>());
+  // With vectors: covered pairs of any split join (上海 from dev, 京好 from training), the rows hold them.
+  o.bigram_vectors = (dir / "pairs.vec").string();
+  const SequenceTagging with(o);
+  CHECK(with.bigram_classes() == 6);
+  CHECK(with.bigram_dim() == 2);
+  const std::vector<std::uint8_t> rows = with.bigram_vector_rows();
+  const std::vector<float> table = with.bigram_vectors().to_vector<float>();
+  const std::int64_t shanghai = with.bigrams().id("上海"), beijing = with.bigrams().id("北京");
+  CHECK(shanghai > 3);
+  CHECK(rows[static_cast<std::size_t>(shanghai)] == 1);
+  CHECK(rows[static_cast<std::size_t>(beijing)] == 1);
+  CHECK(rows[static_cast<std::size_t>(with.bigrams().id("<s>北"))] == 0);
+  CHECK(table[static_cast<std::size_t>(shanghai) * 2] == 1.f);
+  CHECK(table[static_cast<std::size_t>(beijing) * 2 + 1] == 1.f);
+  CHECK(with.metadata().at("bigram_vectors").at("vocabulary_added") == 2);
+  CHECK(with.batch(Split::Dev, {0}).inputs.token_bigrams.to_vector<std::int64_t>()[1] == shanghai);
+  // topo-eval: the same classes and table width from the metadata.
+  TagOptions eval;
+  eval.test = o.dev;
+  const auto restored = SequenceTagging::for_evaluation(with.metadata(), eval);
+  CHECK(restored->bigram_classes() == 6);
+  CHECK(restored->bigram_dim() == 2);
+  CHECK(restored->batch(Split::Test, {0}).inputs.token_bigrams.to_vector<std::int64_t>() ==
+        with.batch(Split::Dev, {0}).inputs.token_bigrams.to_vector<std::int64_t>());
+  // Through Star: the table (from the vectors) and its projection get gradients.
+  TrainConfig c = parse({"--task", "tag", "--model", "star", "--format", "bmes", "--train", o.train, "--dev", o.dev,
+                         "--hidden", "8", "--heads", "2", "--layers", "1", "--bigram-feature", "--bigram-vectors",
+                         o.bigram_vectors});
+  CHECK(c.option<bool>("bigram_feature"));
+  auto model = make_task_model(c, with);
+  model->reset_parameters(3);
+  const TaskBatch wb = with.batch(Split::Train, {0, 1});
+  with.batch_loss(*model, model->forward(wb.inputs), wb).backward();
+  std::set<std::string> with_grad;
+  for (const auto& [name, param] : model->named_parameters())
+    if (param.grad().defined() && nn::sum_all(nn::Var(param.grad()) * nn::Var(param.grad())).item() > 0.f)
+      with_grad.insert(name);
+  CHECK(with_grad.count("encoder.embedding.bigram.weight") == 1);
+  CHECK(with_grad.count("encoder.embedding.bigram_projection.weight") == 1);
+  // The covered rows start from the vectors.
+  for (const auto& [name, param] : model->named_parameters())
+    if (name == "encoder.embedding.bigram.weight")
+      CHECK(param.data().to_vector<float>()[static_cast<std::size_t>(shanghai) * 2] == 1.f);
+  // BiG reads characters as tokens and refuses the pairs, naming the flag; vectors without the feature: an error.
+  c.set("model", "big");
+  c.set("case_feature", false);
+  CHECK(testing::error_of([&] { make_task_model(c, with); }).find("--bigram-feature=false") != std::string::npos);
+  c.set("model", "star");
+  c.set("bigram_feature", false);
+  CHECK(testing::error_of([&] { c.validate(); }).find("'bigram_vectors'") != std::string::npos);
+  TagOptions no_feature = o;
+  no_feature.bigram_feature = false;
+  CHECK(testing::error_of([&] { SequenceTagging t(no_feature); }).find("--bigram-feature") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("tag: a CRF trains and evaluates on a BIO file with 'O I-X' slips (Weibo's): gold reads as conlleval reads it") {
   const fs::path dir = testing::fresh_temp_dir("tag_slips");
   const fs::path file = dir / "t.bio";

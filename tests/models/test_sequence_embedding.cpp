@@ -256,3 +256,60 @@ TEST_CASE("pre-trained vectors projected to the hidden width start at unit varia
   SequenceEmbedding f(plain);
   CHECK(f.token_projection->init_spec("weight").kind == nn::init::InitSpec::Kind::KaimingUniform);
 }
+
+TEST_CASE("bigram pairs: each token adds W [left row; right row] in both paths (one-pass and projected), the "
+          "pre-trained rows come in at unit variance, a missing or misshapen pair tensor is an error") {
+  for (std::int64_t embedding_dim : {0, 5}) {  // 0: the one-pass path; 5: the projected token table
+    CAPTURE(embedding_dim);
+    EmbeddingConfig config;
+    config.vocab_size = 13, config.hidden = 6, config.max_length = 8, config.embedding_dim = embedding_dim;
+    config.bigram_classes = 9, config.bigram_dim = 4;
+    SequenceEmbedding e(config);
+    e.reset_parameters(9);
+    SequenceBatch batch = token_batch({3, 2}, config.vocab_size, 0);
+    batch.token_bigrams = topo::testing::random_ids({5, 2}, config.bigram_classes, 21);
+    const std::vector<std::int64_t> pairs = batch.token_bigrams.to_vector<std::int64_t>();
+    const std::vector<float> table = e.bigram_embedding->weight.data().to_vector<float>();
+    const std::vector<float> w = e.bigram_projection->weight.data().to_vector<float>();  // [hidden, 8]
+    REQUIRE(w.size() == 6 * 8);
+    // The rows without the pairs: the same embedding with the bigram table zeroed.
+    const std::vector<float> got = e.forward(batch).data().to_vector<float>();
+    e.bigram_embedding->weight.set_data(Tensor::zeros({config.bigram_classes, 4}));
+    const std::vector<float> plain = e.forward(batch).data().to_vector<float>();
+    for (std::size_t t = 0; t < 5; ++t)
+      for (std::size_t k = 0; k < 6; ++k) {
+        double v = plain[t * 6 + k];
+        for (std::size_t side = 0; side < 2; ++side)
+          for (std::size_t j = 0; j < 4; ++j)
+            v += double(w[k * 8 + side * 4 + j]) * table[static_cast<std::size_t>(pairs[t * 2 + side]) * 4 + j];
+        CHECK(got[t * 6 + k] == doctest::Approx(v).epsilon(1e-5));
+      }
+    SequenceBatch missing = batch;
+    missing.token_bigrams = Tensor();
+    CHECK(topo::testing::error_of([&] { e.forward(missing); }).find("bigram") != std::string::npos);
+    SequenceBatch flat = batch;
+    flat.token_bigrams = batch.token_bigrams.reshape({10});
+    CHECK(topo::testing::error_of([&] { e.forward(flat); }).find("bigram") != std::string::npos);
+  }
+  // Pre-trained pair vectors of rms 0.25 over half the rows: the projected pairs start at unit variance.
+  EmbeddingConfig config;
+  config.vocab_size = 13, config.hidden = 64, config.max_length = 8;
+  config.bigram_classes = 400, config.bigram_dim = 32;
+  config.bigram_pretrained = topo::random_normal({400, 32}, 0.f, 0.25f, 5);
+  config.bigram_pretrained_rows.assign(400, 0);
+  for (std::size_t r = 0; r < 400; r += 2) config.bigram_pretrained_rows[r] = 1;
+  SequenceEmbedding e(config);
+  e.reset_parameters(3);
+  std::vector<std::int64_t> covered_pairs;
+  for (std::int64_t r = 0; r < 400; r += 2) covered_pairs.push_back(r);
+  const nn::Var rows = e.bigram_embedding->forward(Tensor::from_vector(covered_pairs, {100, 2}).reshape({200}));
+  const std::vector<float> p =
+      e.bigram_projection->forward(nn::reshape(rows, {100, 64})).data().to_vector<float>();  // [100, 64]
+  double var = 0;
+  for (float x : p) var += double(x) * x;
+  CHECK(var / double(p.size()) == doctest::Approx(1.0).epsilon(0.2));
+  CHECK(e.bigram_embedding->weight.data().to_vector<float>()[0] ==
+        config.bigram_pretrained.to_vector<float>()[0]);  // covered row 0 kept
+  config.bigram_pretrained_rows.resize(10);
+  CHECK(topo::testing::error_of([&] { SequenceEmbedding bad(config); }).find("bigram") != std::string::npos);
+}

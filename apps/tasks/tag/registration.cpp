@@ -22,6 +22,8 @@ TagOptions options_of(const TaskSettings& s) {
   o.case_feature = s.option<bool>("case_feature");
   o.char_filters = s.option<std::int64_t>("char_filters");
   o.suffix_feature = s.option<bool>("suffix_feature");
+  o.bigram_feature = s.option<bool>("bigram_feature");
+  o.bigram_vectors = s.option<std::string>("bigram_vectors");
   o.crf = s.option<bool>("crf");
   o.min_freq = s.option<std::int64_t>("min_freq");
   o.max_length = s.option<std::int64_t>("max_len");
@@ -41,6 +43,9 @@ void validate(const TaskSettings& s) {
     models::fail_invalid_field("dev", "", "tag needs a dev file (the checkpoint is selected on it)");
   if (s.option<std::int64_t>("char_filters") < 0)
     models::fail_invalid_field("char_filters", s.option<std::int64_t>("char_filters"), "expected >= 0 (0: no character CNN)");
+  if (!s.option<std::string>("bigram_vectors").empty() && !s.option<bool>("bigram_feature"))
+    models::fail_invalid_field("bigram_vectors", s.option<std::string>("bigram_vectors"),
+                               "bigram vectors need the bigram feature (--bigram-feature)");
   if (s.option<bool>("xpos") && !format.empty() && format != "conllu")
     models::fail_invalid_field("xpos", true, "applies only to --format conllu");
   validate_text_task(s);
@@ -115,6 +120,14 @@ TaskRegistration tag_registration() {
                        "characters, max over the word) added to the token's embedding; 0: none",
                        {}});
   t.options.push_back({"suffix_feature", false, "add an embedding of each word's last three characters (lowercased)", {}});
+  t.options.push_back({"bigram_feature", false,
+                       "add embeddings of each token's pairs with its left and right neighbours (Chinese character "
+                       "bigrams), projected into the token's embedding",
+                       {}});
+  t.options.push_back({"bigram_vectors", "",
+                       "pre-trained bigram vectors (word2vec text keyed by the joined pair, e.g. scripts/zh_vectors.sh's "
+                       "zh_bigrams.vec) for --bigram-feature's table, fine-tuned",
+                       {}});
   t.options.push_back({"crf", false, "a linear-chain CRF on the per-token scores (NLL training, Viterbi decoding, the scheme's constraints)", {}});
   t.validate = validate;
   t.make = [](const TaskSettings& s) -> std::unique_ptr<Task> { return std::make_unique<SequenceTagging>(options_of(s)); };

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <tuple>
+#include <utility>
 
 #include "apps/tasks/classify/classify.hpp"
 #include "apps/tasks/task_vectors.hpp"
@@ -40,6 +42,20 @@ constexpr int kSuffixLength = 3;
 // A character or suffix needs this many training occurrences for a class of its own, so that the shared
 // class 0 (the rare and unseen ones) is trained too.
 constexpr std::int64_t kMinCharCount = 2;
+
+// `vocab` extended by the `candidates` (in order) that the vector file covers: a token unseen in training (or
+// seen too rarely) still gets its pre-trained vector instead of <unk>. Also returns how many joined.
+std::pair<text::Vocabulary, std::int64_t> extended_by_vectors(const text::Vocabulary& vocab,
+                                                              const std::vector<std::string>& candidates,
+                                                              const std::string& path,
+                                                              const text::WordVectorOptions& options) {
+  const text::Vocabulary others = text::Vocabulary().extended(candidates);
+  const text::WordVectors found = text::load_word_vectors(path, others, options);
+  std::vector<std::string> covered;
+  for (std::int64_t id = 2; id < others.size(); ++id)
+    if (found.covered[static_cast<std::size_t>(id)] && !vocab.contains(others.token(id))) covered.push_back(others.token(id));
+  return {vocab.extended(covered), static_cast<std::int64_t>(covered.size())};
+}
 
 nlohmann::json tagged_stats_json(const text::TaggedReadStats& s) {
   nlohmann::json j = read_stats_json(s.read);
@@ -110,13 +126,8 @@ SequenceTagging::SequenceTagging(const TagOptions& options) : options_(options) 
           std::string w = word_form(t, options.lowercase);
           if (!vocab_.contains(w)) candidates.push_back(std::move(w));
         }
-    const text::Vocabulary others = text::Vocabulary().extended(candidates);
-    const text::WordVectors found = text::load_word_vectors(options.vectors, others, options.vector_options);
-    std::vector<std::string> covered;
-    for (std::int64_t id = 2; id < others.size(); ++id)
-      if (found.covered[static_cast<std::size_t>(id)]) covered.push_back(others.token(id));
-    added_from_vectors = static_cast<std::int64_t>(covered.size());
-    vocab_ = vocab_.extended(covered);
+    std::tie(vocab_, added_from_vectors) =
+        extended_by_vectors(vocab_, candidates, options.vectors, options.vector_options);
   }
   std::vector<std::string> names;
   for (const auto& [tag, count] : tag_counts) names.push_back(tag);
@@ -126,7 +137,10 @@ SequenceTagging::SequenceTagging(const TagOptions& options) : options_(options) 
                                    [](const auto& a, const auto& b) { return a.second < b.second; })
                       ->first;
   TOPO_CHECK(options.char_filters >= 0, "tag: char_filters must be >= 0, got {}", options.char_filters);
+  TOPO_CHECK(options.bigram_vectors.empty() || options.bigram_feature,
+             "tag: bigram vectors '{}' need the bigram feature (--bigram-feature)", options.bigram_vectors);
   build_char_classes_();
+  build_bigram_classes_();
   for (Split s : {Split::Train, Split::Dev, Split::Test}) encode_(s);
   if (!options.vectors.empty()) {
     load_vectors(options.vectors, options.vector_options, split_(Split::Train).ids, options.freeze_vectors);
@@ -150,6 +164,51 @@ void SequenceTagging::build_char_classes_() {
     if (n >= kMinCharCount) chars_.push_back(static_cast<std::int64_t>(c));
   for (const auto& [suffix, n] : suffix_counts)
     if (n >= kMinCharCount) suffixes_.push_back(suffix);
+}
+
+std::pair<std::string, std::string> SequenceTagging::bigram_keys_(const std::vector<std::string>& tokens,
+                                                                  std::size_t t) const {
+  const std::string here = word_form(tokens[t], options_.lowercase);
+  return {(t == 0 ? std::string("<s>") : word_form(tokens[t - 1], options_.lowercase)) + here,
+          here + (t + 1 == tokens.size() ? std::string("</s>") : word_form(tokens[t + 1], options_.lowercase))};
+}
+
+void SequenceTagging::build_bigram_classes_() {
+  bigrams_ = text::Vocabulary();
+  if (!options_.bigram_feature) return;
+  // Every pair occurrence once: each token's left pair, plus the sentence's last right pair.
+  const auto pairs_of = [&](const text::TaggedSentence& s) {
+    std::vector<std::string> out;
+    for (std::size_t t = 0; t < s.tokens.size(); ++t) {
+      auto [left, right] = bigram_keys_(s.tokens, t);
+      out.push_back(std::move(left));
+      if (t + 1 == s.tokens.size()) out.push_back(std::move(right));
+    }
+    return out;
+  };
+  text::Dataset train;
+  train.path = options_.train;
+  for (const auto& s : data_[0].sentences) {
+    text::Example e;
+    e.tokens = pairs_of(s);
+    train.examples.push_back(std::move(e));
+  }
+  bigrams_ = text::Vocabulary::build({&train}, kMinCharCount);
+  if (options_.bigram_vectors.empty()) return;
+  std::vector<std::string> candidates;
+  for (const text::TaggedDataset& d : data_)
+    for (const auto& s : d.sentences)
+      for (std::string& p : pairs_of(s))
+        if (!bigrams_.contains(p)) candidates.push_back(std::move(p));
+  text::WordVectorOptions read;  // exact look-up: a pair of characters has no case to fold
+  read.bad_lines = options_.vector_options.bad_lines;
+  std::int64_t added = 0;
+  std::tie(bigrams_, added) = extended_by_vectors(bigrams_, candidates, options_.bigram_vectors, read);
+  std::vector<std::vector<std::int64_t>> train_ids;
+  for (const auto& e : train.examples) train_ids.push_back(bigrams_.encode(e.tokens));
+  bigram_vectors_ = load_task_vectors(options_.bigram_vectors, read, bigrams_, train_ids);
+  bigram_vectors_.report["vocabulary_added"] = added;
+  bigram_dim_ = bigram_vectors_.dim;
 }
 
 std::int64_t SequenceTagging::char_class_(char32_t c) const {
@@ -183,7 +242,7 @@ void SequenceTagging::encode_(Split split) {
     std::vector<std::string> gold = text::convert_tags(s.tags, file_scheme, scheme_);
     for (std::int64_t begin = 0; begin < s.size(); begin += options_.max_length) {
       const std::int64_t end = std::min(s.size(), begin + options_.max_length);
-      std::vector<std::int64_t> ids, cases, tags, chars, char_counts, suffixes;
+      std::vector<std::int64_t> ids, cases, tags, chars, char_counts, suffixes, bigrams;
       for (std::int64_t t = begin; t < end; ++t) {
         const std::string& token = s.tokens[static_cast<std::size_t>(t)];
         const std::string& tag = gold[static_cast<std::size_t>(t)];
@@ -196,6 +255,11 @@ void SequenceTagging::encode_(Split split) {
           char_counts.push_back(std::max<std::int64_t>(static_cast<std::int64_t>(code_points.size()), 1));
         }
         if (options_.suffix_feature) suffixes.push_back(suffix_class_(token));
+        if (options_.bigram_feature) {  // the sentence's neighbours, across a piece's cut too
+          const auto [left, right] = bigram_keys_(s.tokens, static_cast<std::size_t>(t));
+          bigrams.push_back(bigrams_.id(left));
+          bigrams.push_back(bigrams_.id(right));
+        }
         // A tag training never saw cannot be predicted; it still counts as gold in the scores (a miss).
         tags.push_back(labels_.contains(tag) ? labels_.id(tag) : -1);
         TOPO_CHECK(split != Split::Train || tags.back() >= 0, "{}:{}: tag '{}' missing from the label set", d.path,
@@ -206,6 +270,7 @@ void SequenceTagging::encode_(Split split) {
       out.chars.push_back(std::move(chars));
       out.char_counts.push_back(std::move(char_counts));
       out.suffixes.push_back(std::move(suffixes));
+      out.bigrams.push_back(std::move(bigrams));
       out.tags.push_back(std::move(tags));
       out.sentence.push_back(static_cast<std::int64_t>(si));
       out.offset.push_back(begin);
@@ -231,8 +296,11 @@ std::unique_ptr<SequenceTagging> SequenceTagging::for_evaluation(const nlohmann:
     options.case_feature = read.at("case_feature").get<bool>();
     options.char_filters = read.value("char_filters", std::int64_t{0});
     options.suffix_feature = read.value("suffix_feature", false);
+    options.bigram_feature = read.value("bigram_feature", false);
     t->chars_ = metadata.value("chars", std::vector<std::int64_t>{});
     t->suffixes_ = metadata.value("suffixes", std::vector<std::string>{});
+    if (options.bigram_feature) t->bigrams_ = text::Vocabulary::from_json(metadata.at("bigrams"));
+    t->bigram_dim_ = metadata.value("bigram_dim", std::int64_t{0});
     options.crf = read.value("crf", false);
     options.max_length = read.at("max_length").get<std::int64_t>();
     if (options.format.empty()) options.format = metadata.at("format").get<std::string>();
@@ -311,7 +379,7 @@ TaskBatch SequenceTagging::batch(Split split, const std::vector<std::int64_t>& i
   const EncodedTagSplit& data = split_(split);
   TOPO_CHECK(!indices.empty(), "tag: empty batch");
   TaskBatch out;
-  std::vector<std::int64_t> ids, cases, tags, chars, suffixes;
+  std::vector<std::int64_t> ids, cases, tags, chars, suffixes, bigrams;
   for (std::int64_t i : indices) {
     TOPO_CHECK(i >= 0 && i < data.size(), "tag: piece {} out of range for the {} split of {}", i, split_name(split),
                data.size());
@@ -323,6 +391,7 @@ TaskBatch SequenceTagging::batch(Split split, const std::vector<std::int64_t>& i
     out.inputs.chars_per_token.insert(out.inputs.chars_per_token.end(), data.char_counts[u].begin(),
                                       data.char_counts[u].end());
     suffixes.insert(suffixes.end(), data.suffixes[u].begin(), data.suffixes[u].end());
+    bigrams.insert(bigrams.end(), data.bigrams[u].begin(), data.bigrams[u].end());
     // An unseen gold tag (dev/test only) is left out of the loss (cross_entropy ignores -100); scores count it.
     for (std::int64_t t : data.tags[u]) tags.push_back(t >= 0 ? t : -100);
   }
@@ -332,6 +401,7 @@ TaskBatch SequenceTagging::batch(Split split, const std::vector<std::int64_t>& i
   if (options_.char_filters > 0)
     out.inputs.token_chars = Tensor::from_vector(chars, {static_cast<std::int64_t>(chars.size())});
   if (options_.suffix_feature) out.inputs.token_suffix = Tensor::from_vector(suffixes, {n});
+  if (options_.bigram_feature) out.inputs.token_bigrams = Tensor::from_vector(bigrams, {n, 2});
   out.targets = Tensor::from_vector(tags, {n});
   return out;
 }
@@ -448,11 +518,15 @@ nlohmann::json SequenceTagging::metadata() const {
             {"case_feature", options_.case_feature},
             {"char_filters", options_.char_filters},
             {"suffix_feature", options_.suffix_feature},
+            {"bigram_feature", options_.bigram_feature},
             {"crf", options_.crf},
             {"max_length", options_.max_length}}},
           {"vocab_size", vocab_.size()},
           {"chars", chars_},
           {"suffixes", suffixes_},
+          {"bigrams", bigrams_.to_json()},
+          {"bigram_dim", bigram_dim_},
+          {"bigram_vectors", bigram_vectors_.report},
           {"embedding_dim", embedding_dim_},
           {"vectors", vectors_report()},
           {"data", data}};

@@ -11,10 +11,12 @@
 //
 // Inputs: words (lowercased with `lowercase`, for uncased vectors) from a training-split vocabulary, optional
 // word vectors (apps/tasks/task_vectors.hpp), and with case_feature the capitalisation class of the original
-// word (text::case_class) as SequenceBatch::token_case.
+// word (text::case_class) as SequenceBatch::token_case; with char_filters, suffix_feature and bigram_feature
+// the characters, ending and neighbour pairs of each token (TagOptions).
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "apps/tasks/task.hpp"
@@ -39,6 +41,13 @@ struct TagOptions {
   // characters (those seen twice or more in training; the others share class 0).
   std::int64_t char_filters = 0;
   bool suffix_feature = false;
+  // Bigram embeddings (Chinese character tagging, Zhang & Yang 2018): each token's pairs with its left and right
+  // neighbours (the sentence's edges as "<s>" / "</s>"), the tokens' vocabulary forms joined without a separator,
+  // those seen twice or more in training as classes (the others share <unk>). bigram_vectors: a word-vector
+  // file keyed by such pairs (scripts/zh_vectors.sh's zh_bigrams.vec); every pair of any split it covers joins
+  // the classes, as --vectors does for words, and its rows initialise the table (fine-tuned). Needs bigram_feature.
+  bool bigram_feature = false;
+  std::string bigram_vectors;
   std::int64_t min_freq = 1;
   std::int64_t max_length = 256;  // longest piece the model sees (its position table)
   std::string vectors;
@@ -54,6 +63,8 @@ struct EncodedTagSplit {
   // Per piece, with char_filters / suffix_feature: its tokens' character classes in order, the characters per
   // token, and a suffix class per token.
   std::vector<std::vector<std::int64_t>> chars, char_counts, suffixes;
+  // Per piece, with bigram_feature: two bigram classes per token, left then right ([2 * tokens]).
+  std::vector<std::vector<std::int64_t>> bigrams;
   std::vector<std::int64_t> sentence, offset;               // per piece
   std::vector<std::vector<std::string>> gold;               // per sentence, in the model's scheme
   std::int64_t size() const { return static_cast<std::int64_t>(ids.size()); }
@@ -79,6 +90,11 @@ class SequenceTagging final : public VocabularyTask {
   std::int64_t suffix_classes() const override {
     return options_.suffix_feature ? static_cast<std::int64_t>(suffixes_.size()) + 1 : 0;
   }
+  std::int64_t bigram_classes() const override { return options_.bigram_feature ? bigrams_.size() : 0; }
+  std::int64_t bigram_dim() const override { return bigram_dim_; }
+  Tensor bigram_vectors() const override { return bigram_vectors_.table; }
+  std::vector<std::uint8_t> bigram_vector_rows() const override { return bigram_vectors_.rows; }
+  const text::Vocabulary& bigrams() const { return bigrams_; }
   std::int64_t max_length() const override { return options_.max_length; }
   std::shared_ptr<models::SequenceModel> make_model(std::shared_ptr<models::SequenceEncoder> encoder,
                                                     const models::HeadOptions& head) const override;
@@ -118,6 +134,9 @@ class SequenceTagging final : public VocabularyTask {
   const EncodedTagSplit& split_(Split split) const { return splits_[static_cast<int>(split)]; }
   void encode_(Split split);
   void build_char_classes_();  // chars_ and suffixes_ from the training words
+  void build_bigram_classes_();  // bigrams_ (and bigram_vectors_) from the training sentences
+  // Token t's left and right bigram keys in a sentence (bigram_feature).
+  std::pair<std::string, std::string> bigram_keys_(const std::vector<std::string>& tokens, std::size_t t) const;
 
   // Class k + 1 is chars_[k] (a code point) / suffixes_[k]; class 0 every other character / suffix.
   std::int64_t char_class_(char32_t c) const;
@@ -132,6 +151,10 @@ class SequenceTagging final : public VocabularyTask {
   EncodedTagSplit splits_[3];
   std::vector<std::int64_t> chars_;     // sorted code points
   std::vector<std::string> suffixes_;  // sorted
+  text::Vocabulary bigrams_;           // bigram classes (<pad> unused, <unk> the rare and unseen pairs)
+  TaskVectors bigram_vectors_;         // with bigram_vectors: the table's initial rows
+  // Bigram table width: the bigram vectors' (0 without: the model's hidden); kept from a checkpoint's metadata.
+  std::int64_t bigram_dim_ = 0;
 };
 
 }  // namespace topo::apps
