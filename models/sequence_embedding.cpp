@@ -37,6 +37,44 @@ nn::init::InitSpec projection_init(const Tensor& pretrained, const std::vector<s
 }  // namespace
 
 
+BigramFeatures::BigramFeatures(const EmbeddingConfig& config) {
+  TOPO_CHECK(config.bigram_classes > 0 && config.bigram_dim >= 0 && config.vocab_size > 0,
+             "bigram features: bigram_classes {} must be > 0, bigram_dim {} >= 0, and they need token ids (vocab_size {})",
+             config.bigram_classes, config.bigram_dim, config.vocab_size);
+  const std::int64_t dim = config.bigram_dim > 0 ? config.bigram_dim : config.hidden;
+  if (config.bigram_pretrained.defined()) {
+    TOPO_CHECK(config.bigram_pretrained.ndim() == 2 && config.bigram_pretrained.size(0) == config.bigram_classes &&
+                   config.bigram_pretrained.size(1) == dim &&
+                   (config.bigram_pretrained_rows.empty() ||
+                    static_cast<std::int64_t>(config.bigram_pretrained_rows.size()) == config.bigram_classes),
+               "bigram features: pre-trained bigram vectors {} must be [bigram_classes = {}, bigram_dim = {}] with a "
+               "covered flag per row ({} given)",
+               config.bigram_pretrained.str(), config.bigram_classes, dim, config.bigram_pretrained_rows.size());
+    table = register_module("table", config.bigram_pretrained_rows.empty()
+                                         ? nn::Embedding::from_pretrained(config.bigram_pretrained, false)
+                                         : nn::Embedding::with_pretrained_rows(config.bigram_pretrained,
+                                                                               config.bigram_pretrained_rows, false));
+  } else {
+    table = register_module("table", std::make_shared<nn::Embedding>(config.bigram_classes, dim));
+  }
+  projection = register_module(
+      "projection", std::make_shared<nn::Linear>(
+                        2 * dim, config.hidden, false,
+                        projection_init(config.bigram_pretrained, config.bigram_pretrained_rows, dim, 2 * dim)));
+}
+
+nn::Var BigramFeatures::forward(const SequenceBatch& batch) const {
+  const std::int64_t tokens = batch.num_tokens();
+  const Tensor& ids = batch.token_bigrams;
+  TOPO_CHECK(ids.defined() && ids.ndim() == 2 && ids.size(0) == tokens && ids.size(1) == 2,
+             "this model reads two bigram classes per token; the batch has {} for {} tokens",
+             ids.defined() ? ids.str() : std::string("none"), tokens);
+  // [2 tokens, dim] with token t's left pair in row 2t and its right pair in row 2t + 1: as [tokens, 2 dim]
+  // each row holds the two side by side.
+  const nn::Var pairs = table->forward(ids.reshape({2 * tokens}));
+  return projection->forward(nn::reshape(pairs, {tokens, 2 * pairs.size(1)}));
+}
+
 SequenceEmbedding::SequenceEmbedding(const EmbeddingConfig& config) : config_(config) {
   TOPO_CHECK((config.vocab_size > 0) != (config.input_dim > 0),
              "sequence embedding: set exactly one of vocab_size ({}) and input_dim ({})", config.vocab_size,
@@ -90,32 +128,8 @@ SequenceEmbedding::SequenceEmbedding(const EmbeddingConfig& config) : config_(co
   }
   if (config.suffix_classes > 0)
     suffix_embedding = register_module("suffix", std::make_shared<nn::Embedding>(config.suffix_classes, config.hidden));
-  TOPO_CHECK(config.bigram_classes >= 0 && config.bigram_dim >= 0 && (config.bigram_classes == 0 || config.vocab_size > 0),
-             "sequence embedding: bigram_classes {} (bigram_dim {}) must be >= 0 and need token ids (vocab_size > 0)",
-             config.bigram_classes, config.bigram_dim);
-  if (config.bigram_classes > 0) {
-    const std::int64_t dim = config.bigram_dim > 0 ? config.bigram_dim : config.hidden;
-    if (config.bigram_pretrained.defined()) {
-      TOPO_CHECK(config.bigram_pretrained.ndim() == 2 && config.bigram_pretrained.size(0) == config.bigram_classes &&
-                     config.bigram_pretrained.size(1) == dim &&
-                     (config.bigram_pretrained_rows.empty() ||
-                      static_cast<std::int64_t>(config.bigram_pretrained_rows.size()) == config.bigram_classes),
-                 "sequence embedding: pre-trained bigram vectors {} must be [bigram_classes = {}, bigram_dim = {}] "
-                 "with a covered flag per row ({} given)",
-                 config.bigram_pretrained.str(), config.bigram_classes, dim, config.bigram_pretrained_rows.size());
-      bigram_embedding = register_module(
-          "bigram", config.bigram_pretrained_rows.empty()
-                        ? nn::Embedding::from_pretrained(config.bigram_pretrained, false)
-                        : nn::Embedding::with_pretrained_rows(config.bigram_pretrained, config.bigram_pretrained_rows,
-                                                              false));
-    } else {
-      bigram_embedding = register_module("bigram", std::make_shared<nn::Embedding>(config.bigram_classes, dim));
-    }
-    bigram_projection = register_module(
-        "bigram_projection",
-        std::make_shared<nn::Linear>(2 * dim, config.hidden, false,
-                                     projection_init(config.bigram_pretrained, config.bigram_pretrained_rows, dim, 2 * dim)));
-  }
+  TOPO_CHECK(config.bigram_classes >= 0, "sequence embedding: bigram_classes must be >= 0, got {}", config.bigram_classes);
+  if (config.bigram_classes > 0) bigrams = register_module("bigrams", std::make_shared<BigramFeatures>(config));
 }
 
 namespace {
@@ -196,18 +210,6 @@ nn::Var SequenceEmbedding::char_features(const SequenceBatch& batch) const {
   return char_projection->forward(nn::readout_nodes(nn::tanh(windows), batch.chars_per_token, nn::Readout::Max));
 }
 
-nn::Var SequenceEmbedding::bigram_features(const SequenceBatch& batch) const {
-  const std::int64_t tokens = batch.num_tokens();
-  const Tensor& ids = batch.token_bigrams;
-  TOPO_CHECK(ids.defined() && ids.ndim() == 2 && ids.size(0) == tokens && ids.size(1) == 2,
-             "this model reads two bigram classes per token; the batch has {} for {} tokens",
-             ids.defined() ? ids.str() : std::string("none"), tokens);
-  // [2 tokens, dim] with token t's left pair in row 2t and its right pair in row 2t + 1: as [tokens, 2 dim]
-  // each row holds the two side by side.
-  const nn::Var pairs = bigram_embedding->forward(ids.reshape({2 * tokens}));
-  return bigram_projection->forward(nn::reshape(pairs, {tokens, 2 * pairs.size(1)}));
-}
-
 Tensor positions_in_sentence(const std::vector<std::int64_t>& lengths, Device device) {
   return index_tensor(row_layout(lengths, 0).position_of, device);
 }
@@ -257,8 +259,8 @@ nn::Var SequenceEmbedding::forward(const SequenceBatch& batch, const nn::Var& le
       tables.push_back(char_features(batch));
       ids.push_back(index_tensor(layout.token_of, device));
     }
-    if (bigram_projection) {  // the same for the projected bigram pairs
-      tables.push_back(bigram_features(batch));
+    if (bigrams) {  // the same for the projected bigram pairs
+      tables.push_back(bigrams->forward(batch));
       ids.push_back(index_tensor(layout.token_of, device));
     }
     if (has_lead) {
@@ -273,7 +275,7 @@ nn::Var SequenceEmbedding::forward(const SequenceBatch& batch, const nn::Var& le
     if (case_embedding) tokens = tokens + case_embedding->forward(batch.token_case);
     if (suffix_embedding) tokens = tokens + suffix_embedding->forward(batch.token_suffix);
     if (char_projection) tokens = tokens + char_features(batch);
-    if (bigram_projection) tokens = tokens + bigram_features(batch);
+    if (bigrams) tokens = tokens + bigrams->forward(batch);
   } else {
     TOPO_CHECK(batch.features.defined() && batch.features.ndim() == 2 && batch.features.size(1) == config_.input_dim,
                "this model reads features [tokens, {}], the batch has {}", config_.input_dim,

@@ -51,6 +51,17 @@ struct EmbeddingConfig {
   std::vector<std::uint8_t> bigram_pretrained_rows;
 };
 
+// The bigram pairs of every token (EmbeddingConfig::bigram_classes > 0): [tokens, hidden] from the batch's
+// token_bigrams. Shared by SequenceEmbedding and the models with their own input stage (BiG-Transformer).
+class BigramFeatures : public nn::Module {
+ public:
+  explicit BigramFeatures(const EmbeddingConfig& config);
+  nn::Var forward(const SequenceBatch& batch) const;
+
+  std::shared_ptr<nn::Embedding> table;  // [bigram_classes, bigram_dim]
+  std::shared_ptr<nn::Linear> projection;  // [2 bigram_dim -> hidden], no bias
+};
+
 class SequenceEmbedding : public nn::Module {
  public:
   explicit SequenceEmbedding(const EmbeddingConfig& config);
@@ -71,16 +82,13 @@ class SequenceEmbedding : public nn::Module {
   nn::Var char_before, char_at, char_after, char_bias;
   std::shared_ptr<nn::Linear> char_projection;
   std::shared_ptr<nn::Embedding> suffix_embedding;  // when suffix_classes > 0
-  std::shared_ptr<nn::Embedding> bigram_embedding;  // when bigram_classes > 0, and its [2 bigram_dim -> hidden]
-  std::shared_ptr<nn::Linear> bigram_projection;
+  std::shared_ptr<BigramFeatures> bigrams;          // when bigram_classes > 0
   std::shared_ptr<nn::Embedding> position_embedding;
   std::shared_ptr<nn::Dropout> dropout;
 
  private:
   // [total tokens, hidden]: the character CNN's output per token (char_classes > 0).
   nn::Var char_features(const SequenceBatch& batch) const;
-  // [total tokens, hidden]: the projected bigram pair per token (bigram_classes > 0).
-  nn::Var bigram_features(const SequenceBatch& batch) const;
 
   EmbeddingConfig config_;
 };

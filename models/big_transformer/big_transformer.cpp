@@ -55,6 +55,8 @@ BigTransformer::BigTransformer(const BigConfig& config) : config_(config) {
   for (std::int64_t l = 0; l < e.layers; ++l)
     layers->push_back(std::make_shared<Layer>(e.hidden, e.heads, config_.ffn, e.dropout));
   positions_ = sinusoidal_positions(e.max_length, e.hidden);
+  TOPO_CHECK(e.bigram_classes >= 0, "BiG-Transformer: bigram_classes must be >= 0, got {}", e.bigram_classes);
+  if (e.bigram_classes > 0) bigrams = register_module("bigrams", std::make_shared<BigramFeatures>(e.embedding()));
 }
 
 std::vector<std::vector<builders::Span>> BigTransformer::word_spans(const SequenceBatch& batch) {
@@ -111,7 +113,8 @@ nn::Var BigTransformer::embed(const SequenceBatch& batch) {
   const std::int64_t longest = *std::max_element(batch.lengths.begin(), batch.lengths.end());
   TOPO_CHECK(longest <= config_.encoder.max_length, "a sentence of length {} exceeds the model's max_length {}",
              longest, config_.encoder.max_length);
-  const nn::Var chars = char_embedding->forward(batch.token_ids);  // [N, hidden]
+  nn::Var chars = char_embedding->forward(batch.token_ids);  // [N, hidden]
+  if (bigrams) chars = chars + bigrams->forward(batch);
   if (!(positions_.device() == chars.device())) positions_ = positions_.to(chars.device());
   const nn::Var positions = nn::index_select(nn::Var(positions_), positions_in_sentence(batch.lengths, chars.device()));
   return dropout->forward(chars + positions);

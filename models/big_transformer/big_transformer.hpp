@@ -1,6 +1,6 @@
 #pragma once
 // The BiG-Transformer (Shu et al.; ../shared/docs/models.md §3) over big_topology():
-//   H^0 = char embedding + sinusoidal position, dropout
+//   H^0 = char embedding (+ its projected bigram pairs, with bigram_classes) + sinusoidal position, dropout
 //   layer l:  o_j = sum_{c in span j} h_c                          (gspmm copy_u / sum, char -> word)
 //             s   = mean_i(H) W_s                                   (per sentence)
 //             A   = MultiAtt(H, U_i = [words containing i; s])      (one softmax; keys, values from U_i)
@@ -25,6 +25,7 @@
 #include "models/blocks/post_ln_block.hpp"
 #include "models/encoder_config.hpp"
 #include "models/model.hpp"
+#include "models/sequence_embedding.hpp"
 #include "nn/attention.hpp"
 
 namespace topo::models {
@@ -67,6 +68,7 @@ class BigTransformer : public SequenceEncoder {
     std::shared_ptr<nn::Linear> sentence;  // W_s
   };
   std::shared_ptr<nn::Embedding> char_embedding;
+  std::shared_ptr<BigramFeatures> bigrams;  // with bigram_classes > 0: each character's pairs, added to its embedding
   std::shared_ptr<nn::Dropout> dropout;
   std::shared_ptr<nn::ModuleList> layers;
   const Layer& layer(std::size_t i) const { return *layers->at<Layer>(i); }

@@ -37,10 +37,9 @@ ModelRegistration big_transformer_registration() {
     BigConfig config{.encoder = encoder_config(spec)};
     TOPO_CHECK(config.encoder.case_classes == 0,
                "BiG-Transformer reads characters: it takes no capitalisation feature (tag with --case-feature=false)");
-    TOPO_CHECK(config.encoder.char_classes == 0 && config.encoder.suffix_classes == 0 &&
-                   config.encoder.bigram_classes == 0,
-               "BiG-Transformer reads characters as its tokens: it takes no character CNN, suffix or bigram feature "
-               "(tag with --char-filters 0 --suffix-feature=false --bigram-feature=false)");
+    TOPO_CHECK(config.encoder.char_classes == 0 && config.encoder.suffix_classes == 0,
+               "BiG-Transformer reads characters as its tokens: it takes no character CNN or suffix feature (tag "
+               "with --char-filters 0 --suffix-feature=false)");
     config.variant = parse_big_variant(spec.option<std::string>("variant"));
     config.vocabulary = spec.vocabulary;
     config.matching.single_units = spec.option<bool>("lexicon_single_chars");

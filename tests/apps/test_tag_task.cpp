@@ -318,7 +318,7 @@ TEST_CASE("tag: each word's characters and suffix ride in the batch; rare ones s
 }
 
 TEST_CASE("tag: bigram classes from training pairs seen twice, pre-trained pairs from any split, across piece cuts; "
-          "topo-eval restores them; Star trains the table, BiG refuses it") {
+          "topo-eval restores them; Star and BiG train the table") {
   const fs::path dir = testing::fresh_temp_dir("tag_bigrams");
   // BMES characters: "北京" twice in training; the dev sentence has "上海", which only the vectors know.
   std::ofstream(dir / "train.bmes") << "北 B-LOC\n京 E-LOC\n好 O\n\n北 B-LOC\n京 E-LOC\n大 O\n\n";
@@ -383,16 +383,25 @@ TEST_CASE("tag: bigram classes from training pairs seen twice, pre-trained pairs
   for (const auto& [name, param] : model->named_parameters())
     if (param.grad().defined() && nn::sum_all(nn::Var(param.grad()) * nn::Var(param.grad())).item() > 0.f)
       with_grad.insert(name);
-  CHECK(with_grad.count("encoder.embedding.bigram.weight") == 1);
-  CHECK(with_grad.count("encoder.embedding.bigram_projection.weight") == 1);
+  CHECK(with_grad.count("encoder.embedding.bigrams.table.weight") == 1);
+  CHECK(with_grad.count("encoder.embedding.bigrams.projection.weight") == 1);
   // The covered rows start from the vectors.
   for (const auto& [name, param] : model->named_parameters())
-    if (name == "encoder.embedding.bigram.weight")
+    if (name == "encoder.embedding.bigrams.table.weight")
       CHECK(param.data().to_vector<float>()[static_cast<std::size_t>(shanghai) * 2] == 1.f);
-  // BiG reads characters as tokens and refuses the pairs, naming the flag; vectors without the feature: an error.
+  // BiG adds the pairs to its character embedding beside its lexicon words: the table trains there too.
   c.set("model", "big");
   c.set("case_feature", false);
-  CHECK(testing::error_of([&] { make_task_model(c, with); }).find("--bigram-feature=false") != std::string::npos);
+  auto big = make_task_model(c, with);
+  big->reset_parameters(4);
+  big->zero_grad();
+  with.batch_loss(*big, big->forward(wb.inputs), wb).backward();
+  bool big_table_trains = false;
+  for (const auto& [name, param] : big->named_parameters())
+    if (name == "encoder.bigrams.table.weight")
+      big_table_trains = nn::sum_all(nn::Var(param.grad()) * nn::Var(param.grad())).item() > 0.f;
+  CHECK(big_table_trains);
+  // Vectors without the feature: an error, in the config and in the task.
   c.set("model", "star");
   c.set("bigram_feature", false);
   CHECK(testing::error_of([&] { c.validate(); }).find("'bigram_vectors'") != std::string::npos);

@@ -269,12 +269,12 @@ TEST_CASE("bigram pairs: each token adds W [left row; right row] in both paths (
     SequenceBatch batch = token_batch({3, 2}, config.vocab_size, 0);
     batch.token_bigrams = topo::testing::random_ids({5, 2}, config.bigram_classes, 21);
     const std::vector<std::int64_t> pairs = batch.token_bigrams.to_vector<std::int64_t>();
-    const std::vector<float> table = e.bigram_embedding->weight.data().to_vector<float>();
-    const std::vector<float> w = e.bigram_projection->weight.data().to_vector<float>();  // [hidden, 8]
+    const std::vector<float> table = e.bigrams->table->weight.data().to_vector<float>();
+    const std::vector<float> w = e.bigrams->projection->weight.data().to_vector<float>();  // [hidden, 8]
     REQUIRE(w.size() == 6 * 8);
     // The rows without the pairs: the same embedding with the bigram table zeroed.
     const std::vector<float> got = e.forward(batch).data().to_vector<float>();
-    e.bigram_embedding->weight.set_data(Tensor::zeros({config.bigram_classes, 4}));
+    e.bigrams->table->weight.set_data(Tensor::zeros({config.bigram_classes, 4}));
     const std::vector<float> plain = e.forward(batch).data().to_vector<float>();
     for (std::size_t t = 0; t < 5; ++t)
       for (std::size_t k = 0; k < 6; ++k) {
@@ -302,13 +302,13 @@ TEST_CASE("bigram pairs: each token adds W [left row; right row] in both paths (
   e.reset_parameters(3);
   std::vector<std::int64_t> covered_pairs;
   for (std::int64_t r = 0; r < 400; r += 2) covered_pairs.push_back(r);
-  const nn::Var rows = e.bigram_embedding->forward(Tensor::from_vector(covered_pairs, {100, 2}).reshape({200}));
+  const nn::Var rows = e.bigrams->table->forward(Tensor::from_vector(covered_pairs, {100, 2}).reshape({200}));
   const std::vector<float> p =
-      e.bigram_projection->forward(nn::reshape(rows, {100, 64})).data().to_vector<float>();  // [100, 64]
+      e.bigrams->projection->forward(nn::reshape(rows, {100, 64})).data().to_vector<float>();  // [100, 64]
   double var = 0;
   for (float x : p) var += double(x) * x;
   CHECK(var / double(p.size()) == doctest::Approx(1.0).epsilon(0.2));
-  CHECK(e.bigram_embedding->weight.data().to_vector<float>()[0] ==
+  CHECK(e.bigrams->table->weight.data().to_vector<float>()[0] ==
         config.bigram_pretrained.to_vector<float>()[0]);  // covered row 0 kept
   config.bigram_pretrained_rows.resize(10);
   CHECK(topo::testing::error_of([&] { SequenceEmbedding bad(config); }).find("bigram") != std::string::npos);
