@@ -7,8 +7,12 @@
         runs that stayed near the majority rate (dev accuracy under 0.6: a stuck start).
     scripts/summarize_seeds.py sst PREFIX [MODEL ...]
         PREFIX-s1/MODEL/result.json ...: test and dev accuracy per seed, mean +- sd.
+    scripts/summarize_seeds.py tag PREFIX [PREFIX ...]
+        PREFIX-s1/result.json ... (scripts/reproduce_tagging.sh's runs/tagging/SET/MODEL-sN): a row per prefix
+        with the test figure per seed, test and dev mean +- sd, and the train seconds per run (F1 for chunk
+        tags, token accuracy for POS: result.json's metric).
 
-The standard deviation is the sample one (n - 1). Reads only result.json's dev_acc / test_acc; a missing run
+The standard deviation is the sample one (n - 1). Reads only result.json's dev_ / test_ figures (and train_seconds); a missing run
 is shown as "-" and left out of the means (the count says how many there were).
 """
 import glob
@@ -23,12 +27,17 @@ def seeds_of(prefix):
     return [p for p in found if p.rsplit("-s", 1)[1].isdigit()]
 
 
-def load(path, key):
+def load_json(path):
     try:
         with open(path) as f:
-            return json.load(f).get(key)
+            return json.load(f)
     except (OSError, ValueError):
         return None
+
+
+def load(path, key):
+    result = load_json(path)
+    return result.get(key) if isinstance(result, dict) else None
 
 
 def mean_sd(values):
@@ -90,8 +99,32 @@ def sst(prefix, models):
         print(f"| {m} | {shown} | {mean_sd(test)} | {mean_sd(dev)} |")
 
 
+def tag(prefixes):
+    print("| runs | metric | test per seed | test | dev | train s |")
+    print("|---|---|---|---:|---:|---:|")
+    missing = False
+    for prefix in prefixes:
+        sets = seeds_of(prefix)
+        if not sets:
+            print(f"| {prefix} | - | no runs | - | - | - |")
+            missing = True
+            continue
+        results = [load_json(f"{s}/result.json") for s in sets]
+        metric = next((r.get("metric") for r in results if r), "f1")
+        test = [r.get(f"test_{metric}") if r else None for r in results]
+        dev = [r.get(f"dev_{metric}") if r else None for r in results]
+        seconds = [r.get("train_seconds") for r in results if r and r.get("train_seconds") is not None]
+        shown = ", ".join("-" if t is None else f"{100 * t:.2f}" for t in test)
+        span = f"{min(seconds):.0f}-{max(seconds):.0f}" if seconds else "-"
+        print(f"| {prefix} | {metric} | {shown} | {mean_sd(test)} | {mean_sd(dev)} | {span} |")
+        missing |= None in test
+    return 1 if missing else 0
+
+
 if __name__ == "__main__":
-    if len(sys.argv) < 3 or sys.argv[1] not in ("mtl16", "sst"):
+    if len(sys.argv) < 3 or sys.argv[1] not in ("mtl16", "sst", "tag"):
         sys.exit(__doc__)
+    if sys.argv[1] == "tag":
+        sys.exit(tag(sys.argv[2:]))
     kind, prefix, models = sys.argv[1], sys.argv[2], sys.argv[3:] or ["star", "transformer", "multiscale"]
     (mtl16 if kind == "mtl16" else sst)(prefix, models)
