@@ -46,17 +46,21 @@ void TrainingRun::report_data_and_settings() {
                                            : "; the first at " + stats.value("first_invalid_utf8", ""),
                                        stats.value("skipped_bad", 0),
                                        stats.value("truncated", 0), meta.value("max_length", 0)));
-  // Word vectors: the coverage line (also result.json's "vectors") and the malformed lines skipped.
-  if (const nlohmann::json v = meta.value("vectors", nlohmann::json()); v.is_object()) {
+  // Pre-trained vectors (words; the tagger's bigram pairs): the coverage line (also result.json's "vectors" /
+  // "bigram_vectors") and the malformed lines skipped.
+  for (const char* key : {"vectors", "bigram_vectors"}) {
+    const nlohmann::json v = meta.value(key, nlohmann::json());
+    if (!v.is_object()) continue;
     const nlohmann::json& cov = v.at("train_coverage");
     progress_->message(fmt::format(
-        "vectors {} ({}-d{}): {} of {} vocabulary types ({:.1f}%, {} lowercased) and {} of {} training tokens "
+        "{} {} ({}-d{}): {} of {} vocabulary types ({:.1f}%, {} lowercased) and {} of {} training tokens "
         "({:.1f}%) found; {} malformed lines skipped; loaded in {:.0f} ms",
-        v.at("file").get<std::string>(), v.at("dim").get<std::int64_t>(),
-        v.value("uncased", false) ? ", uncased: looked up lowercased" : "", cov.at("types_found").get<std::int64_t>(),
-        cov.at("types").get<std::int64_t>(), cov.at("types_pct").get<double>(),
-        v.at("found_lowercase").get<std::int64_t>(), cov.at("tokens_found").get<std::int64_t>(),
-        cov.at("tokens").get<std::int64_t>(), cov.at("tokens_pct").get<double>(), v.at("bad_lines").get<std::int64_t>(),
+        std::string(key) == "vectors" ? "vectors" : "bigram vectors", v.at("file").get<std::string>(),
+        v.at("dim").get<std::int64_t>(), v.value("uncased", false) ? ", uncased: looked up lowercased" : "",
+        cov.at("types_found").get<std::int64_t>(), cov.at("types").get<std::int64_t>(),
+        cov.at("types_pct").get<double>(), v.at("found_lowercase").get<std::int64_t>(),
+        cov.at("tokens_found").get<std::int64_t>(), cov.at("tokens").get<std::int64_t>(),
+        cov.at("tokens_pct").get<double>(), v.at("bad_lines").get<std::int64_t>(),
         1e3 * v.at("load_seconds").get<double>()));
     for (const nlohmann::json& bad : v.at("bad_line_examples")) progress_->message("  skipped " + bad.get<std::string>());
   }
@@ -104,6 +108,7 @@ void TrainingRun::write_result() {
   const TrainConfig& c = c_;
   TrainResult& r = r_;
   const std::string& metric = metric_;
+  const nlohmann::json meta = task_->metadata();  // built once: it holds the vocabularies
   // The chosen model's own options sit beside its name (star: variant, residual).
   nlohmann::json result = {{"task", c.task}, {"model", c.model}, {"metric", metric}};
   result.update(c.options_of_model());
@@ -149,11 +154,13 @@ void TrainingRun::write_result() {
                                {"gemm_backend",
                                 device_.is_cuda() ? "cublas" : gemm_backend_name(gemm_backend(precision_.used))},
                                {"ranks", comm_.size()},
-                               {"data", task_->metadata().value("data", nlohmann::json::object())},
-                               {"vectors", task_->metadata().value("vectors", nlohmann::json())},
+                               {"data", meta.value("data", nlohmann::json::object())},
+                               {"vectors", meta.value("vectors", nlohmann::json())},
                                {"config", c.to_json()},
                                {"config_sources", c.sources}};
   result.update(more);
+  if (const nlohmann::json b = meta.value("bigram_vectors", nlohmann::json()); b.is_object())
+    result["bigram_vectors"] = b;  // the tagger's pair vectors, reported as "vectors" is
   if (!outputs_.empty()) result["outputs"] = outputs_;
   if (distributed_)
     result["data_parallel"] = {{"backend", comm_.backend()},

@@ -389,6 +389,18 @@ TEST_CASE("tag: bigram classes from training pairs seen twice, pre-trained pairs
   for (const auto& [name, param] : model->named_parameters())
     if (name == "encoder.embedding.bigrams.table.weight")
       CHECK(param.data().to_vector<float>()[static_cast<std::size_t>(shanghai) * 2] == 1.f);
+  // A training run reports the pair vectors as it reports word vectors (result.json "bigram_vectors").
+  TrainConfig run = c;
+  run.epochs = 1;
+  run.min_steps = 0;  // the tag recipe's 3000 would raise the epochs
+  run.progress = "none";
+  run.out = (dir / "run").string();
+  const TrainResult r = Trainer(run).run();
+  REQUIRE(r.completed);
+  const nlohmann::json& v = r.result.at("bigram_vectors");
+  CHECK(v.at("dim") == 2);
+  CHECK(v.at("vocabulary_added") == 2);
+  CHECK(v.at("train_coverage").at("types_found") == 3);  // the classes with a vector: 北京, 京好, 上海
   // BiG adds the pairs to its character embedding beside its lexicon words: the table trains there too.
   c.set("model", "big");
   c.set("case_feature", false);
