@@ -58,7 +58,7 @@ struct EncoderSpec {
   std::int64_t suffix_classes = 0;
   // > 0: the batch carries two bigram classes per token (token_bigrams), embedded at width bigram_dim
   // (bigram_pretrained [bigram_classes, bigram_dim] and its covered rows, optional) and projected into the
-  // token's embedding. Models with SequenceEmbedding; the others refuse them.
+  // token's embedding (models::BigramFeatures): models with SequenceEmbedding, and BiG.
   std::int64_t bigram_classes = 0;
   std::int64_t bigram_dim = 0;
   Tensor bigram_pretrained = {};

@@ -7,8 +7,8 @@
 # Environment: DATA (default ../shared/data), BIN (default build/bin), SEEDS (default "1 2 3"), JOBS (runs side
 # by side, default 2), THREADS per run (default 1), MODELS (overrides every set's model list), EXTRA (more
 # topo-train flags for every run), TAG (appended to the run folders, so variants sit side by side), ZH_VECTORS
-# (a folder with scripts/zh_vectors.sh's zh_chars.vec and zh_bigrams.vec: the Chinese sets then read both, with
-# --bigram-feature). Runs land in runs/tagging/<set>/<model><TAG>-s<seed>/ (result.json, logs); a run that
+# (a folder with scripts/zh_vectors.sh's zh_chars.vec and zh_bigrams.vec: the Chinese sets then read the pairs
+# with --bigram-feature, and Star the character vectors too). Runs land in runs/tagging/<set>/<model><TAG>-s<seed>/ (result.json, logs); a run that
 # already has a result.json is kept, so an interrupted reproduction resumes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -55,14 +55,17 @@ for set in $sets; do
     for f in zh_chars.vec zh_bigrams.vec; do
       [ -f "$ZH_VECTORS/$f" ] || { echo "reproduce_tagging: $ZH_VECTORS/$f is missing (scripts/zh_vectors.sh)" >&2; exit 1; }
     done
-    zh="--vectors $ZH_VECTORS/zh_chars.vec --bigram-feature --bigram-vectors $ZH_VECTORS/zh_bigrams.vec"
+    zh="--bigram-feature --bigram-vectors $ZH_VECTORS/zh_bigrams.vec"
   fi
   for model in $(models_of "$set"); do
+    # BiG's character table takes vectors only at its own width (96; zh_chars.vec is 100-d), the pairs at any.
+    chars=""
+    [ -n "$zh" ] && [ "$model" != big ] && chars="--vectors $ZH_VECTORS/zh_chars.vec"
     for seed in $seeds; do
       out=runs/tagging/$set/$model$tag-s$seed
       [ -f "$out/result.json" ] && continue
       mkdir -p "$out"
-      echo "$bin/topo-train --task tag --model $model $files $zh --threads $threads --seed $seed --progress lines" \
+      echo "$bin/topo-train --task tag --model $model $files $chars $zh --threads $threads --seed $seed --progress lines" \
            "--out $out ${EXTRA:-} > $out/train.log 2>&1 && tail -n 1 $out/train.log ||" \
            "{ echo 'reproduce_tagging: $out failed (its train.log)' >&2; exit 1; }" >> "$list"
     done
