@@ -76,7 +76,7 @@ constexpr std::int64_t kEveryBandedHead = -1;  // a task over all micro-banded h
 // Heads and head widths, and the row strides (floats) of the operands: q, k, dq, dk rows `ld_qk` apart, v and
 // dv rows `ld_v` apart, out and dout rows `ld_out` apart — H dk, H dv, H dv for separate tensors; 3 H dh for q,
 // k, v (and their gradients) interleaved in one [rows, 3, H, dh] tensor (flash_attention_packed).
-struct Dims {
+struct FlashDims {
   std::int64_t heads, dk, dv;
   std::int64_t ld_qk, ld_v, ld_out;
 };
@@ -101,7 +101,7 @@ Sequences sequences_of(const std::vector<std::int64_t>& lengths, const char* op)
   return s;
 }
 
-Dims check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Sequences& s, const char* op) {
+FlashDims check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Sequences& s, const char* op) {
   for (const Tensor* t : {&q, &k, &v}) check_dtype(*t, DType::F32, op, "q/k/v");
   check_same_device(q, k, op);
   check_same_device(q, v, op);
@@ -111,7 +111,8 @@ Dims check_inputs(const Tensor& q, const Tensor& k, const Tensor& v, const Seque
   TOPO_CHECK(v.size(0) == q.size(0) && v.size(1) == q.size(1), "{}: v {} does not match q {} in rows and heads", op,
              v.str(), q.str());
   TOPO_CHECK(q.size(0) == s.rows, "{}: q has {} rows but the lengths sum to {}", op, q.size(0), s.rows);
-  return Dims{q.size(1), q.size(2), v.size(2), q.size(1) * q.size(2), v.size(1) * v.size(2), v.size(1) * v.size(2)};
+  return FlashDims{
+      q.size(1), q.size(2), v.size(2), q.size(1) * q.size(2), v.size(1) * v.size(2), v.size(1) * v.size(2)};
 }
 
 // The band of every (sequence, head) from `radii` (empty, [B] or [B * heads]; see the header). Any radius that
@@ -161,10 +162,10 @@ struct ForwardScratch {
   flash_lanes::Scratch lanes;
 };
 
-// Pointers to row i of one head in q/k/dq/dk, v/dv and out/dout (Dims' strides), rows counted from `off`.
+// Pointers to row i of one head in q/k/dq/dk, v/dv and out/dout (FlashDims' strides), rows counted from `off`.
 struct HeadRows {
   std::int64_t off, h;
-  Dims d;
+  FlashDims d;
   template <class T>
   T* k_row(T* base, std::int64_t i) const { return base + (off + i) * d.ld_qk + h * d.dk; }
   template <class T>
@@ -176,7 +177,7 @@ struct HeadRows {
 // A narrow band (row_band): rows [r0, r0 + mq) of one head, each from its <= kRowBand scores by dot products.
 void forward_rows(HeadRows at, std::int64_t len, std::int64_t r0, std::int64_t mq, std::int64_t radius, float scale,
                   const float* q, const float* k, const float* v, float* out, float* lse) {
-  const Dims d = at.d;
+  const FlashDims d = at.d;
   float s[kRowBand];
   for (std::int64_t i = r0; i < r0 + mq; ++i) {
     const std::int64_t j0 = std::max<std::int64_t>(0, i - radius), n = std::min(len, i + radius + 1) - j0;
@@ -201,7 +202,7 @@ void forward_rows(HeadRows at, std::int64_t len, std::int64_t r0, std::int64_t m
 void forward_tile(HeadRows at, std::int64_t len, std::int64_t r0, std::int64_t mq, std::int64_t radius, float scale,
                   const float* q, const float* k, const float* v, float* out, float* lse, ForwardScratch& w) {
   if (row_band(radius, len)) return forward_rows(at, len, r0, mq, radius, scale, q, k, v, out, lse);
-  const Dims d = at.d;
+  const FlashDims d = at.d;
   if (lanes_head(radius, len))
     return flash_lanes::forward({len, radius, d.dk, d.dv, d.ld_qk, d.ld_v, d.ld_out, d.heads}, r0, mq, scale,
                                 at.k_row(q, 0), at.k_row(k, 0), at.v_row(v, 0), at.o_row(out, 0),
@@ -237,8 +238,8 @@ void forward_tile(HeadRows at, std::int64_t len, std::int64_t r0, std::int64_t m
   }
 }
 
-void forward_cpu(const Sequences& s, Dims d, float scale, const float* q, const float* k, const float* v, float* out,
-                 float* lse) {
+void forward_cpu(const Sequences& s, FlashDims d, float scale, const float* q, const float* k, const float* v,
+                 float* out, float* lse) {
   struct Task {
     std::int64_t b, h, r0, rows;  // h = kEveryBandedHead: the sequence's micro-banded heads, one after another
   };
@@ -292,7 +293,7 @@ struct BackwardScratch {
 // A narrow band (row_band): per query row, its scores by dot products; dq_i, and dk_j, dv_j of its keys.
 void backward_rows(HeadRows at, std::int64_t len, std::int64_t radius, float scale, const float* q, const float* k,
                    const float* v, const float* dout, float* dq, float* dk, float* dv, const BackwardScratch& w) {
-  const Dims d = at.d;
+  const FlashDims d = at.d;
   float s[kRowBand], dp[kRowBand];
   for (std::int64_t i = 0; i < len; ++i) {
     const std::int64_t j0 = std::max<std::int64_t>(0, i - radius), n = std::min(len, i + radius + 1) - j0;
@@ -323,7 +324,7 @@ void backward_rows(HeadRows at, std::int64_t len, std::int64_t radius, float sca
 void backward_head(HeadRows at, std::int64_t len, std::int64_t radius, float scale, const float* q, const float* k,
                    const float* v, const float* out, const float* lse, const float* dout, float* dq, float* dk,
                    float* dv, BackwardScratch& w) {
-  const Dims d = at.d;
+  const FlashDims d = at.d;
   const std::int64_t ldk = d.ld_qk, ldv = d.ld_v, ldo = d.ld_out;
   w.delta.resize(static_cast<std::size_t>(len));
   w.lse.resize(static_cast<std::size_t>(len));
@@ -361,7 +362,7 @@ void backward_head(HeadRows at, std::int64_t len, std::int64_t radius, float sca
 
 // Tasks as in forward_cpu: one per (sequence, head) on tiles or rows, one per sequence for all its
 // micro-banded heads (each task owns the dq, dk, dv rows of its heads: no atomics, no shared cache lines).
-void backward_cpu(const Sequences& s, Dims d, float scale, const float* q, const float* k, const float* v,
+void backward_cpu(const Sequences& s, FlashDims d, float scale, const float* q, const float* k, const float* v,
                   const float* out, const float* lse, const float* dout, float* dq, float* dk, float* dv) {
   struct Task {
     std::int64_t b, h;
@@ -397,7 +398,7 @@ void backward_cpu(const Sequences& s, Dims d, float scale, const float* q, const
 
 // Whether every (sequence, head) of a call runs on the micro-kernels, which write every row of their heads'
 // gradients: then the gradients need no zeroing (the tiles accumulate into theirs).
-bool every_head_micro(const Sequences& s, Dims d) {
+bool every_head_micro(const Sequences& s, FlashDims d) {
   for (std::int64_t b = 0; b < s.num(); ++b)
     for (std::int64_t h = 0; h < d.heads; ++h)
       if (!micro_band(s.radius[static_cast<std::size_t>(b * d.heads + h)], s.length(static_cast<std::size_t>(b))))
@@ -406,7 +407,7 @@ bool every_head_micro(const Sequences& s, Dims d) {
 }
 
 // The backward's grad_out and forward output against the call's dims.
-void check_forward(const Sequences& s, Dims d, const FlashAttentionOutput& forward, const Tensor& grad_out,
+void check_forward(const Sequences& s, FlashDims d, const FlashAttentionOutput& forward, const Tensor& grad_out,
                    const std::string& inputs, const char* op) {
   check_same_shape(grad_out, forward.out, op);
   TOPO_CHECK(forward.out.ndim() == 3 && forward.out.size(0) == s.rows && forward.out.size(1) == d.heads &&
@@ -428,11 +429,11 @@ struct DeviceSequences {
 }
 
 // The checked sequences, dims and bands of one call.
-std::pair<Sequences, Dims> prepare(const Tensor& q, const Tensor& k, const Tensor& v,
-                                   const std::vector<std::int64_t>& lengths, const std::vector<std::int64_t>& radii,
-                                   const char* op) {
+std::pair<Sequences, FlashDims> prepare(const Tensor& q, const Tensor& k, const Tensor& v,
+                                        const std::vector<std::int64_t>& lengths,
+                                        const std::vector<std::int64_t>& radii, const char* op) {
   Sequences s = sequences_of(lengths, op);
-  const Dims d = check_inputs(q, k, v, s, op);
+  const FlashDims d = check_inputs(q, k, v, s, op);
   set_radii(s, radii, d.heads, op);
   return {std::move(s), d};
 }
@@ -495,14 +496,14 @@ FlashAttentionGrads flash_attention_backward(const Tensor& q, const Tensor& k, c
 namespace {
 
 // qkv [rows, 3, H, dh]: its dims, with q, k, v (and dq, dk, dv) rows 3 H dh apart and out rows H dh apart.
-std::pair<Sequences, Dims> prepare_packed(const Tensor& qkv, const std::vector<std::int64_t>& lengths,
-                                          const std::vector<std::int64_t>& radii, const char* op) {
+std::pair<Sequences, FlashDims> prepare_packed(const Tensor& qkv, const std::vector<std::int64_t>& lengths,
+                                               const std::vector<std::int64_t>& radii, const char* op) {
   check_dtype(qkv, DType::F32, op, "qkv");
   TOPO_CHECK(qkv.ndim() == 4 && qkv.size(1) == 3, "{}: qkv must be [rows, 3, heads, dim], got {}", op, qkv.str());
   Sequences s = sequences_of(lengths, op);
   TOPO_CHECK(qkv.size(0) == s.rows, "{}: qkv has {} rows but the lengths sum to {}", op, qkv.size(0), s.rows);
   const std::int64_t heads = qkv.size(2), dh = qkv.size(3);
-  const Dims d{heads, dh, dh, 3 * heads * dh, 3 * heads * dh, heads * dh};
+  const FlashDims d{heads, dh, dh, 3 * heads * dh, 3 * heads * dh, heads * dh};
   set_radii(s, radii, heads, op);
   return {std::move(s), d};
 }

@@ -276,8 +276,8 @@ namespace {
 
 using cpu::sgemm;
 
-void gemm_cpu(const Plan& p, bool ta, bool tb, float alpha, const float* a, std::int64_t lda, const float* b,
-              std::int64_t ldb, float beta, float* c) {
+void gemm_plan_cpu(const Plan& p, bool ta, bool tb, float alpha, const float* a, std::int64_t lda, const float* b,
+                   std::int64_t ldb, float beta, float* c) {
   if (!p.batched) return sgemm(ta, tb, p.m, p.n, p.k, alpha, a, lda, b, ldb, beta, c, p.n);
   if (p.shared_b && !ta) return sgemm(false, tb, p.batch * p.m, p.n, p.k, alpha, a, lda, b, ldb, beta, c, p.n);
   const std::int64_t sa = p.m * p.k, sb = p.shared_b ? 0 : p.k * p.n, sc = p.m * p.n;
@@ -317,7 +317,7 @@ void gemm(bool trans_a, bool trans_b, float alpha, const Tensor& a, const Tensor
   const float *ap = a.data<float>(), *bp = b.data<float>();
   float* cp = c.data<float>();
   const std::int64_t lda = a.shape().back(), ldb = b.shape().back();
-  TOPO_ON_DEVICE(a.device(), gemm_cpu(p, trans_a, trans_b, alpha, ap, lda, bp, ldb, beta, cp), {
+  TOPO_ON_DEVICE(a.device(), gemm_plan_cpu(p, trans_a, trans_b, alpha, ap, lda, bp, ldb, beta, cp), {
     if (p.shared_b && !trans_a)
       cuda::gemm(false, trans_b, 1, p.batch * p.m, p.n, p.k, alpha, ap, lda, 0, bp, ldb, 0, beta, cp, p.n, 0);
     else

@@ -18,7 +18,7 @@ namespace {
 // ldk, ldv: floats from one source's k (v) row to the next: H dk (H dv) for separate tensors, 2 H dh when k
 // and v are the two halves of one [num_src, 2, H, dh] projection (sparse_attention_kv). dk and dv rows of
 // the backward are laid out the same way.
-struct Dims {
+struct AttentionDims {
   std::int64_t heads, dk, dv, ldk, ldv;
 };
 
@@ -41,8 +41,8 @@ constexpr std::int64_t kHeadBlock = 32;
 
 // One heavy row (more in-edges than a block holds), online over chunks of kChunk in-edges.
 template <class Id>
-void attention_row_chunked(const Id* indptr, const Id* indices, std::int64_t r, Dims d, float scale, const float* q,
-                           const float* k, const float* v, float* out, float* lse) {
+void attention_row_chunked(const Id* indptr, const Id* indices, std::int64_t r, AttentionDims d, float scale,
+                           const float* q, const float* k, const float* v, float* out, float* lse) {
   alignas(64) float w[kHeadBlock * kChunk];  // w[h * kChunk + c]: score, then weight
   float m[kHeadBlock], l[kHeadBlock];
   float* o = out + r * d.heads * d.dv;
@@ -107,8 +107,9 @@ void attention_row_chunked(const Id* indptr, const Id* indices, std::int64_t r, 
 constexpr std::int64_t kBlockEdges = 512, kBlockRows = 128;  // 64 + 16 KiB of stack at 32 heads
 
 template <class Id>
-void attention_block(const Id* indptr, const Id* indices, std::int64_t rb, std::int64_t re, Dims d, float scale,
-                     const float* q, const float* k, const float* v, float* out, float* lse, float* sc, float* inv) {
+void attention_block(const Id* indptr, const Id* indices, std::int64_t rb, std::int64_t re, AttentionDims d,
+                     float scale, const float* q, const float* k, const float* v, float* out, float* lse, float* sc,
+                     float* inv) {
   const std::int64_t jb = indptr[rb], ne = static_cast<std::int64_t>(indptr[re]) - jb;
   for (std::int64_t h0 = 0; h0 < d.heads; h0 += kHeadBlock) {
     const std::int64_t hn = std::min(kHeadBlock, d.heads - h0);
@@ -156,7 +157,7 @@ void attention_block(const Id* indptr, const Id* indices, std::int64_t rb, std::
 }
 
 template <class Id>
-void attention_rows_cpu(const Id* indptr, const Id* indices, std::int64_t begin, std::int64_t end, Dims d,
+void attention_rows_cpu(const Id* indptr, const Id* indices, std::int64_t begin, std::int64_t end, AttentionDims d,
                         float scale, const float* q, const float* k, const float* v, float* out, float* lse) {
   alignas(64) float sc[kHeadBlock * kBlockEdges], inv[kBlockRows * kHeadBlock];
   std::int64_t r = begin;
@@ -180,8 +181,8 @@ void attention_rows_cpu(const Id* indptr, const Id* indices, std::int64_t begin,
 // edge for the source pass.
 template <class Id>
 void backward_dst_rows_cpu(const Id* indptr, const Id* indices, const Id* eids, std::int64_t begin, std::int64_t end,
-                           Dims d, float scale, const float* q, const float* k, const float* v, const float* out,
-                           const float* lse, const float* dout, float* dq, float* p, float* ds) {
+                           AttentionDims d, float scale, const float* q, const float* k, const float* v,
+                           const float* out, const float* lse, const float* dout, float* dq, float* p, float* ds) {
   alignas(64) float w[kHeadBlock * kChunk] = {}, g[kHeadBlock * kChunk] = {};  // [h * kChunk + c]: p, dout . v
   float delta[kHeadBlock];
   for (std::int64_t r = begin; r < end; ++r) {
@@ -250,8 +251,8 @@ void backward_dst_rows_cpu(const Id* indptr, const Id* indices, const Id* eids, 
 // registers and stored once, as gspmm's).
 template <class Id>
 void backward_src_rows_cpu(const Id* indptr, const Id* indices, const Id* eids, std::int64_t begin, std::int64_t end,
-                           Dims d, float scale, const float* q, const float* dout, const float* p, const float* ds,
-                           float* dk, float* dv) {
+                           AttentionDims d, float scale, const float* q, const float* dout, const float* p,
+                           const float* ds, float* dk, float* dv) {
   for (std::int64_t u = begin; u < end; ++u) {
     const Id *dst = indices + indptr[u], *edge = eids + indptr[u];
     const std::int64_t nj = static_cast<std::int64_t>(indptr[u + 1]) - indptr[u];
@@ -266,7 +267,8 @@ void backward_src_rows_cpu(const Id* indptr, const Id* indices, const Id* eids, 
   }
 }
 
-Dims check_attention(const CsrView& in_csr, const Tensor& q, const Tensor& k, const Tensor& v, const char* op) {
+AttentionDims check_attention(const CsrView& in_csr, const Tensor& q, const Tensor& k, const Tensor& v,
+                              const char* op) {
   const Device device = q.device();
   check_csr(in_csr, device, op);
   check_rows(q, in_csr.num_rows, device, op, "q");
@@ -277,11 +279,11 @@ Dims check_attention(const CsrView& in_csr, const Tensor& q, const Tensor& k, co
   TOPO_CHECK(q.size(1) == k.size(1) && k.size(1) == v.size(1), "{}: head counts differ: q {}, k {}, v {}", op,
              q.str(), k.str(), v.str());
   TOPO_CHECK(q.size(2) == k.size(2), "{}: q {} and k {} differ in head dim", op, q.str(), k.str());
-  return Dims{q.size(1), q.size(2), v.size(2), k.size(1) * k.size(2), v.size(1) * v.size(2)};
+  return AttentionDims{q.size(1), q.size(2), v.size(2), k.size(1) * k.size(2), v.size(1) * v.size(2)};
 }
 
 // kv [num_src, 2, H, dh] against q [num_dst, H, dh]: k rows start at kv, v rows H dh further, both 2 H dh apart.
-Dims check_attention_kv(const CsrView& in_csr, const Tensor& q, const Tensor& kv, const char* op) {
+AttentionDims check_attention_kv(const CsrView& in_csr, const Tensor& q, const Tensor& kv, const char* op) {
   const Device device = q.device();
   check_csr(in_csr, device, op);
   check_rows(q, in_csr.num_rows, device, op, "q");
@@ -289,11 +291,11 @@ Dims check_attention_kv(const CsrView& in_csr, const Tensor& q, const Tensor& kv
   TOPO_CHECK(q.ndim() == 3 && kv.ndim() == 4 && kv.size(1) == 2 && kv.size(2) == q.size(1) && kv.size(3) == q.size(2),
              "{}: q must be [rows, heads, dim] and kv [sources, 2, heads, dim], got {} and {}", op, q.str(), kv.str());
   const std::int64_t width = q.size(1) * q.size(2);
-  return Dims{q.size(1), q.size(2), q.size(2), 2 * width, 2 * width};
+  return AttentionDims{q.size(1), q.size(2), q.size(2), 2 * width, 2 * width};
 }
 
 // The CPU passes behind both entry points; k, v (dk, dv) rows as d's strides say.
-void forward_cpu(const CsrView& in_csr, Dims d, float scale, const float* q, const float* k, const float* v,
+void forward_cpu(const CsrView& in_csr, AttentionDims d, float scale, const float* q, const float* k, const float* v,
                  AttentionOutput& result) {
   float *op = result.out.data<float>(), *lp = result.lse.data<float>();
   TOPO_DISPATCH_INDEX(in_csr.dtype(), Id, {
@@ -305,9 +307,9 @@ void forward_cpu(const CsrView& in_csr, Dims d, float scale, const float* q, con
   });
 }
 
-void backward_cpu(const CsrView& in_csr, const CsrView& out_csr, Dims d, float scale, const float* q, const float* k,
-                  const float* v, const AttentionOutput& forward, const Tensor& grad_out, float* dq, float* dk,
-                  float* dv) {
+void backward_cpu(const CsrView& in_csr, const CsrView& out_csr, AttentionDims d, float scale, const float* q,
+                  const float* k, const float* v, const AttentionOutput& forward, const Tensor& grad_out, float* dq,
+                  float* dk, float* dv) {
   // Per-edge softmax weights and score gradients: written by the destination pass, read by the source pass.
   Tensor p = Tensor::empty({in_csr.nnz(), d.heads});
   Tensor ds = Tensor::empty({in_csr.nnz(), d.heads});
@@ -327,7 +329,7 @@ void backward_cpu(const CsrView& in_csr, const CsrView& out_csr, Dims d, float s
 }
 
 #if TOPO_WITH_CUDA
-void forward_cuda(const CsrView& in_csr, Dims d, float scale, const float* q, const float* k, const float* v,
+void forward_cuda(const CsrView& in_csr, AttentionDims d, float scale, const float* q, const float* k, const float* v,
                   AttentionOutput& result) {
   TOPO_DISPATCH_INDEX(in_csr.dtype(), Id, {
     cuda::sparse_attention(in_csr.indptr.data<Id>(), in_csr.indices.data<Id>(), in_csr.num_rows, d.heads, d.dk, d.dv,
@@ -335,9 +337,9 @@ void forward_cuda(const CsrView& in_csr, Dims d, float scale, const float* q, co
   });
 }
 
-void backward_cuda(const CsrView& in_csr, const CsrView& out_csr, Dims d, float scale, const float* q, const float* k,
-                   const float* v, const AttentionOutput& forward, const Tensor& grad_out, float* dq, float* dk,
-                   float* dv) {
+void backward_cuda(const CsrView& in_csr, const CsrView& out_csr, AttentionDims d, float scale, const float* q,
+                   const float* k, const float* v, const AttentionOutput& forward, const Tensor& grad_out, float* dq,
+                   float* dk, float* dv) {
   const Device device = grad_out.device();
   Tensor p = Tensor::empty({in_csr.nnz(), d.heads}, DType::F32, device);
   Tensor ds = Tensor::empty({in_csr.nnz(), d.heads}, DType::F32, device);
@@ -367,7 +369,7 @@ void check_backward(const CsrView& in_csr, const CsrView& out_csr, const Tensor&
 AttentionOutput sparse_attention(const CsrView& in_csr, const Tensor& q, const Tensor& k, const Tensor& v,
                                  float scale) {
   TOPO_PROFILE(Sparse);
-  const Dims d = check_attention(in_csr, q, k, v, "sparse_attention");
+  const AttentionDims d = check_attention(in_csr, q, k, v, "sparse_attention");
   const Device device = q.device();
   AttentionOutput result{Tensor::empty({in_csr.num_rows, d.heads, d.dv}, DType::F32, device),
                          Tensor::empty({in_csr.num_rows, d.heads}, DType::F32, device)};
@@ -382,7 +384,7 @@ AttentionGrads sparse_attention_backward(const CsrView& in_csr, const CsrView& o
                                          const Tensor& grad_out, float scale) {
   TOPO_PROFILE(Sparse);
   const char* op = "sparse_attention_backward";
-  const Dims d = check_attention(in_csr, q, k, v, op);
+  const AttentionDims d = check_attention(in_csr, q, k, v, op);
   check_backward(in_csr, out_csr, q, forward, grad_out, op);
   const Device device = q.device();
   AttentionGrads g{Tensor::empty(q.shape(), DType::F32, device), Tensor::empty(k.shape(), DType::F32, device),
@@ -397,7 +399,7 @@ AttentionGrads sparse_attention_backward(const CsrView& in_csr, const CsrView& o
 // On CUDA the kv variants split kv into k and v (copies) and run the kernels above; on the CPU they read it in place.
 AttentionOutput sparse_attention_kv(const CsrView& in_csr, const Tensor& q, const Tensor& kv, float scale) {
   const char* op = "sparse_attention_kv";
-  const Dims d = check_attention_kv(in_csr, q, kv, op);
+  const AttentionDims d = check_attention_kv(in_csr, q, kv, op);
   if (!kv.device().is_cpu()) {
     const std::vector<Tensor> parts = unpack_parts(kv);
     return sparse_attention(in_csr, q, parts[0], parts[1], scale);
@@ -413,7 +415,7 @@ AttentionKvGrads sparse_attention_kv_backward(const CsrView& in_csr, const CsrVi
                                               const Tensor& kv, const AttentionOutput& forward, const Tensor& grad_out,
                                               float scale) {
   const char* op = "sparse_attention_kv_backward";
-  const Dims d = check_attention_kv(in_csr, q, kv, op);
+  const AttentionDims d = check_attention_kv(in_csr, q, kv, op);
   if (!kv.device().is_cpu()) {
     const std::vector<Tensor> parts = unpack_parts(kv);
     const AttentionGrads g = sparse_attention_backward(in_csr, out_csr, q, parts[0], parts[1], forward, grad_out, scale);

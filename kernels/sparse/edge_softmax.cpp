@@ -5,12 +5,13 @@
 #include <cstring>
 #include <numeric>
 
-#include "kernels/profile.hpp"
 #include "kernels/dispatch.hpp"
+#include "kernels/profile.hpp"
 #include "kernels/sparse/csr_checks.hpp"
 #include "kernels/sparse/edge_softmax_math.hpp"
 #include "kernels/sparse/index_dispatch.hpp"
 #include "kernels/sparse/row_partition.hpp"
+#include "kernels/sparse/simd_rows.hpp"
 
 namespace topo {
 namespace {
@@ -28,7 +29,6 @@ namespace {
 // edge ids: the gather then reads x rows in ascending order anyway. The backward (no exp to vectorize)
 // sweeps rows in place when a range's ids are consecutive; see softmax_backward_rows_cpu.
 constexpr std::int64_t kTile = 4096;  // floats per tile buffer (16 KiB)
-constexpr std::int64_t kLanes = 16;  // floats per AVX-512 vector
 
 // Copies of one edge's value row (cols floats). A loop over a runtime count of 6 becomes a memcpy call per
 // edge (38% of the forward time), so small counts are dispatched to compile-time ones.
@@ -245,8 +245,8 @@ void for_each_tile(const Id* indptr, std::int64_t begin, std::int64_t end, std::
     const std::int64_t max_rows = kTile / (d * cols);
     std::int64_t R = 1;
     while (R < max_rows && r + R < end && static_cast<std::int64_t>(indptr[r + R + 1]) - indptr[r + R] == d) ++R;
-    // Whole vectors: R * cols a multiple of kLanes where that leaves rows (the rest start the next tile).
-    const std::int64_t step = kLanes / std::gcd(kLanes, cols);
+    // Whole vectors: R * cols a multiple of simd::kLanes where that leaves rows (the rest start the next tile).
+    const std::int64_t step = simd::kLanes / std::gcd(simd::kLanes, cols);
     if (R > step) R -= R % step;
     rows(p, R, d);
     r += R;

@@ -16,7 +16,7 @@
 namespace topo {
 namespace {
 
-struct Dims {
+struct GatDims {
   std::int64_t heads, features;
 };
 
@@ -105,7 +105,7 @@ void row_keeps(const GatDropout& drop, const Id* eids, std::int64_t nj, std::int
 // Forward, one destination row t: the scores of its in-edges w[j H + h], per head their max and exps, then the
 // normalised (and dropped-out) weights times the source rows. A row's arithmetic depends only on its own edges.
 template <class Id>
-void forward_row(const Id* indptr, const Id* indices, const Id* eids, std::int64_t t, Dims d, float slope,
+void forward_row(const Id* indptr, const Id* indices, const Id* eids, std::int64_t t, GatDims d, float slope,
                  const GatDropout& drop, const float* el, const float* er, const float* z, float* out, float* lse) {
   const std::int64_t H = d.heads, F = d.features, j0 = indptr[t], nj = static_cast<std::int64_t>(indptr[t + 1]) - j0;
   float* o = out + t * H * F;
@@ -160,7 +160,7 @@ void forward_row(const Id* indptr, const Id* indices, const Id* eids, std::int64
 // B = sum a LeakyReLU', so one pass over the edges suffices. Phases: the scores (the source rows prefetched
 // meanwhile), the gathered dot products, the masks, one flat vectorized loop of exps, then the per-head sums.
 template <class Id>
-void backward_dst_row(const Id* indptr, const Id* indices, const Id* eids, std::int64_t t, Dims d, float slope,
+void backward_dst_row(const Id* indptr, const Id* indices, const Id* eids, std::int64_t t, GatDims d, float slope,
                       const GatDropout& drop, const float* el, const float* er, const float* z, const float* lse,
                       const float* dout, float* row_term, float* der) {
   const std::int64_t H = d.heads, F = d.features, j0 = indptr[t], nj = static_cast<std::int64_t>(indptr[t + 1]) - j0,
@@ -210,7 +210,7 @@ void backward_dst_row(const Id* indptr, const Id* indices, const Id* eids, std::
 // Backward, source pass over the reverse CSR, row u: del_u = sum_e dx_e, dz_u = sum_e a'_e g_v, the latter as
 // gspmm's register-blocked weighted sum of the destinations' gradient rows. Phases as in the destination pass.
 template <class Id>
-void backward_src_row(const Id* indptr, const Id* indices, const Id* eids, std::int64_t u, Dims d, float slope,
+void backward_src_row(const Id* indptr, const Id* indices, const Id* eids, std::int64_t u, GatDims d, float slope,
                       const GatDropout& drop, const float* el, const float* er, const float* z, const float* lse,
                       const float* dout, const float* row_term, float* del, float* dz) {
   const std::int64_t H = d.heads, F = d.features, j0 = indptr[u], nj = static_cast<std::int64_t>(indptr[u + 1]) - j0,
@@ -261,8 +261,8 @@ void check_node_scores(const Tensor& t, std::int64_t rows, std::int64_t heads, D
              "{}: {} {} must be [{}, {}] (or [{}, {}, 1])", op, what, t.str(), rows, heads, rows, heads);
 }
 
-Dims check_gat(const CsrView& in_csr, const Tensor& el, const Tensor& er, const Tensor& z, const GatDropout& drop,
-               const char* op) {
+GatDims check_gat(const CsrView& in_csr, const Tensor& el, const Tensor& er, const Tensor& z, const GatDropout& drop,
+                  const char* op) {
   const Device device = z.device();
   check_csr(in_csr, device, op);
   check_rows(z, in_csr.num_cols, device, op, "z");
@@ -270,11 +270,11 @@ Dims check_gat(const CsrView& in_csr, const Tensor& el, const Tensor& er, const 
   check_node_scores(el, in_csr.num_cols, z.size(1), device, op, "el");
   check_node_scores(er, in_csr.num_rows, z.size(1), device, op, "er");
   TOPO_CHECK(drop.p >= 0.f && drop.p < 1.f, "{}: attention dropout must be in [0, 1), got {}", op, drop.p);
-  return Dims{z.size(1), z.size(2)};
+  return GatDims{z.size(1), z.size(2)};
 }
 
-void forward_cpu(const CsrView& in_csr, Dims d, float slope, const GatDropout& drop, const float* el, const float* er,
-                 const float* z, GatAttentionOutput& result) {
+void forward_cpu(const CsrView& in_csr, GatDims d, float slope, const GatDropout& drop, const float* el,
+                 const float* er, const float* z, GatAttentionOutput& result) {
   float *op = result.out.data<float>(), *lp = result.lse.data<float>();
   TOPO_DISPATCH_INDEX(in_csr.dtype(), Id, {
     const Id *indptr = in_csr.indptr.data<Id>(), *indices = in_csr.indices.data<Id>(), *eids = in_csr.eids.data<Id>();
@@ -285,7 +285,7 @@ void forward_cpu(const CsrView& in_csr, Dims d, float slope, const GatDropout& d
   });
 }
 
-void backward_cpu(const CsrView& in_csr, const CsrView& out_csr, Dims d, float slope, const GatDropout& drop,
+void backward_cpu(const CsrView& in_csr, const CsrView& out_csr, GatDims d, float slope, const GatDropout& drop,
                   const float* el, const float* er, const float* z, const float* lse, const float* dout,
                   float* row_term, GatAttentionGrads& g) {
   float *del = g.del.data<float>(), *der = g.der.data<float>(), *dz = g.dz.data<float>();
@@ -305,8 +305,8 @@ void backward_cpu(const CsrView& in_csr, const CsrView& out_csr, Dims d, float s
 }
 
 #if TOPO_WITH_CUDA
-void forward_cuda(const CsrView& in_csr, Dims d, float slope, const GatDropout& drop, const float* el, const float* er,
-                  const float* z, GatAttentionOutput& result) {
+void forward_cuda(const CsrView& in_csr, GatDims d, float slope, const GatDropout& drop, const float* el,
+                  const float* er, const float* z, GatAttentionOutput& result) {
   TOPO_DISPATCH_INDEX(in_csr.dtype(), Id, {
     cuda::gat_attention(in_csr.indptr.data<Id>(), in_csr.indices.data<Id>(), in_csr.eids.data<Id>(), in_csr.num_rows,
                         d.heads, d.features, slope, drop, el, er, z, result.out.data<float>(),
@@ -314,7 +314,7 @@ void forward_cuda(const CsrView& in_csr, Dims d, float slope, const GatDropout& 
   });
 }
 
-void backward_cuda(const CsrView& in_csr, const CsrView& out_csr, Dims d, float slope, const GatDropout& drop,
+void backward_cuda(const CsrView& in_csr, const CsrView& out_csr, GatDims d, float slope, const GatDropout& drop,
                    const float* el, const float* er, const float* z, const float* lse, const float* dout,
                    float* row_term, GatAttentionGrads& g) {
   float *del = g.del.data<float>(), *der = g.der.data<float>(), *dz = g.dz.data<float>();
@@ -334,7 +334,7 @@ void backward_cuda(const CsrView& in_csr, const CsrView& out_csr, Dims d, float 
 GatAttentionOutput gat_attention(const CsrView& in_csr, const Tensor& el, const Tensor& er, const Tensor& z,
                                  float negative_slope, const GatDropout& drop) {
   TOPO_PROFILE(Sparse);
-  const Dims d = check_gat(in_csr, el, er, z, drop, "gat_attention");
+  const GatDims d = check_gat(in_csr, el, er, z, drop, "gat_attention");
   const Device device = z.device();
   GatAttentionOutput result{Tensor::empty({in_csr.num_rows, d.heads, d.features}, DType::F32, device),
                             Tensor::empty({in_csr.num_rows, d.heads}, DType::F32, device)};
@@ -349,7 +349,7 @@ GatAttentionGrads gat_attention_backward(const CsrView& in_csr, const CsrView& o
                                          const Tensor& grad_out, float negative_slope, const GatDropout& drop) {
   TOPO_PROFILE(Sparse);
   const char* op = "gat_attention_backward";
-  const Dims d = check_gat(in_csr, el, er, z, drop, op);
+  const GatDims d = check_gat(in_csr, el, er, z, drop, op);
   const Device device = z.device();
   check_reverse_csr(in_csr, out_csr, device, op);
   const Tensor& lse = forward.lse;

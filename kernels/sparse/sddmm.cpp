@@ -37,14 +37,12 @@ void sddmm_rows_reference(SddmmOp op, const Id* indptr, const Id* indices, const
   }
 }
 
-constexpr std::int64_t kPrefetchRows = 16;  // how far ahead a row's newest source row is fetched (as gspmm)
-
-// Fetches the newest source row of destination v + kPrefetchRows when an operand is read at U: on window and
+// Fetches the newest source row of destination v + simd::kPrefetchRows when an operand is read at U: on window and
 // ring topologies with sorted in-edges it is the one row the rows just done did not bring into cache.
 template <class Id>
 void prefetch_ahead(const Id* indptr, const Id* indices, std::int64_t v, std::int64_t end, const float* feat,
                     std::int64_t len) {
-  const std::int64_t w = v + kPrefetchRows;
+  const std::int64_t w = v + simd::kPrefetchRows;
   if (feat != nullptr && w < end && indptr[w + 1] > indptr[w])
     simd::prefetch_row(feat + static_cast<std::int64_t>(indices[indptr[w + 1] - 1]) * len, len);
 }

@@ -194,6 +194,9 @@ inline void dots_with(const float* q, std::int64_t n, std::int64_t nj, Row&& row
   for (; j < nj; ++j) store(j, dot(q, row(j), n));
 }
 
+// How many destination rows ahead gspmm and gsddmm fetch a row's newest source row (prefetch_row).
+constexpr std::int64_t kPrefetchRows = 16;
+
 // Asks for the n floats at x to be brought into L1 ahead of use (no-op without SSE). Every line they touch:
 // a row that does not start on a line (a 300-float row at a 1200-byte stride, a head's 120-byte slice of one)
 // ends in one more line than 64-byte steps from its start reach, so its last byte is asked for too.

@@ -26,7 +26,6 @@ std::int64_t per_chunk_edge_scalar(const FeatureBcast& bc) {
   return chunk;
 }
 
-constexpr std::int64_t kPrefetchRows = 16;  // how far ahead the summed rows' newest source is fetched
 constexpr std::int64_t kScatteredPrefetchRows = 8;  // how far ahead every source of a row is, when scattered
 
 // Whether the rows' sources lie scattered over a source table larger than L2: on average more than a page apart
@@ -70,16 +69,15 @@ void spmm_rows_cpu(MessageOp op, SpmmReduce reduce, const Id* indptr, const Id* 
     std::int64_t* ae = kTrack ? arg_e + v * len : nullptr;
     const std::int64_t row_begin = indptr[v], row_end = indptr[v + 1];
     if (!kTrack && sums && (op == MessageOp::CopyU ? plain : op == MessageOp::UMulE && chunk > 0)) {
-      // Fetch the newest source of the row kPrefetchRows ahead: on sliding-window and ring topologies with
+      // Fetch the newest source of the row simd::kPrefetchRows ahead: on sliding-window and ring topologies with
       // sorted in-edges that is the one row not already in cache (the rest were read by the rows just
       // summed); a row's 9 x 19 vector sums leave too little slack for the hardware prefetchers alone.
       if (scattered) {
         if (v + kScatteredPrefetchRows < end)
           for (std::int64_t k = indptr[v + kScatteredPrefetchRows]; k < indptr[v + kScatteredPrefetchRows + 1]; ++k)
             simd::prefetch_row(ufeat + static_cast<std::int64_t>(indices[k]) * b.lhs_len, b.lhs_len);
-      } else if (v + kPrefetchRows < end && indptr[v + kPrefetchRows + 1] > indptr[v + kPrefetchRows]) {
-        simd::prefetch_row(ufeat + static_cast<std::int64_t>(indices[indptr[v + kPrefetchRows + 1] - 1]) * b.lhs_len,
-                           b.lhs_len);
+      } else if (const std::int64_t w = v + simd::kPrefetchRows; w < end && indptr[w + 1] > indptr[w]) {
+        simd::prefetch_row(ufeat + static_cast<std::int64_t>(indices[indptr[w + 1] - 1]) * b.lhs_len, b.lhs_len);
       }
       // The hot cases, through simd::accumulate_rows:
       // copy_u, and u_mul_e with one weight per head (attention weights [E, H, 1] against values [N, H, D]).

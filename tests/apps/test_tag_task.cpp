@@ -17,6 +17,7 @@
 #include "apps/train/evaluate.hpp"
 #include "apps/train/model_factory.hpp"
 #include "apps/train/trainer.hpp"
+#include "tests/apps/train_args.hpp"
 #include "tests/support/testing.hpp"
 
 using namespace topo;
@@ -40,12 +41,9 @@ std::string conll_slice(const std::string& source, std::int64_t sentences, const
   return out.string();
 }
 
-TrainConfig parse(std::vector<std::string> args) {
-  args.insert(args.begin(), "topo-train");
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out;
-  const auto c = parse_train_args(static_cast<int>(argv.size()), argv.data(), out);
+// topo-train's command line, required to parse.
+TrainConfig parsed_config(std::vector<std::string> args) {
+  const auto c = topo::testing::parse_train_command(std::move(args));
   REQUIRE(c.has_value());
   return *c;
 }
@@ -66,9 +64,9 @@ TEST_CASE("tag: Star's recipe learns NER on a CoNLL-2003 slice; topo-eval gives 
   const std::string out = (dir / "run").string();
   // The recipe's settings (lowercase, case feature, min_freq 2 so <unk> is trained, dropout...) with a smaller
   // width, 6 epochs of batches of 16 at a higher lr for time (~6 s of CPU on one thread).
-  const TrainConfig c = parse({"--task", "tag", "--model", "star", "--train", train, "--dev", dev, "--test", dev,
-                               "--hidden", "64", "--head-hidden", "64", "--epochs", "6", "--batch", "16", "--lr",
-                               "2e-3", "--threads", "1", "--progress", "none", "--out", out});
+  const TrainConfig c = parsed_config({"--task", "tag", "--model", "star", "--train", train, "--dev", dev, "--test",
+                                       dev, "--hidden", "64", "--head-hidden", "64", "--epochs", "6", "--batch", "16",
+                                       "--lr", "2e-3", "--threads", "1", "--progress", "none", "--out", out});
   CHECK(c.option<bool>("case_feature"));
   CHECK(c.option<bool>("lowercase"));
   const TrainResult r = Trainer(c).run();
@@ -294,8 +292,8 @@ TEST_CASE("tag: each word's characters and suffix ride in the batch; rare ones s
   CHECK(rb.inputs.token_suffix.to_vector<std::int64_t>() == b.inputs.token_suffix.to_vector<std::int64_t>());
   CHECK(restored->char_filters() == 6);
   // Through a model: Star's embedding adds the character CNN and the suffix table, and both get gradients.
-  TrainConfig c = parse({"--task", "tag", "--model", "star", "--train", o.train, "--dev", o.dev, "--hidden", "8",
-                         "--heads", "2", "--layers", "1", "--char-filters", "6", "--suffix-feature"});
+  TrainConfig c = parsed_config({"--task", "tag", "--model", "star", "--train", o.train, "--dev", o.dev, "--hidden",
+                                 "8", "--heads", "2", "--layers", "1", "--char-filters", "6", "--suffix-feature"});
   CHECK(c.option<std::int64_t>("char_filters") == 6);
   auto model = make_task_model(c, task);
   model->reset_parameters(3);
@@ -371,9 +369,9 @@ TEST_CASE("tag: bigram classes from training pairs seen twice, pre-trained pairs
   CHECK(restored->batch(Split::Test, {0}).inputs.token_bigrams.to_vector<std::int64_t>() ==
         with.batch(Split::Dev, {0}).inputs.token_bigrams.to_vector<std::int64_t>());
   // Through Star: the table (from the vectors) and its projection get gradients.
-  TrainConfig c = parse({"--task", "tag", "--model", "star", "--format", "bmes", "--train", o.train, "--dev", o.dev,
-                         "--hidden", "8", "--heads", "2", "--layers", "1", "--bigram-feature", "--bigram-vectors",
-                         o.bigram_vectors});
+  TrainConfig c = parsed_config({"--task", "tag", "--model", "star", "--format", "bmes", "--train", o.train, "--dev",
+                                 o.dev, "--hidden", "8", "--heads", "2", "--layers", "1", "--bigram-feature",
+                                 "--bigram-vectors", o.bigram_vectors});
   CHECK(c.option<bool>("bigram_feature"));
   auto model = make_task_model(c, with);
   model->reset_parameters(3);
@@ -436,8 +434,8 @@ TEST_CASE("tag: a CRF trains and evaluates on a BIO file with 'O I-X' slips (Wei
   SequenceTagging task(o);
   CHECK(task.scheme() == text::TagScheme::IOB2);  // B- after O: BIO with a slip, not IOB1
   CHECK(task.labels().contains("B-PER.NOM"));      // the slip's chunk starts with B- in the training tags
-  TrainConfig c = parse({"--task", "tag", "--model", "star", "--train", o.train, "--dev", o.dev, "--hidden", "8",
-                         "--heads", "2", "--layers", "1", "--crf", "--case-feature=false"});
+  TrainConfig c = parsed_config({"--task", "tag", "--model", "star", "--train", o.train, "--dev", o.dev, "--hidden",
+                                 "8", "--heads", "2", "--layers", "1", "--crf", "--case-feature=false"});
   auto model = make_task_model(c, task);
   model->reset_parameters(5);
   const TaskBatch b = task.batch(Split::Train, {0, 1});

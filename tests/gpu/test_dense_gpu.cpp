@@ -16,12 +16,7 @@ using namespace topo;
 using topo::testing::kAwkwardSizes;
 
 using topo::testing::error_of;
-
-namespace {
-
-const Device kGpu = Device::cuda();
-
-}  // namespace
+using topo::testing::kGpu;
 
 TEST_CASE("gpu random: dropout masks and uniform draws are bit-identical to the CPU, normals agree") {
   for (std::int64_t n : kAwkwardSizes) {

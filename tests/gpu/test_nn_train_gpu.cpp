@@ -10,11 +10,8 @@
 
 namespace nn = topo::nn;
 using namespace topo;
+using topo::testing::kGpu;
 using topo::testing::random_uniform;
-
-namespace {
-const Device kGpu = Device::cuda(0);
-}  // namespace
 
 TEST_CASE("gpu: adam_step / sgd_step / scale_inplace match the CPU") {
   for (std::int64_t n : topo::testing::kAwkwardSizes) {

@@ -25,10 +25,11 @@ TEST_CASE("gpu: the graph model on CUDA equals the CPU one, outputs and gradient
     gpu.to(Device::cuda());
     SequenceBatch batch;
     batch.lengths = {1, 2, 17, 100, 33};
-    batch.token_ids = testing::random_ids({batch.num_tokens()}, 50, 6);
+    batch.token_ids = topo::testing::random_ids({batch.num_tokens()}, 50, 6);
     const Encoding c = cpu.encode(batch), g = gpu.encode(batch.to(Device::cuda()));
     REQUIRE(g.tokens.device().is_cuda());
-    const Tensor r1 = testing::random_uniform(c.tokens.shape(), 7), r2 = testing::random_uniform(c.sentences.shape(), 8);
+    const Tensor r1 = topo::testing::random_uniform(c.tokens.shape(), 7),
+                 r2 = topo::testing::random_uniform(c.sentences.shape(), 8);
     (nn::sum_all(c.tokens * nn::Var(r1)) + nn::sum_all(c.sentences * nn::Var(r2))).backward();
     (nn::sum_all(g.tokens * nn::Var(r1.to(Device::cuda()))) + nn::sum_all(g.sentences * nn::Var(r2.to(Device::cuda())))).backward();
     TOPO_CHECK_CLOSE(g.tokens.data().to_vector<float>(), c.tokens.data().to_vector<float>(), 1e-4, 1e-3);

@@ -21,12 +21,12 @@ using Ids = std::vector<std::int64_t>;
 namespace {
 
 // kNID / kEID and the "k" feature are int64.
-Ids i64(const Tensor& t) { return t.to_vector<std::int64_t>(); }
+Ids int64_ids(const Tensor& t) { return t.to_vector<std::int64_t>(); }
 
 // Node types a (1..12), b (0..5, possibly empty), c (1..3); relations a->b "x", a->a "y" (self loops and
 // multi-edges), c->a "z" ("y" and "z" both end in a), b->c "w". Features: ndata "f" [n, 2] per type (row i of
 // type t = 100 t + i, twice), edata "e" [E] (float, = edge id) and "k" [E, 2] int64 (= edge id) on "y".
-HeteroGraph random_graph(std::uint64_t seed, DType dt) {
+HeteroGraph random_featured_graph(std::uint64_t seed, DType dt) {
   std::mt19937_64 rng(seed);
   const std::int64_t na = 1 + rng() % 12, nb = rng() % 6, nc = 1 + rng() % 3;
   auto edges = [&](std::int64_t ns, std::int64_t nd, bool loops) {
@@ -69,7 +69,7 @@ Ids f_ids(const HeteroGraph& g, const std::string& nt) {
 
 TEST_CASE("in_edges / out_edges / predecessors / successors match the COO pairs") {
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {
-    const HeteroGraph g = random_graph(seed, seed % 2 ? DType::I32 : DType::I64);
+    const HeteroGraph g = random_featured_graph(seed, seed % 2 ? DType::I32 : DType::I64);
     for (const std::string et : {"x", "y", "z", "w"}) {
       const Pairs coo = g.edges(et).pairs();
       const auto& ce = g.canonical_etype(g.relation_id(et));
@@ -111,7 +111,7 @@ TEST_CASE("in_edges / out_edges / predecessors / successors match the COO pairs"
 }
 
 TEST_CASE("structure queries: typed errors on bad ids and relations") {
-  const HeteroGraph g = random_graph(3, DType::I32);
+  const HeteroGraph g = random_featured_graph(3, DType::I32);
   CHECK(error_of([&] { in_edges(g, {g.num_nodes("b")}, "x"); }).find("destination node") != std::string::npos);
   CHECK(error_of([&] { out_edges(g, {-1}, "x"); }).find("source node -1") != std::string::npos);
   CHECK(error_of([&] { predecessors(g, 0); }).find("has 4 relations") != std::string::npos);
@@ -129,7 +129,7 @@ TEST_CASE("structure queries: typed errors on bad ids and relations") {
 
 TEST_CASE("node_subgraph keeps the induced edges of every relation with parent ids and sliced features") {
   for (std::uint64_t seed = 1; seed <= 8; ++seed) {
-    const HeteroGraph g = random_graph(seed, seed % 2 ? DType::I32 : DType::I64);
+    const HeteroGraph g = random_featured_graph(seed, seed % 2 ? DType::I32 : DType::I64);
     std::mt19937_64 rng(seed * 7);
     NodeSets keep;
     for (const std::string nt : {"a", "b"}) {  // "c" left out: it keeps no nodes
@@ -142,7 +142,7 @@ TEST_CASE("node_subgraph keeps the induced edges of every relation with parent i
     const HeteroGraph s = node_subgraph(g, keep);
     CHECK(s.num_nodes("c") == 0);
     for (const std::string nt : {"a", "b"}) {
-      CHECK(i64(s.ndata(nt, kNID)) == keep[nt]);
+      CHECK(int64_ids(s.ndata(nt, kNID)) == keep[nt]);
       CHECK(f_ids(s, nt) == keep[nt]);
     }
     for (const std::string et : {"x", "y", "z", "w"}) {
@@ -163,19 +163,19 @@ TEST_CASE("node_subgraph keeps the induced edges of every relation with parent i
         }
       }
       CHECK(s.edges(et).pairs() == want);
-      CHECK(i64(s.edata(et, kEID)) == want_eid);
+      CHECK(int64_ids(s.edata(et, kEID)) == want_eid);
       const auto e = s.edata(et, "e").to_vector<float>();
       CHECK(Ids(e.begin(), e.end()) == want_eid);
     }
     Ids k_col;
-    for (const std::int64_t e : i64(s.edata("y", kEID))) k_col.insert(k_col.end(), 2, e);
-    CHECK(i64(s.edata("y", "k")) == k_col);  // an int64 [E, 2] feature is sliced too
+    for (const std::int64_t e : int64_ids(s.edata("y", kEID))) k_col.insert(k_col.end(), 2, e);
+    CHECK(int64_ids(s.edata("y", "k")) == k_col);  // an int64 [E, 2] feature is sliced too
   }
 }
 
 TEST_CASE("in_subgraph: all nodes kept, the in-edges of the chosen nodes of two relations into one type") {
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {
-    const HeteroGraph g = random_graph(seed, DType::I32);
+    const HeteroGraph g = random_featured_graph(seed, DType::I32);
     Ids chosen;
     for (std::int64_t v = 0; v < g.num_nodes("a"); v += 2) chosen.push_back(v);
     const HeteroGraph s = in_subgraph(g, {{"a", chosen}});
@@ -192,7 +192,7 @@ TEST_CASE("in_subgraph: all nodes kept, the in-edges of the chosen nodes of two 
           want_eid.push_back(static_cast<std::int64_t>(e));
         }
       CHECK(s.edges(et).pairs() == want);
-      CHECK(i64(s.edata(et, kEID)) == want_eid);
+      CHECK(int64_ids(s.edata(et, kEID)) == want_eid);
     }
     CHECK(f_ids(s, "a") == f_ids(g, "a"));
   }
@@ -200,7 +200,7 @@ TEST_CASE("in_subgraph: all nodes kept, the in-edges of the chosen nodes of two 
 
 TEST_CASE("edge_subgraph: given edges in order, nodes relabelled by increasing parent id or all kept") {
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {
-    const HeteroGraph g = random_graph(seed, DType::I64);
+    const HeteroGraph g = random_featured_graph(seed, DType::I64);
     Ids ey, ez;
     for (std::int64_t e = g.num_edges("y") - 1; e >= 0; e -= 3) ey.push_back(e);
     for (std::int64_t e = 0; e < g.num_edges("z"); e += 2) ez.push_back(e);
@@ -212,14 +212,14 @@ TEST_CASE("edge_subgraph: given edges in order, nodes relabelled by increasing p
       used_c.insert(cz[e].first);
       used_a.insert(cz[e].second);
     }
-    CHECK(i64(s.ndata("a", kNID)) == Ids(used_a.begin(), used_a.end()));
-    CHECK(i64(s.ndata("c", kNID)) == Ids(used_c.begin(), used_c.end()));
+    CHECK(int64_ids(s.ndata("a", kNID)) == Ids(used_a.begin(), used_a.end()));
+    CHECK(int64_ids(s.ndata("c", kNID)) == Ids(used_c.begin(), used_c.end()));
     CHECK(s.num_nodes("b") == 0);
     CHECK(s.num_edges("x") == 0);
-    CHECK(i64(s.edata("y", kEID)) == ey);
-    CHECK(i64(s.edata("z", kEID)) == ez);
+    CHECK(int64_ids(s.edata("y", kEID)) == ey);
+    CHECK(int64_ids(s.edata("z", kEID)) == ez);
     // Mapped back through kNID, every kept edge is its parent edge.
-    const Ids na = i64(s.ndata("a", kNID)), nc = i64(s.ndata("c", kNID));
+    const Ids na = int64_ids(s.ndata("a", kNID)), nc = int64_ids(s.ndata("c", kNID));
     const Pairs sy = s.edges("y").pairs(), sz = s.edges("z").pairs();
     for (std::size_t i = 0; i < ey.size(); ++i) CHECK(std::make_pair(na[sy[i].first], na[sy[i].second]) == cy[ey[i]]);
     for (std::size_t i = 0; i < ez.size(); ++i) CHECK(std::make_pair(nc[sz[i].first], na[sz[i].second]) == cz[ez[i]]);
@@ -235,7 +235,7 @@ TEST_CASE("edge_subgraph: given edges in order, nodes relabelled by increasing p
 }
 
 TEST_CASE("add_self_loop / remove_self_loop: appended loops with filled features, removal keeps the rest") {
-  const HeteroGraph g = random_graph(5, DType::I32);
+  const HeteroGraph g = random_featured_graph(5, DType::I32);
   const Pairs cy = g.edges("y").pairs();
   const std::int64_t na = g.num_nodes("a"), ne = g.num_edges("y");
   const HeteroGraph l = add_self_loop(g, "y", 7.f);
@@ -245,7 +245,7 @@ TEST_CASE("add_self_loop / remove_self_loop: appended loops with filled features
   CHECK(l.edges("z").pairs() == g.edges("z").pairs());
   const auto e = l.edata("y", "e").to_vector<float>();
   for (std::int64_t i = 0; i < ne + na; ++i) CHECK(e[i] == (i < ne ? static_cast<float>(i) : 7.f));
-  CHECK(i64(l.edata("y", "k"))[2 * (ne + na) - 1] == 7);
+  CHECK(int64_ids(l.edata("y", "k"))[2 * (ne + na) - 1] == 7);
 
   const HeteroGraph r = remove_self_loop(l, "y");
   Pairs no_loops;
@@ -278,7 +278,7 @@ TEST_CASE("add_self_loop on a batch: each graph's loops follow its edges and the
 
 TEST_CASE("to_simple merges parallel edges with counts and a writeback map") {
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {
-    const HeteroGraph g = random_graph(seed, DType::I32);
+    const HeteroGraph g = random_featured_graph(seed, DType::I32);
     std::vector<Ids> back;
     const HeteroGraph s = to_simple(g, "count", &back);
     for (int r = 0; r < g.num_relations(); ++r) {
@@ -293,7 +293,7 @@ TEST_CASE("to_simple merges parallel edges with counts and a writeback map") {
         want_count.push_back(c);
       }
       CHECK(got == want);
-      CHECK(i64(s.edata_map(r).at("count")) == want_count);
+      CHECK(int64_ids(s.edata_map(r).at("count")) == want_count);
       REQUIRE(back[r].size() == coo.size());
       for (std::size_t e = 0; e < coo.size(); ++e) CHECK(got[back[r][e]] == coo[e]);
       CHECK(s.edata_map(r).count("e") == 0);  // edge features dropped (DGL's copy_edata=False)
@@ -310,7 +310,7 @@ TEST_CASE("to_simple keeps a batch's per-graph edge counts") {
 }
 
 TEST_CASE("reverse of a heterograph: in-edges become out-edges relation by relation") {
-  const HeteroGraph g = random_graph(4, DType::I64);
+  const HeteroGraph g = random_featured_graph(4, DType::I64);
   const HeteroGraph r = g.reverse();
   for (int q = 0; q < g.num_relations(); ++q) {
     const auto& ce = g.canonical_etype(q);

@@ -17,7 +17,7 @@ using namespace topo::testing;
 
 namespace {
 
-using Problem = reference::DenseAttentionProblem;
+using AttentionProblem = reference::DenseAttentionProblem;
 
 std::vector<double> doubles(const Tensor& t) {
   const auto f = t.to_vector<float>();
@@ -30,7 +30,7 @@ double dot(const std::vector<double>& a, const std::vector<double>& b) {
   return s;
 }
 
-void check_problem(const Problem& p, std::uint64_t seed, bool elementwise_grads) {
+void check_problem(const AttentionProblem& p, std::uint64_t seed, bool elementwise_grads) {
   const std::int64_t N = p.rows();
   const Tensor q = random_uniform({N, p.heads, p.dk}, seed, -2.f, 2.f);
   const Tensor k = random_uniform({N, p.heads, p.dk}, seed + 1, -2.f, 2.f);
@@ -87,18 +87,19 @@ TEST_CASE("flash_attention: forward and gradients against the double dense refer
       CAPTURE(L);
       CAPTURE(dh);
       // A batch of the length under test beside shorter ones, so sequences start mid-tile.
-      const Problem p{{L, std::max<std::int64_t>(1, L / 3), 1}, 2, dh, dh, 1.f / std::sqrt(static_cast<float>(dh))};
+      const AttentionProblem p{
+          {L, std::max<std::int64_t>(1, L / 3), 1}, 2, dh, dh, 1.f / std::sqrt(static_cast<float>(dh))};
       check_problem(p, static_cast<std::uint64_t>(L * 100 + dh), L <= 7);
     }
 }
 
 TEST_CASE("flash_attention: a sequence longer than a key tile (online rescaling) and dv != dk") {
-  check_problem(Problem{{600, 5}, 1, 16, 16, 0.25f}, 11, false);
-  check_problem(Problem{{9, 70}, 3, 8, 12, 0.5f}, 12, true);
+  check_problem(AttentionProblem{{600, 5}, 1, 16, 16, 0.25f}, 11, false);
+  check_problem(AttentionProblem{{9, 70}, 3, 8, 12, 0.5f}, 12, true);
 }
 
 TEST_CASE("flash_attention: results do not depend on the thread count") {
-  const Problem p{{130, 64, 1, 200}, 3, 50, 50, 0.1f};
+  const AttentionProblem p{{130, 64, 1, 200}, 3, 50, 50, 0.1f};
   const Tensor q = random_uniform({p.rows(), 3, 50}, 1), k = random_uniform({p.rows(), 3, 50}, 2),
                v = random_uniform({p.rows(), 3, 50}, 3), w = random_uniform({p.rows(), 3, 50}, 4);
   // Full attention, and bands of both schedules (per-row: radius 2; tiles: 20, 70).
@@ -130,12 +131,12 @@ TEST_CASE("flash_attention bands: forward and gradients against the banded refer
     for (std::int64_t dh : {7, 30, 64}) {
       CAPTURE(radius);
       CAPTURE(dh);
-      Problem p{lengths, 3, dh, dh, 1.f / std::sqrt(static_cast<float>(dh))};
+      AttentionProblem p{lengths, 3, dh, dh, 1.f / std::sqrt(static_cast<float>(dh))};
       p.radii.assign(lengths.size(), radius);
       check_problem(p, static_cast<std::uint64_t>(radius * 100 + dh), false);
     }
   // Every element's gradient by central differences on a small batch, per (sequence, head) radii.
-  check_problem(Problem{{2, 7, 5}, 2, 7, 5, 0.4f, {0, 3, 1, 1, 2, 9}}, 21, true);
+  check_problem(AttentionProblem{{2, 7, 5}, 2, 7, 5, 0.4f, {0, 3, 1, 1, 2, 9}}, 21, true);
 }
 
 TEST_CASE("flash_attention bands: per-(sequence, head) radii mix both schedules in one call") {
@@ -144,16 +145,16 @@ TEST_CASE("flash_attention bands: per-(sequence, head) radii mix both schedules 
   std::vector<std::int64_t> radii;
   for (std::int64_t len : lengths)
     for (std::int64_t r : {std::int64_t{0}, std::int64_t{1}, (len + 3) / 4, len}) radii.push_back(r);
-  check_problem(Problem{lengths, 4, 30, 30, 0.18f, radii}, 31, false);
+  check_problem(AttentionProblem{lengths, 4, 30, 30, 0.18f, radii}, 31, false);
   // A band wider than a key tile (several key tiles per query tile) with dv != dk.
-  check_problem(Problem{{700, 3}, 2, 16, 24, 0.25f, {300, 1}}, 32, false);
+  check_problem(AttentionProblem{{700, 3}, 2, 16, 24, 0.25f, {300, 1}}, 32, false);
   // Head widths past two vectors (dk 33, dv 17: a third, partial vector of columns in every product and
   // transpose) on sequences of several forward chunks.
-  check_problem(Problem{{300, 41, 530}, 2, 33, 17, 0.2f, {20, 3, 1, 0, 7, 90}}, 33, false);
+  check_problem(AttentionProblem{{300, 41, 530}, 2, 33, 17, 0.2f, {20, 3, 1, 0, 7, 90}}, 33, false);
 }
 
 TEST_CASE("flash_attention bands: a radius of length - 1 or more is full attention, bit for bit") {
-  const Problem p{{130, 64, 1, 600}, 3, 50, 50, 0.1f};
+  const AttentionProblem p{{130, 64, 1, 600}, 3, 50, 50, 0.1f};
   const Tensor q = random_uniform({p.rows(), 3, 50}, 5), k = random_uniform({p.rows(), 3, 50}, 6),
                v = random_uniform({p.rows(), 3, 50}, 7), w = random_uniform({p.rows(), 3, 50}, 8);
   const FlashAttentionOutput full = flash_attention(q, k, v, p.lengths, p.scale);

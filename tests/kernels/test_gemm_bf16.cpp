@@ -26,27 +26,31 @@ std::vector<float> random_vector(std::size_t size, std::uint64_t seed) {
   return testing::random_uniform({static_cast<std::int64_t>(size)}, seed).to_vector<float>();
 }
 
-struct Problem {
+struct GemmProblem {
   bool ta, tb;
   std::int64_t m, n, k, lda, ldb, ldc;
   std::vector<float> a, b, c0;
 };
 
 // op(a) [m, k], op(b) [k, n] stored with row strides padded by `pad` columns; c0 [m, ldc] random.
-Problem make_problem(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t pad,
-                     std::uint64_t seed) {
-  Problem p{ta, tb, m, n, k, (ta ? m : k) + pad, (tb ? k : n) + pad, n + pad, {}, {}, {}};
+GemmProblem make_problem(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t pad,
+                         std::uint64_t seed) {
+  GemmProblem p{ta, tb, m, n, k, (ta ? m : k) + pad, (tb ? k : n) + pad, n + pad, {}, {}, {}};
   p.a = random_vector(static_cast<std::size_t>((ta ? k : m) * p.lda), seed);
   p.b = random_vector(static_cast<std::size_t>((tb ? n : k) * p.ldb), seed + 1);
   p.c0 = random_vector(static_cast<std::size_t>(m * p.ldc), seed + 2);
   return p;
 }
 
-float at_a(const Problem& p, std::int64_t i, std::int64_t q) { return p.ta ? p.a[q * p.lda + i] : p.a[i * p.lda + q]; }
-float at_b(const Problem& p, std::int64_t q, std::int64_t j) { return p.tb ? p.b[j * p.ldb + q] : p.b[q * p.ldb + j]; }
+float at_a(const GemmProblem& p, std::int64_t i, std::int64_t q) {
+  return p.ta ? p.a[q * p.lda + i] : p.a[i * p.lda + q];
+}
+float at_b(const GemmProblem& p, std::int64_t q, std::int64_t j) {
+  return p.tb ? p.b[j * p.ldb + q] : p.b[q * p.ldb + j];
+}
 
 // Per element of c: sum_q |a_iq b_qj| (in double), the scale every error bound below is relative to.
-std::vector<double> abs_products(const Problem& p) {
+std::vector<double> abs_products(const GemmProblem& p) {
   std::vector<double> s(static_cast<std::size_t>(p.m * p.n));
   for (std::int64_t i = 0; i < p.m; ++i)
     for (std::int64_t j = 0; j < p.n; ++j)
@@ -56,7 +60,7 @@ std::vector<double> abs_products(const Problem& p) {
 
 // Checks |got - want| <= |alpha| * rel * sum|ab| + 1e-6 * |beta c0| on the [m, n] part of c (stride ldc), and
 // that the padding columns kept c0.
-void check_within(const Problem& p, const std::vector<float>& got, const std::vector<float>& want, float alpha,
+void check_within(const GemmProblem& p, const std::vector<float>& got, const std::vector<float>& want, float alpha,
                   float beta, double rel) {
   const std::vector<double> scale = abs_products(p);
   int bad = 0;
@@ -75,7 +79,7 @@ void check_within(const Problem& p, const std::vector<float>& got, const std::ve
 }
 
 // fp32 truth in double: c = alpha op(a) op(b) + beta c0 (beta == 0: c0 not read).
-std::vector<float> exact(const Problem& p, float alpha, float beta) {
+std::vector<float> exact(const GemmProblem& p, float alpha, float beta) {
   std::vector<float> c = p.c0;
   for (std::int64_t i = 0; i < p.m; ++i)
     for (std::int64_t j = 0; j < p.n; ++j) {
@@ -167,7 +171,7 @@ TEST_CASE("precision: names parse, a bad one is an error naming it, bf16 needs t
 
 TEST_CASE("sgemm_bf16 matches its scalar reference and fp32 within bf16 rounding: sizes, transposes, strides") {
   if (!kernel_available()) return;
-  for_each_problem(kSizes, kDepths, 100 * 100 * 33, 2001, [](const Problem& p) {
+  for_each_problem(kSizes, kDepths, 100 * 100 * 33, 2001, [](const GemmProblem& p) {
     const float alpha = 0.75f, beta = -0.5f;
     std::vector<float> got = p.c0, ref = p.c0;
     cpu::sgemm_bf16(p.ta, p.tb, p.m, p.n, p.k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, got.data(), p.ldc);
@@ -184,7 +188,7 @@ TEST_CASE("sgemm_bf16: beta = 0 ignores NaN in c, beta = 1 accumulates, k = 0 an
   for (const auto& shape : std::vector<std::array<std::int64_t, 3>>{{13, 37, 300}, {1, 1, 1}, {25, 16, 600}}) {
     const std::int64_t m = shape[0], n = shape[1], k = shape[2];  // not a structured binding: clang 14's CAPTURE
     CAPTURE(m);
-    Problem p = make_problem(false, true, m, n, k, 2, 77);
+    GemmProblem p = make_problem(false, true, m, n, k, 2, 77);
     for (float& x : p.c0) x = nan;
     std::vector<float> got = p.c0;
     cpu::sgemm_bf16(false, true, m, n, k, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, 0.f, got.data(), p.ldc);
@@ -195,7 +199,7 @@ TEST_CASE("sgemm_bf16: beta = 0 ignores NaN in c, beta = 1 accumulates, k = 0 an
     for (std::int64_t i = 0; i < m; ++i)
       for (std::int64_t j = 0; j < n; ++j) CHECK(std::fabs(got[i * p.ldc + j] - ref[i * p.ldc + j]) <= 1e-4f);
   }
-  Problem p = make_problem(true, false, 9, 40, 50, 0, 91);
+  GemmProblem p = make_problem(true, false, 9, 40, 50, 0, 91);
   std::vector<float> got = p.c0;
   cpu::sgemm_bf16(true, false, 9, 40, 50, 2.f, p.a.data(), p.lda, p.b.data(), p.ldb, 1.f, got.data(), p.ldc);
   check_within(p, got, exact(p, 2.f, 1.f), 2.f, 1.f, fp32_tolerance(50));
@@ -244,7 +248,7 @@ TEST_CASE("gemm at Precision::bf16, each backend: 1, 2, 3 threads, single calls 
             CAPTURE(k);
             CAPTURE(ta);
             CAPTURE(tb);
-            const Problem p = make_problem(ta, tb, m, n, k, 0, seed);
+            const GemmProblem p = make_problem(ta, tb, m, n, k, 0, seed);
             seed += 3;
             Tensor a = Tensor::from_vector(p.a, ta ? Shape{k, m} : Shape{m, k});
             Tensor b = Tensor::from_vector(p.b, tb ? Shape{n, k} : Shape{k, n});
@@ -274,7 +278,7 @@ TEST_CASE("gemm at Precision::bf16, each backend: 1, 2, 3 threads, single calls 
 
 TEST_CASE("oneDNN bf16 matches the bf16 reference, oneDNN fp32 the exact product: sizes 1-130, transposes, strides") {
   if (!onednn_available() || !kernel_available()) return;
-  for_each_problem({1, 7, 33, 130}, {1, 7, 33, 300}, 130 * 130 * 7, 5001, [](const Problem& p) {
+  for_each_problem({1, 7, 33, 130}, {1, 7, 33, 300}, 130 * 130 * 7, 5001, [](const GemmProblem& p) {
     const float alpha = 0.75f, beta = -0.5f;
     std::vector<float> got = p.c0, ref = p.c0;
     cpu::onednn_sgemm_bf16(p.ta, p.tb, p.m, p.n, p.k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, got.data(),
@@ -291,7 +295,7 @@ TEST_CASE("oneDNN bf16 matches the bf16 reference, oneDNN fp32 the exact product
 TEST_CASE("oneDNN: beta = 0 ignores NaN in c, k = 0 and alpha = 0 scale c, a repeated call is bitwise the same") {
   if (!onednn_available() || !kernel_available()) return;
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  Problem p = make_problem(false, true, 13, 37, 300, 2, 77);
+  GemmProblem p = make_problem(false, true, 13, 37, 300, 2, 77);
   for (float& x : p.c0) x = nan;
   for (bool bf16 : {false, true}) {
     CAPTURE(bf16);
@@ -301,7 +305,7 @@ TEST_CASE("oneDNN: beta = 0 ignores NaN in c, k = 0 and alpha = 0 scale c, a rep
     for (std::int64_t i = 0; i < 13; ++i)
       for (std::int64_t j = 0; j < 37; ++j) REQUIRE(std::isfinite(got[i * p.ldc + j]));
   }
-  const Problem q = make_problem(true, false, 9, 40, 50, 0, 91);
+  const GemmProblem q = make_problem(true, false, 9, 40, 50, 0, 91);
   std::vector<float> got = q.c0;
   cpu::onednn_sgemm_bf16(true, false, 9, 40, 0, 2.f, q.a.data(), q.lda, q.b.data(), q.ldb, 3.f, got.data(), q.ldc);
   for (std::size_t i = 0; i < got.size(); ++i) CHECK(got[i] == 3.f * q.c0[i]);

@@ -21,7 +21,7 @@ Tensor ids_as(const Tensor& ids64, DType dtype) {
   return Tensor::from_vector(v, ids64.shape());
 }
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using topo::testing::contains;
 
 }  // namespace
 

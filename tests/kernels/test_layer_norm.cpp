@@ -13,13 +13,13 @@ using topo::testing::random_uniform;
 
 namespace {
 
-struct Ref {
+struct LayerNormRef {
   std::vector<double> y, mean, rstd;
 };
 // Naive layer norm in double: biased variance, optional gamma / beta (empty vectors = absent).
-Ref reference(const std::vector<double>& x, const std::vector<double>& gamma, const std::vector<double>& beta,
-              std::int64_t d, double eps) {
-  Ref r;
+LayerNormRef layer_norm_reference(const std::vector<double>& x, const std::vector<double>& gamma,
+                                  const std::vector<double>& beta, std::int64_t d, double eps) {
+  LayerNormRef r;
   r.y.resize(x.size());
   for (std::size_t row = 0; row * d < x.size(); ++row) {
     double mu = 0, var = 0;
@@ -60,7 +60,7 @@ TEST_CASE("layer_norm forward matches a naive loop, with and without gamma/beta"
       Tensor x = random_uniform(s, seed++, -2.f, 3.f);
       Tensor gamma = affine & 1 ? random_uniform({d}, seed++, 0.5f, 1.5f) : Tensor();
       Tensor beta = affine & 2 ? random_uniform({d}, seed++) : Tensor();
-      const Ref ref = reference(to_double(x), to_double(gamma), to_double(beta), d, 1e-5);
+      const LayerNormRef ref = layer_norm_reference(to_double(x), to_double(gamma), to_double(beta), d, 1e-5);
       LayerNormOutput out = layer_norm(x, gamma, beta, 1e-5f);
       REQUIRE(out.y.shape() == s);
       TOPO_CHECK_CLOSE(out.y.to_vector<float>(), to_float(ref.y), 1e-4, 1e-4);
@@ -85,7 +85,7 @@ TEST_CASE("layer_norm_backward matches central differences of the reference") {
         const double eps = 1e-3;  // larger eps keeps d == 1 (variance 0) smooth
         const auto loss = [&](const std::vector<double>& xs, const std::vector<double>& gs,
                               const std::vector<double>& bs) {
-          const Ref r = reference(xs, gs, bs, d, eps);
+          const LayerNormRef r = layer_norm_reference(xs, gs, bs, d, eps);
           double l = 0;
           for (std::size_t i = 0; i < r.y.size(); ++i) l += wv[i] * r.y[i];
           return l;
@@ -122,7 +122,7 @@ TEST_CASE("layer_norm_backward at the benchmark size: analytic reference, and bi
   LayerNormGrads g = layer_norm_backward(w, x, gamma, beta, f.mean, f.rstd);
   // Independent analytic reference in double: dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat)).
   const std::vector<double> xv = to_double(x), gv = to_double(gamma), wv = to_double(w);
-  const Ref ref = reference(xv, gv, {}, d, 1e-5);
+  const LayerNormRef ref = layer_norm_reference(xv, gv, {}, d, 1e-5);
   std::vector<double> dx(xv.size()), dgamma(d, 0.0), dbeta(d, 0.0);
   for (std::int64_t r = 0; r < rows; ++r) {
     double md = 0, mdx = 0;

@@ -11,18 +11,18 @@ using topo::testing::error_of;
 
 namespace {
 
-struct Ref {
+struct ReduceRef {
   std::vector<float> values;
   std::vector<std::int64_t> argmax;
 };
 
 // Naive reduction of dim `dim` of a row-major tensor shaped `s`, accumulating in double.
-Ref reference(ReduceOp op, const std::vector<float>& x, const Shape& s, int dim) {
+ReduceRef reduce_reference(ReduceOp op, const std::vector<float>& x, const Shape& s, int dim) {
   std::int64_t outer = 1, inner = 1;
   for (int d = 0; d < dim; ++d) outer *= s[d];
   for (std::size_t d = dim + 1; d < s.size(); ++d) inner *= s[d];
   const std::int64_t n = s[dim];
-  Ref r;
+  ReduceRef r;
   for (std::int64_t o = 0; o < outer; ++o)
     for (std::int64_t i = 0; i < inner; ++i) {
       double acc = op == ReduceOp::Max ? -INFINITY : 0.0;
@@ -81,7 +81,7 @@ TEST_CASE("reduce matches a naive loop over every dim, with and without keepdim,
     for (int dim = -1; dim < nd; ++dim) {
       const int d = dim < 0 ? dim + nd : dim;
       for (ReduceOp op : kOps) {
-        const Ref ref = reference(op, xv, s, d);
+        const ReduceRef ref = reduce_reference(op, xv, s, d);
         for (bool keepdim : {false, true}) {
           CAPTURE(shape_str(s));
           CAPTURE(dim);
@@ -189,7 +189,7 @@ TEST_CASE("reduce_backward matches the analytic gradient and central differences
         Tensor w = random_uniform(y.shape(), seed++);
         const std::vector<float> wv = w.to_vector<float>();
         const auto loss = [&](const std::vector<float>& v) {
-          const Ref r = reference(op, v, s, d);
+          const ReduceRef r = reduce_reference(op, v, s, d);
           double l = 0;
           for (std::size_t i = 0; i < r.values.size(); ++i) l += double(wv[i]) * r.values[i];
           return l;

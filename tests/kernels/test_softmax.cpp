@@ -11,7 +11,7 @@ using topo::testing::random_uniform;
 namespace {
 
 // Naive row softmax / log-softmax in double over the last dim d.
-std::vector<double> reference(bool log, const std::vector<double>& x, std::int64_t d) {
+std::vector<double> softmax_reference(bool log, const std::vector<double>& x, std::int64_t d) {
   std::vector<double> y(x.size());
   for (std::size_t r = 0; r * d < x.size(); ++r) {
     double m = -INFINITY;
@@ -41,7 +41,7 @@ TEST_CASE("softmax and log_softmax match a naive row loop at awkward sizes") {
       CAPTURE(shape_str(s));
       CAPTURE(log);
       Tensor x = random_uniform(s, seed++, -8.f, 8.f);
-      const std::vector<double> expected = reference(log, to_double(x.to_vector<float>()), s.back());
+      const std::vector<double> expected = softmax_reference(log, to_double(x.to_vector<float>()), s.back());
       Tensor y = log ? log_softmax(x) : softmax(x);
       REQUIRE(y.shape() == s);
       TOPO_CHECK_CLOSE(y.to_vector<float>(), to_float(expected), 1e-6, 1e-5);
@@ -50,7 +50,7 @@ TEST_CASE("softmax and log_softmax match a naive row loop at awkward sizes") {
 
 TEST_CASE("softmax is stable for large inputs and gives exactly 0 for -inf (masked) entries") {
   Tensor x = Tensor::from_vector(std::vector<float>{1000.f, 1001.f, -INFINITY, 999.f}, {1, 4});
-  const std::vector<double> e = reference(false, {1000.0, 1001.0, -INFINITY, 999.0}, 4);
+  const std::vector<double> e = softmax_reference(false, {1000.0, 1001.0, -INFINITY, 999.0}, 4);
   const std::vector<float> y = softmax(x).to_vector<float>();
   TOPO_CHECK_CLOSE(y, to_float(e), 1e-6, 1e-5);
   CHECK(y[2] == 0.f);
@@ -74,7 +74,7 @@ TEST_CASE("softmax_backward and log_softmax_backward match central differences o
         const std::vector<double> xv = to_double(x.to_vector<float>());
         const std::vector<float> wv = w.to_vector<float>();
         const auto loss = [&](const std::vector<double>& v) {
-          const std::vector<double> y = reference(log, v, d);
+          const std::vector<double> y = softmax_reference(log, v, d);
           double l = 0;
           for (std::size_t i = 0; i < y.size(); ++i) l += wv[i] * y[i];
           return l;

@@ -8,7 +8,7 @@ using topo::testing::kAwkwardSizes;
 
 namespace {
 // Naive reference, written independently of unary_math.hpp.
-float reference(UnaryOp op, float x, float alpha) {
+float unary_reference(UnaryOp op, float x, float alpha) {
   switch (op) {
     case UnaryOp::Relu: return std::max(x, 0.f);
     case UnaryOp::LeakyRelu: return x >= 0 ? x : alpha * x;
@@ -39,7 +39,7 @@ TEST_CASE("unary ops match the reference at awkward sizes, forward and backward 
       const float alpha = 0.3f;
       Tensor y = unary(op, x, alpha);
       std::vector<float> xs = x.to_vector<float>(), expected(xs.size());
-      for (std::size_t i = 0; i < xs.size(); ++i) expected[i] = reference(op, xs[i], alpha);
+      for (std::size_t i = 0; i < xs.size(); ++i) expected[i] = unary_reference(op, xs[i], alpha);
       TOPO_CHECK_CLOSE(y.to_vector<float>(), expected, 1e-5, 1e-5);
 
       // Derivative against central differences of the reference.
@@ -47,7 +47,7 @@ TEST_CASE("unary ops match the reference at awkward sizes, forward and backward 
       std::vector<float> dx = unary_backward(op, ones, x, y, alpha).to_vector<float>(), numeric(xs.size());
       const float h = 1e-3f;
       for (std::size_t i = 0; i < xs.size(); ++i)
-        numeric[i] = (reference(op, xs[i] + h, alpha) - reference(op, xs[i] - h, alpha)) / (2 * h);
+        numeric[i] = (unary_reference(op, xs[i] + h, alpha) - unary_reference(op, xs[i] - h, alpha)) / (2 * h);
       TOPO_CHECK_CLOSE(dx, numeric, 2e-2, 2e-2);
     }
   }

@@ -81,12 +81,12 @@ models::StarConfig small_star_config() {
   return config;
 }
 
-const std::vector<std::int64_t> kLengths = {7, 3, 12, 5};
-constexpr std::int64_t kTokens = 27;  // the sum of kLengths
+const std::vector<std::int64_t> kConcurrentLengths = {7, 3, 12, 5};
+constexpr std::int64_t kTokens = 27;  // the sum of kConcurrentLengths
 
 models::SequenceBatch random_sentences(std::uint64_t seed) {
   models::SequenceBatch batch;
-  batch.lengths = kLengths;
+  batch.lengths = kConcurrentLengths;
   batch.token_ids = testing::random_ids({kTokens}, small_star_config().encoder.vocab_size, seed);
   return batch;
 }

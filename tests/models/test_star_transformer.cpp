@@ -1,5 +1,6 @@
 #include <random>
 
+#include "tests/models/random_batch.hpp"
 #include "tests/models/star_dense.hpp"
 #include "tests/support/testing.hpp"
 
@@ -8,17 +9,7 @@ using namespace topo::models;
 
 namespace {
 
-SequenceBatch random_batch(const std::vector<std::int64_t>& lengths, std::int64_t input_dim, std::int64_t vocab,
-                           std::uint64_t seed) {
-  SequenceBatch b;
-  b.lengths = lengths;
-  const std::int64_t total = b.num_tokens();
-  if (vocab > 0)
-    b.token_ids = testing::random_ids({total}, vocab, seed);
-  else
-    b.features = testing::random_uniform({total, input_dim}, seed);
-  return b;
-}
+using topo::testing::random_batch;
 
 // L = sum(tokens * R1) + sum(sentences * R2): covers every output element with distinct weights.
 nn::Var weighted_loss(const Encoding& enc, const Tensor& r1, const Tensor& r2) {

@@ -11,6 +11,7 @@
 #include "models/multiscale_transformer/multiscale_transformer.hpp"
 #include "models/star_transformer/star_transformer.hpp"
 #include "models/topology_transformer/topology_transformer.hpp"
+#include "tests/models/random_batch.hpp"
 #include "tests/support/testing.hpp"
 
 using namespace topo;
@@ -22,16 +23,7 @@ std::string shipped(const std::string& name) {
   return std::string(TOPO_SOURCE_DIR) + "/configs/topologies/" + name + ".json";
 }
 
-SequenceBatch random_batch(const std::vector<std::int64_t>& lengths, std::int64_t input_dim, std::int64_t vocab,
-                           std::uint64_t seed) {
-  SequenceBatch b;
-  b.lengths = lengths;
-  if (vocab > 0)
-    b.token_ids = testing::random_ids({b.num_tokens()}, vocab, seed);
-  else
-    b.features = testing::random_uniform({b.num_tokens(), input_dim}, seed);
-  return b;
-}
+using topo::testing::random_batch;
 
 // Copies `from`'s parameters into `to`'s, their names mapped by `rename` (every parameter of `to` once).
 void copy_parameters(const nn::Module& from, nn::Module& to, const std::function<std::string(std::string)>& rename) {

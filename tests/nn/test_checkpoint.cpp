@@ -44,7 +44,7 @@ struct Tiny : nn::Module {
   nn::Var forward(const nn::Var& x) const { return fc2->forward(drop->forward(nn::relu(fc1->forward(x)))); }
 };
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using topo::testing::contains;
 
 }  // namespace
 

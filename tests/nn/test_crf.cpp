@@ -60,10 +60,10 @@ TEST_CASE("crf: NLL and Viterbi equal brute force over every path, with and with
   const std::int64_t k = 3;
   const std::vector<std::int64_t> lengths = {1, 4, 3};
   const std::int64_t n = 8;
-  const Tensor em = testing::random_uniform({n, k}, 1, -2.f, 2.f);
-  const Tensor tr = testing::random_uniform({k, k}, 2);
-  const Tensor st = testing::random_uniform({k}, 3);
-  const Tensor en = testing::random_uniform({k}, 4);
+  const Tensor em = topo::testing::random_uniform({n, k}, 1, -2.f, 2.f);
+  const Tensor tr = topo::testing::random_uniform({k, k}, 2);
+  const Tensor st = topo::testing::random_uniform({k}, 3);
+  const Tensor en = topo::testing::random_uniform({k}, 4);
   // Tag 2 may not follow tag 0 nor start a sentence (like I-X after O in IOB2); the gold path respects that.
   CrfConstraints constrained;
   constrained.transition = {1, 1, 0, 1, 1, 1, 1, 1, 1};
@@ -93,10 +93,10 @@ TEST_CASE("crf: NLL and Viterbi equal brute force over every path, with and with
   }
   // A gold path through a forbidden transition is an error naming the sentence.
   const std::vector<std::int64_t> bad = {1, 0, 2, 2, 2, 1, 0, 0};
-  CHECK(testing::error_of([&] {
+  CHECK(topo::testing::error_of([&] {
           crf_nll(Var(em), Var(tr), Var(st), Var(en), lengths, Tensor::from_vector(bad, {n}), constrained);
         }).find("sentence 1") != std::string::npos);
-  CHECK(testing::error_of([&] {
+  CHECK(topo::testing::error_of([&] {
           crf_nll(Var(em), Var(tr), Var(st), Var(en), {3, 4}, Tensor::from_vector(gold, {n}));
         }).find("lengths sum to 7") != std::string::npos);
 }
@@ -111,8 +111,8 @@ TEST_CASE("crf: the gradient of the NLL matches finite differences") {
   c.transition[2 * 4 + 3] = 0;  // 3 never follows 2: its gradient must stay 0
   const auto r = gradcheck(
       [&](const std::vector<Var>& x) { return crf_nll(x[0], x[1], x[2], x[3], lengths, gold, c); },
-      {Var(testing::random_uniform({n, k}, 5), true), Var(testing::random_uniform({k, k}, 6), true),
-       Var(testing::random_uniform({k}, 7), true), Var(testing::random_uniform({k}, 8), true)});
+      {Var(topo::testing::random_uniform({n, k}, 5), true), Var(topo::testing::random_uniform({k, k}, 6), true),
+       Var(topo::testing::random_uniform({k}, 7), true), Var(topo::testing::random_uniform({k}, 8), true)});
   INFO(r.message);
   CHECK(r.ok);
 }

@@ -284,7 +284,7 @@ TEST_CASE("multi_update_all combines relations per destination type with each cr
 }
 
 namespace {
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+using topo::testing::contains;
 }  // namespace
 
 TEST_CASE("message passing errors name the relation, the feature and the shapes") {

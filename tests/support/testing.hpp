@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernels/tensor.hpp"
@@ -16,6 +17,9 @@ namespace topo::testing {
 
 // The sizes DGL and llm.c test at: powers of two and their awkward neighbours.
 inline const std::vector<std::int64_t> kAwkwardSizes = {1, 7, 31, 33, 257};
+
+// The device tests/gpu compares against the CPU: the first CUDA device.
+inline const Device kGpu = Device::cuda(0);
 
 // random_uniform, random_ids, random_away_from_zero: tests/support/random_data.hpp.
 
@@ -33,6 +37,9 @@ std::string error_of(F&& f) {
   }
   return "";
 }
+
+// Whether `part` occurs in `text` (error messages, files read back).
+inline bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
 
 // A fresh, empty directory <tmp>/topo_test_<pid>/<name>; the per-process parent is removed at exit.
 std::filesystem::path fresh_temp_dir(const std::string& name);
