@@ -33,17 +33,29 @@ command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 configure() {  # configure DIR C_COMPILER CXX_COMPILER SANITIZERS [CMAKE_ARGS...]
   local dir=$1 cc=$2 cxx=$3 sanitizers=$4
   shift 4
-  mkdir -p "$dir"
   # Line tables are all a sanitizer's stack trace reads: full debug info made a test file 17.4 s to build
-  # instead of 11.8 s.
-  CC=$cc CXX=$cxx cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  # instead of 11.8 s. Unity build (CMake batches of 8 sources per target): most of an instrumented file's time
+  # is code generation for the same header templates (nlohmann::json's parser and serializer, fmt) that every
+  # file of a target instantiates again; four models/*/registration.cpp took 97 s one by one, 46 s as one.
+  # Only these builds: the plain build (scripts/setup.sh) keeps one object per file, so a file that misses
+  # an include still fails there. A name two files of one target both define at file scope fails here.
+  # Ninja, not make: make compiles no object of a target before the targets it links are linked, so the chain
+  # kernels -> graph -> nn -> models -> apps -> tests ran a core idle at each step's last batch.
+  # A directory left by another compiler or generator is started afresh (CMake keeps both).
+  grep -qs "^CMAKE_CXX_COMPILER:.*$cxx\$" "$dir/CMakeCache.txt" && grep -qs '^CMAKE_GENERATOR:INTERNAL=Ninja$' \
+    "$dir/CMakeCache.txt" || rm -rf "$dir"
+  mkdir -p "$dir"
+  CC=$cc CXX=$cxx cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_UNITY_BUILD=ON \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" -DTOPO_CUDA=OFF -DTOPO_MPI=OFF \
     -DTOPO_SANITIZE="$sanitizers" "$@" "${launcher[@]}" > "$dir/configure.log" 2>&1 || { cat "$dir/configure.log"; exit 1; }
 }
+# Under ASan + UBSan the apps tests ran 716 s, most of them in a few learning runs (4-8 s each in the plain
+# suite, ~10x here). Three are left to the plain suite: their code runs here in smaller cases (other tag,
+# Star and node-classification trainings through the same Trainer, models and checkpoints).
+asan_skipped_cases="*recipe learns NER on a CoNLL-2003 slice*,training: Star-Transformer learns masked summation*"
+asan_skipped_cases+=",node-classify: GCN and GAT learn the factions*"
 configure_address() {
-  # A build-sanitize/ left by gcc (before the switch to clang) is started afresh: CMake keeps its compiler.
-  grep -qs '^CMAKE_CXX_COMPILER:.*clang++-14$' build-sanitize/CMakeCache.txt || rm -rf build-sanitize
-  configure build-sanitize clang-14 clang++-14 address,undefined -DTOPO_FUZZ=ON
+  configure build-sanitize clang-14 clang++-14 address,undefined -DTOPO_FUZZ=ON -DTOPO_TEST_EXCLUDE="$asan_skipped_cases"
 }
 
 case "$mode" in

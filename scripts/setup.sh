@@ -13,7 +13,7 @@ packages=(build-essential cmake pkg-config doctest-dev libfmt-dev nlohmann-json3
           zlib1g-dev  # gzipped word vectors (apps/text/word_vectors.cpp)
           libopenmpi-dev openmpi-bin  # data-parallel training: mpirun -np N topo-train (dist/, TOPO_MPI)
           # the reliability builds (scripts/sanitize.sh, fuzz/run.sh): clang's sanitizers, libFuzzer, libomp + Archer
-          clang-14 libclang-rt-14-dev libomp-14-dev
+          clang-14 libclang-rt-14-dev libomp-14-dev ninja-build
           fasttext  # Chinese character vectors pre-trained on People's Daily (scripts/zh_vectors.sh)
           python3-venv python3-dev)  # the Python package (python/): its venv and the extension's headers
 missing=()
