@@ -9,6 +9,7 @@
 #   FUZZ_REFRESH_CORPUS=1 fuzz/run.sh after fuzzing, replace fuzz/corpus/<target>/ by the minimised merge
 #                                     (libFuzzer -merge=1) of it, what this run found, and the seeds
 #   FUZZ_SECONDS=0 fuzz/run.sh        the regression pass alone
+#   FUZZ_JOBS=1 fuzz/run.sh           one target at a time (default: one per core)
 # A crash, sanitizer report, leak, uncaught exception or an input running > 10 s fails the script; the input
 # is kept in build-sanitize/fuzz-artifacts/. Prints the executions per target. See fuzz/README.md.
 set -euo pipefail
@@ -141,32 +142,26 @@ echo "fuzz: regression pass: the kept corpora of ${#targets[@]} targets ran clea
 limit=()
 [ -n "${FUZZ_RUNS:-}" ] && limit+=(-runs="$FUZZ_RUNS")
 [ -z "${FUZZ_RUNS:-}" ] || [ -n "${FUZZ_SECONDS:-}" ] && limit+=(-max_total_time="${FUZZ_SECONDS:-30}")
-status=0
-summary=""
-for t in "${targets[@]}"; do
-  corpus="$build/fuzz-corpus/$t"
+# Fuzzing: FUZZ_JOBS targets at a time (default: one per core; libFuzzer runs one thread), each for its own
+# FUZZ_SECONDS. fuzz_one TARGET writes its summary line to $build/fuzz-TARGET.line and fails on a finding.
+fuzz_one() {
+  local t=$1 corpus="$build/fuzz-corpus/$1" log="$build/fuzz-$1.log" start result runs cov line fresh
   mkdir -p "$corpus"
-  log="$build/fuzz-$t.log"
   start=$(date +%s)
-  # New inputs go to the first directory (the build's scratch corpus); the kept corpus is only read.
   if (cd "$artifacts" && "$root/$build/fuzz/$t" "${limit[@]}" "${options[@]}" -print_final_stats=1 \
         "$root/$corpus" "$root/fuzz/corpus/$t" "$root/$seeds/$t") > "$log" 2>&1; then
     result=ok
   else
     result=FAILED
-    status=1
     tail -n 40 "$log"
   fi
   if [ "$result" = ok ] && [ -n "${FUZZ_REFRESH_CORPUS:-}" ]; then
-    # The smallest set of inputs (smallest first) that reaches every edge all three reach: a fresh directory
-    # first, so inputs the merge drops leave the kept corpus. Edges only (-use_counters=0): with hit-count
-    # buckets too, every other line length is a feature and a text reader keeps ten times the inputs.
     fresh="$build/fuzz-merged/$t"
     rm -rf "$fresh"
     mkdir -p "$fresh"
     (cd "$artifacts" && "$root/$build/fuzz/$t" -merge=1 -use_counters=0 "${options[@]}" "$root/$fresh" "$root/fuzz/corpus/$t" \
        "$root/$corpus" "$root/$seeds/$t") > "$build/fuzz-$t.merge.log" 2>&1 \
-      || { tail -n 20 "$build/fuzz-$t.merge.log"; exit 1; }
+      || { tail -n 20 "$build/fuzz-$t.merge.log"; return 1; }
     rm -rf "fuzz/corpus/$t"
     mv "$fresh" "fuzz/corpus/$t"
     echo "fuzz: $t: kept corpus refreshed: $(ls "fuzz/corpus/$t" | wc -l) inputs," \
@@ -176,8 +171,24 @@ for t in "${targets[@]}"; do
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 || true)
   line=$(printf '%-20s %-6s %10s executions in %4ss  %s' "$t" "$result" "$runs" "$(( $(date +%s) - start ))" "$cov")
   echo "fuzz: $line"
-  summary+="$line"$'\n'
+  echo "$line" > "$build/fuzz-$t.line"
+  [ "$result" = ok ]
+}
+status=0
+running=0
+for t in "${targets[@]}"; do
+  rm -f "$build/fuzz-$t.line"
+  fuzz_one "$t" &
+  running=$((running + 1))
+  if [ "$running" -ge "${FUZZ_JOBS:-$(nproc)}" ]; then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
+done
+while [ "$running" -gt 0 ]; do
+  wait -n || status=1
+  running=$((running - 1))
 done
 echo "fuzz summary:"
-printf '%s' "$summary"
+for t in "${targets[@]}"; do cat "$build/fuzz-$t.line" 2> /dev/null || echo "$t: no result"; done
 exit $status
