@@ -6,8 +6,9 @@
 #                                    coverage (-DTOPO_FUZZ=ON), so fuzz/run.sh adds only its targets' mains to
 #                                    it: one instrumented build of the library instead of two. clang, not gcc
 #                                    (the project's compiler): gcc's ASan + UBSan code generation took 46 s
-#                                    for a test file that clang builds in 16 s. On 2 cores (Zen 3) this
-#                                    script ran 32 min from scratch (24 building, 8 testing); gcc's ~55.
+#                                    for a test file that clang builds in 16 s. On 2 cores (Skylake-SP)
+#                                    this script ran 24.3 min from scratch (14.9 building with unity batches
+#                                    and Ninja, 9.4 testing); 40 min with make and one object per file.
 #   scripts/sanitize.sh configure    only configure build-sanitize/ (what fuzz/run.sh calls)
 #   scripts/sanitize.sh thread       TSan over the OpenMP kernels, built with clang 14 into build-tsan/: LLVM's
 #                                    libomp with Archer (OMPT annotations that tell TSan what OpenMP's barriers
