@@ -1,8 +1,6 @@
 // Checkpoint files: a JSON index and a raw little-endian payload; atomic writes via temp + fsync + rename.
 #include "nn/checkpoint.hpp"
 
-#include "kernels/atomic_file.hpp"
-
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -11,6 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+
+#include "kernels/atomic_file.hpp"
+#include "nn/json_number.hpp"
 
 namespace topo::nn {
 namespace {
@@ -90,20 +91,20 @@ Parsed parse(const std::string& path, const FileBytes& f) {
   }
   p.payload_start = align_up(16 + index_bytes);
   try {
-    TOPO_CHECK(p.index.at("format").get<std::int64_t>() == kFormat, "checkpoint {}: unsupported format {}", path,
+    TOPO_CHECK(json_number<std::int64_t>(p.index.at("format")) == kFormat, "checkpoint {}: unsupported format {}", path,
                p.index.at("format").dump());
-    const auto payload_bytes = p.index.at("payload_bytes").get<std::uint64_t>();
+    const auto payload_bytes = json_number<std::uint64_t>(p.index.at("payload_bytes"));
     // Compared as a difference of sizes known to fit: payload_start + payload_bytes wraps for a crafted
     // payload_bytes near 2^64, and the checksum below would then read past the end of the file.
     TOPO_CHECK(p.payload_start <= b.size() && payload_bytes == b.size() - p.payload_start,
                "checkpoint {}: truncated or padded: the index declares a payload of {} bytes at offset {}, the "
                "file has {} bytes",
                path, payload_bytes, p.payload_start, b.size());
-    const auto sum = p.index.at("payload_fnv1a").get<std::uint64_t>();
+    const auto sum = json_number<std::uint64_t>(p.index.at("payload_fnv1a"));
     TOPO_CHECK(fnv1a(b.data() + p.payload_start, payload_bytes) == sum,
                "checkpoint {}: payload checksum mismatch (corrupt file)", path);
     for (const auto& t : p.index.at("tensors")) {
-      const auto off = t.at("offset").get<std::uint64_t>(), n = t.at("nbytes").get<std::uint64_t>();
+      const auto off = json_number<std::uint64_t>(t.at("offset")), n = json_number<std::uint64_t>(t.at("nbytes"));
       TOPO_CHECK(off <= payload_bytes && n <= payload_bytes - off,
                  "checkpoint {}: tensor '{}' lies outside the payload", path, t.at("name").get<std::string>());
     }
@@ -149,7 +150,8 @@ void save_checkpoint(const std::string& path, const Module& model, const Optimiz
   std::vector<unsigned char> payload(payload_bytes, 0);
   for (std::size_t i = 0; i < host.size(); ++i)
     if (host[i].nbytes() > 0)
-      std::memcpy(payload.data() + tensors[i]["offset"].get<std::uint64_t>(), host[i].raw_data(), host[i].nbytes());
+      std::memcpy(payload.data() + json_number<std::uint64_t>(tensors[i]["offset"]), host[i].raw_data(),
+                  host[i].nbytes());
   index["tensors"] = tensors;
   index["payload_bytes"] = payload_bytes;
   index["payload_fnv1a"] = fnv1a(payload.data(), payload.size());
@@ -213,7 +215,7 @@ CheckpointInfo load_checkpoint(const std::string& path, Module& model, Optimizer
       const Shape shape = it->second.at("shape").get<Shape>();
       TOPO_CHECK(dt == t.dtype() && shape == t.shape(), "checkpoint {}: tensor '{}' is {}{} in the file but {}{} live",
                  path, name, dtype_name(dt), shape_str(shape), dtype_name(t.dtype()), shape_str(t.shape()));
-      TOPO_CHECK(it->second.at("nbytes").get<std::uint64_t>() == t.nbytes(),
+      TOPO_CHECK(json_number<std::uint64_t>(it->second.at("nbytes")) == t.nbytes(),
                  "checkpoint {}: tensor '{}' has a wrong byte count", path, name);
     }
     for (const auto& [name, t] : stored) {
@@ -241,7 +243,7 @@ CheckpointInfo load_checkpoint(const std::string& path, Module& model, Optimizer
 
     // Apply.
     for (auto& [name, t] : live) {
-      const auto off = stored[name].at("offset").get<std::uint64_t>();
+      const auto off = json_number<std::uint64_t>(stored[name].at("offset"));
       Tensor src = Tensor::empty(t.shape(), t.dtype(), Device::cpu());
       if (t.nbytes() > 0) std::memcpy(src.raw_data(), f.bytes.data() + p.payload_start + off, t.nbytes());
       t.copy_from(src);  // into the live storage, on its device
@@ -250,14 +252,14 @@ CheckpointInfo load_checkpoint(const std::string& path, Module& model, Optimizer
       const auto& o = index.at("optimizer");
       for (std::size_t g = 0; g < optimizer->state().size(); ++g)
         for (std::size_t i = 0; i < optimizer->state()[g].size(); ++i)
-          optimizer->state()[g][i].step = o.at("groups")[g].at("steps")[i].get<std::int64_t>();
-      optimizer->set_lr(o.at("lr").get<float>());
+          optimizer->state()[g][i].step = json_number<std::int64_t>(o.at("groups")[g].at("steps")[i]);
+      optimizer->set_lr(json_number<float>(o.at("lr")));
     }
     if (generator) {
-      generator->set_seed(index.at("rng").at("seed").get<std::uint64_t>());
-      generator->advance(index.at("rng").at("offset").get<std::uint64_t>());
+      generator->set_seed(json_number<std::uint64_t>(index.at("rng").at("seed")));
+      generator->advance(json_number<std::uint64_t>(index.at("rng").at("offset")));
     }
-    info.step = index.at("step").get<std::int64_t>();
+    info.step = json_number<std::int64_t>(index.at("step"));
     info.metadata = index.value("metadata", nlohmann::json());
   } catch (const nlohmann::json::exception& e) {
     fail("checkpoint {}: malformed index: {}", path, e.what());

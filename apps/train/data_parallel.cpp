@@ -4,6 +4,7 @@
 
 #include "apps/tasks/rng.hpp"
 #include "kernels/error.hpp"
+#include "nn/json_number.hpp"
 
 namespace topo::apps {
 
@@ -30,7 +31,7 @@ void share_state_from_root(dist::Communicator& comm, nn::Module& model, nn::Opti
   std::size_t i = 0;
   for (auto& group : optimizer.state())
     for (nn::ParamState& s : group) {
-      s.step = shared.at("optimizer_steps").at(i++).get<std::int64_t>();
+      s.step = json_number<std::int64_t>(shared.at("optimizer_steps").at(i++));
       for (Tensor& buffer : s.buffers) comm.broadcast(buffer, 0);
     }
 }

@@ -1,5 +1,4 @@
 #include "apps/train/trainer.hpp"
-#include "apps/train/training_run.hpp"
 
 #include <signal.h>
 
@@ -16,17 +15,19 @@
 #include "apps/tasks/task.hpp"
 #include "apps/train/data_parallel.hpp"
 #include "apps/train/io.hpp"
-#include "kernels/atomic_file.hpp"
 #include "apps/train/model_factory.hpp"
 #include "apps/train/progress.hpp"
+#include "apps/train/training_run.hpp"
+#include "dist/gradient_reducer.hpp"
+#include "kernels/atomic_file.hpp"
 #include "kernels/dense/gemm_backend.hpp"
 #include "kernels/error.hpp"
 #include "kernels/memory.hpp"
-#include "kernels/storage.hpp"
 #include "kernels/profile.hpp"
+#include "kernels/storage.hpp"
 #include "kernels/threads.hpp"
-#include "dist/gradient_reducer.hpp"
 #include "nn/checkpoint.hpp"
+#include "nn/json_number.hpp"
 #include "nn/optim.hpp"
 #include "nn/schedule.hpp"
 
@@ -163,16 +164,16 @@ nlohmann::json TrainingRun::bookkeeping(std::int64_t epochs_done, std::int64_t b
 }
 
 void TrainingRun::restore_bookkeeping(const nlohmann::json& meta) {
-  start_epoch_ = meta.at("epochs_done").get<std::int64_t>();
+  start_epoch_ = json_number<std::int64_t>(meta.at("epochs_done"));
   // Checkpoints written before mid-epoch stops existed end an epoch.
-  resume_batches_ = meta.value("epoch_batches_done", std::int64_t{0});
-  last_eval_step_ = meta.value("last_eval_step", std::int64_t{-1});
+  resume_batches_ = json_number_or(meta, "epoch_batches_done", std::int64_t{0});
+  last_eval_step_ = json_number_or(meta, "last_eval_step", std::int64_t{-1});
   if (!meta.at("best_dev").is_null()) best_dev_ = meta.at("best_dev").get<double>();
   best_dev_values_ = meta.at("best_dev_values");
-  best_step_ = meta.at("best_step").get<std::int64_t>();
-  evals_since_best_ = meta.at("evals_since_best").get<std::int64_t>();
+  best_step_ = json_number<std::int64_t>(meta.at("best_step"));
+  evals_since_best_ = json_number<std::int64_t>(meta.at("evals_since_best"));
   window_sum_ = meta.at("window_loss_sum").get<double>();
-  window_steps_ = meta.at("window_steps").get<std::int64_t>();
+  window_steps_ = json_number<std::int64_t>(meta.at("window_steps"));
 }
 
 // Rank 0's bookkeeping onto every rank (after its evaluations, which it alone runs).
@@ -211,7 +212,7 @@ void TrainingRun::start_or_resume() {
     // Evaluations an interrupted run logged after its last checkpoint are redone: drop them.
     std::string kept;
     for (const nlohmann::json& line : read_json_lines(metrics_, /*drop_torn_tail=*/true))
-      if (line.value("step", std::int64_t{0}) <= step_) kept += line.dump() + "\n";
+      if (json_number_or(line, "step", std::int64_t{0}) <= step_) kept += line.dump() + "\n";
     write_file_atomically(metrics_, kept);
   } else {
     if (c_.resume == "auto") resume_note_ = fmt::format("resume auto: no checkpoint at {}, starting fresh", ckpt_);
@@ -223,7 +224,7 @@ void TrainingRun::start_or_resume() {
     state["step"] = step_;
     share_state_from_root(comm_, *model_, *optimizer_, state);
     restore_bookkeeping(state);
-    step_ = state.at("step").get<std::int64_t>();
+    step_ = json_number<std::int64_t>(state.at("step"));
   }
   r_.steps = step_;
   r_.epochs_done = start_epoch_;

@@ -7,6 +7,7 @@
 #include "apps/tasks/task_vectors.hpp"
 #include "apps/text/batching.hpp"
 #include "kernels/error.hpp"
+#include "nn/json_number.hpp"
 #include "nn/ops.hpp"
 
 namespace topo::apps {
@@ -110,7 +111,7 @@ std::unique_ptr<TextClassification> TextClassification::for_evaluation(const nlo
     options.read.encoding = text::parse_text_encoding(read.at("encoding").get<std::string>());
     options.read.lowercase = read.at("lowercase").get<bool>();
     options.read.tokenize = text::parse_tokenization(read.value("tokenize", "whitespace"));  // older checkpoints: words
-    options.read.max_length = read.at("max_length").get<std::int64_t>();
+    options.read.max_length = json_number<std::int64_t>(read.at("max_length"));
     options.read.sst_binary = read.at("sst_binary").get<bool>();
     options.read.label_field = read.at("label_field").get<std::string>();
     options.read.text_field = read.at("text_field").get<std::string>();
@@ -118,7 +119,8 @@ std::unique_ptr<TextClassification> TextClassification::for_evaluation(const nlo
     t->vocab_ = text::Vocabulary::from_json(metadata.at("vocabulary"));
     t->labels_ = text::LabelSet::from_json(metadata.at("labels"));
     t->majority_label_ = metadata.at("majority_label").get<std::string>();
-    t->embedding_dim_ = metadata.value("embedding_dim", std::int64_t{0});  // absent in checkpoints before vectors
+    t->embedding_dim_ =
+        json_number_or(metadata, "embedding_dim", std::int64_t{0});       // absent in checkpoints before vectors
     t->pairs_ = metadata.value("pairs", false);                           // absent before sentence pairs
     options.read.parse_tokens = read.value("parse_tokens", true);
   } catch (const nlohmann::json::exception& e) {

@@ -12,6 +12,7 @@
 #include "apps/text/batching.hpp"
 #include "kernels/error.hpp"
 #include "models/big_transformer/lexicon.hpp"
+#include "nn/json_number.hpp"
 #include "nn/ops.hpp"
 
 namespace topo::apps {
@@ -294,15 +295,15 @@ std::unique_ptr<SequenceTagging> SequenceTagging::for_evaluation(const nlohmann:
     options.read.xpos = read.at("xpos").get<bool>();
     options.lowercase = read.at("lowercase").get<bool>();
     options.case_feature = read.at("case_feature").get<bool>();
-    options.char_filters = read.value("char_filters", std::int64_t{0});
+    options.char_filters = json_number_or(read, "char_filters", std::int64_t{0});
     options.suffix_feature = read.value("suffix_feature", false);
     options.bigram_feature = read.value("bigram_feature", false);
     t->chars_ = metadata.value("chars", std::vector<std::int64_t>{});
     t->suffixes_ = metadata.value("suffixes", std::vector<std::string>{});
     if (options.bigram_feature) t->bigrams_ = text::Vocabulary::from_json(metadata.at("bigrams"));
-    t->bigram_dim_ = metadata.value("bigram_dim", std::int64_t{0});
+    t->bigram_dim_ = json_number_or(metadata, "bigram_dim", std::int64_t{0});
     options.crf = read.value("crf", false);
-    options.max_length = read.at("max_length").get<std::int64_t>();
+    options.max_length = json_number<std::int64_t>(read.at("max_length"));
     if (options.format.empty()) options.format = metadata.at("format").get<std::string>();
     t->format_ = text::parse_tag_format(options.format);
     t->scheme_ = text::parse_tag_scheme(metadata.at("scheme").get<std::string>());
@@ -310,7 +311,7 @@ std::unique_ptr<SequenceTagging> SequenceTagging::for_evaluation(const nlohmann:
     t->vocab_ = text::Vocabulary::from_json(metadata.at("vocabulary"));
     t->labels_ = text::LabelSet::from_json(metadata.at("labels"));
     t->majority_tag_ = metadata.at("majority_tag").get<std::string>();
-    t->embedding_dim_ = metadata.value("embedding_dim", std::int64_t{0});
+    t->embedding_dim_ = json_number_or(metadata, "embedding_dim", std::int64_t{0});
   } catch (const nlohmann::json::exception& e) {
     fail("{}: malformed task metadata: {}", source, e.what());
   } catch (const Error& e) {
