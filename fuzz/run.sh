@@ -148,6 +148,7 @@ fuzz_one() {
   local t=$1 corpus="$build/fuzz-corpus/$1" log="$build/fuzz-$1.log" start result runs cov line fresh
   mkdir -p "$corpus"
   start=$(date +%s)
+  # New inputs go to the first directory (the build's scratch corpus); the kept corpus is only read.
   if (cd "$artifacts" && "$root/$build/fuzz/$t" "${limit[@]}" "${options[@]}" -print_final_stats=1 \
         "$root/$corpus" "$root/fuzz/corpus/$t" "$root/$seeds/$t") > "$log" 2>&1; then
     result=ok
@@ -156,6 +157,9 @@ fuzz_one() {
     tail -n 40 "$log"
   fi
   if [ "$result" = ok ] && [ -n "${FUZZ_REFRESH_CORPUS:-}" ]; then
+    # The smallest set of inputs (smallest first) that reaches every edge all three reach: a fresh directory
+    # first, so inputs the merge drops leave the kept corpus. Edges only (-use_counters=0): with hit-count
+    # buckets too, every other line length is a feature and a text reader keeps ten times the inputs.
     fresh="$build/fuzz-merged/$t"
     rm -rf "$fresh"
     mkdir -p "$fresh"

@@ -150,8 +150,7 @@ void save_checkpoint(const std::string& path, const Module& model, const Optimiz
   std::vector<unsigned char> payload(payload_bytes, 0);
   for (std::size_t i = 0; i < host.size(); ++i)
     if (host[i].nbytes() > 0)
-      std::memcpy(payload.data() + json_number<std::uint64_t>(tensors[i]["offset"]), host[i].raw_data(),
-                  host[i].nbytes());
+      std::memcpy(payload.data() + tensors[i]["offset"].get<std::uint64_t>(), host[i].raw_data(), host[i].nbytes());
   index["tensors"] = tensors;
   index["payload_bytes"] = payload_bytes;
   index["payload_fnv1a"] = fnv1a(payload.data(), payload.size());

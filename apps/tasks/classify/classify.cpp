@@ -119,9 +119,9 @@ std::unique_ptr<TextClassification> TextClassification::for_evaluation(const nlo
     t->vocab_ = text::Vocabulary::from_json(metadata.at("vocabulary"));
     t->labels_ = text::LabelSet::from_json(metadata.at("labels"));
     t->majority_label_ = metadata.at("majority_label").get<std::string>();
-    t->embedding_dim_ =
-        json_number_or(metadata, "embedding_dim", std::int64_t{0});       // absent in checkpoints before vectors
-    t->pairs_ = metadata.value("pairs", false);                           // absent before sentence pairs
+    // embedding_dim is absent in checkpoints before vectors, pairs before sentence pairs.
+    t->embedding_dim_ = json_number_or(metadata, "embedding_dim", std::int64_t{0});
+    t->pairs_ = metadata.value("pairs", false);
     options.read.parse_tokens = read.value("parse_tokens", true);
   } catch (const nlohmann::json::exception& e) {
     fail("{}: malformed task metadata: {}", source, e.what());
