@@ -36,6 +36,24 @@ nn::init::InitSpec projection_init(const Tensor& pretrained, const std::vector<s
 
 }  // namespace
 
+std::shared_ptr<nn::Embedding> make_token_table(const EmbeddingConfig& config, std::string_view owner) {
+  const std::int64_t table_dim = config.embedding_dim > 0 ? config.embedding_dim : config.hidden;
+  if (!config.pretrained.defined()) return std::make_shared<nn::Embedding>(config.vocab_size, table_dim);
+  TOPO_CHECK(config.vocab_size > 0 && config.pretrained.ndim() == 2 && config.pretrained.size(0) == config.vocab_size &&
+                 config.pretrained.size(1) == table_dim,
+             "{}: pre-trained vectors {} must be [vocab_size = {}, {} = {}]", owner, config.pretrained.str(),
+             config.vocab_size, config.embedding_dim > 0 ? "embedding_dim" : "hidden", table_dim);
+  return config.pretrained_rows.empty()
+             ? nn::Embedding::from_pretrained(config.pretrained, config.freeze_pretrained)
+             : nn::Embedding::with_pretrained_rows(config.pretrained, config.pretrained_rows, config.freeze_pretrained);
+}
+
+std::shared_ptr<nn::Linear> make_token_projection(const EmbeddingConfig& config) {
+  const std::int64_t table_dim = config.embedding_dim > 0 ? config.embedding_dim : config.hidden;
+  if (table_dim == config.hidden) return nullptr;
+  return std::make_shared<nn::Linear>(table_dim, config.hidden, false,
+                                      projection_init(config.pretrained, config.pretrained_rows, table_dim, table_dim));
+}
 
 BigramFeatures::BigramFeatures(const EmbeddingConfig& config) {
   TOPO_CHECK(config.bigram_classes > 0 && config.bigram_dim >= 0 && config.vocab_size > 0,
@@ -83,29 +101,17 @@ SequenceEmbedding::SequenceEmbedding(const EmbeddingConfig& config) : config_(co
   TOPO_CHECK(config.max_length >= 1, "sequence embedding: max_length must be >= 1, got {}", config.max_length);
   TOPO_CHECK(config.embedding_dim >= 0 && (config.embedding_dim == 0 || config.vocab_size > 0),
              "sequence embedding: embedding_dim {} needs token ids (vocab_size > 0)", config.embedding_dim);
-  const std::int64_t table_dim = config.embedding_dim > 0 ? config.embedding_dim : config.hidden;
-  if (config.pretrained.defined()) {
-    TOPO_CHECK(config.vocab_size > 0 && config.pretrained.ndim() == 2 && config.pretrained.size(0) == config.vocab_size &&
-                   config.pretrained.size(1) == table_dim,
-               "sequence embedding: pre-trained vectors {} must be [vocab_size = {}, {} = {}]", config.pretrained.str(),
-               config.vocab_size, config.embedding_dim > 0 ? "embedding_dim" : "hidden", table_dim);
-    token_embedding = register_module(
-        "token", config.pretrained_rows.empty()
-                     ? nn::Embedding::from_pretrained(config.pretrained, config.freeze_pretrained)
-                     : nn::Embedding::with_pretrained_rows(config.pretrained, config.pretrained_rows,
-                                                           config.freeze_pretrained));
-  } else if (config.vocab_size > 0) {
-    token_embedding = register_module("token", std::make_shared<nn::Embedding>(config.vocab_size, table_dim));
-  } else
+  TOPO_CHECK(config.vocab_size > 0 || !config.pretrained.defined(),
+             "sequence embedding: pre-trained vectors need token ids (vocab_size > 0)");
+  if (config.vocab_size > 0)
+    token_embedding = register_module("token", make_token_table(config, "sequence embedding"));
+  else
     feature_projection = register_module("features", std::make_shared<nn::Linear>(config.input_dim, config.hidden));
   position_embedding = register_module("position", std::make_shared<nn::Embedding>(config.max_length, config.hidden));
   dropout = register_module("dropout", std::make_shared<nn::Dropout>(config.dropout));
   // Registered last so the other parameters keep their names and their reset seeds (registration order).
-  if (table_dim != config.hidden)
-    token_projection = register_module(
-        "token_projection", std::make_shared<nn::Linear>(table_dim, config.hidden, false,
-                                                         projection_init(config.pretrained, config.pretrained_rows,
-                                                                         table_dim, table_dim)));
+  if (auto projection = make_token_projection(config))
+    token_projection = register_module("token_projection", projection);
   TOPO_CHECK(config.case_classes >= 0 && (config.case_classes == 0 || config.vocab_size > 0),
              "sequence embedding: case_classes {} needs token ids (vocab_size > 0)", config.case_classes);
   if (config.case_classes > 0)

@@ -3,6 +3,7 @@
 // features (masked summation) through a linear projection, plus a learned position embedding, then dropout.
 #include <cstdint>
 #include <memory>
+#include <string_view>
 
 #include "models/model.hpp"
 #include "nn/layers.hpp"
@@ -50,6 +51,15 @@ struct EmbeddingConfig {
   Tensor bigram_pretrained;
   std::vector<std::uint8_t> bigram_pretrained_rows;
 };
+
+// The token table of `config` ([vocab_size, embedding_dim or hidden]; `owner` names the model in errors): the
+// pre-trained vectors where given (their covered rows when pretrained_rows is set, the other rows drawn as a
+// fresh table's), else a fresh N(0, 1) table. Shared by SequenceEmbedding and the models with their own input
+// stage (BiG-Transformer's character table), so that vectors read the same way into every model.
+std::shared_ptr<nn::Embedding> make_token_table(const EmbeddingConfig& config, std::string_view owner);
+// The Linear [embedding_dim -> hidden] without bias after the token table when its width is not hidden (null
+// when it is), initialised so that pre-trained vectors enter at unit variance (projection_init in the .cpp).
+std::shared_ptr<nn::Linear> make_token_projection(const EmbeddingConfig& config);
 
 // The bigram pairs of every token (EmbeddingConfig::bigram_classes > 0): [tokens, hidden] from the batch's
 // token_bigrams. Shared by SequenceEmbedding and the models with their own input stage (BiG-Transformer).

@@ -3,12 +3,12 @@
 # --model M`, the files, and the seed), over seeds, then mean +- sd per row (scripts/summarize_seeds.py tag).
 #   scripts/reproduce_tagging.sh [SET ...]
 # Sets (default all): conll (CoNLL-2003 IOB2 + GloVe 6B 50-d; Star, Multi-Scale, the Transformer), ewt (UD English
-# EWT UPOS; Star), resume and weibo (Chinese NER on characters; Star and BiG, --case-feature=false).
+# EWT UPOS + GloVe 6B 50-d; Star), resume and weibo (Chinese NER on characters; Star and BiG, --case-feature=false).
 # Environment: DATA (default ../shared/data), BIN (default build/bin), SEEDS (default "1 2 3"), JOBS (runs side
 # by side, default 2), THREADS per run (default 1), MODELS (overrides every set's model list), EXTRA (more
 # topo-train flags for every run), TAG (appended to the run folders, so variants sit side by side), ZH_VECTORS
 # (a folder with scripts/zh_vectors.sh's zh_chars.vec and zh_bigrams.vec: the Chinese sets then read the pairs
-# with --bigram-feature, and Star the character vectors too). Runs land in runs/tagging/<set>/<model><TAG>-s<seed>/ (result.json, logs); a run that
+# with --bigram-feature, and the character vectors). Runs land in runs/tagging/<set>/<model><TAG>-s<seed>/ (result.json, logs); a run that
 # already has a result.json is kept, so an interrupted reproduction resumes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +26,8 @@ files_of() {  # set -> the topo-train flags naming its files (and the set's own 
     conll) echo "--train $data/conll2003/iob2/train.txt --dev $data/conll2003/iob2/valid.txt" \
                 "--test $data/conll2003/iob2/test.txt --vectors $data/glove6b50d/glove.6B.50d.subset.txt.gz" ;;
     ewt) echo "--format conllu --train $data/ud_english_ewt/en_ewt-ud-train.conllu" \
-              "--dev $data/ud_english_ewt/en_ewt-ud-dev.conllu --test $data/ud_english_ewt/en_ewt-ud-test.conllu" ;;
+              "--dev $data/ud_english_ewt/en_ewt-ud-dev.conllu --test $data/ud_english_ewt/en_ewt-ud-test.conllu" \
+              "--vectors $data/glove6b50d/glove.6B.50d.subset.txt.gz" ;;
     resume) echo "--train $data/resume_ner/train.char.bmes --dev $data/resume_ner/dev.char.bmes" \
                  "--test $data/resume_ner/test.char.bmes --case-feature=false" ;;
     weibo) echo "--train $data/weibo_ner/weiboNER_2nd_conll.train --dev $data/weibo_ner/weiboNER_2nd_conll.dev" \
@@ -58,9 +59,8 @@ for set in $sets; do
     zh="--bigram-feature --bigram-vectors $ZH_VECTORS/zh_bigrams.vec"
   fi
   for model in $(models_of "$set"); do
-    # BiG's character table takes vectors only at its own width (96; zh_chars.vec is 100-d), the pairs at any.
     chars=""
-    [ -n "$zh" ] && [ "$model" != big ] && chars="--vectors $ZH_VECTORS/zh_chars.vec"
+    [ -n "$zh" ] && chars="--vectors $ZH_VECTORS/zh_chars.vec"
     for seed in $seeds; do
       out=runs/tagging/$set/$model$tag-s$seed
       [ -f "$out/result.json" ] && continue

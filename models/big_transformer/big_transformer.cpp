@@ -42,14 +42,7 @@ BigTransformer::BigTransformer(const BigConfig& config) : config_(config) {
     const auto cps = utf8_code_points(config.vocabulary[id], fmt::format("vocabulary id {}", id));
     spellings_.emplace_back(cps.begin(), cps.end());
   }
-  if (e.pretrained.defined()) {
-    TOPO_CHECK(e.pretrained.ndim() == 2 && e.pretrained.size(0) == e.vocab_size && e.pretrained.size(1) == e.hidden,
-               "BiG-Transformer: pre-trained vectors {} must be [vocab_size = {}, hidden = {}]", e.pretrained.str(),
-               e.vocab_size, e.hidden);
-    char_embedding = register_module("char", nn::Embedding::from_pretrained(e.pretrained, e.freeze_pretrained));
-  } else {
-    char_embedding = register_module("char", std::make_shared<nn::Embedding>(e.vocab_size, e.hidden));
-  }
+  char_embedding = register_module("char", make_token_table(e.embedding(), "BiG-Transformer"));
   dropout = register_module("dropout", std::make_shared<nn::Dropout>(e.dropout));
   layers = register_module("layers", std::make_shared<nn::ModuleList>());
   for (std::int64_t l = 0; l < e.layers; ++l)
@@ -57,6 +50,9 @@ BigTransformer::BigTransformer(const BigConfig& config) : config_(config) {
   positions_ = sinusoidal_positions(e.max_length, e.hidden);
   TOPO_CHECK(e.bigram_classes >= 0, "BiG-Transformer: bigram_classes must be >= 0, got {}", e.bigram_classes);
   if (e.bigram_classes > 0) bigrams = register_module("bigrams", std::make_shared<BigramFeatures>(e.embedding()));
+  // Registered last, so that the checkpoints of models without it keep their names and reset seeds.
+  if (auto projection = make_token_projection(e.embedding()))
+    char_projection = register_module("char_projection", projection);
 }
 
 std::vector<std::vector<builders::Span>> BigTransformer::word_spans(const SequenceBatch& batch) {
@@ -113,7 +109,8 @@ nn::Var BigTransformer::embed(const SequenceBatch& batch) {
   const std::int64_t longest = *std::max_element(batch.lengths.begin(), batch.lengths.end());
   TOPO_CHECK(longest <= config_.encoder.max_length, "a sentence of length {} exceeds the model's max_length {}",
              longest, config_.encoder.max_length);
-  nn::Var chars = char_embedding->forward(batch.token_ids);  // [N, hidden]
+  nn::Var chars = char_embedding->forward(batch.token_ids);      // [N, embedding_dim or hidden]
+  if (char_projection) chars = char_projection->forward(chars);  // [N, hidden]
   if (bigrams) chars = chars + bigrams->forward(batch);
   if (!(positions_.device() == chars.device())) positions_ = positions_.to(chars.device());
   const nn::Var positions = nn::index_select(nn::Var(positions_), positions_in_sentence(batch.lengths, chars.device()));

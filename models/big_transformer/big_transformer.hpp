@@ -32,7 +32,8 @@ namespace topo::models {
 
 struct BigConfig {
   // Characters are token ids: vocab_size required, input_dim must stay 0; max_length sizes the sinusoid table;
-  // pretrained: whole char tables [vocab_size, hidden] (pretrained_rows and embedding_dim unused);
+  // pretrained: character vectors [vocab_size, embedding_dim or hidden] read as SequenceEmbedding reads token
+  // vectors (pretrained_rows, freeze_pretrained; embedding_dim != hidden: projected to hidden);
   // case_classes must stay 0 (characters have no capitalisation); dropout: embedding output and both sublayers.
   EncoderConfig encoder{.hidden = 100, .heads = 4};
   std::int64_t ffn = 0;  // feed-forward width; 0 means 4 * hidden
@@ -68,6 +69,7 @@ class BigTransformer : public SequenceEncoder {
     std::shared_ptr<nn::Linear> sentence;  // W_s
   };
   std::shared_ptr<nn::Embedding> char_embedding;
+  std::shared_ptr<nn::Linear> char_projection;  // [embedding_dim -> hidden]: character vectors of another width
   std::shared_ptr<BigramFeatures> bigrams;  // with bigram_classes > 0: each character's pairs, added to its embedding
   std::shared_ptr<nn::Dropout> dropout;
   std::shared_ptr<nn::ModuleList> layers;

@@ -10,7 +10,9 @@ FlopCount big_flops(const BigConfig& config, const BigTopology& t) {
   double layer = matmul_flops(2 * n, d, d) + matmul_flops(2 * static_cast<double>(t.chars.num_src), d, d) +
                  matmul_flops(n, d, f) + matmul_flops(n, f, d) + 4.0 * d * static_cast<double>(t.chars.num_edges());
   if (t.has_sentence) layer += matmul_flops(b, d, d);
-  return FlopCount::from_forward(static_cast<double>(e.layers) * layer);  // char tables have the model's width
+  // + the character vectors' projection when their width is not hidden
+  return FlopCount::from_forward(embedding_flops(e.embedding(), static_cast<std::int64_t>(n)) +
+                                 static_cast<double>(e.layers) * layer);
 }
 
 }  // namespace topo::models

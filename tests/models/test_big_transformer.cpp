@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "kernels/dense/random.hpp"
 #include "models/big_transformer/big_transformer.hpp"
 #include "models/registry.hpp"
 #include "tests/support/dense_attention_reference.hpp"
@@ -325,4 +326,45 @@ TEST_CASE("BiG is registered: --model big with its variant choices, a lexicon op
   spec.options["variant"] = "full";
   spec.options["lexicon"] = "/nonexistent/words.txt";
   CHECK_THROWS_WITH_AS(big.make(spec), doctest::Contains("/nonexistent/words.txt"), Error);
+}
+
+TEST_CASE("BiG reads character vectors of another width as the other models do: covered rows kept, projected") {
+  // 6 characters, vectors of width 5 for ids 2 and 4 only, a model of width 8.
+  BigConfig c;
+  c.encoder.vocab_size = 6;
+  c.encoder.hidden = 8;
+  c.encoder.heads = 2;
+  c.encoder.layers = 1;
+  c.encoder.embedding_dim = 5;
+  c.encoder.pretrained = topo::random_normal({6, 5}, 0.f, 0.5f, 11);
+  c.encoder.pretrained_rows = {0, 0, 1, 0, 1, 0};
+  c.variant = BigVariant::Radical;  // no lexicon needed
+  BigTransformer model(c);
+  model.reset_parameters(2);
+  REQUIRE(model.char_projection);
+  CHECK(model.char_embedding->weight.shape() == Shape{6, 5});
+  const std::vector<float> vectors = c.encoder.pretrained.to_vector<float>();
+  const std::vector<float> table = model.char_embedding->weight.data().to_vector<float>();
+  for (std::size_t k = 0; k < 5; ++k) {
+    CHECK(table[2 * 5 + k] == vectors[2 * 5 + k]);
+    CHECK(table[4 * 5 + k] == vectors[4 * 5 + k]);
+    CHECK(table[3 * 5 + k] != vectors[3 * 5 + k]);  // uncovered: a fresh draw
+  }
+  // H^0 = table[id] W^T + the sinusoid of the position (dropout 0).
+  SequenceBatch batch;
+  batch.lengths = {3};
+  batch.token_ids = Tensor::from_vector(std::vector<std::int64_t>{4, 2, 3}, {3});
+  const std::vector<float> h = model.embed(batch).data().to_vector<float>();
+  const std::vector<float> w = model.char_projection->weight.data().to_vector<float>();  // [8, 5]
+  const std::vector<float> pe = sinusoidal_positions(3, 8).to_vector<float>();
+  const std::vector<std::size_t> ids = {4, 2, 3};
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t o = 0; o < 8; ++o) {
+      double expect = pe[i * 8 + o];
+      for (std::size_t k = 0; k < 5; ++k) expect += double(table[ids[i] * 5 + k]) * w[o * 5 + k];
+      CHECK(h[i * 8 + o] == doctest::Approx(expect).epsilon(1e-5));
+    }
+  // A table of the wrong width is an error naming the model and the shapes.
+  c.encoder.embedding_dim = 0;
+  CHECK_THROWS_WITH_AS(BigTransformer{c}, doctest::Contains("BiG-Transformer: pre-trained vectors"), Error);
 }
