@@ -13,6 +13,7 @@ Var apply(Activation act, const Var& x, float leaky_slope) {
     case Activation::Gelu: return gelu(x);
     case Activation::Tanh: return tanh(x);
     case Activation::LeakyRelu: return leaky_relu(x, leaky_slope);
+    case Activation::Elu: return elu(x);
   }
   fail("apply: unknown activation {}", static_cast<int>(act));
 }
@@ -23,6 +24,7 @@ Var scale_bias_apply(Activation act, const Var& x, const Tensor& row_scale, cons
     const EpilogueAct e = act == Activation::Relu        ? EpilogueAct::Relu
                           : act == Activation::Tanh      ? EpilogueAct::Tanh
                           : act == Activation::LeakyRelu ? EpilogueAct::LeakyRelu
+                          : act == Activation::Elu       ? EpilogueAct::Elu
                                                          : EpilogueAct::Identity;
     return scale_bias_act(x, row_scale, bias, e, leaky_slope);
   }
@@ -46,7 +48,8 @@ Activation parse_activation(const std::string& name) {
   if (name == "gelu") return Activation::Gelu;
   if (name == "tanh") return Activation::Tanh;
   if (name == "leaky_relu") return Activation::LeakyRelu;
-  fail("unknown activation '{}' (expected relu, gelu, tanh, leaky_relu or identity)", name);
+  if (name == "elu") return Activation::Elu;
+  fail("unknown activation '{}' (expected relu, gelu, tanh, leaky_relu, elu or identity)", name);
 }
 
 std::string activation_name(Activation act) {
@@ -56,6 +59,7 @@ std::string activation_name(Activation act) {
     case Activation::Gelu: return "gelu";
     case Activation::Tanh: return "tanh";
     case Activation::LeakyRelu: return "leaky_relu";
+    case Activation::Elu: return "elu";
   }
   return "?";
 }

@@ -12,13 +12,13 @@
 
 namespace topo::nn {
 
-enum class Activation { Identity, Relu, Gelu, Tanh, LeakyRelu };
+enum class Activation { Identity, Relu, Gelu, Tanh, LeakyRelu, Elu };  // Elu: alpha 1
 Var apply(Activation act, const Var& x, float leaky_slope = 0.01f);
 // act(row_scale * x + bias): one fused op (nn::scale_bias_act) when the activation's gradient follows from its
 // output (all but gelu; leaky relu with a positive slope), else mul, add and apply. row_scale: x.size(0)
 // elements, a constant, or undefined; bias: numel / x.size(0) elements or undefined.
 Var scale_bias_apply(Activation act, const Var& x, const Tensor& row_scale, const Var& bias, float leaky_slope = 0.01f);
-// "relu", "gelu", "tanh", "leaky_relu", "identity" (as in configs); throws naming an unknown one.
+// "relu", "gelu", "tanh", "leaky_relu", "elu", "identity" (as in configs); throws naming an unknown one.
 Activation parse_activation(const std::string& name);
 std::string activation_name(Activation act);
 

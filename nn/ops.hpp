@@ -63,6 +63,7 @@ Var exp(const Var& x);
 Var log(const Var& x);
 Var tanh(const Var& x);
 Var sigmoid(const Var& x);
+Var elu(const Var& x, float alpha = 1.f);  // x > 0 ? x : alpha (e^x - 1), alpha > 0 (GAT's hidden activation)
 // act(row_scale * x + bias) in one op (topo::scale_bias_act): x [N, ...]; row_scale: N elements, a constant
 // (no gradient), or undefined; bias: numel / N elements or undefined. Backward keeps only the output (and the
 // scale): the separate mul, add and activation would keep x and their intermediates.

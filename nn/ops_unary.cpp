@@ -33,6 +33,7 @@ Var exp(const Var& x) { return unary_op(UnaryOp::Exp, x, 0.f, "exp"); }
 Var log(const Var& x) { return unary_op(UnaryOp::Log, x, 0.f, "log"); }
 Var tanh(const Var& x) { return unary_op(UnaryOp::Tanh, x, 0.f, "tanh"); }
 Var sigmoid(const Var& x) { return unary_op(UnaryOp::Sigmoid, x, 0.f, "sigmoid"); }
+Var elu(const Var& x, float alpha) { return unary_op(UnaryOp::Elu, x, alpha, "elu"); }
 
 Var scale_bias_act(const Var& x, const Tensor& row_scale, const Var& bias, EpilogueAct act, float slope) {
   Tensor y = topo::scale_bias_act(x.data(), row_scale, bias.defined() ? bias.data() : Tensor(), act, slope);

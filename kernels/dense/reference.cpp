@@ -77,6 +77,7 @@ float unary_op(UnaryOp op, float xf, float alpha) {
     case UnaryOp::Sigmoid: return static_cast<float>(1 / (1 + std::exp(-x)));
     case UnaryOp::Neg: return -xf;
     case UnaryOp::Scale: return static_cast<float>(alpha * x);
+    case UnaryOp::Elu: return static_cast<float>(x > 0 ? x : alpha * std::expm1(x));
   }
   return 0;
 }

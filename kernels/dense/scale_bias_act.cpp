@@ -74,6 +74,7 @@ void backward_rows(const float* g, const float* y, const float* scale, float* dx
     case EpilogueAct::LeakyRelu: CALL(EpilogueAct::LeakyRelu); break; \
     case EpilogueAct::Tanh: CALL(EpilogueAct::Tanh); break;         \
     case EpilogueAct::Sigmoid: CALL(EpilogueAct::Sigmoid); break;   \
+    case EpilogueAct::Elu: CALL(EpilogueAct::Elu); break;           \
   }
 
 void forward_cpu(const float* x, const float* scale, const float* bias, float* y, std::int64_t rows, std::int64_t cols,

@@ -10,8 +10,8 @@
 
 namespace topo {
 
-// LeakyRelu needs a positive slope (then y > 0 exactly where the input was).
-enum class EpilogueAct : std::uint8_t { Identity, Relu, LeakyRelu, Tanh, Sigmoid };
+// LeakyRelu needs a positive slope (then y > 0 exactly where the input was); Elu saturates at -1 (alpha 1).
+enum class EpilogueAct : std::uint8_t { Identity, Relu, LeakyRelu, Tanh, Sigmoid, Elu };
 
 TOPO_HD float epilogue_act(EpilogueAct act, float z, float slope) {
   switch (act) {
@@ -20,6 +20,7 @@ TOPO_HD float epilogue_act(EpilogueAct act, float z, float slope) {
     case EpilogueAct::LeakyRelu: return unary_forward(UnaryOp::LeakyRelu, z, slope);
     case EpilogueAct::Tanh: return unary_forward(UnaryOp::Tanh, z, 0.f);
     case EpilogueAct::Sigmoid: return unary_forward(UnaryOp::Sigmoid, z, 0.f);
+    case EpilogueAct::Elu: return unary_forward(UnaryOp::Elu, z, 1.f);
   }
   return z;
 }
@@ -32,6 +33,7 @@ TOPO_HD float epilogue_act_grad(EpilogueAct act, float grad, float y, float slop
     case EpilogueAct::LeakyRelu: return grad * (y > 0.f ? 1.f : slope);  // a product, not a branch (unary_math.hpp)
     case EpilogueAct::Tanh: return grad * (1.f - y * y);
     case EpilogueAct::Sigmoid: return grad * y * (1.f - y);
+    case EpilogueAct::Elu: return unary_backward(UnaryOp::Elu, grad, 0.f, y, 1.f);
   }
   return grad;
 }

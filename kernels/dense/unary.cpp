@@ -38,6 +38,7 @@ void backward_loop(const float* g, const float* x, const float* y, float* dx, st
     case UnaryOp::Sigmoid: CALL(UnaryOp::Sigmoid); break; \
     case UnaryOp::Neg: CALL(UnaryOp::Neg); break;    \
     case UnaryOp::Scale: CALL(UnaryOp::Scale); break; \
+    case UnaryOp::Elu: CALL(UnaryOp::Elu); break;    \
   }
 
 void forward_cpu(UnaryOp op, const float* x, float* y, std::int64_t n, float alpha) {
@@ -58,6 +59,8 @@ void backward_cpu(UnaryOp op, const float* g, const float* x, const float* y, fl
 Tensor unary(UnaryOp op, const Tensor& x, float alpha) {
   TOPO_PROFILE(Elementwise);
   check_dtype(x, DType::F32, "unary", "x");
+  // Elu's gradient is read from its output, which holds only when alpha > 0 (then y > 0 exactly where x was).
+  TOPO_CHECK(op != UnaryOp::Elu || alpha > 0.f, "elu: alpha must be > 0, got {}", alpha);
   Tensor y = Tensor::empty(x.shape(), DType::F32, x.device());
   const float* xp = x.data<float>();
   float* yp = y.data<float>();

@@ -6,7 +6,7 @@
 namespace topo {
 
 Tensor unary(UnaryOp op, const Tensor& x, float alpha = 0.f);
-// grad_x = grad * f'(x); `y` is the forward output (needed by Exp, Tanh, Sigmoid).
+// grad_x = grad * f'(x); `y` is the forward output (needed by Exp, Tanh, Sigmoid, Elu).
 Tensor unary_backward(UnaryOp op, const Tensor& grad, const Tensor& x, const Tensor& y, float alpha = 0.f);
 
 // What unary_backward reads of op's forward: its input x, its output y, or neither (Neg, Scale). The other
@@ -16,7 +16,8 @@ inline UnaryReads unary_backward_reads(UnaryOp op) {
   switch (op) {
     case UnaryOp::Exp:
     case UnaryOp::Tanh:
-    case UnaryOp::Sigmoid: return UnaryReads::Output;
+    case UnaryOp::Sigmoid:
+    case UnaryOp::Elu: return UnaryReads::Output;
     case UnaryOp::Neg:
     case UnaryOp::Scale: return UnaryReads::Neither;
     default: return UnaryReads::Input;  // Relu, LeakyRelu, Gelu, Log
@@ -30,5 +31,6 @@ inline Tensor exp(const Tensor& x) { return unary(UnaryOp::Exp, x); }
 inline Tensor log(const Tensor& x) { return unary(UnaryOp::Log, x); }
 inline Tensor tanh(const Tensor& x) { return unary(UnaryOp::Tanh, x); }
 inline Tensor sigmoid(const Tensor& x) { return unary(UnaryOp::Sigmoid, x); }
+inline Tensor elu(const Tensor& x, float alpha = 1.f) { return unary(UnaryOp::Elu, x, alpha); }
 
 }  // namespace topo

@@ -7,9 +7,10 @@
 
 namespace topo {
 
-enum class UnaryOp : std::uint8_t { Relu, LeakyRelu, Gelu, Exp, Log, Tanh, Sigmoid, Neg, Scale };
+enum class UnaryOp : std::uint8_t { Relu, LeakyRelu, Gelu, Exp, Log, Tanh, Sigmoid, Neg, Scale, Elu };
 
-// `alpha`: negative slope for LeakyRelu, factor for Scale; ignored otherwise.
+// `alpha`: negative slope for LeakyRelu, factor for Scale, the negative saturation for Elu (> 0; 1 in DGL's GAT
+// and torch's default); ignored otherwise.
 TOPO_HD float unary_forward(UnaryOp op, float x, float alpha) {
   switch (op) {
     case UnaryOp::Relu: return x > 0.f ? x : 0.f;
@@ -26,6 +27,10 @@ TOPO_HD float unary_forward(UnaryOp op, float x, float alpha) {
     case UnaryOp::Sigmoid: return 1.f / (1.f + expf(-x));
     case UnaryOp::Neg: return -x;
     case UnaryOp::Scale: return alpha * x;
+    case UnaryOp::Elu: {  // x > 0 ? x : alpha (e^x - 1); the exp of min(x, 0) for every lane, then a select
+      const float negative = alpha * expm1f(fminf(x, 0.f));
+      return x > 0.f ? x : negative;
+    }
   }
   return 0.f;
 }
@@ -48,6 +53,7 @@ TOPO_HD float unary_backward(UnaryOp op, float grad, float x, float y, float alp
     case UnaryOp::Sigmoid: return grad * y * (1.f - y);
     case UnaryOp::Neg: return -grad;
     case UnaryOp::Scale: return alpha * grad;
+    case UnaryOp::Elu: return grad * (y > 0.f ? 1.f : y + alpha);  // alpha e^x = y + alpha below 0
   }
   return 0.f;
 }

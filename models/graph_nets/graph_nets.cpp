@@ -98,7 +98,7 @@ GcnEncoder::GcnEncoder(const GraphNetConfig& config) : config_(config) {
   for (std::int64_t l = 0; l < config.layers; ++l) {
     const bool last = l + 1 == config.layers;
     nn::GraphConvOptions options;
-    if (!last) options.activation = nn::Activation::Relu;
+    if (!last) options.activation = config.activation;
     convs_.push_back(register_module(
         "conv" + std::to_string(l + 1),
         std::make_shared<nn::GraphConv>(l == 0 ? config.input_dim : config.hidden,
@@ -145,7 +145,7 @@ GatEncoder::GatEncoder(const GraphNetConfig& config) : config_(config) {
     const bool last = l + 1 == config.layers;
     nn::GATConvOptions options;
     options.feat_drop = options.attn_drop = config.dropout;
-    if (!last) options.activation = nn::Activation::Relu;
+    if (!last) options.activation = config.activation;
     convs_.push_back(register_module(
         "conv" + std::to_string(l + 1),
         std::make_shared<nn::GATConv>(l == 0 ? config.input_dim : config.hidden * config.heads,
@@ -196,7 +196,7 @@ SageEncoder::SageEncoder(const GraphNetConfig& config) : config_(config) {
     convs_.push_back(register_module(
         "conv" + std::to_string(l + 1),
         std::make_shared<nn::SAGEConv>(l == 0 ? config.input_dim : config.hidden, last ? output_width(config) : config.hidden,
-                                       config.aggregator, true, last ? nn::Activation::Identity : nn::Activation::Relu)));
+                                       config.aggregator, true, last ? nn::Activation::Identity : config.activation)));
   }
 }
 

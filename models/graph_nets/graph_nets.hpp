@@ -24,6 +24,7 @@ struct GraphNetConfig {
   float dropout = 0.f;          // GCN: between layers; GAT: feature and attention dropout of every layer;
                                 // SAGE: on the input and between layers
   nn::SageAggregator aggregator = nn::SageAggregator::Mean;  // SAGE's neighbourhood reduction
+  nn::Activation activation = nn::Activation::Relu;  // after every layer but the last (GAT's paper: elu)
   nn::Generator* generator = nullptr;  // dropout masks (null: nn::default_generator())
 };
 

@@ -17,23 +17,27 @@ GraphNetConfig config_of(const EncoderSpec& spec, const char* model) {
   c.output_dim = spec.output_dim;
   c.dropout = spec.dropout;
   c.generator = spec.generator;
+  c.activation = nn::parse_activation(spec.option<std::string>("activation"));
   return c;
 }
 
-ModelRegistration graph_net(const char* name) {
+// `activation`: the default of the model's option of that name (the hidden layers' activation).
+ModelRegistration graph_net(const char* name, const char* activation) {
   ModelRegistration m;
   m.name = name;
   m.reads_token_ids = false;
   m.reads_features = false;
   m.reads_graph = true;
   m.heads_divide_hidden = false;  // GAT's hidden is per head
+  m.options = {{"activation", activation, "the hidden layers' activation: relu | elu | leaky_relu | tanh | gelu",
+                {"relu", "elu", "leaky_relu", "tanh", "gelu"}}};
   return m;
 }
 
 }  // namespace
 
 ModelRegistration gcn_registration() {
-  ModelRegistration m = graph_net("gcn");
+  ModelRegistration m = graph_net("gcn", "relu");
   m.summary = "GCN (Kipf & Welling 2017): GraphConv layers (symmetric norm), relu, dropout; reads a graph";
   m.make = [](const EncoderSpec& spec) { return std::make_shared<GcnEncoder>(config_of(spec, "gcn")); };
   // The paper's semi-supervised setting: 2 layers of 16, dropout 0.5, lr 0.01, L2 5e-4, 200 full-batch steps
@@ -45,7 +49,7 @@ ModelRegistration gcn_registration() {
 }
 
 ModelRegistration gat_registration() {
-  ModelRegistration m = graph_net("gat");
+  ModelRegistration m = graph_net("gat", "relu");
   m.summary = "GAT (Velickovic et al. 2018): GATConv layers of --heads heads, then one head; reads a graph";
   m.make = [](const EncoderSpec& spec) { return std::make_shared<GatEncoder>(config_of(spec, "gat")); };
   // The paper's transductive setting: 2 layers, 8 heads of 8 features, feature and attention dropout 0.6,
@@ -57,10 +61,12 @@ ModelRegistration gat_registration() {
 }
 
 ModelRegistration sage_registration() {
-  ModelRegistration m = graph_net("sage");
+  ModelRegistration m = graph_net("sage", "relu");
   m.summary = "GraphSAGE (Hamilton et al. 2017): SAGEConv layers, mean or max-pool aggregator; reads a graph";
-  m.options = {{"aggregator", "mean", "GraphSAGE's neighbourhood reduction: mean | pool (max over relu(W x_u + b))",
-                {"mean", "pool"}}};
+  m.options.push_back({"aggregator",
+                       "mean",
+                       "GraphSAGE's neighbourhood reduction: mean | pool (max over relu(W x_u + b))",
+                       {"mean", "pool"}});
   m.make = [](const EncoderSpec& spec) {
     GraphNetConfig c = config_of(spec, "sage");
     c.aggregator = nn::parse_sage_aggregator(spec.option<std::string>("aggregator"));

@@ -19,6 +19,7 @@ float unary_reference(UnaryOp op, float x, float alpha) {
     case UnaryOp::Sigmoid: return 1 / (1 + std::exp(-x));
     case UnaryOp::Neg: return -x;
     case UnaryOp::Scale: return alpha * x;
+    case UnaryOp::Elu: return x >= 0 ? x : alpha * (std::exp(x) - 1);
   }
   return 0;
 }
@@ -26,7 +27,7 @@ float unary_reference(UnaryOp op, float x, float alpha) {
 
 TEST_CASE("unary ops match the reference at awkward sizes, forward and backward (finite differences)") {
   const UnaryOp ops[] = {UnaryOp::Relu, UnaryOp::LeakyRelu, UnaryOp::Gelu, UnaryOp::Exp, UnaryOp::Log,
-                         UnaryOp::Tanh, UnaryOp::Sigmoid,   UnaryOp::Neg,  UnaryOp::Scale};
+                         UnaryOp::Tanh, UnaryOp::Sigmoid,   UnaryOp::Neg,  UnaryOp::Scale, UnaryOp::Elu};
   for (UnaryOp op : ops) {
     for (std::int64_t rows : kAwkwardSizes) {
       CAPTURE(static_cast<int>(op));
@@ -51,4 +52,10 @@ TEST_CASE("unary ops match the reference at awkward sizes, forward and backward 
       TOPO_CHECK_CLOSE(dx, numeric, 2e-2, 2e-2);
     }
   }
+}
+
+TEST_CASE("elu: alpha must be positive (its gradient is read from the output)") {
+  const Tensor x = Tensor::from_vector(std::vector<float>{-1.f, 2.f}, {2});
+  CHECK(unary(UnaryOp::Elu, x, 1.f).to_vector<float>()[0] == doctest::Approx(std::expm1(-1.0)));
+  CHECK_THROWS_WITH_AS(unary(UnaryOp::Elu, x, -0.5f), doctest::Contains("alpha must be > 0"), Error);
 }

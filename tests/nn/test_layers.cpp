@@ -184,9 +184,10 @@ TEST_CASE("Activation: apply matches the ops, names parse") {
   CHECK(nn::apply(nn::Activation::Tanh, x).data().to_vector<float>() == nn::tanh(x).data().to_vector<float>());
   CHECK(nn::apply(nn::Activation::LeakyRelu, x, 0.2f).data().to_vector<float>() ==
         nn::leaky_relu(x, 0.2f).data().to_vector<float>());
+  CHECK(nn::apply(nn::Activation::Elu, x).data().to_vector<float>() == nn::elu(x).data().to_vector<float>());
   CHECK(nn::apply(nn::Activation::Identity, x).same(x));
   for (auto a : {nn::Activation::Identity, nn::Activation::Relu, nn::Activation::Gelu, nn::Activation::Tanh,
-                 nn::Activation::LeakyRelu})
+                 nn::Activation::LeakyRelu, nn::Activation::Elu})
     CHECK(nn::parse_activation(nn::activation_name(a)) == a);
   CHECK_THROWS_AS(nn::parse_activation("swish"), topo::Error);
 }

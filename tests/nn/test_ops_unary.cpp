@@ -15,6 +15,7 @@ TEST_CASE("unary ops: gradcheck at awkward shapes") {
       {"exp", [](const Var& x) { return exp(x); }},
       {"tanh", [](const Var& x) { return tanh(x); }},
       {"sigmoid", [](const Var& x) { return sigmoid(x); }},
+      {"elu", [](const Var& x) { return elu(x, 0.7f); }},
       {"neg", [](const Var& x) { return neg(x); }},
       {"-x", [](const Var& x) { return -x; }},
       {"mul_scalar", [](const Var& x) { return mul_scalar(x, -1.7f); }},

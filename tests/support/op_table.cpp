@@ -165,6 +165,7 @@ void add_elementwise(std::vector<Op>& t) {
       {"log", UnaryOp::Log, 0.f, [](const nn::Var& x) { return nn::log(x); }},
       {"tanh", UnaryOp::Tanh, 0.f, [](const nn::Var& x) { return nn::tanh(x); }},
       {"sigmoid", UnaryOp::Sigmoid, 0.f, [](const nn::Var& x) { return nn::sigmoid(x); }},
+      {"elu", UnaryOp::Elu, 1.f, [](const nn::Var& x) { return nn::elu(x); }},
       {"neg", UnaryOp::Neg, 0.f, [](const nn::Var& x) { return nn::neg(x); }},
       {"scale", UnaryOp::Scale, -2.5f, [](const nn::Var& x) { return nn::mul_scalar(x, -2.5f); }}};
   for (const U& u : unary) {
@@ -289,7 +290,8 @@ void add_rows(std::vector<Op>& t) {
                             Epilogue{"scale_bias_act/identity/scale", EpilogueAct::Identity, true, false, false},
                             Epilogue{"scale_bias_act/leaky_relu/bias", EpilogueAct::LeakyRelu, false, true, false},
                             Epilogue{"scale_bias_act/tanh", EpilogueAct::Tanh, true, true, false},
-                            Epilogue{"scale_bias_act/sigmoid/heads", EpilogueAct::Sigmoid, true, true, true}}) {
+                            Epilogue{"scale_bias_act/sigmoid/heads", EpilogueAct::Sigmoid, true, true, true},
+                            Epilogue{"scale_bias_act/elu", EpilogueAct::Elu, true, true, false}}) {
     Op op{e.name, kRows, 7, 1 << 15};
     op.make = [e](std::int64_t n, std::uint64_t seed) {
       std::vector<Tensor> in = {uniform(e.heads ? Shape{n, 3, 11} : Shape{n, 33}, seed, -2.f, 2.f, 0.05f)};
@@ -313,6 +315,7 @@ void add_rows(std::vector<Op>& t) {
         case EpilogueAct::LeakyRelu: return reference::unary(UnaryOp::LeakyRelu, z, 0.2f);
         case EpilogueAct::Tanh: return reference::unary(UnaryOp::Tanh, z, 0.f);
         case EpilogueAct::Sigmoid: return reference::unary(UnaryOp::Sigmoid, z, 0.f);
+        case EpilogueAct::Elu: return reference::unary(UnaryOp::Elu, z, 1.f);
       }
       return z;
     };
