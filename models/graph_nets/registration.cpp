@@ -54,9 +54,12 @@ ModelRegistration gat_registration() {
   m.make = [](const EncoderSpec& spec) { return std::make_shared<GatEncoder>(config_of(spec, "gat")); };
   // The paper's transductive setting: 2 layers, 8 heads of 8 features, feature and attention dropout 0.6,
   // lr 0.005, L2 5e-4, 300 full-batch steps (docs/results.md: chosen on Cora's and Citeseer's dev sets over
-  // 4 heads, dropout 0.5, lr 0.01, 100 steps; Cora test 82.9 over 10 seeds, the paper 83.0).
-  m.recipes["node-classify"] = {{"layers", 2}, {"hidden", 8}, {"heads", 8}, {"dropout", 0.6}, {"lr", 0.005},
-                                {"weight_decay", 5e-4}, {"epochs", 300}, {"clip", 0.0}};
+  // 4 heads, dropout 0.5, lr 0.01, 100 steps; Cora test 82.9 over 10 seeds, the paper 83.0), and the paper's elu
+  // between the layers (dev over 10 seeds: Cora 81.88 against relu's 81.86, Citeseer 73.42 against 73.18). In the
+  // recipe, not the option's default, so that a checkpoint recorded before the option still reads as relu.
+  m.recipes["node-classify"] = {{"layers", 2}, {"hidden", 8},           {"heads", 8},   {"dropout", 0.6},
+                                {"lr", 0.005}, {"weight_decay", 5e-4}, {"epochs", 300}, {"clip", 0.0},
+                                {"activation", "elu"}};
   return m;
 }
 
