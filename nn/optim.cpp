@@ -4,6 +4,8 @@
 #include <cmath>
 #include <unordered_set>
 
+#include <fmt/ranges.h>
+
 #include "kernels/dense/binary.hpp"
 #include "kernels/dense/optim_step.hpp"
 #include "kernels/dense/reduce.hpp"
@@ -25,14 +27,19 @@ std::vector<ParamGroup> single_group(const std::vector<Var>& params, float weigh
 
 }  // namespace
 
-std::vector<ParamGroup> split_decay_groups(const std::vector<std::pair<std::string, Var>>& named,
-                                           float weight_decay) {
+std::vector<ParamGroup> split_decay_groups(const std::vector<std::pair<std::string, Var>>& named, float weight_decay,
+                                           const std::string& only) {
   ParamGroup decay{{}, weight_decay, 1.f, "decay"}, no_decay{{}, 0.f, 1.f, "no_decay"};
+  std::vector<std::string> weights;  // the names `only` may pick from
   for (const auto& [name, v] : named) {
     if (!v.requires_grad()) continue;
     const bool skip = v.ndim() <= 1 || ends_with(name, "bias") || name.find("norm") != std::string::npos;
-    (skip ? no_decay : decay).params.push_back(v);
+    if (!skip) weights.push_back(name);
+    const bool chosen = only.empty() || name.find(only) != std::string::npos;
+    (skip || !chosen ? no_decay : decay).params.push_back(v);
   }
+  TOPO_CHECK(only.empty() || !decay.params.empty(), "weight decay only on '{}': no weight's name contains it ({})",
+             only, fmt::join(weights, ", "));
   return {decay, no_decay};
 }
 

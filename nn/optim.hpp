@@ -24,9 +24,11 @@ struct ParamGroup {
 
 // Splits named parameters into {"decay", "no_decay"} groups (in that order, either possibly empty):
 // no decay for 1-D parameters, names ending in "bias", and names containing "norm" (LayerNorm weights
-// registered as "...norm.weight" / "ln.weight" are 1-D anyway). Frozen parameters are left out.
-std::vector<ParamGroup> split_decay_groups(const std::vector<std::pair<std::string, Var>>& named,
-                                           float weight_decay);
+// registered as "...norm.weight" / "ln.weight" are 1-D anyway). Frozen parameters are left out. `only`
+// (non-empty): decay only the weights whose names contain it (PyG's and Kipf's GCN decay the first layer only:
+// "conv1."); naming no weight is an error that lists the names.
+std::vector<ParamGroup> split_decay_groups(const std::vector<std::pair<std::string, Var>>& named, float weight_decay,
+                                           const std::string& only = "");
 
 // Per-parameter state: a step count and named buffers shaped like the parameter.
 struct ParamState {

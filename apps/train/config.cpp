@@ -42,6 +42,8 @@ const std::vector<Field>& table() {
       {"warmup", &TrainConfig::warmup, "warm-up steps"},
       {"clip", &TrainConfig::clip, "max gradient norm (0: no clipping)"},
       {"weight_decay", &TrainConfig::weight_decay, "weight decay (not on biases and norms)"},
+      {"weight_decay_only", &TrainConfig::weight_decay_only,
+       "decay only the weights whose names contain this (e.g. conv1. : a GCN's first layer, as Kipf's); empty: all"},
       {"min_steps", &TrainConfig::min_steps,
        "train at least N optimizer steps: epochs are raised to reach N and early stopping waits for it (small data)"},
       {"patience", &TrainConfig::patience, "early stopping: evaluations without a better dev (0: never stop)"},

@@ -43,6 +43,7 @@ struct TrainConfig {
   std::int64_t warmup = 0;            // warm-up steps
   double clip = 5.0;                  // max gradient norm (0: no clipping)
   double weight_decay = 0.0;
+  std::string weight_decay_only;  // non-empty: only the weights whose names contain it decay
   std::int64_t min_steps = 0;         // train at least this many steps: epochs are raised to reach it, early stopping waits
   std::int64_t patience = 0;          // early stopping: stop after this many evaluations without a better dev
   std::int64_t seed = 1;

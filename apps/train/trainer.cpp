@@ -116,7 +116,8 @@ TrainingRun::TrainingRun(const TrainConfig& c, dist::Communicator& comm)
   model_->to(device_);
   task_->check_step_memory(*model_, device_);  // before the first step allocates: an error, not an OOM kill
   params_ = model_->parameters();
-  auto groups = nn::split_decay_groups(model_->named_parameters(), static_cast<float>(c.weight_decay));
+  auto groups =
+      nn::split_decay_groups(model_->named_parameters(), static_cast<float>(c.weight_decay), c.weight_decay_only);
   nn::AdamOptions adam;
   adam.lr = static_cast<float>(c.lr);
   if (c.optimizer == "adamw")

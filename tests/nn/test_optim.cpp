@@ -101,6 +101,13 @@ TEST_CASE("AdamW with no-decay groups: biases and norm weights are not decayed")
   CHECK(model.fc->bias.data().to_vector<float>() == b0);
   CHECK(model.norm->weight.data().to_vector<float>() == std::vector<float>(3, 1.f));
 
+  // `only`: the weights whose names contain it; a name no weight has is an error listing them.
+  auto fc_only = nn::split_decay_groups(model.named_parameters(), 0.1f, "fc.");
+  CHECK(fc_only[0].params.size() == 1);
+  CHECK(fc_only[1].params.size() == 3);
+  CHECK_THROWS_WITH_AS(nn::split_decay_groups(model.named_parameters(), 0.1f, "conv1."),
+                       doctest::Contains("fc.weight"), topo::Error);
+
   // Frozen parameters are left out of the groups.
   nn::Embedding frozen(3, 2, true);
   CHECK(nn::split_decay_groups(frozen.named_parameters(), 0.1f)[0].params.empty());
