@@ -37,7 +37,7 @@ nn::init::InitSpec projection_init(const Tensor& pretrained, const std::vector<s
 }  // namespace
 
 std::shared_ptr<nn::Embedding> make_token_table(const EmbeddingConfig& config, std::string_view owner) {
-  const std::int64_t table_dim = config.embedding_dim > 0 ? config.embedding_dim : config.hidden;
+  const std::int64_t table_dim = config.table_dim();
   if (!config.pretrained.defined()) return std::make_shared<nn::Embedding>(config.vocab_size, table_dim);
   TOPO_CHECK(config.vocab_size > 0 && config.pretrained.ndim() == 2 && config.pretrained.size(0) == config.vocab_size &&
                  config.pretrained.size(1) == table_dim,
@@ -49,7 +49,7 @@ std::shared_ptr<nn::Embedding> make_token_table(const EmbeddingConfig& config, s
 }
 
 std::shared_ptr<nn::Linear> make_token_projection(const EmbeddingConfig& config) {
-  const std::int64_t table_dim = config.embedding_dim > 0 ? config.embedding_dim : config.hidden;
+  const std::int64_t table_dim = config.table_dim();
   if (table_dim == config.hidden) return nullptr;
   return std::make_shared<nn::Linear>(table_dim, config.hidden, false,
                                       projection_init(config.pretrained, config.pretrained_rows, table_dim, table_dim));

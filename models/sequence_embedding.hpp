@@ -28,6 +28,7 @@ struct EmbeddingConfig {
   // the look-up, so vectors of any width feed a model of any width and keep their geometry (a linear map),
   // and a frozen table still gets a trained map into the model.
   std::int64_t embedding_dim = 0;
+  std::int64_t table_dim() const { return embedding_dim > 0 ? embedding_dim : hidden; }
   // > 0: an embedding [case_classes, hidden] of the batch's token_case ids is added to the token embedding
   // (tagging: capitalisation beside uncased word vectors). Its own table, not concatenated, so the width the
   // encoder sees stays hidden.

@@ -42,16 +42,17 @@ BigTransformer::BigTransformer(const BigConfig& config) : config_(config) {
     const auto cps = utf8_code_points(config.vocabulary[id], fmt::format("vocabulary id {}", id));
     spellings_.emplace_back(cps.begin(), cps.end());
   }
-  char_embedding = register_module("char", make_token_table(e.embedding(), "BiG-Transformer"));
+  const EmbeddingConfig embedding = e.embedding();  // the character table and the pairs read it as SequenceEmbedding
+  char_embedding = register_module("char", make_token_table(embedding, "BiG-Transformer"));
   dropout = register_module("dropout", std::make_shared<nn::Dropout>(e.dropout));
   layers = register_module("layers", std::make_shared<nn::ModuleList>());
   for (std::int64_t l = 0; l < e.layers; ++l)
     layers->push_back(std::make_shared<Layer>(e.hidden, e.heads, config_.ffn, e.dropout));
   positions_ = sinusoidal_positions(e.max_length, e.hidden);
   TOPO_CHECK(e.bigram_classes >= 0, "BiG-Transformer: bigram_classes must be >= 0, got {}", e.bigram_classes);
-  if (e.bigram_classes > 0) bigrams = register_module("bigrams", std::make_shared<BigramFeatures>(e.embedding()));
+  if (e.bigram_classes > 0) bigrams = register_module("bigrams", std::make_shared<BigramFeatures>(embedding));
   // Registered last, so that the checkpoints of models without it keep their names and reset seeds.
-  if (auto projection = make_token_projection(e.embedding()))
+  if (auto projection = make_token_projection(embedding))
     char_projection = register_module("char_projection", projection);
 }
 
