@@ -197,27 +197,41 @@ void softmax_long_row(const Id* eids, std::int64_t kb, std::int64_t ke, const fl
 }
 
 // Backward of one row straight through eids (no exp to vectorize, so no tile): dot per column over the
-// row's entries in order, then dx. C > 0: the column count at compile time (head counts), so the per-entry
-// loops are fixed-size moves; C = 0: any count, in blocks of kColBlock. The dot lives in a local array so
-// the compiler need not assume it aliases dx.
+// row's entries in order, then dx. C > 0: the column count at compile time (head counts), so each entry's
+// loop is a few fixed-size vector moves and FMAs, kept in registers; C = 0: any count, in blocks of
+// kColBlock. The C > 0 loops carry no `omp simd`: with it GCC 12 vectorized C = 6 as two vgatherqps per
+// entry (Skylake-SP: 3.9 ns per value, 94% of the relay block's backward in perf). The dot lives in a
+// local array so the compiler need not assume it aliases dx.
 constexpr std::int64_t kColBlock = 64;
 
 template <std::int64_t C, class Id>
 void softmax_row_backward_as(const Id* eids, std::int64_t kb, std::int64_t ke, const float* y, const float* dy,
                              float* dx, std::int64_t cols) {
-  float dot[kColBlock];
-  for (std::int64_t c0 = 0; c0 < cols; c0 += kColBlock) {
-    const std::int64_t w = C > 0 ? C : std::min(kColBlock, cols - c0);
-    for (std::int64_t c = 0; c < w; ++c) dot[c] = 0.f;
+  if constexpr (C > 0) {
+    float dot[C] = {};
     for (std::int64_t k = kb; k < ke; ++k) {
-      const std::int64_t o = static_cast<std::int64_t>(eids[k]) * cols + c0;
-#pragma omp simd
-      for (std::int64_t c = 0; c < w; ++c) dot[c] += dy[o + c] * y[o + c];
+      const float *yk = y + static_cast<std::int64_t>(eids[k]) * C, *gk = dy + static_cast<std::int64_t>(eids[k]) * C;
+      for (std::int64_t c = 0; c < C; ++c) dot[c] += gk[c] * yk[c];
     }
     for (std::int64_t k = kb; k < ke; ++k) {
-      const std::int64_t o = static_cast<std::int64_t>(eids[k]) * cols + c0;
+      const std::int64_t o = static_cast<std::int64_t>(eids[k]) * C;
+      for (std::int64_t c = 0; c < C; ++c) dx[o + c] = y[o + c] * (dy[o + c] - dot[c]);
+    }
+  } else {
+    float dot[kColBlock];
+    for (std::int64_t c0 = 0; c0 < cols; c0 += kColBlock) {
+      const std::int64_t w = std::min(kColBlock, cols - c0);
+      for (std::int64_t c = 0; c < w; ++c) dot[c] = 0.f;
+      for (std::int64_t k = kb; k < ke; ++k) {
+        const std::int64_t o = static_cast<std::int64_t>(eids[k]) * cols + c0;
 #pragma omp simd
-      for (std::int64_t c = 0; c < w; ++c) dx[o + c] = y[o + c] * (dy[o + c] - dot[c]);
+        for (std::int64_t c = 0; c < w; ++c) dot[c] += dy[o + c] * y[o + c];
+      }
+      for (std::int64_t k = kb; k < ke; ++k) {
+        const std::int64_t o = static_cast<std::int64_t>(eids[k]) * cols + c0;
+#pragma omp simd
+        for (std::int64_t c = 0; c < w; ++c) dx[o + c] = y[o + c] * (dy[o + c] - dot[c]);
+      }
     }
   }
 }
@@ -225,6 +239,25 @@ void softmax_row_backward_as(const Id* eids, std::int64_t kb, std::int64_t ke, c
 template <class Id>
 void softmax_row_backward(const Id* eids, std::int64_t kb, std::int64_t ke, const float* y, const float* dy, float* dx,
                           std::int64_t cols) {
+#if defined(__AVX512F__)
+  // Up to 16 columns (any head count a model uses): one masked vector per entry holds all its columns, so
+  // each entry is two loads and an FMA, then two loads, a subtract, a multiply and a store. Per column the
+  // same k-ordered FMAs from 0 as the tiles' `dot += g * y` (contracted), so the bits do not change.
+  if (cols <= simd::kLanes) {
+    const __mmask16 m = simd::first_lanes(cols);
+    __m512 dot = _mm512_setzero_ps();
+    for (std::int64_t k = kb; k < ke; ++k) {
+      const std::int64_t o = static_cast<std::int64_t>(eids[k]) * cols;
+      dot = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, dy + o), _mm512_maskz_loadu_ps(m, y + o), dot);
+    }
+    for (std::int64_t k = kb; k < ke; ++k) {
+      const std::int64_t o = static_cast<std::int64_t>(eids[k]) * cols;
+      const __m512 g = _mm512_maskz_loadu_ps(m, dy + o);
+      _mm512_mask_storeu_ps(dx + o, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, y + o), _mm512_sub_ps(g, dot)));
+    }
+    return;
+  }
+#endif
   with_cols(cols, [&]<std::int64_t C>() { softmax_row_backward_as<C>(eids, kb, ke, y, dy, dx, cols); });
 }
 
