@@ -6,7 +6,11 @@ namespace topo::apps {
 
 TaskVectors load_task_vectors(const std::string& path, const text::WordVectorOptions& options,
                               const text::Vocabulary& vocab, const std::vector<std::vector<std::int64_t>>& train_ids) {
-  const text::WordVectors v = text::load_word_vectors(path, vocab, options);
+  return task_vectors(text::load_word_vectors(path, vocab, options), path, options, vocab, train_ids);
+}
+
+TaskVectors task_vectors(const text::WordVectors& v, const std::string& path, const text::WordVectorOptions& options,
+                         const text::Vocabulary& vocab, const std::vector<std::vector<std::int64_t>>& train_ids) {
   const bool folded = options.lowercase_fallback || v.uncased;
   TOPO_CHECK(v.found > 0, "word vectors '{}' cover none of the {} vocabulary tokens{}", path, vocab.size(),
              folded ? "" : " (try the lowercase look-up, --vectors-lowercase)");

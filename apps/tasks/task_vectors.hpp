@@ -26,6 +26,10 @@ struct TaskVectors {
 // the vocabulary is a topo::Error (the wrong file, or a cased look-up of uncased vectors).
 TaskVectors load_task_vectors(const std::string& path, const text::WordVectorOptions& options,
                               const text::Vocabulary& vocab, const std::vector<std::vector<std::int64_t>>& train_ids);
+// The same from `loaded`, what text::load_word_vectors(path, vocab, options) returned (no second read).
+TaskVectors task_vectors(const text::WordVectors& loaded, const std::string& path,
+                         const text::WordVectorOptions& options, const text::Vocabulary& vocab,
+                         const std::vector<std::vector<std::int64_t>>& train_ids);
 
 // The token side the text tasks (classify, tag) share: a vocabulary of token ids and, with --vectors, the
 // pre-trained rows for it, as the Task interface hands them to the encoder.
@@ -46,7 +50,10 @@ class VocabularyTask : public Task {
   // Vectors for vocab_ (which must be final); the embedding table takes their width; `freeze`: they stay fixed.
   void load_vectors(const std::string& path, const text::WordVectorOptions& options,
                     const std::vector<std::vector<std::int64_t>>& train_ids, bool freeze) {
-    vectors_ = load_task_vectors(path, options, vocab_, train_ids);
+    use_vectors(load_task_vectors(path, options, vocab_, train_ids), freeze);
+  }
+  void use_vectors(TaskVectors vectors, bool freeze) {
+    vectors_ = std::move(vectors);
     embedding_dim_ = vectors_.dim;
     freeze_ = freeze;
   }

@@ -178,6 +178,28 @@ TEST_CASE("word vectors: lowercase fallback for cased tokens; an exact match win
   CHECK(c.to_json().at("tokens_pct").get<double>() == doctest::Approx(75.0));
 }
 
+TEST_CASE("word vectors: one load re-indexed for a smaller vocabulary equals a load for it") {
+  // The tagger loads once for its vocabulary plus every candidate token, then keeps the covered candidates.
+  const Vocabulary all = vocab_of("The the Rock IBM zebra Qwerty");
+  const std::string path = write_temp_file("sub.txt", "the 1 1\nrock 2 2\nThe 3 3\nibm 4 4\nrock 5 5\n");
+  const WordVectorOptions folded{true, BadVectorLines::Skip};
+  const WordVectors loaded = load_word_vectors(path, all, folded);
+  const Vocabulary kept = vocab_of("IBM Rock the The");  // another order, zebra and Qwerty (no vector) left out
+  const WordVectors direct = load_word_vectors(path, kept, folded);
+  const WordVectors sub = vectors_for(loaded, all, kept);
+  CHECK(sub.values == direct.values);
+  CHECK(sub.covered == direct.covered);
+  CHECK(sub.found == direct.found);
+  CHECK(sub.found_lowercase == direct.found_lowercase);
+  CHECK(sub.duplicates == direct.duplicates);
+  CHECK(sub.dim == direct.dim);
+  // Dropping a covered token would make the counts lie; a token the load never saw has no row.
+  CHECK_THROWS_WITH_AS(vectors_for(loaded, all, vocab_of("IBM Rock the")), doctest::Contains("drops 1 covered"),
+                       Error);
+  CHECK_THROWS_WITH_AS(vectors_for(loaded, all, vocab_of("IBM Rock the The new")),
+                       doctest::Contains("token 'new' is not in the vocabulary"), Error);
+}
+
 TEST_CASE("word vectors: word2vec header; unreadable, corrupt and empty files are errors naming the path") {
   const Vocabulary v = vocab_of("good");
   const WordVectors w = load_word_vectors(write_temp_file("w2v.txt", "2 2\ngood 1 2\nzzz 3 4\n"), v);

@@ -45,17 +45,23 @@ constexpr int kSuffixLength = 3;
 constexpr std::int64_t kMinCharCount = 2;
 
 // `vocab` extended by the `candidates` (in order) that the vector file covers: a token unseen in training (or
-// seen too rarely) still gets its pre-trained vector instead of <unk>. Also returns how many joined.
-std::pair<text::Vocabulary, std::int64_t> extended_by_vectors(const text::Vocabulary& vocab,
-                                                              const std::vector<std::string>& candidates,
-                                                              const std::string& path,
-                                                              const text::WordVectorOptions& options) {
-  const text::Vocabulary others = text::Vocabulary().extended(candidates);
-  const text::WordVectors found = text::load_word_vectors(path, others, options);
+// seen too rarely) still gets its pre-trained vector instead of <unk>. The file is read once, for vocab and the
+// candidates together; `vectors` are its rows for the extended vocabulary, `added` how many tokens joined.
+struct ExtendedVocabulary {
+  text::Vocabulary vocab;
+  std::int64_t added = 0;
+  text::WordVectors vectors;
+};
+ExtendedVocabulary extended_by_vectors(const text::Vocabulary& vocab, const std::vector<std::string>& candidates,
+                                       const std::string& path, const text::WordVectorOptions& options) {
+  const text::Vocabulary all = vocab.extended(candidates);
+  const text::WordVectors found = text::load_word_vectors(path, all, options);
   std::vector<std::string> covered;
-  for (std::int64_t id = 2; id < others.size(); ++id)
-    if (found.covered[static_cast<std::size_t>(id)] && !vocab.contains(others.token(id))) covered.push_back(others.token(id));
-  return {vocab.extended(covered), static_cast<std::int64_t>(covered.size())};
+  for (std::int64_t id = vocab.size(); id < all.size(); ++id)
+    if (found.covered[static_cast<std::size_t>(id)]) covered.push_back(all.token(id));
+  ExtendedVocabulary out{vocab.extended(covered), static_cast<std::int64_t>(covered.size()), {}};
+  out.vectors = text::vectors_for(found, all, out.vocab);
+  return out;
 }
 
 nlohmann::json tagged_stats_json(const text::TaggedReadStats& s) {
@@ -115,7 +121,7 @@ SequenceTagging::SequenceTagging(const TagOptions& options) : options_(options) 
     for (const auto& t : text::convert_tags(s.tags, file_scheme_, scheme_)) ++tag_counts[t];
   }
   vocab_ = text::Vocabulary::build({&words}, options.min_freq);
-  std::int64_t added_from_vectors = 0;
+  ExtendedVocabulary with_vectors;  // the vocabulary and its vectors, read once (with --vectors)
   if (!options.vectors.empty()) {
     // Words the vectors know join the vocabulary whatever their training count, those of the dev and test
     // files included (their text only, never their tags): a word unseen in training still gets its pre-trained
@@ -127,8 +133,8 @@ SequenceTagging::SequenceTagging(const TagOptions& options) : options_(options) 
           std::string w = word_form(t, options.lowercase);
           if (!vocab_.contains(w)) candidates.push_back(std::move(w));
         }
-    std::tie(vocab_, added_from_vectors) =
-        extended_by_vectors(vocab_, candidates, options.vectors, options.vector_options);
+    with_vectors = extended_by_vectors(vocab_, candidates, options.vectors, options.vector_options);
+    vocab_ = with_vectors.vocab;
   }
   std::vector<std::string> names;
   for (const auto& [tag, count] : tag_counts) names.push_back(tag);
@@ -144,8 +150,10 @@ SequenceTagging::SequenceTagging(const TagOptions& options) : options_(options) 
   build_bigram_classes_();
   for (Split s : {Split::Train, Split::Dev, Split::Test}) encode_(s);
   if (!options.vectors.empty()) {
-    load_vectors(options.vectors, options.vector_options, split_(Split::Train).ids, options.freeze_vectors);
-    vectors_.report["vocabulary_added"] = added_from_vectors;
+    use_vectors(task_vectors(with_vectors.vectors, options.vectors, options.vector_options, vocab_,
+                             split_(Split::Train).ids),
+                options.freeze_vectors);
+    vectors_.report["vocabulary_added"] = with_vectors.added;
   }
 }
 
@@ -203,12 +211,12 @@ void SequenceTagging::build_bigram_classes_() {
         if (!bigrams_.contains(p)) candidates.push_back(std::move(p));
   text::WordVectorOptions read;  // exact look-up: a pair of characters has no case to fold
   read.bad_lines = options_.vector_options.bad_lines;
-  std::int64_t added = 0;
-  std::tie(bigrams_, added) = extended_by_vectors(bigrams_, candidates, options_.bigram_vectors, read);
+  const ExtendedVocabulary extended = extended_by_vectors(bigrams_, candidates, options_.bigram_vectors, read);
+  bigrams_ = extended.vocab;
   std::vector<std::vector<std::int64_t>> train_ids;
   for (const auto& e : train.examples) train_ids.push_back(bigrams_.encode(e.tokens));
-  bigram_vectors_ = load_task_vectors(options_.bigram_vectors, read, bigrams_, train_ids);
-  bigram_vectors_.report["vocabulary_added"] = added;
+  bigram_vectors_ = task_vectors(extended.vectors, options_.bigram_vectors, read, bigrams_, train_ids);
+  bigram_vectors_.report["vocabulary_added"] = extended.added;
   bigram_dim_ = bigram_vectors_.dim;
 }
 
