@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace topo::nn {
 
@@ -18,16 +19,25 @@ Var apply(Activation act, const Var& x, float leaky_slope) {
   fail("apply: unknown activation {}", static_cast<int>(act));
 }
 
-Var scale_bias_apply(Activation act, const Var& x, const Tensor& row_scale, const Var& bias, float leaky_slope) {
-  const bool fused = act != Activation::Gelu && (act != Activation::LeakyRelu || leaky_slope > 0.f);
-  if (fused) {
-    const EpilogueAct e = act == Activation::Relu        ? EpilogueAct::Relu
-                          : act == Activation::Tanh      ? EpilogueAct::Tanh
-                          : act == Activation::LeakyRelu ? EpilogueAct::LeakyRelu
-                          : act == Activation::Elu       ? EpilogueAct::Elu
-                                                         : EpilogueAct::Identity;
-    return scale_bias_act(x, row_scale, bias, e, leaky_slope);
+namespace {
+// The fused epilogue computing `act`, or none where its gradient does not follow from its output (gelu; leaky
+// relu with a slope <= 0). A switch, so that a new activation is a -Wswitch warning here, not a silent identity.
+std::optional<EpilogueAct> epilogue_of(Activation act, float leaky_slope) {
+  switch (act) {
+    case Activation::Identity: return EpilogueAct::Identity;
+    case Activation::Relu: return EpilogueAct::Relu;
+    case Activation::Gelu: return std::nullopt;
+    case Activation::Tanh: return EpilogueAct::Tanh;
+    case Activation::LeakyRelu: return leaky_slope > 0.f ? std::optional(EpilogueAct::LeakyRelu) : std::nullopt;
+    case Activation::Elu: return EpilogueAct::Elu;
   }
+  return std::nullopt;
+}
+}  // namespace
+
+Var scale_bias_apply(Activation act, const Var& x, const Tensor& row_scale, const Var& bias, float leaky_slope) {
+  if (const std::optional<EpilogueAct> e = epilogue_of(act, leaky_slope))
+    return scale_bias_act(x, row_scale, bias, *e, leaky_slope);
   Var out = x;
   if (row_scale.defined()) {
     Shape column(static_cast<std::size_t>(x.ndim()), 1);
