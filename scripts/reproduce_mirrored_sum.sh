@@ -9,7 +9,9 @@
 # each at width 100 with 10 heads, Adam 1e-3, warm-up 300, batch 32. Environment: KS (default
 # "1 5 10 20 30 40 50"), TRAIN (examples, default 10000; the paper: 200000), EPOCHS (default 10), THREADS
 # (default 1; the runs go one model at a time, the K values of a model in parallel: PARALLEL, default 2),
-# MODELS (default all five, in the order above), OUT (default runs/mirrored), BIN (default build/bin).
+# MODELS (default all five, in the order above), OUT (default runs/mirrored), BIN (default build/bin), SEED
+# (default 1: the model's initialisation and the generated examples both follow it). Over seeds:
+# OUT=runs/mirrored-5k-sN for N = 1, 2, 3, then scripts/summarize_seeds.py mirrored runs/mirrored-5k.
 # Results: OUT/<model>/k<K>/result.json, summarised as OUT/summary.md (table) and OUT/mse_vs_k.svg by
 # ROOT=$root scripts/summarize_mirrored_sum.sh.
 set -euo pipefail
@@ -22,7 +24,7 @@ parallel=${PARALLEL:-2}
 root=${OUT:-runs/mirrored}
 bin=${BIN:-build/bin}
 common=(--task mirrored-sum --n 100 --d 50 --train-size "$train" --dev-size 1000 --test-size 2000 --hidden 100
-        --heads 10 --lr 1e-3 --warmup 300 --batch 32 --epochs "$epochs" --seed 1 --threads "$threads"
+        --heads 10 --lr 1e-3 --warmup 300 --batch 32 --epochs "$epochs" --seed "${SEED:-1}" --threads "$threads"
         --progress lines --log-every 500)
 declare -A model_flags=(
   [transformer]="--model transformer --layers 2 --attention dense"

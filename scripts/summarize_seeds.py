@@ -11,6 +11,9 @@
         PREFIX-s1/result.json ... (scripts/reproduce_tagging.sh's runs/tagging/SET/MODEL-sN): a row per prefix
         with the test figure per seed, test and dev mean +- sd, and the train seconds per run (F1 for chunk
         tags, token accuracy for POS: result.json's metric).
+    scripts/summarize_seeds.py mirrored PREFIX [MODEL ...]
+        PREFIX-s1/MODEL/kK/result.json ... (scripts/reproduce_mirrored_sum.sh with SEED and OUT): per model and K
+        the test MSE over the mean-guess baseline, mean +- sd over seeds, and per K the best model of each seed.
 
 The standard deviation is the sample one (n - 1). Reads only result.json's dev_ / test_ figures (and train_seconds); a missing run
 is shown as "-" and left out of the means (the count says how many there were).
@@ -121,10 +124,43 @@ def tag(prefixes):
     return 1 if missing else 0
 
 
+def mirrored(prefix, models):
+    sets = seeds_of(prefix)
+    if not sets:
+        sys.exit(f"summarize_seeds: no run sets {prefix}-s*")
+    ks = sorted({int(os.path.basename(p)[1:]) for s in sets for p in glob.glob(f"{s}/*/k*") if os.path.isdir(p)})
+    ratio = {(m, k): [load(f"{s}/{m}/k{k}/result.json", "mse_over_baseline") for s in sets] for m in models for k in ks}
+    print(f"Test MSE over the mean-guess baseline, mean ± sd over {len(sets)} seeds ({', '.join(os.path.basename(s) for s in sets)}):")
+    print()
+    print("| model | " + " | ".join(f"K={k}" for k in ks) + " |")
+    print("|---|" + "---:|" * len(ks))
+    for m in models:
+        cells = []
+        for k in ks:
+            values = [v for v in ratio[(m, k)] if v is not None]
+            if not values:
+                cells.append("-")
+            elif len(values) == 1:
+                cells.append(f"{values[0]:.3f} (1 seed)")
+            else:
+                cells.append(f"{statistics.mean(values):.3f} ± {statistics.stdev(values):.3f}")
+        print(f"| {m} | " + " | ".join(cells) + " |")
+    print()
+    for k in ks:
+        best = []
+        for i, s in enumerate(sets):
+            runs = [(ratio[(m, k)][i], m) for m in models if ratio[(m, k)][i] is not None]
+            best.append(f"{os.path.basename(s)} {min(runs)[1]}" if runs else f"{os.path.basename(s)} -")
+        print(f"K={k}: lowest per seed: " + ", ".join(best))
+    return 1 if any(v is None for values in ratio.values() for v in values) else 0
+
+
 if __name__ == "__main__":
-    if len(sys.argv) < 3 or sys.argv[1] not in ("mtl16", "sst", "tag"):
+    if len(sys.argv) < 3 or sys.argv[1] not in ("mtl16", "sst", "tag", "mirrored"):
         sys.exit(__doc__)
     if sys.argv[1] == "tag":
         sys.exit(tag(sys.argv[2:]))
+    if sys.argv[1] == "mirrored":
+        sys.exit(mirrored(sys.argv[2], sys.argv[3:] or ["transformer", "ms-flex", "ms-hier-s", "ms-hier-s-deep", "star"]))
     kind, prefix, models = sys.argv[1], sys.argv[2], sys.argv[3:] or ["star", "transformer", "multiscale"]
     (mtl16 if kind == "mtl16" else sst)(prefix, models)
