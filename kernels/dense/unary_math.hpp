@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/dense/fast_exp.hpp"
 #include "kernels/hd.hpp"
 
 namespace topo {
@@ -27,8 +28,9 @@ TOPO_HD float unary_forward(UnaryOp op, float x, float alpha) {
     case UnaryOp::Sigmoid: return 1.f / (1.f + expf(-x));
     case UnaryOp::Neg: return -x;
     case UnaryOp::Scale: return alpha * x;
-    case UnaryOp::Elu: {  // x > 0 ? x : alpha (e^x - 1); the exp of min(x, 0) for every lane, then a select
-      const float negative = alpha * expm1f(fminf(x, 0.f));
+    case UnaryOp::Elu: {  // x > 0 ? x : alpha (e^x - 1); the exp of min(x, 0) for every lane, then a select.
+      // A compare, not fminf: GCC calls libm's fminf (its NaN rule), which kept the loop scalar. NaN stays NaN.
+      const float negative = alpha * expm1_approx(x > 0.f ? 0.f : x);
       return x > 0.f ? x : negative;
     }
   }
