@@ -75,8 +75,7 @@ TOPO_BENCH_SUITE(dense, "GEMM, layer_norm, softmax and elementwise ops at a real
   // Elementwise: y = f(x) reads x, writes y; binary ops read both inputs (a broadcast row once).
   bench.run("relu", {.bytes_moved = 2 * x_bytes, .working_set_bytes = 2 * x_bytes},
             [&] { (void)topo::relu(x); }, batch);
-  // elu (GAT's recipe): one expm1 per element (libm's, on every lane, then a select), judged against the rate
-  // of the kernels' cheaper exp_approx: an optimistic bound for it.
+  // elu (GAT's recipe): one expm1_approx per element (every lane, then a select), judged against the exp rate.
   bench.run("elu", {.bytes_moved = 2 * x_bytes, .working_set_bytes = 2 * x_bytes, .exps = static_cast<double>(n)},
             [&] { (void)topo::elu(x); }, batch);
   bench.run("add", {.bytes_moved = 3 * x_bytes, .working_set_bytes = 3 * x_bytes},

@@ -206,26 +206,28 @@ WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab, 
   return wv;
 }
 
-WordVectors vectors_for(const WordVectors& vectors, const Vocabulary& from, const Vocabulary& to) {
+WordVectors vectors_for(WordVectors vectors, const Vocabulary& from, const Vocabulary& to) {
   TOPO_CHECK(static_cast<std::int64_t>(vectors.covered.size()) == from.size(),
              "vectors_for: vectors for {} tokens, vocabulary of {}", vectors.covered.size(), from.size());
-  WordVectors out = vectors;
+  // The counts and report fields carry over; the rows move out and come back re-indexed.
+  const std::vector<float> values = std::move(vectors.values);
+  const std::vector<std::uint8_t> covered = std::move(vectors.covered);
   const auto dim = static_cast<std::size_t>(vectors.dim);
-  out.values.assign(static_cast<std::size_t>(to.size()) * dim, 0.f);
-  out.covered.assign(static_cast<std::size_t>(to.size()), 0);
+  vectors.values.assign(static_cast<std::size_t>(to.size()) * dim, 0.f);
+  vectors.covered.assign(static_cast<std::size_t>(to.size()), 0);
   std::int64_t found = 0;
   for (std::int64_t id = 0; id < to.size(); ++id) {
     const std::string& token = to.token(id);
     TOPO_CHECK(from.contains(token), "vectors_for: token '{}' is not in the vocabulary the vectors were loaded for",
                token);
     const auto src = static_cast<std::size_t>(from.id(token)), dst = static_cast<std::size_t>(id);
-    out.covered[dst] = vectors.covered[src];
-    found += out.covered[dst];
-    std::copy_n(vectors.values.begin() + static_cast<std::ptrdiff_t>(src * dim), dim,
-                out.values.begin() + static_cast<std::ptrdiff_t>(dst * dim));
+    vectors.covered[dst] = covered[src];
+    found += covered[src];
+    std::copy_n(values.begin() + static_cast<std::ptrdiff_t>(src * dim), dim,
+                vectors.values.begin() + static_cast<std::ptrdiff_t>(dst * dim));
   }
   TOPO_CHECK(found == vectors.found, "vectors_for: the new vocabulary drops {} covered tokens", vectors.found - found);
-  return out;
+  return vectors;
 }
 
 nlohmann::json VectorCoverage::to_json() const {

@@ -50,7 +50,7 @@ WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab, 
 // `vectors` loaded for `from`, re-indexed for `to`: a vocabulary of tokens of `from` (<pad>, <unk> first)
 // that keeps every covered one, so every count stays what a load for `to` would give. Lets a task load a
 // file once for its candidate tokens and keep only those the file covers (topo::Error otherwise).
-WordVectors vectors_for(const WordVectors& vectors, const Vocabulary& from, const Vocabulary& to);
+WordVectors vectors_for(WordVectors vectors, const Vocabulary& from, const Vocabulary& to);
 
 // How much of a split the vectors cover: vocabulary types (<pad>, <unk> excluded) and token occurrences
 // (a token mapped to <unk> counts as not covered).

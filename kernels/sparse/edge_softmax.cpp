@@ -126,59 +126,27 @@ void softmax_backward_tile(const float* y, float* dy, std::int64_t d, std::int64
   }
 }
 
-// A heavy row (d >= kColumnDegree, e.g. a relay node's n + 1 in-edges) fits a tile laid out [cols][d]:
-// each head's d values are contiguous, so its sweeps vectorize along the row. (In the [d][R][cols] layout
-// such a row leaves R * cols = 12 values per slot: too short for full vectors.)
+// A heavy row (d >= kColumnDegree, e.g. a relay node's n + 1 in-edges) is too long for the [d][R][cols]
+// tiles to gain from (R * cols would be 12 values per slot for one 6-head row): softmax_periodic takes it.
 constexpr std::int64_t kColumnDegree = 32;
 
-template <class Id>
-void gather_columns(const Id* eids, std::int64_t p, std::int64_t d, std::int64_t cols, const float* values,
-                    float* tile) {
-  for (std::int64_t k = 0; k < d; ++k) {
-    const float* v = values + static_cast<std::int64_t>(eids[p + k]) * cols;
-    for (std::int64_t c = 0; c < cols; ++c) tile[c * d + k] = v[c];
-  }
-}
-template <class Id>
-void scatter_columns(const Id* eids, std::int64_t p, std::int64_t d, std::int64_t cols, const float* tile,
-                     float* values) {
-  for (std::int64_t k = 0; k < d; ++k) {
-    float* v = values + static_cast<std::int64_t>(eids[p + k]) * cols;
-    for (std::int64_t c = 0; c < cols; ++c) v[c] = tile[c * d + k];
-  }
-}
-
-void softmax_columns(float* t, std::int64_t d, std::int64_t cols) {
-  for (std::int64_t c = 0; c < cols; ++c) {
-    float* v = t + c * d;
-    float m = -INFINITY, s = 0.f;
-#pragma omp simd reduction(max : m)
-    for (std::int64_t k = 0; k < d; ++k) m = std::max(m, v[k]);
-#pragma omp simd reduction(+ : s)
-    for (std::int64_t k = 0; k < d; ++k) {
-      const float p = exp_approx(v[k] - m);
-      v[k] = p;
-      s += p;
-    }
-    const float inv = 1.f / s;
-#pragma omp simd
-    for (std::int64_t k = 0; k < d; ++k) v[k] *= inv;
-  }
-}
-
-// A heavy row with at most 16 columns, gathered as a [d][cols] tile (gather_tile with R = 1): a flat run of
-// d * cols values in which column c recurs every cols floats. In blocks of P = lcm(cols, 16) floats, lane j of
-// every block holds column j % cols, so max, exp and sum run over whole vectors of the flat run with per-lane
-// partial results, folded to columns once per row. (The [cols][d] tile's transposing copies and GCC's scalar
-// max reduction made the relay block's forward 2.6x its exp bound on Skylake-SP.) The sum's order depends only
-// on d and cols, and a heavy row always takes this path, so results do not depend on the partition.
-constexpr std::int64_t kMaxPeriod = 16 * simd::kLanes;  // lcm(cols, 16) for cols <= 16 is at most 240
+// A heavy row gathered as a [d][cols] tile (gather_tile with R = 1): a flat run of d * cols values in which
+// column c recurs every cols floats. In blocks of P floats (lcm(cols, 16) up to 16 columns, else cols), lane j
+// of every block holds column j % cols, so max, exp and sum run over whole vectors of the flat run with
+// per-lane partial results, folded to columns once per row. (A transposed [cols][d] tile, the earlier design,
+// spent its time in transposing copies and a max reduction GCC left scalar: 2.6x the exp bound on the relay
+// block on Skylake-SP.) The sum's order depends only on d and cols, and a heavy row always takes this path,
+// so results do not depend on the partition.
+constexpr std::int64_t kMaxPeriod = 16 * simd::kLanes;  // lcm(cols, 16) <= 240; a heavy row has cols <= 128
 
 template <std::int64_t C>
 void softmax_periodic_as(float* t, std::int64_t d, std::int64_t runtime_cols) {
   const std::int64_t cols = C > 0 ? C : runtime_cols;  // compile-time for the common head counts
-  const std::int64_t period = std::lcm(cols, simd::kLanes), n = d * cols, full = n - n % period;
-  float lane[kMaxPeriod], column[simd::kLanes], m[kMaxPeriod], sum[kMaxPeriod];
+  const std::int64_t period = cols <= simd::kLanes ? std::lcm(cols, simd::kLanes) : cols;
+  const std::int64_t n = d * cols, full = n - n % period;
+  TOPO_CHECK(period <= kMaxPeriod, "edge_softmax: {} columns on a row of {} (for_each_tile keeps d * cols <= {})", cols,
+             d, kTile);
+  float lane[kMaxPeriod], column[kMaxPeriod], m[kMaxPeriod], sum[kMaxPeriod];
   for (std::int64_t j = 0; j < period; ++j) lane[j] = -INFINITY, sum[j] = 0.f;
   for (std::int64_t i = 0; i < full; i += period) {
 #pragma omp simd
@@ -248,8 +216,8 @@ void softmax_long_row(const Id* eids, std::int64_t kb, std::int64_t ke, const fl
 }
 
 // Backward of one row straight through eids (no exp to vectorize, so no tile): dot per column over the
-// row's entries in order, then dx. C > 0: the column count at compile time (head counts), so each entry's
-// loop is a few fixed-size vector moves and FMAs, kept in registers; C = 0: any count, in blocks of
+// row's entries in order, then dx. C > 0 (without AVX-512, which takes softmax_row_backward's masked vectors):
+// the column count at compile time (head counts), each entry's C FMAs kept in registers; C = 0: any count, in blocks of
 // kColBlock. The C > 0 loops carry no `omp simd`: with it GCC 12 vectorized C = 6 as two vgatherqps per
 // entry (Skylake-SP: 3.9 ns per value, 94% of the relay block's backward in perf). The dot lives in a
 // local array so the compiler need not assume it aliases dx.
@@ -313,7 +281,7 @@ void softmax_row_backward(const Id* eids, std::int64_t kb, std::int64_t ke, cons
 }
 
 // Walks rows [begin, end): rows(p, R, d) for R consecutive rows of degree d from CSR position p (a
-// [d][R][cols] tile), column(p, d) for one heavy row that fits a [cols][d] tile, long_row(kb, ke) for a
+// [d][R][cols] tile), column(p, d) for one heavy row that fits a [d][cols] tile, long_row(kb, ke) for a
 // row that fits no tile. Rows without entries are skipped.
 template <class Id, class Rows, class Column, class LongRow>
 void for_each_tile(const Id* indptr, std::int64_t begin, std::int64_t end, std::int64_t cols, Rows&& rows,
@@ -357,15 +325,9 @@ void softmax_rows_cpu(const Id* indptr, const Id* eids, std::int64_t begin, std:
         scatter_tile(eids, p, R, d, cols, t, y);
       },
       [&](std::int64_t p, std::int64_t d) {
-        if (cols <= simd::kLanes) {
-          gather_tile(eids, p, 1, d, cols, x, t);
-          softmax_periodic(t, d, cols);
-          scatter_tile(eids, p, 1, d, cols, t, y);
-        } else {
-          gather_columns(eids, p, d, cols, x, t);
-          softmax_columns(t, d, cols);
-          scatter_columns(eids, p, d, cols, t, y);
-        }
+        gather_tile(eids, p, 1, d, cols, x, t);
+        softmax_periodic(t, d, cols);
+        scatter_tile(eids, p, 1, d, cols, t, y);
       },
       [&](std::int64_t kb, std::int64_t ke) { softmax_long_row(eids, kb, ke, x, y, cols, m, s); });
 }
@@ -382,8 +344,8 @@ void softmax_backward_rows_cpu(const Id* indptr, const Id* eids, std::int64_t be
     for (std::int64_t r = begin; r < end; ++r) row(indptr[r], indptr[r + 1]);
     return;
   }
-  // Heavy rows (d >= kColumnDegree) are swept directly too: with nothing to vectorize along the row, their
-  // [cols][d] tile's strided gathers cost more than they saved.
+  // Heavy rows (d >= kColumnDegree) are swept directly too: with no exp to vectorize, a tile's copies cost
+  // more than they save.
   for_each_tile(
       indptr, begin, end, cols,
       [&](std::int64_t p, std::int64_t R, std::int64_t d) {

@@ -55,12 +55,12 @@ struct ExtendedVocabulary {
 ExtendedVocabulary extended_by_vectors(const text::Vocabulary& vocab, const std::vector<std::string>& candidates,
                                        const std::string& path, const text::WordVectorOptions& options) {
   const text::Vocabulary all = vocab.extended(candidates);
-  const text::WordVectors found = text::load_word_vectors(path, all, options);
+  text::WordVectors found = text::load_word_vectors(path, all, options);
   std::vector<std::string> covered;
   for (std::int64_t id = vocab.size(); id < all.size(); ++id)
     if (found.covered[static_cast<std::size_t>(id)]) covered.push_back(all.token(id));
   ExtendedVocabulary out{vocab.extended(covered), static_cast<std::int64_t>(covered.size()), {}};
-  out.vectors = text::vectors_for(found, all, out.vocab);
+  out.vectors = text::vectors_for(std::move(found), all, out.vocab);
   return out;
 }
 
