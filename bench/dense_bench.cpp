@@ -78,6 +78,15 @@ TOPO_BENCH_SUITE(dense, "GEMM, layer_norm, softmax and elementwise ops at a real
   // elu (GAT's recipe): one expm1_approx per element (every lane, then a select), judged against the exp rate.
   bench.run("elu", {.bytes_moved = 2 * x_bytes, .working_set_bytes = 2 * x_bytes, .exps = static_cast<double>(n)},
             [&] { (void)topo::elu(x); }, batch);
+  // tanh (the character encoder's), sigmoid and gelu: one exp_approx per element each, against the exp rate.
+  bench.run("tanh", {.bytes_moved = 2 * x_bytes, .working_set_bytes = 2 * x_bytes, .exps = static_cast<double>(n)},
+            [&] { (void)topo::tanh(x); }, batch);
+  bench.run("sigmoid", {.bytes_moved = 2 * x_bytes, .working_set_bytes = 2 * x_bytes, .exps = static_cast<double>(n)},
+            [&] { (void)topo::sigmoid(x); }, batch);
+  bench.run("gelu", {.bytes_moved = 2 * x_bytes, .working_set_bytes = 2 * x_bytes, .exps = static_cast<double>(n)},
+            [&] { (void)topo::gelu(x); }, batch);
+  bench.run("gelu backward", {.bytes_moved = 3 * x_bytes, .working_set_bytes = 3 * x_bytes, .exps = static_cast<double>(n)},
+            [&] { (void)topo::unary_backward(topo::UnaryOp::Gelu, grad, x, x); }, batch);
   bench.run("add", {.bytes_moved = 3 * x_bytes, .working_set_bytes = 3 * x_bytes},
             [&] { (void)topo::add(x, other); }, batch);
   bench.run("mul row-broadcast", {.bytes_moved = 2 * x_bytes + row_bytes, .working_set_bytes = 2 * x_bytes + row_bytes},

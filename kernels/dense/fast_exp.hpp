@@ -1,6 +1,7 @@
 #pragma once
 // exp for float written so host loops vectorize (glibc's expf is an opaque scalar call without -ffast-math),
-// shared by softmax, cross entropy and the CUDA kernels, and the bit casts it needs on host and device.
+// shared by softmax, cross entropy and the CUDA kernels, the bit casts it needs on host and device, and expm1,
+// sigmoid and tanh built on it.
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -64,6 +65,22 @@ TOPO_HD float expm1_approx(float x) {
   const float series = x + x * x * p;
   const float far = exp_approx(x) - 1.f;
   return (x > -0.5f && x < 0.5f) ? series : far;
+}
+
+// 1 / (1 + e^-x) from e = exp(-|x|), so nothing overflows (libm's expf(-x) does below x = -88) and below 0 the
+// result is e / (1 + e). Within 3 ulp over [-87, 88] (2.4 measured); 0 below -87, NaN for NaN. With libm's
+// expf or tanhf the loops of sigmoid, tanh and GELU stayed scalar: 2.5x (sigmoid) to 9-17x (tanh, GELU) slower
+// than these on a Skylake-SP core.
+TOPO_HD float sigmoid_approx(float x) {
+  const float e = exp_approx(-fabsf(x));
+  return (x > 0.f ? 1.f : e) / (1.f + e);
+}
+
+// tanh from t = expm1(-2|x|) in (-1, 0]: |tanh x| = -t / (t + 2), which neither overflows nor cancels near 0
+// (expm1_approx's series there). Within 3 ulp (2.5 measured), signed zeros kept, ±1 beyond |x| ~ 9.
+TOPO_HD float tanh_approx(float x) {
+  const float t = expm1_approx(-2.f * fabsf(x));
+  return copysignf(-t / (t + 2.f), x);
 }
 
 }  // namespace topo

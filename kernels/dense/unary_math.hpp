@@ -10,6 +10,11 @@ namespace topo {
 
 enum class UnaryOp : std::uint8_t { Relu, LeakyRelu, Gelu, Exp, Log, Tanh, Sigmoid, Neg, Scale, Elu };
 
+// GELU's tanh approximation: 0.5 x (1 + tanh u) with u = sqrt(2/pi) (x + 0.044715 x^3).
+inline constexpr float kGeluC = 0.7978845608f;  // sqrt(2/pi)
+inline constexpr float kGeluA = 0.044715f;
+TOPO_HD float gelu_inner(float x) { return kGeluC * (x + kGeluA * x * x * x); }
+
 // `alpha`: negative slope for LeakyRelu, factor for Scale, the negative saturation for Elu (> 0; 1 in DGL's GAT
 // and torch's default); ignored otherwise.
 TOPO_HD float unary_forward(UnaryOp op, float x, float alpha) {
@@ -18,14 +23,13 @@ TOPO_HD float unary_forward(UnaryOp op, float x, float alpha) {
     // A product by the chosen slope, not a select of x or alpha * x: GCC (-ftrapping-math) keeps a product
     // inside a branch, and the branch kept the loop scalar. Bitwise the same (x * 1 is exact).
     case UnaryOp::LeakyRelu: return x * (x > 0.f ? 1.f : alpha);
-    case UnaryOp::Gelu: {  // tanh approximation, as in GPT-2 / llm.c
-      const float c = 0.7978845608f;  // sqrt(2/pi)
-      return 0.5f * x * (1.f + tanhf(c * (x + 0.044715f * x * x * x)));
-    }
+    // The tanh approximation (GPT-2, llm.c, torch's approximate="tanh"), written as x sigmoid(2u) = 0.5 x (1 +
+    // tanh u): the same function without 1 + tanh u's cancellation on the negative side, and vectorized.
+    case UnaryOp::Gelu: return x * sigmoid_approx(2.f * gelu_inner(x));
     case UnaryOp::Exp: return expf(x);
     case UnaryOp::Log: return logf(x);
-    case UnaryOp::Tanh: return tanhf(x);
-    case UnaryOp::Sigmoid: return 1.f / (1.f + expf(-x));
+    case UnaryOp::Tanh: return tanh_approx(x);
+    case UnaryOp::Sigmoid: return sigmoid_approx(x);
     case UnaryOp::Neg: return -x;
     case UnaryOp::Scale: return alpha * x;
     case UnaryOp::Elu: {  // x > 0 ? x : alpha (e^x - 1); the exp of min(x, 0) for every lane, then a select.
@@ -42,12 +46,9 @@ TOPO_HD float unary_backward(UnaryOp op, float grad, float x, float y, float alp
   switch (op) {
     case UnaryOp::Relu: return x > 0.f ? grad : 0.f;
     case UnaryOp::LeakyRelu: return grad * (x > 0.f ? 1.f : alpha);
-    case UnaryOp::Gelu: {
-      const float c = 0.7978845608f;
-      const float inner = c * (x + 0.044715f * x * x * x);
-      const float t = tanhf(inner);
-      const float sech2 = 1.f - t * t;
-      return grad * (0.5f * (1.f + t) + 0.5f * x * sech2 * c * (1.f + 3.f * 0.044715f * x * x));
+    case UnaryOp::Gelu: {  // with s = sigmoid(2u): d/dx [x s] = s + 2 x s (1 - s) du/dx
+      const float s = sigmoid_approx(2.f * gelu_inner(x));
+      return grad * (s + 2.f * x * s * (1.f - s) * kGeluC * (1.f + 3.f * kGeluA * x * x));
     }
     case UnaryOp::Exp: return grad * y;
     case UnaryOp::Log: return grad / x;
