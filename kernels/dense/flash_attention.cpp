@@ -23,8 +23,8 @@
 // would cost more than the arithmetic. Full attention is r = length: the same tiles and sums as without bands.
 // On AVX-512 CPUs every band narrower than its sequence runs on register-blocked micro-kernels instead
 // (flash_attention_band.hpp: blocks of 8 queries, no sgemm calls), one task per chunk of kBandChunk queries
-// (forward) or per sequence (backward) for all of its banded heads, so no two threads write the cache lines
-// neighbouring heads' slices of a row share; the tiles and rows above are the other CPUs' path.
+// (forward; the backward's chunks, of at least 8 radii, also recompute the queries within the band beyond them)
+// for all of its banded heads, so no two threads write the cache lines neighbouring heads' slices of a row share; the tiles and rows above are the other CPUs' path.
 #include "kernels/dense/flash_attention.hpp"
 
 #include <omp.h>
@@ -360,23 +360,30 @@ void backward_head(HeadRows at, std::int64_t len, std::int64_t radius, float sca
   }
 }
 
-// Tasks as in forward_cpu: one per (sequence, head) on tiles or rows, one per sequence for all its
-// micro-banded heads (each task owns the dq, dk, dv rows of its heads: no atomics, no shared cache lines).
+// Tasks as in forward_cpu: one per (sequence, head) on tiles or rows, one per chunk of kBandChunk rows of a
+// sequence for all its micro-banded heads (each task owns the dq, dk, dv rows of its chunk: no atomics, no shared
+// cache lines; the chunk recomputes the queries within the band beyond it). Chunks, not whole sequences, so that
+// one long sequence runs on every thread and a task's rows stay in L2; their bits are the whole sequence's.
 void backward_cpu(const Sequences& s, FlashDims d, float scale, const float* q, const float* k, const float* v,
                   const float* out, const float* lse, const float* dout, float* dq, float* dk, float* dv) {
   struct Task {
-    std::int64_t b, h;
+    std::int64_t b, h, r0, rows;
   };
   std::vector<Task> tasks;
   for (std::int64_t b = 0; b < s.num(); ++b) {
-    bool banded = false;
+    const std::int64_t len = s.length(static_cast<std::size_t>(b));
+    std::int64_t widest = -1;  // the widest micro-banded radius of the sequence
     for (std::int64_t h = 0; h < d.heads; ++h) {
-      if (micro_band(s.radius[static_cast<std::size_t>(b * d.heads + h)], s.length(static_cast<std::size_t>(b))))
-        banded = true;
+      const std::int64_t r = s.radius[static_cast<std::size_t>(b * d.heads + h)];
+      if (micro_band(r, len))
+        widest = std::max(widest, r);
       else
-        tasks.push_back({b, h});
+        tasks.push_back({b, h, 0, len});
     }
-    if (banded) tasks.push_back({b, kEveryBandedHead});
+    // At least 8 radii a chunk, so the recomputed queries (2r) stay within a quarter of a chunk's work.
+    const std::int64_t chunk = std::max(kBandChunk, 8 * widest);
+    if (widest >= 0)
+      for (std::int64_t r0 = 0; r0 < len; r0 += chunk) tasks.push_back({b, kEveryBandedHead, r0, std::min(chunk, len - r0)});
   }
   parallel_tasks<BackwardScratch>(static_cast<std::int64_t>(tasks.size()), [&](std::int64_t i, BackwardScratch& w) {
     const Task& t = tasks[static_cast<std::size_t>(i)];
@@ -389,8 +396,8 @@ void backward_cpu(const Sequences& s, FlashDims d, float scale, const float* q, 
       const std::int64_t radius = s.radius[static_cast<std::size_t>(t.b * d.heads + h)];
       if (!micro_band(radius, len)) continue;
       const HeadRows at{s.offsets[b], h, d};
-      flash_band::backward({len, radius, d.dk, d.dv, d.ld_qk, d.ld_v, d.ld_out, d.heads}, scale, at.k_row(q, 0),
-                           at.k_row(k, 0), at.v_row(v, 0), at.o_row(out, 0), lse + at.off * d.heads + h,
+      flash_band::backward({len, radius, d.dk, d.dv, d.ld_qk, d.ld_v, d.ld_out, d.heads}, t.r0, t.rows, scale,
+                           at.k_row(q, 0), at.k_row(k, 0), at.v_row(v, 0), at.o_row(out, 0), lse + at.off * d.heads + h,
                            at.o_row(dout, 0), at.k_row(dq, 0), at.k_row(dk, 0), at.v_row(dv, 0), w.band);
     }
   });

@@ -212,8 +212,9 @@ void forward_self(const HeadView& h, std::int64_t r0, std::int64_t rows, float s
     lse[i * h.ld_lse] = scale * simd::dot(q + i * h.ldk, k + i * h.ldk, h.dk);
   }
 }
-void backward_self(const HeadView& h, const float* dout, float* dq, float* dk, float* dv) {
-  for (std::int64_t i = 0; i < h.len; ++i) {
+void backward_self(const HeadView& h, std::int64_t r0, std::int64_t rows, const float* dout, float* dq, float* dk,
+                   float* dv) {
+  for (std::int64_t i = r0; i < r0 + rows; ++i) {
     std::fill_n(dq + i * h.ldk, h.dk, 0.f);
     std::fill_n(dk + i * h.ldk, h.dk, 0.f);
     std::copy_n(dout + i * h.ld_out, h.dv, dv + i * h.ldv);
@@ -260,56 +261,64 @@ void forward(const HeadView& h, std::int64_t r0, std::int64_t rows, float scale,
   }
 }
 
-void backward(const HeadView& h, float scale, const float* q, const float* k, const float* v, const float* out,
-              const float* lse_rows, const float* dout, float* dq, float* dk, float* dv, Scratch& w) {
-  if (h.radius == 0) return backward_self(h, dout, dq, dk, dv);
-  if (h.radius <= kNarrowRadius) return backward_narrow(h, scale, q, k, v, out, lse_rows, dout, dq, dk, dv, w);
-  const std::int64_t n = h.len, ldk = round_up(h.dk, kL), ldv = round_up(h.dv, kL);
-  const std::int64_t ldt = round_up(n, kL) + kL, lds = score_stride(h), qrows = round_up(n, kRows);
-  // Packed, the whole head: q and dout (rows past n zero), k (rows for dq, and transposed), v (transposed
-  // straight from the tensor: only the scores dout . v read it), and the dq, dk, dv accumulators, written back
-  // into the tensors at the end.
+void backward(const HeadView& h, std::int64_t r0, std::int64_t rows, float scale, const float* q, const float* k,
+              const float* v, const float* out, const float* lse_rows, const float* dout, float* dq, float* dk, float* dv,
+              Scratch& w) {
+  if (h.radius == 0) return backward_self(h, r0, rows, dout, dq, dk, dv);
+  if (h.radius <= kNarrowRadius) return backward_narrow(h, r0, rows, scale, q, k, v, out, lse_rows, dout, dq, dk, dv, w);
+  // The chunk's keys [r0, r0 + rows) were seen by the queries [qlo, qhi), which see the keys [lo, hi): blocks of
+  // 8 of those queries run as over the whole head, and the chunk keeps dq of its queries and dk, dv of its keys.
+  // A key's dk and dv take their queries' terms in ascending order (a zero term outside the band leaves a sum
+  // alone), a query's dq its keys', wherever the blocks start, so the chunks' rows are the whole head's bits.
+  const Span queries = {std::max<std::int64_t>(0, r0 - h.radius), std::min(h.len, r0 + rows + h.radius)};
+  const Span keys = {std::max<std::int64_t>(0, queries.lo - h.radius), std::min(h.len, queries.hi + h.radius)};
+  const std::int64_t nq = queries.size(), n = keys.size(), ldk = round_up(h.dk, kL), ldv = round_up(h.dv, kL);
+  const std::int64_t ldt = round_up(n, kL) + kL, lds = score_stride(h), qrows = round_up(nq, kRows);
+  // Packed (queries by row from queries.lo, keys from keys.lo): q and dout (rows past nq zero), k (rows for dq,
+  // and transposed), v (transposed straight from the tensor: only the scores dout . v read it), and the dq, dk,
+  // dv accumulators, the chunk's rows of which are written back into the tensors at the end.
   float *qp = sized(w.qp, qrows * ldk), *gp = sized(w.gp, qrows * ldv), *kp = sized(w.kp, n * ldk);
   float *kt = sized(w.kt, h.dk * ldt), *vt = sized(w.vt, h.dv * ldt);
   float *dqp = sized(w.dqp, qrows * ldk), *dkp = sized(w.dkp, n * ldk), *dvp = sized(w.dvp, n * ldv);
   float *s = sized(w.s, kRows * lds), *dp = sized(w.dp, kRows * lds);
-  pack_rows(q, h.ldk, 0, n, h.dk, qp, ldk);
-  pack_rows(dout, h.ld_out, 0, n, h.dv, gp, ldv);
-  // Per row: the forward's lse, and delta_i = dout_i . out_i (out is read here only).
-  float *lse = sized(w.lse, n), *delta = sized(w.delta, n);
-  for (std::int64_t i = 0; i < n; ++i) {
-    const float* o = out + i * h.ld_out;
-    if (i + kAhead < n) simd::prefetch_row(o + kAhead * h.ld_out, h.dv);
+  pack_rows(q, h.ldk, queries.lo, nq, h.dk, qp, ldk);
+  pack_rows(dout, h.ld_out, queries.lo, nq, h.dv, gp, ldv);
+  // Per query: the forward's lse, and delta_i = dout_i . out_i (out is read here only).
+  float *lse = sized(w.lse, nq), *delta = sized(w.delta, nq);
+  for (std::int64_t t = 0; t < nq; ++t) {
+    const float* o = out + (queries.lo + t) * h.ld_out;
+    if (t + kAhead < nq) simd::prefetch_row(o + kAhead * h.ld_out, h.dv);
     __m512 acc = _mm512_setzero_ps();
     for (std::int64_t c = 0; c < h.dv; c += kL)
-      acc = _mm512_fmadd_ps(_mm512_loadu_ps(gp + i * ldv + c), _mm512_maskz_loadu_ps(simd::first_lanes(h.dv - c), o + c), acc);
-    delta[i] = _mm512_reduce_add_ps(acc);
-    lse[i] = lse_rows[i * h.ld_lse];
+      acc = _mm512_fmadd_ps(_mm512_loadu_ps(gp + t * ldv + c), _mm512_maskz_loadu_ps(simd::first_lanes(h.dv - c), o + c), acc);
+    delta[t] = _mm512_reduce_add_ps(acc);
+    lse[t] = lse_rows[(queries.lo + t) * h.ld_lse];
   }
-  std::fill(qp + n * ldk, qp + qrows * ldk, 0.f);
-  std::fill(gp + n * ldv, gp + qrows * ldv, 0.f);
-  pack_rows(k, h.ldk, 0, n, h.dk, kp, ldk);
+  std::fill(qp + nq * ldk, qp + qrows * ldk, 0.f);
+  std::fill(gp + nq * ldv, gp + qrows * ldv, 0.f);
+  pack_rows(k, h.ldk, keys.lo, n, h.dk, kp, ldk);
   transpose_rows(kp, ldk, 0, n, h.dk, kt, ldt);
-  transpose_rows(v, h.ldv, 0, n, h.dv, vt, ldt);
+  transpose_rows(v, h.ldv, keys.lo, n, h.dv, vt, ldt);
   std::fill_n(dkp, n * ldk, 0.f);
   std::fill_n(dvp, n * ldv, 0.f);
   const float ones[kRows] = {1.f, 1.f, 1.f, 1.f, 1.f, 1.f, 1.f, 1.f};
-  for (std::int64_t i0 = 0; i0 < n; i0 += kRows) {
-    const std::int64_t nr = std::min(kRows, n - i0);
+  for (std::int64_t i0 = queries.lo; i0 < queries.hi; i0 += kRows) {
+    const std::int64_t nr = std::min(kRows, queries.hi - i0), t0 = i0 - queries.lo;
     const Span span = block_span(h, i0, nr);
-    const float *qb = qp + i0 * ldk, *gb = gp + i0 * ldv;
-    block_scores(qb, ldk, h.dk, kt + span.lo, ldt, span.size(), scale, s, lds);
-    block_scores(gb, ldv, h.dv, vt + span.lo, ldt, span.size(), 1.f, dp, lds);
+    const std::int64_t j0 = span.lo - keys.lo;  // the span's first key, packed
+    const float *qb = qp + t0 * ldk, *gb = gp + t0 * ldv;
+    block_scores(qb, ldk, h.dk, kt + j0, ldt, span.size(), scale, s, lds);
+    block_scores(gb, ldv, h.dv, vt + j0, ldt, span.size(), 1.f, dp, lds);
     BandColumns band[kRows];
     for (std::int64_t r = 0; r < nr; ++r) band[r] = row_columns(h, i0 + r, span);
-    block_softmax_backward(s, dp, lds, span.size(), band, nr, lse + i0, delta + i0, scale);
-    block_product(dp, lds, kp + span.lo * ldk, ldk, span.size(), ldk, ones, dqp + i0 * ldk, ldk);
-    block_rank_update(s, lds, gb, ldv, span.size(), dvp + span.lo * ldv);
-    block_rank_update(dp, lds, qb, ldk, span.size(), dkp + span.lo * ldk);
+    block_softmax_backward(s, dp, lds, span.size(), band, nr, lse + t0, delta + t0, scale);
+    block_product(dp, lds, kp + j0 * ldk, ldk, span.size(), ldk, ones, dqp + t0 * ldk, ldk);
+    block_rank_update(s, lds, gb, ldv, span.size(), dvp + j0 * ldv);
+    block_rank_update(dp, lds, qb, ldk, span.size(), dkp + j0 * ldk);
   }
-  unpack_rows(dqp, ldk, n, h.dk, dq, 0, h.ldk);
-  unpack_rows(dkp, ldk, n, h.dk, dk, 0, h.ldk);
-  unpack_rows(dvp, ldv, n, h.dv, dv, 0, h.ldv);
+  unpack_rows(dqp + (r0 - queries.lo) * ldk, ldk, rows, h.dk, dq, r0, h.ldk);
+  unpack_rows(dkp + (r0 - keys.lo) * ldk, ldk, rows, h.dk, dk, r0, h.ldk);
+  unpack_rows(dvp + (r0 - keys.lo) * ldv, ldv, rows, h.dv, dv, r0, h.ldv);
 }
 
 }  // namespace topo::flash_band
@@ -323,8 +332,8 @@ void forward(const HeadView&, std::int64_t, std::int64_t, float, const float*, c
              float*, Scratch&) {
   TOPO_CHECK(false, "flash_band::forward: built without AVX-512");
 }
-void backward(const HeadView&, float, const float*, const float*, const float*, const float*, const float*,
-              const float*, float*, float*, float*, Scratch&) {
+void backward(const HeadView&, std::int64_t, std::int64_t, float, const float*, const float*, const float*, const float*,
+              const float*, const float*, float*, float*, float*, Scratch&) {
   TOPO_CHECK(false, "flash_band::backward: built without AVX-512");
 }
 }  // namespace topo::flash_band

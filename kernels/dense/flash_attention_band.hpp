@@ -34,17 +34,20 @@ struct Scratch {
 void forward(const HeadView& h, std::int64_t r0, std::int64_t rows, float scale, const float* q, const float* k,
              const float* v, float* out, float* lse, Scratch& w);
 
-// The whole head: dq, dk, dv (every row of the head overwritten) from dout, the forward's out and lse.
-void backward(const HeadView& h, float scale, const float* q, const float* k, const float* v, const float* out,
-              const float* lse, const float* dout, float* dq, float* dk, float* dv, Scratch& w);
+// Rows [r0, r0 + rows) of the head: dq of those queries, dk and dv of those keys (overwritten), from dout, the
+// forward's out and lse; the queries within the radius beyond the chunk are recomputed for their keys' terms.
+// Any cut of a head into chunks gives the bits of the whole head in one call.
+void backward(const HeadView& h, std::int64_t r0, std::int64_t rows, float scale, const float* q, const float* k,
+              const float* v, const float* out, const float* lse, const float* dout, float* dq, float* dk, float* dv,
+              Scratch& w);
 
 // Radii 1 ... kNarrowRadius (bands of 3 to 9 keys), which forward and backward hand on to: the same results
 // with positions in lanes (flash_attention_narrow.cpp).
 inline constexpr std::int64_t kNarrowRadius = 4;
 void forward_narrow(const HeadView& h, std::int64_t r0, std::int64_t rows, float scale, const float* q,
                     const float* k, const float* v, float* out, float* lse, Scratch& w);
-void backward_narrow(const HeadView& h, float scale, const float* q, const float* k, const float* v,
-                     const float* out, const float* lse, const float* dout, float* dq, float* dk, float* dv,
-                     Scratch& w);
+void backward_narrow(const HeadView& h, std::int64_t r0, std::int64_t rows, float scale, const float* q,
+                     const float* k, const float* v, const float* out, const float* lse, const float* dout, float* dq,
+                     float* dk, float* dv, Scratch& w);
 
 }  // namespace topo::flash_band

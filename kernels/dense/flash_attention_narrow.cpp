@@ -128,37 +128,45 @@ void forward_radius(const HeadView& h, std::int64_t r0, std::int64_t rows, float
   for (std::int64_t t = 0; t < rows; ++t) lse[(r0 + t) * h.ld_lse] = lse_lanes[t];
 }
 
+// The chunk [r0, r0 + rows) of one head: dq of its queries, dk and dv of its keys. Those keys were seen by the
+// queries [qlo, qhi) (r of them on either side), whose P and dS are made here too (4r rows of halo per chunk);
+// every buffer's column kPad + (p - qlo) holds position p. Each lane's arithmetic depends on its position
+// alone, not on where a chunk or a block of 16 starts, so the chunks' rows are bit for bit the whole head's.
 template <int R>
-void backward_radius(const HeadView& h, float scale, const float* q, const float* k, const float* v,
-                     const float* out, const float* lse, const float* dout, float* dq, float* dk, float* dv,
-                     Scratch& w) {
+void backward_radius(const HeadView& h, std::int64_t r0, std::int64_t rows, float scale, const float* q,
+                     const float* k, const float* v, const float* out, const float* lse, const float* dout, float* dq,
+                     float* dk, float* dv, Scratch& w) {
   constexpr int T = 2 * R + 1;
-  const std::int64_t n = h.len, cols = round_up(n, kL), ld = cols + 2 * kPad;
+  const std::int64_t n = h.len, qlo = std::max<std::int64_t>(0, r0 - R), qhi = std::min(n, r0 + rows + R);
+  const std::int64_t lo = std::max<std::int64_t>(0, qlo - R), hi = std::min(n, qhi + R);  // their keys
+  const std::int64_t span = qhi - qlo, cols = round_up(span, kL), ld = cols + 2 * kPad, own = r0 - qlo;
   float *qt = sized(w.qp, h.dk * ld + ld), *kt = sized(w.kt, h.dk * ld + ld);
   float *vt = sized(w.vt, h.dv * ld + ld), *gt = sized(w.gp, h.dv * ld + ld);
-  transpose_in(q, h.ldk, 0, 0, n, h.dk, qt, ld);
-  transpose_in(k, h.ldk, 0, 0, n, h.dk, kt, ld);
-  transpose_in(v, h.ldv, 0, 0, n, h.dv, vt, ld);
-  transpose_in(dout, h.ld_out, 0, 0, n, h.dv, gt, ld);
-  // Per position: the forward's lse, and delta = dout . out (out is read here only); lanes past n zero.
+  transpose_in(q, h.ldk, qlo, qlo, qhi, h.dk, qt, ld);
+  transpose_in(k, h.ldk, qlo, lo, hi, h.dk, kt, ld);
+  transpose_in(v, h.ldv, qlo, lo, hi, h.dv, vt, ld);
+  transpose_in(dout, h.ld_out, qlo, qlo, qhi, h.dv, gt, ld);
+  // Per query: the forward's lse, and delta = dout . out (out is read here only); lanes past qhi zero.
   float *lse_lanes = sized(w.lse, cols), *delta = sized(w.delta, cols);
-  for (std::int64_t i = 0; i < cols; ++i) {
-    const bool row = i < n;
-    lse_lanes[i] = row ? lse[i * h.ld_lse] : 0.f;
-    delta[i] = row ? simd::dot(dout + i * h.ld_out, out + i * h.ld_out, h.dv) : 0.f;
+  for (std::int64_t t = 0; t < cols; ++t) {
+    const std::int64_t i = qlo + t;
+    const bool row = i < qhi;
+    lse_lanes[t] = row ? lse[i * h.ld_lse] : 0.f;
+    delta[t] = row ? simd::dot(dout + i * h.ld_out, out + i * h.ld_out, h.dv) : 0.f;
   }
-  // P and dS per offset d (row d), by query column; the padding columns zero, as are invalid pairs.
+  // P and dS per offset d (row d), by query column; the padding columns zero, as are invalid pairs. dq by query
+  // column (a vector of slack: the chunk's rows start `own` columns in); dk, dv by the chunk's key column.
   float *p = sized(w.s, T * ld), *ds = sized(w.dp, T * ld);
-  float *dqt = sized(w.dqp, h.dk * cols), *dkt = sized(w.dkp, h.dk * cols), *dvt = sized(w.dvp, h.dv * cols);
+  float *dqt = sized(w.dqp, h.dk * cols + kL), *dkt = sized(w.dkp, h.dk * cols), *dvt = sized(w.dvp, h.dv * cols);
   for (float* x : {p, ds})
     for (int d = 0; d < T; ++d) {
       std::fill_n(x + d * ld, kPad, 0.f);
       std::fill(x + d * ld + kPad + cols, x + (d + 1) * ld, 0.f);
     }
   const __m512 sv = _mm512_set1_ps(scale), one = _mm512_set1_ps(1.f);
-  for (std::int64_t t0 = 0; t0 < n; t0 += kL) {  // by query: P, dS, dq
+  for (std::int64_t t0 = 0; t0 < span; t0 += kL) {  // by query: P, dS, dq
     __mmask16 valid[T];
-    pair_masks<R>(t0, n, valid);
+    pair_masks<R>(qlo + t0, n, valid);
     __m512 s[T], g[T];
     band_dots<R>(qt + kPad + t0, kt + kPad + t0, ld, h.dk, s);
     band_dots<R>(gt + kPad + t0, vt + kPad + t0, ld, h.dv, g);
@@ -171,13 +179,14 @@ void backward_radius(const HeadView& h, float scale, const float* q, const float
     }
     band_combine<R>(g, kt + kPad + t0, ld, h.dk, one, dqt + t0, cols);
   }
-  for (std::int64_t j0 = 0; j0 < n; j0 += kL) {  // by key: dk, dv
-    band_gather<R>(ds + kPad + j0, ld, qt + kPad + j0, ld, h.dk, dkt + j0, cols);
-    band_gather<R>(p + kPad + j0, ld, gt + kPad + j0, ld, h.dv, dvt + j0, cols);
+  for (std::int64_t j0 = 0; j0 < rows; j0 += kL) {  // by key: dk, dv
+    const std::int64_t c = kPad + own + j0;
+    band_gather<R>(ds + c, ld, qt + c, ld, h.dk, dkt + j0, cols);
+    band_gather<R>(p + c, ld, gt + c, ld, h.dv, dvt + j0, cols);
   }
-  transpose_out(dqt, cols, n, h.dk, dq, 0, h.ldk);
-  transpose_out(dkt, cols, n, h.dk, dk, 0, h.ldk);
-  transpose_out(dvt, cols, n, h.dv, dv, 0, h.ldv);
+  transpose_out(dqt + own, cols, rows, h.dk, dq, r0, h.ldk);
+  transpose_out(dkt, cols, rows, h.dk, dk, r0, h.ldk);
+  transpose_out(dvt, cols, rows, h.dv, dv, r0, h.ldv);
 }
 
 }  // namespace
@@ -193,14 +202,14 @@ void forward_narrow(const HeadView& h, std::int64_t r0, std::int64_t rows, float
   }
 }
 
-void backward_narrow(const HeadView& h, float scale, const float* q, const float* k, const float* v,
-                     const float* out, const float* lse, const float* dout, float* dq, float* dk, float* dv,
-                     Scratch& w) {
+void backward_narrow(const HeadView& h, std::int64_t r0, std::int64_t rows, float scale, const float* q,
+                     const float* k, const float* v, const float* out, const float* lse, const float* dout, float* dq,
+                     float* dk, float* dv, Scratch& w) {
   switch (h.radius) {
-    case 1: return backward_radius<1>(h, scale, q, k, v, out, lse, dout, dq, dk, dv, w);
-    case 2: return backward_radius<2>(h, scale, q, k, v, out, lse, dout, dq, dk, dv, w);
-    case 3: return backward_radius<3>(h, scale, q, k, v, out, lse, dout, dq, dk, dv, w);
-    case 4: return backward_radius<4>(h, scale, q, k, v, out, lse, dout, dq, dk, dv, w);
+    case 1: return backward_radius<1>(h, r0, rows, scale, q, k, v, out, lse, dout, dq, dk, dv, w);
+    case 2: return backward_radius<2>(h, r0, rows, scale, q, k, v, out, lse, dout, dq, dk, dv, w);
+    case 3: return backward_radius<3>(h, r0, rows, scale, q, k, v, out, lse, dout, dq, dk, dv, w);
+    case 4: return backward_radius<4>(h, r0, rows, scale, q, k, v, out, lse, dout, dq, dk, dv, w);
     default: TOPO_CHECK(false, "flash_band::backward_narrow: radius {} is not in 1 ... {}", h.radius, kNarrowRadius);
   }
 }
@@ -215,8 +224,8 @@ void forward_narrow(const HeadView&, std::int64_t, std::int64_t, float, const fl
                     float*, float*, Scratch&) {
   TOPO_CHECK(false, "flash_band::forward_narrow: built without AVX-512");
 }
-void backward_narrow(const HeadView&, float, const float*, const float*, const float*, const float*, const float*,
-                     const float*, float*, float*, float*, Scratch&) {
+void backward_narrow(const HeadView&, std::int64_t, std::int64_t, float, const float*, const float*, const float*,
+                     const float*, const float*, const float*, float*, float*, float*, Scratch&) {
   TOPO_CHECK(false, "flash_band::backward_narrow: built without AVX-512");
 }
 }  // namespace topo::flash_band

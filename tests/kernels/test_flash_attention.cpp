@@ -8,6 +8,7 @@
 #include <random>
 
 #include "kernels/dense/flash_attention.hpp"
+#include "kernels/dense/flash_attention_band.hpp"
 #include "kernels/dense/reference.hpp"
 #include "kernels/threads.hpp"
 #include "tests/support/testing.hpp"
@@ -99,11 +100,12 @@ TEST_CASE("flash_attention: a sequence longer than a key tile (online rescaling)
 }
 
 TEST_CASE("flash_attention: results do not depend on the thread count") {
-  const AttentionProblem p{{130, 64, 1, 200}, 3, 50, 50, 0.1f};
+  // 1,100 rows: the banded backward's chunks of one sequence split across the threads.
+  const AttentionProblem p{{130, 64, 1, 200, 1100}, 3, 50, 50, 0.1f};
   const Tensor q = random_uniform({p.rows(), 3, 50}, 1), k = random_uniform({p.rows(), 3, 50}, 2),
                v = random_uniform({p.rows(), 3, 50}, 3), w = random_uniform({p.rows(), 3, 50}, 4);
   // Full attention, and bands of both schedules (per-row: radius 2; tiles: 20, 70).
-  for (const std::vector<std::int64_t>& radii : {std::vector<std::int64_t>{}, std::vector<std::int64_t>{2, 20, 0, 70}}) {
+  for (const std::vector<std::int64_t>& radii : {std::vector<std::int64_t>{}, std::vector<std::int64_t>{2, 20, 0, 70, 3}}) {
     CAPTURE(radii.size());
     const int threads = num_threads();
     set_num_threads(1);
@@ -202,6 +204,44 @@ TEST_CASE("flash_attention_packed: q, k, v read in place from one [rows, 3, H, d
                        topo::Error);
   CHECK_THROWS_WITH_AS(flash_attention_packed(Tensor::zeros({4, 3, 1, 3}), {5}, 1.f), doctest::Contains("lengths sum to 5"),
                        topo::Error);
+}
+
+TEST_CASE("flash_attention bands: the banded backward cut into chunks gives the whole head's bits") {
+  // flash_attention_backward cuts a sequence's micro-banded heads into chunks (at least 8 radii long) so that
+  // one long sequence runs on every thread; each chunk recomputes the queries within the band beyond it. Cuts
+  // shorter than the band, and lengths that end chunks mid-vector, against one call over the whole head.
+  if (!flash_band::kAvailable) {
+    MESSAGE("no AVX-512: the banded micro-kernels are not built here");
+    return;
+  }
+  const std::int64_t len = 701, dk = 30, dv = 17;
+  const Tensor q = random_uniform({len, dk}, 41, -2.f, 2.f), k = random_uniform({len, dk}, 42, -2.f, 2.f),
+               v = random_uniform({len, dv}, 43), g = random_uniform({len, dv}, 44);
+  for (std::int64_t radius : {0, 1, 2, 4, 5, 20, 90}) {
+    CAPTURE(radius);
+    const flash_band::HeadView h{len, radius, dk, dv, dk, dv, dv, 1};
+    flash_band::Scratch w;
+    std::vector<float> out(len * dv), lse(len);
+    flash_band::forward(h, 0, len, 0.2f, q.data<float>(), k.data<float>(), v.data<float>(), out.data(), lse.data(), w);
+    auto backward = [&](std::int64_t chunk) {
+      std::vector<float> dq(len * dk, NAN), dkk(len * dk, NAN), dvv(len * dv, NAN);
+      for (std::int64_t r0 = 0; r0 < len; r0 += chunk)
+        flash_band::backward(h, r0, std::min(chunk, len - r0), 0.2f, q.data<float>(), k.data<float>(), v.data<float>(),
+                             out.data(), lse.data(), g.data<float>(), dq.data(), dkk.data(), dvv.data(), w);
+      return std::tuple{dq, dkk, dvv};
+    };
+    const auto whole = backward(len);
+    for (std::int64_t chunk : {256, 100, 37, 3}) {
+      CAPTURE(chunk);
+      const auto cut = backward(chunk);
+      CHECK(std::get<0>(cut) == std::get<0>(whole));
+      CHECK(std::get<1>(cut) == std::get<1>(whole));
+      CHECK(std::get<2>(cut) == std::get<2>(whole));
+    }
+    // Every row written: no NaN left from the fill.
+    for (const auto& grad : {std::get<0>(whole), std::get<1>(whole), std::get<2>(whole)})
+      for (float x : grad) REQUIRE(std::isfinite(x));
+  }
 }
 
 TEST_CASE("flash_attention: bad input is a clear error") {
