@@ -80,7 +80,10 @@ Var crf_nll(const Var& emissions, const Var& transitions, const Var& start, cons
   TOPO_CHECK(static_cast<std::int64_t>(y.size()) == n, "crf: {} tags for {} tokens", y.size(), n);
   for (std::int64_t t : y) TOPO_CHECK(t >= 0 && t < k, "crf: tag {} out of range [0, {})", t, k);
 
-  // Gradients of the mean NLL, filled while the loss is computed (the backward scales them by its g).
+  // Gradients of the mean NLL, filled while the loss is computed (the backward scales them by its g), only
+  // when one is wanted: an evaluation's loss (no grad) needs alpha alone, not beta and the K^2 exps per token.
+  const bool grads = grad_enabled() && (emissions.requires_grad() || transitions.requires_grad() ||
+                                        start.requires_grad() || end.requires_grad());
   std::vector<float> ge(static_cast<std::size_t>(n * k), 0.f), gt(static_cast<std::size_t>(k * k), 0.f),
       gs(static_cast<std::size_t>(k), 0.f), gend(static_cast<std::size_t>(k), 0.f);
   const double inv_b = 1.0 / double(lengths.size());
@@ -92,18 +95,12 @@ Var crf_nll(const Var& emissions, const Var& transitions, const Var& start, cons
     const double* es = e.data() + offset * k;
     const std::int64_t* ys = y.data() + offset;
     alpha.assign(static_cast<std::size_t>(len * k), kNegInf);
-    beta.assign(static_cast<std::size_t>(len * k), kNegInf);
+    if (grads) beta.assign(static_cast<std::size_t>(len * k), kNegInf);
     for (std::int64_t j = 0; j < k; ++j) alpha[j] = h.start[j] + es[j];
     for (std::int64_t t = 1; t < len; ++t)
       for (std::int64_t j = 0; j < k; ++j) {
         for (std::int64_t i = 0; i < k; ++i) tmp[i] = alpha[(t - 1) * k + i] + h.trans[i * k + j];
         alpha[t * k + j] = logsumexp(tmp.data(), k) + es[t * k + j];
-      }
-    for (std::int64_t i = 0; i < k; ++i) beta[(len - 1) * k + i] = h.end[i];
-    for (std::int64_t t = len - 2; t >= 0; --t)
-      for (std::int64_t i = 0; i < k; ++i) {
-        for (std::int64_t j = 0; j < k; ++j) tmp[j] = h.trans[i * k + j] + es[(t + 1) * k + j] + beta[(t + 1) * k + j];
-        beta[t * k + i] = logsumexp(tmp.data(), k);
       }
     for (std::int64_t j = 0; j < k; ++j) tmp[j] = alpha[(len - 1) * k + j] + h.end[j];
     const double log_z = logsumexp(tmp.data(), k);
@@ -114,6 +111,16 @@ Var crf_nll(const Var& emissions, const Var& transitions, const Var& start, cons
     gold += h.end[ys[len - 1]];
     TOPO_CHECK(std::isfinite(gold), "crf: the gold tags of sentence {} take a transition the constraints forbid", s);
     total += log_z - gold;
+    if (!grads) {
+      offset += len;
+      continue;
+    }
+    for (std::int64_t i = 0; i < k; ++i) beta[(len - 1) * k + i] = h.end[i];
+    for (std::int64_t t = len - 2; t >= 0; --t)
+      for (std::int64_t i = 0; i < k; ++i) {
+        for (std::int64_t j = 0; j < k; ++j) tmp[j] = h.trans[i * k + j] + es[(t + 1) * k + j] + beta[(t + 1) * k + j];
+        beta[t * k + i] = logsumexp(tmp.data(), k);
+      }
     // Marginals minus gold indicators.
     for (std::int64_t t = 0; t < len; ++t)
       for (std::int64_t j = 0; j < k; ++j) {

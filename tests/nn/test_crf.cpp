@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 
+#include "nn/autograd.hpp"
 #include "nn/crf.hpp"
 #include "nn/gradcheck.hpp"
 #include "tests/support/testing.hpp"
@@ -115,4 +116,26 @@ TEST_CASE("crf: the gradient of the NLL matches finite differences") {
        Var(topo::testing::random_uniform({k}, 7), true), Var(topo::testing::random_uniform({k}, 8), true)});
   INFO(r.message);
   CHECK(r.ok);
+}
+
+TEST_CASE("crf: the NLL without grad (an evaluation's loss) is the NLL with it, bit for bit") {
+  // Without grad the marginals are skipped (alpha alone gives log Z); the value must not move.
+  const std::int64_t k = 5;
+  const std::vector<std::int64_t> lengths = {3, 7, 1, 4};
+  const std::int64_t n = 15;
+  const Tensor gold = Tensor::from_vector(std::vector<std::int64_t>{0, 3, 1, 1, 2, 0, 4, 2, 3, 3, 0, 1, 4, 4, 2}, {n});
+  const Var e(topo::testing::random_uniform({n, k}, 9), true), tr(topo::testing::random_uniform({k, k}, 10), true),
+      st(topo::testing::random_uniform({k}, 11), true), en(topo::testing::random_uniform({k}, 12), true);
+  const Var with_grad = crf_nll(e, tr, st, en, lengths, gold, {});
+  REQUIRE(with_grad.requires_grad());
+  float without = 0;
+  {
+    NoGradGuard no_grad;
+    const Var loss = crf_nll(e, tr, st, en, lengths, gold, {});
+    CHECK_FALSE(loss.requires_grad());
+    without = loss.data().item();
+  }
+  CHECK(without == with_grad.data().item());
+  // Inputs that need no grad take the same path as no grad at all.
+  CHECK(crf_nll(Var(e.data()), Var(tr.data()), Var(st.data()), Var(en.data()), lengths, gold, {}).data().item() == without);
 }
