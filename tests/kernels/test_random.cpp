@@ -227,3 +227,19 @@ TEST_CASE("dropout edge cases and errors name the value") {
   CHECK_THROWS_AS(random_normal({3}, 0.f, -1.f, 1), Error);
   CHECK(random_uniform({0}, 0.f, 1.f, 1).numel() == 0);
 }
+
+TEST_CASE("philox_batch equals philox4x32_10 block by block, full batches and short ones") {
+  // Full batches take a vector path on AVX-512 CPUs; a short batch the portable loop.
+  std::uint64_t blocks[kPhiloxBatch];
+  Philox4 out[kPhiloxBatch];
+  for (std::uint64_t seed : {0ull, 7ull, 0x123456789abcdef0ull, ~0ull})
+    for (std::uint32_t stream : {kStreamUniform, kStreamNormal})
+      for (int count : {kPhiloxBatch, 5, 1}) {
+        for (int j = 0; j < kPhiloxBatch; ++j) blocks[j] = seed * 31 + static_cast<std::uint64_t>(j) * 0x9E3779B97F4A7C15ull;
+        philox_batch(blocks, stream, seed, out, count);
+        for (int j = 0; j < count; ++j) {
+          const Philox4 want = philox4x32_10(blocks[j], stream, seed);
+          for (int w = 0; w < 4; ++w) CHECK(out[j].v[w] == want.v[w]);
+        }
+      }
+}
