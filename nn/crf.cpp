@@ -84,8 +84,10 @@ Var crf_nll(const Var& emissions, const Var& transitions, const Var& start, cons
   // when one is wanted: an evaluation's loss (no grad) needs alpha alone, not beta and the K^2 exps per token.
   const bool grads = grad_enabled() && (emissions.requires_grad() || transitions.requires_grad() ||
                                         start.requires_grad() || end.requires_grad());
-  std::vector<float> ge(static_cast<std::size_t>(n * k), 0.f), gt(static_cast<std::size_t>(k * k), 0.f),
-      gs(static_cast<std::size_t>(k), 0.f), gend(static_cast<std::size_t>(k), 0.f);
+  const auto buffer = [&](std::int64_t size) {  // empty without grads: no node will read them
+    return std::vector<float>(grads ? static_cast<std::size_t>(size) : 0, 0.f);
+  };
+  std::vector<float> ge = buffer(n * k), gt = buffer(k * k), gs = buffer(k), gend = buffer(k);
   const double inv_b = 1.0 / double(lengths.size());
   double total = 0.0;
   std::vector<double> alpha, beta, tmp(static_cast<std::size_t>(k));

@@ -24,7 +24,8 @@
 // On AVX-512 CPUs every band narrower than its sequence runs on register-blocked micro-kernels instead
 // (flash_attention_band.hpp: blocks of 8 queries, no sgemm calls), one task per chunk of kBandChunk queries
 // (forward; the backward's chunks, of at least 8 radii, also recompute the queries within the band beyond them)
-// for all of its banded heads, so no two threads write the cache lines neighbouring heads' slices of a row share; the tiles and rows above are the other CPUs' path.
+// for all of its banded heads, so no two threads write the cache lines neighbouring heads' slices of a row
+// share; the tiles and rows above are the other CPUs' path.
 #include "kernels/dense/flash_attention.hpp"
 
 #include <omp.h>
@@ -360,10 +361,11 @@ void backward_head(HeadRows at, std::int64_t len, std::int64_t radius, float sca
   }
 }
 
-// Tasks as in forward_cpu: one per (sequence, head) on tiles or rows, one per chunk of kBandChunk rows of a
-// sequence for all its micro-banded heads (each task owns the dq, dk, dv rows of its chunk: no atomics, no shared
-// cache lines; the chunk recomputes the queries within the band beyond it). Chunks, not whole sequences, so that
-// one long sequence runs on every thread and a task's rows stay in L2; their bits are the whole sequence's.
+// Tasks as in forward_cpu: one per (sequence, head) on tiles or rows, one per chunk of a sequence (kBandChunk
+// rows, or 8 of its widest radius) for all its micro-banded heads (each task owns the dq, dk, dv rows of its
+// chunk: no atomics, no shared cache lines; the chunk recomputes the queries within the band beyond it). Chunks,
+// not whole sequences, so that one long sequence runs on every thread and a task's rows stay in L2; their bits
+// are the whole sequence's.
 void backward_cpu(const Sequences& s, FlashDims d, float scale, const float* q, const float* k, const float* v,
                   const float* out, const float* lse, const float* dout, float* dq, float* dk, float* dv) {
   struct Task {
@@ -383,7 +385,8 @@ void backward_cpu(const Sequences& s, FlashDims d, float scale, const float* q, 
     // At least 8 radii a chunk, so the recomputed queries (2r) stay within a quarter of a chunk's work.
     const std::int64_t chunk = std::max(kBandChunk, 8 * widest);
     if (widest >= 0)
-      for (std::int64_t r0 = 0; r0 < len; r0 += chunk) tasks.push_back({b, kEveryBandedHead, r0, std::min(chunk, len - r0)});
+      for (std::int64_t r0 = 0; r0 < len; r0 += chunk)
+        tasks.push_back({b, kEveryBandedHead, r0, std::min(chunk, len - r0)});
   }
   parallel_tasks<BackwardScratch>(static_cast<std::int64_t>(tasks.size()), [&](std::int64_t i, BackwardScratch& w) {
     const Task& t = tasks[static_cast<std::size_t>(i)];

@@ -7,13 +7,7 @@
 #include <cmath>
 
 #if defined(__AVX512F__)
-// GCC 12 warns about its own AVX-512 header's placeholders once inlined (see kernels/sparse/simd_rows.hpp).
-#pragma GCC diagnostic push
-#if !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-#include <immintrin.h>
-#pragma GCC diagnostic pop
+#include "kernels/sparse/simd_rows.hpp"  // <immintrin.h>, GCC 12's warnings about its own header silenced
 #endif
 
 #include "kernels/profile.hpp"
@@ -22,6 +16,42 @@
 #include "kernels/parallel.hpp"
 
 namespace topo {
+
+#if defined(__AVX512F__)
+namespace {
+// The ten rounds of philox_round on 16 blocks at once, one vector per counter word (GCC's own code for the
+// portable loop below split it into 256-bit halves with shuffles). The 32 x 32 -> 64-bit products m * w per
+// lane: even lanes' from vpmuludq on w, odd lanes' on w shifted down, merged by a mask of odd lanes.
+void philox_rounds16(std::uint32_t* c0, std::uint32_t* c1, std::uint32_t* c2, std::uint32_t* c3, std::uint32_t k0,
+                     std::uint32_t k1) {
+  static_assert(kPhiloxBatch == 16);
+  __m512i w0 = _mm512_loadu_si512(c0), w1 = _mm512_loadu_si512(c1), w2 = _mm512_loadu_si512(c2),
+          w3 = _mm512_loadu_si512(c3);
+  const auto mulhilo = [](__m512i m, __m512i w, __m512i& hi, __m512i& lo) {
+    const __m512i even = _mm512_mul_epu32(m, w), odd = _mm512_mul_epu32(m, _mm512_srli_epi64(w, 32));
+    hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd);
+    lo = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
+  };
+  const __m512i m0 = _mm512_set1_epi32(static_cast<int>(0xD2511F53u));
+  const __m512i m1 = _mm512_set1_epi32(static_cast<int>(0xCD9E8D57u));
+  for (int round = 0; round < 10; ++round) {
+    __m512i hi0, lo0, hi1, lo1;
+    mulhilo(m0, w0, hi0, lo0);
+    mulhilo(m1, w2, hi1, lo1);
+    w0 = _mm512_xor_si512(_mm512_xor_si512(hi1, w1), _mm512_set1_epi32(static_cast<int>(k0)));
+    w2 = _mm512_xor_si512(_mm512_xor_si512(hi0, w3), _mm512_set1_epi32(static_cast<int>(k1)));
+    w1 = lo1;
+    w3 = lo0;
+    k0 += kPhiloxBump0;
+    k1 += kPhiloxBump1;
+  }
+  _mm512_storeu_si512(c0, w0);
+  _mm512_storeu_si512(c1, w1);
+  _mm512_storeu_si512(c2, w2);
+  _mm512_storeu_si512(c3, w3);
+}
+}  // namespace
+#endif
 
 void philox_batch(const std::uint64_t (&blocks)[kPhiloxBatch], std::uint32_t stream, std::uint64_t seed,
                   Philox4 (&out)[kPhiloxBatch], int count) {
@@ -34,43 +64,16 @@ void philox_batch(const std::uint64_t (&blocks)[kPhiloxBatch], std::uint32_t str
   }
   std::uint32_t k0 = static_cast<std::uint32_t>(seed), k1 = static_cast<std::uint32_t>(seed >> 32);
 #if defined(__AVX512F__)
-  if (count == kPhiloxBatch) {  // the 16 blocks as one vector per word (GCC's own code: 256-bit halves + shuffles)
-    static_assert(kPhiloxBatch == 16);
-    __m512i w0 = _mm512_loadu_si512(c0), w1 = _mm512_loadu_si512(c1), w2 = _mm512_loadu_si512(c2),
-            w3 = _mm512_loadu_si512(c3);
-    // hi and lo of the 32 x 32 -> 64-bit products m * w per lane: even lanes' products from vpmuludq on w,
-    // odd lanes' on w shifted down, merged by a mask of odd lanes.
-    const auto mulhilo = [](__m512i m, __m512i w, __m512i& hi, __m512i& lo) {
-      const __m512i even = _mm512_mul_epu32(m, w), odd = _mm512_mul_epu32(m, _mm512_srli_epi64(w, 32));
-      hi = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even, 32), odd);
-      lo = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
-    };
-    const __m512i m0 = _mm512_set1_epi32(static_cast<int>(0xD2511F53u)), m1 = _mm512_set1_epi32(static_cast<int>(0xCD9E8D57u));
-    for (int round = 0; round < 10; ++round) {  // philox_round, lane by lane
-      __m512i hi0, lo0, hi1, lo1;
-      mulhilo(m0, w0, hi0, lo0);
-      mulhilo(m1, w2, hi1, lo1);
-      w0 = _mm512_xor_si512(_mm512_xor_si512(hi1, w1), _mm512_set1_epi32(static_cast<int>(k0)));
-      w2 = _mm512_xor_si512(_mm512_xor_si512(hi0, w3), _mm512_set1_epi32(static_cast<int>(k1)));
-      w1 = lo1;
-      w3 = lo0;
+  if (count == kPhiloxBatch)
+    philox_rounds16(c0, c1, c2, c3, k0, k1);
+  else
+#endif
+    for (int round = 0; round < 10; ++round) {
+#pragma omp simd
+      for (int j = 0; j < count; ++j) philox_round(c0[j], c1[j], c2[j], c3[j], k0, k1);
       k0 += kPhiloxBump0;
       k1 += kPhiloxBump1;
     }
-    _mm512_storeu_si512(c0, w0);
-    _mm512_storeu_si512(c1, w1);
-    _mm512_storeu_si512(c2, w2);
-    _mm512_storeu_si512(c3, w3);
-    for (int j = 0; j < count; ++j) out[j] = Philox4{{c0[j], c1[j], c2[j], c3[j]}};
-    return;
-  }
-#endif
-  for (int round = 0; round < 10; ++round) {
-#pragma omp simd
-    for (int j = 0; j < count; ++j) philox_round(c0[j], c1[j], c2[j], c3[j], k0, k1);
-    k0 += kPhiloxBump0;
-    k1 += kPhiloxBump1;
-  }
   for (int j = 0; j < count; ++j) out[j] = Philox4{{c0[j], c1[j], c2[j], c3[j]}};
 }
 
