@@ -14,7 +14,9 @@
 #include "bench/harness.hpp"
 #include "kernels/dense/binary.hpp"
 #include "kernels/dense/gemm.hpp"
+#include "kernels/dense/indexing.hpp"
 #include "kernels/dense/layer_norm.hpp"
+#include "kernels/dense/random.hpp"
 #include "kernels/dense/softmax.hpp"
 #include "kernels/dense/unary.hpp"
 #include "kernels/tensor.hpp"
@@ -87,10 +89,25 @@ TOPO_BENCH_SUITE(dense, "GEMM, layer_norm, softmax and elementwise ops at a real
             [&] { (void)topo::gelu(x); }, batch);
   bench.run("gelu backward", {.bytes_moved = 3 * x_bytes, .working_set_bytes = 3 * x_bytes, .exps = static_cast<double>(n)},
             [&] { (void)topo::unary_backward(topo::UnaryOp::Gelu, grad, x, x); }, batch);
+  // dropout (every model's, p = 0.5): one Philox draw per element, generated in the kernel (no mask kept).
+  bench.run("dropout", {.bytes_moved = 2 * x_bytes, .working_set_bytes = 2 * x_bytes},
+            [&] { (void)topo::dropout(x, 0.5f, 11); }, batch);
   bench.run("add", {.bytes_moved = 3 * x_bytes, .working_set_bytes = 3 * x_bytes},
             [&] { (void)topo::add(x, other); }, batch);
   bench.run("mul row-broadcast", {.bytes_moved = 2 * x_bytes + row_bytes, .working_set_bytes = 2 * x_bytes + row_bytes},
             [&] { (void)topo::mul(x, row); }, batch);
+
+  // split and concat of narrow pieces: GraphSAGE's fused [W_neigh; W_self] product [N, 32] into two [N, 16] (its
+  // first layer at 100k nodes), and the concat of their gradients backward.
+  const std::int64_t nodes = 100000;
+  const Tensor both = uniform({nodes, 32}, 9);
+  const std::vector<Tensor> halves = topo::split(both, {16, 16}, 1);
+  const double both_bytes = bytes_of(nodes * 32);
+  const nlohmann::json pieces = {{"shape", topo::shape_str(both.shape())}, {"pieces", 2}, {"allocates_output", true}};
+  bench.run("split [N, 32] -> 2 x [N, 16]", {.bytes_moved = 2 * both_bytes, .working_set_bytes = 2 * both_bytes},
+            [&] { (void)topo::split(both, {16, 16}, 1); }, pieces);
+  bench.run("concat 2 x [N, 16] -> [N, 32]", {.bytes_moved = 2 * both_bytes, .working_set_bytes = 2 * both_bytes},
+            [&] { (void)topo::concat(halves, 1); }, pieces);
 
   // layer_norm forward: reads x, gamma, beta; writes y and the per-row mean and rstd.
   const double ln_fwd = 2 * x_bytes + 2 * row_bytes + 2 * stats_bytes;

@@ -202,26 +202,36 @@ struct Piece {
   std::int64_t offset = 0;
 };
 
-// to_packed: copy pieces into the packed tensor (concat); otherwise out of it (split).
+// One run of `width` bytes. Runs of 32 and 64 bytes (a [N, 8] / [N, 16] float piece: GraphSAGE's split of its
+// fused [W_neigh; W_self] product, and the concat of their gradients) are copied at a constant size, which
+// compiles to two or one vector moves instead of a libc call per run.
+inline void copy_run(char* to, const char* from, std::int64_t width) {
+  switch (width) {
+    case 32: std::memcpy(to, from, 32); break;
+    case 64: std::memcpy(to, from, 64); break;
+    default: std::memcpy(to, from, static_cast<std::size_t>(width));
+  }
+}
+
+// to_packed: copy pieces into the packed tensor (concat); otherwise out of it (split). CPU strategy: parallel_for
+// over outer rows, each row's pieces in order. (Over (row, piece) pairs, each run paid a 64-bit division and a
+// modulo besides the libc call: `topo-bench dense` split [100k, 32] -> 2 x [100k, 16], one thread, 3.8-4.8 ->
+// 2.7-3.6 ms, most of the rest the fresh outputs' page faults.)
 void copy_pieces(const std::vector<Piece>& pieces, char* packed, std::int64_t row_bytes, std::int64_t outer,
                  bool to_packed, Device device) {
-  const std::int64_t k = static_cast<std::int64_t>(pieces.size());
   TOPO_ON_DEVICE(
       device,
-      parallel_for(outer * k, row_bytes / (4 * k) + 1,
+      parallel_for(outer, row_bytes / 4 + 1,
                    [&](std::int64_t b, std::int64_t e) {
-                     for (std::int64_t r = b; r < e; ++r) {
-                       const Piece& p = pieces[r % k];
-                       const std::int64_t o = r / k;
-                       char* packed_at = packed + o * row_bytes + p.offset;
-                       char* piece_at = p.packed_side + o * p.width;
-                       if (p.width == 0) continue;
-                       if (to_packed) {
-                         std::memcpy(packed_at, piece_at, static_cast<std::size_t>(p.width));
-                       } else {
-                         std::memcpy(piece_at, packed_at, static_cast<std::size_t>(p.width));
+                     for (std::int64_t o = b; o < e; ++o)
+                       for (const Piece& p : pieces) {
+                         char* packed_at = packed + o * row_bytes + p.offset;
+                         char* piece_at = p.packed_side + o * p.width;
+                         if (to_packed)
+                           copy_run(packed_at, piece_at, p.width);
+                         else
+                           copy_run(piece_at, packed_at, p.width);
                        }
-                     }
                    }),
       {
         for (const Piece& p : pieces) {

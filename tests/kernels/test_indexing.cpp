@@ -258,6 +258,18 @@ TEST_CASE("concat and split along every dim match coordinate references and inve
   const std::vector<Tensor> back = split(ab, {257, 31}, -1);
   CHECK(back[0].to_vector<std::int64_t>() == av);
   CHECK(back[1].to_vector<std::int64_t>() == bv);
+  // Runs of 32 and 64 bytes (copied at a constant size) beside a 12-byte one, on the parallel path.
+  const std::int64_t rows = 20000;
+  const std::vector<Tensor> narrow = {topo::testing::random_uniform({rows, 1, 8}, 3),
+                                      topo::testing::random_uniform({rows, 1, 16}, 4),
+                                      topo::testing::random_uniform({rows, 1, 3}, 5)};
+  Shape narrow_shape;
+  const std::vector<float> narrow_expected = reference::concat(narrow, 2, narrow_shape);
+  const Tensor joined = concat(narrow, 2);
+  CHECK(joined.to_vector<float>() == narrow_expected);
+  const std::vector<Tensor> narrow_back = split(joined, {8, 16, 3}, 2);
+  for (std::size_t k = 0; k < narrow.size(); ++k)
+    CHECK(narrow_back[k].to_vector<float>() == narrow[k].to_vector<float>());
 }
 
 TEST_CASE("indexing errors name the offending position, value and shapes") {
