@@ -2,7 +2,9 @@
 //   ring+relay — 128 Star-Transformer sentences of n = 128: the satellite block (ring, self, token, relay;
 //                5 in-edges each) and the relay block (n + 1 in-edges each: the skewed rows);
 //   window     — 128 sentences of n = 128, window w = 9 (9 in-edges each);
-//   head groups — Multi-Scale's five scales on 10 heads, the grouped op against its fused calls alone.
+//   head groups — Multi-Scale's five scales on 10 heads, the grouped op against its fused calls alone;
+//   gat        — GAT's fused edge attention at its node-classify recipe's first layer (8 heads x 8, attention
+//                dropout 0.6) on 100,000 nodes of 20 random in-edges and a self loop (a csbm graph's shape).
 // Bytes are the minimum each kernel must move: every source row it reads once, every output row written
 // once, the CSR arrays (int32) once. Source rows are read through an index: that part is judged against
 // the gather rate for rows of that width at the working-set size, the rest against triad. Edge values are
@@ -16,6 +18,7 @@
 #include "kernels/dense/random.hpp"
 #include "kernels/sparse/attention.hpp"
 #include "kernels/sparse/edge_softmax.hpp"
+#include "kernels/sparse/gat_attention.hpp"
 #include "kernels/sparse/sddmm.hpp"
 #include "kernels/sparse/spmm.hpp"
 #include "kernels/dense/indexing.hpp"
@@ -23,6 +26,8 @@
 #include "models/star_transformer/topology.hpp"
 #include "nn/attention.hpp"
 #include "nn/ops.hpp"
+
+#include <random>
 
 namespace {
 
@@ -198,6 +203,37 @@ void bench_head_groups(bench::Runner& bench) {
   bench.annotate("grouped_over_kernels", grouped.stats.median_ms / kernels.stats.median_ms);
 }
 
+// gat_attention forward and backward. Minimum work: the CSR (both in the backward), el and er, the z rows
+// gathered once (the backward: z and the output gradient's rows), the output (backward: dz, del, der) and lse;
+// exps one per edge and head per pass; flops 2 per edge and feature forward, 4 backward (a dot and a sum).
+void bench_gat(bench::Runner& bench) {
+  constexpr std::int64_t kNodes = 100000, kInEdges = 20, kGatHeads = 8, kGatDim = 8;
+  std::mt19937_64 gen(1);
+  std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+  pairs.reserve(static_cast<std::size_t>(kNodes * (kInEdges + 1)));
+  for (std::int64_t v = 0; v < kNodes; ++v) {
+    pairs.emplace_back(v, v);
+    for (std::int64_t k = 0; k < kInEdges; ++k) pairs.emplace_back(static_cast<std::int64_t>(gen() % kNodes), v);
+  }
+  const HeteroGraph g({NodeTypeSpec{"node", kNodes}}, {{{"node", "edge", "node"}, EdgeList::from_pairs(pairs)}});
+  const Block block = to_block(g, "node", {"edge"});
+  const std::int64_t ne = block.num_edges(), features = kGatHeads * kGatDim;
+  const Tensor z = random_uniform({kNodes, kGatHeads, kGatDim}, -1, 1, 1);
+  const Tensor el = random_uniform({kNodes, kGatHeads}, -1, 1, 2), er = random_uniform({kNodes, kGatHeads}, -1, 1, 3);
+  const Tensor dout = random_uniform({kNodes, kGatHeads, kGatDim}, -1, 1, 4);
+  const GatDropout drop{.p = 0.6f, .scale = 1.f / 0.4f, .seed = 5, .offset = 0};
+  const double graph = csr_bytes(block.in), rows = rows_bytes(kNodes, features), scores = rows_bytes(kNodes, kGatHeads);
+  const double ef = static_cast<double>(ne * features), eh = static_cast<double>(ne * kGatHeads);
+  const nlohmann::json shape = {{"nodes", kNodes}, {"edges", ne}, {"heads", kGatHeads}, {"head_dim", kGatDim},
+                                {"attention_dropout", drop.p}};
+  const GatAttentionOutput fwd = gat_attention(block.in, el, er, z, 0.2f, drop);
+  bench.run("gat 8x8 attention forward", gather_work(graph + 3 * scores + 2 * rows, rows, 4.0 * features, 2 * ef, eh),
+            [&] { (void)gat_attention(block.in, el, er, z, 0.2f, drop); }, shape);
+  bench.run("gat 8x8 attention backward",
+            gather_work(2 * graph + 6 * scores + 4 * rows, 2 * rows, 4.0 * features, 4 * ef, 2 * eh),
+            [&] { (void)gat_attention_backward(block.in, block.out, el, er, z, fwd, dout, 0.2f, drop); }, shape);
+}
+
 }  // namespace
 
 TOPO_BENCH_SUITE(kernels, "gspmm, gsddmm, edge softmax and fused attention on ring+relay and window batches") {
@@ -214,4 +250,5 @@ TOPO_BENCH_SUITE(kernels, "gspmm, gsddmm, edge softmax and fused attention on ri
   bench_attention(bench, "ring+relay satellites, 8 sentences",
                   models::star_topology(few, models::StarVariant::Full).satellite);
   bench_head_groups(bench);
+  bench_gat(bench);
 }

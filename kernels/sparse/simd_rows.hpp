@@ -258,6 +258,45 @@ inline void accumulate_block(std::int64_t nj, Row& row, Weight& weight, std::int
       _mm512_mask_storeu_ps(o + b + i * kLanes, tail, acc[i]);
   }
 }
+
+// Several narrow heads in one block: the row's heads * kN floats (<= kAccVectors vectors) held in registers at
+// once, a vector's lanes weighted by their own head's weight (16 / kN heads per vector for kN < 16, blended from
+// broadcasts). Head by head, a head narrower than a vector was one chain of nj dependent FMAs after another
+// (GAT's 8 heads x 8: 8 x 20 in a row); here the chains of a row's vectors run side by side. Each output element
+// is still sum_j w_j x_j, j ascending from 0, so the bits equal the head-by-head path's.
+template <std::int64_t kN, class Row, class Weight>
+inline void accumulate_heads(std::int64_t nj, Row& row, Weight& weight, std::int64_t heads, float* o) {
+  static_assert(kN == 4 || kN == 8 || kN == 16);
+  constexpr std::int64_t kHeadsPerVector = kLanes / kN;
+  const std::int64_t total = heads * kN, vectors = (total + kLanes - 1) / kLanes;
+  const __mmask16 tail = first_lanes(total % kLanes == 0 ? kLanes : total % kLanes);
+  __m512 acc[kAccVectors];
+#pragma GCC unroll 4
+  for (std::int64_t i = 0; i < kAccVectors; ++i) acc[i] = _mm512_setzero_ps();
+  for (std::int64_t j = 0; j < nj; ++j) {
+    const float* x = row(j);
+#pragma GCC unroll 4
+    for (std::int64_t i = 0; i < kAccVectors; ++i) {
+      if (i >= vectors) break;
+      const std::int64_t h0 = i * kHeadsPerVector;
+      __m512 w = _mm512_set1_ps(weight(j, h0));
+#pragma GCC unroll 4
+      for (std::int64_t q = 1; q < kHeadsPerVector; ++q)
+        if (h0 + q < heads)
+          w = _mm512_mask_blend_ps(static_cast<__mmask16>(0xFFFFu << (q * kN)), w, _mm512_set1_ps(weight(j, h0 + q)));
+      const __m512 xi = i + 1 < vectors ? _mm512_loadu_ps(x + i * kLanes) : _mm512_maskz_loadu_ps(tail, x + i * kLanes);
+      acc[i] = _mm512_fmadd_ps(w, xi, acc[i]);
+    }
+  }
+#pragma GCC unroll 4
+  for (std::int64_t i = 0; i < kAccVectors; ++i) {
+    if (i >= vectors) break;
+    if (i + 1 < vectors)
+      _mm512_storeu_ps(o + i * kLanes, acc[i]);
+    else
+      _mm512_mask_storeu_ps(o + i * kLanes, tail, acc[i]);
+  }
+}
 }  // namespace detail
 #endif
 
@@ -311,6 +350,14 @@ void accumulate_rows(std::int64_t nj, Row&& row, Weight&& weight, std::int64_t h
   }
 #endif
 #if defined(__AVX512F__)
+  if (nj <= kRegisterRows && heads > 1 && heads * n <= kAccVectors * kLanes) {
+    switch (n) {
+      case 4: return detail::accumulate_heads<4>(nj, row, weight, heads, o);
+      case 8: return detail::accumulate_heads<8>(nj, row, weight, heads, o);
+      case 16: return detail::accumulate_heads<16>(nj, row, weight, heads, o);
+      default: break;
+    }
+  }
   if (nj <= kRegisterRows) {
     constexpr std::int64_t kBlock = kAccVectors * kLanes;
     const std::int64_t full = n / kBlock * kBlock, rest = n - full;

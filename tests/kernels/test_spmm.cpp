@@ -1,4 +1,5 @@
 #include <cmath>
+#include "kernels/sparse/simd_rows.hpp"
 #include "kernels/sparse/spmm.hpp"
 #include "kernels/threads.hpp"
 #include "tests/kernels/sparse_test_graphs.hpp"
@@ -12,7 +13,8 @@ TEST_CASE("gspmm: every message op x reducer matches the COO reference, with and
                            MessageOp::USubE, MessageOp::UMulE, MessageOp::UDivE};
   const SpmmReduce reds[] = {SpmmReduce::Sum, SpmmReduce::Max, SpmmReduce::Min, SpmmReduce::Mean};
   struct Dims { std::int64_t H, D, De; };
-  const Dims dims[] = {{1, 1, 1}, {1, 7, 7}, {6, 50, 1}, {6, 7, 7}, {2, 64, 1}};
+  // {8, 8, 1}, {3, 4, 1}, {4, 16, 1}: narrow heads summed together (simd::accumulate_heads).
+  const Dims dims[] = {{1, 1, 1}, {1, 7, 7}, {6, 50, 1}, {6, 7, 7}, {2, 64, 1}, {8, 8, 1}, {3, 4, 1}, {4, 16, 1}};
   for (const CooGraph& g : test_graphs())
     for (Dims dm : dims)
       for (MessageOp op : ops)
@@ -104,4 +106,34 @@ TEST_CASE("gspmm: bad inputs are errors naming what is wrong") {
                              Tensor::zeros({g.num_edges(), 3, 1})),
                        doctest::Contains("do not broadcast"), Error);
   CHECK_THROWS_AS(gspmm(MessageOp::UMulE, SpmmReduce::Sum, g.in, Tensor::zeros({5, 2}), Tensor()), Error);
+}
+
+TEST_CASE("simd::accumulate_rows gives sum_j w_j x_j, j ascending from 0, bit for bit, at every head width") {
+  // Narrow heads (4, 8, 16 floats; heads x width <= 64) are summed together, the others head by head, a row
+  // longer than 32 with the plain loop: all must give the fused multiply-adds in j order, as written here.
+  for (auto [heads, n] : {std::pair<std::int64_t, std::int64_t>{8, 8}, {3, 8}, {5, 4}, {16, 4}, {4, 16}, {3, 16},
+                          {5, 16}, {2, 24}, {1, 8}, {7, 1}})
+    for (std::int64_t nj : {0, 1, 7, 20, 32}) {
+      CAPTURE(heads);
+      CAPTURE(n);
+      CAPTURE(nj);
+      const std::int64_t rows = std::max<std::int64_t>(nj, 1);
+      const std::vector<float> x = random_uniform({rows, heads * n}, 3, -2.f, 2.f).to_vector<float>();
+      const std::vector<float> w = random_uniform({rows, heads}, 4, -1.f, 1.f).to_vector<float>();
+      std::vector<float> out(static_cast<std::size_t>(heads * n), NAN), expected(out.size(), 0.f);
+      simd::accumulate_rows(
+          nj, [&](std::int64_t j) { return x.data() + j * heads * n; },
+          [&](std::int64_t j, std::int64_t h) { return w[static_cast<std::size_t>(j * heads + h)]; }, heads, n,
+          out.data());
+      for (std::int64_t h = 0; h < heads; ++h)
+        for (std::int64_t i = 0; i < n; ++i) {
+          float acc = 0.f;
+          for (std::int64_t j = 0; j < nj; ++j) {
+            const auto at = static_cast<std::size_t>(j * heads * n + h * n + i);
+            acc = std::fma(w[static_cast<std::size_t>(j * heads + h)], x[at], acc);
+          }
+          expected[static_cast<std::size_t>(h * n + i)] = acc;
+        }
+      CHECK(out == expected);
+    }
 }
