@@ -225,6 +225,7 @@ void copy_pieces(const std::vector<Piece>& pieces, char* packed, std::int64_t ro
                    [&](std::int64_t b, std::int64_t e) {
                      for (std::int64_t o = b; o < e; ++o)
                        for (const Piece& p : pieces) {
+                         if (p.width == 0) continue;  // an empty piece's data may be null: no memcpy on it
                          char* packed_at = packed + o * row_bytes + p.offset;
                          char* piece_at = p.packed_side + o * p.width;
                          if (to_packed)

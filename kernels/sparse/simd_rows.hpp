@@ -231,23 +231,23 @@ constexpr std::int64_t kRegisterRows = 32;
 
 #if defined(__AVX512F__)
 namespace detail {
-// One block of `vectors` (<= kAccVectors) vectors at o = sum_j w_j x_j. kMasked: the block's last vector may
-// be partial (mask `tail`); otherwise every vector is full.
-template <bool kMasked, class Row, class Weight>
-inline void accumulate_block(std::int64_t nj, Row& row, Weight& weight, std::int64_t b, std::int64_t vectors,
-                             __mmask16 tail, float* o) {
+// One block of `vectors` (<= kAccVectors) vectors at o = sum_j w_j x_j, j ascending from 0, each lane's w_j from
+// `lane_weights(j, i)`: vector i's weights (one head's broadcast weight, or several narrow heads' blended).
+// kMasked: the block's last vector may be partial (mask `tail`); otherwise every vector is full.
+template <bool kMasked, class Row, class LaneWeights>
+inline void accumulate_block(std::int64_t nj, Row& row, LaneWeights& lane_weights, std::int64_t b,
+                             std::int64_t vectors, __mmask16 tail, float* o) {
   __m512 acc[kAccVectors];
 #pragma GCC unroll 4
   for (std::int64_t i = 0; i < kAccVectors; ++i) acc[i] = _mm512_setzero_ps();
   for (std::int64_t j = 0; j < nj; ++j) {
     const float* x = row(j) + b;
-    const __m512 w = _mm512_set1_ps(weight(j));
 #pragma GCC unroll 4
     for (std::int64_t i = 0; i < kAccVectors; ++i) {
       if (!kMasked || i + 1 < vectors)
-        acc[i] = _mm512_fmadd_ps(w, _mm512_loadu_ps(x + i * kLanes), acc[i]);
+        acc[i] = _mm512_fmadd_ps(lane_weights(j, i), _mm512_loadu_ps(x + i * kLanes), acc[i]);
       else if (i + 1 == vectors)
-        acc[i] = _mm512_fmadd_ps(w, _mm512_maskz_loadu_ps(tail, x + i * kLanes), acc[i]);
+        acc[i] = _mm512_fmadd_ps(lane_weights(j, i), _mm512_maskz_loadu_ps(tail, x + i * kLanes), acc[i]);
     }
   }
 #pragma GCC unroll 4
@@ -259,43 +259,26 @@ inline void accumulate_block(std::int64_t nj, Row& row, Weight& weight, std::int
   }
 }
 
-// Several narrow heads in one block: the row's heads * kN floats (<= kAccVectors vectors) held in registers at
-// once, a vector's lanes weighted by their own head's weight (16 / kN heads per vector for kN < 16, blended from
-// broadcasts). Head by head, a head narrower than a vector was one chain of nj dependent FMAs after another
-// (GAT's 8 heads x 8: 8 x 20 in a row); here the chains of a row's vectors run side by side. Each output element
-// is still sum_j w_j x_j, j ascending from 0, so the bits equal the head-by-head path's.
+// Several narrow heads in one block: the row's heads * kN floats (<= kAccVectors vectors) at once, a vector's
+// lanes weighted by their own head's weight (16 / kN heads per vector for kN < 16, blended from broadcasts).
+// Head by head, a head narrower than a vector was one chain of nj dependent FMAs after another (GAT's 8 heads
+// x 8: 8 x 21 in a row); here the chains of a row's vectors run side by side, with the same bits.
 template <std::int64_t kN, class Row, class Weight>
 inline void accumulate_heads(std::int64_t nj, Row& row, Weight& weight, std::int64_t heads, float* o) {
   static_assert(kN == 4 || kN == 8 || kN == 16);
   constexpr std::int64_t kHeadsPerVector = kLanes / kN;
-  const std::int64_t total = heads * kN, vectors = (total + kLanes - 1) / kLanes;
-  const __mmask16 tail = first_lanes(total % kLanes == 0 ? kLanes : total % kLanes);
-  __m512 acc[kAccVectors];
+  const std::int64_t total = heads * kN;
+  auto lane_weights = [&](std::int64_t j, std::int64_t i) {
+    const std::int64_t h0 = i * kHeadsPerVector;
+    __m512 w = _mm512_set1_ps(weight(j, h0));
 #pragma GCC unroll 4
-  for (std::int64_t i = 0; i < kAccVectors; ++i) acc[i] = _mm512_setzero_ps();
-  for (std::int64_t j = 0; j < nj; ++j) {
-    const float* x = row(j);
-#pragma GCC unroll 4
-    for (std::int64_t i = 0; i < kAccVectors; ++i) {
-      if (i >= vectors) break;
-      const std::int64_t h0 = i * kHeadsPerVector;
-      __m512 w = _mm512_set1_ps(weight(j, h0));
-#pragma GCC unroll 4
-      for (std::int64_t q = 1; q < kHeadsPerVector; ++q)
-        if (h0 + q < heads)
-          w = _mm512_mask_blend_ps(static_cast<__mmask16>(0xFFFFu << (q * kN)), w, _mm512_set1_ps(weight(j, h0 + q)));
-      const __m512 xi = i + 1 < vectors ? _mm512_loadu_ps(x + i * kLanes) : _mm512_maskz_loadu_ps(tail, x + i * kLanes);
-      acc[i] = _mm512_fmadd_ps(w, xi, acc[i]);
-    }
-  }
-#pragma GCC unroll 4
-  for (std::int64_t i = 0; i < kAccVectors; ++i) {
-    if (i >= vectors) break;
-    if (i + 1 < vectors)
-      _mm512_storeu_ps(o + i * kLanes, acc[i]);
-    else
-      _mm512_mask_storeu_ps(o + i * kLanes, tail, acc[i]);
-  }
+    for (std::int64_t q = 1; q < kHeadsPerVector; ++q)
+      if (h0 + q < heads)
+        w = _mm512_mask_blend_ps(static_cast<__mmask16>(0xFFFFu << (q * kN)), w, _mm512_set1_ps(weight(j, h0 + q)));
+    return w;
+  };
+  accumulate_block<true>(nj, row, lane_weights, 0, (total + kLanes - 1) / kLanes,
+                         first_lanes(total % kLanes == 0 ? kLanes : total % kLanes), o);
 }
 }  // namespace detail
 #endif
@@ -365,11 +348,11 @@ void accumulate_rows(std::int64_t nj, Row&& row, Weight&& weight, std::int64_t h
     const std::int64_t rest_vectors = (rest + kLanes - 1) / kLanes;
     for (std::int64_t h = 0; h < heads; ++h) {
       auto head_row = [&](std::int64_t j) { return row(j) + h * n; };
-      auto head_weight = [&](std::int64_t j) { return weight(j, h); };
+      auto head_weights = [&](std::int64_t j, std::int64_t) { return _mm512_set1_ps(weight(j, h)); };
       float* oh = o + h * n;
       for (std::int64_t b = 0; b < full; b += kBlock)
-        detail::accumulate_block<false>(nj, head_row, head_weight, b, kAccVectors, tail, oh);
-      if (rest > 0) detail::accumulate_block<true>(nj, head_row, head_weight, full, rest_vectors, tail, oh);
+        detail::accumulate_block<false>(nj, head_row, head_weights, b, kAccVectors, tail, oh);
+      if (rest > 0) detail::accumulate_block<true>(nj, head_row, head_weights, full, rest_vectors, tail, oh);
     }
     return;
   }
