@@ -111,9 +111,11 @@ TEST_CASE("gspmm: bad inputs are errors naming what is wrong") {
 TEST_CASE("simd::accumulate_rows gives sum_j w_j x_j, j ascending from 0, bit for bit, at every head width") {
   // Narrow heads (4, 8, 16 floats; heads x width <= 64) are summed together, the others head by head, a row
   // longer than 32 with the plain loop: all must give the fused multiply-adds in j order, as written here.
-  for (auto [heads, n] : {std::pair<std::int64_t, std::int64_t>{8, 8}, {3, 8}, {5, 4}, {16, 4}, {4, 16}, {3, 16},
-                          {5, 16}, {2, 24}, {1, 8}, {7, 1}})
+  // Not structured bindings: clang 14 (the sanitizer build) cannot capture them in the lambdas below.
+  for (const auto& shape : {std::pair<std::int64_t, std::int64_t>{8, 8}, {3, 8}, {5, 4}, {16, 4}, {4, 16}, {3, 16},
+                            {5, 16}, {2, 24}, {1, 8}, {7, 1}})
     for (std::int64_t nj : {0, 1, 7, 20, 32}) {
+      const std::int64_t heads = shape.first, n = shape.second;
       CAPTURE(heads);
       CAPTURE(n);
       CAPTURE(nj);
