@@ -1,3 +1,9 @@
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+
 #include "kernels/tensor.hpp"
 #include "tests/support/testing.hpp"
 
@@ -65,6 +71,41 @@ TEST_CASE("host allocator: a freed large block is reused for the next request of
   CHECK(host_memory::bytes_cached() == 0);
   Tensor small = Tensor::zeros({7});  // small blocks bypass the cache
   CHECK(host_memory::bytes_cached() == 0);
+}
+
+// The VmFlags line of the mapping in /proc/self/smaps that holds `p` ("" where none does).
+std::string mapping_flags(const void* p) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  bool inside = false;
+  for (std::string line; std::getline(smaps, line);) {
+    std::uintptr_t begin = 0, end = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (head >> std::hex >> begin >> dash >> end && dash == '-') inside = begin <= at && at < end;
+    else if (inside && line.rfind("VmFlags:", 0) == 0) return line;
+  }
+  return "";
+}
+
+TEST_CASE("host allocator: blocks of 2 MiB and more start on a 2 MiB boundary and are advised for huge pages") {
+  // TOPO_HUGE_PAGES=0 turns the advice off (kernels/storage.cpp); the sparse kernels' random row gathers are
+  // what it is for.
+  const char* env = std::getenv("TOPO_HUGE_PAGES");
+  // A kernel built without transparent huge pages refuses the advice (and has no such directory).
+  const bool wanted = (env == nullptr || std::strcmp(env, "0") != 0) &&
+                      std::ifstream("/sys/kernel/mm/transparent_hugepage/enabled").good();
+  host_memory::empty_cache();
+  Tensor big = Tensor::empty({(3 << 20) / 4 + 5});  // 3 MiB + 20 bytes: not a multiple of 2 MiB
+  const auto address = reinterpret_cast<std::uintptr_t>(big.raw_data());
+  CHECK(address % 64 == 0);
+  if (wanted) CHECK(address % (std::size_t{2} << 20) == 0);
+  const std::string flags = mapping_flags(big.raw_data());
+  CAPTURE(flags);
+  REQUIRE(!flags.empty());
+  CHECK((flags.find(" hg") != std::string::npos) == wanted);
+  Tensor small = Tensor::empty({(1 << 19) - 1});  // under 2 MiB: an ordinary block
+  CHECK(reinterpret_cast<std::uintptr_t>(small.raw_data()) % 64 == 0);
 }
 
 TEST_CASE("host allocator: a request takes a parked block up to 1/8 larger, and its release parks the block whole") {
