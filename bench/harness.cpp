@@ -196,15 +196,34 @@ Runner::Runner(Machine& machine, Report& report, TimingOptions timing, bool quic
 
 int Runner::threads() const { return omp_get_max_threads(); }
 
+namespace {
+// What run and record return for a benchmark --only leaves out: its work as stated, no time (NaN).
+Result skipped_result(const std::string& full_name, const Work& work) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Result r;
+  r.name = full_name;
+  r.work = work;
+  r.stats = Stats{nan, nan, nan, nan, nan, 0};
+  r.gbs = r.fraction_of_stream = r.gflops = r.fraction_of_peak = r.triad_gbs = r.fraction_of_bound = nan;
+  return r;
+}
+}  // namespace
+
 Result Runner::run(const std::string& name, const Work& work, const std::function<void()>& fn,
                    nlohmann::json extra) {
   const std::string full_name = suite_.empty() ? name : suite_ + "/" + name;
+  last_skipped_ = skipped(name);
+  if (last_skipped_) return skipped_result(full_name, work);
   std::fprintf(stderr, "  running %s\n", full_name.c_str());
   return record(name, time_calls(fn, timing_), work, std::move(extra));
 }
 
+bool Runner::skipped(const std::string& name) const { return name.find(only_) == std::string::npos; }
+
 Result Runner::record(const std::string& name, const Stats& stats, const Work& work, nlohmann::json extra) {
   const std::string full_name = suite_.empty() ? name : suite_ + "/" + name;
+  last_skipped_ = skipped(name);
+  if (last_skipped_) return skipped_result(full_name, work);
   // A benchmark that did not state its working set is judged at the size of the bytes it moves.
   const double working_set = work.working_set_bytes > 0 ? work.working_set_bytes : work.bytes_moved;
   Limits limits;
@@ -255,9 +274,12 @@ Result& Report::find(const std::string& full_name) {
   fail("no benchmark result named '{}' recorded", full_name);
 }
 
-void Runner::annotate(const std::string& key, nlohmann::json value) { report_.last().extra[key] = std::move(value); }
+void Runner::annotate(const std::string& key, nlohmann::json value) {
+  if (!last_skipped_) report_.last().extra[key] = std::move(value);
+}
 
 void Runner::annotate_result(const std::string& name, const std::string& key, nlohmann::json value) {
+  if (skipped(name)) return;
   report_.find(suite_.empty() ? name : suite_ + "/" + name).extra[key] = std::move(value);
 }
 

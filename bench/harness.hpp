@@ -156,10 +156,13 @@ class Runner {
   // when not given.
   const std::vector<std::int64_t>& sizes() const { return sizes_; }
   void set_sizes(std::vector<std::int64_t> sizes) { sizes_ = std::move(sizes); }
-  // --only: suite ops times only the ops whose name contains this text (empty: every op).
+  // --only: only the benchmarks whose name contains this text are timed and reported (empty: all); run and
+  // record return the others untimed, their times NaN (so a ratio over one is NaN, written as null).
   const std::string& only() const { return only_; }
   void set_only(std::string only) { only_ = std::move(only); }
   int threads() const;
+  // True where --only leaves `name` out.
+  bool skipped(const std::string& name) const;
   void set_suite(std::string suite) { suite_ = std::move(suite); }
 
  private:
@@ -170,6 +173,7 @@ class Runner {
   bool profile_ = false;
   std::vector<std::int64_t> sizes_;
   std::string only_;
+  bool last_skipped_ = false;  // the latest run/record was left out by --only: annotate() skips it too
   std::string suite_;
   std::string json_path_;
 };

@@ -249,6 +249,30 @@ TEST_CASE("a result run at bf16 is judged against the bf16 peak, one at fp32 aga
   CHECK(bf16.extra["peak"] == "bf16");
 }
 
+TEST_CASE("--only: a benchmark whose name lacks the text is neither timed nor reported, nor annotated") {
+  Machine machine(tiny_machine());
+  Report report;
+  Runner runner(machine, report, TimingOptions{.warmup_runs = 1, .target_s = 0.0, .min_reps = 3}, true);
+  runner.set_suite("unit");
+  runner.set_only("backward");
+  int calls = 0;
+  const Result kept = runner.run("attention backward", {.flops = 1.0}, [&] { ++calls; });
+  CHECK(calls >= 4);  // the warm-up and at least three timed
+  CHECK(std::isfinite(kept.stats.median_ms));
+  calls = 0;
+  const Result left = runner.run("attention forward", {.flops = 1.0}, [&] { ++calls; });
+  CHECK(calls == 0);
+  CHECK(left.name == "unit/attention forward");
+  CHECK(std::isnan(left.stats.median_ms));
+  runner.annotate("ratio", 2.0);                     // meant for the row left out: not the kept one
+  runner.annotate_result("attention forward", "ratio", 2.0);  // no such row: nothing happens
+  REQUIRE(report.results().size() == 1);
+  CHECK(report.results()[0].name == "unit/attention backward");
+  CHECK_FALSE(report.results()[0].extra.contains("ratio"));
+  CHECK(std::isnan(runner.record("forward again", Stats{1, 1, 1, 1, 1, 3}, {.flops = 1.0}).stats.median_ms));
+  CHECK(report.results().size() == 1);
+}
+
 TEST_CASE("the report's JSON has the machine block and one record per result, every number finite") {
   Machine machine(tiny_machine());
   Report report;
