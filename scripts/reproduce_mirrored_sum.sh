@@ -12,7 +12,8 @@
 # MODELS (default all five, in the order above), OUT (default runs/mirrored), BIN (default build/bin), SEED
 # (default 1: the model's initialisation and the generated examples both follow it). Over seeds:
 # OUT=runs/mirrored-5k-sN for N = 1, 2, 3, then scripts/summarize_seeds.py mirrored runs/mirrored-5k.
-# Results: OUT/<model>/k<K>/result.json, summarised as OUT/summary.md (table) and OUT/mse_vs_k.svg by
+# Calling it again with the same OUT skips the finished runs and resumes the interrupted ones (bit-identical
+# to an uninterrupted run). Results: OUT/<model>/k<K>/result.json, summarised as OUT/summary.md (table) and OUT/mse_vs_k.svg by
 # ROOT=$root scripts/summarize_mirrored_sum.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,9 +38,12 @@ for model in ${MODELS:-transformer ms-flex ms-hier-s ms-hier-s-deep star}; do
   running=0
   for k in $ks; do
     out="$root/$model/k$k"
+    [ -f "$out/result.json" ] && continue  # finished by an earlier call of this script
     mkdir -p "$out"
+    # An interrupted run (a session's end, a kill) continues from its last checkpoint: --resume auto starts
+    # afresh where there is none. Its log is appended to.
     # shellcheck disable=SC2086  # the model's flags are words
-    "$bin/topo-train" "${common[@]}" ${model_flags[$model]} --k "$k" --out "$out" > "$out.log" 2>&1 &
+    "$bin/topo-train" "${common[@]}" ${model_flags[$model]} --k "$k" --out "$out" --resume auto >> "$out.log" 2>&1 &
     running=$((running + 1))
     if [ "$running" -ge "$parallel" ]; then wait -n; running=$((running - 1)); fi
   done
