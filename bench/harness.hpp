@@ -158,11 +158,10 @@ class Runner {
   void set_sizes(std::vector<std::int64_t> sizes) { sizes_ = std::move(sizes); }
   // --only: only the benchmarks whose name contains this text are timed and reported (empty: all); run and
   // record return the others untimed, their times NaN (so a ratio over one is NaN, written as null).
-  const std::string& only() const { return only_; }
   void set_only(std::string only) { only_ = std::move(only); }
-  int threads() const;
-  // True where --only leaves `name` out.
+  // True where --only leaves `name` out (a suite may skip building a left-out benchmark's inputs).
   bool skipped(const std::string& name) const;
+  int threads() const;
   void set_suite(std::string suite) { suite_ = std::move(suite); }
 
  private:

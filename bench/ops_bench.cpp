@@ -44,12 +44,13 @@ OpWork work_of(const Op& op, const Problem& p, const Tensor& out) {
 }
 
 void bench_op(bench::Runner& bench, const Op& op, std::int64_t size, Device device) {
+  const std::string name = op.name + "@" + (device.is_cuda() ? "cuda" : "cpu") + " n=" + std::to_string(size);
+  if (bench.skipped(name + " fwd") && bench.skipped(name + " fwd+bwd")) return;  // --only: not even its inputs
   const Problem p = op.make(size, optable::seed_of(op.name, size)).to(device);
   const std::vector<nn::Var> plain = optable::leaves(p, false);
   const Tensor out = op.call(p, plain).data();
   const Tensor grad_out = testing::random_uniform(out.shape(), 8).to(device);
   const OpWork w = work_of(op, p, out);
-  const std::string name = op.name + "@" + (device.is_cuda() ? "cuda" : "cpu") + " n=" + std::to_string(size);
   const nlohmann::json extra = {
       {"op", op.name}, {"size", size}, {"shapes", p.shapes()}, {"device", device.is_cuda() ? "cuda" : "cpu"}};
   const auto forward = [&] { wait_for(op.call(p, plain).data()); };
@@ -80,7 +81,6 @@ TOPO_BENCH_SUITE(ops,
   std::vector<Device> devices = {Device::cpu()};
   if (cuda_available()) devices.push_back(Device::cuda());
   for (const Op& op : optable::op_table()) {
-    if (op.name.find(bench.only()) == std::string::npos) continue;
     for (std::int64_t size : bench.sizes().empty() ? std::vector<std::int64_t>{op.bench_size} : bench.sizes())
       for (Device d : devices) bench_op(bench, op, size, d);
   }

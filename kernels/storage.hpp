@@ -41,7 +41,8 @@ void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device
 void zero_bytes(void* dst, Device device, std::size_t bytes);
 
 namespace host_memory {
-// The host allocator behind CPU storage: 64-byte aligned; blocks of 256 KiB and more are cached for reuse (a
+// The host allocator behind CPU storage: 64-byte aligned (blocks of 2 MiB and more: 2 MiB aligned and advised
+// for transparent huge pages, unless TOPO_HUGE_PAGES=0); blocks of 256 KiB and more are cached for reuse (a
 // request takes the smallest parked block up to 1/8 larger; at most the limit, 2 GiB by default, is parked, and
 // no more than the larger of 256 MiB and the peak bytes in use; past that the blocks parked longest are freed).
 void* allocate(std::size_t bytes);
