@@ -156,19 +156,22 @@ using Kernel = void (*)(bool, bool, std::int64_t, std::int64_t, std::int64_t, fl
                        const float*, std::int64_t, float, float*, std::int64_t);
 
 // A weight gradient's product, op(a) [m, k] op(b) [k, n] with k (the rows of a batch) far longer than m and
-// n: one slab of K per thread, thread 0 into c (with the caller's beta), the others into partial [m, n]
-// products, then c += the partials in thread order, in the same region. Slabs of M left each thread a
+// n: cut along K into split_k_parts(m, n, k) slabs, a number fixed by the shape and the machine, never by the
+// thread count; each thread runs whole slabs, slab 0 into c (with the caller's beta), the others into partial
+// [m, n] products, then c += the partials in slab order, in the same region. So the sum order, and every bit
+// of c, is the same at 1, 2 or 3 threads, as for slabs of M or N, and a run may change its thread count
+// between steps (apps/train/thread_tuner.hpp) without changing its results. Slabs of M left each thread a
 // [m / 2, n] block with the whole K, which OpenBLAS ran at 131-168 GFLOP/s on 2 cores at the models' shapes;
-// slabs of K ran 1.01-1.07x faster there (K 16,384-32,896; M, N 300-1,200; docs/performance/kernels.md). The sum
-// order is fixed for a thread count, so results repeat run to run (they differ between thread counts in
-// the last bits).
+// slabs of K ran 1.01-1.07x faster there (K 16,384-32,896; M, N 300-1,200; docs/performance/kernels.md).
 void split_k(Kernel kernel, bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
              const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc,
              int threads) {
-  const std::int64_t parts = std::min<std::int64_t>(threads, k);
+  const std::int64_t parts = cpu::split_k_parts(m, n, k);
   Tensor partials = Tensor::empty({parts - 1, m, n});
   float* pp = partials.data<float>();
-#pragma omp parallel num_threads(static_cast<int>(parts))
+  const int team = static_cast<int>(std::min<std::int64_t>(threads, parts));
+  if (team > 1) profile::count_parallel_region();
+#pragma omp parallel num_threads(team) if (team > 1)
   {
 #pragma omp for schedule(static)
     for (std::int64_t p = 0; p < parts; ++p) {  // a loop, not the thread id: right for any team size
@@ -230,11 +233,9 @@ void cpu::sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k
     profile::count_parallel_region();
     return kernel(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
-  if (k >= kSplitKRatio * std::max(m, n)) {
-    if (threads <= 1) return kernel(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-    profile::count_parallel_region();
+  // One thread runs the same slabs of K in turn, so its bits are those of any count (one slab: the chunks below).
+  if (k >= kSplitKRatio * std::max(m, n) && split_k_parts(m, n, k) > 1)
     return split_k(kernel, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threads);
-  }
   // Chunks along the longer of M (rows of c: rows of a, or columns of a stored transposed) and N (columns of
   // c: columns of b, or rows of b stored transposed), fixed by the shape alone (gemm_chunks); each thread runs
   // whole chunks, one call each. A backend's kernel may treat the last rows of a call apart (OpenBLAS's Zen 3
@@ -262,6 +263,13 @@ void cpu::sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k
   profile::count_parallel_region();
 #pragma omp parallel for num_threads(static_cast<int>(parts)) schedule(static)
   for (std::int64_t p = 0; p < parts; ++p) run_chunks(chunks * p / parts, chunks * (p + 1) / parts);
+}
+
+std::int64_t cpu::split_k_parts(std::int64_t m, std::int64_t n, std::int64_t k) {
+  const std::int64_t by_work = std::max<std::int64_t>(m * n * k / kMinSlabMnk, 1);
+  const std::int64_t by_len = std::max<std::int64_t>(k / kMinSplitKLen, 1);
+  static const std::int64_t most = std::max(6, omp_get_num_procs());
+  return std::min({by_work, by_len, most});
 }
 
 std::int64_t cpu::gemm_chunks(std::int64_t m, std::int64_t n, std::int64_t k) {

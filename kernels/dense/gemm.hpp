@@ -77,8 +77,12 @@ inline constexpr std::int64_t kMinChunkLen = 16;
 // At most max(6, the processors OpenMP sees) chunks: 1, 2, 3 and 6 threads split six evenly.
 std::int64_t gemm_chunks(std::int64_t m, std::int64_t n, std::int64_t k);
 // A product with K at least this many times max(M, N) (a weight gradient over a batch's rows) is cut along K
-// instead, each thread's partial [M, N] added into c at the end (gemm.cpp: split_k).
+// instead into split_k_parts(m, n, k) slabs (at least kMinSlabMnk and kMinSplitKLen each, at most max(6, the
+// processors)), fixed like the chunks by the shape and the machine alone; each slab's partial [M, N] is added
+// into c in slab order (gemm.cpp: split_k), so these too are the same bits at any thread count.
 inline constexpr std::int64_t kSplitKRatio = 16;
+inline constexpr std::int64_t kMinSplitKLen = 64;
+std::int64_t split_k_parts(std::int64_t m, std::int64_t n, std::int64_t k);
 bool split_gemm();  // false when TOPO_GEMM_SPLIT=0 (read once)
 // fp32 products with a narrow output go to the own kernels of gemm_skinny.hpp (whatever the backend) unless
 // TOPO_GEMM_SKINNY=0 (read once; for comparisons).

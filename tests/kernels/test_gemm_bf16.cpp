@@ -324,27 +324,34 @@ TEST_CASE("oneDNN: beta = 0 ignores NaN in c, k = 0 and alpha = 0 scale c, a rep
   set_num_threads(before);
 }
 
-TEST_CASE("every backend: a product cut into slabs of rows or columns is bitwise the same at 1, 2 and 3 threads") {
-  // Slabs give each row (column) of c the same single-threaded sum over k at any thread count; only the split
-  // along K of weight gradients (cpu::kSplitKRatio) sums in another order. A backend whose blocking followed
-  // the slab's size would break the first and make results depend on the thread count.
+TEST_CASE("every backend: a product cut into slabs of rows, columns or K is bitwise the same at 1, 2 and 3 threads") {
+  // Slabs give each row (column) of c the same single-threaded sum over k at any thread count, and a weight
+  // gradient's slabs of K (cpu::kSplitKRatio) are fixed by the shape and added in slab order. A backend whose
+  // blocking followed the slab's size, or a K split that followed the thread count, would make results depend
+  // on the thread count, and a run that changes its count between steps (apps/train/thread_tuner.hpp) would
+  // not repeat.
   const int before = num_threads();
   const Tensor a = testing::random_uniform({2048, 300}, 11), b = testing::random_uniform({300, 300}, 12);
+  const Tensor x = testing::random_uniform({8192, 300}, 13), g = testing::random_uniform({8192, 100}, 14);
+  REQUIRE(8192 >= cpu::kSplitKRatio * 300);
+  REQUIRE(cpu::split_k_parts(100, 300, 8192) > 1);
   for (Precision precision : {Precision::fp32, Precision::bf16})
     for (GemmBackend backend : {GemmBackend::openblas, GemmBackend::onednn, GemmBackend::own}) {
       if (!gemm_backend_available(precision, backend)) continue;
       CAPTURE(std::string(precision_name(precision)));
       CAPTURE(std::string(gemm_backend_name(backend)));  // the name: doctest prints a char* as its address
-      const GemmPrecisionGuard g(precision);
+      const GemmPrecisionGuard guard(precision);
       const GemmBackendGuard use(precision, backend);
       set_num_threads(1);
       const std::vector<float> rows = matmul(a, b, false, true).to_vector<float>();  // [2048, 300]: slabs of M
       const std::vector<float> cols = matmul(b, a, false, true).to_vector<float>();  // [300, 2048]: slabs of N
+      const std::vector<float> ks = matmul(g, x, true, false).to_vector<float>();    // [100, 300] over K = 8192
       for (int threads : {2, 3}) {
         CAPTURE(threads);
         set_num_threads(threads);
         CHECK(matmul(a, b, false, true).to_vector<float>() == rows);
         CHECK(matmul(b, a, false, true).to_vector<float>() == cols);
+        CHECK(matmul(g, x, true, false).to_vector<float>() == ks);
       }
     }
   set_num_threads(before);
