@@ -48,7 +48,7 @@ const std::vector<Field>& table() {
        "train at least N optimizer steps: epochs are raised to reach N and early stopping waits for it (small data)"},
       {"patience", &TrainConfig::patience, "early stopping: evaluations without a better dev (0: never stop)"},
       {"seed", &TrainConfig::seed, "seed of data, initialisation, shuffling and dropout"},
-      {"threads", &TrainConfig::threads, "CPU threads (0: default)"},
+      {"threads", &TrainConfig::threads, "CPU threads (0: the cores this process may use, or one thread where the first steps ran faster on one)"},
       {"device", &TrainConfig::device, "cpu | cuda | cuda:N"},
       {"precision", &TrainConfig::precision,
        "GEMMs: fp32 | bf16 (inputs rounded to bf16, fp32 accumulation, weights, optimizer, norms; CPUs with "

@@ -146,6 +146,7 @@ void TrainingRun::write_result() {
                                {"device", device_.str()},
                                {"threads", threads_.threads},
                                {"threads_source", threads_.source},
+                               {"thread_trials", thread_tuner_ ? thread_tuner_->report() : nlohmann::json()},
                                {"omp_wait_policy", wait_policy()},
                                {"blas_core", blas_core()},
                                {"kernel_isa", kernel_isa()},

@@ -73,6 +73,15 @@ class StopSignalHandlers {
   struct sigaction old_term_ {}, old_int_ {};
 };
 
+// Kernel profiling off for a scope (evaluations, the thread trials' discarded passes), then as it was.
+struct ProfileOff {
+  bool was = topo::profile::enabled();
+  ProfileOff() { topo::profile::enable(false); }
+  ~ProfileOff() { topo::profile::enable(was); }
+  ProfileOff(const ProfileOff&) = delete;
+  ProfileOff& operator=(const ProfileOff&) = delete;
+};
+
 void check_same_config(const nlohmann::json& saved, const TrainConfig& now, const std::string& path) {
   const nlohmann::json current = now.recorded_json();
   const auto& runtime = TrainConfig::runtime_fields();
@@ -250,6 +259,7 @@ bool TrainingRun::train() {
   if (epochs_ > c_.epochs)
     progress_->message(fmt::format("epochs raised from {} to {}: {} steps per epoch, min_steps {}", c_.epochs, epochs_,
                                    steps_per_epoch_, c_.min_steps));
+  start_thread_tuner();
   t_start_ = Clock::now();
   // --profile: per-op-category kernel time of training steps (kernels/profile.hpp); evaluations are left out.
   if (c_.profile) {
@@ -347,6 +357,41 @@ void TrainingRun::train_epoch(std::int64_t epoch) {
   if ((c_.eval_every == 0 || epoch + 1 == epochs_) && last_eval_step_ != step_) evaluate_dev(epoch);
 }
 
+void TrainingRun::start_thread_tuner() {
+  const bool given = c_.threads > 0 || !probe_core_limits().omp_num_threads.empty();
+  if (given || threads_.threads <= 1 || distributed_ || device_.is_cuda()) return;
+  const ThreadTuner::Options options;
+  if (!ThreadTuner::enough_steps(total_steps_ - step_, options)) return;
+  default_threads_ = threads_;
+  thread_tuner_.emplace(std::vector<int>{threads_.threads, 1}, options);
+}
+
+double TrainingRun::discarded_pass(const TaskBatch& batch, int threads) {
+  // Kept out of the kernel profile (the step's own pass is profiled as any other); --profile's phase times show
+  // it as "thread trials".
+  const ProfileOff kernels_off;
+  auto scope = profile_.time("thread trials");
+  set_num_threads(threads);
+  const nn::Generator rewind = dropout_gen_;  // the step's own pass draws the same dropout masks
+  const Clock::time_point t0 = Clock::now();
+  {
+    nn::Var loss = task_->batch_loss(*model_, model_->forward(batch.inputs), batch);
+    (void)loss.item();
+    loss.backward();
+  }
+  const double seconds = seconds_since(t0);
+  model_->zero_grad();
+  dropout_gen_ = rewind;
+  return seconds;
+}
+
+void TrainingRun::report_thread_choice() {
+  const int chosen = thread_tuner_->chosen();
+  threads_.source = fmt::format("{}; at step {}, {}", default_threads_.source, step_, thread_tuner_->summary());
+  threads_.threads = chosen;
+  progress_->message(fmt::format("threads: {} ({}; --threads N fixes the count)", chosen, threads_.source));
+}
+
 void TrainingRun::train_step(const std::vector<std::int64_t>& global_batch, std::int64_t epoch) {
   // Data parallel: this rank's shard, whose mean loss counts by its share of the global batch.
   const std::vector<std::int64_t> indices =
@@ -362,6 +407,18 @@ void TrainingRun::train_step(const std::vector<std::int64_t>& global_batch, std:
       batch = task_->batch(Split::Train, indices).to(device_);
     }
     tokens = batch.inputs.num_tokens();
+    // A trial of the thread counts (thread_tuner.hpp): the batch runs at every count but the last first,
+    // discarded, then as the step's own pass at the last, all timed.
+    const bool trial = thread_tuner_ && thread_tuner_->trial_due();
+    std::vector<double> trial_seconds;
+    if (trial) {
+      const std::vector<int> order = thread_tuner_->trial_order();
+      for (std::size_t i = 0; i + 1 < order.size(); ++i) trial_seconds.push_back(discarded_pass(batch, order[i]));
+      set_num_threads(order.back());
+    } else if (thread_tuner_) {
+      set_num_threads(thread_tuner_->next());
+    }
+    const Clock::time_point pass_start = Clock::now();
     nn::Var loss;
     {
       auto scope = profile_.time("forward");
@@ -371,12 +428,20 @@ void TrainingRun::train_step(const std::vector<std::int64_t>& global_batch, std:
     if (!distributed_)
       TOPO_CHECK(std::isfinite(loss_value), "training diverged: loss {} at step {} (lower --lr or set --clip)",
                  loss_value, step_);
-    auto scope = profile_.time("backward");
-    if (reducer_) {
-      const nn::BackwardObserverScope watch(*reducer_);  // buckets start as their gradients become final
-      loss.backward();
-    } else {
-      loss.backward();
+    {
+      auto scope = profile_.time("backward");
+      if (reducer_) {
+        const nn::BackwardObserverScope watch(*reducer_);  // buckets start as their gradients become final
+        loss.backward();
+      } else {
+        loss.backward();
+      }
+    }
+    if (trial) {
+      trial_seconds.push_back(seconds_since(pass_start));
+      if (thread_tuner_->record_trial(trial_seconds)) report_thread_choice();
+    } else if (thread_tuner_) {
+      thread_tuner_->record_step();
     }
   }
   if (reducer_) {
@@ -414,11 +479,7 @@ void TrainingRun::train_step(const std::vector<std::int64_t>& global_batch, std:
 
 void TrainingRun::evaluate_dev(std::int64_t epoch) {
   // Evaluations stay out of the kernel profile of training steps.
-  struct ProfileOff {
-    bool was = topo::profile::enabled();
-    ProfileOff() { topo::profile::enable(false); }
-    ~ProfileOff() { topo::profile::enable(was); }
-  } const kernels_off;
+  const ProfileOff kernels_off;
   auto scope = profile_.time("eval");
   if (!root_) {  // rank 0 evaluates (every rank holds the same parameters) and sends the bookkeeping
     share_bookkeeping();

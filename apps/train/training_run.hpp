@@ -11,6 +11,7 @@
 
 #include "apps/tasks/task.hpp"
 #include "apps/train/progress.hpp"
+#include "apps/train/thread_tuner.hpp"
 #include "apps/train/trainer.hpp"
 #include "dist/gradient_reducer.hpp"
 #include "kernels/dense/gemm.hpp"
@@ -78,6 +79,15 @@ class TrainingRun {
   const bool distributed_, root_;  // several ranks; this is rank 0 (the one that writes files)
   std::unique_ptr<dist::GradientReducer> reducer_;  // when distributed_
   ThreadCount threads_;  // how many and where the count came from (the log's first line, result.json)
+  // The default count against one thread, timed on the first steps and again at doubling intervals
+  // (thread_tuner.hpp); unset when the count was given (--threads, OMP_NUM_THREADS), is 1, or the run is data
+  // parallel, on CUDA or too short.
+  std::optional<ThreadTuner> thread_tuner_;
+  ThreadCount default_threads_;  // the count the tuner compares with one thread, and its source
+  void start_thread_tuner();
+  // A trial's run of the batch at `threads`, thrown away (gradients cleared, dropout generator rewound): seconds.
+  double discarded_pass(const TaskBatch& batch, int threads);
+  void report_thread_choice();  // the log line and threads_ after a round of trials changed the count
   // The process's GEMM precision is set for this run (--precision) and restored when the run ends, so a run in
   // a test does not leak its precision into the next.
   GemmPrecisionGuard restore_precision_{gemm_precision()};
