@@ -209,6 +209,7 @@ void forward_tile(HeadRows at, std::int64_t len, std::int64_t r0, std::int64_t m
                                 at.k_row(q, 0), at.k_row(k, 0), at.v_row(v, 0), at.o_row(out, 0),
                                 lse + at.off * d.heads + at.h, w.lanes);
   const std::int64_t ldk = d.ld_qk, ldv = d.ld_v;
+  const cpu::RepeatedShapes tiles;  // a few tile shapes, thousands of calls: kernels per shape (gemm.hpp)
   w.o.resize(static_cast<std::size_t>(kQueryTile * d.dv));
   float *s = w.s.data(), *o = w.o.data(), *m = w.m.data(), *l = w.l.data();
   std::fill_n(m, mq, -INFINITY);
@@ -343,6 +344,7 @@ void backward_head(HeadRows at, std::int64_t len, std::int64_t radius, float sca
                                  at.k_row(q, 0), at.k_row(k, 0), at.v_row(v, 0), w.lse.data(), w.delta.data(),
                                  at.o_row(dout, 0), at.k_row(dq, 0), at.k_row(dk, 0), at.v_row(dv, 0), w.lanes);
   const std::int64_t tile = band_tile(radius, kBackwardTile);
+  const cpu::RepeatedShapes tiles;  // as the forward's
   float *s = w.s.data(), *dp = w.dp.data();
   for (std::int64_t j0 = 0; j0 < len; j0 += tile) {
     const std::int64_t nk = std::min(tile, len - j0);

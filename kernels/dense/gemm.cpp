@@ -265,6 +265,14 @@ void cpu::sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k
   for (std::int64_t p = 0; p < parts; ++p) run_chunks(chunks * p / parts, chunks * (p + 1) / parts);
 }
 
+namespace {
+thread_local bool t_repeated_shapes = false;
+}  // namespace
+
+cpu::RepeatedShapes::RepeatedShapes() : was_(t_repeated_shapes) { t_repeated_shapes = true; }
+cpu::RepeatedShapes::~RepeatedShapes() { t_repeated_shapes = was_; }
+bool cpu::repeated_shapes() { return t_repeated_shapes; }
+
 std::int64_t cpu::split_k_parts(std::int64_t m, std::int64_t n, std::int64_t k) {
   const std::int64_t by_work = std::max<std::int64_t>(m * n * k / kMinSlabMnk, 1);
   const std::int64_t by_len = std::max<std::int64_t>(k / kMinSplitKLen, 1);

@@ -88,6 +88,22 @@ bool split_gemm();  // false when TOPO_GEMM_SPLIT=0 (read once)
 // TOPO_GEMM_SKINNY=0 (read once; for comparisons).
 bool skinny_gemm();
 
+// Marks the calling thread's products, while it lives, as a few shapes repeated many times (the fused
+// attention's tiles): a backend that compiles kernels per shape (oneDNN's bf16 matmul, gemm_onednn.cpp) keeps
+// one per shape inside the scope and runs one kernel for every shape outside it, where shapes change with each
+// batch. A thread's own flag: set it inside a parallel region's body, not around the region.
+class RepeatedShapes {
+ public:
+  RepeatedShapes();
+  ~RepeatedShapes();
+  RepeatedShapes(const RepeatedShapes&) = delete;
+  RepeatedShapes& operator=(const RepeatedShapes&) = delete;
+
+ private:
+  bool was_;
+};
+bool repeated_shapes();  // whether the calling thread is inside a RepeatedShapes scope
+
 // Raw row-major cblas_sgemm on host pointers: c = alpha * op(a) @ op(b) + beta * c, op(a) [m, k], op(b) [k, n],
 // lda/ldb/ldc the row strides. Inside an OpenMP region it runs single-threaded (the fused kernels' per-tile
 // products); outside, one thread up to single_thread_gemm_mnk(), chunks over the threads above (see above).

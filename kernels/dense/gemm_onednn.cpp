@@ -3,10 +3,20 @@
 // fp32: dnnl_sgemm, oneDNN's row-major BLAS-style call (its JIT sgemm), nothing cached.
 // bf16: oneDNN 2.6 has no public bf16 GEMM call, so a matmul primitive src [m, k] bf16 x weights [k, n] bf16 ->
 // dst [m, n] f32. op(a) and op(b) are described with strides (a transposed operand is a column-major view of
-// the compact copy), so no transpose is made here; oneDNN picks its implementation per shape (brgemm kernels
-// on avx512_core_bf16 / avx512_core_amx). Creating a primitive costs a JIT compilation (hundreds of
-// microseconds), so each thread keeps its primitives by (transposes, m, n, k, ldc, alpha, beta): a training
-// run reuses a handful of shapes per batch length.
+// the compact copy), so no transpose is made here. Two kinds of primitive, chosen by the call site:
+//  - by default its dimensions and strides are runtime values (DNNL_RUNTIME_DIM_VAL): one primitive per
+//    (transposes, alpha, beta) and thread serves every shape. A primitive made for one shape (oneDNN's brgemm
+//    kernels) costs a JIT compilation of 0.8-2.7 ms on the Xeon with AMX, and a training run meets a new shape
+//    with nearly every batch length and row slab: MR's Star recipe in bf16 compiled 826 of them in one epoch,
+//    1.14 s against 0.23 s of products, and ran 4x slower than in fp32. The runtime-shape primitive (oneDNN's
+//    gemm:jit, AMX tiles too) costs 0.03-0.1 ms once and runs 0.7-1.4x the per-shape brgemm (one thread:
+//    733x100x100 54 against 33 us, 8192x300x300 2.97 against 2.16 ms, 300x300x8192 1.99 against 2.83 ms);
+//  - inside a cpu::RepeatedShapes scope (the fused attention's tiles: a few shapes, thousands of calls, where
+//    the runtime-shape kernel made the dense Transformer's attention 1.5x slower) one primitive per shape,
+//    kept per thread.
+// Either way a product's bits are a function of its shape and its call site, not of the shapes before it (a
+// cache that switched kernels after N calls of a shape would make them depend on the thread count and on
+// where a resumed run started).
 #include "kernels/dense/gemm_onednn.hpp"
 
 #include "kernels/error.hpp"
@@ -23,6 +33,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kernels/dense/gemm.hpp"
 #include "kernels/dense/gemm_bf16.hpp"
 #endif
 
@@ -130,6 +141,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void to_bf16(con
   }
 }
 
+// A primitive's key: transposes, alpha, beta and, for a per-shape one, the shape and ldc (all zero for the
+// runtime-shape primitive of those transposes, alpha and beta).
 struct Key {
   bool ta, tb;
   std::int64_t m, n, k, ldc;
@@ -152,20 +165,14 @@ struct KeyHash {
   }
 };
 
-// A primitive with its three memory objects (the data handles are set per call).
-struct Matmul {
-  dnnl::matmul primitive;
-  dnnl::memory a, b, c;
-};
-
 // Per thread: its primitives, its stream (a stream is not thread-safe) and its conversion buffers.
 struct ThreadState {
-  std::unordered_map<Key, Matmul, KeyHash> primitives;
+  std::unordered_map<Key, dnnl::matmul, KeyHash> primitives;
   dnnl::stream stream{cpu_engine()};
   std::vector<std::uint16_t> a, b;
 };
-// A thread past this many shapes drops them all (a workload of ever-new shapes then pays the compile per call
-// instead of growing without bound).
+// A thread past this many primitives drops them all (a site that claims repeated shapes but meets ever-new ones
+// then pays the compile per call instead of growing without bound).
 constexpr std::size_t kMaxPrimitivesPerThread = 512;
 
 ThreadState& thread_state() {
@@ -173,13 +180,25 @@ ThreadState& thread_state() {
   return state;
 }
 
-Matmul make_matmul(const Key& key) {
+// op(a) [m, k] as stored: [m, k] row-major, or [k, m] row-major (transposed); likewise op(b) [k, n]; c [m, n]
+// with row stride ldc. The primitive's descriptors have every dimension and stride a runtime value, a call's
+// memory objects the concrete ones.
+struct MatmulDescs {
+  dnnl::memory::desc a, b, c;
+};
+MatmulDescs matmul_descs(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t ldc) {
   using dt = dnnl::memory::data_type;
   using dims = dnnl::memory::dims;
-  // op(a) [m, k] viewed in the compact copy of a as stored: [m, k] row-major, or [k, m] row-major (transposed).
-  const dnnl::memory::desc a_md(dims{key.m, key.k}, dt::bf16, key.ta ? dims{1, key.m} : dims{key.k, 1});
-  const dnnl::memory::desc b_md(dims{key.k, key.n}, dt::bf16, key.tb ? dims{1, key.k} : dims{key.n, 1});
-  const dnnl::memory::desc c_md(dims{key.m, key.n}, dt::f32, dims{key.ldc, 1});
+  return {dnnl::memory::desc(dims{m, k}, dt::bf16, ta ? dims{1, m} : dims{k, 1}),
+          dnnl::memory::desc(dims{k, n}, dt::bf16, tb ? dims{1, k} : dims{n, 1}),
+          dnnl::memory::desc(dims{m, n}, dt::f32, dims{ldc, 1})};
+}
+
+// key.m == 0: every dimension and stride a runtime value.
+dnnl::matmul make_matmul(const Key& key) {
+  constexpr std::int64_t R = DNNL_RUNTIME_DIM_VAL;
+  const bool any = key.m == 0;
+  const MatmulDescs d = matmul_descs(key.ta, key.tb, any ? R : key.m, any ? R : key.n, any ? R : key.k, any ? R : key.ldc);
   dnnl::primitive_attr attr;
   if (key.alpha != 1.f) attr.set_output_scales(0, {key.alpha});
   if (key.beta != 0.f) {
@@ -187,10 +206,7 @@ Matmul make_matmul(const Key& key) {
     ops.append_sum(key.beta);
     attr.set_post_ops(ops);
   }
-  const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, b_md, c_md), attr, cpu_engine());
-  return {dnnl::matmul(pd), dnnl::memory(pd.src_desc(), cpu_engine(), DNNL_MEMORY_NONE),
-          dnnl::memory(pd.weights_desc(), cpu_engine(), DNNL_MEMORY_NONE),
-          dnnl::memory(pd.dst_desc(), cpu_engine(), DNNL_MEMORY_NONE)};
+  return dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(d.a, d.b, d.c), attr, cpu_engine()));
 }
 
 }  // namespace
@@ -236,18 +252,19 @@ void onednn_gemm_bf16_bits(bool ta, bool tb, std::int64_t m, std::int64_t n, std
   TOPO_CHECK(k > 0, "oneDNN bf16 GEMM {}x{}x{}: k must be positive", m, n, k);
   on_callers_threads([&] {
     ThreadState& state = thread_state();
-    const Key key{ta, tb, m, n, k, ldc, alpha, beta};
+    const bool per_shape = repeated_shapes();
+    const Key key{ta, tb, per_shape ? m : 0, per_shape ? n : 0, per_shape ? k : 0, per_shape ? ldc : 0, alpha, beta};
     auto it = state.primitives.find(key);
     if (it == state.primitives.end()) {
       if (state.primitives.size() >= kMaxPrimitivesPerThread) state.primitives.clear();
       it = state.primitives.emplace(key, make_matmul(key)).first;
     }
-    Matmul& mm = it->second;
-    mm.a.set_data_handle(const_cast<std::uint16_t*>(a));
-    mm.b.set_data_handle(const_cast<std::uint16_t*>(b));
-    mm.c.set_data_handle(c);
-    with_signals_held([&] {  // its brgemm or gemm kernels: held as the fp32 ones are
-      mm.primitive.execute(state.stream, {{DNNL_ARG_SRC, mm.a}, {DNNL_ARG_WEIGHTS, mm.b}, {DNNL_ARG_DST, mm.c}});
+    const MatmulDescs d = matmul_descs(ta, tb, m, n, k, ldc);
+    dnnl::memory am(d.a, cpu_engine(), const_cast<std::uint16_t*>(a));
+    dnnl::memory bm(d.b, cpu_engine(), const_cast<std::uint16_t*>(b));
+    dnnl::memory cm(d.c, cpu_engine(), c);
+    with_signals_held([&] {  // its gemm kernels: held as the fp32 ones are
+      it->second.execute(state.stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
       state.stream.wait();
     });
   });

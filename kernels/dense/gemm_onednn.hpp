@@ -26,8 +26,9 @@ void onednn_sgemm(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, st
 // The same with a and b rounded to bf16 (round to nearest even, as cpu::sgemm_bf16 does) and fp32 accumulation:
 // a oneDNN matmul primitive bf16 x bf16 -> f32 (AMX tiles where the CPU has them, AVX512_BF16 otherwise), alpha
 // as its output scale, beta as a sum post-op (beta == 0 does not read c). Both operands are converted into
-// per-thread buffers first (one pass each). The primitives are cached per thread by shape, strides, alpha and
-// beta (a new shape compiles its kernels once: measured in docs/performance/kernels.md). Requires AVX512_BF16.
+// per-thread buffers first (one pass each). One primitive per thread, transposes, alpha and beta serves every
+// shape (runtime dimensions), except inside a cpu::RepeatedShapes scope, where each shape gets its own (compiled
+// once, cached per thread; gemm_onednn.cpp says why, with figures). Requires AVX512_BF16.
 void onednn_sgemm_bf16(bool trans_a, bool trans_b, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
                        const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c,
                        std::int64_t ldc);
