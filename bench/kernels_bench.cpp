@@ -203,8 +203,11 @@ void bench_head_groups(bench::Runner& bench) {
   bench.annotate("grouped_over_kernels", grouped.stats.median_ms / kernels.stats.median_ms);
 }
 
-// gat_attention forward and backward. Minimum work: the CSR (both in the backward), el and er, the z rows
-// gathered once (the backward: z and the output gradient's rows), the output (backward: dz, del, der) and lse;
+// gat_attention forward and backward. Minimum work: the CSR (both in the backward), el and er, the output
+// (backward: dz, del, der) and lse streamed; a z row gathered per in-edge (the backward: z by source and the
+// output gradient by destination, two rows an edge): the 20 in-edges of a node come from random nodes of a
+// 25.6 MB table, so unlike Star's near-consecutive neighbours no row is read once for all its edges (counted
+// once, the rows gave bounds of 2.3 and 6.3 ms that no order of the edges could reach: 5.5% and 4.1%);
 // exps one per edge and head per pass; flops 2 per edge and feature forward, 4 backward (a dot and a sum).
 void bench_gat(bench::Runner& bench) {
   constexpr std::int64_t kNodes = 100000, kInEdges = 20, kGatHeads = 8, kGatDim = 8;
@@ -227,10 +230,15 @@ void bench_gat(bench::Runner& bench) {
   const nlohmann::json shape = {{"nodes", kNodes}, {"edges", ne}, {"heads", kGatHeads}, {"head_dim", kGatDim},
                                 {"attention_dropout", drop.p}};
   const GatAttentionOutput fwd = gat_attention(block.in, el, er, z, 0.2f, drop);
-  bench.run("gat 8x8 attention forward", gather_work(graph + 3 * scores + 2 * rows, rows, 4.0 * features, 2 * ef, eh),
-            [&] { (void)gat_attention(block.in, el, er, z, 0.2f, drop); }, shape);
-  bench.run("gat 8x8 attention backward",
-            gather_work(2 * graph + 6 * scores + 4 * rows, 2 * rows, 4.0 * features, 4 * ef, 2 * eh),
+  // One row of `features` floats per in-edge, from tables whose size (not the bytes gathered) sets the gather
+  // rate they are judged against: the graph, scores and rows the kernel touches.
+  const double gathered = 4.0 * ef;
+  bench::Work forward = gather_work(graph + 3 * scores + rows + gathered, gathered, 4.0 * features, 2 * ef, eh);
+  forward.working_set_bytes = graph + 3 * scores + 2 * rows;
+  bench::Work backward = gather_work(2 * graph + 6 * scores + 2 * rows + 2 * gathered, 2 * gathered, 4.0 * features, 4 * ef, 2 * eh);
+  backward.working_set_bytes = 2 * graph + 6 * scores + 4 * rows;
+  bench.run("gat 8x8 attention forward", forward, [&] { (void)gat_attention(block.in, el, er, z, 0.2f, drop); }, shape);
+  bench.run("gat 8x8 attention backward", backward,
             [&] { (void)gat_attention_backward(block.in, block.out, el, er, z, fwd, dout, 0.2f, drop); }, shape);
 }
 
