@@ -5,10 +5,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "apps/tasks/masked_sum/masked_sum.hpp"
 #include "apps/train/io.hpp"
@@ -142,37 +144,45 @@ TEST_CASE("training: Star-Transformer learns masked summation (n = 20, k = 3) fa
 
 TEST_CASE("training: --precision bf16 learns masked summation as fp32 does (DeepSets and Star), and says so") {
   // bf16 GEMM inputs with fp32 weights, accumulation and optimizer: the same short runs at both precisions
-  // (same seed, same data) must both beat the baseline by far and end at test MSEs of the same size.
+  // (same seeds, same data) must all beat the baseline by far and end at test MSEs of the same size. Star's
+  // probe leaves its plateau after ~1000 of its 2500 steps, sooner or later by seed and by the GEMMs' rounding:
+  // one seed's MSE moved 0.010 -> 0.036 between two bf16 GEMM kernels of equal accuracy (and 0.013 -> 0.041
+  // with fp32 against bf16), so precisions are compared by the median over three seeds.
   const bool bf16_cpu = bf16_gemm_supported();
   if (!bf16_cpu) MESSAGE("this CPU does not report AVX512_BF16: bf16 runs fall back to fp32 (checked below)");
   for (const std::string model : {"deepsets", "star"}) {
     CAPTURE(model);
-    double mse[2] = {0, 0};
-    for (int p = 0; p < 2; ++p) {
-      const fs::path dir = fresh_dir("bf16_" + model + std::to_string(p));
-      TrainConfig c = small_config(dir);
-      c.precision = p == 0 ? "fp32" : "bf16";
-      if (model == "star") {  // the Star test's toy probe above (2500 steps: it leaves its plateau after ~1000)
-        c.set("model", "star").set("d", 10).set("train_size", 1000).set("dev_size", 200).set("test_size", 500);
-        c.batch = 16;
-        c.epochs = 40, c.layers = 1, c.heads = 4, c.seed = 2;
+    const std::vector<std::int64_t> seeds = model == "star" ? std::vector<std::int64_t>{2, 3, 4} : std::vector<std::int64_t>{1};
+    std::vector<double> mse[2];
+    for (int p = 0; p < 2; ++p)
+      for (const std::int64_t seed : seeds) {
+        const fs::path dir = fresh_dir("bf16_" + model + std::to_string(p));
+        TrainConfig c = small_config(dir);
+        c.precision = p == 0 ? "fp32" : "bf16";
+        if (model == "star") {  // the Star test's toy probe above (2500 steps: it leaves its plateau after ~1000)
+          c.set("model", "star").set("d", 10).set("train_size", 1000).set("dev_size", 200).set("test_size", 500);
+          c.batch = 16;
+          c.epochs = 40, c.layers = 1, c.heads = 4;
+        }
+        c.seed = seed;
+        const TrainResult r = Trainer(c).run();
+        REQUIRE(r.completed);
+        CHECK(gemm_precision() == Precision::fp32);  // the run restored the process's precision
+        mse[p].push_back(r.test_metric);
+        const nlohmann::json result = read_json(Trainer::result_path(c.out));
+        CHECK(result.at("config").at("precision") == c.precision);
+        CHECK(result.at("precision") == (p == 1 && bf16_cpu ? "bf16" : "fp32"));
+        INFO("precision " << c.precision << " seed " << seed << " test mse " << r.test_metric << " baseline "
+                          << r.baseline.at("baseline_mse").get<double>() << " first loss " << r.losses.front()
+                          << " last loss " << r.losses.back());
+        CHECK(r.test_metric < 0.25 * r.baseline.at("baseline_mse").get<double>());
+        CHECK(r.losses.back() < 0.25 * r.losses.front());
+        fs::remove_all(dir);
       }
-      const TrainResult r = Trainer(c).run();
-      REQUIRE(r.completed);
-      CHECK(gemm_precision() == Precision::fp32);  // the run restored the process's precision
-      mse[p] = r.test_metric;
-      const nlohmann::json result = read_json(Trainer::result_path(c.out));
-      CHECK(result.at("config").at("precision") == c.precision);
-      CHECK(result.at("precision") == (p == 1 && bf16_cpu ? "bf16" : "fp32"));
-      INFO("precision " << c.precision << " test mse " << r.test_metric << " baseline "
-                        << r.baseline.at("baseline_mse").get<double>() << " first loss " << r.losses.front()
-                        << " last loss " << r.losses.back());
-      CHECK(r.test_metric < 0.25 * r.baseline.at("baseline_mse").get<double>());
-      CHECK(r.losses.back() < 0.25 * r.losses.front());
-      fs::remove_all(dir);
-    }
-    INFO("test mse fp32 " << mse[0] << " bf16 " << mse[1]);
-    CHECK(mse[1] < 2.0 * mse[0] + 0.01);  // close to fp32's: bf16 noise, not a different result
+    for (auto& v : mse) std::sort(v.begin(), v.end());
+    const double fp32 = mse[0][mse[0].size() / 2], bf16 = mse[1][mse[1].size() / 2];
+    INFO("median test mse fp32 " << fp32 << " bf16 " << bf16);
+    CHECK(bf16 < 2.0 * fp32 + 0.01);  // close to fp32's: bf16 noise, not a different result
   }
 }
 
