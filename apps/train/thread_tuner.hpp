@@ -3,7 +3,7 @@
 //
 // Why measured: whether a second thread pays depends on the model's size and on the machine, not on the core
 // count. A step of a small model crosses ~40 parallel regions, each of which wakes a sleeping thread (20-33 us
-// on the VMs measured, kernels/threads.hpp), and on a core fast enough the work a region splits is worth less
+// on the VMs measured, docs/performance/threads.md), and on a core fast enough the work a region splits is worth less
 // than that: on an Intel Xeon with AMX (2 cores) MR's Star recipe ran 5.29 ms a step on 2 threads and 4.62 on
 // one, where the same recipe on a Skylake-SP gained 1.3x from the second thread (docs/performance/threads.md).
 // No constant threshold holds on both; the steps themselves say which count is faster.
@@ -17,7 +17,7 @@
 // relative to candidates[0] (strictly lower: a tie keeps the default) runs the next `hold` steps, then shorter
 // trials (`retrials`) check the choice, the hold doubling each time up to `max_hold`, so that a neighbour that
 // loaded the cores during one round of trials (a build, another run) does not decide the whole run. The cost is
-// one extra forward and backward per trial: 8 + 4 per hold, about 1.5% of MR's 1,056 steps.
+// one extra forward and backward per trial (8, then 4 per hold: 20 in MR's 1,056 steps, 2-3% of its time).
 // Every kernel gives the same bits at any thread count (chunks and slabs of K fixed by the shape:
 // kernels/dense/gemm.hpp; tests/apps/test_thread_tuner.cpp trains at 1, 2 and 3 threads), so the choice changes
 // the speed of a run, never its results, and a resumed run may choose anew.
