@@ -28,10 +28,12 @@ ThreadTuner::ThreadTuner(std::vector<int> candidates, Options options)
       steps_run_(candidates_.size(), 0) {
   TOPO_CHECK(!candidates_.empty(), "thread tuner: no candidate thread counts");
   for (int c : candidates_) TOPO_CHECK(c >= 1, "thread tuner: thread count {} must be >= 1", c);
-  TOPO_CHECK(options_.warmup >= 0 && options_.trials >= 1 && options_.retrials >= 1 && options_.hold >= 1 &&
-                 options_.max_hold >= options_.hold,
-             "thread tuner: warmup {} must be >= 0, trials {}, retrials {} and hold {} >= 1, max_hold {} >= hold",
-             options_.warmup, options_.trials, options_.retrials, options_.hold, options_.max_hold);
+  TOPO_CHECK(options_.warmup >= 0 && options_.trials >= 1 && options_.decisive >= 1 && options_.retrials >= 1 &&
+                 options_.hold >= 1 && options_.max_hold >= options_.hold && options_.margin >= 0 && options_.margin < 1,
+             "thread tuner: warmup {} must be >= 0, trials {}, decisive {}, retrials {} and hold {} >= 1, max_hold {} "
+             ">= hold, margin {} in [0, 1)",
+             options_.warmup, options_.trials, options_.decisive, options_.retrials, options_.hold, options_.max_hold,
+             options_.margin);
   if (candidates_.size() == 1) {  // nothing to compare: chosen from the start, never timed
     phase_ = Phase::hold;
     hold_ = std::numeric_limits<std::int64_t>::max();
@@ -88,7 +90,8 @@ bool ThreadTuner::record_trial(const std::vector<double>& seconds) {
     ratio_[c].push_back(by_candidate[0] > 0 ? by_candidate[c] / by_candidate[0] : 1.0);
   ++trials_done_;
   ++in_phase_;
-  if (in_phase_ < (rounds_ == 0 ? options_.trials : options_.retrials)) return false;
+  const bool planned_done = in_phase_ >= (rounds_ == 0 ? options_.trials : options_.retrials);
+  if (!planned_done && !(rounds_ == 0 && in_phase_ >= options_.decisive && decisive())) return false;
   const bool changed = decide();
   phase_ = Phase::hold;
   in_phase_ = 0;
@@ -96,15 +99,26 @@ bool ThreadTuner::record_trial(const std::vector<double>& seconds) {
   return changed;
 }
 
+bool ThreadTuner::decisive() const {
+  // Every trial so far favours one count over all the others by more than the margin.
+  const auto all = [&](std::size_t c, auto favoured) {
+    return std::all_of(ratio_[c].begin(), ratio_[c].end(), favoured);
+  };
+  for (std::size_t c = 1; c < candidates_.size(); ++c)
+    if (all(c, [&](double r) { return r < 1.0 - options_.margin; })) return candidates_.size() == 2;
+  for (std::size_t c = 1; c < candidates_.size(); ++c)
+    if (!all(c, [&](double r) { return r > 1.0 + options_.margin; })) return false;
+  return true;  // the default by far
+}
+
 bool ThreadTuner::decide() {
   const std::size_t before = chosen_;
+  const auto ratio = [&](std::size_t c) { return c == 0 ? 1.0 : median(ratio_[c]); };
   std::size_t best = 0;
-  double best_ratio = 1.0;
   for (std::size_t c = 1; c < candidates_.size(); ++c)
-    if (median(ratio_[c]) < best_ratio) {  // strictly faster than the default: a tie keeps it
-      best_ratio = median(ratio_[c]);
-      best = c;
-    }
+    if (ratio(c) < ratio(best)) best = c;  // strictly faster: a tie keeps the default
+  // A later round changes the choice only for a gain above the margin (single trials scatter by ~5-10%).
+  if (rounds_ > 0 && best != chosen_ && ratio(best) > (1.0 - options_.margin) * ratio(chosen_)) best = chosen_;
   chosen_ = best;
   ++rounds_;
   return rounds_ == 1 || chosen_ != before;

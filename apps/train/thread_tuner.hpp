@@ -14,10 +14,12 @@
 // the same batch takes out what differs from batch to batch (lengths, padding), which swamped a 10-20%
 // difference when whole steps at different counts were compared per token. The first count of a trial runs
 // with colder caches, so the order turns each trial (A B, B A, ...). The count with the lowest median time
-// relative to candidates[0] (strictly lower: a tie keeps the default) runs the next `hold` steps, then shorter
-// trials (`retrials`) check the choice, the hold doubling each time up to `max_hold`, so that a neighbour that
-// loaded the cores during one round of trials (a build, another run) does not decide the whole run. The cost is
-// one extra forward and backward per trial (8, then 4 per hold: 20 in MR's 1,056 steps, 2-3% of its time).
+// relative to candidates[0] (strictly lower: a tie keeps the default) runs the next `hold` steps; a first round
+// whose first `decisive` trials all favour one count by more than `margin` ends there. Then a check of two
+// trials (`retrials`, one in each order) changes the choice only for a gain of more than `margin`, the hold
+// doubling each time up to `max_hold`, so that a neighbour that loaded the cores during one round (a build,
+// another run) does not decide the whole run. The cost is one extra forward and backward per trial: 4 to 8, then
+// 2 per hold (10-14 in MR's 1,056 steps; with 8 and 4 per hold it was 20, 2-3% of the run's time).
 // Every kernel gives the same bits at any thread count (chunks and slabs of K fixed by the shape:
 // kernels/dense/gemm.hpp; tests/apps/test_thread_tuner.cpp trains at 1, 2 and 3 threads), so the choice changes
 // the speed of a run, never its results, and a resumed run may choose anew.
@@ -33,10 +35,12 @@ class ThreadTuner {
  public:
   struct Options {
     int warmup = 3;       // steps at candidates[0] before the first trials
-    int trials = 8;       // trials (steps whose batch runs at every count) in the first round
-    int retrials = 4;     // in the later rounds (a check of the choice, at half the cost)
+    int trials = 8;       // trials (steps whose batch runs at every count) in the first round, at most
+    int decisive = 4;     // ... at least: it ends here when every trial so far favoured one count by > margin
+    int retrials = 2;     // in the later rounds (a check of the choice: one trial in each order)
     int hold = 128;       // steps at the chosen count before the next round (doubling each time)
     int max_hold = 2048;  // the hold stops doubling here
+    double margin = 0.1;  // a decisive trial, and what a later round must gain to change the choice
   };
   // candidates[0] is the default (run during the warm-up, kept on a tie); at least one count, each >= 1.
   explicit ThreadTuner(std::vector<int> candidates);
@@ -69,6 +73,7 @@ class ThreadTuner {
 
  private:
   enum class Phase { warmup, trials, hold };
+  bool decisive() const;  // this (first) round's trials so far all favour one count by more than the margin
   bool decide();
 
   std::vector<int> candidates_;

@@ -78,7 +78,33 @@ TEST_CASE("thread tuner: warm-up at the default, trials on the same batch in tur
   CHECK_THROWS_AS(t.record_trial({1.0}), Error);  // no trial due (and one time for two counts)
 }
 
-TEST_CASE("thread tuner: a tie keeps the default; one candidate needs no trials; bad options are errors") {
+TEST_CASE("thread tuner: a decisive first round ends early; a tie keeps the default; a check needs the margin") {
+  // Four trials that all favour one thread by more than 10%: the round ends there, not at eight.
+  ThreadTuner fast({2, 1}, {.warmup = 0, .trials = 8, .decisive = 4});
+  for (int trial = 0; trial < 3; ++trial) CHECK_FALSE(fast.record_trial(trial_times(fast, 1.0, 0.7)));
+  CHECK(fast.record_trial(trial_times(fast, 1.0, 0.7)));
+  CHECK(fast.chosen() == 1);
+  CHECK(fast.report().at("counts").at("1").at("trials") == 4);
+  // One of the four within the margin: the round runs its eight.
+  ThreadTuner close({2, 1}, {.warmup = 0, .trials = 8, .decisive = 4});
+  for (int trial = 0; trial < 7; ++trial) CHECK_FALSE(close.record_trial(trial_times(close, 1.0, trial == 2 ? 0.95 : 0.7)));
+  CHECK(close.record_trial(trial_times(close, 1.0, 0.7)));
+  CHECK(close.chosen() == 1);
+  // Two threads by far: decided after four as well, for the default.
+  ThreadTuner slow({2, 1}, {.warmup = 0, .trials = 8, .decisive = 4});
+  for (int trial = 0; trial < 4; ++trial) slow.record_trial(trial_times(slow, 1.0, 1.5));
+  CHECK(slow.decided());
+  CHECK(slow.chosen() == 2);
+  // A later round that favours the other count by less than the margin keeps the choice.
+  ThreadTuner keep({2, 1}, {.warmup = 0, .trials = 2, .retrials = 2, .hold = 1, .max_hold = 1});
+  keep.record_trial(trial_times(keep, 1.0, 0.8));
+  keep.record_trial(trial_times(keep, 1.0, 0.8));
+  REQUIRE(keep.chosen() == 1);
+  keep.record_step();  // the hold
+  CHECK_FALSE(keep.record_trial(trial_times(keep, 1.0, 1.05)));
+  CHECK_FALSE(keep.record_trial(trial_times(keep, 1.0, 1.05)));  // 2 threads 5% faster: not enough to change
+  CHECK(keep.chosen() == 1);
+
   ThreadTuner tie({2, 1}, {.warmup = 0, .trials = 2});
   REQUIRE(tie.trial_due());
   tie.record_trial({1.0, 1.0});
@@ -97,6 +123,7 @@ TEST_CASE("thread tuner: a tie keeps the default; one candidate needs no trials;
   CHECK_THROWS_AS(ThreadTuner({2, 1}, {.warmup = 0, .trials = 0}), Error);
   CHECK_THROWS_AS(ThreadTuner({2, 1}, {.warmup = 0, .trials = 2, .retrials = 2, .hold = 8, .max_hold = 4}), Error);
   CHECK_THROWS_AS(ThreadTuner({2, 1}, {.warmup = 0, .trials = 2, .retrials = 0}), Error);
+  CHECK_THROWS_AS(ThreadTuner({2, 1}, {.warmup = 0, .trials = 2, .margin = 1.0}), Error);
 }
 
 namespace {
@@ -162,8 +189,8 @@ TEST_CASE("training gives the same bits at 1, 2 and 3 threads, and a tuned run e
     if (thread_choice().threads > 1 && probe_core_limits().omp_num_threads.empty()) {
       REQUIRE(trials.is_object());
       CHECK(trials.at("decided") == true);
-      CHECK(trials.at("counts").at("1").at("trials").get<int>() >= 4);
-      CHECK(trials.at("rounds").get<int>() >= 2);  // 3 + 8, a hold of 128, 4 trials, a hold of 256, ...
+      CHECK(trials.at("counts").at("1").at("trials").get<int>() >= 2);
+      CHECK(trials.at("rounds").get<int>() >= 2);  // 3 + 4 to 8, a hold of 128, 2 trials, a hold of 256, ...
       const std::int64_t run = trials.at("counts").at("1").at("steps_run").get<std::int64_t>() +
                                trials.at("counts").at("2").at("steps_run").get<std::int64_t>();
       CHECK(run == 450);
