@@ -366,12 +366,18 @@ void TrainingRun::start_thread_tuner() {
   thread_tuner_.emplace(std::vector<int>{threads_.threads, 1}, options);
 }
 
+void TrainingRun::use_threads(int threads) {
+  // Only on a change: set_num_threads also sets OpenBLAS's count, which is not free to call every step.
+  if (threads == num_threads()) return;
+  set_num_threads(threads);
+}
+
 double TrainingRun::discarded_pass(const TaskBatch& batch, int threads) {
   // Kept out of the kernel profile (the step's own pass is profiled as any other); --profile's phase times show
   // it as "thread trials".
   const ProfileOff kernels_off;
   auto scope = profile_.time("thread trials");
-  set_num_threads(threads);
+  use_threads(threads);
   const nn::Generator rewind = dropout_gen_;  // the step's own pass draws the same dropout masks
   const Clock::time_point t0 = Clock::now();
   {
@@ -414,9 +420,9 @@ void TrainingRun::train_step(const std::vector<std::int64_t>& global_batch, std:
     if (trial) {
       const std::vector<int> order = thread_tuner_->trial_order();
       for (std::size_t i = 0; i + 1 < order.size(); ++i) trial_seconds.push_back(discarded_pass(batch, order[i]));
-      set_num_threads(order.back());
+      use_threads(order.back());
     } else if (thread_tuner_) {
-      set_num_threads(thread_tuner_->next());
+      use_threads(thread_tuner_->next());
     }
     const Clock::time_point pass_start = Clock::now();
     nn::Var loss;
