@@ -165,8 +165,7 @@ using Kernel = void (*)(bool, bool, std::int64_t, std::int64_t, std::int64_t, fl
 // slabs of K ran 1.01-1.07x faster there (K 16,384-32,896; M, N 300-1,200; docs/performance/kernels.md).
 void split_k(Kernel kernel, bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha,
              const float* a, std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc,
-             int threads) {
-  const std::int64_t parts = cpu::split_k_parts(m, n, k);
+             std::int64_t parts, int threads) {
   Tensor partials = Tensor::empty({parts - 1, m, n});
   float* pp = partials.data<float>();
   const int team = static_cast<int>(std::min<std::int64_t>(threads, parts));
@@ -234,8 +233,10 @@ void cpu::sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k
     return kernel(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
   // One thread runs the same slabs of K in turn, so its bits are those of any count (one slab: the chunks below).
-  if (k >= kSplitKRatio * std::max(m, n) && split_k_parts(m, n, k) > 1)
-    return split_k(kernel, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threads);
+  if (k >= kSplitKRatio * std::max(m, n)) {
+    const std::int64_t parts = split_k_parts(m, n, k);
+    if (parts > 1) return split_k(kernel, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, parts, threads);
+  }
   // Chunks along the longer of M (rows of c: rows of a, or columns of a stored transposed) and N (columns of
   // c: columns of b, or rows of b stored transposed), fixed by the shape alone (gemm_chunks); each thread runs
   // whole chunks, one call each. A backend's kernel may treat the last rows of a call apart (OpenBLAS's Zen 3
@@ -273,19 +274,22 @@ cpu::RepeatedShapes::RepeatedShapes() : was_(t_repeated_shapes) { t_repeated_sha
 cpu::RepeatedShapes::~RepeatedShapes() { t_repeated_shapes = was_; }
 bool cpu::repeated_shapes() { return t_repeated_shapes; }
 
-std::int64_t cpu::split_k_parts(std::int64_t m, std::int64_t n, std::int64_t k) {
-  const std::int64_t by_work = std::max<std::int64_t>(m * n * k / kMinSlabMnk, 1);
-  const std::int64_t by_len = std::max<std::int64_t>(k / kMinSplitKLen, 1);
+namespace {
+// Pieces of a product cut along a dimension of length `len`: each at least kMinSlabMnk multiply-adds and
+// `min_len` long, at most max(6, the processors OpenMP sees). The shape and the machine decide, never the
+// thread count (gemm.hpp).
+std::int64_t slab_count(std::int64_t mnk, std::int64_t len, std::int64_t min_len) {
   static const std::int64_t most = std::max(6, omp_get_num_procs());
-  return std::min({by_work, by_len, most});
+  return std::min({std::max<std::int64_t>(mnk / cpu::kMinSlabMnk, 1), std::max<std::int64_t>(len / min_len, 1), most});
+}
+}  // namespace
+
+std::int64_t cpu::split_k_parts(std::int64_t m, std::int64_t n, std::int64_t k) {
+  return slab_count(m * n * k, k, kMinSplitKLen);
 }
 
 std::int64_t cpu::gemm_chunks(std::int64_t m, std::int64_t n, std::int64_t k) {
-  const std::int64_t len = std::max(m, n);
-  const std::int64_t by_work = std::max<std::int64_t>(m * n * k / kMinSlabMnk, 1);
-  const std::int64_t by_len = std::max<std::int64_t>(len / kMinChunkLen, 1);
-  static const std::int64_t most = std::max(6, omp_get_num_procs());
-  return std::min({by_work, by_len, most});
+  return slab_count(m * n * k, std::max(m, n), kMinChunkLen);
 }
 
 namespace {

@@ -165,9 +165,16 @@ struct KeyHash {
   }
 };
 
+// A primitive and, for a per-shape one, its three memory objects, made once (a call sets their data handles);
+// a runtime-shape primitive's are made per call, with that call's shape.
+struct Matmul {
+  dnnl::matmul primitive;
+  dnnl::memory a, b, c;
+};
+
 // Per thread: its primitives, its stream (a stream is not thread-safe) and its conversion buffers.
 struct ThreadState {
-  std::unordered_map<Key, dnnl::matmul, KeyHash> primitives;
+  std::unordered_map<Key, Matmul, KeyHash> primitives;
   dnnl::stream stream{cpu_engine()};
   std::vector<std::uint16_t> a, b;
 };
@@ -195,7 +202,7 @@ MatmulDescs matmul_descs(bool ta, bool tb, std::int64_t m, std::int64_t n, std::
 }
 
 // key.m == 0: every dimension and stride a runtime value.
-dnnl::matmul make_matmul(const Key& key) {
+Matmul make_matmul(const Key& key) {
   constexpr std::int64_t R = DNNL_RUNTIME_DIM_VAL;
   const bool any = key.m == 0;
   const MatmulDescs d = matmul_descs(key.ta, key.tb, any ? R : key.m, any ? R : key.n, any ? R : key.k, any ? R : key.ldc);
@@ -206,7 +213,13 @@ dnnl::matmul make_matmul(const Key& key) {
     ops.append_sum(key.beta);
     attr.set_post_ops(ops);
   }
-  return dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(d.a, d.b, d.c), attr, cpu_engine()));
+  Matmul mm{dnnl::matmul(dnnl::matmul::primitive_desc(dnnl::matmul::desc(d.a, d.b, d.c), attr, cpu_engine())), {}, {}, {}};
+  if (!any) {
+    mm.a = dnnl::memory(d.a, cpu_engine(), DNNL_MEMORY_NONE);
+    mm.b = dnnl::memory(d.b, cpu_engine(), DNNL_MEMORY_NONE);
+    mm.c = dnnl::memory(d.c, cpu_engine(), DNNL_MEMORY_NONE);
+  }
+  return mm;
 }
 
 }  // namespace
@@ -259,12 +272,19 @@ void onednn_gemm_bf16_bits(bool ta, bool tb, std::int64_t m, std::int64_t n, std
       if (state.primitives.size() >= kMaxPrimitivesPerThread) state.primitives.clear();
       it = state.primitives.emplace(key, make_matmul(key)).first;
     }
-    const MatmulDescs d = matmul_descs(ta, tb, m, n, k, ldc);
-    dnnl::memory am(d.a, cpu_engine(), const_cast<std::uint16_t*>(a));
-    dnnl::memory bm(d.b, cpu_engine(), const_cast<std::uint16_t*>(b));
-    dnnl::memory cm(d.c, cpu_engine(), c);
-    with_signals_held([&] {  // its gemm kernels: held as the fp32 ones are
-      it->second.execute(state.stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
+    Matmul& mm = it->second;
+    dnnl::memory am = mm.a, bm = mm.b, cm = mm.c;  // handles: the per-shape primitive's own objects
+    if (!per_shape) {
+      const MatmulDescs d = matmul_descs(ta, tb, m, n, k, ldc);
+      am = dnnl::memory(d.a, cpu_engine(), DNNL_MEMORY_NONE);
+      bm = dnnl::memory(d.b, cpu_engine(), DNNL_MEMORY_NONE);
+      cm = dnnl::memory(d.c, cpu_engine(), DNNL_MEMORY_NONE);
+    }
+    am.set_data_handle(const_cast<std::uint16_t*>(a));
+    bm.set_data_handle(const_cast<std::uint16_t*>(b));
+    cm.set_data_handle(c);
+    with_signals_held([&] {  // its brgemm or gemm kernels: held as the fp32 ones are
+      mm.primitive.execute(state.stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm}});
       state.stream.wait();
     });
   });
