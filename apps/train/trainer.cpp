@@ -367,7 +367,7 @@ void TrainingRun::start_thread_tuner() {
 }
 
 void TrainingRun::use_threads(int threads) {
-  // Only on a change: set_num_threads also sets OpenBLAS's count, which is not free to call every step.
+  // Only on a change: most steps run at the count already set (calling it every step measured the same).
   if (threads == num_threads()) return;
   set_num_threads(threads);
 }
