@@ -1,9 +1,13 @@
 #include <omp.h>
 
 #include <array>
+#include <fstream>
 #include <string>
 
 #include "kernels/dense/gemm.hpp"
+#if TOPO_WITH_CUDA
+#include "kernels/dense/gemm_math.hpp"
+#endif
 #include "kernels/dense/reference.hpp"
 #include "kernels/profile.hpp"
 #include "kernels/threads.hpp"
@@ -15,6 +19,14 @@ using topo::testing::random_uniform;
 namespace {
 
 Shape stored(bool trans, std::int64_t rows, std::int64_t cols) { return trans ? Shape{cols, rows} : Shape{rows, cols}; }
+
+// Whether a file whose path contains `name` is mapped into this process.
+[[maybe_unused]] bool mapped(const std::string& name) {
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);)
+    if (line.find(name) != std::string::npos) return true;
+  return false;
+}
 
 }  // namespace
 
@@ -145,6 +157,20 @@ TEST_CASE("gemm errors name both shapes") {
   CHECK_THROWS_AS(matmul(Tensor::zeros({3, 4}), Tensor::zeros({4, 5}, DType::I64)), topo::Error);
   CHECK(matmul(Tensor::zeros({3, 4}), Tensor::zeros({5, 4}), false, true).shape() == Shape{3, 5});
 }
+
+#if TOPO_WITH_CUDA
+// A CUDA build opens cuBLAS on the first GEMM on a device: linked, it left ~150 MB resident in every process
+// (kernels/dense/gemm_cuda.cu). No other case of this program runs on a device, so nothing has opened it before.
+TEST_CASE("CPU GEMMs of a CUDA build leave cuBLAS unopened; it opens without a device, on demand") {
+  const Tensor c = matmul(random_uniform({64, 48}, 1), random_uniform({48, 32}, 2));
+  CHECK(c.shape() == Shape{64, 32});
+  CHECK_FALSE(mapped("libcublas"));
+  const std::string path = cuda::load_cublas();
+  CHECK(path.find("libcublas.so.") != std::string::npos);
+  CHECK(mapped("libcublas"));
+  CHECK(cuda::load_cublas() == path);  // opened once
+}
+#endif
 
 TEST_CASE("gemm below the single-thread size opens no parallel region and leaves the thread count as it was") {
   const int before = num_threads();
