@@ -121,17 +121,22 @@ StepMemory measured_step(const std::function<void()>& step) {
 }
 
 // The graph's bytes, once a step has built its formats: node features [N, F] float32, the COO lists (src, dst)
-// and the CSR + CSC (indptr [N + 1], indices [E], edge ids [E]; int32 ids: 4 B each).
+// and the CSR + CSC (indptr [N + 1], indices [E], and edge ids [E] where the model built them: GAT does, GCN
+// and SAGE do not; int32 ids: 4 B each).
 struct GraphBytes {
   double features = 0, coo = 0, formats = 0;
   double total() const { return features + coo + formats; }
   double working_set() const { return features + formats; }  // what a step reads besides its activations
 };
 GraphBytes graph_bytes(const HeteroGraph& g, const Tensor& features) {
-  const auto view = [](const CsrView& v) { return double(v.indptr.nbytes() + v.indices.nbytes() + v.eids.nbytes()); };
+  const auto view = [](const CsrView& v) {
+    return double(v.indptr.nbytes() + v.indices.nbytes() + (v.has_edge_ids() ? v.eids.nbytes() : 0));
+  };
   const EdgeList coo = g.edges(0);
+  const HeteroGraph::BuiltFormats built = g.built_formats(0);
   return {double(features.nbytes()), double(coo.src.nbytes() + coo.dst.nbytes()),
-          view(g.out_csr(0)) + view(g.in_csc(0))};
+          view(built.csr_edge_ids ? g.out_csr(0) : g.out_csr_structure(0)) +
+              view(built.csc_edge_ids ? g.in_csc(0) : g.in_csc_structure(0))};
 }
 
 // The edges at which the working set passes the last-level cache: interpolated between the rows around it,

@@ -78,7 +78,8 @@ Block to_block(const HeteroGraph& g, const std::string& dst_type, const std::vec
   return b;
 }
 
-Block relation_block(const HeteroGraph& g, int relation) {
+namespace {
+Block relation_block_shape(const HeteroGraph& g, int relation) {
   const CanonicalEType& ce = g.canonical_etype(relation);
   Block b;
   b.dst_type = ce.dst_type;
@@ -88,8 +89,21 @@ Block relation_block(const HeteroGraph& g, int relation) {
   b.src_offsets = {0, b.num_src};
   b.relations = {relation};
   b.edge_offsets = {0, g.num_edges(relation)};
+  return b;
+}
+}  // namespace
+
+Block relation_block(const HeteroGraph& g, int relation) {
+  Block b = relation_block_shape(g, relation);
   b.in = g.in_csc(relation);
   b.out = g.out_csr(relation);
+  return b;
+}
+
+Block relation_structure_block(const HeteroGraph& g, int relation) {
+  Block b = relation_block_shape(g, relation);
+  b.in = g.in_csc_structure(relation);
+  b.out = g.out_csr_structure(relation);
   return b;
 }
 

@@ -46,6 +46,9 @@ Block to_block(const HeteroGraph& g, const std::string& dst_type, const std::vec
 // One relation as a block (sources: its source type only): the graph's cached formats, no copy.
 Block relation_block(const HeteroGraph& g, int relation);
 Block relation_block(const HeteroGraph& g, const std::string& etype);
+// The same without edge ids (in.eids and out.eids undefined; HeteroGraph::in_csc_structure): for gspmm of
+// copy_u summed or averaged, which reads no edge data, so that a graph used only so keeps no edge-id arrays.
+Block relation_structure_block(const HeteroGraph& g, int relation);
 
 // Examples of a batch own consecutive rows (counts[b] rows for example b, 0 allowed): the block from every
 // row into its example, rows as sources (type `src_type`) and examples as destinations ("example").

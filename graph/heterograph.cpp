@@ -220,10 +220,32 @@ namespace {
 const CsrView& build_once(detail::FormatCache& cache, const Tensor& rows, const Tensor& cols,
                           std::int64_t num_rows, std::int64_t num_cols) {
   std::call_once(cache.once, [&] {
-    cache.view = coo_to_csr(rows, cols, num_rows, num_cols);
+    if (cache.structure_ready.load(std::memory_order_acquire)) {  // only the edge ids are new
+      CsrView view = cache.structure;
+      view.eids = coo_to_csr(rows, cols, num_rows, num_cols, CsrArrays::edge_ids).eids;
+      cache.view = std::move(view);
+    } else {
+      cache.view = coo_to_csr(rows, cols, num_rows, num_cols);
+    }
     cache.ready.store(true, std::memory_order_release);
   });
   return cache.view;
+}
+// Two threads asking for the two forms at once may each build their own arrays: the same values, twice the
+// memory for that relation, never a wrong result.
+const CsrView& build_structure_once(detail::FormatCache& cache, const Tensor& rows, const Tensor& cols,
+                                    std::int64_t num_rows, std::int64_t num_cols) {
+  std::call_once(cache.structure_once, [&] {
+    if (cache.ready.load(std::memory_order_acquire) || rows.device().is_cuda()) {
+      CsrView view = build_once(cache, rows, cols, num_rows, num_cols);
+      if (!rows.device().is_cuda()) view.eids = Tensor();  // the CUDA kernels read eids unconditionally
+      cache.structure = std::move(view);
+    } else {
+      cache.structure = coo_to_csr(rows, cols, num_rows, num_cols, CsrArrays::structure);
+    }
+    cache.structure_ready.store(true, std::memory_order_release);
+  });
+  return cache.structure;
 }
 }  // namespace
 
@@ -235,9 +257,29 @@ const CsrView& HeteroGraph::in_csc(int r) const {
   const auto& rel = relation(r);
   return build_once(*rel.csc, rel.dst, rel.src, data_->num_nodes[rel.dst_type], data_->num_nodes[rel.src_type]);
 }
+const CsrView& HeteroGraph::out_csr_structure(int r) const {
+  const auto& rel = relation(r);
+  return build_structure_once(*rel.csr, rel.src, rel.dst, data_->num_nodes[rel.src_type],
+                              data_->num_nodes[rel.dst_type]);
+}
+const CsrView& HeteroGraph::in_csc_structure(int r) const {
+  const auto& rel = relation(r);
+  return build_structure_once(*rel.csc, rel.dst, rel.src, data_->num_nodes[rel.dst_type],
+                              data_->num_nodes[rel.src_type]);
+}
 
-Tensor HeteroGraph::in_degrees(int r) const { return degrees_from_indptr(in_csc(r).indptr); }
-Tensor HeteroGraph::out_degrees(int r) const { return degrees_from_indptr(out_csr(r).indptr); }
+HeteroGraph::BuiltFormats HeteroGraph::built_formats(int r) const {
+  const auto& rel = relation(r);
+  BuiltFormats b;
+  b.csr_edge_ids = rel.csr->ready.load(std::memory_order_acquire);
+  b.csc_edge_ids = rel.csc->ready.load(std::memory_order_acquire);
+  b.csr = b.csr_edge_ids || rel.csr->structure_ready.load(std::memory_order_acquire);
+  b.csc = b.csc_edge_ids || rel.csc->structure_ready.load(std::memory_order_acquire);
+  return b;
+}
+
+Tensor HeteroGraph::in_degrees(int r) const { return degrees_from_indptr(in_csc_structure(r).indptr); }
+Tensor HeteroGraph::out_degrees(int r) const { return degrees_from_indptr(out_csr_structure(r).indptr); }
 
 namespace {
 HeteroGraph::NodeEdges row_of(const CsrView& view, std::int64_t node, const CanonicalEType& et, const char* side) {

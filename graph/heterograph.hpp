@@ -39,7 +39,10 @@ namespace detail {
 struct FormatCache {
   std::once_flag once;
   std::atomic<bool> ready{false};  // set (release) after `view` is written, inside the call_once
-  CsrView view;
+  CsrView view;                    // with edge ids
+  std::once_flag structure_once;
+  std::atomic<bool> structure_ready{false};
+  CsrView structure;  // view's indptr and indices, no eids (view's own arrays when it was built first)
 };
 struct RelationData {
   CanonicalEType etype;
@@ -101,6 +104,18 @@ class HeteroGraph {
   // CSC by destination: rows = dst nodes, indices = src ids, eids = COO ids. Built on first use.
   const CsrView& in_csc(int relation) const;
   const CsrView& in_csc(const std::string& etype) const { return in_csc(relation_id(etype)); }
+  // The same two formats without edge ids (CsrView::eids undefined), for what reads no edge data (copy_u
+  // messages summed or averaged, degrees): a graph that never needs them never builds them, a third of its
+  // formats' bytes (21M edges: 2 x 80 MiB). They share arrays with out_csr / in_csc whichever is built first;
+  // on a CUDA graph they are out_csr / in_csc.
+  const CsrView& out_csr_structure(int relation) const;
+  const CsrView& in_csc_structure(int relation) const;
+  // Which of a relation's formats exist now (DGL's formats()): nothing is built until first asked for.
+  struct BuiltFormats {
+    bool csr = false, csc = false;                    // the structure (indptr, indices)
+    bool csr_edge_ids = false, csc_edge_ids = false;  // and its eids
+  };
+  BuiltFormats built_formats(int relation) const;
 
   // --- queries
   Tensor in_degrees(int relation) const;   // [num dst nodes], id dtype, graph's device

@@ -2,16 +2,21 @@
 
 namespace topo {
 
-void check_csr(const CsrView& csr, Device device, const char* op) {
-  TOPO_CHECK(csr.indptr.defined() && csr.indices.defined() && csr.eids.defined(), "{}: incomplete CSR view", op);
+void check_csr(const CsrView& csr, Device device, const char* op, bool edge_ids) {
+  TOPO_CHECK(csr.indptr.defined() && csr.indices.defined(), "{}: incomplete CSR view", op);
+  // The CUDA kernels read eids whatever the op (graphs on a GPU always build them: HeteroGraph).
+  TOPO_CHECK(csr.eids.defined() || (!edge_ids && !device.is_cuda()),
+             "{}: the CSR view has no edge ids (a structure-only view) but this op reads them", op);
   TOPO_CHECK(csr.indptr.ndim() == 1 && csr.indptr.numel() == csr.num_rows + 1,
              "{}: indptr {} does not match {} rows", op, csr.indptr.str(), csr.num_rows);
-  TOPO_CHECK(csr.indices.dtype() == csr.indptr.dtype() && csr.eids.dtype() == csr.indptr.dtype(),
+  TOPO_CHECK(csr.indices.dtype() == csr.indptr.dtype() && (!csr.eids.defined() || csr.eids.dtype() == csr.indptr.dtype()),
              "{}: CSR arrays differ in dtype: indptr {}, indices {}, eids {}", op, csr.indptr.str(),
-             csr.indices.str(), csr.eids.str());
-  TOPO_CHECK(csr.eids.numel() == csr.indices.numel(), "{}: eids {} and indices {} differ in length", op,
-             csr.eids.str(), csr.indices.str());
-  TOPO_CHECK(csr.indptr.device() == device && csr.indices.device() == device && csr.eids.device() == device,
+             csr.indices.str(), csr.eids.defined() ? csr.eids.str() : std::string("none"));
+  if (csr.eids.defined())
+    TOPO_CHECK(csr.eids.numel() == csr.indices.numel(), "{}: eids {} and indices {} differ in length", op,
+               csr.eids.str(), csr.indices.str());
+  TOPO_CHECK(csr.indptr.device() == device && csr.indices.device() == device &&
+                 (!csr.eids.defined() || csr.eids.device() == device),
              "{}: graph on {} but features on {}", op, csr.indptr.device().str(), device.str());
 }
 

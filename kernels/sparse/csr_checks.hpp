@@ -5,7 +5,8 @@
 namespace topo {
 
 // The CSR is complete (indptr [rows+1], indices/eids [nnz], one integer dtype) and on `device`.
-void check_csr(const CsrView& csr, Device device, const char* op);
+// `edge_ids`: whether the op reads eids; a structure-only view (no eids) passes only where it does not.
+void check_csr(const CsrView& csr, Device device, const char* op, bool edge_ids = true);
 // out_csr is complete, on `device`, and in_csr's transpose in shape, entry count and dtype (the two-pass
 // backwards walk in_csr by destination and out_csr by source).
 void check_reverse_csr(const CsrView& in_csr, const CsrView& out_csr, Device device, const char* op);

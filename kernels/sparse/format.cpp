@@ -55,8 +55,8 @@ void coo_to_csr_cpu(const T* rows, const T* cols, std::int64_t nnz, std::int64_t
     std::int64_t* slot = slots.data() + static_cast<std::size_t>(t) * num_rows;
     for (std::int64_t e = begin; e < end; ++e) {
       const std::int64_t pos = slot[rows[e]]++;
-      indices[pos] = cols[e];
-      eids[pos] = static_cast<T>(e);
+      if (indices) indices[pos] = cols[e];
+      if (eids) eids[pos] = static_cast<T>(e);
     }
   };
 
@@ -188,7 +188,8 @@ CsrView merge_csr(const std::vector<CsrPart>& parts, std::int64_t num_rows, std:
   return out;
 }
 
-CsrView coo_to_csr(const Tensor& rows, const Tensor& cols, std::int64_t num_rows, std::int64_t num_cols) {
+CsrView coo_to_csr(const Tensor& rows, const Tensor& cols, std::int64_t num_rows, std::int64_t num_cols,
+                   CsrArrays arrays) {
   TOPO_PROFILE(Graph);
   TOPO_CHECK(rows.defined() && cols.defined(), "coo_to_csr: rows and cols must be defined tensors");
   TOPO_CHECK(rows.ndim() == 1 && cols.ndim() == 1 && rows.numel() == cols.numel(),
@@ -208,23 +209,29 @@ CsrView coo_to_csr(const Tensor& rows, const Tensor& cols, std::int64_t num_rows
   out.num_rows = num_rows;
   out.num_cols = num_cols;
   out.indptr = Tensor::empty({num_rows + 1}, rows.dtype(), device);
-  out.indices = Tensor::empty({nnz}, rows.dtype(), device);
-  out.eids = Tensor::empty({nnz}, rows.dtype(), device);
+  // The CUDA path writes both arrays (its sort carries the edge ids); the CPU one writes only those asked for.
+  const bool on_gpu = device.is_cuda();
+  if (arrays != CsrArrays::edge_ids || on_gpu) out.indices = Tensor::empty({nnz}, rows.dtype(), device);
+  if (arrays != CsrArrays::structure || on_gpu) out.eids = Tensor::empty({nnz}, rows.dtype(), device);
   auto run = [&](auto tag) {
     using T = decltype(tag);
+    T* indices = out.indices.defined() ? out.indices.data<T>() : nullptr;
+    T* eids = out.eids.defined() ? out.eids.data<T>() : nullptr;
     TOPO_ON_DEVICE(
         device,
-        coo_to_csr_cpu<T>(rows.data<T>(), cols.data<T>(), nnz, num_rows, num_cols, out.indptr.data<T>(),
-                          out.indices.data<T>(), out.eids.data<T>()),
+        coo_to_csr_cpu<T>(rows.data<T>(), cols.data<T>(), nnz, num_rows, num_cols, out.indptr.data<T>(), indices,
+                          eids),
         {
           const std::size_t bytes = cuda::coo_to_csr_scratch_bytes(nnz, num_rows, sizeof(T) == 8);
           Tensor scratch = Tensor::empty({static_cast<std::int64_t>(bytes / 8 + 1)}, DType::I64, device);
-          cuda::coo_to_csr(rows.data<T>(), cols.data<T>(), nnz, num_rows, out.indptr.data<T>(),
-                           out.indices.data<T>(), out.eids.data<T>(), scratch.raw_data(), bytes);
+          cuda::coo_to_csr(rows.data<T>(), cols.data<T>(), nnz, num_rows, out.indptr.data<T>(), indices, eids,
+                           scratch.raw_data(), bytes);
         });
   };
   if (rows.dtype() == DType::I32) run(std::int32_t{});
   else run(std::int64_t{});
+  if (arrays == CsrArrays::structure) out.eids = Tensor();
+  if (arrays == CsrArrays::edge_ids) out.indices = Tensor();
   return out;
 }
 

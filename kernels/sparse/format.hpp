@@ -2,7 +2,9 @@
 // Plain-array sparse formats: no graph objects here (graph/ owns topology and hands kernels these views).
 // A CsrView is a compressed-row matrix over edge ids: row r's entries are positions
 // [indptr[r], indptr[r+1]) of `indices` (the column of each entry) and `eids` (the COO edge id of each entry).
-// All three arrays share one integer dtype (int32 or int64) and one device.
+// All three arrays share one integer dtype (int32 or int64) and one device. A structure-only view has no
+// `eids` (undefined): what reads no edge data (gspmm of copy_u by sum or mean, degrees) takes it, and at 4 bytes
+// an edge it is a third of what a graph's two formats hold (HeteroGraph::in_csc_structure).
 #include <cstdint>
 #include <vector>
 
@@ -19,6 +21,7 @@ struct CsrView {
   std::int64_t num_cols = 0;
 
   std::int64_t nnz() const { return indices.defined() ? indices.numel() : 0; }
+  bool has_edge_ids() const { return eids.defined(); }
   DType dtype() const { return indptr.dtype(); }
   Device device() const { return indptr.device(); }
 };
@@ -28,7 +31,11 @@ struct CsrView {
 // rows/cols: [nnz] int32 or int64 (same dtype, same device); the output has their dtype and device.
 // On the CPU every id is checked (topo::Error names the array, position and value); the CUDA path trusts
 // its input (graph/ validates at construction) but never writes out of bounds on a bad row id.
-CsrView coo_to_csr(const Tensor& rows, const Tensor& cols, std::int64_t num_rows, std::int64_t num_cols);
+// `arrays`: all three; `structure`: no eids; `edge_ids`: indptr and eids only (no indices: the eids of a
+// structure already built, without a second copy of its indices).
+enum class CsrArrays { all, structure, edge_ids };
+CsrView coo_to_csr(const Tensor& rows, const Tensor& cols, std::int64_t num_rows, std::int64_t num_cols,
+                   CsrArrays arrays = CsrArrays::all);
 
 // One CSR placed inside a larger one: its row r becomes merged row row_offset + r, its column ids are
 // shifted by col_offset and its edge ids by eid_offset.

@@ -134,7 +134,7 @@ void spmm_rows_cpu(MessageOp op, SpmmReduce reduce, const Id* indptr, const Id* 
       }
     }
     for (std::int64_t k = row_begin; k < row_end; ++k) {
-      const std::int64_t u = indices[k], e = eids[k];
+      const std::int64_t u = indices[k], e = eids ? static_cast<std::int64_t>(eids[k]) : -1;  // -1: not read
       const float* ur = ufeat ? ufeat + u * b.lhs_len : nullptr;
       const float* er = efeat ? efeat + e * b.rhs_len : nullptr;
       if (!kTrack && plain && sums) {
@@ -166,7 +166,9 @@ SpmmOutput gspmm(MessageOp op, SpmmReduce reduce, const CsrView& in_csr, const T
   TOPO_PROFILE(Sparse);
   const bool use_u = message_uses_u(op), use_e = message_uses_e(op);
   const Device device = use_u ? ufeat.device() : efeat.device();
-  check_csr(in_csr, device, "gspmm");
+  // copy_u summed or averaged reads no edge ids (max and min record the winning edge's): a structure-only view.
+  const bool track = reduce == SpmmReduce::Max || reduce == SpmmReduce::Min;
+  check_csr(in_csr, device, "gspmm", use_e || track);
   if (use_u) check_rows(ufeat, in_csr.num_cols, device, "gspmm", "ufeat");
   if (use_e) check_rows(efeat, in_csr.nnz(), device, "gspmm", "efeat");
 
@@ -178,7 +180,6 @@ SpmmOutput gspmm(MessageOp op, SpmmReduce reduce, const CsrView& in_csr, const T
 
   SpmmOutput result;
   result.out = Tensor::empty(out_shape, DType::F32, device);
-  const bool track = reduce == SpmmReduce::Max || reduce == SpmmReduce::Min;
   if (track) {
     result.arg_u = Tensor::empty(out_shape, DType::I64, device);
     result.arg_e = Tensor::empty(out_shape, DType::I64, device);
@@ -195,7 +196,7 @@ SpmmOutput gspmm(MessageOp op, SpmmReduce reduce, const CsrView& in_csr, const T
   TOPO_DISPATCH_INDEX(in_csr.dtype(), Id, {
     const Id* indptr = in_csr.indptr.data<Id>();
     const Id* indices = in_csr.indices.data<Id>();
-    const Id* eids = in_csr.eids.data<Id>();
+    const Id* eids = in_csr.has_edge_ids() ? in_csr.eids.data<Id>() : nullptr;
     TOPO_ON_DEVICE(
         device,
         {

@@ -122,6 +122,23 @@ TEST_CASE("coo_to_csr: the parallel path (many edges) is stable and exact") {
   }
 }
 
+TEST_CASE("coo_to_csr: the structure and the edge ids alone equal the full view's arrays") {
+  for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+    const std::int64_t num_rows = 50, num_cols = 40;
+    const Coo c = random_coo(100000 * seed, num_rows, num_cols, seed);  // past the parallel size at seed 1
+    const Tensor rows = as_tensor<std::int32_t>(c.rows), cols = as_tensor<std::int32_t>(c.cols);
+    const CsrView full = coo_to_csr(rows, cols, num_rows, num_cols);
+    const CsrView structure = coo_to_csr(rows, cols, num_rows, num_cols, CsrArrays::structure);
+    const CsrView ids = coo_to_csr(rows, cols, num_rows, num_cols, CsrArrays::edge_ids);
+    CHECK_FALSE(structure.has_edge_ids());
+    CHECK_FALSE(ids.indices.defined());
+    CHECK(structure.indptr.to_vector<std::int32_t>() == full.indptr.to_vector<std::int32_t>());
+    CHECK(structure.indices.to_vector<std::int32_t>() == full.indices.to_vector<std::int32_t>());
+    CHECK(ids.indptr.to_vector<std::int32_t>() == full.indptr.to_vector<std::int32_t>());
+    CHECK(ids.eids.to_vector<std::int32_t>() == full.eids.to_vector<std::int32_t>());
+  }
+}
+
 TEST_CASE("coo_to_csr rejects bad input with the offending value") {
   const Tensor rows = Tensor::from_vector(std::vector<std::int32_t>{0, 1, 7}, {3});
   const Tensor cols = Tensor::from_vector(std::vector<std::int32_t>{0, -1, 0}, {3});

@@ -107,6 +107,40 @@ TEST_CASE("formats are built once, also under concurrent first use") {
   CHECK(&copy.in_csc(0) == seen[0]);
 }
 
+TEST_CASE("structure-only formats: no edge ids unless asked for, the same arrays either way round") {
+  for (DType dt : {DType::I32, DType::I64}) {
+    const HeteroGraph g = random_graph(7, dt);
+    for (int r = 0; r < g.num_relations(); ++r) {
+      const auto& et = g.canonical_etype(r);
+      INFO("relation " << et.str() << " dtype " << dtype_name(dt));
+      const Pairs coo = g.edges(r).pairs();
+      std::vector<std::int64_t> in_deg(g.num_nodes(et.dst_type), 0);
+      for (auto [s, d] : coo) ++in_deg[d];
+      // Degrees come from the structure alone.
+      CHECK(i64(g.in_degrees(r)) == in_deg);
+      HeteroGraph::BuiltFormats b = g.built_formats(r);
+      CHECK(b.csc);
+      CHECK_FALSE(b.csc_edge_ids);
+      CHECK_FALSE(b.csr);
+      const CsrView& csc = g.in_csc_structure(r);
+      CHECK_FALSE(csc.has_edge_ids());
+      // The full CSC built after it lends the structure's arrays and adds only the edge ids.
+      const CsrView& full = g.in_csc(r);
+      CHECK(full.indptr.shares_storage_with(csc.indptr));
+      CHECK(full.indices.shares_storage_with(csc.indices));
+      check_format(full, coo, g.num_nodes(et.dst_type), false);
+      b = g.built_formats(r);
+      CHECK((b.csc && b.csc_edge_ids && !b.csr));
+      // The other way round: a structure asked for after the full CSR is that CSR without its eids.
+      const CsrView& out = g.out_csr(r);
+      const CsrView& out_structure = g.out_csr_structure(r);
+      CHECK(out_structure.indices.shares_storage_with(out.indices));
+      CHECK_FALSE(out_structure.has_edge_ids());
+      check_format(out, coo, g.num_nodes(et.src_type), true);
+    }
+  }
+}
+
 TEST_CASE("in_edges / out_edges of a node") {
   const HeteroGraph g({{"u", 3}, {"v", 2}}, {{{"u", "e", "v"}, EdgeList::from_pairs({{0, 1}, {2, 1}, {0, 0}, {0, 1}})}});
   const auto in1 = g.in_edges(0, 1);

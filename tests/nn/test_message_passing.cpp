@@ -230,6 +230,40 @@ TEST_CASE("message and reduce UDFs equal the built-ins, forward and gradient") {
     }
 }
 
+TEST_CASE("copy_u summed or averaged builds no edge ids; the same values and gradients as with them") {
+  for (SpmmReduce red : {SpmmReduce::Sum, SpmmReduce::Mean}) {
+    CAPTURE(static_cast<int>(red));
+    const std::int64_t n = 37;
+    const HeteroGraph g = HeteroGraph::from_edges(builders::window(n, 3), n);  // fresh: no format built yet
+    const Var h = leaf({n, 5}, 3);
+    GraphFeatures f(g);
+    f.set_ndata(g.node_types()[0], "h", h);
+    const ReduceFn r = red == SpmmReduce::Sum ? fn::sum("m", "o") : fn::mean("m", "o");
+    const Tensor seed_grad = topo::testing::random_uniform({n, 5}, 4);
+    const Var out = update_all(f, g.canonical_etype(0).etype, fn::copy_u("h", "m"), r);
+    out.backward(seed_grad);
+    const HeteroGraph::BuiltFormats built = g.built_formats(0);
+    CHECK((built.csc && built.csr));  // forward by destination, backward by source
+    CHECK_FALSE(built.csc_edge_ids);
+    CHECK_FALSE(built.csr_edge_ids);
+    // The same op on the full block (edge ids built) gives the same bits.
+    Var h2 = h.detach();
+    h2.set_requires_grad(true);
+    const Var full = gspmm(relation_block(g, 0), MessageOp::CopyU, red, h2, Var());
+    full.backward(seed_grad);
+    CHECK(g.built_formats(0).csc_edge_ids);
+    CHECK(out.data().to_vector<float>() == full.data().to_vector<float>());
+    CHECK(h.grad().to_vector<float>() == h2.grad().to_vector<float>());
+  }
+  // What reads edge data refuses a structure-only view with a clear error, not a crash.
+  const HeteroGraph g = HeteroGraph::from_edges(builders::window(9, 3), 9);
+  const Var h = leaf({9, 2}, 5), w = leaf({g.num_edges(0), 1}, 6);
+  CHECK(error_of([&] { (void)gspmm(relation_structure_block(g, 0), MessageOp::UMulE, SpmmReduce::Sum, h, w); })
+            .find("no edge ids") != std::string::npos);
+  CHECK(error_of([&] { (void)gspmm(relation_structure_block(g, 0), MessageOp::CopyU, SpmmReduce::Max, h, Var()); })
+            .find("no edge ids") != std::string::npos);
+}
+
 TEST_CASE("multi_update_all combines relations per destination type with each cross reducer") {
   const std::vector<std::int64_t> lens = {5};
   HeteroGraph g({builders::node_type("sat", lens), builders::node_type("relay", builders::ones(1))},

@@ -203,7 +203,8 @@ std::string default_node_dataset_path() { return TOPO_NODE_DATA_DEFAULT; }
 std::int64_t node_graph_bytes(std::int64_t nodes, std::int64_t listed_edges, bool directed) {
   const std::int64_t edges = (directed ? 1 : 2) * listed_edges + nodes;  // self loops added
   // The int32 edge list, CSR and CSC with their edge ids (24 B an edge, kept; node_classify_graph writes the
-  // list in place, so nothing more at the peak); per node the offset and degree arrays.
+  // list in place, so nothing more at the peak); per node the offset and degree arrays. GCN and SAGE build no
+  // edge ids (16 B an edge): the bound is GAT's, which reads them.
   return edges * 24 + nodes * 32;
 }
 
