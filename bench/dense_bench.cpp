@@ -55,6 +55,24 @@ void bench_gemm(topo::bench::Runner& bench, std::int64_t m, std::int64_t k, std:
             [&] { topo::gemm(false, false, 1.f, a, b, 0.f, c); }, {{"m", m}, {"k", k}, {"n", n}});
 }
 
+// A graph layer's projection of node features and its weight gradient (kernels/dense/gemm_skinny.hpp): x [N, K]
+// @ w [K, n] and x^T @ g with g [N, n], N = 100,000 nodes. Both stream x once (51 MB at K = 128): judged as bytes
+// at that working set, where the FLOPs (2 N K n) are far below the peak.
+void bench_projection(topo::bench::Runner& bench, std::int64_t k, std::int64_t n) {
+  constexpr std::int64_t nodes = 100000;
+  const Tensor x = uniform({nodes, k}, 11), w = uniform({k, n}, 12), g = uniform({nodes, n}, 13);
+  Tensor y = Tensor::empty({nodes, n}), dw = Tensor::empty({k, n});
+  const double flops = 2.0 * static_cast<double>(nodes * k) * static_cast<double>(n);
+  const double bytes = bytes_of(nodes * k + k * n + nodes * n);
+  const nlohmann::json shape = {{"nodes", nodes}, {"k", k}, {"n", n}};
+  bench.run(fmt::format("projection [N, {}] @ [{}, {}]", k, k, n),
+            {.bytes_moved = bytes, .flops = flops, .working_set_bytes = bytes},
+            [&] { topo::gemm(false, false, 1.f, x, w, 0.f, y); }, shape);
+  bench.run(fmt::format("weight gradient [N, {}]^T @ [N, {}]", k, n),
+            {.bytes_moved = bytes, .flops = flops, .working_set_bytes = bytes},
+            [&] { topo::gemm(true, false, 1.f, x, g, 0.f, dw); }, shape);
+}
+
 }  // namespace
 
 TOPO_BENCH_SUITE(dense, "GEMM, layer_norm, softmax and elementwise ops at a real batch's sizes") {
@@ -62,6 +80,10 @@ TOPO_BENCH_SUITE(dense, "GEMM, layer_norm, softmax and elementwise ops at a real
   bench_gemm(bench, 128, kFeatures, kFeatures);
   bench_gemm(bench, 4096, kFeatures, kFeatures);
   bench_gemm(bench, kSentences * kTokens, kFeatures, kFeatures);
+  // GCN's two layers and SAGE's first ([W_neigh; W_self]) at the node-classify recipes' widths.
+  bench_projection(bench, 128, 16);
+  bench_projection(bench, 16, 8);
+  bench_projection(bench, 128, 32);
 
   const Shape shape = {kSentences, kTokens, kFeatures};
   const std::int64_t rows = kSentences * kTokens, n = rows * kFeatures;

@@ -9,8 +9,9 @@
 //  - tn (c = a^T @ b, a stored [k, m], b [k, n], k long): fixed blocks of kSkinnyBlockK rows of k each give a
 //    partial [m, n] (rows of a read once, b's rows held in registers), summed over the blocks in order: the
 //    same bits at any thread count.
-// Accumulation: fp32 fused multiply-adds, k ascending per output element. AVX2 + FMA vectors; a plain loop of
-// the same order elsewhere.
+// Accumulation: fp32 fused multiply-adds, k ascending per output element. AVX-512 vectors of 16 outputs where
+// the build targets them, AVX2 + FMA vectors of 8 otherwise, a plain loop of the same order elsewhere: the same
+// bits from all three.
 #include <cstdint>
 
 namespace topo::cpu {

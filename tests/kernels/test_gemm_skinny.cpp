@@ -2,6 +2,7 @@
 // width up to kSkinnyMaxN around the 8-float vectors, row blocks with a remainder, strided operands, beta 0
 // (c never read: NaN stays out) and beta != 0; the same bits at 1, 2 and 3 threads; and cpu::sgemm handing
 // these shapes to them.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -114,4 +115,40 @@ TEST_CASE("cpu::sgemm hands narrow fp32 products to the skinny kernels") {
   std::vector<float> tn(64 * 16);
   cpu::skinny_gemm_tn(64, 16, 5000, 1.f, big.data<float>(), 64, gg.data<float>(), 16, 0.f, tn.data(), 16);
   CHECK(grad.to_vector<float>() == tn);
+}
+
+// Whatever the vector width a width picks (8 lanes up to n = 8, 16 above on AVX-512 builds, a plain loop
+// elsewhere), every output is the same chain of fused multiply-adds, k ascending (tn: per fixed block of k, the
+// blocks' partials then added in order): equal, bit for bit, to that chain written out.
+TEST_CASE("skinny kernels equal their FMA chain bit for bit at every width") {
+  const std::int64_t m = 300, k = 37, tn_m = 20, tn_k = 3 * cpu::kSkinnyBlockK + 11;
+  for (std::int64_t n : {1, 5, 8, 9, 16, 17, 24, 32}) {
+    CAPTURE(n);
+    const std::vector<float> a = random_uniform({m, k}, 1).to_vector<float>(), b = random_uniform({k, n}, 2).to_vector<float>();
+    std::vector<float> c(static_cast<std::size_t>(m * n));
+    cpu::skinny_gemm_rows(false, m, n, k, 1.f, a.data(), k, b.data(), n, 0.f, c.data(), n);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        float acc = 0.f;
+        for (std::int64_t kk = 0; kk < k; ++kk) acc = std::fma(a[i * k + kk], b[kk * n + j], acc);
+        REQUIRE(c[i * n + j] == acc);
+      }
+    const std::vector<float> at = random_uniform({tn_k, tn_m}, 3).to_vector<float>(),
+                             g = random_uniform({tn_k, n}, 4).to_vector<float>();
+    REQUIRE(cpu::skinny_tn_applies(true, false, tn_m, n, tn_k));
+    std::vector<float> w(static_cast<std::size_t>(tn_m * n));
+    cpu::skinny_gemm_tn(tn_m, n, tn_k, 1.f, at.data(), tn_m, g.data(), n, 0.f, w.data(), n);
+    const std::int64_t block = std::max(cpu::kSkinnyBlockK, (tn_k + 63) / 64);
+    for (std::int64_t i = 0; i < tn_m; ++i)
+      for (std::int64_t j = 0; j < n; ++j) {
+        float sum = 0.f;
+        for (std::int64_t k0 = 0; k0 < tn_k; k0 += block) {
+          float partial = 0.f;
+          for (std::int64_t kk = k0; kk < std::min(tn_k, k0 + block); ++kk)
+            partial = std::fma(at[kk * tn_m + i], g[kk * n + j], partial);
+          sum += partial;
+        }
+        REQUIRE(w[i * n + j] == sum);
+      }
+  }
 }
