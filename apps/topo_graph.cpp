@@ -3,19 +3,24 @@
 //   topo-graph generate csbm:nodes=100000,degree=20,classes=8 --out csbm100k.npz   # Planetoid-layout .npz
 //   topo-graph stats csbm:nodes=100000,degree=20          # nodes, edges, degrees, homophily of a generated graph
 //   topo-graph stats ../shared/data/planetoid/cora.npz    # ... or of a file
+//   topo-graph sample csbm1m.npz --fanouts 10,25 --batch 1024 --batches 50 --threads 2   # the sampler's throughput
 // Exit codes: 0 done (or --help), 1 a bad argument or file (one line "topo-graph: ..."), 2 an internal error.
 #include <cstdio>
 #include <exception>
 #include <iostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "apps/graphs/generate.hpp"
+#include "apps/graphs/sampling_report.hpp"
 #include "apps/train/cli.hpp"
+#include "kernels/atomic_file.hpp"
 #include "kernels/error.hpp"
 #include "kernels/memory.hpp"
+#include "kernels/threads.hpp"
 
 namespace {
 
@@ -32,12 +37,33 @@ int run(int argc, char** argv) {
                        "the machine has left; off: no check)");
   CLI::App* stats = app.add_subcommand("stats", "print a graph's nodes, edges, degrees and edge homophily");
   stats->add_option("DATA", data, "a generated graph's spec or a graph file (.npz, or the text format)")->required();
+  CLI::App* sample = app.add_subcommand("sample", "time the neighbour sampler of topo-train --fanouts on a graph");
+  std::vector<std::int64_t> fanouts{10, 25};
+  std::int64_t batch = 1024, batches = 50;
+  int threads = 0;
+  std::uint64_t seed = 1;
+  std::string json;
+  sample->add_option("DATA", data, "a generated graph's spec or a graph file")->required();
+  sample->add_option("--fanouts", fanouts, "in-edges drawn per node and layer, input layer first (default 10,25)")
+      ->delimiter(',');
+  sample->add_option("--batch", batch, "training nodes per batch (default 1024)");
+  sample->add_option("--batches", batches, "batches timed (default 50)");
+  sample->add_option("--threads", threads, "threads (default: OpenMP's)");
+  sample->add_option("--seed", seed, "the shuffle's and the draws' seed (default 1)");
+  sample->add_option("--json", json, "also write the report here (atomically)");
   if (!parse_command_line(app, argc, argv, std::cout)) return 0;
+  if (threads > 0) topo::set_num_threads(threads);
 
   const std::int64_t limit = memory_limit.empty() ? 0 : memory_limit == "off" ? -1 : topo::parse_byte_size(memory_limit, "memory-limit");
   const std::string source = generate->parsed() ? spec : data;
   if (generate->parsed()) TOPO_CHECK(is_generated_graph_spec(spec), "generate: '{}' is not csbm:... or rmat:...", spec);
   const NodeDataset d = load_node_dataset(source, limit);
+  if (sample->parsed()) {
+    const nlohmann::json report = sampling_report(d, fanouts, batch, batches, seed);
+    std::printf("%s\n", report.dump().c_str());
+    if (!json.empty()) topo::write_file_atomically(json, report.dump(2) + "\n");
+    return 0;
+  }
   const NodeDatasetStats s = node_dataset_stats(d);
   std::printf("%s: %lld nodes, %lld edges as listed (%s), mean degree %.2f, max %lld, %lld isolated, %lld self loops; "
               "%lld classes, %lld features; edge homophily %.3f; split %zu / %zu / %zu\n",

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <set>
 
+#include "apps/graphs/generate.hpp"
+#include "apps/graphs/sampling_report.hpp"
 #include "apps/tasks/node_classify/node_classify.hpp"
 #include "apps/train/config.hpp"
 #include "apps/train/trainer.hpp"
@@ -79,4 +81,22 @@ TEST_CASE("node-classify --fanouts: GraphSAGE learns Cora from sampled mini-batc
   // Full-graph SAGE reaches 80.8 +- 0.9 on this split (docs/results.md); the majority class scores 0.13.
   CHECK(test_acc[0] > 0.75);
   CHECK(test_acc[1] == test_acc[0]);
+}
+
+TEST_CASE("topo-graph sample's report: the sampler's batches on a generated graph, the same edges every run") {
+  const NodeDataset d = generate_node_dataset(parse_generated_graph_spec("csbm:nodes=3000,degree=8,classes=4,features=8"));
+  const nlohmann::json r = sampling_report(d, {5, 10}, 64, 4, 7);
+  CHECK(r["batches"] == 4);
+  CHECK(r["batch"] == 64);
+  CHECK(r["fanouts"] == nlohmann::json({5, 10}));
+  CHECK(r["median_batch_ms"].get<double>() > 0);
+  CHECK(r["seeds_per_second"].get<double>() > 0);
+  // The output layer draws at most 10 in-edges of each of 64 seeds, the input layer at most 5 of each of its
+  // destinations (the seeds and their sampled sources); self loops make every degree at least 1.
+  const double edges = r["edges_per_batch"].get<double>();
+  CHECK(edges >= 64 + 64);
+  CHECK(edges <= 64 * 10 + 64 * 11 * 5);
+  CHECK(r["input_nodes_per_batch"].get<double>() >= 64);
+  CHECK(sampling_report(d, {5, 10}, 64, 4, 7)["edges_per_batch"] == r["edges_per_batch"]);
+  CHECK(error_of([&] { (void)sampling_report(d, {5}, 0, 1, 1); }).find("--batch 0") != std::string::npos);
 }
