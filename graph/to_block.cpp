@@ -102,6 +102,8 @@ BlockParts to_block(const HeteroGraph& graph, const std::vector<Ids>& dst_nodes,
 bool number_sources(std::vector<std::int64_t>& ids, std::vector<std::int64_t>& sources,
                     std::vector<std::int64_t>& src_at, bool closed, std::size_t* k) {
   for (std::size_t i = 0; i < ids.size(); ++i) {
+    // ids are scattered over src_at (8 MB at 1M nodes): fetch ahead, as the sampler's rows are
+    if (i + 16 < ids.size()) __builtin_prefetch(&src_at[static_cast<std::size_t>(ids[i + 16])]);
     std::int64_t& at = src_at[static_cast<std::size_t>(ids[i])];
     if (at < 0) {
       if (closed) {
