@@ -99,12 +99,9 @@ Var update_all_impl(const GraphFeatures& f, int relation, const MessageFn& m, co
   const auto block = [&] { return relation_block(f.graph(), relation); };
   if (!m.udf && !r.udf) {
     // Fused cases: a gspmm reads (source, edge) pairs directly.
-    if (m.op == SddmmOp::CopyLhs && m.lhs == Side::Src) {
-      // Summed or averaged, copy_u reads no edge ids (max and min record the winning edge's).
-      const bool sums = r.op == SpmmReduce::Sum || r.op == SpmmReduce::Mean;
-      return gspmm(sums ? relation_structure_block(f.graph(), relation) : block(), MessageOp::CopyU, r.op,
+    if (m.op == SddmmOp::CopyLhs && m.lhs == Side::Src)
+      return gspmm(gspmm_block(f.graph(), relation, MessageOp::CopyU, r.op), MessageOp::CopyU, r.op,
                    operand(f, relation, Side::Src, m.lhs_field), Var());
-    }
     if (m.op == SddmmOp::CopyLhs && m.lhs == Side::Edge)
       return gspmm(block(), MessageOp::CopyE, r.op, Var(), operand(f, relation, Side::Edge, m.lhs_field));
     const bool u_e = m.lhs == Side::Src && m.rhs == Side::Edge;

@@ -173,6 +173,11 @@ Var gspmm(const Block& graph, MessageOp op, SpmmReduce reduce, const Var& ufeat,
       "gspmm");
 }
 
+Block gspmm_block(const HeteroGraph& g, int relation, MessageOp op, SpmmReduce reduce) {
+  const bool reads_edge_ids = op != MessageOp::CopyU || reduce == SpmmReduce::Max || reduce == SpmmReduce::Min;
+  return reads_edge_ids ? relation_block(g, relation) : relation_structure_block(g, relation);
+}
+
 Var gsddmm(const Block& graph, SddmmOp op, const Var& lhs, const Var& rhs, Target lhs_target,
            Target rhs_target) {
   const bool use_l = sddmm_uses_lhs(op), use_r = sddmm_uses_rhs(op);

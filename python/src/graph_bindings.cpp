@@ -111,6 +111,20 @@ void bind_graph(nb::module_& m) {
            })
       .def("in_degrees", [](const HeteroGraph& g, int relation) { return to_torch(g.in_degrees(relation)); })
       .def("out_degrees", [](const HeteroGraph& g, int relation) { return to_torch(g.out_degrees(relation)); })
+      // (csr, csc, csr_edge_ids, csc_edge_ids): which formats of the relation exist (DGL's formats()).
+      .def("built_formats",
+           [](const HeteroGraph& g, int relation) {
+             const HeteroGraph::BuiltFormats b = g.built_formats(relation);
+             return std::make_tuple(b.csr, b.csc, b.csr_edge_ids, b.csc_edge_ids);
+           })
+      // Every relation's CSR and CSC with their edge ids, now (DGL's create_formats_).
+      .def("create_formats",
+           [](const HeteroGraph& g) {
+             for (int r = 0; r < g.num_relations(); ++r) {
+               (void)g.out_csr(r);
+               (void)g.in_csc(r);
+             }
+           })
       .def("reverse", &HeteroGraph::reverse)
       .def("in_edges",
            [](const HeteroGraph& g, int r, const std::vector<std::int64_t>& v) { return edge_ids(g, r, v, true); })

@@ -94,8 +94,9 @@ void bind_ops(nb::module_& m) {
         nn::Var out;
         {
           nb::gil_scoped_release release;
-          const Block block = relation_block(g, relation);
-          out = nn::gspmm(block, static_cast<MessageOp>(op), static_cast<SpmmReduce>(reduce), leaves[0], leaves[1]);
+          const auto mop = static_cast<MessageOp>(op);
+          const auto red = static_cast<SpmmReduce>(reduce);
+          out = nn::gspmm(nn::gspmm_block(g, relation, mop, red), mop, red, leaves[0], leaves[1]);
         }
         return finish(std::move(out), std::move(leaves));
       },

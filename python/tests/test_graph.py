@@ -120,3 +120,20 @@ def test_in_out_edges_neighbours_and_self_loops(idtype):
     nu, nv = none.edges()
     keep = src != dst
     assert nu.tolist() == src[keep].tolist() and nv.tolist() == dst[keep].tolist()
+
+
+def test_formats_are_built_on_use_and_copy_u_sum_builds_no_edge_ids():
+    import topograph.function as fn
+
+    g = topograph.graph((torch.tensor([0, 1, 2, 3]), torch.tensor([1, 2, 3, 0])))
+    assert g.formats() == {"created": ["coo"], "not created": ["csr", "csc"]}
+    g.ndata["h"] = torch.randn(4, 3, requires_grad=True)
+    g.update_all(fn.copy_u("h", "m"), fn.sum("m", "h2"))
+    g.ndata["h2"].sum().backward()  # forward by destination (CSC), backward by source (CSR)
+    assert g.formats() == {"created": ["coo", "csr", "csc"], "not created": []}
+    assert g._g.built_formats(0) == (True, True, False, False)  # neither with edge ids
+    assert g.formats("csc") is g
+    with pytest.raises(ValueError, match="unknown format"):
+        g.formats(["csx"])
+    g.create_formats_()
+    assert g._g.built_formats(0) == (True, True, True, True)

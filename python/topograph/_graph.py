@@ -226,6 +226,26 @@ class DGLGraph:
     def local_scope(self):
         return _mp().local_scope(self)
 
+    def formats(self, formats=None):
+        """DGL's formats(): with no argument, {'created': [...], 'not created': [...]} over 'coo', 'csr' and 'csc'
+        (the COO is always kept; CSR and CSC are built on first use, and copy_u summed or averaged builds them
+        without edge ids). With formats named, DGL returns a graph restricted to them; here every format stays
+        available and is built only when used, so the graph itself is returned (an unknown name is an error)."""
+        if formats is not None:
+            names = [formats] if isinstance(formats, str) else list(formats)
+            unknown = [f for f in names if f not in ("coo", "csr", "csc", "any")]
+            if unknown:
+                raise ValueError(f"formats: unknown format(s) {unknown}; known: 'coo', 'csr', 'csc', 'any'")
+            return self
+        built = [self._g.built_formats(r) for r in range(len(self._g.canonical_etypes))]
+        created = ["coo"] + [name for i, name in ((0, "csr"), (1, "csc")) if built and all(b[i] for b in built)]
+        return {"created": created, "not created": [f for f in ("coo", "csr", "csc") if f not in created]}
+
+    def create_formats_(self) -> None:
+        """Builds every relation's CSR and CSC (with edge ids) now, as DGL's create_formats_ (a script calls it
+        before forking data-loader workers, so that they share the formats instead of each building them)."""
+        self._g.create_formats()
+
     def reverse(self, copy_ndata: bool = True, copy_edata: bool = False) -> "DGLGraph":
         """Every relation (A, e, B) becomes (B, e, A), same edge ids; shares the structure (no copy). As DGL's,
         the node features come along (the same tensors) and, with copy_edata, the edge features."""
