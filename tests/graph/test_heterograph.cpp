@@ -141,6 +141,25 @@ TEST_CASE("structure-only formats: no edge ids unless asked for, the same arrays
   }
 }
 
+TEST_CASE("the structure and the full format asked for at once, from several threads") {
+  for (int round = 0; round < 4; ++round) {
+    const HeteroGraph g = HeteroGraph::from_edges(builders::window(300, 7), 300);
+    std::vector<const CsrView*> seen(8, nullptr);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t)
+      threads.emplace_back([&, t] { seen[t] = t % 2 == 0 ? &g.in_csc(0) : &g.in_csc_structure(0); });
+    for (auto& th : threads) th.join();
+    const Pairs coo = g.edges(0).pairs();
+    for (int t = 0; t < 8; ++t) {
+      CHECK(seen[t] == (t % 2 == 0 ? &g.in_csc(0) : &g.in_csc_structure(0)));
+      CHECK(seen[t]->has_edge_ids() == (t % 2 == 0));
+      CHECK(i64(seen[t]->indices) == i64(g.in_csc(0).indices));
+      CHECK(i64(seen[t]->indptr) == i64(g.in_csc(0).indptr));
+    }
+    check_format(g.in_csc(0), coo, 300, false);
+  }
+}
+
 TEST_CASE("in_edges / out_edges of a node") {
   const HeteroGraph g({{"u", 3}, {"v", 2}}, {{{"u", "e", "v"}, EdgeList::from_pairs({{0, 1}, {2, 1}, {0, 0}, {0, 1}})}});
   const auto in1 = g.in_edges(0, 1);
