@@ -8,6 +8,7 @@ node). Batches of training nodes from a seeded shuffle; each is timed through
 `dgl.dataloading.MultiLayerNeighborSampler(fanouts).sample(g, seeds)`: per layer, from the output layer down,
 sample_neighbors of the current destinations and to_block, as topo-graph sample times sample_blocks. One batch
 first, untimed, builds the graph's formats. Prints and writes the same JSON fields as topo-graph sample.
+(python/benchmarks/sampler.py times the Python package's DataLoader against DGL's in one process instead.)
 """
 import argparse
 import json
