@@ -158,7 +158,7 @@ inline void tn_rows(const float* a, std::int64_t lda, std::int64_t kk, int rows,
 }
 #endif
 
-// p[mm * NV * 8 + j] += sum over kk in [kk0, kk1) ascending of a[kk * lda + mm] * b[kk * ldb + j].
+// p[mm * NV * W + j] += sum over kk in [kk0, kk1) ascending of a[kk * lda + mm] * b[kk * ldb + j].
 template <class L, int NV>
 void tn_block(const float* a, std::int64_t lda, const float* b, std::int64_t ldb, std::int64_t m, std::int64_t n,
               std::int64_t kk0, std::int64_t kk1, float* p) {

@@ -3,9 +3,9 @@
 // [N, 128] @ [128, 16] and its weight gradient [128, N] @ [N, 16]. A library GEMM packs the whole tall operand
 // into its panel layout first; at these widths the packing cost as much as the product (OpenBLAS on Zen 3:
 // 16% of a GCN epoch at 100k nodes against 11% in its kernel). These read it in place, once:
-//  - rows (c = a @ op(b), a [m, k] not transposed): op(b) packed once into [k, n rounded up to 8] floats (L1 at
-//    k = 128); blocks of rows, each row's n outputs held in registers over all of k. Rows are independent, so
-//    any split over threads gives the same bits.
+//  - rows (c = a @ op(b), a [m, k] not transposed): op(b) packed once into [k, n rounded up to the vector
+//    width] floats (L1 at k = 128); blocks of rows, each row's n outputs held in registers over all of k. Rows
+//    are independent, so any split over threads gives the same bits.
 //  - tn (c = a^T @ b, a stored [k, m], b [k, n], k long): fixed blocks of kSkinnyBlockK rows of k each give a
 //    partial [m, n] (rows of a read once, b's rows held in registers), summed over the blocks in order: the
 //    same bits at any thread count.
