@@ -218,7 +218,15 @@ Result Runner::run(const std::string& name, const Work& work, const std::functio
   return record(name, time_calls(fn, timing_), work, std::move(extra));
 }
 
-bool Runner::skipped(const std::string& name) const { return name.find(only_) == std::string::npos; }
+bool Runner::skipped(const std::string& name) const {
+  for (std::size_t begin = 0;;) {
+    const std::size_t end = only_.find('|', begin);
+    if (name.find(only_.substr(begin, end == std::string::npos ? std::string::npos : end - begin)) != std::string::npos)
+      return false;
+    if (end == std::string::npos) return true;
+    begin = end + 1;
+  }
+}
 
 Result Runner::record(const std::string& name, const Stats& stats, const Work& work, nlohmann::json extra) {
   const std::string full_name = suite_.empty() ? name : suite_ + "/" + name;

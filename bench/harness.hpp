@@ -156,8 +156,9 @@ class Runner {
   // when not given.
   const std::vector<std::int64_t>& sizes() const { return sizes_; }
   void set_sizes(std::vector<std::int64_t> sizes) { sizes_ = std::move(sizes); }
-  // --only: only the benchmarks whose name contains this text are timed and reported (empty: all); run and
-  // record return the others untimed, their times NaN (so a ratio over one is NaN, written as null).
+  // --only: only the benchmarks whose name contains this text, or one of its '|'-separated alternatives
+  // ("projection|weight gradient"), are timed and reported (empty: all); run and record return the others
+  // untimed, their times NaN (so a ratio over one is NaN, written as null).
   void set_only(std::string only) { only_ = std::move(only); }
   // True where --only leaves `name` out (a suite may skip building a left-out benchmark's inputs).
   bool skipped(const std::string& name) const;

@@ -100,7 +100,8 @@ int main(int argc, char** argv) {
   app.add_option("--precision", precision,
                  "GEMM precision of the suites: fp32 | bf16 (AVX512_BF16 CPUs; fp32 elsewhere, said on stderr); a "
                  "bf16 row is judged against the machine's bf16 peak; suite models also times Star at fp32 for the ratio");
-  app.add_option("--only", only, "only the benchmarks whose name contains this text (e.g. flash_attention); the others are not timed");
+  app.add_option("--only", only, "only the benchmarks whose name contains this text, or one of its |-separated alternatives (e.g. "
+                 "flash_attention, \"projection|weight gradient\"); the others are not timed");
   app.add_flag("--profile", profile, "where a step's time goes, by op category (suite models: the Star train step)");
   CLI11_PARSE(app, argc, argv);
 

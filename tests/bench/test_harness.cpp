@@ -271,6 +271,13 @@ TEST_CASE("--only: a benchmark whose name lacks the text is neither timed nor re
   CHECK_FALSE(report.results()[0].extra.contains("ratio"));
   CHECK(std::isnan(runner.record("forward again", Stats{1, 1, 1, 1, 1, 3}, {.flops = 1.0}).stats.median_ms));
   CHECK(report.results().size() == 1);
+  // Alternatives: a name containing any of them is kept.
+  runner.set_only("projection|weight gradient");
+  CHECK_FALSE(runner.skipped("dense/projection [N, 128] @ [128, 16]"));
+  CHECK_FALSE(runner.skipped("dense/weight gradient [N, 16]^T @ [N, 8]"));
+  CHECK(runner.skipped("dense/relu"));
+  runner.set_only("");
+  CHECK_FALSE(runner.skipped("anything"));
 }
 
 TEST_CASE("the report's JSON has the machine block and one record per result, every number finite") {
