@@ -366,18 +366,12 @@ void TrainingRun::start_thread_tuner() {
   thread_tuner_.emplace(std::vector<int>{threads_.threads, 1}, options);
 }
 
-void TrainingRun::use_threads(int threads) {
-  // Only on a change: most steps run at the count already set (calling it every step measured the same).
-  if (threads == num_threads()) return;
-  set_num_threads(threads);
-}
-
 double TrainingRun::discarded_pass(const TaskBatch& batch, int threads) {
   // Kept out of the kernel profile (the step's own pass is profiled as any other); --profile's phase times show
   // it as "thread trials".
   const ProfileOff kernels_off;
   auto scope = profile_.time("thread trials");
-  use_threads(threads);
+  set_num_threads(threads);
   const nn::Generator rewind = dropout_gen_;  // the step's own pass draws the same dropout masks
   const Clock::time_point t0 = Clock::now();
   {
@@ -420,9 +414,9 @@ void TrainingRun::train_step(const std::vector<std::int64_t>& global_batch, std:
     if (trial) {
       const std::vector<int> order = thread_tuner_->trial_order();
       for (std::size_t i = 0; i + 1 < order.size(); ++i) trial_seconds.push_back(discarded_pass(batch, order[i]));
-      use_threads(order.back());
+      set_num_threads(order.back());
     } else if (thread_tuner_) {
-      use_threads(thread_tuner_->next());
+      set_num_threads(thread_tuner_->next());
     }
     const Clock::time_point pass_start = Clock::now();
     nn::Var loss;

@@ -87,8 +87,7 @@ class TrainingRun {
   void start_thread_tuner();
   // A trial's run of the batch at `threads`, thrown away (gradients cleared, dropout generator rewound): seconds.
   double discarded_pass(const TaskBatch& batch, int threads);
-  void report_thread_choice();
-  void use_threads(int threads);  // set_num_threads when the count changes  // the log line and threads_ after a round of trials changed the count
+  void report_thread_choice();  // the log line and threads_ after a round of trials changed the count
   // The process's GEMM precision is set for this run (--precision) and restored when the run ends, so a run in
   // a test does not leak its precision into the next.
   GemmPrecisionGuard restore_precision_{gemm_precision()};
