@@ -95,15 +95,16 @@ Mailbox make_mailbox(const GraphFeatures& f, int relation, const Var& messages) 
 
 Var update_all_impl(const GraphFeatures& f, int relation, const MessageFn& m, const ReduceFn& r) {
   TOPO_CHECK(m.out == r.msg, "the reducer reads message '{}' but the message function writes '{}'", r.msg, m.out);
-  // The full block (with edge ids) only where edge data is read: built here, it would build them for copy_u too.
-  const auto block = [&] { return relation_block(f.graph(), relation); };
+  // Each gspmm over the block it needs (gspmm_block): copy_u summed or averaged builds no edge ids.
+  const auto block = [&](MessageOp op, SpmmReduce reduce) { return gspmm_block(f.graph(), relation, op, reduce); };
   if (!m.udf && !r.udf) {
     // Fused cases: a gspmm reads (source, edge) pairs directly.
     if (m.op == SddmmOp::CopyLhs && m.lhs == Side::Src)
-      return gspmm(gspmm_block(f.graph(), relation, MessageOp::CopyU, r.op), MessageOp::CopyU, r.op,
-                   operand(f, relation, Side::Src, m.lhs_field), Var());
+      return gspmm(block(MessageOp::CopyU, r.op), MessageOp::CopyU, r.op, operand(f, relation, Side::Src, m.lhs_field),
+                   Var());
     if (m.op == SddmmOp::CopyLhs && m.lhs == Side::Edge)
-      return gspmm(block(), MessageOp::CopyE, r.op, Var(), operand(f, relation, Side::Edge, m.lhs_field));
+      return gspmm(block(MessageOp::CopyE, r.op), MessageOp::CopyE, r.op, Var(),
+                   operand(f, relation, Side::Edge, m.lhs_field));
     const bool u_e = m.lhs == Side::Src && m.rhs == Side::Edge;
     const bool e_u = m.lhs == Side::Edge && m.rhs == Side::Src;
     const bool commutes = m.op == SddmmOp::Add || m.op == SddmmOp::Mul;
@@ -119,12 +120,13 @@ Var update_all_impl(const GraphFeatures& f, int relation, const MessageFn& m, co
       if (op != MessageOp::CopyU) {
         const std::string& uf = u_e ? m.lhs_field : m.rhs_field;
         const std::string& ef = u_e ? m.rhs_field : m.lhs_field;
-        return gspmm(block(), op, r.op, operand(f, relation, Side::Src, uf), operand(f, relation, Side::Edge, ef));
+        return gspmm(block(op, r.op), op, r.op, operand(f, relation, Side::Src, uf),
+                     operand(f, relation, Side::Edge, ef));
       }
     }
   }
   const Var messages = apply_edges_impl(f, relation, m);
-  if (!r.udf) return gspmm(block(), MessageOp::CopyE, r.op, Var(), messages);
+  if (!r.udf) return gspmm(block(MessageOp::CopyE, r.op), MessageOp::CopyE, r.op, Var(), messages);
   const Mailbox box = make_mailbox(f, relation, messages);
   Var out = r.udf(box);
   TOPO_CHECK(out.defined() && out.ndim() >= 1 && out.size(0) == box.num_dst,

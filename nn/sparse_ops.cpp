@@ -174,8 +174,7 @@ Var gspmm(const Block& graph, MessageOp op, SpmmReduce reduce, const Var& ufeat,
 }
 
 Block gspmm_block(const HeteroGraph& g, int relation, MessageOp op, SpmmReduce reduce) {
-  const bool reads_edge_ids = op != MessageOp::CopyU || reduce == SpmmReduce::Max || reduce == SpmmReduce::Min;
-  return reads_edge_ids ? relation_block(g, relation) : relation_structure_block(g, relation);
+  return spmm_reads_edge_ids(op, reduce) ? relation_block(g, relation) : relation_structure_block(g, relation);
 }
 
 Var gsddmm(const Block& graph, SddmmOp op, const Var& lhs, const Var& rhs, Target lhs_target,

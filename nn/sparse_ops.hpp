@@ -28,8 +28,8 @@ namespace topo::nn {
 // Gradients: sum/mean as gspmm over the out-CSR (mean scales by 1/in-degree first); max/min go to the edge
 // recorded by the forward (ties: the first in-edge in edge-id order), then are summed per source.
 Var gspmm(const Block& graph, MessageOp op, SpmmReduce reduce, const Var& ufeat, const Var& efeat);
-// The block gspmm(op, reduce) needs over one relation of g: without edge ids where it reads none (copy_u summed or
-// averaged; max and min record the winning edge's), so that a graph used only so never builds them
+// The block gspmm(op, reduce) needs over one relation of g: without edge ids where it reads none
+// (spmm_reads_edge_ids: copy_u summed or averaged), so that a graph used only so never builds them
 // (relation_structure_block); relation_block otherwise.
 Block gspmm_block(const HeteroGraph& g, int relation, MessageOp op, SpmmReduce reduce);
 

@@ -166,9 +166,7 @@ SpmmOutput gspmm(MessageOp op, SpmmReduce reduce, const CsrView& in_csr, const T
   TOPO_PROFILE(Sparse);
   const bool use_u = message_uses_u(op), use_e = message_uses_e(op);
   const Device device = use_u ? ufeat.device() : efeat.device();
-  // copy_u summed or averaged reads no edge ids (max and min record the winning edge's): a structure-only view.
-  const bool track = reduce == SpmmReduce::Max || reduce == SpmmReduce::Min;
-  check_csr(in_csr, device, "gspmm", use_e || track);
+  check_csr(in_csr, device, "gspmm", spmm_reads_edge_ids(op, reduce));
   if (use_u) check_rows(ufeat, in_csr.num_cols, device, "gspmm", "ufeat");
   if (use_e) check_rows(efeat, in_csr.nnz(), device, "gspmm", "efeat");
 
@@ -180,6 +178,7 @@ SpmmOutput gspmm(MessageOp op, SpmmReduce reduce, const CsrView& in_csr, const T
 
   SpmmOutput result;
   result.out = Tensor::empty(out_shape, DType::F32, device);
+  const bool track = reduce == SpmmReduce::Max || reduce == SpmmReduce::Min;
   if (track) {
     result.arg_u = Tensor::empty(out_shape, DType::I64, device);
     result.arg_e = Tensor::empty(out_shape, DType::I64, device);

@@ -15,6 +15,11 @@ enum class SpmmReduce : std::uint8_t { Sum, Max, Min, Mean };
 
 constexpr bool message_uses_u(MessageOp op) { return op != MessageOp::CopyE; }
 constexpr bool message_uses_e(MessageOp op) { return op != MessageOp::CopyU; }
+// Whether gspmm reads the CSR's edge ids: for edge data, and for max / min, which record the winning edge. Where
+// it does not (copy_u summed or averaged) a structure-only view will do (kernels/sparse/format.hpp).
+constexpr bool spmm_reads_edge_ids(MessageOp op, SpmmReduce reduce) {
+  return message_uses_e(op) || reduce == SpmmReduce::Max || reduce == SpmmReduce::Min;
+}
 
 TOPO_HD float message(MessageOp op, float u, float e) {
   switch (op) {
