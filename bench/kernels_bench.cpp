@@ -4,7 +4,8 @@
 //   window     — 128 sentences of n = 128, window w = 9 (9 in-edges each);
 //   head groups — Multi-Scale's five scales on 10 heads, the grouped op against its fused calls alone;
 //   gat        — GAT's fused edge attention at its node-classify recipe's first layer (8 heads x 8, attention
-//                dropout 0.6) on 100,000 nodes of 20 random in-edges and a self loop (a csbm graph's shape).
+//                dropout 0.6) on 100,000 nodes of 20 random in-edges and a self loop (a csbm graph's shape);
+//   gcn        — GCN's copy_u sum aggregation at widths 16 and 8 on that graph.
 // Bytes are the minimum each kernel must move: every source row it reads once, every output row written
 // once, the CSR arrays (int32) once. Source rows are read through an index: that part is judged against
 // the gather rate for rows of that width at the working-set size, the rest against triad. Edge values are
@@ -203,23 +204,46 @@ void bench_head_groups(bench::Runner& bench) {
   bench.annotate("grouped_over_kernels", grouped.stats.median_ms / kernels.stats.median_ms);
 }
 
+// A csbm graph's shape: kRandomNodes nodes, each with kRandomInEdges in-edges from random nodes and a self loop.
+constexpr std::int64_t kRandomNodes = 100000, kRandomInEdges = 20;
+Block random_graph_block() {
+  std::mt19937_64 gen(1);
+  std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+  pairs.reserve(static_cast<std::size_t>(kRandomNodes * (kRandomInEdges + 1)));
+  for (std::int64_t v = 0; v < kRandomNodes; ++v) {
+    pairs.emplace_back(v, v);
+    for (std::int64_t k = 0; k < kRandomInEdges; ++k)
+      pairs.emplace_back(static_cast<std::int64_t>(gen() % kRandomNodes), v);
+  }
+  const HeteroGraph g({NodeTypeSpec{"node", kRandomNodes}}, {{{"node", "edge", "node"}, EdgeList::from_pairs(pairs)}});
+  return to_block(g, "node", {"edge"});
+}
+
+// GCN's aggregation at its node-classify recipe's widths (16 hidden, 8 classes): copy_u sum over the random
+// graph, the op that takes half of a GCN epoch on a csbm graph. Minimum work: the CSR and the output once, one
+// source row gathered per in-edge (no row is read once for all its edges: see bench_gat).
+void bench_gcn_aggregation(bench::Runner& bench, const Block& block) {
+  const std::int64_t ne = block.num_edges();
+  for (const std::int64_t width : {16, 8}) {
+    const Tensor u = random_uniform({kRandomNodes, width}, -1, 1, 1);
+    const double rows = rows_bytes(kRandomNodes, width), gathered = 4.0 * static_cast<double>(ne * width);
+    bench::Work work = gather_work(csr_bytes(block.in) + rows + gathered, gathered, 4.0 * width,
+                                   static_cast<double>(ne * width));
+    work.working_set_bytes = csr_bytes(block.in) + 2 * rows;
+    bench.run(fmt::format("gcn gspmm copy_u sum, width {}", width), work,
+              [&] { (void)gspmm(MessageOp::CopyU, SpmmReduce::Sum, block.in, u, Tensor()); },
+              {{"nodes", kRandomNodes}, {"edges", ne}, {"width", width}});
+  }
+}
+
 // gat_attention forward and backward. Minimum work: the CSR (both in the backward), el and er, the output
 // (backward: dz, del, der) and lse streamed; a z row gathered per in-edge (the backward: z by source and the
 // output gradient by destination, two rows an edge): the 20 in-edges of a node come from random nodes of a
 // 25.6 MB table, so unlike Star's near-consecutive neighbours no row is read once for all its edges (counted
 // once, the rows gave bounds of 2.3 and 6.3 ms that no order of the edges could reach: 5.5% and 4.1%);
 // exps one per edge and head per pass; flops 2 per edge and feature forward, 4 backward (a dot and a sum).
-void bench_gat(bench::Runner& bench) {
-  constexpr std::int64_t kNodes = 100000, kInEdges = 20, kGatHeads = 8, kGatDim = 8;
-  std::mt19937_64 gen(1);
-  std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
-  pairs.reserve(static_cast<std::size_t>(kNodes * (kInEdges + 1)));
-  for (std::int64_t v = 0; v < kNodes; ++v) {
-    pairs.emplace_back(v, v);
-    for (std::int64_t k = 0; k < kInEdges; ++k) pairs.emplace_back(static_cast<std::int64_t>(gen() % kNodes), v);
-  }
-  const HeteroGraph g({NodeTypeSpec{"node", kNodes}}, {{{"node", "edge", "node"}, EdgeList::from_pairs(pairs)}});
-  const Block block = to_block(g, "node", {"edge"});
+void bench_gat(bench::Runner& bench, const Block& block) {
+  constexpr std::int64_t kNodes = kRandomNodes, kGatHeads = 8, kGatDim = 8;
   const std::int64_t ne = block.num_edges(), features = kGatHeads * kGatDim;
   const Tensor z = random_uniform({kNodes, kGatHeads, kGatDim}, -1, 1, 1);
   const Tensor el = random_uniform({kNodes, kGatHeads}, -1, 1, 2), er = random_uniform({kNodes, kGatHeads}, -1, 1, 3);
@@ -258,5 +282,7 @@ TOPO_BENCH_SUITE(kernels, "gspmm, gsddmm, edge softmax and fused attention on ri
   bench_attention(bench, "ring+relay satellites, 8 sentences",
                   models::star_topology(few, models::StarVariant::Full).satellite);
   bench_head_groups(bench);
-  bench_gat(bench);
+  const Block random = random_graph_block();
+  bench_gcn_aggregation(bench, random);
+  bench_gat(bench, random);
 }
