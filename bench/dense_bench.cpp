@@ -111,9 +111,16 @@ TOPO_BENCH_SUITE(dense, "GEMM, layer_norm, softmax and elementwise ops at a real
             [&] { (void)topo::gelu(x); }, batch);
   bench.run("gelu backward", {.bytes_moved = 3 * x_bytes, .working_set_bytes = 3 * x_bytes, .exps = static_cast<double>(n)},
             [&] { (void)topo::unary_backward(topo::UnaryOp::Gelu, grad, x, x); }, batch);
-  // dropout (every model's, p = 0.5): one Philox draw per element, generated in the kernel (no mask kept).
+  // dropout (every model's, p = 0.5): one Philox draw per element, generated in the kernel.
   bench.run("dropout", {.bytes_moved = 2 * x_bytes, .working_set_bytes = 2 * x_bytes},
             [&] { (void)topo::dropout(x, 0.5f, 11); }, batch);
+  // What nn::dropout runs: the mask drawn once as bits, then applied forward and backward (no draws).
+  const double mask_bytes = x_bytes / 32;
+  bench.run("dropout mask", {.bytes_moved = mask_bytes, .working_set_bytes = mask_bytes},
+            [&] { (void)topo::dropout_mask(x.numel(), 0.5f, 11); }, batch);
+  const Tensor mask = topo::dropout_mask(x.numel(), 0.5f, 11);
+  bench.run("dropout apply mask", {.bytes_moved = 2 * x_bytes + mask_bytes, .working_set_bytes = 2 * x_bytes + mask_bytes},
+            [&] { (void)topo::dropout_apply_mask(x, mask, 0.5f); }, batch);
   bench.run("add", {.bytes_moved = 3 * x_bytes, .working_set_bytes = 3 * x_bytes},
             [&] { (void)topo::add(x, other); }, batch);
   bench.run("mul row-broadcast", {.bytes_moved = 2 * x_bytes + row_bytes, .working_set_bytes = 2 * x_bytes + row_bytes},

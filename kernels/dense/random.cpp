@@ -158,11 +158,71 @@ void dropout_run(const float* x, const float* u, float* y, std::int64_t count, f
   for (std::int64_t k = 0; k < count; ++k) y[k] = dropout_apply(x[k], u[k], p, scale);
 }
 
-// Dropout forward and backward are the same map (multiply by the regenerated mask / (1 - p)).
-Tensor dropout_impl(const Tensor& x, float p, std::uint64_t seed, std::uint64_t offset, const char* op) {
+// The uniform draws of the stream, batch by batch, over elements [begin, end) at counters offset + i.
+void walk_uniform(std::int64_t begin, std::int64_t end, std::uint64_t offset, std::uint64_t seed,
+                  const auto& emit) {
+  walk_stream(
+      begin, end, offset,
+      [&](std::uint64_t block0, float (&u)[kDrawsPerBatch]) { uniform_draws(block0, kStreamUniform, seed, u); },
+      emit);
+}
+
+// ORs the keep bits of elements i .. i + count (count <= 64; u[k] is element i + k's draw) into `words`, whose
+// bits there start cleared. The run starts anywhere in a word, so its 64 bits land in up to three words.
+void set_keep_bits(const float* u, std::int64_t count, float p, std::int64_t i, std::uint32_t* words) {
+  std::uint64_t bits = 0;
+#if defined(__AVX512F__)
+  const __m512 pv = _mm512_set1_ps(p);
+  for (std::int64_t k = 0; k < count; k += simd::kLanes) {
+    const __mmask16 lanes = simd::first_lanes(count - k);
+    const __mmask16 keep = _mm512_mask_cmp_ps_mask(lanes, _mm512_maskz_loadu_ps(lanes, u + k), pv, _CMP_GE_OQ);
+    bits |= static_cast<std::uint64_t>(keep) << k;
+  }
+#else
+  for (std::int64_t k = 0; k < count; ++k) bits |= static_cast<std::uint64_t>(u[k] >= p) << k;
+#endif
+  const std::int64_t w = i >> 5, shift = i & 31;
+  words[w] |= static_cast<std::uint32_t>(bits << shift);
+  if (count + shift > 32) words[w + 1] |= static_cast<std::uint32_t>(bits >> (32 - shift));
+  if (count + shift > 64) words[w + 2] |= static_cast<std::uint32_t>(bits >> (64 - shift));
+}
+
+// y[k] = dropout_keep(x[k], bit first + k, scale) for k in [0, count).
+void apply_mask_run(const float* x, float* y, std::int64_t count, const std::uint32_t* words, std::int64_t first,
+                    std::int64_t num_words, float scale) {
+  std::int64_t k = 0;
+#if defined(__AVX512F__)
+  const __m512 keep_scale = _mm512_set1_ps(scale), zero = _mm512_setzero_ps();
+  // The 16 bits first + k .. + 15, from the word holding the first and the next (absent past the last word).
+  const auto keep_bits = [&](std::int64_t k) {
+    const std::int64_t bit = first + k, w = bit >> 5;
+    const std::uint64_t window = (static_cast<std::uint64_t>(w + 1 < num_words ? words[w + 1] : 0u) << 32) | words[w];
+    return static_cast<__mmask16>(window >> (bit & 31));
+  };
+  // x times scale or 0, as dropout_keep (a dropped NaN stays NaN, a dropped negative is -0). Whole vectors are
+  // read and written unmasked: masked 512-bit loads streaming from memory ran the pass at half the rate (Xeon
+  // with AMX).
+  for (; k + simd::kLanes <= count; k += simd::kLanes)
+    _mm512_storeu_ps(y + k, _mm512_mul_ps(_mm512_loadu_ps(x + k), _mm512_mask_blend_ps(keep_bits(k), zero, keep_scale)));
+  if (k < count) {
+    const __mmask16 lanes = simd::first_lanes(count - k);
+    const __m512 factor = _mm512_mask_blend_ps(keep_bits(k) & lanes, zero, keep_scale);
+    _mm512_mask_storeu_ps(y + k, lanes, _mm512_mul_ps(_mm512_maskz_loadu_ps(lanes, x + k), factor));
+  }
+#else
+  (void)num_words;
+  for (; k < count; ++k) y[k] = dropout_keep(x[k], mask_bit(words, first + k), scale);
+#endif
+}
+
+const std::uint32_t* mask_words(const Tensor& mask) { return reinterpret_cast<const std::uint32_t*>(mask.data<std::int32_t>()); }
+
+}  // namespace
+
+Tensor dropout(const Tensor& x, float p, std::uint64_t seed, std::uint64_t offset) {
   TOPO_PROFILE(Elementwise);
-  check_dtype(x, DType::F32, op, "input");
-  TOPO_CHECK(p >= 0.f && p < 1.f, "{}: probability p = {} is outside [0, 1)", op, p);
+  check_dtype(x, DType::F32, "dropout", "input");
+  TOPO_CHECK(p >= 0.f && p < 1.f, "dropout: probability p = {} is outside [0, 1)", p);
   if (p == 0.f) return x;
   const float scale = 1.f / (1.f - p);
   Tensor y = Tensor::empty(x.shape(), DType::F32, x.device());
@@ -173,27 +233,60 @@ Tensor dropout_impl(const Tensor& x, float p, std::uint64_t seed, std::uint64_t 
       x.device(),
       parallel_for(n, 16,
                    [&](std::int64_t b, std::int64_t e) {
-                     walk_stream(
-                         b, e, offset,
-                         [&](std::uint64_t block0, float (&u)[kDrawsPerBatch]) {
-                           uniform_draws(block0, kStreamUniform, seed, u);
-                         },
-                         [&](std::int64_t i, const float* u, std::int64_t count) {
-                           dropout_run(xp + i, u, yp + i, count, p, scale);
-                         });
+                     walk_uniform(b, e, offset, seed, [&](std::int64_t i, const float* u, std::int64_t count) {
+                       dropout_run(xp + i, u, yp + i, count, p, scale);
+                     });
                    }),
       cuda::dropout(xp, yp, n, p, scale, seed, offset));
   return y;
 }
 
-}  // namespace
-
-Tensor dropout(const Tensor& x, float p, std::uint64_t seed, std::uint64_t offset) {
-  return dropout_impl(x, p, seed, offset, "dropout");
+Tensor dropout_mask(std::int64_t n, float p, std::uint64_t seed, std::uint64_t offset, Device device) {
+  TOPO_PROFILE(Elementwise);
+  TOPO_CHECK(n >= 0, "dropout_mask: {} elements", n);
+  TOPO_CHECK(p >= 0.f && p < 1.f, "dropout_mask: probability p = {} is outside [0, 1)", p);
+  const std::int64_t num_words = dropout_mask_words(n);
+  Tensor mask = Tensor::empty({num_words}, DType::I32, device);
+  auto* words = reinterpret_cast<std::uint32_t*>(mask.data<std::int32_t>());
+  // Chunks of whole words: no two threads write one word.
+  TOPO_ON_DEVICE(
+      device,
+      parallel_for(num_words, 32 * 16,
+                   [&](std::int64_t wb, std::int64_t we) {
+                     std::fill(words + wb, words + we, 0u);
+                     walk_uniform(wb * 32, std::min(we * 32, n), offset, seed,
+                                  [&](std::int64_t i, const float* u, std::int64_t count) {
+                                    set_keep_bits(u, count, p, i, words);
+                                  });
+                   }),
+      cuda::dropout_mask(words, n, p, seed, offset));
+  return mask;
 }
 
-Tensor dropout_backward(const Tensor& grad, float p, std::uint64_t seed, std::uint64_t offset) {
-  return dropout_impl(grad, p, seed, offset, "dropout_backward");
+Tensor dropout_apply_mask(const Tensor& x, const Tensor& mask, float p, std::int64_t first) {
+  TOPO_PROFILE(Elementwise);
+  check_dtype(x, DType::F32, "dropout_apply_mask", "input");
+  check_dtype(mask, DType::I32, "dropout_apply_mask", "mask");
+  TOPO_CHECK(p >= 0.f && p < 1.f, "dropout_apply_mask: probability p = {} is outside [0, 1)", p);
+  TOPO_CHECK(mask.ndim() == 1 && mask.device() == x.device(), "dropout_apply_mask: mask {} for input {}", mask.str(),
+             x.str());
+  const std::int64_t n = x.numel(), num_words = mask.size(0);
+  TOPO_CHECK(first >= 0 && first + n <= num_words * 32,
+             "dropout_apply_mask: elements {} .. {} are past the mask's {} bits", first, first + n, num_words * 32);
+  if (p == 0.f) return x;
+  const float scale = 1.f / (1.f - p);
+  Tensor y = Tensor::empty(x.shape(), DType::F32, x.device());
+  const float* xp = x.data<float>();
+  float* yp = y.data<float>();
+  const std::uint32_t* words = mask_words(mask);
+  TOPO_ON_DEVICE(
+      x.device(),
+      parallel_for(n, 2,
+                   [&](std::int64_t b, std::int64_t e) {
+                     apply_mask_run(xp + b, yp + b, e - b, words, first + b, num_words, scale);
+                   }),
+      cuda::dropout_apply_mask(xp, yp, n, words, first, scale));
+  return y;
 }
 
 Tensor random_uniform(const Shape& shape, float lo, float hi, std::uint64_t seed, Device device) {
@@ -205,15 +298,10 @@ Tensor random_uniform(const Shape& shape, float lo, float hi, std::uint64_t seed
       device,
       parallel_for(n, 16,
                    [&](std::int64_t b, std::int64_t e) {
-                     walk_stream(
-                         b, e, 0,
-                         [&](std::uint64_t block0, float (&u)[kDrawsPerBatch]) {
-                           uniform_draws(block0, kStreamUniform, seed, u);
-                         },
-                         [&](std::int64_t i, const float* u, std::int64_t count) {
-                           _Pragma("omp simd")
-                           for (std::int64_t k = 0; k < count; ++k) yp[i + k] = uniform_affine(u[k], lo, hi);
-                         });
+                     walk_uniform(b, e, 0, seed, [&](std::int64_t i, const float* u, std::int64_t count) {
+                       _Pragma("omp simd")
+                       for (std::int64_t k = 0; k < count; ++k) yp[i + k] = uniform_affine(u[k], lo, hi);
+                     });
                    }),
       cuda::random_uniform(yp, n, lo, hi, seed));
   return y;

@@ -8,8 +8,15 @@ namespace topo {
 
 // y = x * mask / (1 - p), mask_i = (uniform(seed, offset + i) >= p). p in [0, 1); p = 0 returns x.
 Tensor dropout(const Tensor& x, float p, std::uint64_t seed, std::uint64_t offset = 0);
-// Regenerates the same mask: grad_x = grad * mask / (1 - p).
-Tensor dropout_backward(const Tensor& grad, float p, std::uint64_t seed, std::uint64_t offset = 0);
+// dropout's mask of n elements as bits (int32 words [ceil(n / 32)]; bit i & 31 of word i >> 5 set where element i
+// is kept, uniform(seed, offset + i) >= p), drawn once so that the backward and a lazy input's slabs apply it
+// rather than draw the stream again: one bit an element against the element's 32, and no Philox rounds.
+Tensor dropout_mask(std::int64_t n, float p, std::uint64_t seed, std::uint64_t offset = 0,
+                    Device device = Device::cpu());
+// x times the mask / (1 - p), x's element i taking bit first + i: with a mask drawn for (p, seed, offset), bit for
+// bit dropout(x, p, seed, offset) of x whole (first = 0), or of a run of its elements (a slab of rows: first =
+// the slab's first element). The backward is the same map on the gradient.
+Tensor dropout_apply_mask(const Tensor& x, const Tensor& mask, float p, std::int64_t first = 0);
 
 // Philox blocks of the stream `stream` of `seed` at the first `count` (<= kPhiloxBatch) of the given block
 // indices (element g of a stream is lane g & 3 of block g >> 2), as struct of arrays: each of the ten rounds is

@@ -43,7 +43,46 @@ void launch(const float* x, float* y, std::int64_t n, std::uint64_t offset, floa
   check_launch(what);
 }
 
+// One thread per mask word: its 32 elements' draws, one Philox block per four counters (a word whose counters
+// start inside a block takes that block's tail and the next's head).
+__global__ void dropout_mask_kernel(std::uint32_t* words, std::int64_t n, std::int64_t num_words, float p,
+                                    std::uint64_t seed, std::uint64_t offset) {
+  for (std::int64_t w = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; w < num_words;
+       w += std::int64_t{gridDim.x} * blockDim.x) {
+    std::uint32_t bits = 0;
+    const std::int64_t end = n - w * 32 < 32 ? n - w * 32 : 32;
+    Philox4 r{};
+    for (std::int64_t k = 0; k < end; ++k) {
+      const std::uint64_t g = offset + static_cast<std::uint64_t>(w * 32 + k);
+      if (k == 0 || (g & 3) == 0) r = philox4x32_10(g >> 2, kStreamUniform, seed);
+      if (bits_to_unit(r.v[g & 3]) >= p) bits |= 1u << k;
+    }
+    words[w] = bits;
+  }
+}
+
+__global__ void dropout_apply_mask_kernel(const float* x, float* y, std::int64_t n, const std::uint32_t* words,
+                                          std::int64_t first, float scale) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::int64_t{gridDim.x} * blockDim.x)
+    y[i] = dropout_keep(x[i], mask_bit(words, first + i), scale);
+}
+
 }  // namespace
+
+void dropout_mask(std::uint32_t* words, std::int64_t n, float p, std::uint64_t seed, std::uint64_t offset) {
+  const std::int64_t num_words = dropout_mask_words(n);
+  if (num_words == 0) return;
+  dropout_mask_kernel<<<blocks_for(num_words, 256), 256>>>(words, n, num_words, p, seed, offset);
+  check_launch("dropout_mask");
+}
+
+void dropout_apply_mask(const float* x, float* y, std::int64_t n, const std::uint32_t* words, std::int64_t first,
+                        float scale) {
+  if (n == 0) return;
+  dropout_apply_mask_kernel<<<blocks_for(n, 256), 256>>>(x, y, n, words, first, scale);
+  check_launch("dropout_apply_mask");
+}
 
 void dropout(const float* x, float* y, std::int64_t n, float p, float scale, std::uint64_t seed,
              std::uint64_t offset) {

@@ -80,7 +80,13 @@ TOPO_HD float uniform_at(std::uint64_t seed, std::uint64_t g) {
 // x times a mask of 0 or scale, as PyTorch's dropout (a dropped NaN stays NaN, a dropped negative is -0). A
 // select of x * scale or 0 kept GCC's CPU loop scalar (under -ftrapping-math it will not hoist the product out
 // of the branch), a branch mispredicted on half the elements.
-TOPO_HD float dropout_apply(float x, float u, float p, float scale) { return x * (u >= p ? scale : 0.f); }
+TOPO_HD float dropout_keep(float x, bool keep, float scale) { return x * (keep ? scale : 0.f); }
+TOPO_HD float dropout_apply(float x, float u, float p, float scale) { return dropout_keep(x, u >= p, scale); }
+
+// Dropout's mask kept as bits, one an element, in 32-bit words: bit i & 31 of word i >> 5 is set where element i
+// is kept. The backward and a lazy input's slabs read it instead of drawing the Philox stream again.
+TOPO_HD std::int64_t dropout_mask_words(std::int64_t n) { return (n + 31) / 32; }
+TOPO_HD bool mask_bit(const std::uint32_t* words, std::int64_t i) { return (words[i >> 5] >> (i & 31)) & 1u; }
 
 TOPO_HD float uniform_affine(float u, float lo, float hi) { return fmaf(hi - lo, u, lo); }
 TOPO_HD float normal_affine(float z, float mean, float stddev) { return fmaf(stddev, z, mean); }
@@ -104,6 +110,11 @@ namespace cuda {
 // Device launchers (random_cuda.cu); pointers are device memory, n elements, element i uses counter offset + i.
 void dropout(const float* x, float* y, std::int64_t n, float p, float scale, std::uint64_t seed,
              std::uint64_t offset);
+// words[dropout_mask_words(n)] of the mask of n elements (element i: counter offset + i); y[i] = dropout_keep of
+// x[i] with bit first + i.
+void dropout_mask(std::uint32_t* words, std::int64_t n, float p, std::uint64_t seed, std::uint64_t offset);
+void dropout_apply_mask(const float* x, float* y, std::int64_t n, const std::uint32_t* words, std::int64_t first,
+                        float scale);
 void random_uniform(float* y, std::int64_t n, float lo, float hi, std::uint64_t seed);
 void random_normal(float* y, std::int64_t n, float mean, float stddev, std::uint64_t seed);
 }  // namespace cuda

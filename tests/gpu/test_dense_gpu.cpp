@@ -26,8 +26,12 @@ TEST_CASE("gpu random: dropout masks and uniform draws are bit-identical to the 
       Tensor x = topo::testing::random_uniform({n, 9}, n, 0.5f, 1.5f);
       Tensor xg = x.to(kGpu);
       CHECK(dropout(xg, 0.35f, 99, offset).to_vector<float>() == dropout(x, 0.35f, 99, offset).to_vector<float>());
-      CHECK(dropout_backward(xg, 0.35f, 99, offset).to_vector<float>() ==
-            dropout_backward(x, 0.35f, 99, offset).to_vector<float>());
+      const Tensor mask = dropout_mask(x.numel(), 0.35f, 99, offset), mask_g = dropout_mask(x.numel(), 0.35f, 99, offset, kGpu);
+      CHECK(mask_g.to_vector<std::int32_t>() == mask.to_vector<std::int32_t>());
+      CHECK(dropout_apply_mask(xg, mask_g, 0.35f).to_vector<float>() == dropout(x, 0.35f, 99, offset).to_vector<float>());
+      if (n > 1)  // a run of rows starting inside a word
+        CHECK(dropout_apply_mask(xg.slice_rows(1, n), mask_g, 0.35f, 9).to_vector<float>() ==
+              dropout_apply_mask(x.slice_rows(1, n), mask, 0.35f, 9).to_vector<float>());
     }
     CHECK(random_uniform({n, 9}, -2.f, 3.f, 5, kGpu).to_vector<float>() ==
           random_uniform({n, 9}, -2.f, 3.f, 5).to_vector<float>());

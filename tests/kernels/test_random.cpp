@@ -113,7 +113,7 @@ TEST_CASE("uniform and normal draws have the right moments over 2^20 draws") {
   CHECK(std::abs(ms.var - 9.0) < 1e-1);
 }
 
-TEST_CASE("dropout matches the reference mask at awkward sizes and offsets; backward regenerates it") {
+TEST_CASE("dropout matches the reference mask at awkward sizes and offsets; its bit mask applied gives the same bits") {
   for (std::int64_t n : kAwkwardSizes) {
     // The last offset puts the 32-bit carry of the block counter inside a batch of blocks.
     for (std::uint64_t offset : {0ull, 1ull, 3ull, 6ull, 1000003ull, (1ull << 34) - 37}) {
@@ -125,17 +125,46 @@ TEST_CASE("dropout matches the reference mask at awkward sizes and offsets; back
       Tensor x = topo::testing::random_uniform({n, 5}, n, 0.5f, 1.5f);
       const std::vector<float> xs = x.to_vector<float>();
       const std::vector<float> y = dropout(x, p, seed, offset).to_vector<float>();
-      const std::vector<float> g = dropout_backward(x, p, seed, offset).to_vector<float>();
       std::vector<float> expected(xs.size());
       for (std::size_t i = 0; i < xs.size(); ++i)
         expected[i] = ref_uniform(seed, offset + i) >= p ? float(xs[i] / (1.0 - p)) : 0.f;
       TOPO_CHECK_CLOSE(y, expected, 1e-6, 1e-6);
-      TOPO_CHECK_CLOSE(g, expected, 1e-6, 1e-6);
       bool same_mask = true;
       for (std::size_t i = 0; i < xs.size(); ++i) same_mask = same_mask && ((y[i] == 0.f) == (expected[i] == 0.f));
       CHECK(same_mask);
+
+      // The bit mask: one bit per element, set where the reference keeps it, none past the end.
+      const Tensor mask = dropout_mask(x.numel(), p, seed, offset);
+      REQUIRE(mask.dtype() == DType::I32);
+      REQUIRE(mask.numel() == (x.numel() + 31) / 32);
+      const std::vector<std::int32_t> words = mask.to_vector<std::int32_t>();
+      bool bits_right = true;
+      for (std::int64_t i = 0; i < mask.numel() * 32; ++i) {
+        const bool bit = (static_cast<std::uint32_t>(words[i / 32]) >> (i % 32)) & 1u;
+        bits_right = bits_right && bit == (i < x.numel() && ref_uniform(seed, offset + i) >= p);
+      }
+      CHECK(bits_right);
+      // Applied whole, and row run by row run (a lazy input's slabs), it gives dropout's bits.
+      CHECK(dropout_apply_mask(x, mask, p).to_vector<float>() == y);
+      for (std::int64_t step : {std::int64_t{1}, std::int64_t{3}, std::int64_t{7}}) {
+        bool runs_right = true;
+        for (std::int64_t r = 0; r < n; r += step) {
+          const std::int64_t end = std::min(n, r + step);
+          const std::vector<float> part = dropout_apply_mask(x.slice_rows(r, end), mask, p, r * 5).to_vector<float>();
+          runs_right = runs_right && std::equal(part.begin(), part.end(), y.begin() + r * 5);
+        }
+        CHECK(runs_right);
+      }
     }
   }
+  // A dropped NaN stays NaN and a dropped negative is -0, as dropout's x * 0: a seed whose mask drops all four.
+  const Tensor special = Tensor::from_vector(std::vector<float>{std::nanf(""), -2.f, 3.f, -0.f}, {4});
+  std::uint64_t seed = 1;
+  while (dropout_mask(4, 0.9f, seed).to_vector<std::int32_t>()[0] != 0) ++seed;
+  const std::vector<float> z = dropout_apply_mask(special, dropout_mask(4, 0.9f, seed), 0.9f).to_vector<float>();
+  CHECK(std::isnan(z[0]));
+  CHECK((z[1] == 0.f && std::signbit(z[1])));
+  CHECK((z[2] == 0.f && !std::signbit(z[2])));
 }
 
 TEST_CASE("dropout keeps about 1 - p of the elements, scaled by 1/(1-p)") {
@@ -220,10 +249,18 @@ TEST_CASE("dropout edge cases and errors name the value") {
     } catch (const Error& e) {
       CHECK(std::string(e.what()).find(fmt::format("{}", p)) != std::string::npos);
     }
-    CHECK_THROWS_AS(dropout_backward(x, p, 1), Error);
+    CHECK_THROWS_AS(dropout_mask(12, p, 1), Error);
+    CHECK_THROWS_AS(dropout_apply_mask(x, dropout_mask(12, 0.5f, 1), p), Error);
   }
   CHECK_THROWS_AS(dropout(x, std::nanf(""), 1), Error);
   CHECK_THROWS_AS(dropout(Tensor::arange(4), 0.5f, 1), Error);
+  // A mask too short for the run, of another dtype, or not 1-D: errors naming what was given.
+  CHECK_THROWS_AS(dropout_apply_mask(x, dropout_mask(12, 0.5f, 1), 0.5f, 21), Error);
+  CHECK_THROWS_AS(dropout_apply_mask(Tensor::full({40}, 1.f), dropout_mask(12, 0.5f, 1), 0.5f), Error);
+  CHECK_THROWS_AS(dropout_apply_mask(x, Tensor::full({1}, 0.f), 0.5f), Error);
+  CHECK_THROWS_AS(dropout_apply_mask(x, Tensor::zeros({1, 1}, DType::I32), 0.5f), Error);
+  CHECK_THROWS_AS(dropout_mask(-1, 0.5f, 1), Error);
+  CHECK(dropout_mask(0, 0.5f, 1).numel() == 0);
   CHECK_THROWS_AS(random_uniform({3}, 1.f, 0.f, 1), Error);
   CHECK_THROWS_AS(random_normal({3}, 0.f, -1.f, 1), Error);
   CHECK(random_uniform({0}, 0.f, 1.f, 1).numel() == 0);
