@@ -278,8 +278,15 @@ HeteroGraph::BuiltFormats HeteroGraph::built_formats(int r) const {
   return b;
 }
 
-Tensor HeteroGraph::in_degrees(int r) const { return degrees_from_indptr(in_csc_structure(r).indptr); }
-Tensor HeteroGraph::out_degrees(int r) const { return degrees_from_indptr(out_csr_structure(r).indptr); }
+namespace {
+const Tensor& cached_degrees(detail::FormatCache& cache, const CsrView& structure) {
+  std::call_once(cache.degrees_once, [&] { cache.degrees = degrees_from_indptr(structure.indptr); });
+  return cache.degrees;
+}
+}  // namespace
+
+Tensor HeteroGraph::in_degrees(int r) const { return cached_degrees(*relation(r).csc, in_csc_structure(r)); }
+Tensor HeteroGraph::out_degrees(int r) const { return cached_degrees(*relation(r).csr, out_csr_structure(r)); }
 
 namespace {
 HeteroGraph::NodeEdges row_of(const CsrView& view, std::int64_t node, const CanonicalEType& et, const char* side) {

@@ -43,6 +43,8 @@ struct FormatCache {
   std::once_flag structure_once;
   std::atomic<bool> structure_ready{false};
   CsrView structure;  // view's indptr and indices, no eids (view's own arrays when it was built first)
+  std::once_flag degrees_once;
+  Tensor degrees;  // each row's entry count, from the structure's indptr; made on first ask
 };
 struct RelationData {
   CanonicalEType etype;
@@ -118,6 +120,8 @@ class HeteroGraph {
   BuiltFormats built_formats(int relation) const;
 
   // --- queries
+  // Made once per relation and kept (a GCN layer asks every step), so the tensor is shared: read it, do not
+  // write into it.
   Tensor in_degrees(int relation) const;   // [num dst nodes], id dtype, graph's device
   Tensor out_degrees(int relation) const;  // [num src nodes]
   Tensor in_degrees(const std::string& etype) const { return in_degrees(relation_id(etype)); }

@@ -2,6 +2,7 @@
 // GATConv's fused nn::gat_attention): no kernel of their own.
 #include "nn/graph_layers.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -11,32 +12,46 @@
 namespace topo::nn {
 namespace {
 
-std::vector<std::int64_t> host_ids(const Tensor& t) {
-  if (t.dtype() == DType::I64) return t.to_vector<std::int64_t>();
-  const auto v = t.to_vector<std::int32_t>();
-  return {v.begin(), v.end()};
-}
-
-// degrees^power per node as a constant [N] (degrees clamped to >= 1, as DGL). The two powers the norms use
-// avoid std::pow: at 100k nodes and four norms a step, pow was 5% of a GCN epoch.
+// degrees^power per node as a constant [N] (degrees clamped to >= 1, as DGL), read in the degrees' own dtype.
+// The two powers the norms use avoid std::pow (at 100k nodes and four norms a step, pow was 5% of a GCN epoch),
+// and the file builds with -fno-math-errno so that the square roots vectorize (nn/CMakeLists.txt).
 Tensor degree_scale(const Tensor& degrees, double power, Device device) {
-  const auto deg = host_ids(degrees);
-  std::vector<float> s(deg.size());
-  for (std::size_t i = 0; i < deg.size(); ++i) {
-    const double d = static_cast<double>(std::max<std::int64_t>(deg[i], 1));
-    s[i] = static_cast<float>(power == -0.5 ? 1.0 / std::sqrt(d) : power == -1.0 ? 1.0 / d : std::pow(d, power));
-  }
-  return Tensor::from_vector(s, {static_cast<std::int64_t>(s.size())}, device);
+  const std::int64_t n = degrees.numel();
+  Tensor s = Tensor::empty({n}, DType::F32);
+  float* out = s.data<float>();
+  const Tensor host = degrees.to(Device::cpu());
+  const auto fill = [&](const auto* deg) {
+    if (power == -0.5) {
+#pragma omp simd
+      for (std::int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(1.0 / std::sqrt(std::max(static_cast<double>(deg[i]), 1.0)));
+    } else if (power == -1.0) {
+#pragma omp simd
+      for (std::int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(1.0 / std::max(static_cast<double>(deg[i]), 1.0));
+    } else {
+      for (std::int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(std::pow(std::max(static_cast<double>(deg[i]), 1.0), power));
+    }
+  };
+  if (host.dtype() == DType::I64) fill(host.data<std::int64_t>());
+  else fill(host.data<std::int32_t>());
+  return s.to(device);
 }
 
 // DGL's zero-in-degree error, naming the layer, the relation and the first such node.
 void check_in_degrees(const HeteroGraph& g, int r, const char* layer) {
-  const auto deg = host_ids(g.in_degrees(r));
-  for (std::size_t v = 0; v < deg.size(); ++v)
-    TOPO_CHECK(deg[v] > 0,
-               "{}: node {} of type '{}' has no in-edges along {} (its output would be the bias alone); add self "
-               "loops (add_self_loop) or set allow_zero_in_degree",
-               layer, v, g.canonical_etype(r).dst_type, g.canonical_etype(r).str());
+  const Tensor deg = g.in_degrees(r).to(Device::cpu());
+  const auto first_zero = [&](const auto* d) {
+    const std::int64_t n = deg.numel();
+    std::int64_t zeros = 0;
+#pragma omp simd reduction(+ : zeros)
+    for (std::int64_t v = 0; v < n; ++v) zeros += d[v] == 0;
+    if (zeros == 0) return std::int64_t{-1};
+    return static_cast<std::int64_t>(std::find(d, d + n, 0) - d);
+  };
+  const std::int64_t v = deg.dtype() == DType::I64 ? first_zero(deg.data<std::int64_t>()) : first_zero(deg.data<std::int32_t>());
+  TOPO_CHECK(v < 0,
+             "{}: node {} of type '{}' has no in-edges along {} (its output would be the bias alone); add self "
+             "loops (add_self_loop) or set allow_zero_in_degree",
+             layer, v, g.canonical_etype(r).dst_type, g.canonical_etype(r).str());
 }
 
 void check_features(const HeteroGraph& g, const std::string& ntype, const Var& x, std::int64_t in, const char* layer,

@@ -109,8 +109,9 @@ void bind_graph(nb::module_& m) {
              const EdgeList e = g.edges(relation);
              return std::make_pair(to_torch(e.src.clone()), to_torch(e.dst.clone()));
            })
-      .def("in_degrees", [](const HeteroGraph& g, int relation) { return to_torch(g.in_degrees(relation)); })
-      .def("out_degrees", [](const HeteroGraph& g, int relation) { return to_torch(g.out_degrees(relation)); })
+      // Copies: the graph keeps its degree tensors, and torch shares the memory it is handed.
+      .def("in_degrees", [](const HeteroGraph& g, int relation) { return to_torch(g.in_degrees(relation).clone()); })
+      .def("out_degrees", [](const HeteroGraph& g, int relation) { return to_torch(g.out_degrees(relation).clone()); })
       // (csr, csc, csr_edge_ids, csc_edge_ids): which formats of the relation exist (DGL's formats()).
       .def("built_formats",
            [](const HeteroGraph& g, int relation) {
