@@ -114,10 +114,13 @@ TOPO_BENCH_SUITE(dense, "GEMM, layer_norm, softmax and elementwise ops at a real
   // dropout (every model's, p = 0.5): one Philox draw per element, generated in the kernel.
   bench.run("dropout", {.bytes_moved = 2 * x_bytes, .working_set_bytes = 2 * x_bytes},
             [&] { (void)topo::dropout(x, 0.5f, 11); }, batch);
-  // What nn::dropout runs: the mask drawn once as bits, then applied forward and backward (no draws).
+  // What nn::dropout runs: the mask drawn once as bits (with the output, or alone for a lazy leaf's slabs),
+  // then applied for the backward (no draws).
   const double mask_bytes = x_bytes / 32;
   bench.run("dropout mask", {.bytes_moved = mask_bytes, .working_set_bytes = mask_bytes},
             [&] { (void)topo::dropout_mask(x.numel(), 0.5f, 11); }, batch);
+  bench.run("dropout with mask", {.bytes_moved = 2 * x_bytes + mask_bytes, .working_set_bytes = 2 * x_bytes + mask_bytes},
+            [&] { (void)topo::dropout_with_mask(x, 0.5f, 11); }, batch);
   const Tensor mask = topo::dropout_mask(x.numel(), 0.5f, 11);
   bench.run("dropout apply mask", {.bytes_moved = 2 * x_bytes + mask_bytes, .working_set_bytes = 2 * x_bytes + mask_bytes},
             [&] { (void)topo::dropout_apply_mask(x, mask, 0.5f); }, batch);

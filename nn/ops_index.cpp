@@ -20,12 +20,16 @@ Var dropout(const Var& x, float p, bool training, Generator& gen) {
   // The mask is drawn once and kept as bits (1/32 of x's bytes): the backward, and a lazy output's slabs made
   // forward and again for a weight gradient, apply it instead of drawing the stream again (the draws were a
   // third of GraphSAGE's elementwise time at 100k nodes, its input's mask drawn twice an epoch).
-  const Tensor mask = dropout_mask(x.numel(), p, seed, offset, x.device());
-  BackwardFn backward = [p, mask](const Tensor& g, const std::vector<bool>&) {
-    return std::vector<Tensor>{dropout_apply_mask(g, mask, p)};
+  const auto backward_with = [p](const Tensor& mask) {
+    return [p, mask](const Tensor& g, const std::vector<bool>&) {
+      return std::vector<Tensor>{dropout_apply_mask(g, mask, p)};
+    };
   };
-  if (!x.is_leaf() || x.ndim() == 0 || x.is_lazy())
-    return make_output(dropout_apply_mask(x.data(), mask, p), {x}, std::move(backward), "dropout");
+  if (!x.is_leaf() || x.ndim() == 0 || x.is_lazy()) {
+    MaskedDropout d = dropout_with_mask(x.data(), p, seed, offset);  // one pass: y and the bits
+    return make_output(d.y, {x}, backward_with(d.mask), "dropout");
+  }
+  const Tensor mask = dropout_mask(x.numel(), p, seed, offset, x.device());
   // A leaf keeps its data, so any rows of y are made, bitwise, from it and the mask: y is lazy (Var::lazy) and a
   // linear over it never makes it whole.
   const std::int64_t row = x.size(0) == 0 ? 0 : x.numel() / x.size(0);
@@ -34,7 +38,7 @@ Var dropout(const Var& x, float p, bool training, Generator& gen) {
       [xd = x.data(), p, mask, row](std::int64_t begin, std::int64_t end) {
         return dropout_apply_mask(xd.slice_rows(begin, end), mask, p, begin * row);
       },
-      {x}, std::move(backward), "dropout");
+      {x}, backward_with(mask), "dropout");
 }
 
 Var embedding(const Var& weight, const Tensor& ids) {

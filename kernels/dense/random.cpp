@@ -263,6 +263,32 @@ Tensor dropout_mask(std::int64_t n, float p, std::uint64_t seed, std::uint64_t o
   return mask;
 }
 
+MaskedDropout dropout_with_mask(const Tensor& x, float p, std::uint64_t seed, std::uint64_t offset) {
+  TOPO_PROFILE(Elementwise);
+  check_dtype(x, DType::F32, "dropout_with_mask", "input");
+  TOPO_CHECK(p >= 0.f && p < 1.f, "dropout_with_mask: probability p = {} is outside [0, 1)", p);
+  const std::int64_t n = x.numel();
+  if (x.device().is_cuda()) {  // two launches: the mask, then its application
+    Tensor mask = dropout_mask(n, p, seed, offset, x.device());
+    return {dropout_apply_mask(x, mask, p), mask};
+  }
+  const float scale = 1.f / (1.f - p);
+  const std::int64_t num_words = dropout_mask_words(n);
+  MaskedDropout out{Tensor::empty(x.shape(), DType::F32, x.device()), Tensor::empty({num_words}, DType::I32, x.device())};
+  const float* xp = x.data<float>();
+  float* yp = out.y.data<float>();
+  auto* words = reinterpret_cast<std::uint32_t*>(out.mask.data<std::int32_t>());
+  // Chunks of whole words, as dropout_mask's.
+  parallel_for(num_words, 32 * 16, [&](std::int64_t wb, std::int64_t we) {
+    std::fill(words + wb, words + we, 0u);
+    walk_uniform(wb * 32, std::min(we * 32, n), offset, seed, [&](std::int64_t i, const float* u, std::int64_t count) {
+      dropout_run(xp + i, u, yp + i, count, p, scale);
+      set_keep_bits(u, count, p, i, words);
+    });
+  });
+  return out;
+}
+
 Tensor dropout_apply_mask(const Tensor& x, const Tensor& mask, float p, std::int64_t first) {
   TOPO_PROFILE(Elementwise);
   check_dtype(x, DType::F32, "dropout_apply_mask", "input");

@@ -13,6 +13,11 @@ Tensor dropout(const Tensor& x, float p, std::uint64_t seed, std::uint64_t offse
 // rather than draw the stream again: one bit an element against the element's 32, and no Philox rounds.
 Tensor dropout_mask(std::int64_t n, float p, std::uint64_t seed, std::uint64_t offset = 0,
                     Device device = Device::cpu());
+// dropout(x, p, seed, offset) and its dropout_mask in one pass (each draw both applied and recorded).
+struct MaskedDropout {
+  Tensor y, mask;
+};
+MaskedDropout dropout_with_mask(const Tensor& x, float p, std::uint64_t seed, std::uint64_t offset = 0);
 // x times the mask / (1 - p), x's element i taking bit first + i: with a mask drawn for (p, seed, offset), bit for
 // bit dropout(x, p, seed, offset) of x whole (first = 0), or of a run of its elements (a slab of rows: first =
 // the slab's first element). The backward is the same map on the gradient.

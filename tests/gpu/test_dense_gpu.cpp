@@ -28,6 +28,9 @@ TEST_CASE("gpu random: dropout masks and uniform draws are bit-identical to the 
       CHECK(dropout(xg, 0.35f, 99, offset).to_vector<float>() == dropout(x, 0.35f, 99, offset).to_vector<float>());
       const Tensor mask = dropout_mask(x.numel(), 0.35f, 99, offset), mask_g = dropout_mask(x.numel(), 0.35f, 99, offset, kGpu);
       CHECK(mask_g.to_vector<std::int32_t>() == mask.to_vector<std::int32_t>());
+      const MaskedDropout both = dropout_with_mask(xg, 0.35f, 99, offset);
+      CHECK(both.mask.to_vector<std::int32_t>() == mask.to_vector<std::int32_t>());
+      CHECK(both.y.to_vector<float>() == dropout(x, 0.35f, 99, offset).to_vector<float>());
       CHECK(dropout_apply_mask(xg, mask_g, 0.35f).to_vector<float>() == dropout(x, 0.35f, 99, offset).to_vector<float>());
       if (n > 1)  // a run of rows starting inside a word
         CHECK(dropout_apply_mask(xg.slice_rows(1, n), mask_g, 0.35f, 9).to_vector<float>() ==

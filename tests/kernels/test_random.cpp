@@ -144,6 +144,10 @@ TEST_CASE("dropout matches the reference mask at awkward sizes and offsets; its 
         bits_right = bits_right && bit == (i < x.numel() && ref_uniform(seed, offset + i) >= p);
       }
       CHECK(bits_right);
+      // Drawn and applied in one pass, the same output and the same bits.
+      const MaskedDropout both = dropout_with_mask(x, p, seed, offset);
+      CHECK(both.y.to_vector<float>() == y);
+      CHECK(both.mask.to_vector<std::int32_t>() == words);
       // Applied whole, and row run by row run (a lazy input's slabs), it gives dropout's bits.
       CHECK(dropout_apply_mask(x, mask, p).to_vector<float>() == y);
       for (std::int64_t step : {std::int64_t{1}, std::int64_t{3}, std::int64_t{7}}) {
@@ -250,6 +254,7 @@ TEST_CASE("dropout edge cases and errors name the value") {
       CHECK(std::string(e.what()).find(fmt::format("{}", p)) != std::string::npos);
     }
     CHECK_THROWS_AS(dropout_mask(12, p, 1), Error);
+    CHECK_THROWS_AS(dropout_with_mask(x, p, 1), Error);
     CHECK_THROWS_AS(dropout_apply_mask(x, dropout_mask(12, 0.5f, 1), p), Error);
   }
   CHECK_THROWS_AS(dropout(x, std::nanf(""), 1), Error);
