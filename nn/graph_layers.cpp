@@ -14,7 +14,7 @@ namespace {
 
 // degrees^power per node as a constant [N] (degrees clamped to >= 1, as DGL), read in the degrees' own dtype.
 // The two powers the norms use avoid std::pow (at 100k nodes and four norms a step, pow was 5% of a GCN epoch),
-// and the file builds with -fno-math-errno so that the square roots vectorize (nn/CMakeLists.txt).
+// and the file builds with -fno-math-errno -fno-trapping-math so that the loop vectorizes (nn/CMakeLists.txt).
 Tensor degree_scale(const Tensor& degrees, double power, Device device) {
   const std::int64_t n = degrees.numel();
   Tensor s = Tensor::empty({n}, DType::F32);
