@@ -183,17 +183,16 @@ Var SAGEConv::forward(const HeteroGraph& g, const std::string& etype, const Var&
   const bool project_first = !pool && in > fc_neigh->out_features();
   // One input for both projections (a homogeneous relation): one product by [W_neigh; W_self], so the input is
   // read once, and a lazy one (nn::dropout of the features) is made slab by slab once forward and once back.
-  Var self;
+  // The mean of the first half and the second half added in one op (nn::sage_mean): no split copies forward and
+  // no padded gradients back.
   if (project_first && x_src.same(x_dst)) {
-    const std::int64_t out = fc_self->out_features();
-    std::vector<Var> both = split(linear(x_src, concat({fc_neigh->weight, fc_self->weight}, 0), Var()), {out, out}, 1);
-    f.set_ndata(ce.src_type, "h", both[0]);
-    self = both[1];
-  } else {
-    f.set_ndata(ce.src_type, "h", pool ? relu(fc_pool->forward(x_src)) : project_first ? fc_neigh->forward(x_src) : x_src);
+    const Var both = linear(x_src, concat({fc_neigh->weight, fc_self->weight}, 0), Var());
+    return scale_bias_apply(act_, sage_mean(gspmm_block(g, r, MessageOp::CopyU, SpmmReduce::Mean), both), Tensor(),
+                            bias);
   }
+  f.set_ndata(ce.src_type, "h", pool ? relu(fc_pool->forward(x_src)) : project_first ? fc_neigh->forward(x_src) : x_src);
   const Var neigh = update_all(f, etype, fn::copy_u("h", "m"), pool ? fn::max("m", "n") : fn::mean("m", "n"));
-  const Var out = add(self.defined() ? self : fc_self->forward(x_dst), project_first ? neigh : fc_neigh->forward(neigh));
+  const Var out = add(fc_self->forward(x_dst), project_first ? neigh : fc_neigh->forward(neigh));
   return scale_bias_apply(act_, out, Tensor(), bias);
 }
 

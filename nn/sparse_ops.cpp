@@ -18,6 +18,7 @@
 #include "kernels/sparse/gat_attention.hpp"
 #include "kernels/sparse/sddmm.hpp"
 #include "kernels/sparse/spmm.hpp"
+#include "kernels/sparse/sage_mean.hpp"
 #include "kernels/sparse/spmm_backward.hpp"
 
 namespace topo::nn {
@@ -171,6 +172,18 @@ Var gspmm(const Block& graph, MessageOp op, SpmmReduce reduce, const Var& ufeat,
         return spmm_backward(saved, g, needs);
       },
       "gspmm");
+}
+
+Var sage_mean(const Block& graph, const Var& y) {
+  TOPO_CHECK(y.defined(), "sage_mean: y is undefined");
+  return make_output(
+      topo::sage_mean(graph.in, y.data()), {y},
+      [graph](const Tensor& g, const std::vector<bool>&) {
+        // The mean's scale as gspmm's backward takes it (g / in-degree, then the sum over the out-CSR).
+        return std::vector<Tensor>{
+            topo::sage_mean_backward(graph.out, topo::mul(g, inverse_in_degree(graph, g.ndim())), g)};
+      },
+      "sage_mean");
 }
 
 Block gspmm_block(const HeteroGraph& g, int relation, MessageOp op, SpmmReduce reduce) {

@@ -28,6 +28,10 @@ namespace topo::nn {
 // Gradients: sum/mean as gspmm over the out-CSR (mean scales by 1/in-degree first); max/min go to the edge
 // recorded by the forward (ties: the first in-edge in edge-id order), then are summed per source.
 Var gspmm(const Block& graph, MessageOp op, SpmmReduce reduce, const Var& ufeat, const Var& efeat);
+// GraphSAGE's mean aggregation of a projection made first, fused with its self term (topo::sage_mean): y [N, 2F]
+// = [x W_neigh^T | x W_self^T] -> out[v] = mean_{u -> v} y[u, :F] + y[v, F:], [N, F]. One node: y's gradient is
+// written once (split's pieces would each pad theirs to [N, 2F]). A homogeneous relation.
+Var sage_mean(const Block& graph, const Var& y);
 // The block gspmm(op, reduce) needs over one relation of g: without edge ids where it reads none
 // (spmm_reads_edge_ids: copy_u summed or averaged), so that a graph used only so never builds them
 // (relation_structure_block); relation_block otherwise.

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "nn/message_passing.hpp"
+#include "nn/sparse_ops.hpp"
 #include "tests/nn/test_sparse_ops_graphs.hpp"
 #include "tests/support/testing.hpp"
 
@@ -63,5 +64,19 @@ TEST_CASE("CUDA message passing (update_all with a reduce UDF) equals the CPU, f
                             fn::reduce_udf([](const Mailbox& b) { return sum(b.messages, 1); }));
         },
         {leaves({t.num_src, 3}, 13)}, 14);
+  }
+}
+
+TEST_CASE("CUDA sage_mean (the composition there) equals the CPU's fused op, forward and gradient") {
+  for (const auto& t : topo::nn::testing::test_graphs()) {
+    if (t.num_src != t.num_dst || t.g.canonical_etype(0).src_type != t.g.canonical_etype(0).dst_type) continue;
+    CAPTURE(t.name);
+    const HeteroGraph gg = t.g.to(Device::cuda());
+    compare(
+        [&](const std::vector<Var>& x) {
+          const HeteroGraph& g = x[0].device().is_cuda() ? gg : t.g;
+          return sage_mean(gspmm_block(g, 0, MessageOp::CopyU, SpmmReduce::Mean), x[0]);
+        },
+        {leaves({t.num_src, 10}, 15)}, 16);
   }
 }

@@ -9,13 +9,16 @@
 #include <map>
 #include <string>
 
+#include "nn/gradcheck.hpp"
 #include "nn/message_passing.hpp"
+#include "nn/sparse_ops.hpp"
 #include "tests/nn/nn_testing.hpp"
 #include "tests/nn/test_sparse_ops_graphs.hpp"
 
 using namespace topo;
 using namespace topo::nn;
 using topo::nn::testing::leaf;
+using topo::nn::testing::make_graph;
 using topo::nn::testing::TestGraph;
 using topo::nn::testing::test_graphs;
 
@@ -262,6 +265,44 @@ TEST_CASE("copy_u summed or averaged builds no edge ids; the same values and gra
             .find("no edge ids") != std::string::npos);
   CHECK(error_of([&] { (void)gspmm(relation_structure_block(g, 0), MessageOp::CopyU, SpmmReduce::Max, h, Var()); })
             .find("no edge ids") != std::string::npos);
+}
+
+TEST_CASE("sage_mean equals split -> mean -> add bit for bit, forward and gradient, and passes gradcheck") {
+  // A window graph with one node left without in-edges (its output is its self half alone), int32 and int64 ids,
+  // and widths F = 1, 5 (a masked vector), 8 (a half) and 16 (a whole one).
+  std::vector<std::pair<std::int64_t, std::int64_t>> pairs;
+  const std::int64_t n = 41;
+  for (std::int64_t v = 0; v < n; ++v)
+    for (std::int64_t d = -3; d <= 3; ++d)
+      if (v != 7 && v + d >= 0 && v + d < n) pairs.emplace_back(v + d, v);
+  for (const DType ids : {DType::I32, DType::I64}) {
+    for (const std::int64_t f : {1, 5, 8, 16}) {
+      CAPTURE(f);
+      const HeteroGraph g = HeteroGraph::from_edges(EdgeList::from_pairs(pairs, ids), n);
+      const Block b = gspmm_block(g, 0, MessageOp::CopyU, SpmmReduce::Mean);
+      const Var y = leaf({n, 2 * f}, 11 + f);
+      const Tensor seed_grad = topo::testing::random_uniform({n, f}, 12 + f);
+      const Var fused = sage_mean(b, y);
+      fused.backward(seed_grad);
+      Var y2 = y.detach();
+      y2.set_requires_grad(true);
+      const std::vector<Var> halves = split(y2, {f, f}, 1);
+      const Var composed = add(halves[1], gspmm(b, MessageOp::CopyU, SpmmReduce::Mean, halves[0], Var()));
+      composed.backward(seed_grad);
+      CHECK(fused.data().to_vector<float>() == composed.data().to_vector<float>());
+      CHECK(y.grad().to_vector<float>() == y2.grad().to_vector<float>());
+      if (f == 5)
+        CHECK(gradcheck([&](const std::vector<Var>& in) { return sage_mean(b, in[0]); }, {leaf({n, 2 * f}, 13)}).ok);
+    }
+  }
+  // Errors name the op and what was given: an odd width, a bipartite relation.
+  const HeteroGraph g = HeteroGraph::from_edges(builders::window(9, 3), 9);
+  const Block b = gspmm_block(g, 0, MessageOp::CopyU, SpmmReduce::Mean);
+  CHECK(error_of([&] { (void)sage_mean(b, leaf({9, 3}, 1)); }).find("sage_mean: y must be float32 [9, 2F]") !=
+        std::string::npos);
+  CHECK(error_of([&] { (void)sage_mean(b, leaf({8, 4}, 1)); }).find("sage_mean") != std::string::npos);
+  const TestGraph relay = make_graph("relay-in", builders::to_one(5), 5, 1, true);
+  CHECK(error_of([&] { (void)sage_mean(relay.csr(), leaf({5, 4}, 1)); }).find("homogeneous") != std::string::npos);
 }
 
 TEST_CASE("multi_update_all combines relations per destination type with each cross reducer") {
