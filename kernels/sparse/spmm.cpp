@@ -27,19 +27,19 @@ std::int64_t per_chunk_edge_scalar(const FeatureBcast& bc) {
 }
 
 constexpr std::int64_t kScatteredPrefetchRows = 8;  // how far ahead every source of a row is, when scattered
-constexpr std::int64_t kScatteredTableBytes = std::int64_t{16} << 20;
+constexpr std::int64_t kScatteredTableBytes = std::int64_t{1} << 20;
 
-// Whether the rows' sources lie scattered over a source table larger than kScatteredTableBytes: on average more
-// than a page apart both within a sampled row (consecutive sources) and across rows (a row's k-th source against
-// the next row's k-th). Then every source is a miss to memory or far L3 that only a prefetch issued rows ahead
-// hides (a planted-partition graph's random neighbours, 1M nodes x 16 floats, a 64 MB table: gspmm 15-20% faster
-// on Zen 4, 64 against 85-92 ms on the Xeon with AMX; x 8 floats, 32 MB: 55 against 57 ms). Smaller tables stay
-// in L3, whose latency the out-of-order window covers: at 100k nodes (6.4 and 3.2 MB), called back to back, the
-// prefetches were pure overhead on the Xeon (2.1-2.6 against 2.7-3.3 ms at 8 floats, 2.7-3.2 against 2.8-3.8 at
-// 16), and level within a GCN epoch, whose tables come in cold (36.4-37.7 against 37.8-38.1 ms an epoch).
-// Window and ring rows (near in both), relay rows (contiguous within), and merged multi-table rows (far within, each table a stream advancing one row
-// per row) keep the newest-source prefetch alone: fetching every source ahead cost them 25-40% (topo-bench
-// kernels), their sources being in cache or followed by the hardware prefetchers.
+// Whether the rows' sources lie scattered over a source table larger than L2 (kScatteredTableBytes): on average
+// more than a page apart both within a sampled row (consecutive sources) and across rows (a row's k-th source
+// against the next row's k-th). Then every source is a cache miss that only a prefetch issued rows ahead hides
+// (a planted-partition graph's random neighbours, 1M nodes x 16 floats: gspmm 15-20% faster on Zen 4, 64
+// against 85-92 ms on the Xeon with AMX). At 100k nodes (3-6 MB tables) the same call repeated back to back
+// runs faster without (the Xeon: 2.1-2.6 against 2.7-3.3 ms at 8 floats), but inside a GCN epoch, where each
+// aggregation finds its table cold, the prefetches still win (30.2-32.9 against 31.2-33.3 ms an epoch, five
+// runs each alternated), so the threshold stays at L2's size. Window and ring rows (near in both), relay rows
+// (contiguous within), and merged multi-table rows (far within, each table a stream advancing one row per row)
+// keep the newest-source prefetch alone: fetching every source ahead cost them 25-40% (topo-bench kernels),
+// their sources being in cache or followed by the hardware prefetchers.
 template <class Id>
 bool scattered_sources(const Id* indptr, const Id* indices, std::int64_t rows, std::int64_t row_bytes,
                        std::int64_t table_rows) {
