@@ -231,30 +231,10 @@ constexpr std::int64_t kRegisterRows = 32;
 
 #if defined(__AVX512F__)
 namespace detail {
-// How a block's last vector is read and written: all 16 lanes, its low 8 (one 256-bit load and store), or
-// `tail`'s lanes. A row of 8 or 16 floats is read whole: on the Xeon with AMX a 512-bit load masked to 8 or 16
-// lanes kept fewer random rows in flight than a plain load (gspmm copy_u on 100k random rows of 8 floats:
-// 3.8 -> 2.9 ms, 2 threads; `topo-bench kernels --only "gcn gspmm"`).
-enum class Tail { Full, Half, Masked };
-constexpr Tail tail_of(std::int64_t lanes) { return lanes == kLanes ? Tail::Full : lanes == kLanes / 2 ? Tail::Half : Tail::Masked; }
-
-template <Tail kTail>
-inline __m512 load_last(const float* x, __mmask16 tail) {
-  if constexpr (kTail == Tail::Full) return _mm512_loadu_ps(x);
-  else if constexpr (kTail == Tail::Half) return _mm512_zextps256_ps512(_mm256_loadu_ps(x));
-  else return _mm512_maskz_loadu_ps(tail, x);
-}
-template <Tail kTail>
-inline void store_last(float* o, __m512 v, __mmask16 tail) {
-  if constexpr (kTail == Tail::Full) _mm512_storeu_ps(o, v);
-  else if constexpr (kTail == Tail::Half) _mm256_storeu_ps(o, _mm512_castps512_ps256(v));
-  else _mm512_mask_storeu_ps(o, tail, v);
-}
-
 // One block of `vectors` (<= kAccVectors) vectors at o = sum_j w_j x_j, j ascending from 0, each lane's w_j from
 // `lane_weights(j, i)`: vector i's weights (one head's broadcast weight, or several narrow heads' blended).
-// Every vector but the last is full; the last is read and written as kTail says (with `tail`'s lanes if masked).
-template <Tail kTail, class Row, class LaneWeights>
+// kMasked: the block's last vector may be partial (mask `tail`); otherwise every vector is full.
+template <bool kMasked, class Row, class LaneWeights>
 inline void accumulate_block(std::int64_t nj, Row& row, LaneWeights& lane_weights, std::int64_t b,
                              std::int64_t vectors, __mmask16 tail, float* o) {
   __m512 acc[kAccVectors];
@@ -264,30 +244,35 @@ inline void accumulate_block(std::int64_t nj, Row& row, LaneWeights& lane_weight
     const float* x = row(j) + b;
 #pragma GCC unroll 4
     for (std::int64_t i = 0; i < kAccVectors; ++i) {
-      if (i + 1 < vectors)
+      if (!kMasked || i + 1 < vectors)
         acc[i] = _mm512_fmadd_ps(lane_weights(j, i), _mm512_loadu_ps(x + i * kLanes), acc[i]);
       else if (i + 1 == vectors)
-        acc[i] = _mm512_fmadd_ps(lane_weights(j, i), load_last<kTail>(x + i * kLanes, tail), acc[i]);
+        acc[i] = _mm512_fmadd_ps(lane_weights(j, i), _mm512_maskz_loadu_ps(tail, x + i * kLanes), acc[i]);
     }
   }
 #pragma GCC unroll 4
   for (std::int64_t i = 0; i < kAccVectors; ++i) {
-    if (i + 1 < vectors)
+    if (!kMasked || i + 1 < vectors)
       _mm512_storeu_ps(o + b + i * kLanes, acc[i]);
     else if (i + 1 == vectors)
-      store_last<kTail>(o + b + i * kLanes, acc[i], tail);
+      _mm512_mask_storeu_ps(o + b + i * kLanes, tail, acc[i]);
   }
 }
 
-// accumulate_block with its Tail chosen from the last vector's lane count, `lanes` in [1, 16].
-template <class Row, class LaneWeights>
-inline void accumulate_block_to(std::int64_t nj, Row& row, LaneWeights& lane_weights, std::int64_t b,
-                                std::int64_t vectors, std::int64_t lanes, float* o) {
-  switch (tail_of(lanes)) {
-    case Tail::Full: return accumulate_block<Tail::Full>(nj, row, lane_weights, b, vectors, 0, o);
-    case Tail::Half: return accumulate_block<Tail::Half>(nj, row, lane_weights, b, vectors, 0, o);
-    case Tail::Masked: return accumulate_block<Tail::Masked>(nj, row, lane_weights, b, vectors, first_lanes(lanes), o);
+// One row of exactly 8 or 16 floats (a GCN's hidden and class widths): one accumulator, read whole (a 256-bit
+// load for 8). On the Xeon with AMX the block path's masked 512-bit load of such rows kept fewer random rows in
+// flight: gspmm copy_u over 100k random rows of 8 floats 3.5-3.6 -> 2.1-2.2 ms (2 threads; `topo-bench kernels
+// --only "gcn gspmm"`). A separate function, not a fourth kind of block: growing the block template's
+// instantiations slowed the 6 x 50 attention and u_mul_e rows by 8-33% (inlining), measured and reverted.
+template <bool kHalf, class Row, class Weight>
+inline void accumulate_one_vector(std::int64_t nj, Row& row, Weight& weight, float* o) {
+  __m512 acc = _mm512_setzero_ps();
+  for (std::int64_t j = 0; j < nj; ++j) {
+    const __m512 x = kHalf ? _mm512_zextps256_ps512(_mm256_loadu_ps(row(j))) : _mm512_loadu_ps(row(j));
+    acc = _mm512_fmadd_ps(_mm512_set1_ps(weight(j, 0)), x, acc);
   }
+  if constexpr (kHalf) _mm256_storeu_ps(o, _mm512_castps512_ps256(acc));
+  else _mm512_storeu_ps(o, acc);
 }
 
 // Several narrow heads in one block: the row's heads * kN floats (<= kAccVectors vectors) at once, a vector's
@@ -308,8 +293,8 @@ inline void accumulate_heads(std::int64_t nj, Row& row, Weight& weight, std::int
         w = _mm512_mask_blend_ps(static_cast<__mmask16>(0xFFFFu << (q * kN)), w, _mm512_set1_ps(weight(j, h0 + q)));
     return w;
   };
-  accumulate_block_to(nj, row, lane_weights, 0, (total + kLanes - 1) / kLanes,
-                      total % kLanes == 0 ? kLanes : total % kLanes, o);
+  accumulate_block<true>(nj, row, lane_weights, 0, (total + kLanes - 1) / kLanes,
+                         first_lanes(total % kLanes == 0 ? kLanes : total % kLanes), o);
 }
 }  // namespace detail
 #endif
@@ -372,17 +357,21 @@ void accumulate_rows(std::int64_t nj, Row&& row, Weight&& weight, std::int64_t h
       default: break;
     }
   }
+  if (nj <= kRegisterRows && heads == 1 && (n == kLanes || n == kLanes / 2))
+    return n == kLanes ? detail::accumulate_one_vector<false>(nj, row, weight, o)
+                       : detail::accumulate_one_vector<true>(nj, row, weight, o);
   if (nj <= kRegisterRows) {
     constexpr std::int64_t kBlock = kAccVectors * kLanes;
     const std::int64_t full = n / kBlock * kBlock, rest = n - full;
-    const std::int64_t rest_vectors = (rest + kLanes - 1) / kLanes, rest_lanes = rest % kLanes == 0 ? kLanes : rest % kLanes;
+    const __mmask16 tail = first_lanes(rest % kLanes == 0 ? kLanes : rest % kLanes);
+    const std::int64_t rest_vectors = (rest + kLanes - 1) / kLanes;
     for (std::int64_t h = 0; h < heads; ++h) {
       auto head_row = [&](std::int64_t j) { return row(j) + h * n; };
       auto head_weights = [&](std::int64_t j, std::int64_t) { return _mm512_set1_ps(weight(j, h)); };
       float* oh = o + h * n;
       for (std::int64_t b = 0; b < full; b += kBlock)
-        detail::accumulate_block<detail::Tail::Full>(nj, head_row, head_weights, b, kAccVectors, 0, oh);
-      if (rest > 0) detail::accumulate_block_to(nj, head_row, head_weights, full, rest_vectors, rest_lanes, oh);
+        detail::accumulate_block<false>(nj, head_row, head_weights, b, kAccVectors, tail, oh);
+      if (rest > 0) detail::accumulate_block<true>(nj, head_row, head_weights, full, rest_vectors, tail, oh);
     }
     return;
   }
