@@ -31,6 +31,13 @@ def test_degrees_of_chosen_nodes_and_sorted_edges():
     assert list(zip(u.tolist(), v.tolist(), eid.tolist())) == [(0, 1, 2), (0, 2, 1), (1, 1, 3), (2, 1, 0)]
     with pytest.raises(ValueError, match="out of range"):
         g.in_degrees(4)
+    # The graph keeps its degrees; what it hands out is a copy, so writing into it changes nothing.
+    d = g.in_degrees()
+    d += 100
+    assert g.in_degrees().tolist() == [0, 3, 1, 0]
+    o = g.out_degrees()
+    o.zero_()
+    assert g.out_degrees().tolist() == [2, 1, 1, 0]
 
 
 def test_num_nodes_defaults_to_the_largest_id_and_lists_give_int64():

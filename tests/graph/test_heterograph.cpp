@@ -116,8 +116,9 @@ TEST_CASE("structure-only formats: no edge ids unless asked for, the same arrays
       const Pairs coo = g.edges(r).pairs();
       std::vector<std::int64_t> in_deg(g.num_nodes(et.dst_type), 0);
       for (auto [s, d] : coo) ++in_deg[d];
-      // Degrees come from the structure alone.
+      // Degrees come from the structure alone, made once and kept (a layer asks every step).
       CHECK(i64(g.in_degrees(r)) == in_deg);
+      CHECK(g.in_degrees(r).shares_storage_with(g.in_degrees(r)));
       HeteroGraph::BuiltFormats b = g.built_formats(r);
       CHECK(b.csc);
       CHECK_FALSE(b.csc_edge_ids);
