@@ -6,6 +6,7 @@
 #include "kernels/dense/indexing.hpp"
 #include "kernels/profile.hpp"
 #include "kernels/sparse/csr_checks.hpp"
+#include "kernels/sparse/gather_prefetch.hpp"
 #include "kernels/sparse/index_dispatch.hpp"
 #include "kernels/sparse/row_partition.hpp"
 #include "kernels/sparse/simd_rows.hpp"
@@ -18,15 +19,16 @@ namespace {
 // + extra[v * extra_stride + f] where extra is given, for f in [0, width). The sum is gspmm's copy_u (the same
 // register-blocked accumulation, j ascending), so its bits are gspmm's.
 template <class Id>
-void strided_row_sums(const CsrView& csr, const float* table, std::int64_t table_stride, std::int64_t width,
-                      bool mean, const float* extra, std::int64_t extra_stride, float* out, std::int64_t out_stride) {
+void strided_row_sums(const CsrView& csr, const float* table, std::int64_t table_rows, std::int64_t table_stride,
+                      std::int64_t width, bool mean, const float* extra, std::int64_t extra_stride, float* out,
+                      std::int64_t out_stride) {
   const Id* indptr = csr.indptr.data<Id>();
   const Id* indices = csr.indices.data<Id>();
+  // The rows read are `width` floats of each strided row: the lines a gather touches per row.
+  const bool scattered = scattered_sources(indptr, indices, csr.num_rows, width * std::int64_t{4}, table_rows);
   parallel_rows(indptr, csr.num_rows, width, [&](std::int64_t b, std::int64_t e) {
     for (std::int64_t v = b; v < e; ++v) {
-      // The row's newest source, simd::kPrefetchRows ahead, as gspmm's prefetch for rows not scattered.
-      if (const std::int64_t w = v + simd::kPrefetchRows; w < e && indptr[w + 1] > indptr[w])
-        simd::prefetch_row(table + static_cast<std::int64_t>(indices[indptr[w + 1] - 1]) * table_stride, width);
+      prefetch_sources_ahead(indptr, indices, v, e, scattered, table, table_stride, width);
       const Id* src = indices + indptr[v];
       const std::int64_t nj = indptr[v + 1] - indptr[v];
       float* o = out + v * out_stride;
@@ -66,7 +68,7 @@ Tensor sage_mean(const CsrView& in_csr, const Tensor& y) {
   Tensor out = Tensor::empty({in_csr.num_rows, f}, DType::F32, y.device());
   const float* yp = y.data<float>();
   TOPO_DISPATCH_INDEX(in_csr.dtype(), Id, {
-    strided_row_sums<Id>(in_csr, yp, 2 * f, f, true, yp + f, 2 * f, out.data<float>(), f);
+    strided_row_sums<Id>(in_csr, yp, y.size(0), 2 * f, f, true, yp + f, 2 * f, out.data<float>(), f);
   });
   return out;
 }
@@ -90,7 +92,7 @@ Tensor sage_mean_backward(const CsrView& out_csr, const Tensor& scaled, const Te
   float* d = dy.data<float>();
   const float* g = grad.data<float>();
   TOPO_DISPATCH_INDEX(out_csr.dtype(), Id, {
-    strided_row_sums<Id>(out_csr, scaled.data<float>(), f, f, false, nullptr, 0, d, 2 * f);
+    strided_row_sums<Id>(out_csr, scaled.data<float>(), n, f, f, false, nullptr, 0, d, 2 * f);
     // The self half: grad row by row into the second half of dy's rows.
     parallel_for(n, f, [&](std::int64_t b, std::int64_t e) {
       for (std::int64_t u = b; u < e; ++u) std::copy(g + u * f, g + (u + 1) * f, d + u * 2 * f + f);
