@@ -111,16 +111,13 @@ TOPO_BENCH_SUITE(dense, "GEMM, layer_norm, softmax and elementwise ops at a real
             [&] { (void)topo::gelu(x); }, batch);
   bench.run("gelu backward", {.bytes_moved = 3 * x_bytes, .working_set_bytes = 3 * x_bytes, .exps = static_cast<double>(n)},
             [&] { (void)topo::unary_backward(topo::UnaryOp::Gelu, grad, x, x); }, batch);
-  // dropout (every model's, p = 0.5): one Philox draw per element, generated in the kernel.
-  bench.run("dropout", {.bytes_moved = 2 * x_bytes, .working_set_bytes = 2 * x_bytes},
-            [&] { (void)topo::dropout(x, 0.5f, 11); }, batch);
-  // What nn::dropout runs: the mask drawn once as bits (with the output, or alone for a lazy leaf's slabs),
-  // then applied for the backward (no draws).
+  // dropout (every model's, p = 0.5) as nn::dropout runs it: one Philox draw per element, applied and kept as a
+  // bit; the mask alone (a dropped-out input, applied slab by slab); its application (every backward).
   const double mask_bytes = x_bytes / 32;
-  bench.run("dropout mask", {.bytes_moved = mask_bytes, .working_set_bytes = mask_bytes},
-            [&] { (void)topo::dropout_mask(x.numel(), 0.5f, 11); }, batch);
   bench.run("dropout with mask", {.bytes_moved = 2 * x_bytes + mask_bytes, .working_set_bytes = 2 * x_bytes + mask_bytes},
             [&] { (void)topo::dropout_with_mask(x, 0.5f, 11); }, batch);
+  bench.run("dropout mask", {.bytes_moved = mask_bytes, .working_set_bytes = mask_bytes},
+            [&] { (void)topo::dropout_mask(x.numel(), 0.5f, 11); }, batch);
   const Tensor mask = topo::dropout_mask(x.numel(), 0.5f, 11);
   bench.run("dropout apply mask", {.bytes_moved = 2 * x_bytes + mask_bytes, .working_set_bytes = 2 * x_bytes + mask_bytes},
             [&] { (void)topo::dropout_apply_mask(x, mask, 0.5f); }, batch);

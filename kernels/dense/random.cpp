@@ -217,28 +217,28 @@ void apply_mask_run(const float* x, float* y, std::int64_t count, const std::uin
 
 const std::uint32_t* mask_words(const Tensor& mask) { return reinterpret_cast<const std::uint32_t*>(mask.data<std::int32_t>()); }
 
+// The keep bits of elements [0, n) into words[dropout_mask_words(n)], in chunks of whole words (no two threads
+// write one word); `also(i, u, count)` sees each run of draws before its bits are set (dropout_with_mask applies
+// them to x there, in the same pass).
+template <class Also>
+void draw_keep_bits(std::int64_t n, float p, std::uint64_t seed, std::uint64_t offset, std::uint32_t* words,
+                    const Also& also) {
+  parallel_for(dropout_mask_words(n), 32 * 16, [&](std::int64_t wb, std::int64_t we) {
+    std::fill(words + wb, words + we, 0u);
+    walk_uniform(wb * 32, std::min(we * 32, n), offset, seed, [&](std::int64_t i, const float* u, std::int64_t count) {
+      also(i, u, count);
+      set_keep_bits(u, count, p, i, words);
+    });
+  });
+}
+
 }  // namespace
 
 Tensor dropout(const Tensor& x, float p, std::uint64_t seed, std::uint64_t offset) {
-  TOPO_PROFILE(Elementwise);
   check_dtype(x, DType::F32, "dropout", "input");
   TOPO_CHECK(p >= 0.f && p < 1.f, "dropout: probability p = {} is outside [0, 1)", p);
   if (p == 0.f) return x;
-  const float scale = 1.f / (1.f - p);
-  Tensor y = Tensor::empty(x.shape(), DType::F32, x.device());
-  const float* xp = x.data<float>();
-  float* yp = y.data<float>();
-  const std::int64_t n = x.numel();
-  TOPO_ON_DEVICE(
-      x.device(),
-      parallel_for(n, 16,
-                   [&](std::int64_t b, std::int64_t e) {
-                     walk_uniform(b, e, offset, seed, [&](std::int64_t i, const float* u, std::int64_t count) {
-                       dropout_run(xp + i, u, yp + i, count, p, scale);
-                     });
-                   }),
-      cuda::dropout(xp, yp, n, p, scale, seed, offset));
-  return y;
+  return dropout_with_mask(x, p, seed, offset).y;
 }
 
 Tensor dropout_mask(std::int64_t n, float p, std::uint64_t seed, std::uint64_t offset, Device device) {
@@ -248,17 +248,8 @@ Tensor dropout_mask(std::int64_t n, float p, std::uint64_t seed, std::uint64_t o
   const std::int64_t num_words = dropout_mask_words(n);
   Tensor mask = Tensor::empty({num_words}, DType::I32, device);
   auto* words = reinterpret_cast<std::uint32_t*>(mask.data<std::int32_t>());
-  // Chunks of whole words: no two threads write one word.
   TOPO_ON_DEVICE(
-      device,
-      parallel_for(num_words, 32 * 16,
-                   [&](std::int64_t wb, std::int64_t we) {
-                     std::fill(words + wb, words + we, 0u);
-                     walk_uniform(wb * 32, std::min(we * 32, n), offset, seed,
-                                  [&](std::int64_t i, const float* u, std::int64_t count) {
-                                    set_keep_bits(u, count, p, i, words);
-                                  });
-                   }),
+      device, draw_keep_bits(n, p, seed, offset, words, [](std::int64_t, const float*, std::int64_t) {}),
       cuda::dropout_mask(words, n, p, seed, offset));
   return mask;
 }
@@ -278,13 +269,8 @@ MaskedDropout dropout_with_mask(const Tensor& x, float p, std::uint64_t seed, st
   const float* xp = x.data<float>();
   float* yp = out.y.data<float>();
   auto* words = reinterpret_cast<std::uint32_t*>(out.mask.data<std::int32_t>());
-  // Chunks of whole words, as dropout_mask's.
-  parallel_for(num_words, 32 * 16, [&](std::int64_t wb, std::int64_t we) {
-    std::fill(words + wb, words + we, 0u);
-    walk_uniform(wb * 32, std::min(we * 32, n), offset, seed, [&](std::int64_t i, const float* u, std::int64_t count) {
-      dropout_run(xp + i, u, yp + i, count, p, scale);
-      set_keep_bits(u, count, p, i, words);
-    });
+  draw_keep_bits(n, p, seed, offset, words, [&](std::int64_t i, const float* u, std::int64_t count) {
+    dropout_run(xp + i, u, yp + i, count, p, scale);
   });
   return out;
 }

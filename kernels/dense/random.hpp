@@ -6,7 +6,8 @@
 
 namespace topo {
 
-// y = x * mask / (1 - p), mask_i = (uniform(seed, offset + i) >= p). p in [0, 1); p = 0 returns x.
+// y = x * mask / (1 - p), mask_i = (uniform(seed, offset + i) >= p). p in [0, 1); p = 0 returns x. The output of
+// dropout_with_mask (its bits dropped): nn::dropout keeps them for the backward.
 Tensor dropout(const Tensor& x, float p, std::uint64_t seed, std::uint64_t offset = 0);
 // dropout's mask of n elements as bits (int32 words [ceil(n / 32)]; bit i & 31 of word i >> 5 set where element i
 // is kept, uniform(seed, offset + i) >= p), drawn once so that the backward and a lazy input's slabs apply it

@@ -1,16 +1,17 @@
-// Random kernels on CUDA: one thread per Philox block (four consecutive counters), grid-stride loop.
-// Block j of a launch covers global counters 4*(first + j) .. +3, of which those inside [offset, offset + n)
-// are written; math from random_math.hpp, so values match the CPU bit for bit (normals to a few ulp).
+// Random kernels on CUDA, grid-stride loops. Uniform and normal draws: one thread per Philox block (four
+// consecutive counters); block j of a launch covers global counters 4*(first + j) .. +3, of which those inside
+// [offset, offset + n) are written. Dropout: one thread per 32-element mask word, then one per element to apply
+// it. Math from random_math.hpp, so values match the CPU bit for bit (normals to a few ulp).
 #include "kernels/cuda_utils.cuh"
 #include "kernels/dense/random_math.hpp"
 
 namespace topo::cuda {
 namespace {
 
-enum class Draw : int { Dropout, Uniform, Normal };
+enum class Draw : int { Uniform, Normal };
 
 template <Draw kind>
-__global__ void random_kernel(const float* x, float* y, std::int64_t n, std::uint64_t offset, std::uint64_t first,
+__global__ void random_kernel(float* y, std::int64_t n, std::uint64_t offset, std::uint64_t first,
                               std::int64_t blocks, float a, float b, std::uint64_t seed) {
   for (std::int64_t j = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; j < blocks;
        j += std::int64_t{gridDim.x} * blockDim.x) {
@@ -22,9 +23,7 @@ __global__ void random_kernel(const float* x, float* y, std::int64_t n, std::uin
       const std::uint64_t local = g - offset;  // wraps to a huge value below offset
       if (local >= static_cast<std::uint64_t>(n)) continue;
       const std::int64_t i = static_cast<std::int64_t>(local);
-      if constexpr (kind == Draw::Dropout) {
-        y[i] = dropout_apply(x[i], bits_to_unit(r.v[l]), a, b);
-      } else if constexpr (kind == Draw::Uniform) {
+      if constexpr (kind == Draw::Uniform) {
         y[i] = uniform_affine(bits_to_unit(r.v[l]), a, b);
       } else {
         y[i] = normal_affine(normal_from_block(r, l), a, b);
@@ -34,12 +33,12 @@ __global__ void random_kernel(const float* x, float* y, std::int64_t n, std::uin
 }
 
 template <Draw kind>
-void launch(const float* x, float* y, std::int64_t n, std::uint64_t offset, float a, float b, std::uint64_t seed,
+void launch(float* y, std::int64_t n, std::uint64_t offset, float a, float b, std::uint64_t seed,
             const char* what) {
   if (n == 0) return;
   const std::uint64_t first = offset >> 2, last = (offset + static_cast<std::uint64_t>(n) - 1) >> 2;
   const std::int64_t blocks = static_cast<std::int64_t>(last - first + 1);
-  random_kernel<kind><<<blocks_for(blocks, 256), 256>>>(x, y, n, offset, first, blocks, a, b, seed);
+  random_kernel<kind><<<blocks_for(blocks, 256), 256>>>(y, n, offset, first, blocks, a, b, seed);
   check_launch(what);
 }
 
@@ -84,17 +83,12 @@ void dropout_apply_mask(const float* x, float* y, std::int64_t n, const std::uin
   check_launch("dropout_apply_mask");
 }
 
-void dropout(const float* x, float* y, std::int64_t n, float p, float scale, std::uint64_t seed,
-             std::uint64_t offset) {
-  launch<Draw::Dropout>(x, y, n, offset, p, scale, seed, "dropout");
-}
-
 void random_uniform(float* y, std::int64_t n, float lo, float hi, std::uint64_t seed) {
-  launch<Draw::Uniform>(nullptr, y, n, 0, lo, hi, seed, "random_uniform");
+  launch<Draw::Uniform>(y, n, 0, lo, hi, seed, "random_uniform");
 }
 
 void random_normal(float* y, std::int64_t n, float mean, float stddev, std::uint64_t seed) {
-  launch<Draw::Normal>(nullptr, y, n, 0, mean, stddev, seed, "random_normal");
+  launch<Draw::Normal>(y, n, 0, mean, stddev, seed, "random_normal");
 }
 
 }  // namespace topo::cuda

@@ -107,11 +107,8 @@ TOPO_HD float normal_at(std::uint64_t seed, std::uint64_t g) {
 }
 
 namespace cuda {
-// Device launchers (random_cuda.cu); pointers are device memory, n elements, element i uses counter offset + i.
-void dropout(const float* x, float* y, std::int64_t n, float p, float scale, std::uint64_t seed,
-             std::uint64_t offset);
-// words[dropout_mask_words(n)] of the mask of n elements (element i: counter offset + i); y[i] = dropout_keep of
-// x[i] with bit first + i.
+// Device launchers (random_cuda.cu); pointers are device memory, n elements, element i uses counter offset + i:
+// words[dropout_mask_words(n)] of the mask of n elements; y[i] = dropout_keep of x[i] with bit first + i.
 void dropout_mask(std::uint32_t* words, std::int64_t n, float p, std::uint64_t seed, std::uint64_t offset);
 void dropout_apply_mask(const float* x, float* y, std::int64_t n, const std::uint32_t* words, std::int64_t first,
                         float scale);
