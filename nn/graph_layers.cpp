@@ -39,16 +39,9 @@ Tensor degree_scale(const Tensor& degrees, double power, Device device) {
 // DGL's zero-in-degree error, naming the layer, the relation and the first such node.
 void check_in_degrees(const HeteroGraph& g, int r, const char* layer) {
   const Tensor deg = g.in_degrees(r).to(Device::cpu());
-  const auto first_zero = [&](const auto* d) {
-    const std::int64_t n = deg.numel();
-    std::int64_t zeros = 0;
-#pragma omp simd reduction(+ : zeros)
-    for (std::int64_t v = 0; v < n; ++v) zeros += d[v] == 0;
-    if (zeros == 0) return std::int64_t{-1};
-    return static_cast<std::int64_t>(std::find(d, d + n, 0) - d);
-  };
+  const auto first_zero = [&](const auto* d) { return static_cast<std::int64_t>(std::find(d, d + deg.numel(), 0) - d); };
   const std::int64_t v = deg.dtype() == DType::I64 ? first_zero(deg.data<std::int64_t>()) : first_zero(deg.data<std::int32_t>());
-  TOPO_CHECK(v < 0,
+  TOPO_CHECK(v == deg.numel(),
              "{}: node {} of type '{}' has no in-edges along {} (its output would be the bias alone); add self "
              "loops (add_self_loop) or set allow_zero_in_degree",
              layer, v, g.canonical_etype(r).dst_type, g.canonical_etype(r).str());

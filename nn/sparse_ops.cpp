@@ -16,9 +16,10 @@
 #include "kernels/sparse/bcast.hpp"
 #include "kernels/sparse/edge_softmax.hpp"
 #include "kernels/sparse/gat_attention.hpp"
+#include "kernels/sparse/index_dispatch.hpp"
+#include "kernels/sparse/sage_mean.hpp"
 #include "kernels/sparse/sddmm.hpp"
 #include "kernels/sparse/spmm.hpp"
-#include "kernels/sparse/sage_mean.hpp"
 #include "kernels/sparse/spmm_backward.hpp"
 
 namespace topo::nn {
@@ -69,18 +70,18 @@ Tensor scatter(const Block& g, const Tensor& per_edge, Target t) {
 // 1 / max(in-degree, 1) as [num_dst, 1, .., 1] with `ndim` dims, on the graph's device. Rows without
 // in-edges are never read by the backward (no edge gathers them), the clamp only keeps the values finite.
 Tensor inverse_in_degree(const Block& g, int ndim) {
-  const std::vector<std::int64_t> deg =
-      g.in.dtype() == DType::I32
-          ? [&] {
-              const auto d = degrees_from_indptr(g.in.indptr).to_vector<std::int32_t>();
-              return std::vector<std::int64_t>(d.begin(), d.end());
-            }()
-          : degrees_from_indptr(g.in.indptr).to_vector<std::int64_t>();
-  std::vector<float> inv(deg.size());
-  for (std::size_t i = 0; i < deg.size(); ++i) inv[i] = 1.f / static_cast<float>(std::max<std::int64_t>(deg[i], 1));
+  // Straight from the indptr (read on the host), one pass: every mean backward asks, each step.
+  const Tensor indptr = g.in.indptr.to(Device::cpu());
   Shape s = {g.num_dst};
   for (int i = 1; i < ndim; ++i) s.push_back(1);
-  return Tensor::from_vector(inv, s).to(g.in.device());
+  Tensor inv = Tensor::empty(s, DType::F32);
+  float* out = inv.data<float>();
+  TOPO_DISPATCH_INDEX(indptr.dtype(), Id, {
+    const Id* p = indptr.data<Id>();
+    for (std::int64_t v = 0; v < g.num_dst; ++v)
+      out[v] = 1.f / static_cast<float>(std::max<std::int64_t>(static_cast<std::int64_t>(p[v + 1] - p[v]), 1));
+  });
+  return inv.to(g.in.device());
 }
 
 // Whether edge rows [E, a, .., 1] are node rows [N, a, .., d] with the last dim cut to 1 (and d > 1).
