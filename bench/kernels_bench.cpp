@@ -114,16 +114,22 @@ void bench_attention(bench::Runner& bench, const std::string& tag, const Block& 
   bench.run(tag + " attention fused backward", aw.backward,
             [&] { (void)sparse_attention_backward(in, block.out, q, u, v, forward, d_out, scale); }, shape);
 
-  // Forward + backward through autograd, the way a training step runs them.
-  const nn::Var qv(q, true), kv(u, true), vv(v, true);
-  const Tensor r = random_uniform({nd, kHeads, kHeadDim}, -1, 1, 6);
+  // Forward + backward through autograd, the way a training step runs them: the output's gradient comes in
+  // (d_out), the leaves' gradients are fresh each time (a step zeroes them; accumulating into them across
+  // repetitions would add three [N, 300] axpys, ~40% of this row, that no step runs).
+  nn::Var qv(q, true), kv(u, true), vv(v, true);
+  const auto fresh_grads = [&] {
+    for (nn::Var* leaf : {&qv, &kv, &vv}) leaf->zero_grad();
+  };
   const bench::Result fused_bw = bench.run(tag + " attention fused fwd+bwd", aw.both, [&] {
-    nn::sum_all(nn::sparse_attention(g, qv, kv, vv, scale) * nn::Var(r)).backward();
+    fresh_grads();
+    nn::sparse_attention(g, qv, kv, vv, scale).backward(d_out);
   }, shape);
   const bench::Result composed_bw = bench.run(tag + " attention composed fwd+bwd", aw.both, [&] {
+    fresh_grads();
     const nn::Var s = nn::gsddmm(g, SddmmOp::Dot, qv * scale, kv, Target::V, Target::U);
     const nn::Var a = nn::edge_softmax(g, s);
-    nn::sum_all(nn::gspmm(g, MessageOp::UMulE, SpmmReduce::Sum, vv, a) * nn::Var(r)).backward();
+    nn::gspmm(g, MessageOp::UMulE, SpmmReduce::Sum, vv, a).backward(d_out);
   }, shape);
   bench.annotate("composed_over_fused", composed_bw.stats.median_ms / fused_bw.stats.median_ms);
 }
@@ -177,7 +183,7 @@ void bench_head_groups(bench::Runner& bench) {
   std::vector<const Block*> blocks;
   for (const Block& b : t.scales) blocks.push_back(&b);
   const std::vector<std::int64_t> sizes(blocks.size(), heads / static_cast<std::int64_t>(blocks.size()));
-  const nn::Var q(random_uniform({n, heads, dh}, -1, 1, 1), true), k(random_uniform({n, heads, dh}, -1, 1, 2), true),
+  nn::Var q(random_uniform({n, heads, dh}, -1, 1, 1), true), k(random_uniform({n, heads, dh}, -1, 1, 2), true),
       v(random_uniform({n, heads, dh}, -1, 1, 3), true);
   const Tensor r = random_uniform({n, heads, dh}, -1, 1, 4);
   const float scale = 1.f / std::sqrt(static_cast<float>(dh));
@@ -191,7 +197,8 @@ void bench_head_groups(bench::Runner& bench) {
   }
   work.working_set_bytes = work.bytes_moved;
   const bench::Result grouped = bench.run("head groups (5 scales) fwd+bwd, grouped op", work, [&] {
-    nn::sum_all(nn::sparse_attention(blocks, sizes, q, k, v, scale) * nn::Var(r)).backward();
+    for (nn::Var* leaf : {&q, &k, &v}) leaf->zero_grad();  // fresh each time, as in a step (bench_attention)
+    nn::sparse_attention(blocks, sizes, q, k, v, scale).backward(r);
   }, shape);
   const auto qs = topo::split(q.data(), sizes, 1), ks = topo::split(k.data(), sizes, 1), vs = topo::split(v.data(), sizes, 1);
   const auto rs = topo::split(r, sizes, 1);
