@@ -1,6 +1,7 @@
 // Optimizers: bookkeeping on the host, one fused kernel per parameter per step (kernels/dense/optim_step).
 #include "nn/optim.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <unordered_set>
 
@@ -41,6 +42,42 @@ std::vector<ParamGroup> split_decay_groups(const std::vector<std::pair<std::stri
   TOPO_CHECK(only.empty() || !decay.params.empty(), "weight decay only on '{}': no weight's name contains it ({})",
              only, fmt::join(weights, ", "));
   return {decay, no_decay};
+}
+
+std::vector<ParamGroup> split_lr_groups(const std::vector<ParamGroup>& groups,
+                                        const std::vector<std::pair<Var, float>>& scales) {
+  std::vector<ParamGroup> kept, moved;
+  std::vector<bool> found(scales.size(), false);
+  for (const ParamGroup& g : groups) {
+    ParamGroup stay = g;
+    stay.params.clear();
+    std::vector<ParamGroup> split;  // one per distinct multiplier, in the order first met
+    for (const Var& p : g.params) {
+      float scale = 1.f;
+      for (std::size_t i = 0; i < scales.size(); ++i)
+        if (scales[i].first.same(p)) scale = scales[i].second, found[i] = true;
+      TOPO_CHECK(scale >= 0.f && std::isfinite(scale), "optimizer: lr multiplier {} for a parameter of group '{}'",
+                 scale, g.name);
+      if (scale == 1.f) {
+        stay.params.push_back(p);
+        continue;
+      }
+      auto it = std::find_if(split.begin(), split.end(),
+                             [&](const ParamGroup& s) { return s.lr_scale == g.lr_scale * scale; });
+      if (it == split.end()) {
+        split.push_back({{}, g.weight_decay, g.lr_scale * scale, fmt::format("{} lr x{:.4g}", g.name, scale)});
+        it = split.end() - 1;
+      }
+      it->params.push_back(p);
+    }
+    kept.push_back(std::move(stay));
+    for (ParamGroup& s : split) moved.push_back(std::move(s));
+  }
+  for (std::size_t i = 0; i < scales.size(); ++i)
+    TOPO_CHECK(found[i], "optimizer: an lr multiplier names a parameter ({}) that no group holds",
+               shape_str(scales[i].first.shape()));
+  for (ParamGroup& s : moved) kept.push_back(std::move(s));
+  return kept;
 }
 
 Optimizer::Optimizer(std::vector<ParamGroup> groups, float lr) : groups_(std::move(groups)), lr_(lr) {

@@ -30,6 +30,13 @@ struct ParamGroup {
 std::vector<ParamGroup> split_decay_groups(const std::vector<std::pair<std::string, Var>>& named, float weight_decay,
                                            const std::string& only = "");
 
+// Moves the parameters `scales` names (by identity) out of their groups: per group and distinct multiplier, a
+// group "<name> lr x<scale>" (lr_scale = the group's times it), placed after the groups it came from. Order is
+// kept, so one model and one set of scales always give the same groups (a checkpoint's layout). A multiplier of
+// 1 leaves its parameter where it is; naming a parameter no group holds, or a negative multiplier, is an error.
+std::vector<ParamGroup> split_lr_groups(const std::vector<ParamGroup>& groups,
+                                        const std::vector<std::pair<Var, float>>& scales);
+
 // Per-parameter state: a step count and named buffers shaped like the parameter.
 struct ParamState {
   std::int64_t step = 0;

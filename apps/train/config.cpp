@@ -38,6 +38,9 @@ const std::vector<Field>& table() {
       {"batch", &TrainConfig::batch, "sequences per batch"},
       {"optimizer", &TrainConfig::optimizer, "adam | adamw"},
       {"lr", &TrainConfig::lr, "learning rate"},
+      {"lr_base_width", &TrainConfig::lr_base_width,
+       "the hidden width lr was tuned at: wider, each Linear whose fan-in grows with hidden learns at lr x base "
+       "fan-in / fan-in (muP's Adam rule; 0: one lr for all)"},
       {"schedule", &TrainConfig::schedule, "lr schedule after warm-up: constant | linear | cosine | inverse_sqrt"},
       {"warmup", &TrainConfig::warmup, "warm-up steps"},
       {"clip", &TrainConfig::clip, "max gradient norm (0: no clipping)"},
@@ -428,6 +431,7 @@ void TrainConfig::validate() const {
   if (!one_of(schedule, {"constant", "linear", "cosine", "inverse_sqrt"}))
     bad("schedule", "'" + schedule + "'", "expected constant, linear, cosine or inverse_sqrt");
   if (warmup < 0) bad("warmup", warmup, "must be >= 0");
+  if (lr_base_width < 0) bad("lr_base_width", lr_base_width, "must be >= 0 (0: one lr for every weight)");
   if (!(clip >= 0.0 && std::isfinite(clip))) bad("clip", clip, "must be >= 0 (0: no clipping)");
   if (!(weight_decay >= 0.0 && std::isfinite(weight_decay))) bad("weight_decay", weight_decay, "must be >= 0");
   if (seed < 0) bad("seed", seed, "must be >= 0");

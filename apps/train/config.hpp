@@ -39,6 +39,7 @@ struct TrainConfig {
   std::int64_t batch = 64;
   std::string optimizer = "adam";  // adam (L2 decay, as the Star authors) | adamw
   double lr = 1e-3;
+  std::int64_t lr_base_width = 0;  // the hidden width lr was tuned at (muP's rule above it; 0: one lr)
   std::string schedule = "constant";  // constant | linear | cosine | inverse_sqrt (after warm-up)
   std::int64_t warmup = 0;            // warm-up steps
   double clip = 5.0;                  // max gradient norm (0: no clipping)

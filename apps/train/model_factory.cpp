@@ -1,6 +1,9 @@
 #include "apps/train/model_factory.hpp"
 
+#include <map>
+
 #include "kernels/error.hpp"
+#include "nn/layers.hpp"
 #include "models/registry.hpp"
 
 namespace topo::apps {
@@ -46,6 +49,39 @@ std::shared_ptr<models::SequenceModel> make_task_model(const TrainConfig& config
   head.dropout = static_cast<float>(config.dropout);
   head.generator = gen;
   return task.make_model(make_encoder(config, task, gen), head);
+}
+
+std::vector<WidthLrScale> width_lr_scales(const TrainConfig& config, const Task& task, const nn::Module& model) {
+  if (config.lr_base_width <= 0 || config.lr_base_width >= config.hidden) return {};
+  TrainConfig wider = config;
+  wider.hidden = config.hidden + config.heads;  // still a multiple of heads
+  std::shared_ptr<models::SequenceModel> probe;
+  try {
+    probe = make_task_model(wider, task);
+  } catch (const Error& e) {
+    fail("lr_base_width {}: building the model at hidden {} (to find the weights whose fan-in grows with the width) "
+         "failed: {}",
+         config.lr_base_width, wider.hidden, e.what());
+  }
+  std::map<std::string, const nn::Linear*> probe_linears;
+  for (const auto& [name, m] : probe->named_modules())
+    if (const auto* linear = dynamic_cast<const nn::Linear*>(m)) probe_linears.emplace(name, linear);
+  std::vector<WidthLrScale> out;
+  for (const auto& [name, m] : model.named_modules()) {
+    const auto* linear = dynamic_cast<const nn::Linear*>(m);
+    if (linear == nullptr || !linear->weight.requires_grad()) continue;
+    const auto it = probe_linears.find(name);
+    TOPO_CHECK(it != probe_linears.end(), "lr_base_width: the model at hidden {} has no Linear '{}'", wider.hidden,
+               name);
+    const std::int64_t fan_in = linear->in_features(), grown = it->second->in_features() - fan_in;
+    if (grown == 0) continue;
+    TOPO_CHECK(grown > 0 && grown % config.heads == 0,
+               "lr_base_width: Linear '{}' has fan-in {} at hidden {} and {} at hidden {}: not k x hidden + c",
+               name, fan_in, config.hidden, fan_in + grown, wider.hidden);
+    const std::int64_t k = grown / config.heads, fixed = fan_in - k * config.hidden;
+    out.push_back({name, linear->weight, fan_in, k * config.lr_base_width + fixed});
+  }
+  return out;
 }
 
 }  // namespace topo::apps

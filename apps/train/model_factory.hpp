@@ -3,6 +3,8 @@
 // (apps/tasks/registry.hpp), encoders from the model registry (models/registry.hpp); adding either changes
 // nothing here.
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "apps/tasks/registry.hpp"
 #include "apps/tasks/task.hpp"
@@ -26,5 +28,19 @@ std::shared_ptr<models::SequenceEncoder> make_encoder(const TrainConfig& config,
 // Encoder + the task's head, parameters not yet reset.
 std::shared_ptr<models::SequenceModel> make_task_model(const TrainConfig& config, const Task& task,
                                                        nn::Generator* gen = nullptr);
+
+// μP's Adam rule across widths (Yang et al. 2021, "Tensor Programs V"), for an lr tuned at hidden =
+// config.lr_base_width: Adam moves every entry of a weight by about lr a step, so a Linear whose fan-in grows
+// with the width changes its output fan_in / base_fan_in times as much as at the tuned width. Such a weight
+// learns at lr x base_fan_in / fan_in instead (never above lr: only wider models were measured). Which Linears
+// grow, and how (fan_in = k hidden + c), is read off a second model built at hidden + heads; embedding tables,
+// biases, norms and fixed-width Linears keep the lr. Empty when lr_base_width is 0 or not below hidden.
+struct WidthLrScale {
+  std::string name;  // the Linear's module name
+  nn::Var weight;
+  std::int64_t fan_in = 0, base_fan_in = 0;
+  float scale() const { return static_cast<float>(base_fan_in) / static_cast<float>(fan_in); }
+};
+std::vector<WidthLrScale> width_lr_scales(const TrainConfig& config, const Task& task, const nn::Module& model);
 
 }  // namespace topo::apps

@@ -10,6 +10,9 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
+
+#include <fmt/ranges.h>
 
 #include "apps/tasks/rng.hpp"
 #include "apps/tasks/task.hpp"
@@ -127,6 +130,17 @@ TrainingRun::TrainingRun(const TrainConfig& c, dist::Communicator& comm)
   params_ = model_->parameters();
   auto groups =
       nn::split_decay_groups(model_->named_parameters(), static_cast<float>(c.weight_decay), c.weight_decay_only);
+  const std::vector<WidthLrScale> width_scales = width_lr_scales(c, *task_, *model_);
+  if (!width_scales.empty()) {
+    std::vector<std::pair<nn::Var, float>> scales;
+    std::set<float> distinct;
+    for (const WidthLrScale& w : width_scales) scales.emplace_back(w.weight, w.scale()), distinct.insert(w.scale());
+    groups = nn::split_lr_groups(groups, scales);
+    width_lr_line_ = fmt::format(
+        "lr per width: {} Linear weights whose fan-in grows with hidden learn at lr x {:.4g} (hidden {} against "
+        "lr_base_width {}, muP's Adam rule; --lr-base-width 0: one lr)",
+        width_scales.size(), fmt::join(distinct, " / "), c.hidden, c.lr_base_width);
+  }
   nn::AdamOptions adam;
   adam.lr = static_cast<float>(c.lr);
   if (c.optimizer == "adamw")
@@ -251,6 +265,7 @@ bool TrainingRun::train() {
   progress_->message(blas_line());
   progress_->message(gemm_backend_line());
   progress_->message(precision_.line);
+  if (!width_lr_line_.empty()) progress_->message(width_lr_line_);
   if (distributed_)
     progress_->message(fmt::format("data parallel: {} ranks ({}), each global batch of {} split in {} shards; {} "
                                    "gradient buckets of <= {:g} MiB reduced {}",

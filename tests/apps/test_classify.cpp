@@ -375,3 +375,71 @@ TEST_CASE("topo-eval: a checkpoint with missing or malformed metadata is an erro
   }
   fs::remove_all(dir);
 }
+
+TEST_CASE("classify: lr_base_width scales the Linears whose fan-in grows with hidden (muP), nothing at the base "
+          "width, and resumes exactly") {
+  const fs::path dir = fresh_dir("lr_width");
+  std::vector<std::string> lines;
+  for (int i = 0; i < 120; ++i) lines.push_back(i % 2 ? "1\tgood fine day " + std::to_string(i % 7) : "0\tbad awful day");
+  write_lines(dir / "data.tsv", lines);
+  const std::string vectors = testing::write_temp_file("vectors_lr_width.txt", "good 0.5 -1 2\nbad -0.5 1 -2\n");
+  TrainConfig c = small_classify((dir / "data.tsv").string(), dir / "plain");
+  c.set("format", "tsv");
+  c.set("dev_split", 20);
+  c.set("vectors", vectors);
+  c.epochs = 2;
+  c.hidden = 32;
+  c.heads = 4;
+  c.head_hidden = 16;
+  const auto task = make_task(c);
+  const auto model = make_task_model(c, *task);
+
+  c.lr_base_width = 8;
+  std::map<std::string, std::pair<std::int64_t, std::int64_t>> scaled;  // name -> fan-in, base fan-in
+  for (const WidthLrScale& w : width_lr_scales(c, *task, *model)) {
+    scaled[w.name] = {w.fan_in, w.base_fan_in};
+    CHECK(w.scale() == doctest::Approx(0.25));
+  }
+  // Star's attention projections (hidden -> hidden) and the head's first layer (hidden -> head_hidden) grow
+  // with hidden; the vectors' projection (3 -> hidden) and the head's last layer (head_hidden -> classes) do not.
+  CHECK(scaled.at("encoder.layers.0.satellite_attention.q") == std::pair<std::int64_t, std::int64_t>{32, 8});
+  CHECK(scaled.at("encoder.layers.0.relay_attention.o") == std::pair<std::int64_t, std::int64_t>{32, 8});
+  CHECK(scaled.at("head.layers.0") == std::pair<std::int64_t, std::int64_t>{32, 8});
+  CHECK(scaled.size() == 9);  // 8 attention projections of the one layer + the head's first
+  CHECK_FALSE(scaled.contains("encoder.embedding.token_projection"));
+  CHECK_FALSE(scaled.contains("head.layers.1"));
+  for (const std::int64_t base : {0, 32, 64}) {  // off, the width itself, wider than it: nothing scaled
+    c.lr_base_width = base;
+    CHECK(width_lr_scales(c, *task, *model).empty());
+  }
+
+  // At the base width the run is the one-lr run, bit for bit; below it the scaled weights learn slower.
+  c.lr_base_width = 0;
+  const TrainResult plain = Trainer(c).run();
+  c.lr_base_width = 32;
+  c.out = (dir / "base").string();
+  const TrainResult base = Trainer(c).run();
+  REQUIRE(plain.completed);
+  REQUIRE(base.completed);
+  CHECK(base.losses == plain.losses);
+  c.lr_base_width = 8;
+  c.out = (dir / "scaled").string();
+  const TrainResult scaled_run = Trainer(c).run();
+  REQUIRE(scaled_run.completed);
+  CHECK(scaled_run.losses.front() == plain.losses.front());  // the same initial model and first batch
+  CHECK(scaled_run.losses != plain.losses);
+  CHECK(scaled_run.result.at("config").at("lr_base_width") == 8);
+
+  // The split optimizer groups are in the checkpoint: stopped after one epoch and resumed, the same losses.
+  c.out = (dir / "part").string();
+  c.stop_after = 1;
+  const TrainResult part1 = Trainer(c).run();
+  c.stop_after = 0;
+  c.resume = "on";
+  const TrainResult part2 = Trainer(c).run();
+  REQUIRE(part2.completed);
+  std::vector<float> joined = part1.losses;
+  joined.insert(joined.end(), part2.losses.begin(), part2.losses.end());
+  CHECK(joined == scaled_run.losses);
+  fs::remove_all(dir);
+}

@@ -202,3 +202,34 @@ TEST_CASE("parameter groups: lr_scale and per-group decay apply per group") {
   TOPO_CHECK_CLOSE(b.data().to_vector<float>(), std::vector<float>(3, 1.f - 0.05f * 1.5f), 1e-7, 1e-6);
   CHECK_THROWS_AS(nn::SGD({nn::ParamGroup{{a}, 0.f, -1.f, "bad"}}, {0.1f}), topo::Error);
 }
+
+TEST_CASE("split_lr_groups: named parameters move to groups of their multiplier; Adam steps them at lr x it") {
+  nn::Var a(Tensor::full({3}, 1.f), true), b(Tensor::full({2, 2}, 1.f), true), c(Tensor::full({2}, 1.f), true),
+      d(Tensor::full({4}, 1.f), true);
+  const std::vector<nn::ParamGroup> groups = {{{a, b}, 0.1f, 1.f, "decay"}, {{c, d}, 0.f, 2.f, "no_decay"}};
+  const auto split = nn::split_lr_groups(groups, {{b, 0.5f}, {d, 0.5f}, {c, 1.f}});
+  REQUIRE(split.size() == 4);
+  CHECK(split[0].name == "decay");
+  REQUIRE(split[0].params.size() == 1);
+  CHECK(split[0].params[0].same(a));
+  CHECK(split[1].name == "no_decay");  // a multiplier of 1 leaves c where it was
+  REQUIRE(split[1].params.size() == 1);
+  CHECK(split[1].params[0].same(c));
+  CHECK(split[2].name == "decay lr x0.5");
+  CHECK(split[2].params[0].same(b));
+  CHECK(split[2].weight_decay == 0.1f);  // the group's decay kept
+  CHECK(split[2].lr_scale == 0.5f);
+  CHECK(split[3].name == "no_decay lr x0.5");
+  CHECK(split[3].lr_scale == 1.f);  // the group's 2 x 0.5
+  // Adam's first step moves every entry by lr x scale (the bias-corrected m / sqrt(v) is the gradient's sign).
+  nn::Adam opt(split, {.lr = 0.1f});
+  for (nn::Var* p : {&a, &b, &c, &d}) p->set_grad(Tensor::full(p->shape(), 1.f));
+  opt.step();
+  TOPO_CHECK_CLOSE(b.data().to_vector<float>(), std::vector<float>(4, 0.95f), 1e-6, 1e-6);  // L2 goes through the moments
+  TOPO_CHECK_CLOSE(d.data().to_vector<float>(), std::vector<float>(4, 0.9f), 1e-6, 1e-6);
+  TOPO_CHECK_CLOSE(c.data().to_vector<float>(), std::vector<float>(2, 0.8f), 1e-6, 1e-6);
+  // Naming a parameter no group holds, or a negative multiplier, is an error.
+  nn::Var stray(Tensor::full({1}, 1.f), true);
+  CHECK_THROWS_AS(nn::split_lr_groups(groups, {{stray, 0.5f}}), topo::Error);
+  CHECK_THROWS_AS(nn::split_lr_groups(groups, {{a, -1.f}}), topo::Error);
+}
