@@ -173,7 +173,10 @@ void bench_padding(bench::Runner& bench, const Block& block) {
 // Head groups (the Multi-Scale paper config: 10 heads x 30 on scales 1, 3, N/16, N/8, N/4, two heads each) on
 // 128 sentences of n = 128, forward + backward: the grouped op (one autograd node: heads split per group,
 // one fused call per group, outputs joined) against its fused calls alone on pre-split inputs. The gap is
-// what a multi-topology kernel (strided head slices, no split/join copies) could at most save.
+// the split and join copies. Reading each group's heads in place instead (the kernels on strided head
+// slices of q and kv, writing their columns of out, dq and dkv) was slower, 46-49 -> 54-58 ms (tried
+// 2026-12-02): each group's pass then streams whole 300- and 600-float rows for its 60 floats, where the
+// copies leave every group a dense tensor of its own.
 void bench_head_groups(bench::Runner& bench) {
   const std::vector<std::int64_t> lengths(128, 128);
   const auto scales = models::parse_scales("1,3,N/16,N/8,N/4");
