@@ -374,6 +374,7 @@ nlohmann::json TrainConfig::to_json() const {
 
 nlohmann::json TrainConfig::recorded_json() const {
   nlohmann::json out = to_json();
+  if (!scales_lr_by_width()) out["lr_base_width"] = 0;
   const models::ModelRegistration& chosen = models::find_model(model);
   if (chosen.recorded_options) {
     const nlohmann::json recorded = chosen.recorded_options(model_options);  // outlives the loop over its items

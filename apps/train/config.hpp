@@ -91,7 +91,11 @@ struct TrainConfig {
   // to_json() as a checkpoint keeps it: the model's options in their recorded form (ModelRegistration::
   // recorded_options: the graph model's topology file inlined, so topo-eval needs no file and a resume sees
   // an edited one).
+  // lr_base_width is recorded as it takes effect: 0 where it scales no weight (hidden at or below it), so a run at
+  // the recipe's own width records what a run from before the field recorded (its default) and resumes from it.
   nlohmann::json recorded_json() const;
+  // Whether lr_base_width scales any weight's lr (apps/train/model_factory.hpp: width_lr_scales).
+  bool scales_lr_by_width() const { return lr_base_width > 0 && lr_base_width < hidden; }
   // The chosen model's options only: {"variant": "full", "residual": false} for star.
   const nlohmann::json& options_of_model() const { return model_options; }
   // Fields whose change does not change the computation (where the run writes, how it reports, ...):

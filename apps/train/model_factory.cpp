@@ -52,7 +52,7 @@ std::shared_ptr<models::SequenceModel> make_task_model(const TrainConfig& config
 }
 
 std::vector<WidthLrScale> width_lr_scales(const TrainConfig& config, const Task& task, const nn::Module& model) {
-  if (config.lr_base_width <= 0 || config.lr_base_width >= config.hidden) return {};
+  if (!config.scales_lr_by_width()) return {};
   TrainConfig wider = config;
   wider.hidden = config.hidden + config.heads;  // still a multiple of heads
   std::shared_ptr<models::SequenceModel> probe;

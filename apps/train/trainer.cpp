@@ -93,9 +93,6 @@ void check_same_config(const nlohmann::json& saved, const TrainConfig& now, cons
     if (std::find(runtime.begin(), runtime.end(), key) != runtime.end()) continue;
     // A checkpoint older than a field ran with that field's default (e.g. precision fp32).
     if (!saved.contains(key) && defaults.contains(key) && defaults.at(key) == value) continue;
-    // Likewise one lr for every weight, which lr_base_width keeps at or below its width (Star's classify recipe
-    // at its own width 100): such checkpoints resume.
-    if (!saved.contains(key) && key == "lr_base_width" && now.hidden <= now.lr_base_width) continue;
     TOPO_CHECK(saved.contains(key), "resume: checkpoint {} has no config field '{}'", path, key);
     TOPO_CHECK(saved.at(key) == value,
                "resume: config field '{}' = {} differs from the checkpoint's {} ({}); resume with the same "

@@ -429,6 +429,14 @@ TEST_CASE("classify: lr_base_width scales the Linears whose fan-in grows with hi
   CHECK(scaled_run.losses.front() == plain.losses.front());  // the same initial model and first batch
   CHECK(scaled_run.losses != plain.losses);
   CHECK(scaled_run.result.at("config").at("lr_base_width") == 8);
+  // A checkpoint records the field as it takes effect: 0 at the base width, as a run from before the field
+  // recorded it (its default), so such runs resume across it; 8 where it scales.
+  const auto recorded = [&](const char* run) {
+    return nn::read_checkpoint_index(Trainer::checkpoint_path((dir / run).string()))
+        .at("metadata").at("config").at("lr_base_width").get<std::int64_t>();
+  };
+  CHECK(recorded("base") == 0);
+  CHECK(recorded("scaled") == 8);
 
   // The split optimizer groups are in the checkpoint: stopped after one epoch and resumed, the same losses.
   c.out = (dir / "part").string();
