@@ -28,6 +28,7 @@
 #include "nn/attention.hpp"
 #include "nn/ops.hpp"
 
+#include <initializer_list>
 #include <random>
 
 namespace {
@@ -65,6 +66,12 @@ AttentionWork attention_work(const Block& block, std::int64_t heads = kHeads, st
 }
 
 void bench_attention(bench::Runner& bench, const std::string& tag, const Block& block);
+
+// A training step starts with the leaves' gradients zeroed; accumulating into them across a bench's repetitions
+// would add an axpy per leaf that no step runs (three [N, 300] ones were ~40% of the fused fwd+bwd row).
+void fresh_grads(std::initializer_list<nn::Var*> leaves) {
+  for (nn::Var* leaf : leaves) leaf->zero_grad();
+}
 
 void bench_topology(bench::Runner& bench, const std::string& tag, const Block& block) {
   const CsrView& in = block.in;
@@ -115,18 +122,14 @@ void bench_attention(bench::Runner& bench, const std::string& tag, const Block& 
             [&] { (void)sparse_attention_backward(in, block.out, q, u, v, forward, d_out, scale); }, shape);
 
   // Forward + backward through autograd, the way a training step runs them: the output's gradient comes in
-  // (d_out), the leaves' gradients are fresh each time (a step zeroes them; accumulating into them across
-  // repetitions would add three [N, 300] axpys, ~40% of this row, that no step runs).
+  // (d_out) and the leaves' gradients are fresh each time.
   nn::Var qv(q, true), kv(u, true), vv(v, true);
-  const auto fresh_grads = [&] {
-    for (nn::Var* leaf : {&qv, &kv, &vv}) leaf->zero_grad();
-  };
   const bench::Result fused_bw = bench.run(tag + " attention fused fwd+bwd", aw.both, [&] {
-    fresh_grads();
+    fresh_grads({&qv, &kv, &vv});
     nn::sparse_attention(g, qv, kv, vv, scale).backward(d_out);
   }, shape);
   const bench::Result composed_bw = bench.run(tag + " attention composed fwd+bwd", aw.both, [&] {
-    fresh_grads();
+    fresh_grads({&qv, &kv, &vv});
     const nn::Var s = nn::gsddmm(g, SddmmOp::Dot, qv * scale, kv, Target::V, Target::U);
     const nn::Var a = nn::edge_softmax(g, s);
     nn::gspmm(g, MessageOp::UMulE, SpmmReduce::Sum, vv, a).backward(d_out);
@@ -200,7 +203,7 @@ void bench_head_groups(bench::Runner& bench) {
   }
   work.working_set_bytes = work.bytes_moved;
   const bench::Result grouped = bench.run("head groups (5 scales) fwd+bwd, grouped op", work, [&] {
-    for (nn::Var* leaf : {&q, &k, &v}) leaf->zero_grad();  // fresh each time, as in a step (bench_attention)
+    fresh_grads({&q, &k, &v});
     nn::sparse_attention(blocks, sizes, q, k, v, scale).backward(r);
   }, shape);
   const auto qs = topo::split(q.data(), sizes, 1), ks = topo::split(k.data(), sizes, 1), vs = topo::split(v.data(), sizes, 1);
