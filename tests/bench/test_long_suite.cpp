@@ -2,6 +2,9 @@
 // 64,128 --json FILE`. The report must hold every pattern's rows with the memory fields, ratios and slopes, and
 // the activation bytes the tape kept must be near bench/long_activations.hpp's analytical count (a tensor kept
 // twice, or one the count forgot, moves the ratio past the bounds). No timing is asserted.
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +30,15 @@ nlohmann::json run_long_suite(const std::filesystem::path& json) {
   REQUIRE(in.good());
   return nlohmann::json::parse(in);
 }
+
+// How far the high-water RSS may read under an RSS read before it. The kernel resets the mark to the RSS of the
+// moment and raises it only as pages are unmapped, and since Linux 6.2 it keeps a process's resident pages in
+// per-CPU counters that a read sums without each CPU's pending batch (max(32, 2 x CPUs) pages): a few pages
+// faulted between the reset and the read, or a batch not yet folded in, put the mark under the RSS. CI saw 50 KB.
+const double rss_count_slack = [] {
+  const double cpus = double(std::max(1L, sysconf(_SC_NPROCESSORS_CONF)));
+  return std::max(double(1 << 20), cpus * std::max(32.0, 2 * cpus) * double(sysconf(_SC_PAGESIZE)));
+}();
 
 const nlohmann::json* find_row(const nlohmann::json& report, const std::string& name) {
   for (const nlohmann::json& r : report.at("results"))
@@ -58,7 +70,8 @@ TEST_CASE("long suite: every pattern's rows carry time, MFU, both peaks and kept
       // The peaks hold the step: the allocator's covers what was live before plus what the forward kept.
       const double peak = r->at("allocator_peak_bytes").get<double>(), kept = r->at("kept_activation_bytes").get<double>();
       CHECK(peak >= r->at("allocator_live_before_step_bytes").get<double>() + kept);
-      CHECK(r->at("peak_rss_bytes").get<double>() >= r->at("rss_before_step_bytes").get<double>());
+      // The RSS mark holds the RSS before the step, up to the kernel's counting (rss_count_slack).
+      CHECK(r->at("peak_rss_bytes").get<double>() >= r->at("rss_before_step_bytes").get<double>() - rss_count_slack);
       // Kept for backward against the analytical count: within 1.5x either way even at 64 tokens.
       const double ratio = r->at("kept_over_analytical").get<double>();
       CHECK(ratio > 1 / 1.5);
