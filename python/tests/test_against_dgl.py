@@ -310,3 +310,175 @@ def test_conv_layers_match_dgl_on_a_graph_and_a_block(name):
         torch.testing.assert_close(xt.grad, xd.grad, **TOL)
         for n, p in mt.named_parameters():
             torch.testing.assert_close(p.grad, dp[n].grad, **TOL)
+
+
+def readout_batches():
+    """The same batch in both libraries: graphs of 3, 0, 1 and 5 nodes (the empty one in the middle), with node
+    features h [N, 2, 3], weights w [N, 1, 1] and edge features e [E, 4]."""
+    specs = [(3, [0, 1, 2], [1, 2, 2]), (0, [], []), (1, [0], [0]), (5, [0, 3, 4, 4], [1, 2, 2, 0])]
+    out = []
+    for lib in (dgl, topograph):
+        torch.manual_seed(0)
+        graphs = []
+        for n, u, v in specs:
+            g = lib.graph((torch.tensor(u, dtype=torch.int64), torch.tensor(v, dtype=torch.int64)), num_nodes=n)
+            g.ndata["h"], g.ndata["w"] = torch.randn(n, 2, 3), torch.rand(n, 1, 1)
+            g.edata["e"] = torch.randn(len(u), 4)
+            graphs.append(g)
+        out.append(lib.batch(graphs))
+    return out
+
+
+def with_node_data(g, readout):
+    """run(h, w): sets g's node features h and w, then returns readout(g)."""
+    def run(h, w=None):
+        g.ndata["h"] = h
+        if w is not None:
+            g.ndata["w"] = w
+        return readout(g)
+    return run
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "max", "min"])
+@pytest.mark.parametrize("weight", [None, "w"])
+def test_readouts_match_dgl(op, weight):
+    bd, bt = readout_batches()
+    run_both(with_node_data(bd, lambda g: dgl.readout_nodes(g, "h", weight, op=op)),
+             with_node_data(bt, lambda g: topograph.readout_nodes(g, "h", weight, op=op)),
+             tuple(bd.ndata["h"].shape), tuple(bd.ndata["w"].shape), positive_last=True)
+    torch.testing.assert_close(topograph.readout_edges(bt, "e", op=op), dgl.readout_edges(bd, "e", op=op), **TOL)
+    if op != "min":  # DGL has no min_nodes
+        for kind, feat in (("nodes", "h"), ("edges", "e")):
+            torch.testing.assert_close(getattr(topograph, f"{op}_{kind}")(bt, feat),
+                                       getattr(dgl, f"{op}_{kind}")(bd, feat), **TOL)
+    # ties (small integers): DGL's max / min give the gradient to the first row holding the extreme
+    ties = torch.randint(-2, 3, tuple(bd.ndata["h"].shape)).float()
+    grads = []
+    for g, lib in ((bd, dgl), (bt, topograph)):
+        x = ties.clone().requires_grad_()
+        g.ndata["h"] = x
+        lib.readout_nodes(g, "h", op=op).sum().backward()
+        grads.append(x.grad)
+    assert torch.equal(grads[0], grads[1])
+
+
+def test_softmax_broadcast_and_topk_match_dgl():
+    bd, bt = readout_batches()
+    run_both(with_node_data(bd, lambda g: dgl.softmax_nodes(g, "h")),
+             with_node_data(bt, lambda g: topograph.softmax_nodes(g, "h")), tuple(bd.ndata["h"].shape))
+    torch.testing.assert_close(topograph.softmax_edges(bt, "e"), dgl.softmax_edges(bd, "e"), **TOL)
+    feat = torch.randn(bd.batch_size, 3)
+    torch.testing.assert_close(topograph.broadcast_nodes(bt, feat), dgl.broadcast_nodes(bd, feat))
+    torch.testing.assert_close(topograph.broadcast_edges(bt, feat), dgl.broadcast_edges(bd, feat))
+    # DGL 2.1's padding misplaces rows after an empty graph (pad_packed_tensor adds twice at one index), so top-k
+    # is compared on graphs that all have nodes; padded positions' indices are undefined in both
+    specs = [(3, [0], [1]), (1, [], []), (5, [0, 1], [1, 2])]
+    x = torch.randn(9, 4)
+    gd, gt = (lib.batch([lib.graph((torch.tensor(u, dtype=torch.int64), torch.tensor(v, dtype=torch.int64)),
+                                   num_nodes=n) for n, u, v in specs]) for lib in (dgl, topograph))
+    gd.ndata["x"], gt.ndata["x"] = x, x
+    for kwargs in (dict(), dict(sortby=-1), dict(sortby=1, descending=False)):
+        (vd, id_), (vt, it) = dgl.topk_nodes(gd, "x", 3, **kwargs), topograph.topk_nodes(gt, "x", 3, **kwargs)
+        torch.testing.assert_close(vt, vd)
+        for b, n in enumerate([3, 1, 5]):
+            assert it[b, :n].tolist() == id_[b, :n].tolist()
+
+
+POOLINGS = {  # constructor over a dgl.nn-like namespace
+    "sum": lambda nn: nn.SumPooling(), "avg": lambda nn: nn.AvgPooling(), "max": lambda nn: nn.MaxPooling(),
+    "sort": lambda nn: nn.SortPooling(2),
+    "attention": lambda nn: nn.GlobalAttentionPooling(torch.nn.Linear(4, 1), torch.nn.Linear(4, 3)),
+    "set2set": lambda nn: nn.Set2Set(4, 2, 1),
+}
+
+
+@pytest.mark.parametrize("name", list(POOLINGS))
+def test_pooling_layers_match_dgl(name):
+    import dgl.nn.pytorch as dnn
+
+    sizes = [3, 1, 5, 2]  # no empty graph: DGL's SortPooling pads wrongly after one (see above)
+    gd = dgl.batch([dgl.graph((torch.arange(n - 1), torch.arange(1, n)), num_nodes=n) for n in sizes])
+    gt = topograph.batch([topograph.graph((torch.arange(n - 1), torch.arange(1, n)), num_nodes=n) for n in sizes])
+    torch.manual_seed(0)
+    mt, md = POOLINGS[name](topograph.nn), POOLINGS[name](dnn)
+    copy_parameters(mt, md)
+    run_both(lambda x: md(gd, x), lambda x: mt(gt, x), (sum(sizes), 4))
+
+
+def copy_parameters(mt, md):
+    """md (DGL's) gets mt's (topograph's) parameters and buffers, matched by name."""
+    dp = dict(md.named_parameters())
+    assert sorted(dp) == sorted(n for n, _ in mt.named_parameters())
+    with torch.no_grad():
+        for n, p in mt.named_parameters():
+            dp[n].copy_(p)
+        db = dict(md.named_buffers())
+        for n, b in mt.named_buffers():
+            db[n].copy_(b)
+
+
+MORE_LAYERS = {  # (in_feats, constructor over a dgl.nn-like namespace, edge weights?)
+    "gin-sum": (5, lambda nn: nn.GINConv(torch.nn.Linear(5, 3), "sum", init_eps=0.1, learn_eps=True), False),
+    "gin-mean-weighted": (5, lambda nn: nn.GINConv(None, "mean", init_eps=0.3), True),
+    "gin-max": (4, lambda nn: nn.GINConv(torch.nn.Linear(4, 4), "max", activation=torch.relu), False),
+    "gin-max-weighted": (4, lambda nn: nn.GINConv(None, "max", learn_eps=True), True),
+    "sgc": (5, lambda nn: nn.SGConv(5, 3, k=2), False), "sgc-weighted": (5, lambda nn: nn.SGConv(5, 3, k=3), True),
+    "appnp": (4, lambda nn: nn.APPNPConv(3, 0.1), False), "appnp-weighted": (4, lambda nn: nn.APPNPConv(2, 0.3), True),
+}
+
+
+@pytest.mark.parametrize("name", list(MORE_LAYERS))
+def test_gin_sgc_appnp_match_dgl(name):
+    """The same weights (copied by name) give the same outputs and gradients, inputs', edge weights' and
+    parameters'; GINConv on the block too (SGConv and APPNPConv propagate over one graph's nodes)."""
+    import dgl.nn.pytorch as dnn
+
+    in_feats, make, weighted = MORE_LAYERS[name]
+    torch.manual_seed(0)
+    pairs = conv_graphs() if name.startswith("gin") else conv_graphs()[:1]
+    for gd, gt in pairs:
+        mt, md = make(topograph.nn), make(dnn)
+        copy_parameters(mt, md)
+        shapes = [(gt.num_src_nodes(), in_feats)] + ([(gt.num_edges(),)] if weighted else [])
+        if weighted:
+            run_both(lambda x, w: md(gd, x, edge_weight=w), lambda x, w: mt(gt, x, edge_weight=w), *shapes,
+                     positive_last=True)
+        else:
+            run_both(lambda x: md(gd, x), lambda x: mt(gt, x), *shapes)
+        for n, p in mt.named_parameters():
+            torch.testing.assert_close(p.grad, dict(md.named_parameters())[n].grad, **TOL)
+
+
+@pytest.mark.parametrize("norm", ["both", "right", "none"])
+def test_edge_weight_norm_matches_dgl(norm):
+    import dgl.nn.pytorch as dnn
+
+    for gd, gt in conv_graphs():
+        run_both(lambda w: dnn.EdgeWeightNorm(norm, eps=0.1)(gd, w),
+                 lambda w: topograph.nn.EdgeWeightNorm(norm, eps=0.1)(gt, w), (gt.num_edges(),), positive_last=True)
+
+
+@pytest.mark.parametrize("name", list(GRAPHS))
+@pytest.mark.parametrize("idtype", [torch.int32, torch.int64], ids=["int32", "int64"])
+def test_transforms_and_queries_match_dgl(name, idtype):
+    gd, gt = pair(name, idtype)
+    w = torch.randn(gd.num_edges(), 2)
+    gd.edata["w"], gt.edata["w"] = w, w
+    for a, b in zip(topograph.to_bidirected(gt).edges(), dgl.to_bidirected(gd).edges()):
+        assert a.tolist() == b.tolist()
+    for aggregator in ("arbitrary", "sum", "mean"):
+        (st, mt), (sd, md) = (lib.to_simple(g, writeback_mapping=True, copy_edata=True, aggregator=aggregator)
+                              for lib, g in ((topograph, gt), (dgl, gd)))
+        for a, b in zip(st.edges(), sd.edges()):
+            assert a.tolist() == b.tolist()
+        assert mt.tolist() == md.tolist() and st.edata["count"].tolist() == sd.edata["count"].tolist()
+        torch.testing.assert_close(st.edata["w"], sd.edata["w"])
+    for fill in (2.5, "sum", "mean", "max", "min"):
+        torch.testing.assert_close(topograph.add_self_loop(gt, fill_data=fill).edata["w"],
+                                   dgl.add_self_loop(gd, fill_data=fill).edata["w"])
+    n = gd.num_nodes()
+    u, v = torch.arange(n).repeat_interleave(n).to(idtype), torch.arange(n).repeat(n).to(idtype)
+    assert gt.has_edges_between(u, v).tolist() == gd.has_edges_between(u, v).tolist()
+    eids = torch.arange(gd.num_edges()).flip(0).to(idtype)
+    for a, b in zip(gt.find_edges(eids), gd.find_edges(eids)):
+        assert a.tolist() == b.tolist()

@@ -4,6 +4,7 @@
     g = topograph.graph((u, v), num_nodes=n)
     h = topograph.ops.copy_u_sum(g, x)                 # dgl.ops.copy_u_sum
     a = topograph.nn.functional.edge_softmax(g, s)     # dgl.nn.functional.edge_softmax
+    r = topograph.mean_nodes(topograph.batch(gs), "h")  # dgl.mean_nodes: one row per graph
 
 Tensors cross by DLPack without copies (see topograph.ops); autograd runs Topograph's own backward kernels.
 """
@@ -34,9 +35,13 @@ if _short_spin and _torch_was_loaded and _torch.get_num_threads() > 1:
                    "topograph first, or set GOMP_SPINCOUNT=1000 (or OMP_WAIT_POLICY=passive) in the environment",
                    RuntimeWarning, stacklevel=2)
 
-from ._graph import (ALL, EID, NID, DGLBlock, DGLGraph, add_self_loop, batch, edge_type_subgraph, graph, heterograph,
-                     remove_self_loop, reverse, to_block, unbatch)
+from ._graph import ALL, EID, NID, DGLGraph, batch, edge_type_subgraph, graph, heterograph, reverse, unbatch
+from ._block import DGLBlock, to_block
 from ._subgraph import edge_subgraph, in_subgraph, node_subgraph
+from ._transform import add_self_loop, remove_self_loop, to_bidirected, to_simple
+from .readout import (broadcast_edges, broadcast_nodes, max_edges, max_nodes, mean_edges, mean_nodes, readout_edges,
+                      readout_nodes, softmax_edges, softmax_nodes, sum_edges, sum_nodes, topk_edges, topk_nodes)
+from . import readout
 from . import builders
 from . import dataloading
 from . import sampling
@@ -61,5 +66,6 @@ def get_num_threads() -> int:
 
 __all__ = ["ALL", "NID", "EID", "DGLGraph", "DGLBlock", "graph", "heterograph", "batch", "unbatch",
            "edge_type_subgraph", "node_subgraph", "edge_subgraph", "in_subgraph", "reverse", "to_block",
-           "add_self_loop", "remove_self_loop", "builders", "dataloading", "sampling", "function", "ops", "nn",
-           "models", "built_with_cuda", "set_num_threads", "get_num_threads"]
+           "add_self_loop", "remove_self_loop", "to_simple", "to_bidirected", "readout", *readout.__all__,
+           "builders", "dataloading", "sampling", "function", "ops", "nn", "models", "built_with_cuda",
+           "set_num_threads", "get_num_threads"]

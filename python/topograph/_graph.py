@@ -4,20 +4,16 @@ A DGLGraph holds a ``topograph._C.HeteroGraph``: immutable topology (node types,
 CSR/CSC shared by copies, reverse() and subgraphs). Node ids are copied into the graph at construction, so
 tensors the caller keeps writing cannot change it. Ids are int32 or int64 (``idtype``), as in DGL.
 
-A DGLBlock (``topograph.to_block``) is a DGLGraph whose source and destination sides are node types of
-their own in the store: type ``t`` of the original graph is ``SRC/t`` on the source side and ``DST/t`` on
-the destination side (DGL's own prefixes for naming one side of a block), so every op, which reads source
-rows from a relation's source type and writes a row per node of its destination type, takes a block as it
-takes any graph. The public names (ntypes, canonical_etypes, srcnodes[t], ...) are the original ones.
+Blocks (DGLBlock, to_block) are in _block.py; graph transforms (add_self_loop, to_bidirected, to_simple,
+...) in _transform.py; the DGLGraph methods of the same names call them.
 
 Differences from DGL, for now: ndata / edata and update_all / apply_edges on graphs with one relation
-(topograph/_message_passing.py), derived graphs start without features (except
-to_block's, which takes them from the graph as DGL does), ``g[etype]`` keeps every node type (DGL keeps the
-relation's two), and graphs live on the CPU unless the core was built with CUDA.
+(topograph/_message_passing.py), ``g[etype]`` keeps every node type (DGL keeps the relation's two), and
+graphs live on the CPU unless the core was built with CUDA.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+import numbers
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import torch
@@ -173,6 +169,29 @@ class DGLGraph:
         """Destinations of v's out-edges by edge id."""
         return self._g.successors(self._relation(etype), int(v))
 
+    def has_edges_between(self, u, v, etype: EType = None):
+        """Whether the relation has an edge u[i] -> v[i]: a bool for two ints, else a bool tensor (one id of
+        either side, an int or a single id, pairs with each of the other's). Ids out of range: ValueError."""
+        r = self._relation(etype)
+        s, _, d = self._g.canonical_etypes[r]
+        num_dst = self._g.num_nodes(self._g.ntype_id(d))
+        src = self._checked_ids(u, self._g.num_nodes(self._g.ntype_id(s)), "has_edges_between: u")
+        dst = self._checked_ids(v, num_dst, "has_edges_between: v")
+        if src.numel() != dst.numel() and 1 not in (src.numel(), dst.numel()):
+            raise ValueError(f"has_edges_between: {src.numel()} source ids but {dst.numel()} destination ids")
+        eu, ev = self._g.edges(r)
+        present = torch.isin((src * num_dst + dst).to(eu.device), eu.to(torch.int64) * num_dst + ev.to(torch.int64))
+        both_ints = isinstance(u, numbers.Integral) and isinstance(v, numbers.Integral)
+        return bool(present[0]) if both_ints else present
+
+    def find_edges(self, eid, etype: EType = None) -> Tuple[torch.Tensor, torch.Tensor]:
+        """(sources, destinations) of the edges eid (ids, or one int: tensors of one), idtype. Ids out of
+        range: ValueError."""
+        r = self._relation(etype)
+        eu, ev = self._g.edges(r)
+        ids = self._checked_ids(eid, eu.shape[0], "find_edges: edge").to(eu.device)
+        return eu[ids], ev[ids]
+
     # --- features and message passing (topograph/_message_passing.py: one relation for now)
     @property
     def ndata(self):
@@ -273,6 +292,25 @@ class DGLGraph:
 
         return edge_subgraph(self, edges, relabel_nodes=relabel_nodes, store_ids=store_ids)
 
+    def add_self_loop(self, edge_feat_names=None, fill_data=1.0, etype: EType = None) -> "DGLGraph":
+        """topograph.add_self_loop(self, ...), as DGLGraph.add_self_loop."""
+        from ._transform import add_self_loop
+
+        return add_self_loop(self, edge_feat_names, fill_data, etype)
+
+    def remove_self_loop(self, etype: EType = None) -> "DGLGraph":
+        """topograph.remove_self_loop(self, etype), as DGLGraph.remove_self_loop."""
+        from ._transform import remove_self_loop
+
+        return remove_self_loop(self, etype)
+
+    def to_simple(self, return_counts="count", writeback_mapping: bool = False, copy_ndata: bool = True,
+                  copy_edata: bool = False, aggregator: str = "arbitrary"):
+        """topograph.to_simple(self, ...), as DGLGraph.to_simple."""
+        from ._transform import to_simple
+
+        return to_simple(self, return_counts, writeback_mapping, copy_ndata, copy_edata, aggregator)
+
     def to(self, device) -> "DGLGraph":
         """The graph and its features on `device` (as DGL's to)."""
         new = self._derived(self._g.to(*_device_args(device)))
@@ -332,6 +370,21 @@ class DGLGraph:
         if len(self.ntypes) != 1:
             raise ValueError(f"the graph has node types {self.ntypes}: name one (ntype=...)")
         return self.ntypes[0]
+
+    @staticmethod
+    def _checked_ids(ids, count: int, what: str) -> torch.Tensor:
+        """An id, or ids, as a 1-D int64 tensor, each in [0, count) (ValueError naming the first that is not)."""
+        if isinstance(ids, numbers.Integral):
+            t = torch.tensor([int(ids)])
+        elif isinstance(ids, torch.Tensor):  # a 0-d tensor is one id; an empty one of any dtype, none
+            t = _ids(ids.reshape(-1) if ids.numel() else ids.reshape(0).to(torch.int64), what)
+        else:
+            t = _ids(ids, what)
+        t = t.to(torch.int64)
+        bad = (t < 0) | (t >= count)
+        if bool(bad.any()):
+            raise ValueError(f"{what} id {int(t[bad][0])} out of range [0, {count})")
+        return t
 
     @staticmethod
     def _node_list(nodes) -> List[int]:
@@ -404,190 +457,6 @@ class _EdgeSpace:
 
     def __getitem__(self, etype: EType) -> _Features:
         return _Features(_mp().edge_frame(self._graph, self._graph._relation(etype)))
-
-
-_SRC, _DST = "SRC/", "DST/"
-
-
-class DGLBlock(DGLGraph):
-    """A bipartite graph of source and destination nodes (DGL's block, message-flow graph), as to_block makes
-    it. In the store, public node type ``t`` is ``SRC/t`` on the source side and ``DST/t`` on the destination
-    side; queries take the public names (a bare type name means its source side, as in DGL, and the prefixed
-    names are accepted too)."""
-
-    is_block = True
-
-    @property
-    def srctypes(self) -> List[str]:
-        return [t[len(_SRC):] for t in self._g.ntypes if t.startswith(_SRC)]
-
-    @property
-    def dsttypes(self) -> List[str]:
-        return [t[len(_DST):] for t in self._g.ntypes if t.startswith(_DST)]
-
-    @property
-    def ntypes(self) -> List[str]:
-        src, dst = self.srctypes, self.dsttypes
-        return src if src == dst else src + [t for t in dst if t not in src]
-
-    @property
-    def canonical_etypes(self) -> List[CanonicalEType]:
-        return [(self._public_ntype(s), e, self._public_ntype(d)) for (s, e, d) in self._g.canonical_etypes]
-
-    def num_nodes(self, ntype: Optional[str] = None) -> int:
-        """Source plus destination nodes of every type when None; of ``ntype``'s source side otherwise (DGL's
-        rule; name ``DST/t`` for the destination side, or use num_dst_nodes)."""
-        if ntype is None:
-            return self._g.total_num_nodes()
-        return self._g.num_nodes(self._g.ntype_id(self._stored_ntype(ntype, "")))
-
-    number_of_nodes = num_nodes
-
-    def num_src_nodes(self, ntype: Optional[str] = None) -> int:
-        types = self.srctypes if ntype is None else [ntype]
-        return sum(self._g.num_nodes(self._g.ntype_id(self._stored_ntype(t, "src"))) for t in types)
-
-    def num_dst_nodes(self, ntype: Optional[str] = None) -> int:
-        types = self.dsttypes if ntype is None else [ntype]
-        return sum(self._g.num_nodes(self._g.ntype_id(self._stored_ntype(t, "dst"))) for t in types)
-
-    number_of_src_nodes = num_src_nodes
-    number_of_dst_nodes = num_dst_nodes
-
-    @property
-    def ndata(self):
-        raise ValueError("a block has source and destination nodes: use block.srcdata / block.dstdata (or "
-                         "block.srcnodes[ntype].data / block.dstnodes[ntype].data)")
-
-    @property
-    def srcdata(self):
-        """Features of the source nodes of the block's one source type [num_src_nodes, ...]."""
-        return self.srcnodes[None].data
-
-    @property
-    def dstdata(self):
-        """Features of the destination nodes of the block's one destination type [num_dst_nodes, ...]."""
-        return self.dstnodes[None].data
-
-    @property
-    def srcnodes(self) -> _NodeSpace:
-        return _NodeSpace(self, "src")
-
-    @property
-    def dstnodes(self) -> _NodeSpace:
-        return _NodeSpace(self, "dst")
-
-    def reverse(self) -> "DGLGraph":
-        raise NotImplementedError("reverse: not defined for a block (its destinations would become sources)")
-
-    def batch_num_nodes(self, ntype: Optional[str] = None) -> torch.Tensor:
-        return torch.tensor([self.num_nodes(ntype)], dtype=torch.int64)
-
-    def __repr__(self) -> str:
-        if self.is_homogeneous:
-            return (f"Block(num_src_nodes={self.num_src_nodes()}, num_dst_nodes={self.num_dst_nodes()}, "
-                    f"num_edges={self.num_edges()})")
-        src = {t: self.num_src_nodes(t) for t in self.srctypes}
-        dst = {t: self.num_dst_nodes(t) for t in self.dsttypes}
-        edges = {c: self.num_edges(c) for c in self.canonical_etypes}
-        return (f"Block(num_src_nodes={src}, num_dst_nodes={dst}, num_edges={edges}, "
-                f"metagraph={self.canonical_etypes})")
-
-    def _stored_etype(self, etype: CanonicalEType) -> CanonicalEType:
-        s, e, d = etype
-        return self._stored_ntype(s, "src"), e, self._stored_ntype(d, "dst")
-
-    def _stored_ntype(self, ntype: str, side: str) -> str:
-        if ntype.startswith((_SRC, _DST)):
-            return ntype
-        stored = self._g.ntypes
-        if side == "dst" or (side == "" and _SRC + ntype not in stored):
-            return _DST + ntype
-        return _SRC + ntype
-
-    def _public_ntype(self, stored: str) -> str:
-        return stored[len(_SRC):] if stored.startswith(_SRC) else stored[len(_DST):] if stored.startswith(_DST) else stored
-
-
-def to_block(g: DGLGraph, dst_nodes=None, include_dst_in_src: bool = True, src_nodes=None) -> DGLBlock:
-    """The block (DGL's message-flow graph) of every edge into ``dst_nodes``, as dgl.to_block.
-
-    dst_nodes: ids (a graph with one node type) or {ntype: ids}; by default, per type, every node with an
-    in-edge, sorted. They must include every node with an in-edge (ValueError naming one that is missing),
-    so every edge is kept. The block's destination nodes of type t are dst_nodes[t] in the order given; its
-    source nodes of type t are dst_nodes[t] first (include_dst_in_src), then the other sources of its edges in
-    order of first appearance (relation by relation, edges by destination then edge id); or, when
-    ``src_nodes`` is given (ids or {ntype: ids}, as dst_nodes), exactly src_nodes[t] in the order given: it
-    must hold every source of a kept edge, may hold more (sources without edges), and starts with
-    dst_nodes[t] when include_dst_in_src (ValueError otherwise). Edges are ordered by destination (in
-    dst_nodes order), then by edge id. Original ids: ``block.srcdata[topograph.NID]``,
-    ``block.dstdata[topograph.NID]`` (``srcnodes[t].data`` / ``dstnodes[t].data`` with several types) and
-    ``block.edata[topograph.EID]``; the graph's own node and edge features are carried over, gathered by them.
-    Every op takes the block: source features are [num_src_nodes, ...], outputs [num_dst_nodes, ...]."""
-    if not isinstance(g, DGLGraph):
-        raise TypeError(f"to_block: expected a topograph graph, got {type(g).__name__}")
-    if g.is_block:
-        raise ValueError("to_block: the graph is already a block")
-    idtype, types, relations = g.idtype, g.ntypes, g.canonical_etypes
-    if dst_nodes is None:  # per type, every node with an in-edge, sorted
-        edges = [g.all_edges(etype=c) for c in relations]
-        dst = {t: torch.unique(torch.cat([v.to(torch.int64) for (_, _, d), (_, v) in zip(relations, edges) if d == t]
-                                         or [torch.zeros(0, dtype=torch.int64)]))
-               for t in types}
-    else:
-        dst = _block_nodes(g, dst_nodes, "dst_nodes")
-    given = _block_nodes(g, src_nodes, "src_nodes") if src_nodes is not None else None
-    # the core checks the ids and numbers the sources (graph/to_block.hpp): one pass over the kept edges
-    host = lambda ids: ids.to(device="cpu", dtype=torch.int64).contiguous()  # noqa: E731
-    sources, parts = g._g.to_block_parts([host(dst[t]) for t in types],
-                                         [host(given[t]) for t in types] if given is not None else None,
-                                         include_dst_in_src)
-    src = dict(zip(types, sources))
-    block_edges = [(eid, u, p) for u, p, eid in parts]  # (parent edge ids, source positions, dst positions)
-
-    node_types = [(_SRC + t, src[t].numel()) for t in types] + [(_DST + t, dst[t].numel()) for t in types]
-    stored_relations = [((_SRC + s, e, _DST + d), _host_ids(u, idtype), _host_ids(p, idtype))
-                        for (s, e, d), (_, u, p) in zip(relations, block_edges)]
-    block = DGLBlock(_C.make_graph(node_types, stored_relations))
-    if g.device.type != "cpu":
-        block = block.to(g.device)
-
-    _carry_block_features(g, block, [src[t] for t in types], [dst[t] for t in types],
-                          [eid for eid, _, _ in block_edges])
-    return block
-
-
-def _carry_block_features(g: DGLGraph, block: "DGLBlock", src: Sequence[torch.Tensor], dst: Sequence[torch.Tensor],
-                          eids: Sequence[torch.Tensor]) -> None:
-    """As DGL's blocks carry them: per node type (g's order), the original ids (NID) of the block's sources
-    and destinations and g's node features gathered by them; per relation, the original edge ids (EID) and g's
-    edge features gathered by them."""
-    frames, idtype = _mp().frames(g), g.idtype
-    for t, s_ids, d_ids in zip(g.ntypes, src, dst):
-        for side, ids in ((block.srcnodes, s_ids), (block.dstnodes, d_ids)):
-            frame = side[t].data
-            for name, value in getattr(frames.get(("n", t)), "_data", {}).items():
-                frame[name] = value[ids.to(value.device)]
-            frame[NID] = ids.to(idtype)
-    for r, eid in enumerate(eids):
-        frame = block.edges[block.canonical_etypes[r]].data
-        for name, value in getattr(frames.get(("e", r)), "_data", {}).items():
-            frame[name] = value[eid.to(value.device)]
-        frame[EID] = eid.to(idtype)
-
-
-def _block_nodes(g: DGLGraph, nodes, what: str) -> dict:
-    """to_block's dst_nodes / src_nodes (ids, or {ntype: ids}) as {ntype: int64 ids}, empty for a type not named."""
-    types = g.ntypes
-    if isinstance(nodes, Mapping):
-        unknown = [t for t in nodes if t not in types]
-        if unknown:
-            raise ValueError(f"to_block: {what} names node type(s) {unknown}; the graph has {types}")
-        return {t: _ids(nodes[t], f"to_block: {what}[{t!r}]").to(torch.int64) if t in nodes
-                else torch.zeros(0, dtype=torch.int64) for t in types}
-    if len(types) != 1:
-        raise ValueError(f"to_block: the graph has node types {types}: give {what} as {{ntype: ids}}")
-    return {types[0]: _ids(nodes, f"to_block: {what}").to(torch.int64)}
 
 
 def _mp():
@@ -689,35 +558,3 @@ def edge_type_subgraph(g: DGLGraph, etypes: Sequence[EType]) -> DGLGraph:
 def reverse(g: DGLGraph, copy_ndata: bool = True, copy_edata: bool = False) -> DGLGraph:
     return g.reverse(copy_ndata=copy_ndata, copy_edata=copy_edata)
 
-
-def add_self_loop(g: DGLGraph, etype: EType = None, fill_data: float = 1.0) -> DGLGraph:
-    """One loop per node after the existing edges (ids E..E+N-1 in a single graph; per graph in a batch),
-    as dgl.add_self_loop; loops already present are not looked for. The relation's two types must agree.
-    Node features come along; the relation's edge features get rows of fill_data for the loops (DGL's)."""
-    r = g._relation(etype)
-    new = DGLGraph(g._g.add_self_loop(r))
-    _mp().carry_node_features(g, new)
-    per_graph = zip(g.batch_num_edges(g.canonical_etypes[r]).tolist(),
-                    g.batch_num_nodes(g._g.canonical_etypes[r][0]).tolist())
-    first, parts = 0, []
-    for edges, nodes in per_graph:  # each graph's edges, then its loops
-        parts += [torch.arange(first, first + edges), torch.full((nodes,), -1)]
-        first += edges
-    relations = range(len(g._g.canonical_etypes))
-    ids = [torch.cat(parts) if i == r else None for i in relations]
-    _mp().carry_edge_features(g, new, relations, [x if x is not None else torch.arange(g.num_edges(c))
-                                                  for x, c in zip(ids, g.canonical_etypes)], fill=fill_data)
-    return new
-
-
-def remove_self_loop(g: DGLGraph, etype: EType = None) -> DGLGraph:
-    """Every edge u -> u removed; the others keep their order and features, as dgl.remove_self_loop."""
-    r = g._relation(etype)
-    new = DGLGraph(g._g.remove_self_loop(r))
-    _mp().carry_node_features(g, new)
-    u, v = g.all_edges(etype=g.canonical_etypes[r])  # by edge id
-    relations = range(len(g._g.canonical_etypes))
-    ids = [(u != v).nonzero().flatten().cpu() if i == r else torch.arange(g.num_edges(c))
-           for i, c in zip(relations, g.canonical_etypes)]
-    _mp().carry_edge_features(g, new, relations, ids)
-    return new

@@ -10,7 +10,8 @@ from typing import List, Optional, Sequence
 
 import torch
 
-from ._graph import NID, DGLBlock, DGLGraph, _carry_block_features
+from ._block import DGLBlock, _carry_block_features
+from ._graph import NID, DGLGraph
 from ._subgraph import _check, _node_sets
 from .sampling import _fanouts
 

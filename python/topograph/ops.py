@@ -11,6 +11,9 @@ with ``.float()``). Outputs and gradients are Topograph's buffers handed to torc
 
 Every op takes a graph with one relation (pass ``g[etype]`` or ``edge_type_subgraph(g, [etype])`` for one
 relation of a heterograph). Errors (shapes, ids, devices) are ValueError / RuntimeError with Topograph's message.
+
+segment_reduce / segment_softmax (dgl.ops.segment_*, over runs of consecutive rows, no graph) are plain torch
+ops (topograph/_segment.py): any dtype.
 """
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ import torch
 from . import _C
 from ._autograd import taped
 from ._graph import ALL, DGLGraph
+from ._segment import segment_reduce, segment_softmax  # dgl.ops.segment_reduce / segment_softmax: plain torch
 
 # The C++ enums' values (kernels/sparse/spmm_math.hpp, sddmm_math.hpp).
 _SPMM_OPS = {"copy_lhs": 0, "copy_rhs": 1, "add": 2, "sub": 3, "mul": 4, "div": 5}
@@ -265,7 +269,7 @@ def _sddmm_shorthand(lhs: str, op: str, rhs: str, name: str):
 
 
 __all__ = ["gspmm", "gsddmm", "edge_softmax", "sparse_attention", "gat_attention", "band_attention", "copy_u",
-           "copy_v"]
+           "copy_v", "segment_reduce", "segment_softmax"]
 for _op, _reduce in itertools.product(["add", "sub", "mul", "div", "copy_u", "copy_e"], list(_REDUCE)):
     _name = f"{_op}_{_reduce}" if _op.startswith("copy") else f"u_{_op}_e_{_reduce}"
     globals()[_name] = _spmm_shorthand(_op, _reduce, _name)

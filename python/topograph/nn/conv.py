@@ -1,9 +1,11 @@
 """dgl.nn's graph convolutions under their names and with their equations, parameters and defaults
 (DGL 2.1), each a few of Topograph's ops: GraphConv (Kipf & Welling), SAGEConv (Hamilton et al.; mean, gcn
-and pool aggregators) and GATConv (Velickovic et al.). Each takes a graph with one relation or a block
-(topograph.to_block, topograph.dataloading), and features [N, in] or a pair (source, destination) for
-bipartite graphs; on a block the destinations' own features are the first num_dst_nodes source rows, as
-DGL's expand_as_pair takes them. Checked against DGL 2.1 with the same weights (tests/test_against_dgl.py)."""
+and pool aggregators), GATConv (Velickovic et al.) and GINConv (Xu et al.). Each takes a graph with one
+relation or a block (topograph.to_block, topograph.dataloading), and features [N, in] or a pair (source,
+destination) for bipartite graphs; on a block the destinations' own features are the first num_dst_nodes
+source rows, as DGL's expand_as_pair takes them. SGConv (Wu et al.) and APPNPConv (Gasteiger et al.)
+propagate k steps over one graph's nodes (not a block). EdgeWeightNorm normalises scalar edge weights as
+GCN does (plain torch). Checked against DGL 2.1 with the same weights (tests/test_against_dgl.py)."""
 from __future__ import annotations
 
 import math
@@ -220,3 +222,155 @@ class GATConv(torch.nn.Module):
         if self.activation is not None:
             rst = self.activation(rst)
         return (rst, alpha) if get_attention else rst
+
+
+class EdgeWeightNorm(torch.nn.Module):
+    """Scalar edge weights e [E] normalised as GCN's (dgl.nn.EdgeWeightNorm): norm='both' gives
+    e_{s->d} / sqrt((sum of s's out-edge weights + eps) (sum of d's in-edge weights + eps)) (weights must be
+    > 0), 'right' e_{s->d} / (sum of d's in-edge weights + eps), 'none' e. On a block, sources and
+    destinations are counted apart. Plain torch ops (any float dtype); the weights, for GraphConv(norm='none',
+    ...)'s edge_weight, or as SGConv and APPNPConv normalise theirs."""
+
+    def __init__(self, norm: str = "both", eps: float = 0.0):
+        super().__init__()
+        if norm not in ("both", "right", "none"):
+            raise ValueError(f"EdgeWeightNorm: norm must be 'both', 'right' or 'none', got {norm!r}")
+        self._norm, self._eps = norm, eps
+
+    def forward(self, graph, edge_weight: torch.Tensor) -> torch.Tensor:
+        if edge_weight.dim() != 1 or edge_weight.shape[0] != graph.num_edges():
+            raise ValueError(f"EdgeWeightNorm: edge_weight must be one scalar per edge [{graph.num_edges()}], got "
+                             f"{tuple(edge_weight.shape)}")
+        if self._norm == "none":
+            return edge_weight
+        if self._norm == "both" and bool((edge_weight <= 0).any()):
+            raise ValueError("EdgeWeightNorm: norm='both' takes the square root of weight sums: every edge "
+                             "weight must be > 0")
+        src, dst = (ids.to(device=edge_weight.device, dtype=torch.int64) for ids in graph.all_edges())
+        in_sum = edge_weight.new_zeros(graph.num_dst_nodes()).index_add(0, dst, edge_weight) + self._eps
+        if self._norm == "right":
+            return edge_weight / in_sum[dst]
+        out_sum = edge_weight.new_zeros(graph.num_src_nodes()).index_add(0, src, edge_weight) + self._eps
+        return edge_weight * out_sum[src].pow(-0.5) * in_sum[dst].pow(-0.5)
+
+
+def _edge_weight(graph, edge_weight: Optional[torch.Tensor], what: str) -> Optional[torch.Tensor]:
+    if edge_weight is not None and (edge_weight.dim() == 0 or edge_weight.shape[0] != graph.num_edges()):
+        raise ValueError(f"{what}: edge_weight must have one row per edge ({graph.num_edges()}), got "
+                         f"{tuple(edge_weight.shape)}")
+    return edge_weight
+
+
+def _same_nodes(graph, what: str) -> None:
+    """SGConv / APPNPConv propagate k times over the same nodes: not over a block's two sides."""
+    if graph.is_block:
+        raise ValueError(f"{what}: propagates k times over the same nodes, so it takes a graph, not a block")
+
+
+class GINConv(torch.nn.Module):
+    """Graph isomorphism (Xu et al.): h_d = apply_func((1 + eps) h_d + aggregate_{s -> d} (e_{s->d}) h_s), then
+    activation, as dgl.nn.GINConv; aggregator 'sum', 'mean' or 'max' (0 for a destination without in-edges,
+    as DGL's update_all), edge_weight e [E] (or broadcastable against the rows) multiplying the messages.
+    eps: init_eps, a parameter when learn_eps, else a buffer (named 'eps' either way, as DGL's)."""
+
+    def __init__(self, apply_func=None, aggregator_type: str = "sum", init_eps: float = 0, learn_eps: bool = False,
+                 activation=None):
+        super().__init__()
+        if aggregator_type not in ("sum", "max", "mean"):
+            raise ValueError(f"GINConv: aggregator_type must be 'sum', 'max' or 'mean', got {aggregator_type!r}")
+        self.apply_func, self._aggregator_type, self.activation = apply_func, aggregator_type, activation
+        if learn_eps:
+            self.eps = torch.nn.Parameter(torch.tensor([float(init_eps)]))
+        else:
+            self.register_buffer("eps", torch.tensor([float(init_eps)]))
+
+    def forward(self, graph, feat: Features, edge_weight: Optional[torch.Tensor] = None) -> torch.Tensor:
+        feat_src, feat_dst = _pair(graph, feat, "GINConv")
+        edge_weight = _edge_weight(graph, edge_weight, "GINConv")
+        op = "copy_lhs" if edge_weight is None else "mul"
+        # gspmm_zero_empty: a destination without in-edges gets 0 under max too, as DGL's update_all gives it
+        neigh = ops.gspmm_zero_empty(graph, op, self._aggregator_type, feat_src, edge_weight)
+        rst = (1 + self.eps) * feat_dst + neigh
+        if self.apply_func is not None:
+            rst = self.apply_func(rst)
+        return self.activation(rst) if self.activation is not None else rst
+
+
+class SGConv(torch.nn.Module):
+    """Simplified graph convolution (Wu et al.): h = fc(norm((D^-1/2 A D^-1/2)^k x)), as dgl.nn.SGConv: D the
+    in-degrees (both sides; clamped to >= 1), A the adjacency with its multi-edges (add self loops for A + I);
+    with edge_weight [E], A's entries are the weights normalised by EdgeWeightNorm('both'). fc: Linear(in, out,
+    bias) with Xavier-uniform weight and zero bias; norm a callable on the propagated features; cached keeps
+    them after the first call (transductive use: the graph and features must not change)."""
+
+    def __init__(self, in_feats: int, out_feats: int, k: int = 1, cached: bool = False, bias: bool = True,
+                 norm=None, allow_zero_in_degree: bool = False):
+        super().__init__()
+        self.fc = torch.nn.Linear(in_feats, out_feats, bias=bias)
+        self._cached, self._cached_h, self._k = cached, None, k
+        self.norm, self._allow_zero_in_degree = norm, allow_zero_in_degree
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        torch.nn.init.xavier_uniform_(self.fc.weight)
+        if self.fc.bias is not None:
+            torch.nn.init.zeros_(self.fc.bias)
+
+    def set_allow_zero_in_degree(self, set_value: bool) -> None:
+        self._allow_zero_in_degree = set_value
+
+    def forward(self, graph, feat: torch.Tensor, edge_weight: Optional[torch.Tensor] = None) -> torch.Tensor:
+        _same_nodes(graph, "SGConv")
+        _check_in_degrees(graph, self._allow_zero_in_degree, "SGConv")
+        if self._cached_h is not None:
+            return self.fc(self._cached_h)
+        if _edge_weight(graph, edge_weight, "SGConv") is not None:
+            weight = EdgeWeightNorm("both")(graph, edge_weight)
+            for _ in range(self._k):
+                feat = ops.u_mul_e_sum(graph, feat, weight.view(-1, *[1] * (feat.dim() - 1)))
+        else:
+            norm = _degree_norm(graph.in_degrees(), -0.5, feat)  # [N, 1, ...]
+            for _ in range(self._k):
+                feat = ops.copy_u_sum(graph, feat * norm) * norm
+        if self.norm is not None:
+            feat = self.norm(feat)
+        if self._cached:
+            self._cached_h = feat
+        return self.fc(feat)
+
+
+class APPNPConv(torch.nn.Module):
+    """Personalised-PageRank propagation (Gasteiger et al.), as dgl.nn.APPNPConv: h^0 = x, then k times
+    h^{l+1} = (1 - alpha) D_in^-1/2 A D_out^-1/2 h^l + alpha x (degrees clamped to >= 1; with edge_weight [E],
+    A's entries are the weights normalised by EdgeWeightNorm('both') and no degree scaling). edge_drop: dropout
+    on the edges' weights, a new mask each step (training only). No parameters; x [N, *] -> [N, *]."""
+
+    def __init__(self, k: int, alpha: float, edge_drop: float = 0.0):
+        super().__init__()
+        self._k, self._alpha = k, alpha
+        self.edge_drop = torch.nn.Dropout(edge_drop)
+
+    def forward(self, graph, feat: torch.Tensor, edge_weight: Optional[torch.Tensor] = None) -> torch.Tensor:
+        _same_nodes(graph, "APPNPConv")
+        if _edge_weight(graph, edge_weight, "APPNPConv") is not None:
+            weight = EdgeWeightNorm("both")(graph, edge_weight)
+            src_norm = dst_norm = None
+        else:
+            weight = None
+            src_norm = _degree_norm(graph.out_degrees(), -0.5, feat)  # [N, 1, ...]
+            dst_norm = _degree_norm(graph.in_degrees(), -0.5, feat)
+        dropping = self.training and self.edge_drop.p > 0
+        feat_0 = feat
+        for _ in range(self._k):
+            if weight is None and not dropping:  # every edge weight 1: the plain sum
+                feat = ops.copy_u_sum(graph, feat * src_norm) * dst_norm
+                feat = (1 - self._alpha) * feat + self._alpha * feat_0
+                continue
+            w = weight if weight is not None else feat.new_ones(graph.num_edges())
+            w = self.edge_drop(w).view(-1, *[1] * (feat.dim() - 1))  # [E, 1, ...]
+            h = feat * src_norm if src_norm is not None else feat
+            feat = ops.u_mul_e_sum(graph, h, w)
+            if dst_norm is not None:
+                feat = feat * dst_norm
+            feat = (1 - self._alpha) * feat + self._alpha * feat_0
+        return feat
