@@ -1,6 +1,7 @@
 """The same calls through dgl and topograph give the same results, values and gradients (DGL 2.1 with
-torch 2.2.1). DGL is not among the test requirements (its wheel pins an old torch and needs torchdata 0.7):
-this module is skipped unless dgl imports. To run it: pip install dgl==2.1.0 pandas pyyaml pydantic, and
+torch 2.2.1); GATv2Conv, RelGraphConv, GINEConv and HeteroGraphConv are in test_against_dgl_nn.py. DGL is not
+among the test requirements (its wheel pins an old torch and needs torchdata 0.7): this module is skipped unless
+dgl imports. To run it: pip install dgl==2.1.0 pandas pyyaml pydantic, and
 pip install --no-deps torchdata==0.7.1."""
 import itertools
 
@@ -482,3 +483,81 @@ def test_transforms_and_queries_match_dgl(name, idtype):
     eids = torch.arange(gd.num_edges()).flip(0).to(idtype)
     for a, b in zip(gt.find_edges(eids), gd.find_edges(eids)):
         assert a.tolist() == b.tolist()
+
+
+# --- verbs on some edges and nodes, id queries (topograph/_verbs.py)
+VERB_REDUCERS = ["sum", "mean", "max", "min"]
+
+
+@pytest.mark.parametrize("reduce", VERB_REDUCERS)
+@pytest.mark.parametrize("udf", [False, True], ids=["builtin", "udf"])
+def test_send_and_recv_pull_push_match_dgl(reduce, udf):
+    """The same script of send_and_recv (ALL against every edge id, as DGL 2.1 takes no ALL there; an edge twice;
+    pairs), pull and push (nodes named once each: DGL sends a repeated node's edges twice) and apply_node_func,
+    values and gradients. Pulled nodes all have in-edges: DGL 2.1 gives max / min's infinities to a pulled node
+    without them when others have some (topograph gives 0, as DGL's docs say; test_verbs.py)."""
+    gd, gt = pair("random", torch.int64)
+    src, dst = gd.edges()
+    eids = torch.tensor([5, 3, 17, 3, 30, 8])
+    pulled = torch.unique(dst)[[0, 3, 5]]
+    pushed = torch.tensor([2, 9])
+    n, e = gd.num_nodes(), gd.num_edges()
+
+    def script(g, fn):
+        reducer = getattr(fn, reduce)
+        if udf:
+            message = lambda edges: {"m": edges.src["x"] * edges.data["w"] - edges.dst["x"]}  # noqa: E731
+            op = {"sum": lambda m: m.sum(1), "mean": lambda m: m.mean(1), "max": lambda m: m.amax(1),
+                  "min": lambda m: m.amin(1)}[reduce]
+            reduce_func = lambda nodes: {"h": op(nodes.mailbox["m"]) + nodes.data["h"]}  # noqa: E731
+        else:
+            message, reduce_func = fn.u_mul_e("x", "w", "m"), reducer("m", "h")
+
+        def run(x, w, old):
+            with g.local_scope():
+                g.ndata["x"], g.edata["w"], g.ndata["h"] = x, w, old
+                g.send_and_recv(topograph.ALL if fn is tfn else torch.arange(e), message, reduce_func)
+                g.send_and_recv(eids, message, reduce_func)
+                g.send_and_recv((src[[1, 4]], dst[[1, 4]]), message, reduce_func)
+                g.pull(pulled, message, reduce_func, lambda nodes: {"h": nodes.data["h"] * 2 + nodes.data["x"]})
+                g.push(pushed, message, reduce_func)
+                return g.ndata["h"]
+        return run
+
+    run_both(script(gd, dfn), script(gt, tfn), (n, 3), (e, 1), (n, 3))
+
+
+def test_apply_nodes_apply_edges_filters_and_id_queries_match_dgl():
+    gd, gt = pair("multi_loop_isolated", torch.int32)
+    x, w = torch.randn(gd.num_nodes(), 2), torch.randn(gd.num_edges(), 2)
+    for g in (gd, gt):
+        g.ndata["x"], g.edata["w"] = x, w
+        g.apply_nodes(lambda nodes: {"y": nodes.data["x"] * 2}, v=torch.tensor([4, 1], dtype=torch.int32))
+        g.apply_nodes(lambda nodes: {"x": nodes.data["x"] + 1})
+        g.apply_edges(lambda edges: {"d": edges.src["x"] - edges.dst["x"] + edges.data["w"]},
+                      edges=torch.tensor([7, 2, 8], dtype=torch.int32))
+        g.apply_edges(tfn.u_add_v("x", "x", "s") if g is gt else dfn.u_add_v("x", "x", "s"),
+                      edges=(torch.tensor([4, 3], dtype=torch.int32), torch.tensor([4, 1], dtype=torch.int32)))
+    for name in ("x", "y"):
+        torch.testing.assert_close(gt.ndata[name], gd.ndata[name])
+    for name in ("d", "s"):
+        torch.testing.assert_close(gt.edata[name], gd.edata[name])
+    positive = lambda nodes: nodes.data["x"][:, 0] > 1  # noqa: E731
+    rising = lambda edges: edges.src["x"][:, 1] < edges.dst["x"][:, 1]  # noqa: E731
+    some = torch.tensor([5, 0, 3, 1], dtype=torch.int32)
+    assert gt.filter_nodes(positive).tolist() == gd.filter_nodes(positive).tolist()
+    assert gt.filter_nodes(positive, some).tolist() == gd.filter_nodes(positive, some).tolist()
+    assert gt.filter_edges(rising).tolist() == gd.filter_edges(rising).tolist()
+    assert gt.filter_edges(rising, some).tolist() == gd.filter_edges(rising, some).tolist()
+    u, v = torch.tensor([0, 2, 4, 3, 1], dtype=torch.int32), torch.tensor([1, 0, 4, 4, 3], dtype=torch.int32)
+    assert gt.edge_ids(u, v).tolist() == gd.edge_ids(u, v).tolist()  # the lowest id of 0 -> 1's two, as DGL's
+    assert [t.tolist() for t in gt.edge_ids(u, v, return_uv=True)] == \
+        [t.tolist() for t in gd.edge_ids(u, v, return_uv=True)]
+    assert gt.edge_ids(4, 1) == gd.edge_ids(4, 1)
+    probe = torch.tensor([0, 6, 5], dtype=torch.int32)
+    assert gt.has_nodes(probe).tolist() == gd.has_nodes(probe).tolist()
+    assert gt.has_nodes(5) == gd.has_nodes(5) and gt.has_nodes(6) == gd.has_nodes(6)
+    for g in (gt, gd):
+        with pytest.raises((topograph.DGLError, dgl.DGLError), match=r"\(1, 0\)"):
+            g.edge_ids(1, 0)
+

@@ -35,7 +35,8 @@ if _short_spin and _torch_was_loaded and _torch.get_num_threads() > 1:
                    "topograph first, or set GOMP_SPINCOUNT=1000 (or OMP_WAIT_POLICY=passive) in the environment",
                    RuntimeWarning, stacklevel=2)
 
-from ._graph import ALL, EID, NID, DGLGraph, batch, edge_type_subgraph, graph, heterograph, reverse, unbatch
+from ._base import ALL, EID, NID, DGLError
+from ._graph import DGLGraph, batch, edge_type_subgraph, graph, heterograph, reverse, unbatch
 from ._block import DGLBlock, to_block
 from ._subgraph import edge_subgraph, in_subgraph, node_subgraph
 from ._transform import add_self_loop, remove_self_loop, to_bidirected, to_simple
@@ -64,7 +65,7 @@ def get_num_threads() -> int:
     return _C.num_threads()
 
 
-__all__ = ["ALL", "NID", "EID", "DGLGraph", "DGLBlock", "graph", "heterograph", "batch", "unbatch",
+__all__ = ["ALL", "NID", "EID", "DGLError", "DGLGraph", "DGLBlock", "graph", "heterograph", "batch", "unbatch",
            "edge_type_subgraph", "node_subgraph", "edge_subgraph", "in_subgraph", "reverse", "to_block",
            "add_self_loop", "remove_self_loop", "to_simple", "to_bidirected", "readout", *readout.__all__,
            "builders", "dataloading", "sampling", "function", "ops", "nn", "models", "built_with_cuda",

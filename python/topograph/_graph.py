@@ -7,9 +7,9 @@ tensors the caller keeps writing cannot change it. Ids are int32 or int64 (``idt
 Blocks (DGLBlock, to_block) are in _block.py; graph transforms (add_self_loop, to_bidirected, to_simple,
 ...) in _transform.py; the DGLGraph methods of the same names call them.
 
-Differences from DGL, for now: ndata / edata and update_all / apply_edges on graphs with one relation
-(topograph/_message_passing.py), ``g[etype]`` keeps every node type (DGL keeps the relation's two), and
-graphs live on the CPU unless the core was built with CUDA.
+Differences from DGL, for now: ndata / edata on graphs with one node type / relation, message passing over one
+relation at a time (etype=, g[etype], or multi_update_all; topograph/_message_passing.py), ``g[etype]`` keeps
+every node type (DGL keeps the relation's two), and graphs live on the CPU unless the core was built with CUDA.
 """
 from __future__ import annotations
 
@@ -19,10 +19,9 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 import torch
 
 from . import _C
+from ._base import ALL, EID, NID, DGLError  # noqa: F401 (EID, NID: imported from here elsewhere)
+from ._verbs import MessagePassingVerbs
 
-ALL = "__ALL__"  # dgl.base.ALL: every node / edge
-NID = "_ID"  # dgl.NID: the original node ids of a block's (or subgraph's) nodes, in srcdata / dstdata
-EID = "_ID"  # dgl.EID: the original edge ids of a block's edges, in edata
 CanonicalEType = Tuple[str, str, str]
 EType = Union[str, CanonicalEType, None]
 
@@ -57,9 +56,10 @@ def _max_id(t: torch.Tensor) -> int:
     return int(t.max()) + 1 if t.numel() else 0
 
 
-class DGLGraph:
+class DGLGraph(MessagePassingVerbs):
     """A (hetero)graph: DGL's query names over Topograph's store. Build with ``topograph.graph`` /
-    ``topograph.heterograph`` / ``topograph.batch``."""
+    ``topograph.heterograph`` / ``topograph.batch``. The verbs on some nodes or edges (apply_nodes, apply_edges,
+    send_and_recv, pull, push, filter_nodes, filter_edges) and edge_ids / has_nodes are in _verbs.py."""
 
     is_block = False
 
@@ -178,7 +178,7 @@ class DGLGraph:
         src = self._checked_ids(u, self._g.num_nodes(self._g.ntype_id(s)), "has_edges_between: u")
         dst = self._checked_ids(v, num_dst, "has_edges_between: v")
         if src.numel() != dst.numel() and 1 not in (src.numel(), dst.numel()):
-            raise ValueError(f"has_edges_between: {src.numel()} source ids but {dst.numel()} destination ids")
+            raise DGLError(f"has_edges_between: {src.numel()} source ids but {dst.numel()} destination ids")
         eu, ev = self._g.edges(r)
         present = torch.isin((src * num_dst + dst).to(eu.device), eu.to(torch.int64) * num_dst + ev.to(torch.int64))
         both_ints = isinstance(u, numbers.Integral) and isinstance(v, numbers.Integral)
@@ -226,21 +226,12 @@ class DGLGraph:
         """Edge features {name: [num_edges, ...]} (by edge id) of the graph's one relation."""
         return _mp().edge_frame(self, self._relation(None))
 
-    def update_all(self, message_func, reduce_func, apply_node_func=None) -> None:
-        """Messages along every edge, reduced at each destination into dstdata (built-ins or UDFs: EdgeBatch
-        -> {name: [E, ...]}, NodeBatch with .mailbox -> {name: [n, ...]}); then apply_node_func, if given."""
-        _mp().update_all(self, message_func, reduce_func, apply_node_func)
-
     def multi_update_all(self, etype_dict, cross_reducer: str, apply_node_func=None) -> None:
         """update_all per relation, {etype: (message_func, reduce_func[, apply_node_func])}, then per node type
         the relations' results combined by cross_reducer ("sum", "mean", "max", "min": elementwise over the
         relations, a node without in-edges of one counting that relation's zeros, as DGL; "stack": [N,
         relations, ...] in the graph's relation order), then apply_node_func on every type that received."""
         _mp().multi_update_all(self, etype_dict, cross_reducer, apply_node_func)
-
-    def apply_edges(self, func, edges=ALL) -> None:
-        """Per-edge values of a message function (a built-in, or a UDF over an EdgeBatch) into edata."""
-        _mp().apply_edges(self, func, edges)
 
     def local_scope(self):
         return _mp().local_scope(self)
@@ -344,7 +335,7 @@ class DGLGraph:
         if etype is None:
             n = len(self.canonical_etypes)
             if n != 1:
-                raise ValueError(f"the graph has {n} relations {self.canonical_etypes}: name one (etype=...), "
+                raise DGLError(f"the graph has {n} relations {self.canonical_etypes}: name one (etype=...), "
                                  f"or take g[etype]")
             return 0
         return self._g.relation_id(self._stored_etype(tuple(etype)) if isinstance(etype, (tuple, list)) else etype)
@@ -368,7 +359,7 @@ class DGLGraph:
         if ntype is not None:
             return ntype
         if len(self.ntypes) != 1:
-            raise ValueError(f"the graph has node types {self.ntypes}: name one (ntype=...)")
+            raise DGLError(f"the graph has node types {self.ntypes}: name one (ntype=...)")
         return self.ntypes[0]
 
     @staticmethod
@@ -383,7 +374,7 @@ class DGLGraph:
         t = t.to(torch.int64)
         bad = (t < 0) | (t >= count)
         if bool(bad.any()):
-            raise ValueError(f"{what} id {int(t[bad][0])} out of range [0, {count})")
+            raise DGLError(f"{what} id {int(t[bad][0])} out of range [0, {count})")
         return t
 
     @staticmethod
@@ -407,12 +398,12 @@ class DGLGraph:
             return values
         if isinstance(nodes, int):
             if not 0 <= nodes < values.shape[0]:
-                raise ValueError(f"node id {nodes} out of range [0, {values.shape[0]})")
+                raise DGLError(f"node id {nodes} out of range [0, {values.shape[0]})")
             return int(values[nodes])
         ids = _ids(nodes, "node ids").to(torch.int64)
         bad = (ids < 0) | (ids >= values.shape[0])
         if bool(bad.any()):
-            raise ValueError(f"node id {int(ids[bad][0])} out of range [0, {values.shape[0]})")
+            raise DGLError(f"node id {int(ids[bad][0])} out of range [0, {values.shape[0]})")
         return values[ids]
 
 

@@ -1,5 +1,5 @@
 """DGL's feature storage and message passing on a DGLGraph: ndata / edata / srcdata / dstdata,
-update_all and apply_edges with dgl.function's built-ins or user-defined functions, local_scope.
+update_all and the messages of apply_edges with dgl.function's built-ins or user-defined functions, local_scope.
 
 Built-ins are lowered as DGL lowers them, onto topograph.ops: a message from the source and the edge
 (copy_u, copy_e, u_mul_e, ...) reduced by sum / max / min / mean is one gspmm; any other message (one that
@@ -13,10 +13,12 @@ as the torch code in them (and slower than the built-ins, which are one kernel e
             messages into each node, by edge id), nodes.data[name], nodes.nodes(); called once per distinct
             in-degree (DGL's degree buckets), never for nodes without in-edges (they get 0; when no node has
             one, nothing is written, as in DGL)
-  apply     apply_node_func(nodes) -> {name: [num_dst, ...]} over every destination node, after the reduce
+  apply     apply_node_func(nodes) -> {name: [num_dst, ...]} over every destination node, after the reduce;
+            nodes.data holds the reduce's outputs and the node's features, and what it returns is stored
+            instead of the reduce's outputs (as in DGL)
 A built-in message with a UDF reducer, or a UDF message with a built-in reducer, mix as in DGL.
-For now: graphs with one relation (topograph.ops composes anything else). Features belong to one DGLGraph
-object: graphs derived from it (reverse, subgraphs, add_self_loop, batch) start without features.
+For now: graphs with one relation (topograph.ops composes anything else). The same on some edges or nodes
+(send_and_recv, pull, push, apply_edges on ids) runs message_passing on a compute graph: topograph/_verbs.py.
 """
 from __future__ import annotations
 
@@ -193,7 +195,7 @@ def _messages(g, msg: BuiltinMessage) -> torch.Tensor:
     return ops.gsddmm(g, msg.op, lhs, rhs, msg.lhs_target, msg.rhs_target)
 
 
-class _Gathered(Mapping):
+class GatheredRows(Mapping):
     """A node frame's rows at the given ids, gathered when a feature is read (index_select: differentiable)."""
 
     def __init__(self, frame: Frame, ids: torch.Tensor):
@@ -211,14 +213,18 @@ class _Gathered(Mapping):
 
 
 class EdgeBatch:
-    """DGL's EdgeBatch, for user-defined message and apply_edges functions: every edge of the relation."""
+    """DGL's EdgeBatch, for user-defined message and apply_edges functions: every edge of the relation (on a
+    verb's compute graph, topograph/_verbs.py, edges() gives the ids of the graph the verb was called on)."""
 
     def __init__(self, g, src: torch.Tensor, dst: torch.Tensor):
         s, r, d = one_relation(g, "message passing")
         self._src, self._dst, self._eid = src, dst, torch.arange(src.shape[0], dtype=src.dtype)
+        parent = getattr(g, "_parent_ids", None)  # (source, destination, edge) ids in the verb's graph
+        if parent is not None:
+            self._src, self._dst, self._eid = parent[0][src.to(torch.int64)], parent[1][dst.to(torch.int64)], parent[2]
         self.canonical_etype = g.canonical_etypes[r]
-        self.src = _Gathered(node_frame(g, s), src.to(torch.int64))  # [E, ...] per feature
-        self.dst = _Gathered(node_frame(g, d), dst.to(torch.int64))
+        self.src = GatheredRows(node_frame(g, s), src.to(torch.int64))  # [E, ...] per feature
+        self.dst = GatheredRows(node_frame(g, d), dst.to(torch.int64))
         self.data = edge_frame(g, r)  # [E, ...] by edge id
 
     def edges(self):
@@ -234,11 +240,13 @@ class EdgeBatch:
 
 class NodeBatch:
     """DGL's NodeBatch, for user-defined reduce and apply_node_func: `ids` nodes of the destination type, with
-    their features (data) and, in a reduce, the messages into them (mailbox[name] [n, degree, ...])."""
+    their features (data) and, in a reduce, the messages into them (mailbox[name] [n, degree, ...]); nodes()
+    gives `reported` where the ids are a compute graph's positions (the verb's graph's ids), else `ids`."""
 
-    def __init__(self, frame: Frame, ids: torch.Tensor, mailbox: Optional[Dict[str, torch.Tensor]] = None):
-        self._ids = ids
-        self.data = _Gathered(frame, ids)
+    def __init__(self, frame: Mapping, ids: torch.Tensor, mailbox: Optional[Dict[str, torch.Tensor]] = None,
+                 reported: Optional[torch.Tensor] = None):
+        self._ids = reported if reported is not None else ids
+        self.data = GatheredRows(frame, ids)
         self.mailbox = mailbox if mailbox is not None else {}
 
     def nodes(self) -> torch.Tensor:
@@ -251,7 +259,7 @@ class NodeBatch:
         return self.batch_size()
 
 
-def _returned(result, rows: int, what: str) -> Dict[str, torch.Tensor]:
+def udf_output(result, rows: int, what: str) -> Dict[str, torch.Tensor]:
     """A UDF's return value: a dict of tensors with `rows` rows each."""
     if not isinstance(result, Mapping):
         raise TypeError(f"{what} must return a dict {{name: tensor}}, got {type(result).__name__}")
@@ -262,14 +270,36 @@ def _returned(result, rows: int, what: str) -> Dict[str, torch.Tensor]:
     return dict(result)
 
 
-def _message_dict(g, message_func) -> Dict[str, torch.Tensor]:
+def _reported_nodes(g, ids: torch.Tensor) -> Optional[torch.Tensor]:
+    """The ids a NodeBatch reports for destination positions `ids`: on a verb's compute graph, the verb's graph's."""
+    parent = getattr(g, "_parent_ids", None)
+    return parent[1][ids] if parent is not None else None
+
+
+class _Overlay(Mapping):
+    """What apply_node_func reads, as in DGL: the reduce's outputs, then the destination's features."""
+
+    def __init__(self, new: Dict[str, torch.Tensor], frame: Mapping):
+        self._new, self._frame = new, frame
+
+    def __getitem__(self, name: str) -> torch.Tensor:
+        return self._new[name] if name in self._new else self._frame[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(dict.fromkeys([*self._new, *self._frame]))
+
+    def __len__(self) -> int:
+        return len(dict.fromkeys([*self._new, *self._frame]))
+
+
+def message_dict(g, message_func) -> Dict[str, torch.Tensor]:
     """Per-edge messages {name: [E, ...]} of a built-in (a gsddmm) or a user-defined message function."""
     if isinstance(message_func, BuiltinMessage):
         return {message_func.out: _messages(g, message_func)}
     if not callable(message_func):
         raise TypeError(f"message function must be a topograph.function built-in or a callable, got {message_func!r}")
     src, dst = g.all_edges()
-    return _returned(message_func(EdgeBatch(g, src, dst)), src.shape[0], "a message function")
+    return udf_output(message_func(EdgeBatch(g, src, dst)), src.shape[0], "a message function")
 
 
 def _reduce_udf(g, reduce_func, messages: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
@@ -287,8 +317,8 @@ def _reduce_udf(g, reduce_func, messages: Dict[str, torch.Tensor]) -> Dict[str, 
         nodes = torch.nonzero(degree == deg).view(-1)
         eids = by_dst[first[nodes].view(-1, 1) + torch.arange(deg)]  # [n, deg]
         mailbox = {name: m[eids.to(m.device)] for name, m in messages.items()}
-        result = _returned(reduce_func(NodeBatch(node_frame(g, d), nodes, mailbox)), nodes.shape[0],
-                           "a reduce function")
+        result = udf_output(reduce_func(NodeBatch(node_frame(g, d), nodes, mailbox, _reported_nodes(g, nodes))),
+                            nodes.shape[0], "a reduce function")
         for name, value in result.items():
             if name not in out:
                 out[name] = value.new_zeros((num_dst,) + tuple(value.shape[1:]))
@@ -299,28 +329,37 @@ def _reduce_udf(g, reduce_func, messages: Dict[str, torch.Tensor]) -> Dict[str, 
     return out
 
 
-def update_all(g, message_func, reduce_func, apply_node_func=None) -> None:
+def message_passing(g, message_func, reduce_func, apply_node_func=None) -> Dict[str, torch.Tensor]:
+    """DGL's core.message_passing: the new destination features {name: [num_dst, ...]} of messages along every
+    edge of g's one relation, reduced per destination (0 where no edge enters), stored by the caller. With
+    apply_node_func, its output (over the reduce's outputs and the destination's features) replaces the reduce's,
+    as in DGL: only what it returns is stored."""
     _, _, d = one_relation(g, "update_all")
     if isinstance(message_func, BuiltinMessage) and isinstance(reduce_func, BuiltinReduce):
-        _update_all_builtin(g, message_func, reduce_func)
+        out = {reduce_func.out: _reduce_builtin(g, message_func, reduce_func)}
     elif isinstance(reduce_func, BuiltinReduce):  # UDF messages, then the built-in reducer over them
-        messages = _message_dict(g, message_func)
+        messages = message_dict(g, message_func)
         if reduce_func.msg not in messages:
             raise ValueError(f"update_all: the reducer reads message {reduce_func.msg!r}, the message function "
                              f"writes {sorted(messages)}")
-        node_frame(g, d)[reduce_func.out] = ops.gspmm_zero_empty(g, "copy_rhs", reduce_func.op, None,
-                                                                 messages[reduce_func.msg])
+        out = {reduce_func.out: ops.gspmm_zero_empty(g, "copy_rhs", reduce_func.op, None, messages[reduce_func.msg])}
     elif callable(reduce_func):
         # computed in full before any is stored: a reducer reading nodes.data sees the features before the update
-        for name, value in _reduce_udf(g, reduce_func, _message_dict(g, message_func)).items():
-            node_frame(g, d)[name] = value
+        out = _reduce_udf(g, reduce_func, message_dict(g, message_func))
     else:
         raise TypeError(f"reduce function must be a topograph.function built-in or a callable, got {reduce_func!r}")
     if apply_node_func is not None:
-        frame = node_frame(g, d)
         ids = torch.arange(g.num_nodes(d))
-        for name, value in _returned(apply_node_func(NodeBatch(frame, ids)), ids.shape[0], "apply_node_func").items():
-            frame[name] = value
+        batch = NodeBatch(_Overlay(out, node_frame(g, d)), ids, reported=_reported_nodes(g, ids))
+        out = udf_output(apply_node_func(batch), ids.shape[0], "apply_node_func")
+    return out
+
+
+def update_all(g, message_func, reduce_func, apply_node_func=None) -> None:
+    _, _, d = one_relation(g, "update_all")
+    frame = node_frame(g, d)
+    for name, value in message_passing(g, message_func, reduce_func, apply_node_func).items():
+        frame[name] = value
 
 
 _CROSS_REDUCERS = {"sum": lambda v: torch.stack(v).sum(0), "mean": lambda v: torch.stack(v).mean(0),
@@ -343,12 +382,8 @@ def multi_update_all(g, etype_dict, cross_reducer: str, apply_node_func=None) ->
                              f"or (message_func, reduce_func, apply_node_func)")
         r = g._relation(etype)
         _, _, d = g._g.canonical_etypes[r]
-        rel = g[g.canonical_etypes[r]]  # shares g's frames, so the scope below leaves g as it was
-        frame = node_frame(g, d)
-        with local_scope(rel):
-            before = dict(frame._data)
-            update_all(rel, *args)
-            written = {k: v for k, v in frame._data.items() if before.get(k) is not v}
+        rel = g[g.canonical_etypes[r]]  # shares g's frames
+        written = message_passing(rel, *args)  # computed, not stored
         reduce = args[1]
         if len(args) == 2 and isinstance(reduce, BuiltinReduce) and reduce.op in ("max", "min") \
                 and reduce.out in written:
@@ -369,36 +404,26 @@ def multi_update_all(g, etype_dict, cross_reducer: str, apply_node_func=None) ->
             frame[name] = value.masked_fill(value.isinf(), 0.0) if name in isolating else value
         if apply_node_func is not None:
             ids = torch.arange(frame._rows())
-            for name, value in _returned(apply_node_func(NodeBatch(frame, ids)), ids.shape[0],
-                                         "apply_node_func").items():
+            for name, value in udf_output(apply_node_func(NodeBatch(frame, ids)), ids.shape[0],
+                                          "apply_node_func").items():
                 frame[name] = value
 
 
-def _update_all_builtin(g, message_func: BuiltinMessage, reduce_func: BuiltinReduce) -> None:
+def _reduce_builtin(g, message_func: BuiltinMessage, reduce_func: BuiltinReduce) -> torch.Tensor:
+    """A built-in message reduced by a built-in: [num_dst, ...], 0 for a destination without in-edges."""
     if message_func.out != reduce_func.msg:
         raise ValueError(f"update_all: the reducer reads message {reduce_func.msg!r}, "
                          f"the message function writes {message_func.out!r}")
-    _, _, d = one_relation(g, "update_all")
     m, reduce = message_func, reduce_func.op
     if m.op == "copy_lhs" and m.lhs_target in "ue":
         x = _operand(g, m.lhs_target, m.lhs_field)
-        out = ops.gspmm_zero_empty(g, "copy_lhs", reduce, x, None) if m.lhs_target == "u" else \
+        return ops.gspmm_zero_empty(g, "copy_lhs", reduce, x, None) if m.lhs_target == "u" else \
             ops.gspmm_zero_empty(g, "copy_rhs", reduce, None, x)
-    elif m.op in ("add", "sub", "mul", "div") and (m.lhs_target, m.rhs_target) == ("u", "e"):
-        out = ops.gspmm_zero_empty(g, m.op, reduce, _operand(g, "u", m.lhs_field), _operand(g, "e", m.rhs_field))
-    elif m.op in ("add", "mul") and (m.lhs_target, m.rhs_target) == ("e", "u"):  # commutative: one gspmm too
-        out = ops.gspmm_zero_empty(g, m.op, reduce, _operand(g, "u", m.rhs_field), _operand(g, "e", m.lhs_field))
-    else:
-        out = ops.gspmm_zero_empty(g, "copy_rhs", reduce, None, _messages(g, m))
-    node_frame(g, d)[reduce_func.out] = out
-
-
-def apply_edges(g, func, edges) -> None:
-    if not (isinstance(edges, str) and edges == "__ALL__"):
-        raise NotImplementedError("apply_edges: only edges=ALL (every edge) for now")
-    _, r, _ = one_relation(g, "apply_edges")
-    for name, value in _message_dict(g, func).items():
-        edge_frame(g, r)[name] = value
+    if m.op in ("add", "sub", "mul", "div") and (m.lhs_target, m.rhs_target) == ("u", "e"):
+        return ops.gspmm_zero_empty(g, m.op, reduce, _operand(g, "u", m.lhs_field), _operand(g, "e", m.rhs_field))
+    if m.op in ("add", "mul") and (m.lhs_target, m.rhs_target) == ("e", "u"):  # commutative: one gspmm too
+        return ops.gspmm_zero_empty(g, m.op, reduce, _operand(g, "u", m.rhs_field), _operand(g, "e", m.lhs_field))
+    return ops.gspmm_zero_empty(g, "copy_rhs", reduce, None, _messages(g, m))
 
 
 @contextlib.contextmanager

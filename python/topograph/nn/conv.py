@@ -1,11 +1,12 @@
 """dgl.nn's graph convolutions under their names and with their equations, parameters and defaults
 (DGL 2.1), each a few of Topograph's ops: GraphConv (Kipf & Welling), SAGEConv (Hamilton et al.; mean, gcn
-and pool aggregators), GATConv (Velickovic et al.) and GINConv (Xu et al.). Each takes a graph with one
-relation or a block (topograph.to_block, topograph.dataloading), and features [N, in] or a pair (source,
-destination) for bipartite graphs; on a block the destinations' own features are the first num_dst_nodes
-source rows, as DGL's expand_as_pair takes them. SGConv (Wu et al.) and APPNPConv (Gasteiger et al.)
-propagate k steps over one graph's nodes (not a block). EdgeWeightNorm normalises scalar edge weights as
-GCN does (plain torch). Checked against DGL 2.1 with the same weights (tests/test_against_dgl.py)."""
+and pool aggregators), GATConv (Velickovic et al.), GINConv (Xu et al.) and GINEConv (Hu et al.). Each takes
+a graph with one relation (a heterograph's g[etype], as HeteroGraphConv runs them: nn/hetero.py) or a block
+(topograph.to_block, topograph.dataloading), and features [N, in] or a pair (source, destination) for
+bipartite graphs; on a block the destinations' own features are the first num_dst_nodes source rows, as DGL's
+expand_as_pair takes them. SGConv (Wu et al.) and APPNPConv (Gasteiger et al.) propagate k steps over one
+graph's nodes (not a block). EdgeWeightNorm normalises scalar edge weights as GCN does (plain torch). Checked
+against DGL 2.1 with the same weights (tests/test_against_dgl.py)."""
 from __future__ import annotations
 
 import math
@@ -62,6 +63,10 @@ class GraphConv(torch.nn.Module):
             torch.nn.init.xavier_uniform_(self.weight)
         if self.bias is not None:
             torch.nn.init.zeros_(self.bias)
+
+    def set_allow_zero_in_degree(self, set_value: bool) -> None:
+        """As DGL's: HeteroGraphConv sets it on every module it holds (a relation may leave nodes without in-edges)."""
+        self.allow_zero_in_degree = set_value
 
     def forward(self, graph, feat: Features, weight: Optional[torch.Tensor] = None,
                 edge_weight: Optional[torch.Tensor] = None) -> torch.Tensor:
@@ -195,6 +200,10 @@ class GATConv(torch.nn.Module):
             if self.res_fc.bias is not None:
                 torch.nn.init.zeros_(self.res_fc.bias)
 
+    def set_allow_zero_in_degree(self, set_value: bool) -> None:
+        """As DGL's: HeteroGraphConv sets it on every module it holds (a relation may leave nodes without in-edges)."""
+        self.allow_zero_in_degree = set_value
+
     def forward(self, graph, feat: Features, get_attention: bool = False):
         _check_in_degrees(graph, self.allow_zero_in_degree, "GATConv")
         shape = (-1, self.heads, self.out_feats)
@@ -294,6 +303,29 @@ class GINConv(torch.nn.Module):
         if self.apply_func is not None:
             rst = self.apply_func(rst)
         return self.activation(rst) if self.activation is not None else rst
+
+
+class GINEConv(torch.nn.Module):
+    """GIN with edge features (Hu et al.), as dgl.nn.GINEConv: h_d = apply_func((1 + eps) h_d + sum_{s -> d}
+    ReLU(h_s + e_{s->d})), edge features e [E, D] with the node features' row shape (a destination without in-edges
+    gets (1 + eps) h_d). eps: init_eps, a parameter when learn_eps, else a buffer (named 'eps' either way)."""
+
+    def __init__(self, apply_func=None, init_eps: float = 0, learn_eps: bool = False):
+        super().__init__()
+        self.apply_func = apply_func
+        if learn_eps:
+            self.eps = torch.nn.Parameter(torch.tensor([float(init_eps)]))
+        else:
+            self.register_buffer("eps", torch.tensor([float(init_eps)]))
+
+    def forward(self, graph, node_feat: Features, edge_feat: torch.Tensor) -> torch.Tensor:
+        feat_src, feat_dst = _pair(graph, node_feat, "GINEConv")
+        if edge_feat.dim() == 0 or edge_feat.shape[0] != graph.num_edges():
+            raise ValueError(f"GINEConv: edge_feat must have one row per edge ({graph.num_edges()}), got "
+                             f"{tuple(edge_feat.shape)}")
+        messages = torch.relu(ops.gsddmm(graph, "add", feat_src, edge_feat, "u", "e"))  # [E, D]
+        rst = (1 + self.eps) * feat_dst + ops.copy_e_sum(graph, messages)
+        return self.apply_func(rst) if self.apply_func is not None else rst
 
 
 class SGConv(torch.nn.Module):

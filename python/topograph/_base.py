@@ -1,0 +1,15 @@
+"""The names every module shares, as dgl.base holds them: ALL, NID, EID and DGLError."""
+from __future__ import annotations
+
+ALL = "__ALL__"  # dgl.base.ALL: every node / edge
+NID = "_ID"  # dgl.NID: the original node ids of a block's (or subgraph's) nodes, in srcdata / dstdata
+EID = "_ID"  # dgl.EID: the original edge ids of a block's edges, in edata
+
+
+class DGLError(ValueError):
+    """dgl.DGLError: bad graph ids or arguments (a node or edge id out of range, a pair that is no edge, an edge
+    type to name). A ValueError, so that ``except ValueError`` catches it too (DGL's derives from Exception)."""
+
+
+def is_all(x) -> bool:
+    return isinstance(x, str) and x == ALL
