@@ -68,8 +68,11 @@ def test_order_over_several_relations_and_features_carried_over():
     assert block.edges["follows"].data["w"].tolist() == [30.0, 10.0, 20.0]
     with pytest.raises(ValueError, match="srcnodes"):
         block.ndata
-    with pytest.raises(ValueError, match="name one"):
-        block.srcdata  # two source types
+    # two source types: DGL's HeteroNodeDataView, {ntype: tensor} over the types holding the feature
+    assert sorted(block.srcdata[NID]) == ["game", "user"]
+    assert block.srcdata["h"]["user"].view(-1).tolist() == [2.0, 1.0, 3.0, 0.0]
+    with pytest.raises(topograph.DGLError, match="several node types"):
+        block.srcdata["x"] = torch.zeros(4)  # which type's?
 
 
 def _block_of(graph_name, idtype, seed=0):

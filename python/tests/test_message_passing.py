@@ -68,8 +68,16 @@ def test_bipartite_src_and_dst_data():
     hg.srcdata["h"] = torch.ones(3, 2)
     hg.update_all(fn.copy_u("h", "m"), fn.sum("m", "n"))
     assert hg.dstdata["n"][:, 0].tolist() == [2.0, 1.0, 1.0]
-    with pytest.raises(ValueError, match="node types"):
-        hg.ndata  # two node types: name the side (srcdata / dstdata)
+    # two node types: ndata is DGL's HeteroNodeDataView, {ntype: tensor} over the types holding the feature
+    assert sorted(hg.ndata["h"]) == ["user"] and sorted(hg.ndata["n"]) == ["game"]
+    hg.ndata["x"] = {"game": torch.zeros(3), "user": torch.ones(3)}
+    assert hg.nodes["user"].data["x"].tolist() == [1.0] * 3 and sorted(hg.ndata) == ["h", "n", "x"]
+    del hg.ndata["x"]
+    assert hg.ndata["x"] == {} and "x" not in hg.nodes["game"].data
+    with pytest.raises(ValueError, match="several node types"):
+        hg.ndata["y"] = torch.ones(3)  # which type's?
+    with pytest.raises(ValueError, match="no node type 'item'"):
+        hg.ndata["y"] = {"item": torch.ones(3)}
 
 
 def test_message_passing_errors(g):

@@ -39,7 +39,7 @@ from ._base import ALL, EID, NID, DGLError
 from ._graph import DGLGraph, batch, edge_type_subgraph, graph, heterograph, reverse, unbatch
 from ._block import DGLBlock, to_block
 from ._subgraph import edge_subgraph, in_subgraph, node_subgraph
-from ._transform import add_self_loop, remove_self_loop, to_bidirected, to_simple
+from ._transform import add_self_loop, remove_edges, remove_self_loop, to_bidirected, to_simple
 from .readout import (broadcast_edges, broadcast_nodes, max_edges, max_nodes, mean_edges, mean_nodes, readout_edges,
                       readout_nodes, softmax_edges, softmax_nodes, sum_edges, sum_nodes, topk_edges, topk_nodes)
 from . import readout
@@ -55,6 +55,14 @@ __version__ = "0.1.0"
 built_with_cuda = _C.built_with_cuda
 
 
+def seed(val: int) -> None:
+    """dgl.seed: seeds the generator of Topograph's random draws (neighbour and negative sampling, GATConv's
+    attention dropout), which is torch's default generator, so this is torch.manual_seed(val). DGL seeds a
+    generator of its own and leaves torch's alone: call it where torch's seed is set too (at the start), as
+    scripts do, and both libraries draw alike."""
+    _torch.manual_seed(int(val))
+
+
 def set_num_threads(threads: int) -> None:
     """Threads of Topograph's CPU kernels (its OpenMP pool; torch's is set apart with torch.set_num_threads).
     Process-wide, as torch.set_num_threads: it holds for ops called from any Python thread."""
@@ -67,6 +75,6 @@ def get_num_threads() -> int:
 
 __all__ = ["ALL", "NID", "EID", "DGLError", "DGLGraph", "DGLBlock", "graph", "heterograph", "batch", "unbatch",
            "edge_type_subgraph", "node_subgraph", "edge_subgraph", "in_subgraph", "reverse", "to_block",
-           "add_self_loop", "remove_self_loop", "to_simple", "to_bidirected", "readout", *readout.__all__,
-           "builders", "dataloading", "sampling", "function", "ops", "nn", "models", "built_with_cuda",
-           "set_num_threads", "get_num_threads"]
+           "add_self_loop", "remove_self_loop", "remove_edges", "to_simple", "to_bidirected", "readout",
+           *readout.__all__, "builders", "dataloading", "sampling", "function", "ops", "nn", "models",
+           "built_with_cuda", "seed", "set_num_threads", "get_num_threads"]

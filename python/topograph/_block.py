@@ -14,7 +14,7 @@ from typing import List, Optional, Sequence
 import torch
 
 from . import _C
-from ._graph import EID, NID, CanonicalEType, DGLGraph, _NodeSpace, _host_ids, _ids, _mp
+from ._graph import EID, NID, CanonicalEType, DGLGraph, _NodeSpace, _TypedFeatures, _host_ids, _ids, _mp
 
 _SRC, _DST = "SRC/", "DST/"
 
@@ -71,13 +71,20 @@ class DGLBlock(DGLGraph):
 
     @property
     def srcdata(self):
-        """Features of the source nodes of the block's one source type [num_src_nodes, ...]."""
-        return self.srcnodes[None].data
+        """Features of the source nodes of the block's one source type [num_src_nodes, ...]; with several
+        source types, {ntype: ...} as a heterograph's ndata (DGL's HeteroNodeDataView)."""
+        return self._side_view(self.srcnodes, self.srctypes, "srcdata")
 
     @property
     def dstdata(self):
-        """Features of the destination nodes of the block's one destination type [num_dst_nodes, ...]."""
-        return self.dstnodes[None].data
+        """Features of the destination nodes [num_dst_nodes, ...]; {ntype: ...} with several types."""
+        return self._side_view(self.dstnodes, self.dsttypes, "dstdata")
+
+    @staticmethod
+    def _side_view(space: _NodeSpace, types: List[str], what: str):
+        if len(types) == 1:
+            return space[types[0]].data
+        return _TypedFeatures({t: space[t].data for t in types}, what, "node type")
 
     @property
     def srcnodes(self) -> _NodeSpace:

@@ -7,9 +7,10 @@ tensors the caller keeps writing cannot change it. Ids are int32 or int64 (``idt
 Blocks (DGLBlock, to_block) are in _block.py; graph transforms (add_self_loop, to_bidirected, to_simple,
 ...) in _transform.py; the DGLGraph methods of the same names call them.
 
-Differences from DGL, for now: ndata / edata on graphs with one node type / relation, message passing over one
-relation at a time (etype=, g[etype], or multi_update_all; topograph/_message_passing.py), ``g[etype]`` keeps
-every node type (DGL keeps the relation's two), and graphs live on the CPU unless the core was built with CUDA.
+The feature views (g.nodes, g.edges, and ndata / edata as {type: tensor} on a graph of several types) are in
+_views.py. Differences from DGL, for now: message passing over one relation at a time (etype=, g[etype], or
+multi_update_all; topograph/_message_passing.py), ``g[etype]`` keeps every node type (DGL keeps the relation's
+two), and graphs live on the CPU unless the core was built with CUDA.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import torch
 from . import _C
 from ._base import ALL, EID, NID, DGLError  # noqa: F401 (EID, NID: imported from here elsewhere)
 from ._verbs import MessagePassingVerbs
+from ._views import _EdgeSpace, _NodeSpace, _TypedFeatures
 
 CanonicalEType = Tuple[str, str, str]
 EType = Union[str, CanonicalEType, None]
@@ -81,11 +83,21 @@ class DGLGraph(MessagePassingVerbs):
 
     @property
     def srctypes(self) -> List[str]:
-        return sorted({s for (s, _, _) in self.canonical_etypes})
+        """As DGL's: the source types of a uni-bipartite graph (no type both a source and a destination), else
+        every node type, here every type that a relation uses (g[etype] keeps every type; DGL's keeps its two)."""
+        return self._side_types()[0]
 
     @property
     def dsttypes(self) -> List[str]:
-        return sorted({d for (_, _, d) in self.canonical_etypes})
+        """As DGL's: the destination types of a uni-bipartite graph, else every node type a relation uses."""
+        return self._side_types()[1]
+
+    def _side_types(self) -> Tuple[List[str], List[str]]:
+        src = sorted({s for (s, _, _) in self.canonical_etypes})
+        dst = sorted({d for (_, _, d) in self.canonical_etypes})
+        if set(src) & set(dst):  # not uni-bipartite: both sides are every type
+            src = dst = sorted(set(src) | set(dst))
+        return src, dst
 
     @property
     def idtype(self) -> torch.dtype:
@@ -195,18 +207,27 @@ class DGLGraph(MessagePassingVerbs):
     # --- features and message passing (topograph/_message_passing.py: one relation for now)
     @property
     def ndata(self):
-        """Node features {name: [num_nodes, ...]} of the graph's one node type."""
-        return _mp().node_frame(self, self._ntype(None))
+        """Node features {name: [num_nodes, ...]} of the graph's one node type; with several, DGL's
+        HeteroNodeDataView: ``g.ndata[name]`` is {ntype: tensor} over the types holding it and ``g.ndata[name] =
+        {ntype: tensor}`` sets those types' rows (g.nodes[ntype].data is one type's)."""
+        if len(self.ntypes) == 1:
+            return _mp().node_frame(self, self.ntypes[0])
+        return _TypedFeatures({t: _mp().node_frame(self, t) for t in self.ntypes}, "ndata", "node type")
 
     @property
     def srcdata(self):
-        """Features of the source nodes of the graph's one relation (of a block: of its one source type)."""
-        return _mp().node_frame(self, _mp().one_relation(self, "srcdata")[0])
+        """Features of the source nodes: of the one source type (srctypes), else {ntype: ...} as ndata's."""
+        return self._side_data(self.srctypes, "srcdata")
 
     @property
     def dstdata(self):
-        """Features of the destination nodes of the graph's one relation (of a block: its one destination type)."""
-        return _mp().node_frame(self, _mp().one_relation(self, "dstdata")[2])
+        """Features of the destination nodes: of the one destination type (dsttypes), else {ntype: ...}."""
+        return self._side_data(self.dsttypes, "dstdata")
+
+    def _side_data(self, types: List[str], what: str):
+        if len(types) == 1:
+            return _mp().node_frame(self, types[0])
+        return _TypedFeatures({t: _mp().node_frame(self, t) for t in types}, what, "node type")
 
     @property
     def nodes(self) -> "_NodeSpace":
@@ -223,8 +244,14 @@ class DGLGraph(MessagePassingVerbs):
 
     @property
     def edata(self):
-        """Edge features {name: [num_edges, ...]} (by edge id) of the graph's one relation."""
-        return _mp().edge_frame(self, self._relation(None))
+        """Edge features {name: [num_edges, ...]} (by edge id) of the graph's one relation; with several, DGL's
+        HeteroEdgeDataView: ``g.edata[name]`` is {canonical etype: tensor} over the relations holding it and
+        ``g.edata[name] = {etype: tensor}`` (names or canonical triples) sets them."""
+        relations = self.canonical_etypes
+        if len(relations) == 1:
+            return _mp().edge_frame(self, 0)
+        return _TypedFeatures({c: _mp().edge_frame(self, r) for r, c in enumerate(relations)}, "edata", "relation",
+                              self.to_canonical_etype)
 
     def multi_update_all(self, etype_dict, cross_reducer: str, apply_node_func=None) -> None:
         """update_all per relation, {etype: (message_func, reduce_func[, apply_node_func])}, then per node type
@@ -295,6 +322,15 @@ class DGLGraph(MessagePassingVerbs):
 
         return remove_self_loop(self, etype)
 
+    def remove_edges(self, eids, etype: EType = None, store_ids: bool = False) -> None:
+        """In place, as DGLGraph.remove_edges: the graph becomes topograph.remove_edges(self, eids, etype,
+        store_ids) (its structure is immutable, so it takes the new one's, and the new one's features; views
+        taken before, such as g[etype], keep the old graph)."""
+        from ._transform import remove_edges
+
+        new = remove_edges(self, eids, etype, store_ids)
+        self._g, self._frames = new._g, _mp().frames(new)
+
     def to_simple(self, return_counts="count", writeback_mapping: bool = False, copy_ndata: bool = True,
                   copy_edata: bool = False, aggregator: str = "arbitrary"):
         """topograph.to_simple(self, ...), as DGLGraph.to_simple."""
@@ -311,6 +347,41 @@ class DGLGraph(MessagePassingVerbs):
         _mp().carry_edge_features(self, new, range(len(self._g.canonical_etypes)), move=move)
         return new
 
+    def cpu(self) -> "DGLGraph":
+        return self.to("cpu")
+
+    def clone(self) -> "DGLGraph":
+        """As DGL's clone: the same structure (shared: it is immutable) and feature dicts of its own over the same
+        tensors, so features set on either are not seen by the other."""
+        new = self._derived(self._g)
+        _mp().carry_node_features(self, new)
+        _mp().carry_edge_features(self, new, range(len(self._g.canonical_etypes)))
+        return new
+
+    def astype(self, idtype) -> "DGLGraph":
+        """The graph with ids of `idtype` (torch.int32 or torch.int64), as DGL's astype: itself when it has them
+        already, else a new graph with the same edges, batch and features (the same tensors; ndata[NID] /
+        edata[EID] keep their dtype, as DGL's)."""
+        from ._pickle import reduce_graph, restore_graph
+
+        if idtype not in (torch.int32, torch.int64):
+            raise DGLError(f"astype: idtype must be torch.int32 or torch.int64, got {idtype}")
+        if idtype == self.idtype:
+            return self
+        if self.is_block:
+            raise NotImplementedError("astype: not for a block; convert the graph before to_block")
+        _, (types, relations, nodes, edge_counts, edges, features, device) = reduce_graph(self)
+        edges = [(u.to(idtype), v.to(idtype)) for u, v in edges]
+        return restore_graph(types, relations, nodes, edge_counts, edges, features, device)
+
+    def int(self) -> "DGLGraph":
+        """astype(torch.int32), as DGL's (its examples run `g = g.int().to(device)`)."""
+        return self.astype(torch.int32)
+
+    def long(self) -> "DGLGraph":
+        """astype(torch.int64), as DGL's."""
+        return self.astype(torch.int64)
+
     # --- batches
     @property
     def batch_size(self) -> int:
@@ -321,6 +392,13 @@ class DGLGraph(MessagePassingVerbs):
 
     def batch_num_edges(self, etype: EType = None) -> torch.Tensor:
         return torch.tensor(self._g.batch_num_edges(self._relation(etype)), dtype=torch.int64)
+
+    def __reduce__(self):
+        """Pickled as the types, edges, batch, device and features that rebuild it (_pickle.py), as DGL's graphs
+        pickle: GraphDataLoader's worker processes send their batches back so."""
+        from ._pickle import reduce_graph
+
+        return reduce_graph(self)
 
     def __repr__(self) -> str:
         if self.is_homogeneous:
@@ -405,49 +483,6 @@ class DGLGraph(MessagePassingVerbs):
         if bool(bad.any()):
             raise DGLError(f"node id {int(ids[bad][0])} out of range [0, {values.shape[0]})")
         return values[ids]
-
-
-class _Features:
-    """``view[key].data``: the features of one node type or one relation (DGL's NodeSpace / EdgeSpace)."""
-
-    def __init__(self, frame):
-        self.data = frame
-
-
-class _NodeSpace:
-    """DGL's NodeView: ``g.nodes(ntype)`` gives the ids 0..n-1, ``g.nodes[ntype].data`` the features; a block's
-    srcnodes / dstnodes are its source / destination side (`side` 'src' / 'dst'; '' for a graph's nodes)."""
-
-    def __init__(self, g: DGLGraph, side: str):
-        self._graph, self._side = g, side
-
-    def _stored(self, ntype: Optional[str]) -> str:
-        g = self._graph
-        if ntype is None:
-            types = g.srctypes if self._side == "src" else g.dsttypes if self._side == "dst" else g.ntypes
-            if len(types) != 1:
-                raise ValueError(f"the graph has node types {types}: name one")
-            ntype = types[0]
-        return g._stored_ntype(ntype, self._side)
-
-    def __getitem__(self, ntype: str) -> _Features:
-        return _Features(_mp().node_frame(self._graph, self._stored(ntype)))
-
-    def __call__(self, ntype: Optional[str] = None) -> torch.Tensor:
-        return torch.arange(self._graph.num_nodes(self._stored(ntype)), dtype=self._graph.idtype)
-
-
-class _EdgeSpace:
-    """DGL's EdgeView: ``g.edges(form=, order=, etype=)`` (DGLGraph.all_edges), ``g.edges[etype].data``."""
-
-    def __init__(self, g: DGLGraph):
-        self._graph = g
-
-    def __call__(self, form: str = "uv", order: str = "eid", etype: EType = None):
-        return self._graph.all_edges(form, order, etype)
-
-    def __getitem__(self, etype: EType) -> _Features:
-        return _Features(_mp().edge_frame(self._graph, self._graph._relation(etype)))
 
 
 def _mp():

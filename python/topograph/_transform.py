@@ -1,6 +1,6 @@
 """DGL's graph transforms (dgl.transforms) over Topograph's store: add_self_loop, remove_self_loop (the core
-adds / drops the edges), to_simple and to_bidirected (the edges computed here with torch, the graph built by
-the core). Each returns a new graph (graphs are immutable) with DGL's edge order and DGL's rules for the
+adds / drops the edges), remove_edges, to_simple and to_bidirected (the edges computed here with torch, the
+graph built by the core). Each returns a new graph (graphs are immutable) with DGL's edge order and DGL's rules for the
 features that come along. Unlike DGL 2.1, which forgets a batch in all but remove_self_loop, a batch stays a
 batch: each graph's edges stay among its own nodes (to_simple and to_bidirected order edges by (source,
 destination) as DGL does, which keeps each graph's edges together in batch order, so the edges are DGL's)."""
@@ -12,6 +12,7 @@ from typing import List, Optional, Sequence, Tuple
 import torch
 
 from . import _C
+from ._base import EID, DGLError
 from ._graph import DGLGraph, EType, _host_ids, _mp
 from ._segment import REDUCERS
 
@@ -205,4 +206,37 @@ def remove_self_loop(g: DGLGraph, etype: EType = None) -> DGLGraph:
     ids = [(u != v).nonzero().flatten().cpu() if i == r else torch.arange(g.num_edges(c))
            for i, c in zip(relations, g.canonical_etypes)]
     _mp().carry_edge_features(g, new, relations, ids)
+    return new
+
+
+def remove_edges(g: DGLGraph, eids, etype: EType = None, store_ids: bool = False) -> DGLGraph:
+    """dgl.remove_edges: a new graph without the edges `eids` (ids of relation `etype`, which must be named when
+    g has several; a tensor, list or numpy array; a boolean mask is refused, as DGL's). Every node stays; the
+    remaining edges keep their relative order, renumbered from 0, and their features; the node features come
+    along (the same tensors); a batch stays a batch (each graph's edge count drops by its removed edges, as
+    DGL's). store_ids: edata[EID] on every relation, each edge's id in g. No ids: g's copy (its own feature
+    dicts over the same tensors, no EID), as DGL's clone. g.remove_edges does the same in place."""
+    _check(g, "remove_edges")
+    r = g._relation(etype)
+    relations = g.canonical_etypes
+    if isinstance(eids, torch.Tensor) and eids.dtype == torch.bool:
+        raise DGLError("remove_edges: eids must be edge ids, got a boolean mask (as DGL; take mask.nonzero())")
+    removed = g._checked_ids(eids, g.num_edges(relations[r]), "remove_edges: edge")  # [k] int64, in range
+    kept = [None] * len(relations)  # None: every edge of that relation, the same feature tensors
+    if removed.numel():
+        keep = torch.ones(g.num_edges(relations[r]), dtype=torch.bool)
+        keep[removed.cpu()] = False
+        kept[r] = keep.nonzero().flatten()
+        u, v = g.all_edges(etype=relations[r])
+        edges = [g.all_edges(etype=c) if i != r else (u[kept[r].to(u.device)], v[kept[r].to(v.device)])
+                 for i, c in enumerate(relations)]
+        new = _rebuilt(g, edges)  # each graph of a batch keeps its nodes and its remaining edges
+    else:
+        new = g._derived(g._g)  # DGL's clone: the same structure, features in dicts of its own
+    _mp().carry_node_features(g, new)
+    _mp().carry_edge_features(g, new, range(len(relations)), kept)
+    if store_ids and removed.numel():  # as DGL's, which returns before storing ids when there is none to remove
+        for i, c in enumerate(relations):
+            ids = kept[i] if kept[i] is not None else torch.arange(g.num_edges(c))
+            _mp().edge_frame(new, i)[EID] = ids.to(device=new.device, dtype=g.idtype)
     return new

@@ -128,24 +128,32 @@ class SAGEConv(torch.nn.Module):
         if self.bias is not None:
             torch.nn.init.zeros_(self.bias)
 
-    def forward(self, graph, feat: Features) -> torch.Tensor:
-        feat_src, feat_dst = _pair(graph, feat, "SAGEConv")
-        feat_src, feat_dst = self.feat_drop(feat_src), self.feat_drop(feat_dst)
+    def forward(self, graph, feat: Features, edge_weight: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """edge_weight [E] (or broadcastable against the messages' rows) multiplies each message before the
+        aggregation, as DGL's fn.u_mul_e: 'mean' averages the weighted messages over the in-degree, 'gcn' divides
+        their sum plus the node's own row by in-degree + 1, 'pool' takes their max."""
+        # one dropout over a single tensor, whose rows are the destinations' own too (as DGL's: the same mask)
+        if isinstance(feat, (tuple, list)):
+            feat_src, feat_dst = (self.feat_drop(x) for x in _pair(graph, feat, "SAGEConv"))
+        else:
+            feat_src, feat_dst = _pair(graph, self.feat_drop(feat), "SAGEConv")
+        edge_weight = _edge_weight(graph, edge_weight, "SAGEConv")
+        op = "copy_lhs" if edge_weight is None else "mul"  # the message: h_src, or h_src * w_edge
         h_self = feat_dst
         # project before passing messages when that moves fewer columns (DGL's lin_before_mp)
         first = self.in_src > self.out_feats
         if self.aggregator_type == "mean":
-            h = ops.copy_u_mean(graph, self.fc_neigh(feat_src) if first else feat_src)
+            h = ops.gspmm(graph, op, "mean", self.fc_neigh(feat_src) if first else feat_src, edge_weight)
             h_neigh = h if first else self.fc_neigh(h)
         elif self.aggregator_type == "gcn":
             src = self.fc_neigh(feat_src) if first else feat_src
             dst = self.fc_neigh(feat_dst) if first else feat_dst
-            total = ops.copy_u_sum(graph, src) + dst
+            total = ops.gspmm(graph, op, "sum", src, edge_weight) + dst
             h = total / (graph.in_degrees().to(total.dtype).to(total.device).view(-1, 1) + 1)
             h_neigh = h if first else self.fc_neigh(h)
-        else:  # pool: max over ReLU(fc_pool h_src); 0 for a destination without in-edges, as DGL's update_all
-            h_neigh = self.fc_neigh(ops.gspmm_zero_empty(graph, "copy_lhs", "max", torch.relu(self.fc_pool(feat_src)),
-                                                         None))
+        else:  # pool: max over weighted ReLU(fc_pool h_src); 0 without in-edges, as DGL's update_all
+            h_neigh = self.fc_neigh(ops.gspmm_zero_empty(graph, op, "max", torch.relu(self.fc_pool(feat_src)),
+                                                         edge_weight))
         rst = h_neigh if self.aggregator_type == "gcn" else self.fc_self(h_self) + h_neigh
         if self.bias is not None:  # gcn's own bias
             rst = rst + self.bias

@@ -1,8 +1,9 @@
 """dgl.dataloading's neighbour-sampled mini-batches: MultiLayerNeighborSampler (fan-outs per layer, blocks per
-layer, as DGL's) and a DataLoader over seed nodes. Each layer samples a frontier of the current seeds (as
-topograph.sampling.sample_neighbors), turns it into a block (as topograph.to_block: the seeds first among the
-sources, then the sampled neighbours) and makes the block's sources the next layer's seeds; blocks come first
-layer first. All of a batch's layers are one call into the core (graph/sampling.hpp sample_blocks)."""
+layer, as DGL's), MultiLayerFullNeighborSampler (every in-edge) and a DataLoader over seed nodes. Each layer
+samples a frontier of the current seeds (as topograph.sampling.sample_neighbors), turns it into a block (as
+topograph.to_block: the seeds first among the sources, then the sampled neighbours) and makes the block's sources
+the next layer's seeds; blocks come first layer first. All of a batch's layers are one call into the core
+(graph/sampling.hpp sample_blocks)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -10,10 +11,10 @@ from typing import List, Optional, Sequence
 
 import torch
 
-from ._block import DGLBlock, _carry_block_features
-from ._graph import NID, DGLGraph
-from ._subgraph import _check, _node_sets
-from .sampling import _fanouts
+from .._block import DGLBlock, _carry_block_features
+from .._graph import NID, DGLGraph
+from .._subgraph import _check, _node_sets
+from ..sampling import _fanouts
 
 
 class MultiLayerNeighborSampler:
@@ -52,6 +53,16 @@ class MultiLayerNeighborSampler:
         return inputs, outputs, blocks
 
     sample_blocks = sample  # DGL's BlockSampler name
+
+
+class MultiLayerFullNeighborSampler(MultiLayerNeighborSampler):
+    """Every in-edge of each layer's seeds, num_layers layers: MultiLayerNeighborSampler([-1] * num_layers), as
+    DGL's."""
+
+    def __init__(self, num_layers: int, edge_dir: str = "in"):
+        if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers < 1:
+            raise ValueError(f"MultiLayerFullNeighborSampler: num_layers must be an int >= 1, got {num_layers!r}")
+        super().__init__([-1] * num_layers, edge_dir=edge_dir)
 
 
 class DataLoader:

@@ -1,0 +1,56 @@
+"""Pickling a DGLGraph, as DGL's graphs pickle: torch's DataLoader workers (GraphDataLoader(num_workers=k)) send
+the batches they collate back to the main process pickled, and torch.save / multiprocessing pickle too. The store
+is a C++ object, so a graph pickles as what rebuilds it: node types and counts, each relation's edges, the batch
+(every graph's node and edge counts, so a batch comes back a batch), the device, and the features (torch pickles
+the tensors). A block does not pickle (its two sides are store types of their own; rebuild it with to_block)."""
+from __future__ import annotations
+
+from typing import Dict, List, Tuple
+
+import torch
+
+from . import _C
+
+
+def reduce_graph(g) -> tuple:
+    """The (callable, arguments) pair of pickle's __reduce__ for graph g."""
+    from . import _message_passing as mp  # it builds on ops, which builds on _graph
+
+    if g.is_block:
+        raise TypeError("a block cannot be pickled: pickle the graph (and the seeds) and rebuild it with to_block")
+    h = g._g
+    types = list(h.ntypes)
+    relations = [tuple(c) for c in h.canonical_etypes]
+    node_counts = [list(h.batch_num_nodes(i)) for i in range(len(types))]  # per type: each graph's count [B]
+    edge_counts = [list(h.batch_num_edges(r)) for r in range(len(relations))]
+    edges = [tuple(ids.cpu() for ids in h.edges(r)) for r in range(len(relations))]  # global ids, idtype
+    features = {key: dict(frame._data) for key, frame in mp.frames(g).items() if len(frame)}
+    return restore_graph, (types, relations, node_counts, edge_counts, edges, features, str(g.device))
+
+
+def restore_graph(types: List[str], relations: List[Tuple[str, str, str]], node_counts: List[List[int]],
+                  edge_counts: List[List[int]], edges: List[Tuple[torch.Tensor, torch.Tensor]],
+                  features: Dict[tuple, Dict[str, torch.Tensor]], device: str):
+    """The graph reduce_graph described: each graph of the batch made from its own nodes and edges (ids made
+    local), then batched, so the store holds the batch as topograph.batch made it."""
+    from . import _message_passing as mp
+    from ._graph import DGLGraph
+
+    batch_size = len(node_counts[0]) if node_counts else 1
+    members = []
+    for b in range(batch_size):
+        rels = []
+        for r, (c, (u, v)) in enumerate(zip(relations, edges)):
+            s, d = types.index(c[0]), types.index(c[2])
+            first, count = sum(edge_counts[r][:b]), edge_counts[r][b]
+            rels.append((c, (u[first:first + count] - sum(node_counts[s][:b])).contiguous(),
+                         (v[first:first + count] - sum(node_counts[d][:b])).contiguous()))
+        members.append(_C.make_graph([(t, node_counts[i][b]) for i, t in enumerate(types)], rels))
+    g = DGLGraph(members[0] if batch_size == 1 else _C.batch(members))
+    if torch.device(device).type != "cpu":
+        g = g.to(device)
+    for (kind, key), data in features.items():
+        frame = mp.node_frame(g, key) if kind == "n" else mp.edge_frame(g, key)
+        for name, value in data.items():
+            frame[name] = value
+    return g
