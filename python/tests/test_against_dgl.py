@@ -284,6 +284,9 @@ LAYERS = {  # (in_feats, constructor over a dgl.nn-like namespace)
     "sage-pool": (5, lambda nn: nn.SAGEConv(5, 4, "pool")), "gat": (5, lambda nn: nn.GATConv(5, 3, 2)),
     "gat-residual-linear": (5, lambda nn: nn.GATConv(5, 3, 2, residual=True)),
     "gat-residual-identity": (6, lambda nn: nn.GATConv(6, 3, 2, residual=True)),
+    "gatv2": (5, lambda nn: nn.GATv2Conv(5, 3, 2)),
+    "gatv2-shared-residual": (6, lambda nn: nn.GATv2Conv(6, 3, 2, residual=True, share_weights=True)),
+    "gatv2-residual-linear-nobias": (5, lambda nn: nn.GATv2Conv(5, 3, 2, residual=True, bias=False)),
 }
 
 

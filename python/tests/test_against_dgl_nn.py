@@ -1,4 +1,4 @@
-"""GATv2Conv, RelGraphConv, GINEConv and HeteroGraphConv through dgl.nn and topograph.nn with the same weights
+"""RelGraphConv, GINEConv and HeteroGraphConv through dgl.nn and topograph.nn with the same weights
 (copied by name): the same outputs and gradients, inputs' and parameters', on a graph and a block. Skipped unless
 dgl imports, as test_against_dgl.py (whose helpers it uses) is."""
 import pytest
@@ -11,27 +11,18 @@ dgl = pytest.importorskip("dgl")
 from test_against_dgl import TOL, conv_graphs, copy_parameters, run_both  # noqa: E402 (after the skip)
 
 
-NEW_LAYERS = {  # (in_feats, constructor over a dgl.nn-like namespace)
-    "gatv2": (5, lambda nn: nn.GATv2Conv(5, 3, 2)),
-    "gatv2-shared-residual": (6, lambda nn: nn.GATv2Conv(6, 3, 2, residual=True, share_weights=True)),
-    "gatv2-residual-linear-nobias": (5, lambda nn: nn.GATv2Conv(5, 3, 2, residual=True, bias=False)),
-}
-
-
-@pytest.mark.parametrize("name", list(NEW_LAYERS))
-def test_gatv2_matches_dgl_on_a_graph_and_a_block(name):
+@pytest.mark.parametrize("share_weights", [False, True])
+def test_gatv2_attention_matches_dgl(share_weights):
+    """The attention GATv2Conv returns with get_attention=True (its values and gradients against DGL are in
+    test_against_dgl.py's layer table)."""
     import dgl.nn.pytorch as dnn
 
-    in_feats, make = NEW_LAYERS[name]
     torch.manual_seed(0)
     for gd, gt in conv_graphs():
-        mt, md = make(topograph.nn), make(dnn)
+        mt, md = topograph.nn.GATv2Conv(5, 3, 2, share_weights=share_weights), dnn.GATv2Conv(5, 3, 2, share_weights=share_weights)
         copy_parameters(mt, md)
-        run_both(lambda x: md(gd, x), lambda x: mt(gt, x), (gt.num_src_nodes(), in_feats))
-        for n, p in mt.named_parameters():
-            torch.testing.assert_close(p.grad, dict(md.named_parameters())[n].grad, **TOL)
-        torch.testing.assert_close(mt(gt, torch.ones(gt.num_src_nodes(), in_feats), get_attention=True)[1],
-                                   md(gd, torch.ones(gt.num_src_nodes(), in_feats), get_attention=True)[1], **TOL)
+        x = torch.randn(gt.num_src_nodes(), 5)
+        torch.testing.assert_close(mt(gt, x, get_attention=True)[1], md(gd, x, get_attention=True)[1], **TOL)
 
 
 REL_LAYERS = {

@@ -11,6 +11,16 @@ from topograph.nn import GATv2Conv, GINEConv, GraphConv, HeteroGraphConv, RelGra
 
 torch.manual_seed(0)
 TOL = dict(rtol=1e-4, atol=1e-4)
+
+
+def assert_matches_dense(out, ref, leaves):
+    """out (a layer's float32 output) equals ref (the same equation in float64 from the same leaves), and so do
+    the gradients of both against every leaf under one random upstream gradient."""
+    torch.testing.assert_close(out.double(), ref.detach(), **TOL)
+    w = torch.randn(ref.shape, dtype=torch.float64)
+    got, want = (torch.autograd.grad((y.double() * w).sum(), leaves) for y in (out, ref))
+    for a, b in zip(got, want):
+        torch.testing.assert_close(a, b.float(), **TOL)
 FD = dict(eps=1e-2, atol=2e-2, rtol=2e-2, nondet_tol=0.0)  # float32 finite differences, as test_gradcheck.py
 
 pytestmark = pytest.mark.filterwarnings("ignore:Input #[0-9] requires gradient and is not a double")
@@ -203,14 +213,8 @@ def test_gatv2_conv_is_its_equation(options):
     x = torch.randn(N, in_feats, requires_grad=True)
     out, alpha = layer(g, x, get_attention=True)
     ref, ref_alpha = dense_gatv2(layer, x, x, SRC, DST, N)
-    torch.testing.assert_close(out.double(), ref.detach(), **TOL)
     torch.testing.assert_close(alpha.squeeze(-1).double(), ref_alpha.detach(), **TOL)
-    w = torch.randn(ref.shape, dtype=torch.float64)
-    leaves = [x] + list(layer.parameters())
-    got = torch.autograd.grad((out.double() * w).sum(), leaves)
-    want = torch.autograd.grad((ref * w).sum(), leaves)
-    for a, b in zip(got, want):
-        torch.testing.assert_close(a, b.float(), **TOL)
+    assert_matches_dense(out, ref, [x] + list(layer.parameters()))
 
 
 def test_gatv2_conv_on_a_pair_and_a_block():
@@ -276,13 +280,7 @@ def test_rel_graph_conv_is_its_equation(regularizer, bases, options):
         h = h + x.double() @ layer.loop_weight.double()
     if layer.activation is not None:
         h = layer.activation(h)
-    torch.testing.assert_close(out.double(), h.detach(), **TOL)
-    w = torch.randn(h.shape, dtype=torch.float64)
-    leaves = [x] + list(layer.parameters())
-    got = torch.autograd.grad((out.double() * w).sum(), leaves)
-    want = torch.autograd.grad((h * w).sum(), leaves)
-    for a, b in zip(got, want):
-        torch.testing.assert_close(a, b.float(), **TOL)
+    assert_matches_dense(out, h, [x] + list(layer.parameters()))
 
 
 def test_rel_graph_conv_on_a_block_without_norm_and_finite_differences():
@@ -329,11 +327,6 @@ def test_gine_conv_is_a_loop_over_the_edges():
         neigh[DST[i]] = neigh[DST[i]] + torch.relu(x[SRC[i]].double() + e[i].double())
     lin = layer.apply_func
     want = F.linear((1 + layer.eps.double()) * x.double() + neigh, lin.weight.double(), lin.bias.double())
-    torch.testing.assert_close(out.double(), want.detach(), **TOL)
-    w = torch.randn(want.shape, dtype=torch.float64)
-    leaves = [x, e] + list(layer.parameters())
-    got, expected = (torch.autograd.grad((y.double() * w).sum(), leaves) for y in (out, want))
-    for a, b in zip(got, expected):
-        torch.testing.assert_close(a, b.float(), **TOL)
+    assert_matches_dense(out, want, [x, e] + list(layer.parameters()))
     with pytest.raises(ValueError, match=r"edge_feat must have one row per edge \(11\)"):
         layer(g, x, e[:3])
