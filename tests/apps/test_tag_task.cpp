@@ -65,7 +65,7 @@ TEST_CASE("tag: Star's recipe learns NER on a CoNLL-2003 slice; topo-eval gives 
   // The recipe's settings (lowercase, case feature, min_freq 2 so <unk> is trained, dropout...) with a smaller
   // width, 6 epochs of batches of 16 at a higher lr for time (~6 s of CPU on one thread).
   const TrainConfig c = parsed_config({"--task", "tag", "--model", "star", "--train", train, "--dev", dev, "--test",
-                                       dev, "--hidden", "64", "--head-hidden", "64", "--epochs", "6", "--batch", "16",
+                                       dev, "--hidden", "64", "--heads", "4", "--head-hidden", "64", "--epochs", "6", "--batch", "16",
                                        "--lr", "2e-3", "--threads", "1", "--progress", "none", "--out", out});
   CHECK(c.option<bool>("case_feature"));
   CHECK(c.option<bool>("lowercase"));
