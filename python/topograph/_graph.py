@@ -328,7 +328,29 @@ class DGLGraph(MessagePassingVerbs):
         taken before, such as g[etype], keep the old graph)."""
         from ._transform import remove_edges
 
-        new = remove_edges(self, eids, etype, store_ids)
+        self._become(remove_edges(self, eids, etype, store_ids))
+
+    def add_nodes(self, num: int, data=None, ntype: Optional[str] = None) -> None:
+        """In place, as DGLGraph.add_nodes: the graph becomes topograph.add_nodes(self, num, data, ntype) (its
+        structure and features; views taken before keep the old graph; a batch becomes one graph, as DGL's)."""
+        from ._mutation import add_nodes
+
+        self._become(add_nodes(self, num, data, ntype))
+
+    def add_edges(self, u, v, data=None, etype: EType = None) -> None:
+        """In place, as DGLGraph.add_edges: the graph becomes topograph.add_edges(self, u, v, data, etype)."""
+        from ._mutation import add_edges
+
+        self._become(add_edges(self, u, v, data, etype))
+
+    def remove_nodes(self, nids, ntype: Optional[str] = None, store_ids: bool = False) -> None:
+        """In place, as DGLGraph.remove_nodes: the graph becomes topograph.remove_nodes(self, nids, ntype,
+        store_ids)."""
+        from ._mutation import remove_nodes
+
+        self._become(remove_nodes(self, nids, ntype, store_ids))
+
+    def _become(self, new: "DGLGraph") -> None:
         self._g, self._frames = new._g, _mp().frames(new)
 
     def to_simple(self, return_counts="count", writeback_mapping: bool = False, copy_ndata: bool = True,

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 import torch
 
+from ._base import DGLError
 from ._graph import EID, NID, DGLGraph, _ids
 
 
@@ -28,15 +29,20 @@ def _id_list(x, count: int, what: str) -> list:
     return _ids(t if t.numel() else t.to(torch.int64), what).tolist()
 
 
-def _node_sets(g, nodes, what: str) -> dict:
+def typed_nodes(g, nodes, what: str) -> dict:
+    """nodes as {ntype: ids}: ids alone name the one node type of a graph that has one; unknown types raise."""
     if not isinstance(nodes, Mapping):
         if len(g.ntypes) != 1:
-            raise ValueError(f"{what}: the graph has node types {g.ntypes}: give nodes as {{ntype: ids}}")
+            raise DGLError(f"{what}: the graph has node types {g.ntypes}: give nodes as {{ntype: ids}}")
         nodes = {g.ntypes[0]: nodes}
     unknown = [t for t in nodes if t not in g.ntypes]
     if unknown:
-        raise ValueError(f"{what}: no node type {unknown[0]!r}; the graph has {g.ntypes}")
-    return {t: _id_list(ids, g.num_nodes(t), f"{what}: nodes[{t!r}]") for t, ids in nodes.items()}
+        raise DGLError(f"{what}: no node type {unknown[0]!r}; the graph has {g.ntypes}")
+    return dict(nodes)
+
+
+def _node_sets(g, nodes, what: str) -> dict:
+    return {t: _id_list(ids, g.num_nodes(t), f"{what}: nodes[{t!r}]") for t, ids in typed_nodes(g, nodes, what).items()}
 
 
 def _edge_sets(g, edges, what: str) -> dict:

@@ -26,17 +26,21 @@ def _check(g, what: str) -> None:
         raise ValueError(f"{what}: not defined for a block (as in DGL)")
 
 
-def _rebuilt(g: DGLGraph, edges: Sequence[Edges]) -> DGLGraph:
+def _rebuilt(g: DGLGraph, edges: Sequence[Edges], sizes: Optional[dict] = None) -> DGLGraph:
     """A graph with g's node types and counts, g's batch (each member keeps its nodes), and relation r's
-    edges edges[r] (source, destination ids in g's numbering, each member's edges together in member order)."""
+    edges edges[r] (source, destination ids in g's numbering, each member's edges together in member order).
+    sizes ({type: [B] node counts per member}, remove_nodes') replaces g's node counts, edges then numbered by
+    them."""
     types = list(g._g.ntypes)
     relations = [tuple(c) for c in g._g.canonical_etypes]
     idtype = g.idtype
     if g.batch_size == 1:
-        handle = _C.make_graph([(t, g._g.num_nodes(i)) for i, t in enumerate(types)],
+        counts = [int(sizes[t].sum()) if sizes is not None else g._g.num_nodes(i) for i, t in enumerate(types)]
+        handle = _C.make_graph(list(zip(types, counts)),
                                [(c, _host_ids(u, idtype), _host_ids(v, idtype)) for c, (u, v) in zip(relations, edges)])
     else:
-        sizes = {t: g.batch_num_nodes(t) for t in types}  # [B] each
+        if sizes is None:
+            sizes = {t: g.batch_num_nodes(t) for t in types}  # [B] each
         ends = {t: torch.cumsum(sizes[t], 0) for t in types}
         per_member: List[list] = [[] for _ in range(g.batch_size)]
         for (s, e, d), (u, v) in zip(relations, edges):

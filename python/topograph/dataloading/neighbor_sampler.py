@@ -26,11 +26,13 @@ class MultiLayerNeighborSampler:
             raise ValueError("MultiLayerNeighborSampler: fanouts must name at least one layer")
         self.fanouts, self.edge_dir, self.replace = list(fanouts), edge_dir, replace
 
-    def sample(self, g: DGLGraph, seed_nodes):
+    def sample(self, g: DGLGraph, seed_nodes, exclude_eids=None):
         """(input_nodes, output_nodes, blocks): blocks[0] reads input_nodes' features (blocks[0].srcdata), the
         last block writes output_nodes (= seed_nodes). Ids are tensors, or {ntype: ids} with several types. The
         draws (from torch's generator) and the blocks are the core's (graph/sampling.hpp sample_blocks); each
-        block carries NID / EID in g's ids and g's features gathered by them, as DGL's."""
+        block carries NID / EID in g's ids and g's features gathered by them, as DGL's. exclude_eids (edge ids,
+        or {etype: ids}): edges never sampled, as DGL's (as_edge_prediction_sampler's exclude); the sampling then
+        runs on a copy of g's structure without them (O(edges) per call)."""
         _check(g, "MultiLayerNeighborSampler")
         if self.edge_dir != "in" or self.replace:
             raise NotImplementedError("MultiLayerNeighborSampler: only edge_dir='in' without replacement")
@@ -41,7 +43,9 @@ class MultiLayerNeighborSampler:
         fanouts = [_fanouts(g, f) for f in self.fanouts]
         seed = int(torch.randint(0, 2 ** 62, (1,)).item())
         blocks: List[DGLGraph] = []
-        for handle, src, dst, eids in g._g.sample_blocks(seeds, fanouts, seed):  # on g's device already
+        structure, parents = _without_edges(g, exclude_eids)
+        for handle, src, dst, eids in structure.sample_blocks(seeds, fanouts, seed):  # on g's device already
+            eids = [e if p is None else p.to(e.device)[e.to(torch.int64)].to(e.dtype) for e, p in zip(eids, parents)]
             block = DGLBlock(handle)
             _carry_block_features(g, block, src, dst, eids)
             blocks.append(block)
@@ -55,6 +59,30 @@ class MultiLayerNeighborSampler:
     sample_blocks = sample  # DGL's BlockSampler name
 
 
+def _without_edges(g: DGLGraph, exclude_eids):
+    """(g's structure without the edges exclude_eids, per relation the parent id of each of its edges or None
+    where every edge is kept)."""
+    relations = g.canonical_etypes
+    if exclude_eids is None:
+        return g._g, [None] * len(relations)
+    if not isinstance(exclude_eids, Mapping):
+        exclude_eids = {None: exclude_eids}
+    removed = {}
+    for etype, ids in exclude_eids.items():
+        r = g._relation(etype)
+        removed[r] = g._checked_ids(ids, g.num_edges(relations[r]), f"exclude_eids of {relations[r]}: edge").cpu()
+    if all(ids.numel() == 0 for ids in removed.values()):
+        return g._g, [None] * len(relations)
+    kept = {}
+    for r, c in enumerate(relations):
+        keep = torch.ones(g.num_edges(c), dtype=torch.bool)
+        if r in removed:
+            keep[removed[r]] = False
+        kept[r] = keep.nonzero().flatten()
+    handle = g._g.edge_subgraph({r: ids.tolist() for r, ids in kept.items()}, False)
+    return handle, [kept[r] if r in removed else None for r in range(len(relations))]
+
+
 class MultiLayerFullNeighborSampler(MultiLayerNeighborSampler):
     """Every in-edge of each layer's seeds, num_layers layers: MultiLayerNeighborSampler([-1] * num_layers), as
     DGL's."""
@@ -66,7 +94,8 @@ class MultiLayerFullNeighborSampler(MultiLayerNeighborSampler):
 
 
 class DataLoader:
-    """Mini-batches of seed nodes `indices` (ids, or {ntype: ids}), each sampled by graph_sampler:
+    """Mini-batches of seed nodes `indices` (ids, or {ntype: ids}; edge ids for as_edge_prediction_sampler's
+    sampler, which yields its tuples instead), each sampled by graph_sampler:
     iterating yields graph_sampler.sample(graph, batch) = (input_nodes, output_nodes, blocks), as
     dgl.dataloading.DataLoader. shuffle draws a new order each epoch from `generator` (torch's default
     one when None); drop_last drops a last batch smaller than batch_size."""
@@ -78,6 +107,13 @@ class DataLoader:
         self.graph, self.sampler = graph, graph_sampler
         self.batch_size, self.shuffle, self.drop_last, self.generator = batch_size, shuffle, drop_last, generator
         self._typed = isinstance(indices, Mapping)
+        if getattr(graph_sampler, "_samples_edges", False):  # as_edge_prediction_sampler's: edge ids
+            if self._typed or len(graph.canonical_etypes) != 1:
+                raise NotImplementedError("DataLoader: seed edges of a graph of several relations ({etype: ids}) "
+                                          "are not supported yet")
+            ids = graph._checked_ids(indices, graph.num_edges(), "DataLoader: edge").cpu()
+            self._types, self._items = [None], torch.stack([torch.zeros_like(ids), ids], 1)
+            return
         sets = _node_sets(graph, indices, "DataLoader")
         # (type, id) pairs in a fixed order: a batch of a heterograph may mix types, as DGL's does
         self._types = list(sets)

@@ -1,0 +1,307 @@
+"""Graph mutation (add_nodes, add_edges, remove_nodes, in place and functional), rand_graph, khop_in_subgraph /
+khop_out_subgraph, GlobalUniform and as_edge_prediction_sampler, against plain-Python references: edge lists,
+feature padding, relabelling, with the awkward cases (nothing added, edges to new nodes, every node removed,
+two relations, batches, int32)."""
+import topograph  # before torch: then both OpenMP pools wait briefly (topograph/__init__.py)
+
+import pytest
+import torch
+
+NID, EID = topograph.NID, topograph.EID
+U = [0, 1, 2, 3, 2, 4]
+V = [1, 2, 3, 0, 0, 4]
+
+
+def edges_of(g, etype=None):
+    u, v = g.edges(etype=etype)
+    return list(zip(u.tolist(), v.tolist()))
+
+
+def sample_graph(idtype=torch.int64):
+    g = topograph.graph((torch.tensor(U), torch.tensor(V)), num_nodes=6, idtype=idtype)
+    g.ndata["x"] = torch.arange(12.0).view(6, 2)
+    g.edata["w"] = torch.arange(6.0) + 10
+    return g
+
+
+@pytest.fixture(params=[torch.int32, torch.int64], ids=["int32", "int64"])
+def idtype(request):
+    return request.param
+
+
+# --- add_nodes
+def test_add_nodes_pads_features_and_keeps_edges(idtype):
+    g = sample_graph(idtype)
+    h = topograph.add_nodes(g, 3, data={"x": torch.full((3, 2), 7.0), "y": torch.ones(3)})
+    assert g.num_nodes() == 6 and h.num_nodes() == 9 and h.idtype == idtype
+    assert edges_of(h) == list(zip(U, V))
+    assert h.ndata["x"].tolist() == g.ndata["x"].tolist() + [[7.0, 7.0]] * 3
+    assert h.ndata["y"].tolist() == [0.0] * 6 + [1.0] * 3  # a new field: zeros for the old nodes
+    assert h.edata["w"] is g.edata["w"]
+    g.add_nodes(2)  # in place, no data: zeros
+    assert g.num_nodes() == 8 and g.ndata["x"][6:].tolist() == [[0.0, 0.0]] * 2 and g.in_degrees().numel() == 8
+
+
+def test_add_zero_nodes_is_a_copy():
+    g = sample_graph()
+    h = topograph.add_nodes(g, 0)
+    assert h is not g and h.num_nodes() == 6 and edges_of(h) == edges_of(g)
+    h.ndata["z"] = torch.zeros(6)
+    assert "z" not in g.ndata
+
+
+def test_add_nodes_errors():
+    g = sample_graph()
+    with pytest.raises(topograph.DGLError, match="num must be an int >= 0, got -1"):
+        g.add_nodes(-1)
+    with pytest.raises(topograph.DGLError, match=r"data\['x'\] must be a tensor of 2 rows"):
+        g.add_nodes(2, data={"x": torch.zeros(3, 2)})
+    with pytest.raises(topograph.DGLError, match=r"data\['x'\] has rows of shape \(3,\)"):
+        g.add_nodes(2, data={"x": torch.zeros(2, 3)})
+    hg = two_relations()
+    with pytest.raises(topograph.DGLError, match="name one"):
+        hg.add_nodes(1)
+    assert g.num_nodes() == 6  # a failed mutation leaves the graph as it was
+
+
+# --- add_edges
+def test_add_edges_creates_nodes_and_pads(idtype):
+    g = sample_graph(idtype)
+    g.add_edges(torch.tensor([5, 8]), torch.tensor([8, 1]), data={"w": torch.tensor([1.0, 2.0])})
+    assert g.num_nodes() == 9 and g.idtype == idtype
+    assert edges_of(g) == list(zip(U, V)) + [(5, 8), (8, 1)]
+    assert g.edata["w"].tolist() == [10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 1.0, 2.0]
+    assert g.ndata["x"].shape == (9, 2) and g.ndata["x"][6:].abs().sum() == 0
+    h = topograph.add_edges(g, 1, [2, 3])  # one id pairs with each of the other side's
+    assert edges_of(h)[-2:] == [(1, 2), (1, 3)] and h.edata["w"][-2:].tolist() == [0.0, 0.0]
+    assert g.num_edges() == 8
+
+
+def test_add_edges_nothing_and_errors():
+    g = sample_graph()
+    assert edges_of(topograph.add_edges(g, [], [])) == edges_of(g)
+    with pytest.raises(topograph.DGLError, match="node id -1 is negative"):
+        g.add_edges([-1], [0])
+    with pytest.raises(topograph.DGLError, match="2 source ids but 3 destination ids"):
+        g.add_edges([0, 1], [0, 1, 2])
+    with pytest.raises(topograph.DGLError, match="must be integers"):
+        g.add_edges(torch.tensor([0.5]), torch.tensor([1.0]))
+    with pytest.raises(topograph.DGLError, match="does not fit idtype torch.int32"):
+        topograph.add_edges(sample_graph(torch.int32), [0], [2 ** 31])
+    assert g.num_edges() == 6
+
+
+def two_relations():
+    return topograph.heterograph({("u", "a", "v"): ([0, 1, 2], [1, 0, 1]), ("v", "b", "u"): ([0, 1], [2, 2])},
+                                 num_nodes_dict={"u": 3, "v": 2})
+
+
+def test_mutations_on_two_relations():
+    hg = two_relations()
+    hg.nodes["u"].data["h"] = torch.arange(3.0)
+    hg.edges["b"].data["w"] = torch.tensor([5.0, 6.0])
+    hg.add_nodes(2, ntype="v")
+    assert hg.num_nodes("v") == 4 and hg.num_nodes("u") == 3
+    hg.add_edges([3], [4], etype="a")  # u 3 and v 4 created
+    assert (hg.num_nodes("u"), hg.num_nodes("v")) == (4, 5)
+    assert edges_of(hg, "a") == [(0, 1), (1, 0), (2, 1), (3, 4)] and edges_of(hg, "b") == [(0, 2), (1, 2)]
+    assert hg.nodes["u"].data["h"].tolist() == [0.0, 1.0, 2.0, 0.0]
+    assert hg.edges["b"].data["w"].tolist() == [5.0, 6.0]
+    sub = topograph.remove_nodes(hg, [0, 2], ntype="u", store_ids=True)
+    assert sub.num_nodes("u") == 2 and sub.num_nodes("v") == 5
+    # u 1 -> 0, u 3 -> 1: a's edges from u 1 and 3 stay, b's into u 2 go
+    assert edges_of(sub, "a") == [(0, 0), (1, 4)] and edges_of(sub, "b") == []
+    assert sub.nodes["u"].data[NID].tolist() == [1, 3] and sub.nodes["v"].data[NID].tolist() == list(range(5))
+    assert sub.edges["a"].data[EID].tolist() == [1, 3] and sub.edges["b"].data[EID].tolist() == []
+    assert sub.nodes["u"].data["h"].tolist() == [1.0, 0.0]
+
+
+# --- remove_nodes
+def remove_reference(u, v, n, removed):
+    keep = [i for i in range(n) if i not in set(removed)]
+    new = {old: i for i, old in enumerate(keep)}
+    kept = [e for e, (a, b) in enumerate(zip(u, v)) if a in new and b in new]
+    return keep, kept, [(new[u[e]], new[v[e]]) for e in kept]
+
+
+@pytest.mark.parametrize("removed", [[1], [4, 0], [5], [2, 2], list(range(6))])
+def test_remove_nodes_relabels(removed, idtype):
+    g = sample_graph(idtype)
+    keep, kept, expected = remove_reference(U, V, 6, removed)
+    h = topograph.remove_nodes(g, torch.tensor(removed), store_ids=True)
+    assert h.num_nodes() == len(keep) and edges_of(h) == expected and h.idtype == idtype
+    assert h.ndata[NID].tolist() == keep and h.edata[EID].tolist() == kept
+    assert h.ndata[NID].dtype == idtype
+    assert h.ndata["x"].tolist() == [g.ndata["x"][i].tolist() for i in keep]
+    assert h.edata["w"].tolist() == [g.edata["w"][e].item() for e in kept]
+    g.remove_nodes(removed)  # in place, store_ids=False (DGL's default): no ids
+    assert edges_of(g) == expected and NID not in g.ndata and EID not in g.edata
+
+
+def test_remove_nodes_errors():
+    g = sample_graph()
+    with pytest.raises(topograph.DGLError, match=r"id 6 out of range \[0, 6\)"):
+        g.remove_nodes([6])
+    with pytest.raises(topograph.DGLError, match="boolean mask"):
+        g.remove_nodes(torch.ones(6, dtype=torch.bool))
+    assert g.num_nodes() == 6 and topograph.remove_nodes(g, []).num_nodes() == 6
+
+
+def test_batched_graph_remove_keeps_batch_add_forgets_it():
+    a, b = sample_graph(), topograph.graph(([0, 1], [1, 2]), num_nodes=3)
+    b.ndata["x"], b.edata["w"] = torch.zeros(3, 2), torch.zeros(2)
+    bg = topograph.batch([a, b])
+    h = topograph.remove_nodes(bg, [1, 7])  # a's node 1, b's node 1
+    assert h.batch_size == 2 and h.batch_num_nodes().tolist() == [5, 2] and h.batch_num_edges().tolist() == [4, 0]
+    parts = topograph.unbatch(h)
+    assert edges_of(parts[0]) == remove_reference(U, V, 6, [1])[2] and edges_of(parts[1]) == []
+    h = topograph.remove_nodes(bg, list(range(6, 9)))  # every node of b
+    assert h.batch_num_nodes().tolist() == [6, 0] and h.batch_num_edges().tolist() == [6, 0]
+    for grown in (topograph.add_nodes(bg, 1), topograph.add_edges(bg, [0], [8])):  # as DGL 2.1: one graph
+        assert grown.batch_size == 1 and grown.batch_num_nodes().tolist() == [grown.num_nodes()]
+
+
+def test_in_place_mutation_keeps_old_views():
+    g = sample_graph()
+    view = g["_E"]
+    g.add_edges([0], [5])
+    assert g.num_edges() == 7 and view.num_edges() == 6
+
+
+# --- rand_graph
+def test_rand_graph_draws_distinct_pairs(idtype):
+    torch.manual_seed(5)
+    g = topograph.rand_graph(7, 30, idtype=idtype)
+    assert g.num_nodes() == 7 and g.num_edges() == 30 and g.idtype == idtype
+    assert len(set(edges_of(g))) == 30
+    full = topograph.rand_graph(4, 16)
+    assert sorted(edges_of(full)) == [(a, b) for a in range(4) for b in range(4)]
+    torch.manual_seed(5)
+    assert edges_of(topograph.rand_graph(7, 30, idtype=idtype)) == edges_of(g)  # torch's seed repeats it
+    big = topograph.rand_graph(100_000, 50)  # the rejection path
+    assert len(set(edges_of(big))) == 50 and big.num_nodes() == 100_000
+    assert topograph.rand_graph(0, 0).num_nodes() == 0
+    with pytest.raises(topograph.DGLError, match="num_edges 17 exceeds the 16"):
+        topograph.rand_graph(4, 17)
+    with pytest.raises(topograph.DGLError, match="num_nodes must be an int >= 0"):
+        topograph.rand_graph(-1, 0)
+
+
+def test_rand_graph_is_uniform():
+    torch.manual_seed(0)
+    counts = torch.zeros(3, 3)
+    for _ in range(600):
+        for a, b in edges_of(topograph.rand_graph(3, 2)):
+            counts[a, b] += 1
+    assert counts.sum() == 1200 and (counts - 1200 / 9).abs().max() < 45  # ~133 each, sd ~11
+
+
+# --- khop subgraphs
+def khop_reference(u, v, seeds, k, inward):
+    reached, last = set(seeds), set(seeds)
+    for _ in range(k):
+        last = {a for a, b in zip(u, v) if b in last} if inward else {b for a, b in zip(u, v) if a in last}
+        reached |= last
+    return sorted(reached)
+
+
+@pytest.mark.parametrize("k", [0, 1, 2, 5])
+@pytest.mark.parametrize("inward", [True, False])
+def test_khop_subgraph(k, inward):
+    g = sample_graph()
+    fn = topograph.khop_in_subgraph if inward else topograph.khop_out_subgraph
+    seeds = [3, 1]
+    sub, where = fn(g, torch.tensor(seeds), k)
+    nodes = khop_reference(U, V, seeds, k, inward)
+    assert sub.ndata[NID].tolist() == nodes
+    assert where.tolist() == [nodes.index(s) for s in seeds]
+    induced = sorted((nodes.index(a), nodes.index(b)) for a, b in zip(U, V) if a in nodes and b in nodes)
+    assert sorted(edges_of(sub)) == induced
+    plain = fn(g, seeds, k, relabel_nodes=False)
+    assert plain.num_nodes() == 6 and plain.num_edges() == len(induced)
+
+
+def test_khop_on_two_relations_and_errors():
+    hg = two_relations()
+    sub, where = topograph.khop_in_subgraph(hg, {"u": [2]}, 2)
+    # u 2 <- v 0, v 1 (b); v 0 <- u 1 and v 1 <- u 0, u 2 (a)
+    assert sub.nodes["u"].data[NID].tolist() == [0, 1, 2] and sub.num_nodes("v") == 2
+    assert isinstance(where, dict) and where["u"].tolist() == [2]
+    with pytest.raises(topograph.DGLError, match="k must be an int >= 0"):
+        topograph.khop_out_subgraph(sample_graph(), [0], -1)
+    with pytest.raises(topograph.DGLError, match="give nodes as"):
+        topograph.khop_out_subgraph(hg, [0], 1)
+    with pytest.raises(topograph.DGLError, match=r"id 9 out of range"):
+        topograph.khop_out_subgraph(sample_graph(), [9], 1)
+
+
+# --- GlobalUniform and as_edge_prediction_sampler
+def test_global_uniform_pairs_are_no_edges():
+    torch.manual_seed(1)
+    g = sample_graph()
+    existing = set(edges_of(g))
+    src, dst = topograph.dataloading.negative_sampler.GlobalUniform(3)(g, torch.tensor([0, 1, 2]))
+    pairs = list(zip(src.tolist(), dst.tolist()))
+    assert len(pairs) == 9 and len(set(pairs)) == 9 and src.dtype == g.idtype
+    assert not set(pairs) & existing and all(a != b for a, b in pairs)
+    dense = topograph.graph(([0, 0, 1], [1, 0, 1]), num_nodes=2)  # only (1, 0) is free: fewer pairs, as DGL's
+    s, d = topograph.dataloading.negative_sampler.GlobalUniform(4)(dense, [0, 1])
+    assert list(zip(s.tolist(), d.tolist())) == [(1, 0)]
+    s, d = topograph.dataloading.negative_sampler.GlobalUniform(5, replace=True)(dense, [0])
+    assert set(zip(s.tolist(), d.tolist())) == {(1, 0)} and s.numel() == 5
+    with pytest.raises(ValueError, match="k must be an int >= 1"):
+        topograph.dataloading.negative_sampler.GlobalUniform(0)
+
+
+def test_edge_prediction_sampler_batches():
+    torch.manual_seed(2)
+    u = torch.tensor([0, 1, 2, 3, 4, 5, 6, 7])
+    v = (u + 1) % 8
+    g = topograph.graph((torch.cat([u, v]), torch.cat([v, u])), num_nodes=8)  # edge e's reverse: e +- 8
+    g.ndata["x"] = torch.arange(8.0)
+    g.edata["label"] = torch.arange(16.0)
+    reverse = torch.cat([torch.arange(8, 16), torch.arange(0, 8)])
+    sampler = topograph.dataloading.as_edge_prediction_sampler(
+        topograph.dataloading.MultiLayerFullNeighborSampler(2), exclude="reverse_id", reverse_eids=reverse,
+        negative_sampler=topograph.dataloading.negative_sampler.Uniform(2))
+    loader = topograph.dataloading.DataLoader(g, torch.arange(16), sampler, batch_size=5, shuffle=True)
+    seen = []
+    for input_nodes, pair, neg, blocks in loader:
+        eids = pair.edata[EID]
+        seen += eids.tolist()
+        nid = pair.ndata[NID]
+        gu, gv = g.find_edges(eids)
+        pu, pv = pair.edges()
+        assert nid[pu].tolist() == gu.tolist() and nid[pv].tolist() == gv.tolist()
+        assert pair.edata["label"].tolist() == eids.float().tolist() and pair.ndata["x"].tolist() == nid.float().tolist()
+        assert neg.num_nodes() == pair.num_nodes() and neg.num_edges() == 2 * len(eids)
+        nu, _ = neg.edges()
+        assert nid[nu].tolist() == gu.repeat_interleave(2).tolist()  # Uniform keeps each edge's source
+        assert blocks[-1].dstdata[NID].tolist() == nid.tolist() and input_nodes.tolist() == blocks[0].srcdata[NID].tolist()
+        excluded = set(eids.tolist()) | set(reverse[eids].tolist())
+        for block in blocks:
+            assert not excluded & set(block.edata[EID].tolist())
+        # every other in-edge of the last layer's destinations is there (full neighbourhoods)
+        want = sorted(e for e in range(16) if int(g.find_edges(e)[1]) in set(nid.tolist()) and e not in excluded)
+        assert sorted(blocks[-1].edata[EID].tolist()) == want
+    assert sorted(seen) == list(range(16))
+
+
+def test_edge_prediction_sampler_errors():
+    g = sample_graph()
+    base = topograph.dataloading.MultiLayerFullNeighborSampler(1)
+    with pytest.raises(ValueError, match="needs reverse_eids"):
+        topograph.dataloading.as_edge_prediction_sampler(base, exclude="reverse_id")
+    with pytest.raises(NotImplementedError, match="reverse_types"):
+        topograph.dataloading.as_edge_prediction_sampler(base, exclude="reverse_types", reverse_etypes={"a": "b"})
+    with pytest.raises(ValueError, match="exclude must be"):
+        topograph.dataloading.as_edge_prediction_sampler(base, exclude="everything")
+    sampler = topograph.dataloading.as_edge_prediction_sampler(base, exclude="self")
+    with pytest.raises(topograph.DGLError, match=r"edge id 6 out of range \[0, 6\)"):
+        sampler.sample(g, torch.tensor([6]))
+    with pytest.raises(NotImplementedError, match="one node type and one relation"):
+        sampler.sample(two_relations(), torch.tensor([0]))
+    with pytest.raises(topograph.DGLError, match="edge id 9 out of range"):
+        topograph.dataloading.DataLoader(g, torch.tensor([9]), sampler)
+    input_nodes, pair, blocks = sampler.sample(g, [5])  # the self loop 4 -> 4, excluded from its own block
+    assert pair.ndata[NID].tolist() == [4] and blocks[0].num_edges() == 0
