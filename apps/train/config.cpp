@@ -11,6 +11,7 @@
 #include "kernels/device.hpp"
 #include "kernels/error.hpp"
 #include "apps/tasks/registry.hpp"
+#include "apps/text/decode.hpp"
 #include "models/registry.hpp"
 
 namespace topo::apps {
@@ -145,6 +146,11 @@ nlohmann::json parse_field_text(const std::string& name, const std::string& kind
                text);
     return text == "true" || text == "1";
   }
+  // Configs, checkpoints and results store the value as JSON, which holds only UTF-8: refuse it here, by name,
+  // rather than when the run first writes its config.
+  bool invalid = false;
+  (void)topo::text::decode_line(text, topo::text::TextEncoding::Utf8, &invalid);
+  TOPO_CHECK(!invalid, "config field '{}': the value is not valid UTF-8", name);
   return text;
 }
 

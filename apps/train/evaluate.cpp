@@ -88,7 +88,9 @@ nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
   result["precision"] = precision_name(precision.used);
   result["precision_note"] = precision.line;
   result["gemm_backend"] = device.is_cuda() ? "cublas" : gemm_backend_name(gemm_backend(precision.used));
-  if (!options.json.empty()) write_file_atomically(options.json, result.dump(2) + "\n");
+  // Paths are bytes, JSON is UTF-8: a path that is not UTF-8 is written with U+FFFD rather than lost to a throw.
+  if (!options.json.empty())
+    write_file_atomically(options.json, result.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   return result;
 }
 

@@ -103,6 +103,12 @@ TEST_CASE("config: unknown keys, wrong types and unreadable files are errors nam
   CHECK(parse({})->resume == "off");
   CHECK(error_of([&] { parse({"--resume", "maybe"}); }).find("invalid config field 'resume' = \"maybe\": expected on, off or auto") !=
         std::string::npos);
+  // A value that is not UTF-8 cannot be stored as JSON: an error naming the field, not nlohmann's
+  // type_error escaping from the message that quotes it (found by fuzz_cli, "--resume=\xf4").
+  CHECK(error_of([&] { parse({"--resume=\xf4"}); }).find("config field 'resume': the value is not valid UTF-8") !=
+        std::string::npos);
+  CHECK(error_of([&] { parse({"--out", "d\xc3"}); }).find("'out'") != std::string::npos);
+  CHECK(parse({"--out", "d\xc3\xa9"})->out == "d\xc3\xa9");
   TrainConfig old;
   apply_config_json(old, {{"resume", true}});
   CHECK(old.resume == "on");
