@@ -77,6 +77,26 @@ AvailableMemory available_memory(std::int64_t limit) {
                              format_bytes(double(used)));
     }
   });
+  // ulimit -v and -d (RLIMIT_AS, RLIMIT_DATA): a mapping past them fails as surely as one past a cgroup's limit,
+  // counted against what is mapped (VmSize, VmData), not what is resident.
+  struct ProcessLimit {
+    int resource;
+    const char* status_field;
+    const char* what;
+  };
+  for (const ProcessLimit& l : {ProcessLimit{RLIMIT_AS, "VmSize", "address-space limit (ulimit -v)"},
+                                ProcessLimit{RLIMIT_DATA, "VmData", "data limit (ulimit -d)"}}) {
+    rlimit r{};
+    if (getrlimit(l.resource, &r) != 0 || r.rlim_cur == RLIM_INFINITY) continue;
+    const std::int64_t mapped = kib_field("/proc/self/status", l.status_field);
+    if (mapped < 0) continue;
+    const auto cap = static_cast<std::int64_t>(std::min<rlim_t>(r.rlim_cur, std::numeric_limits<std::int64_t>::max()));
+    const std::int64_t headroom = std::max<std::int64_t>(0, cap - mapped);
+    if (headroom < a.bytes) {
+      a.bytes = headroom;
+      a.source = fmt::format("{} {}, {} of it mapped", l.what, format_bytes(double(cap)), format_bytes(double(mapped)));
+    }
+  }
   if (limit > 0) {
     const std::int64_t rss = rss_bytes();
     const std::int64_t headroom = std::max<std::int64_t>(0, limit - rss);

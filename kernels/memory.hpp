@@ -21,8 +21,9 @@ struct AvailableMemory {
   std::int64_t bytes = 0;  // what new allocations may still take
   std::string source;      // where the figure came from: "MemAvailable", "cgroup memory limit 8.0 GiB, 2.1 GiB used"
 };
-// The smaller of /proc/meminfo's MemAvailable and the headroom under the tightest cgroup memory limit on this
-// process's path (v2 memory.max - memory.current, v1 memory.limit_in_bytes - memory.usage_in_bytes). `limit` >
+// The smaller of /proc/meminfo's MemAvailable, the headroom under the tightest cgroup memory limit on this
+// process's path (v2 memory.max - memory.current, v1 memory.limit_in_bytes - memory.usage_in_bytes) and under
+// `ulimit -v` / `ulimit -d` (RLIMIT_AS - VmSize, RLIMIT_DATA - VmData). `limit` >
 // 0 (a user's --memory-limit): the process may hold at most that many bytes resident, so the headroom is
 // limit - rss_bytes() when that is smaller.
 AvailableMemory available_memory(std::int64_t limit = 0);

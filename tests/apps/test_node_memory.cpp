@@ -3,7 +3,11 @@
 // counter; the memory readers and the size parser; the models' step estimates against the measured peak.
 #include <doctest/doctest.h>
 
+#include <sys/resource.h>
+
 #include <algorithm>
+#include <fstream>
+#include <string>
 
 #include "apps/graphs/generate.hpp"
 #include "apps/tasks/node_classify/node_classify.hpp"
@@ -57,6 +61,23 @@ TEST_CASE("memory: sizes parse and print; the process's RSS and the machine's he
   CHECK(capped.bytes <= limit - std::min(rss_before, rss_after));
   CHECK(capped.bytes < machine.bytes);
   CHECK(capped.source.find("--memory-limit") != std::string::npos);
+  // ulimit -v: the headroom is the limit less what is mapped (a scheduler's or a shell's cap, not a cgroup's).
+  rlimit saved{};
+  REQUIRE(getrlimit(RLIMIT_AS, &saved) == 0);
+  std::uint64_t mapped = 0;
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmSize:", 0) == 0) mapped = std::stoull(line.substr(7)) * 1024;
+  REQUIRE(mapped > 0);
+  rlimit tight = saved;
+  tight.rlim_cur = static_cast<rlim_t>(mapped + (std::uint64_t{64} << 20));
+  if (saved.rlim_cur == RLIM_INFINITY || tight.rlim_cur < saved.rlim_cur) {
+    REQUIRE(setrlimit(RLIMIT_AS, &tight) == 0);
+    const AvailableMemory as_capped = available_memory();
+    REQUIRE(setrlimit(RLIMIT_AS, &saved) == 0);
+    CHECK(as_capped.bytes <= std::int64_t{64} << 20);
+    CHECK(as_capped.source.find("address-space limit (ulimit -v)") != std::string::npos);
+  }
 }
 
 TEST_CASE("memory: the allocator counts its live bytes and their peak") {
