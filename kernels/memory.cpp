@@ -58,6 +58,8 @@ bool reset_peak_rss() {
 
 std::int64_t rss_bytes() { return std::max<std::int64_t>(0, kib_field("/proc/self/status", "VmRSS")); }
 
+std::int64_t mapped_bytes() { return std::max<std::int64_t>(0, kib_field("/proc/self/status", "VmSize")); }
+
 AvailableMemory available_memory(std::int64_t limit) {
   AvailableMemory a;
   const std::int64_t meminfo = kib_field("/proc/meminfo", "MemAvailable");

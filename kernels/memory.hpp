@@ -16,6 +16,8 @@ std::int64_t peak_rss_bytes();
 bool reset_peak_rss();
 // Resident now (VmRSS); 0 when the OS does not say.
 std::int64_t rss_bytes();
+// Mapped now (VmSize: what RLIMIT_AS, `ulimit -v`, counts); 0 when the OS does not say.
+std::int64_t mapped_bytes();
 
 struct AvailableMemory {
   std::int64_t bytes = 0;  // what new allocations may still take

@@ -6,8 +6,6 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <fstream>
-#include <string>
 
 #include "apps/graphs/generate.hpp"
 #include "apps/tasks/node_classify/node_classify.hpp"
@@ -64,13 +62,10 @@ TEST_CASE("memory: sizes parse and print; the process's RSS and the machine's he
   // ulimit -v: the headroom is the limit less what is mapped (a scheduler's or a shell's cap, not a cgroup's).
   rlimit saved{};
   REQUIRE(getrlimit(RLIMIT_AS, &saved) == 0);
-  std::uint64_t mapped = 0;
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("VmSize:", 0) == 0) mapped = std::stoull(line.substr(7)) * 1024;
+  const std::int64_t mapped = mapped_bytes();
   REQUIRE(mapped > 0);
   rlimit tight = saved;
-  tight.rlim_cur = static_cast<rlim_t>(mapped + (std::uint64_t{64} << 20));
+  tight.rlim_cur = static_cast<rlim_t>(mapped + (std::int64_t{64} << 20));
   if (saved.rlim_cur == RLIM_INFINITY || tight.rlim_cur < saved.rlim_cur) {
     REQUIRE(setrlimit(RLIMIT_AS, &tight) == 0);
     const AvailableMemory as_capped = available_memory();
