@@ -1,6 +1,7 @@
-"""add_nodes / add_edges / remove_nodes, rand_graph, khop_in_subgraph / khop_out_subgraph, GlobalUniform and
-as_edge_prediction_sampler against DGL 2.1 (skipped where dgl does not import). Edges are compared as (source,
-destination, parent id) sets where DGL's order is its own (remove_nodes: DGL's by source node)."""
+"""add_nodes / add_edges / remove_nodes, rand_graph, khop_in_subgraph / khop_out_subgraph, to_homogeneous /
+to_heterogeneous, GlobalUniform and as_edge_prediction_sampler against DGL 2.1 (skipped where dgl does not
+import). Edges are compared as (source, destination, parent id) sets where DGL's order is its own (remove_nodes:
+DGL's by source node)."""
 import topograph  # before torch: then both OpenMP pools wait briefly (topograph/__init__.py)
 
 import pytest
@@ -148,6 +149,85 @@ def test_khop_like_dgl(fn, k):
     d, dw = getattr(dgl, fn)(hetero(dgl), {"u": torch.tensor([2]), "v": torch.tensor([0])}, k)
     same_graph(t, d, ordered=False)
     assert {n: w.tolist() for n, w in tw.items()} == {n: w.tolist() for n, w in dw.items()}
+
+
+# --- to_homogeneous / to_heterogeneous
+def typed(lib, idtype):
+    """Three node types (one without nodes), a relation without edges, a multi-edge and a self loop."""
+    ids = lambda x: torch.tensor(x, dtype=idtype)  # noqa: E731
+    g = lib.heterograph({("user", "follows", "user"): (ids([0, 1, 2, 2]), ids([1, 2, 2, 0])),
+                         ("user", "plays", "game"): (ids([0, 0, 2]), ids([1, 1, 0])),
+                         ("game", "won_by", "user"): (ids([]), ids([])),
+                         ("game", "rated", "tag"): (ids([]), ids([]))},
+                        num_nodes_dict={"user": 3, "game": 2, "tag": 0}, idtype=idtype)
+    g.nodes["user"].data["h"] = torch.arange(6.0).view(3, 2)
+    g.nodes["game"].data["h"] = -torch.arange(4.0).view(2, 2)
+    g.edges["follows"].data["w"] = torch.arange(4.0)
+    g.edges["plays"].data["w"] = torch.arange(3.0) + 10
+    return g
+
+
+def same_features(t, d):
+    """Every feature of every type, in the same order, equal in value and dtype."""
+    for nt in d.ntypes:
+        assert list(t.nodes[nt].data) == list(d.nodes[nt].data)
+        for name, value in d.nodes[nt].data.items():
+            assert t.nodes[nt].data[name].dtype == value.dtype
+            assert t.nodes[nt].data[name].tolist() == value.tolist()
+    for c in d.canonical_etypes:
+        assert list(t.edges[c].data) == list(d.edges[c].data)
+        for name, value in d.edges[c].data.items():
+            assert t.edges[c].data[name].dtype == value.dtype
+            assert t.edges[c].data[name].tolist() == value.tolist()
+
+
+@pytest.mark.parametrize("idtype", [torch.int32, torch.int64], ids=["int32", "int64"])
+@pytest.mark.parametrize("store_type", [True, False])
+def test_to_homogeneous_like_dgl(idtype, store_type):
+    outs = [lib.to_homogeneous(typed(lib, idtype), ndata=["h"], edata=["w"], store_type=store_type, return_count=True)
+            for lib in (topograph, dgl)]
+    (t, t_nodes, t_edges), (d, d_nodes, d_edges) = outs
+    assert (t_nodes, t_edges) == (d_nodes, d_edges) and t.idtype == d.idtype
+    same_graph(t, d)
+    same_features(t, d)
+    assert topograph.NTYPE == dgl.NTYPE and topograph.ETYPE == dgl.ETYPE
+    assert list(topograph.to_homogeneous(typed(topograph, idtype)).ndata) == \
+        list(dgl.to_homogeneous(typed(dgl, idtype)).ndata)
+
+
+@pytest.mark.parametrize("idtype", [torch.int32, torch.int64], ids=["int32", "int64"])
+def test_to_heterogeneous_like_dgl(idtype):
+    def interleaved(lib):  # nodes a b a b c; etype 0 joins a->b and b->a, etype 1 a->a and c->c
+        h = lib.graph((torch.tensor([0, 1, 2, 0, 3, 2, 4]), torch.tensor([1, 2, 3, 2, 0, 0, 4])), num_nodes=5,
+                      idtype=idtype)
+        h.ndata["kind"] = torch.tensor([0, 1, 0, 1, 2])
+        h.edata["rel"] = torch.tensor([0, 0, 0, 1, 0, 1, 1])
+        h.ndata["x"] = torch.arange(5.0)
+        h.edata["y"] = torch.arange(7.0)
+        return lib.to_heterogeneous(h, ["a", "b", "c"], ["to", "loop"], ntype_field="kind", etype_field="rel")
+
+    t, d = interleaved(topograph), interleaved(dgl)
+    same_graph(t, d)
+    same_features(t, d)
+    assert t.idtype == d.idtype
+    round_trips = [lib.to_heterogeneous(lib.to_homogeneous(typed(lib, idtype), ndata=["h"], edata=["w"]),
+                                        typed(lib, idtype).ntypes, typed(lib, idtype).etypes)
+                   for lib in (topograph, dgl)]
+    same_graph(*round_trips)
+    same_features(*round_trips)
+
+
+def test_to_heterogeneous_with_a_metagraph_like_dgl():
+    networkx = pytest.importorskip("networkx")
+    outs = []
+    for lib in (topograph, dgl):
+        g = typed(lib, torch.int64)
+        meta = networkx.MultiDiGraph()
+        for s, e, d in g.canonical_etypes:
+            meta.add_edge(s, d, key=e)
+        outs.append(lib.to_heterogeneous(lib.to_homogeneous(g, edata=["w"]), g.ntypes, g.etypes, metagraph=meta))
+    same_graph(*outs)  # the relations without edges too
+    same_features(*outs)
 
 
 def test_global_uniform_like_dgl():

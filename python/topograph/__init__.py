@@ -35,11 +35,12 @@ if _short_spin and _torch_was_loaded and _torch.get_num_threads() > 1:
                    "topograph first, or set GOMP_SPINCOUNT=1000 (or OMP_WAIT_POLICY=passive) in the environment",
                    RuntimeWarning, stacklevel=2)
 
-from ._base import ALL, EID, NID, DGLError
+from ._base import ALL, EID, ETYPE, NID, NTYPE, DGLError
 from ._graph import DGLGraph, batch, edge_type_subgraph, graph, heterograph, reverse, unbatch
 from ._block import DGLBlock, to_block
 from ._subgraph import edge_subgraph, in_subgraph, node_subgraph
 from ._transform import add_self_loop, remove_edges, remove_self_loop, to_bidirected, to_simple
+from ._convert import to_heterogeneous, to_homogeneous
 from ._mutation import add_edges, add_nodes, khop_in_subgraph, khop_out_subgraph, rand_graph, remove_nodes
 from .readout import (broadcast_edges, broadcast_nodes, max_edges, max_nodes, mean_edges, mean_nodes, readout_edges,
                       readout_nodes, softmax_edges, softmax_nodes, sum_edges, sum_nodes, topk_edges, topk_nodes)
@@ -74,9 +75,10 @@ def get_num_threads() -> int:
     return _C.num_threads()
 
 
-__all__ = ["ALL", "NID", "EID", "DGLError", "DGLGraph", "DGLBlock", "graph", "heterograph", "batch", "unbatch",
-           "edge_type_subgraph", "node_subgraph", "edge_subgraph", "in_subgraph", "reverse", "to_block",
+__all__ = ["ALL", "NID", "EID", "NTYPE", "ETYPE", "DGLError", "DGLGraph", "DGLBlock", "graph", "heterograph", "batch",
+           "unbatch", "edge_type_subgraph", "node_subgraph", "edge_subgraph", "in_subgraph", "reverse", "to_block",
            "add_self_loop", "remove_self_loop", "remove_edges", "add_nodes", "add_edges", "remove_nodes",
-           "rand_graph", "khop_in_subgraph", "khop_out_subgraph", "to_simple", "to_bidirected", "readout",
+           "rand_graph", "khop_in_subgraph", "khop_out_subgraph", "to_simple", "to_bidirected", "to_homogeneous",
+           "to_heterogeneous", "readout",
            *readout.__all__, "builders", "dataloading", "sampling", "function", "ops", "nn", "models",
            "built_with_cuda", "seed", "set_num_threads", "get_num_threads"]

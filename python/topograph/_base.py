@@ -1,9 +1,11 @@
-"""The names every module shares, as dgl.base holds them: ALL, NID, EID and DGLError."""
+"""The names every module shares, as dgl.base holds them: ALL, NID, EID, NTYPE, ETYPE and DGLError."""
 from __future__ import annotations
 
 ALL = "__ALL__"  # dgl.base.ALL: every node / edge
 NID = "_ID"  # dgl.NID: the original node ids of a block's (or subgraph's) nodes, in srcdata / dstdata
 EID = "_ID"  # dgl.EID: the original edge ids of a block's edges, in edata
+NTYPE = "_TYPE"  # dgl.NTYPE: each node's type index, in to_homogeneous's ndata (to_heterogeneous reads it)
+ETYPE = "_TYPE"  # dgl.ETYPE: each edge's relation index, in to_homogeneous's edata (RelGraphConv's etypes)
 
 
 class DGLError(ValueError):

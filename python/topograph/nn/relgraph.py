@@ -1,5 +1,6 @@
 """dgl.nn.TypedLinear and dgl.nn.RelGraphConv (Schlichtkrull et al., R-GCN) for a graph whose edges carry a
-relation id each (a homogeneous graph of a heterograph's relations, as dgl.to_homogeneous makes it).
+relation id each (a homogeneous graph of a heterograph's relations, as topograph.to_homogeneous makes it:
+edata[ETYPE]).
 
 A message is the source's features times its edge's relation weight: TypedLinear groups the rows by type (one
 matmul per type present, no [E, in, out] gather of weights), and the messages are summed at each destination
