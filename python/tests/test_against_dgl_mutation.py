@@ -240,6 +240,53 @@ def test_global_uniform_like_dgl():
         assert all(a != b for a, b in pairs) and s.dtype == g.idtype
 
 
+def test_negative_redundancy_is_dgls():
+    from dgl.sampling.negative import _calc_redundancy
+
+    for k, edges, pairs in [(12, 8, 64), (9, 7, 36), (8, 3, 4), (1000, 500, 10000), (3, 0, 10)]:
+        assert topograph.sampling._negative_redundancy(k, edges, pairs) == pytest.approx(
+            _calc_redundancy(k, edges, pairs), rel=1e-9, abs=1e-6)  # numpy's double root (no edge): ~1e-8 off 0
+
+
+@pytest.mark.parametrize("idtype", [torch.int32, torch.int64], ids=["int32", "int64"])
+@pytest.mark.parametrize("replace", [False, True])
+def test_global_uniform_negative_sampling_like_dgl(idtype, replace):
+    """DGL's contract (no edge, no self loop, of idtype; without replace distinct and by (destination, source))
+    and, asked for more pairs than its slots can give, as many pairs as DGL's on average: the same algorithm."""
+    gen = torch.Generator().manual_seed(0)
+    u, v = torch.randint(0, 100, (500,), generator=gen), torch.randint(0, 100, (500,), generator=gen)
+    existing = set(zip(u.tolist(), v.tolist()))
+    counts = {}
+    for lib in (topograph, dgl):
+        g = lib.graph((u, v), num_nodes=100, idtype=idtype)
+        counts[lib] = []
+        for _ in range(4):
+            src, dst = g.global_uniform_negative_sampling(9000, replace=replace)
+            pairs = list(zip(src.tolist(), dst.tolist()))
+            assert src.dtype == dst.dtype == idtype and len(pairs) <= 9000
+            assert not set(pairs) & existing and all(a != b for a, b in pairs)
+            if not replace:
+                assert pairs == sorted(set(pairs), key=lambda p: (p[1], p[0]))
+            counts[lib].append(len(pairs))
+    mean_t, mean_d = (sum(counts[lib]) / len(counts[lib]) for lib in (topograph, dgl))
+    assert abs(mean_t - mean_d) < 0.02 * mean_d, counts  # 9000 asked: about 6000 without replace, either way
+
+
+def test_global_uniform_negative_sampling_is_uniform_like_dgl():
+    for lib in (topograph, dgl):
+        g = lib.graph((torch.tensor([0, 1, 2, 2]), torch.tensor([1, 2, 0, 3])), num_nodes=4)
+        src, dst = lib.sampling.global_uniform_negative_sampling(g, 16000, replace=True)
+        pairs = list(zip(src.tolist(), dst.tolist()))
+        counts = {p: pairs.count(p) for p in set(pairs)}  # the 8 pairs that are no edge nor self loop
+        assert len(pairs) == 16000 and len(counts) == 8
+        assert all(abs(c - 2000) < 200 for c in counts.values()), counts  # sd ~42
+    for lib in (topograph, dgl):  # a relation of two types: its (i, i) are no self loops
+        src, dst = lib.sampling.global_uniform_negative_sampling(hetero(lib), 100, etype=("u", "a", "v"))
+        pairs = list(zip(src.tolist(), dst.tolist()))
+        assert pairs == sorted({(a, b) for a in range(4) for b in range(3)} - {(0, 1), (1, 0), (2, 1), (3, 2)},
+                               key=lambda p: (p[1], p[0]))
+
+
 @pytest.mark.parametrize("exclude", [None, "self", "reverse_id"])
 @pytest.mark.parametrize("negative", [False, True])
 def test_edge_prediction_sampler_like_dgl(exclude, negative):

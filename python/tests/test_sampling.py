@@ -1,7 +1,9 @@
 """Neighbour sampling and neighbour-sampled mini-batches, as dgl.sampling / dgl.dataloading: each seed keeps
 min(fanout, in-degree) distinct in-edges of the graph; the draws follow torch's generator (or `seed`); blocks
 per layer chain (a layer's sources are the next one's destinations), carry features and the graph's edge ids;
-a 2-layer GraphSAGE-style mean over the blocks equals the same mean over the sampled edges."""
+a 2-layer GraphSAGE-style mean over the blocks equals the same mean over the sampled edges. And
+global_uniform_negative_sampling: pairs that are no edge (nor self loop), distinct and sorted as DGL's, uniform
+over the free pairs, GlobalUniform drawing through it."""
 import pytest
 import torch
 
@@ -112,3 +114,84 @@ def test_sampling_errors():
         sample_neighbors(h, {"u": [1]}, {"f": 1})
     with pytest.raises(ValueError, match="at least one layer"):
         MultiLayerNeighborSampler([])
+
+
+# --- global_uniform_negative_sampling (and GlobalUniform, which draws through it)
+global_uniform_negative_sampling = topograph.sampling.global_uniform_negative_sampling
+
+
+def as_pairs(src, dst):
+    return list(zip(src.tolist(), dst.tolist()))
+
+
+@pytest.mark.parametrize("idtype", [torch.int32, torch.int64], ids=["int32", "int64"])
+def test_global_uniform_negative_pairs_are_distinct_sorted_non_edges(idtype):
+    torch.manual_seed(0)
+    g = ring_with_chords().astype(idtype)
+    existing = set(as_pairs(*g.edges()))
+    src, dst = global_uniform_negative_sampling(g, 200)
+    pairs = as_pairs(src, dst)
+    # 200 of the 811 free pairs: the draws repeat some, dropped as DGL drops them, so a few under 200
+    assert src.dtype == dst.dtype == idtype and 190 <= len(pairs) <= 200
+    assert not set(pairs) & existing and all(u != v for u, v in pairs)
+    assert pairs == sorted(set(pairs), key=lambda p: (p[1], p[0]))  # distinct, by (destination, source), as DGL's
+    torch.manual_seed(1)
+    with_loops = as_pairs(*g.global_uniform_negative_sampling(400, exclude_self_loops=False))
+    assert any(u == v for u, v in with_loops) and not set(with_loops) & existing
+    torch.manual_seed(2)
+    drawn = as_pairs(*g.global_uniform_negative_sampling(2000, replace=True))
+    assert len(drawn) == 2000 and len(set(drawn)) < 2000 and not set(drawn) & existing
+    assert drawn != sorted(drawn, key=lambda p: (p[1], p[0]))  # in draw order
+
+
+def test_global_uniform_negative_pairs_are_uniform_over_the_free_pairs():
+    torch.manual_seed(3)
+    g = topograph.graph(([0, 1, 2, 2], [1, 2, 0, 3]), num_nodes=4)
+    free = {(u, v) for u in range(4) for v in range(4) if u != v} - set(as_pairs(*g.edges()))  # 8 pairs
+    drawn = as_pairs(*global_uniform_negative_sampling(g, 16000, replace=True))
+    counts = {p: drawn.count(p) for p in free}
+    assert set(drawn) == free and len(drawn) == 16000
+    assert all(abs(c - 2000) < 200 for c in counts.values()), counts  # 2000 each; sd ~42
+
+
+def test_global_uniform_negative_sampling_on_dense_graphs_and_relations():
+    torch.manual_seed(4)
+    complete = topograph.graph((torch.arange(3).repeat_interleave(3), torch.arange(3).repeat(3)))
+    src, dst = global_uniform_negative_sampling(complete, 5, exclude_self_loops=False)
+    assert src.numel() == dst.numel() == 0 and src.dtype == complete.idtype
+    one_free = topograph.graph(([0, 0, 1], [1, 0, 1]), num_nodes=2)  # only (1, 0) is no edge and no loop
+    assert as_pairs(*global_uniform_negative_sampling(one_free, 4)) == [(1, 0)]
+    assert set(as_pairs(*global_uniform_negative_sampling(one_free, 5, replace=True))) == {(1, 0)}
+    hg = topograph.heterograph({("a", "x", "b"): ([0, 0], [1, 2]), ("b", "y", "b"): ([0], [1])}, {"a": 2, "b": 4})
+    pairs = as_pairs(*hg.global_uniform_negative_sampling(10, etype="x"))  # two types: (0, 0) is no self loop
+    assert pairs == [(0, 0), (1, 0), (1, 1), (1, 2), (0, 3), (1, 3)]  # every free pair, by (destination, source)
+    assert as_pairs(*global_uniform_negative_sampling(complete, 0)) == []
+    # redundancy: more slots than DGL's bound find more of the 90 free pairs of an edgeless graph of 10 nodes
+    empty = topograph.graph(([], []), num_nodes=10)
+    few = global_uniform_negative_sampling(empty, 60, redundancy=0.0)[0].numel()
+    many = global_uniform_negative_sampling(empty, 60, redundancy=10.0)[0].numel()
+    assert few < 60 and many == 60
+
+
+def test_global_uniform_sampler_draws_through_the_function():
+    g = ring_with_chords()
+    torch.manual_seed(5)
+    by_sampler = topograph.dataloading.negative_sampler.GlobalUniform(4, replace=True)(g, torch.tensor([3, 1, 7]))
+    torch.manual_seed(5)
+    by_function = global_uniform_negative_sampling(g, 12, replace=True)
+    assert as_pairs(*by_sampler) == as_pairs(*by_function)
+
+
+def test_global_uniform_negative_sampling_errors():
+    g = ring_with_chords()
+    hg = topograph.heterograph({("a", "x", "b"): ([0], [1]), ("b", "y", "b"): ([0], [1])})
+    with pytest.raises(topograph.DGLError, match="the graph has 2 relations"):
+        global_uniform_negative_sampling(hg, 3)
+    with pytest.raises(topograph.DGLError, match="num_samples must be an int >= 0, got -1"):
+        global_uniform_negative_sampling(g, -1)
+    with pytest.raises(topograph.DGLError, match="num_samples must be an int >= 0, got 2.5"):
+        g.global_uniform_negative_sampling(2.5)
+    with pytest.raises(topograph.DGLError, match="redundancy must be None or a number >= 0, got -0.5"):
+        global_uniform_negative_sampling(g, 3, redundancy=-0.5)
+    with pytest.raises(ValueError, match="not defined for a block"):
+        global_uniform_negative_sampling(topograph.to_block(g), 3)

@@ -1,13 +1,18 @@
-"""dgl.sampling's neighbour sampling over the core's sampler (graph/sampling.hpp: the seeds split over the
-threads, each seed's draw a function of (seed, relation, node) only, so the thread count changes nothing)."""
+"""dgl.sampling: neighbour sampling over the core's sampler (graph/sampling.hpp: the seeds split over the
+threads, each seed's draw a function of (seed, relation, node) only, so the thread count changes nothing), and
+global_uniform_negative_sampling (pairs that are no edge, drawn here with torch; also the graph method
+g.global_uniform_negative_sampling, attached to DGLGraph below as DGL attaches it, and GlobalUniform's draw)."""
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Mapping
-from typing import Optional
+from typing import Optional, Tuple
 
 import torch
 
-from ._graph import EID, DGLGraph
+from ._base import DGLError
+from ._graph import EID, DGLGraph, EType
 from ._subgraph import _check, _node_sets
 
 
@@ -63,3 +68,66 @@ def _fanout_value(value, what: str) -> int:
     if value < -1:
         raise ValueError(f"sample_neighbors: {what} must be >= -1 (-1: every in-edge), got {value}")
     return value
+
+
+NEGATIVE_TRIALS = 3  # draws per slot before it is left empty, DGL's num_trials
+
+
+def _negative_redundancy(num_samples: int, num_edges: int, num_pairs: int) -> float:
+    """DGL's _calc_redundancy: the extra fraction of slots to draw so that, by a binomial lower bound three
+    standard deviations down, num_samples of them land on no edge. Solves k = N p - 3 sqrt(N p (1 - p)) for N
+    (the larger root of p^2 N^2 - p (2k + 9 (1 - p)) N + k^2), p the fraction of pairs that are no edge."""
+    free = 1.0 - num_edges / num_pairs
+    a, b, c = free ** 2, -free * (2 * num_samples + 9 * (1.0 - free)), float(num_samples) ** 2
+    slots = (-b + math.sqrt(max(b * b - 4 * a * c, 0.0))) / (2 * a)
+    return slots / num_samples - 1.0
+
+
+def global_uniform_negative_sampling(g: DGLGraph, num_samples: int, exclude_self_loops: bool = True,
+                                     replace: bool = False, etype: EType = None,
+                                     redundancy: Optional[float] = None) -> Tuple[torch.Tensor, torch.Tensor]:
+    """dgl.sampling.global_uniform_negative_sampling: at most num_samples pairs (sources, destinations) of the
+    relation's source and destination types that are no edge of it, and no self loop with exclude_self_loops
+    (when the two types agree); distinct unless replace. DGL's algorithm: num_samples * (1 + redundancy) slots
+    of up to three uniform draws each (the first draw that is no edge fills the slot), empty slots dropped, then
+    without replace the pairs sorted by (destination, source) (the order of DGL's default, which samples on
+    the CSC) and deduplicated; the first num_samples kept. So a small or dense graph gives fewer pairs, as DGL's.
+    redundancy: None for DGL's lower bound (_negative_redundancy), or a float >= 0 (which DGL 2.1 ignores).
+    Draws from torch's generator (torch.manual_seed / topograph.seed repeat them), where DGL draws from its own:
+    the same distribution, not the same pairs. Ids of g's idtype on g's device. etype must be named when g has
+    several relations (DGL 2.1 takes the first); num_samples 0 gives no pair (DGL 2.1 raises)."""
+    _check(g, "global_uniform_negative_sampling")
+    if isinstance(num_samples, bool) or not isinstance(num_samples, numbers.Integral) or num_samples < 0:
+        raise DGLError(f"global_uniform_negative_sampling: num_samples must be an int >= 0, got {num_samples!r}")
+    if redundancy is not None and (isinstance(redundancy, bool) or not isinstance(redundancy, numbers.Real) or
+                                   not redundancy >= 0):
+        raise DGLError(f"global_uniform_negative_sampling: redundancy must be None or a number >= 0, got "
+                       f"{redundancy!r}")
+    relation = g.canonical_etypes[g._relation(etype)]
+    src_type, _, dst_type = relation
+    num_src, num_dst = g.num_nodes(src_type), g.num_nodes(dst_type)
+    u, v = g.all_edges(etype=relation)
+    existing = torch.unique(u.cpu().to(torch.int64) * num_dst + v.cpu().to(torch.int64))  # [distinct edges]
+    keys = torch.zeros(0, dtype=torch.int64)  # the pairs as source * num_dst + destination
+    num_pairs = num_src * num_dst
+    if num_samples > 0 and existing.numel() < num_pairs:  # else no pair is free
+        if redundancy is None:  # DGL counts every edge; a pair's parallel edges count once here
+            redundancy = _negative_redundancy(num_samples, existing.numel(), num_pairs)
+        slots = int(int(num_samples) * (1.0 + redundancy))
+        draws = torch.randint(0, num_pairs, (slots, NEGATIVE_TRIALS))  # [slots, trials]
+        free = ~torch.isin(draws, existing)
+        if exclude_self_loops and src_type == dst_type:
+            free &= draws // num_dst != draws % num_dst
+        filled = free.any(1)  # [slots]
+        first_free = free.to(torch.int8).argmax(1, keepdim=True)  # [slots, 1]: the first free draw's trial
+        keys = draws.gather(1, first_free).squeeze(1)[filled]
+        if not replace:
+            by_dst = torch.unique((keys % num_dst) * num_src + keys // num_dst)  # sorted: (destination, source)
+            keys = (by_dst % num_src) * num_dst + by_dst // num_src
+        keys = keys[:int(num_samples)]
+    src, dst = keys // max(num_dst, 1), keys % max(num_dst, 1)
+    return src.to(device=g.device, dtype=g.idtype), dst.to(device=g.device, dtype=g.idtype)
+
+
+# g.global_uniform_negative_sampling(num_samples, ...), as DGL attaches it (dgl/sampling/negative.py)
+DGLGraph.global_uniform_negative_sampling = global_uniform_negative_sampling

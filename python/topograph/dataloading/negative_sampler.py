@@ -4,9 +4,9 @@ are taken not to exist, or {canonical etype: (sources, destinations)}.
 
 PerSourceUniform (alias Uniform) is DGL's: k pairs per edge, the edge's source with a destination drawn
 uniformly from all nodes of the destination type by torch.randint (the same call as DGL's, so torch's seed
-gives DGL's pairs). GlobalUniform is DGL's too: pairs drawn uniformly over all (source, destination) pairs that
-are no edge of the graph (DGL draws them by its own generator, this one by torch's: the same distribution, not the
-same pairs)."""
+gives DGL's pairs). GlobalUniform is DGL's too: topograph.sampling.global_uniform_negative_sampling's pairs, drawn
+uniformly over all (source, destination) pairs that are no edge of the graph (DGL draws them by its own generator,
+this one by torch's: the same distribution, not the same pairs)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -14,6 +14,7 @@ from collections.abc import Mapping
 import torch
 
 from .._base import DGLError
+from ..sampling import global_uniform_negative_sampling
 
 
 class _BaseNegativeSampler:
@@ -62,11 +63,10 @@ Uniform = PerSourceUniform  # DGL's alias
 
 
 class GlobalUniform(_BaseNegativeSampler):
-    """At most k negative pairs per edge of eids, as DGL's: (u', v') with u' uniform over the source type's
-    nodes and v' over the destination type's, never an edge of the relation, never a self loop with
-    exclude_self_loops (when the two types agree), each pair at most once unless replace. Drawn by rejection
-    (three rounds of candidates from torch's generator, as DGL's three tries), so on a small or dense graph it
-    may return fewer than len(eids) * k pairs, as DGL's does. Ids of the graph's idtype, on its device."""
+    """At most k negative pairs per edge of eids, as DGL's: topograph.sampling.global_uniform_negative_sampling(g,
+    len(eids) * k, exclude_self_loops, replace, etype) (pairs that are no edge of the relation, never a self loop
+    with exclude_self_loops when the two types agree, distinct and sorted by (destination, source) unless replace;
+    on a small or dense graph fewer than len(eids) * k, as DGL's). Ids of the graph's idtype, on its device."""
 
     def __init__(self, k: int, exclude_self_loops: bool = True, replace: bool = False):
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -74,33 +74,8 @@ class GlobalUniform(_BaseNegativeSampler):
         self.k, self.exclude_self_loops, self.replace = k, bool(exclude_self_loops), bool(replace)
 
     def _generate(self, g, eids: torch.Tensor, canonical_etype):
-        s, _, d = canonical_etype
-        wanted = eids.shape[0] * self.k
-        num_src, num_dst = g.num_nodes(s), g.num_nodes(d)
-        u, v = g.all_edges(etype=canonical_etype)
-        existing = u.cpu().to(torch.int64) * num_dst + v.cpu().to(torch.int64)
-        no_loops = self.exclude_self_loops and s == d
-        keys = torch.zeros(0, dtype=torch.int64)
-        if num_src and num_dst:
-            # candidates per round: enough that, at this graph's density, the round likely fills the request
-            free = max(num_src * num_dst - existing.numel() - (min(num_src, num_dst) if no_loops else 0), 1)
-            redundancy = max(1.0, 1.3 * num_src * num_dst / free)
-            for _ in range(3):
-                if keys.numel() >= wanted:
-                    break
-                count = int((wanted - keys.numel()) * redundancy) + 8
-                cand = torch.randint(0, num_src, (count,)) * num_dst + torch.randint(0, num_dst, (count,))
-                ok = ~torch.isin(cand, existing)
-                if no_loops:
-                    ok &= cand // num_dst != cand % num_dst
-                keys = torch.cat([keys, cand[ok]])
-                if not self.replace:
-                    from .._mutation import _first_occurrences
-
-                    keys = _first_occurrences(keys)
-            keys = keys[:wanted]
-        src, dst = keys // max(num_dst, 1), keys % max(num_dst, 1)
-        return src.to(device=g.device, dtype=g.idtype), dst.to(device=g.device, dtype=g.idtype)
+        return global_uniform_negative_sampling(g, eids.shape[0] * self.k, self.exclude_self_loops, self.replace,
+                                                canonical_etype)
 
 
 __all__ = ["PerSourceUniform", "Uniform", "GlobalUniform"]
