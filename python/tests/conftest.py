@@ -47,6 +47,37 @@ def build(name, idtype):
     return g, src, dst, n
 
 
+
+def typed_graph(lib=topograph, idtype=torch.int64):
+    """Three node types (one without nodes), relations without edges, a multi-edge and a self loop, with node
+    features "h" on the types with nodes and edge features "w" on the relations with edges; built by `lib`
+    (topograph, or dgl in the DGL comparisons)."""
+    ids = lambda x: torch.tensor(x, dtype=idtype)  # noqa: E731 (DGL wants the graph's idtype)
+    g = lib.heterograph({("user", "follows", "user"): (ids([0, 1, 2, 2]), ids([1, 2, 2, 0])),
+                         ("user", "plays", "game"): (ids([0, 0, 2]), ids([1, 1, 0])),
+                         ("game", "won_by", "user"): (ids([]), ids([])),
+                         ("game", "rated", "tag"): (ids([]), ids([]))},
+                        num_nodes_dict={"user": 3, "game": 2, "tag": 0}, idtype=idtype)
+    g.nodes["user"].data["h"] = torch.arange(6.0).view(3, 2)
+    g.nodes["game"].data["h"] = -torch.arange(4.0).view(2, 2)
+    g.edges["follows"].data["w"] = torch.arange(4.0)
+    g.edges["plays"].data["w"] = torch.arange(3.0) + 10
+    return g
+
+
+def reviews_graph(lib=topograph):
+    """users review items and items are reviewed by users (edge e of either the reverse of edge e of the other),
+    users follow users; node features "h", the reviews' "stars". Built by `lib`, as typed_graph."""
+    users, items = torch.tensor([0, 1, 2, 3, 3, 4, 0]), torch.tensor([1, 0, 1, 2, 0, 2, 2])
+    g = lib.heterograph({("user", "reviews", "item"): (users, items),
+                         ("item", "reviewed_by", "user"): (items, users),
+                         ("user", "follows", "user"): (torch.tensor([0, 1, 2, 4]), torch.tensor([1, 2, 3, 0]))},
+                        num_nodes_dict={"user": 5, "item": 3})
+    g.nodes["user"].data["h"] = torch.arange(5.0)
+    g.nodes["item"].data["h"] = -torch.arange(3.0)
+    g.edges["reviews"].data["stars"] = torch.arange(7.0)
+    return g
+
 # --- references, in float64 with torch's own autograd
 def dgl_pad(a, b):
     """DGL's reshape_lhs_rhs: 1s after the row dim so the trailing shapes align from the right."""

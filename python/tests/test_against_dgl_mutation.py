@@ -7,6 +7,8 @@ import topograph  # before torch: then both OpenMP pools wait briefly (topograph
 import pytest
 import torch
 
+from conftest import reviews_graph, typed_graph
+
 dgl = pytest.importorskip("dgl")
 
 U = [0, 1, 2, 3, 2, 4, 5, 5]
@@ -152,21 +154,6 @@ def test_khop_like_dgl(fn, k):
 
 
 # --- to_homogeneous / to_heterogeneous
-def typed(lib, idtype):
-    """Three node types (one without nodes), a relation without edges, a multi-edge and a self loop."""
-    ids = lambda x: torch.tensor(x, dtype=idtype)  # noqa: E731
-    g = lib.heterograph({("user", "follows", "user"): (ids([0, 1, 2, 2]), ids([1, 2, 2, 0])),
-                         ("user", "plays", "game"): (ids([0, 0, 2]), ids([1, 1, 0])),
-                         ("game", "won_by", "user"): (ids([]), ids([])),
-                         ("game", "rated", "tag"): (ids([]), ids([]))},
-                        num_nodes_dict={"user": 3, "game": 2, "tag": 0}, idtype=idtype)
-    g.nodes["user"].data["h"] = torch.arange(6.0).view(3, 2)
-    g.nodes["game"].data["h"] = -torch.arange(4.0).view(2, 2)
-    g.edges["follows"].data["w"] = torch.arange(4.0)
-    g.edges["plays"].data["w"] = torch.arange(3.0) + 10
-    return g
-
-
 def same_features(t, d):
     """Every feature of every type, in the same order, equal in value and dtype."""
     for nt in d.ntypes:
@@ -184,15 +171,15 @@ def same_features(t, d):
 @pytest.mark.parametrize("idtype", [torch.int32, torch.int64], ids=["int32", "int64"])
 @pytest.mark.parametrize("store_type", [True, False])
 def test_to_homogeneous_like_dgl(idtype, store_type):
-    outs = [lib.to_homogeneous(typed(lib, idtype), ndata=["h"], edata=["w"], store_type=store_type, return_count=True)
+    outs = [lib.to_homogeneous(typed_graph(lib, idtype), ndata=["h"], edata=["w"], store_type=store_type, return_count=True)
             for lib in (topograph, dgl)]
     (t, t_nodes, t_edges), (d, d_nodes, d_edges) = outs
     assert (t_nodes, t_edges) == (d_nodes, d_edges) and t.idtype == d.idtype
     same_graph(t, d)
     same_features(t, d)
     assert topograph.NTYPE == dgl.NTYPE and topograph.ETYPE == dgl.ETYPE
-    assert list(topograph.to_homogeneous(typed(topograph, idtype)).ndata) == \
-        list(dgl.to_homogeneous(typed(dgl, idtype)).ndata)
+    assert list(topograph.to_homogeneous(typed_graph(topograph, idtype)).ndata) == \
+        list(dgl.to_homogeneous(typed_graph(dgl, idtype)).ndata)
 
 
 @pytest.mark.parametrize("idtype", [torch.int32, torch.int64], ids=["int32", "int64"])
@@ -210,8 +197,8 @@ def test_to_heterogeneous_like_dgl(idtype):
     same_graph(t, d)
     same_features(t, d)
     assert t.idtype == d.idtype
-    round_trips = [lib.to_heterogeneous(lib.to_homogeneous(typed(lib, idtype), ndata=["h"], edata=["w"]),
-                                        typed(lib, idtype).ntypes, typed(lib, idtype).etypes)
+    round_trips = [lib.to_heterogeneous(lib.to_homogeneous(typed_graph(lib, idtype), ndata=["h"], edata=["w"]),
+                                        typed_graph(lib, idtype).ntypes, typed_graph(lib, idtype).etypes)
                    for lib in (topograph, dgl)]
     same_graph(*round_trips)
     same_features(*round_trips)
@@ -221,7 +208,7 @@ def test_to_heterogeneous_with_a_metagraph_like_dgl():
     networkx = pytest.importorskip("networkx")
     outs = []
     for lib in (topograph, dgl):
-        g = typed(lib, torch.int64)
+        g = typed_graph(lib, torch.int64)
         meta = networkx.MultiDiGraph()
         for s, e, d in g.canonical_etypes:
             meta.add_edge(s, d, key=e)
@@ -333,3 +320,83 @@ def test_edge_prediction_sampler_like_dgl(exclude, negative):
             te = sorted(zip(tb.edata[dgl.EID].tolist(), *[x.tolist() for x in tb.edges()]))
             de = sorted(zip(db.edata[dgl.EID].tolist(), *[x.tolist() for x in db.edges()]))
             assert te == de
+
+
+REVIEW_BATCHES = [{"reviews": torch.tensor([3, 1, 5]), "follows": torch.tensor([2])},
+                  {"reviewed_by": torch.tensor([0, 6])},
+                  {"follows": torch.tensor([0, 1, 2, 3]), "reviews": torch.tensor([0])}]
+
+
+def same_typed_graph(t, d, edge_ids_sorted=False):
+    """Node types, relations, node ids and features per type, edges per relation in order (edge ids and edge
+    features compared sorted where DGL 2.1 sorts them in place, see test_edge_prediction_sampler_like_dgl)."""
+    assert t.ntypes == d.ntypes and t.canonical_etypes == d.canonical_etypes
+    for nt in d.ntypes:
+        assert t.num_nodes(nt) == d.num_nodes(nt) and sorted(t.nodes[nt].data) == sorted(d.nodes[nt].data)
+        for name, value in d.nodes[nt].data.items():
+            assert t.nodes[nt].data[name].tolist() == value.tolist()
+    for c in d.canonical_etypes:
+        assert [x.tolist() for x in t.edges(etype=c)] == [x.tolist() for x in d.edges(etype=c)]
+        assert sorted(t.edges[c].data) == sorted(d.edges[c].data)
+        for name, value in d.edges[c].data.items():
+            mine = t.edges[c].data[name].tolist()
+            assert (sorted(mine) if edge_ids_sorted else mine) == value.tolist()
+
+
+@pytest.mark.parametrize("exclude", [None, "self", "reverse_id", "reverse_types"])
+@pytest.mark.parametrize("negative", [False, True])
+def test_edge_prediction_sampler_on_a_heterograph_like_dgl(exclude, negative):
+    """Seeds as {etype: ids}: the same pair graphs (DGL's compact_graphs numbering per node type), the same
+    Uniform negatives from the same seed, and, with full neighbourhoods, the same blocks."""
+    relations = [("item", "reviewed_by", "user"), ("user", "follows", "user"), ("user", "reviews", "item")]
+    reverse_eids = {relations[0]: torch.arange(7), relations[1]: torch.tensor([3, 2, 1, 0]),
+                    relations[2]: torch.arange(7)}  # by canonical etype, as DGL 2.1 looks them up
+
+    def run(lib):
+        g = reviews_graph(lib)
+        sampler = lib.dataloading.as_edge_prediction_sampler(
+            lib.dataloading.MultiLayerFullNeighborSampler(2), exclude=exclude,
+            reverse_eids=reverse_eids if exclude == "reverse_id" else None,
+            reverse_etypes={"reviews": "reviewed_by", "reviewed_by": "reviews"} if exclude == "reverse_types" else None,
+            negative_sampler=lib.dataloading.negative_sampler.Uniform(2) if negative else None)
+        if not negative:  # the DataLoader's batches of {etype: ids}
+            seeds = {"reviews": torch.arange(7), "follows": torch.arange(4)}
+            return list(lib.dataloading.DataLoader(g, seeds, sampler, batch_size=4, shuffle=False))
+        out = []
+        for batch in REVIEW_BATCHES:
+            torch.manual_seed(7)  # Uniform draws as DGL's: the same negatives
+            out.append(sampler.sample(g, {k: v.clone() for k, v in batch.items()}))
+        return out
+
+    def same_nodes(t_ids, d_ids, in_order):
+        """Node ids in the same order, or as the same set: DGL 2.1 orders a block's sources after its
+        destinations by first appearance among the sampled edges, which on a heterograph varies from run to run,
+        and the earlier blocks' destinations are the later ones' sources."""
+        t_ids, d_ids = t_ids.tolist(), d_ids.tolist()
+        assert t_ids == d_ids if in_order else sorted(t_ids) == sorted(d_ids)
+
+    def parent_edges(block, c):
+        """(edge id, source id, destination id) in g's ids: the block's local source ids are the order above."""
+        s, _, d = c
+        u, v = block.edges(etype=c)
+        src, dst = block.srcnodes[s].data[dgl.NID][u.long()], block.dstnodes[d].data[dgl.NID][v.long()]
+        return sorted(zip(block.edges[c].data[dgl.EID].tolist(), src.tolist(), dst.tolist()))
+
+    runs = run(topograph), run(dgl)
+    assert len(runs[0]) == len(runs[1]) == 3
+    for t, d in zip(*runs):
+        assert len(t) == len(d) == (4 if negative else 3)
+        same_typed_graph(t[1], d[1], edge_ids_sorted=exclude in ("self", "reverse_types"))
+        if negative:
+            same_typed_graph(t[2], d[2])
+        for nt in d[1].ntypes:
+            same_nodes(t[0][nt], d[0][nt], in_order=False)
+            assert t[0][nt].tolist() == t[-1][0].srcnodes[nt].data[dgl.NID].tolist()  # what blocks[0] reads
+        for i, (tb, db) in enumerate(zip(t[-1], d[-1])):
+            for nt in db.ntypes:
+                t_src, t_dst = tb.srcnodes[nt].data[dgl.NID], tb.dstnodes[nt].data[dgl.NID]
+                same_nodes(t_dst, db.dstnodes[nt].data[dgl.NID], in_order=i == len(d[-1]) - 1)  # the pair's nodes
+                same_nodes(t_src, db.srcnodes[nt].data[dgl.NID], in_order=False)
+                assert t_src[:t_dst.numel()].tolist() == t_dst.tolist()  # the destinations first, as DGL's
+            for c in db.canonical_etypes:
+                assert parent_edges(tb, c) == parent_edges(db, c)

@@ -6,21 +6,14 @@ import pytest
 import torch
 
 import topograph
+from conftest import typed_graph
 from topograph import EID, ETYPE, NID, NTYPE
 
 
 def hetero(idtype=torch.int64):
-    """Three node types (one without nodes), a relation without edges, a multi-edge and a self loop."""
-    g = topograph.heterograph({("user", "follows", "user"): ([0, 1, 2, 2], [1, 2, 2, 0]),
-                               ("user", "plays", "game"): ([0, 0, 2], [1, 1, 0]),
-                               ("game", "won_by", "user"): ([], []),
-                               ("game", "rated", "tag"): ([], [])},
-                              num_nodes_dict={"user": 3, "game": 2, "tag": 0}, idtype=idtype)
-    g.nodes["user"].data["h"] = torch.arange(6.0).view(3, 2)
-    g.nodes["game"].data["h"] = -torch.arange(4.0).view(2, 2)
+    """conftest's typed_graph and a node feature that only users hold."""
+    g = typed_graph(idtype=idtype)
     g.nodes["user"].data["only_users"] = torch.ones(3)
-    g.edges["follows"].data["w"] = torch.arange(4.0)
-    g.edges["plays"].data["w"] = torch.arange(3.0) + 10
     return g
 
 
@@ -143,7 +136,8 @@ def test_to_heterogeneous_splits_by_type_indices():
         eids = g.edges[c].data[EID].tolist()
         u, v = h.find_edges(torch.tensor(eids, dtype=torch.int64))
         assert eids == sorted(eids)  # each relation's edges keep their order
-        assert [x.tolist() for x in g.edges(etype=c)] == [[local[i] for i in u.tolist()], [local[i] for i in v.tolist()]]
+        want = [[local[i] for i in u.tolist()], [local[i] for i in v.tolist()]]
+        assert [x.tolist() for x in g.edges(etype=c)] == want
         assert g.edges[c].data["y"].tolist() == [float(e) for e in eids] and "rel" not in g.edges[c].data
     assert g.nodes["b"].data["x"].tolist() == [1.0, 3.0] and "kind" not in g.nodes["a"].data
 

@@ -1,11 +1,13 @@
 """Graph mutation (add_nodes, add_edges, remove_nodes, in place and functional), rand_graph, khop_in_subgraph /
-khop_out_subgraph, GlobalUniform and as_edge_prediction_sampler, against plain-Python references: edge lists,
-feature padding, relabelling, with the awkward cases (nothing added, edges to new nodes, every node removed,
-two relations, batches, int32)."""
+khop_out_subgraph, GlobalUniform and as_edge_prediction_sampler (on a graph and a heterograph), against
+plain-Python references: edge lists, feature padding, relabelling, excluded edges, with the awkward cases
+(nothing added, edges to new nodes, every node removed, two relations, batches, int32)."""
 import topograph  # before torch: then both OpenMP pools wait briefly (topograph/__init__.py)
 
 import pytest
 import torch
+
+from conftest import reviews_graph
 
 NID, EID = topograph.NID, topograph.EID
 U = [0, 1, 2, 3, 2, 4]
@@ -292,16 +294,123 @@ def test_edge_prediction_sampler_errors():
     base = topograph.dataloading.MultiLayerFullNeighborSampler(1)
     with pytest.raises(ValueError, match="needs reverse_eids"):
         topograph.dataloading.as_edge_prediction_sampler(base, exclude="reverse_id")
-    with pytest.raises(NotImplementedError, match="reverse_types"):
-        topograph.dataloading.as_edge_prediction_sampler(base, exclude="reverse_types", reverse_etypes={"a": "b"})
+    with pytest.raises(ValueError, match="exclude='reverse_types' needs reverse_etypes"):
+        topograph.dataloading.as_edge_prediction_sampler(base, exclude="reverse_types")
     with pytest.raises(ValueError, match="exclude must be"):
         topograph.dataloading.as_edge_prediction_sampler(base, exclude="everything")
     sampler = topograph.dataloading.as_edge_prediction_sampler(base, exclude="self")
     with pytest.raises(topograph.DGLError, match=r"edge id 6 out of range \[0, 6\)"):
         sampler.sample(g, torch.tensor([6]))
-    with pytest.raises(NotImplementedError, match="one node type and one relation"):
+    with pytest.raises(topograph.DGLError, match=r"the graph has relations .*: give seed edges as \{etype: ids\}"):
         sampler.sample(two_relations(), torch.tensor([0]))
     with pytest.raises(topograph.DGLError, match="edge id 9 out of range"):
         topograph.dataloading.DataLoader(g, torch.tensor([9]), sampler)
     input_nodes, pair, blocks = sampler.sample(g, [5])  # the self loop 4 -> 4, excluded from its own block
     assert pair.ndata[NID].tolist() == [4] and blocks[0].num_edges() == 0
+
+
+# --- as_edge_prediction_sampler on a heterograph
+def test_edge_prediction_sampler_on_a_heterograph_excludes_reverse_types():
+    torch.manual_seed(3)
+    g = reviews_graph()
+    relations = g.canonical_etypes
+    reverse = {"reviews": "reviewed_by", "reviewed_by": "reviews"}
+    sampler = topograph.dataloading.as_edge_prediction_sampler(
+        topograph.dataloading.MultiLayerFullNeighborSampler(2), exclude="reverse_types", reverse_etypes=reverse,
+        negative_sampler=topograph.dataloading.negative_sampler.Uniform(2), prefetch_labels=["stars"])
+    seeds = {"reviews": torch.arange(7), "follows": torch.arange(4)}
+    loader = topograph.dataloading.DataLoader(g, seeds, sampler, batch_size=4, shuffle=True)
+    seen = {c: [] for c in relations}
+    for input_nodes, pair, neg, blocks in loader:
+        assert pair.ntypes == neg.ntypes == g.ntypes and pair.canonical_etypes == neg.canonical_etypes == relations
+        nid = {t: pair.nodes[t].data[NID] for t in g.ntypes}
+        excluded = {c: set() for c in relations}
+        for c in relations:
+            s, e, d = c
+            eids = pair.edges[c].data[EID]
+            seen[c] += eids.tolist()
+            gu, gv = g.find_edges(eids, etype=c)
+            pu, pv = pair.edges(etype=c)
+            assert nid[s][pu].tolist() == gu.tolist() and nid[d][pv].tolist() == gv.tolist()  # the seeds, in order
+            nu, _ = neg.edges(etype=c)
+            assert neg.num_edges(c) == 2 * eids.numel() and nid[s][nu].tolist() == gu.repeat_interleave(2).tolist()
+            excluded[c] |= set(eids.tolist())
+            if e in reverse:  # edge i of a relation is the reverse of edge i of the other
+                excluded[g.to_canonical_etype(reverse[e])] |= set(eids.tolist())
+        assert pair.edges["reviews"].data["stars"].tolist() == pair.edges["reviews"].data[EID].float().tolist()
+        assert pair.nodes["item"].data["h"].tolist() == (-nid["item"].float()).tolist()
+        for t in g.ntypes:
+            assert blocks[-1].dstnodes[t].data[NID].tolist() == nid[t].tolist()
+            assert input_nodes[t].tolist() == blocks[0].srcnodes[t].data[NID].tolist()
+        for block in blocks:
+            for c in relations:
+                assert not excluded[c] & set(block.edges[c].data[EID].tolist())
+        for c in relations:  # every other in-edge of the last layer's destinations is there (full neighbourhoods)
+            dst_nodes = set(nid[c[2]].tolist())
+            _, v = g.edges(etype=c)
+            want = sorted(e for e in range(g.num_edges(c)) if int(v[e]) in dst_nodes and e not in excluded[c])
+            assert sorted(blocks[-1].edges[c].data[EID].tolist()) == want
+    assert {c: sorted(ids) for c, ids in seen.items()} == {("item", "reviewed_by", "user"): [],
+                                                           ("user", "follows", "user"): [0, 1, 2, 3],
+                                                           ("user", "reviews", "item"): list(range(7))}
+
+
+def test_edge_prediction_sampler_numbers_pair_nodes_as_compact_graphs():
+    """Per node type by first appearance: relation after relation (canonical order), sources then destinations,
+    the positive edges before the negative pairs (a sampler given by hand here)."""
+    g = reviews_graph()
+
+    def negatives(graph, eids):
+        assert set(eids) == {("item", "reviewed_by", "user"), ("user", "reviews", "item")}  # canonical, as DGL's
+        return {"follows": (torch.tensor([4]), torch.tensor([2])), "reviews": (torch.tensor([1]), torch.tensor([2]))}
+
+    sampler = topograph.dataloading.as_edge_prediction_sampler(topograph.dataloading.MultiLayerFullNeighborSampler(1),
+                                                               negative_sampler=negatives)
+    _, pair, neg, _ = sampler.sample(g, {"reviews": torch.tensor([3]), "reviewed_by": torch.tensor([1])})
+    # positives: reviewed_by 1 (item 0 -> user 1), reviews 3 (user 3 -> item 2); negatives: follows 4 -> 2,
+    # reviews 1 -> 2: items [0, 2], users [1, 3, 4, 2]
+    assert pair.nodes["item"].data[NID].tolist() == [0, 2] and pair.nodes["user"].data[NID].tolist() == [1, 3, 4, 2]
+    assert edges_of(neg, "follows") == [(2, 3)] and edges_of(neg, "reviews") == [(0, 1)]
+    assert neg.num_edges("reviewed_by") == 0 and edges_of(pair, "reviewed_by") == [(0, 0)]
+
+
+def test_edge_prediction_sampler_reverse_ids_per_relation():
+    g = reviews_graph()
+    # follows' reverse ids by hand (edge i and 3 - i), reviews' own (each its own reverse, for the test)
+    reverse_eids = {"follows": torch.tensor([3, 2, 1, 0]), "reviews": torch.arange(7)}
+    sampler = topograph.dataloading.as_edge_prediction_sampler(
+        topograph.dataloading.MultiLayerFullNeighborSampler(1), exclude="reverse_id", reverse_eids=reverse_eids)
+    _, pair, blocks = sampler.sample(g, {"follows": torch.tensor([0]), "reviews": torch.tensor([5])})
+    follows = set(blocks[0].edges["follows"].data[EID].tolist())
+    assert not {0, 3} & follows and 5 not in blocks[0].edges["reviews"].data[EID].tolist()
+
+
+def test_edge_prediction_sampler_heterograph_errors():
+    g = reviews_graph()
+    base = topograph.dataloading.MultiLayerFullNeighborSampler(1)
+    as_sampler = topograph.dataloading.as_edge_prediction_sampler
+    with pytest.raises(topograph.DGLError, match="give seed edges as"):
+        as_sampler(base).sample(g, torch.tensor([0]))
+    with pytest.raises(topograph.DGLError, match=r"give edge ids as \{etype: ids\}"):
+        topograph.dataloading.DataLoader(g, torch.tensor([0]), as_sampler(base))
+    with pytest.raises(topograph.DGLError, match=r"\('user', 'follows', 'user'\) edge id 4 out of range \[0, 4\)"):
+        as_sampler(base).sample(g, {"follows": torch.tensor([4])})
+    with pytest.raises(topograph.DGLError, match="name relation .* twice"):
+        as_sampler(base).sample(g, {"follows": [0], ("user", "follows", "user"): [1]})
+    with pytest.raises(topograph.DGLError, match=r"edge 5 of \('user', 'reviews', 'item'\) has no reverse in "
+                                                 r"\('user', 'follows', 'user'\), which has 4 edges"):
+        as_sampler(base, exclude="reverse_types", reverse_etypes={"reviews": "follows"}).sample(g, {"reviews": [5]})
+    with pytest.raises(topograph.DGLError, match=r"reverse_eids has no entry for relation \('user', 'reviews'"):
+        as_sampler(base, exclude="reverse_id", reverse_eids={"follows": torch.arange(4)}).sample(g, {"reviews": [0]})
+    with pytest.raises(topograph.DGLError, match="give reverse_eids as"):
+        as_sampler(base, exclude="reverse_id", reverse_eids=torch.arange(7)).sample(g, {"reviews": [0]})
+    with pytest.raises(topograph.DGLError, match="must return"):
+        as_sampler(base, negative_sampler=lambda graph, eids: (torch.tensor([0]), torch.tensor([0]))).sample(
+            g, {"reviews": [0]})
+    with pytest.raises(topograph.DGLError, match=r"negative \('user', 'reviews', 'item'\) destination id 3 out"):
+        as_sampler(base, negative_sampler=lambda graph, eids: {"reviews": (torch.tensor([0]), torch.tensor([3]))}
+                   ).sample(g, {"reviews": [0]})
+    with pytest.raises(topograph.DGLError, match="prefetch_labels names 'label'"):
+        as_sampler(base, prefetch_labels=["label"]).sample(g, {"reviews": [0]})
+    with pytest.raises(topograph.DGLError, match=r"prefetch_labels names 'stars', no edge feature of follows"):
+        as_sampler(base, prefetch_labels={"follows": ["stars"]}).sample(g, {"reviews": [0]})

@@ -1,35 +1,33 @@
 """dgl.dataloading.as_edge_prediction_sampler: a node-wise sampler (MultiLayerNeighborSampler and the like)
-turned into one over seed edges, for edge classification and link prediction. For a batch of edge ids it
-yields, as DGL's EdgePredictionSampler, (input_nodes, pair_graph, blocks) or, with a negative sampler,
-(input_nodes, pair_graph, neg_pair_graph, blocks):
+turned into one over seed edges, for edge classification and link prediction. For a batch of edge ids (a
+tensor on a graph of one relation, {etype: ids} on any graph) it yields, as DGL's EdgePredictionSampler,
+(input_nodes, pair_graph, blocks) or, with a negative sampler, (input_nodes, pair_graph, neg_pair_graph, blocks):
 
-  pair_graph      the batch's edges (in the order given) over the nodes they and the negative pairs touch,
-                  compacted as DGL's compact_graphs numbers them (by first appearance: the positive edges'
-                  sources, their destinations, then the negative pairs' sources and destinations); ndata
-                  holds g's node features of those nodes and NID, edata g's edge features of the edges and EID
-  neg_pair_graph  the negative pairs over the same nodes, ndata[NID] only
-  blocks          the node-wise sampler's blocks for those nodes (pair_graph.ndata[NID], in that order), with
-                  the edges `exclude` names left out of the neighbourhoods
+  pair_graph      g's node types and relations, each relation with its seed edges (in the order given) over
+                  the nodes they and the negative pairs touch, compacted per node type as DGL's compact_graphs
+                  numbers them (by first appearance: relation after relation in canonical order, each its
+                  positive edges' sources then destinations, then the same for the negative pairs); ndata holds
+                  g's node features of those nodes and NID, edata g's edge features of the edges and EID
+  neg_pair_graph  the negative pairs over the same nodes (a relation the sampler gives none has no edge),
+                  ndata[NID] only
+  blocks          the node-wise sampler's blocks for those nodes (pair_graph.ndata[NID]: a tensor on a graph of
+                  one node type, else {ntype: ids}), with the edges `exclude` names left out of the
+                  neighbourhoods
 
-For now graphs with one node type and one relation (DGL's common path); exclude None, 'self', 'reverse_id'
-or a callable. A heterograph, seed edges as {etype: ids} or exclude='reverse_types' raise NotImplementedError."""
+exclude: None, 'self' (the seed edges), 'reverse_id' (and reverse_eids[e] of each, in the same relation),
+'reverse_types' (and, for a seed e of relation r, edge e of relation reverse_etypes[r]) or a callable."""
 from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
+from typing import Dict
 
 import torch
 
 from .._base import EID, NID, DGLError
-from .._graph import DGLGraph, graph
+from .._graph import DGLGraph, heterograph
 
-
-def _homogeneous(g, what: str) -> None:
-    if not isinstance(g, DGLGraph):
-        raise TypeError(f"{what}: expected a topograph graph, got {type(g).__name__}")
-    if len(g.ntypes) != 1 or len(g.canonical_etypes) != 1:
-        raise NotImplementedError(f"{what}: graphs of one node type and one relation only for now; the graph has "
-                                  f"{g.canonical_etypes}")
+Seeds = Dict[int, torch.Tensor]  # relation index -> edge ids [k] (int64, CPU)
 
 
 def _compacted(keys: torch.Tensor):
@@ -43,6 +41,59 @@ def _compacted(keys: torch.Tensor):
     return distinct[order], rank[inverse]
 
 
+def _seed_edges(g: DGLGraph, seed_edges) -> Seeds:
+    """Seed edges as {relation index: ids}: a tensor names the one relation of a graph that has one."""
+    relations = g.canonical_etypes
+    if not isinstance(seed_edges, Mapping):
+        if len(relations) != 1:
+            raise DGLError(f"as_edge_prediction_sampler: the graph has relations {relations}: give seed edges as "
+                           f"{{etype: ids}}")
+        seed_edges = {relations[0]: seed_edges}
+    seeds: Seeds = {}
+    for etype, ids in seed_edges.items():
+        r = g._relation(etype)
+        if r in seeds:
+            raise DGLError(f"as_edge_prediction_sampler: seed edges name relation {relations[r]} twice")
+        seeds[r] = g._checked_ids(ids, g.num_edges(relations[r]), f"as_edge_prediction_sampler: {relations[r]} "
+                                  f"edge").cpu()
+    return seeds
+
+
+def _compacted_pairs(graphs, relations, ntypes):
+    """DGL's compact_graphs numbering of the pair graphs' nodes: per node type, the distinct ids by first
+    appearance over graph, relation (canonical order), sources then destinations. graphs: [{relation index:
+    (sources, destinations)}] in g's ids. Returns ({ntype: g's ids [n]}, per graph {relation: (local sources,
+    local destinations)})."""
+    ends = {t: [] for t in ntypes}  # per node type, the id tensors in order of appearance
+    for pairs in graphs:
+        for r, (s, _, d) in enumerate(relations):
+            ends[s].append(pairs[r][0])
+            ends[d].append(pairs[r][1])
+    nodes, local = {}, {}
+    for t in ntypes:
+        nodes[t], positions = _compacted(torch.cat(ends[t] or [torch.zeros(0, dtype=torch.int64)]))  # [] untouched
+        local[t] = iter(torch.split(positions, [x.numel() for x in ends[t]]))
+    local_pairs = [{r: (next(local[s]), next(local[d])) for r, (s, _, d) in enumerate(relations)} for _ in graphs]
+    return nodes, local_pairs
+
+
+def _gather_features(g: DGLGraph, pair: DGLGraph, nodes: dict, edges: Seeds) -> None:
+    """pair's features, as DGL's pair graph: g's node features of nodes[t] and NID per node type, g's edge
+    features of edges[r] and EID per relation."""
+    from .. import _message_passing as mp  # it builds on ops, which builds on _graph
+
+    for t, ids in nodes.items():
+        target = pair.nodes[t].data
+        for name, value in mp.node_frame(g, t)._data.items():
+            target[name] = value.index_select(0, ids.to(value.device))
+        target[NID] = ids.to(device=pair.device, dtype=g.idtype)
+    for r, c in enumerate(g.canonical_etypes):
+        target = pair.edges[c].data
+        for name, value in mp.edge_frame(g, r)._data.items():
+            target[name] = value.index_select(0, edges[r].to(value.device))
+        target[EID] = edges[r].to(device=pair.device, dtype=g.idtype)
+
+
 class EdgePredictionSampler:
     """DGL's EdgePredictionSampler (made by as_edge_prediction_sampler); ``sample(g, seed_edges)``."""
 
@@ -54,78 +105,145 @@ class EdgePredictionSampler:
         if len(params) < 3:  # (g, indices, exclude_eids)
             raise TypeError("as_edge_prediction_sampler: the sampler's sample() takes no exclude_eids (a third "
                             "argument, the edge ids to leave out of the neighbourhoods)")
-        if exclude == "reverse_types" or reverse_etypes is not None:
-            raise NotImplementedError("as_edge_prediction_sampler: exclude='reverse_types' / reverse_etypes (for "
-                                      "heterographs) is not supported yet")
-        if not (exclude is None or exclude in ("self", "reverse_id") or callable(exclude)):
+        if not (exclude is None or exclude in ("self", "reverse_id", "reverse_types") or callable(exclude)):
             raise ValueError(f"as_edge_prediction_sampler: exclude must be None, 'self', 'reverse_id', "
                              f"'reverse_types' or a callable, got {exclude!r}")
         if exclude == "reverse_id":
-            if reverse_eids is None or isinstance(reverse_eids, Mapping):
-                raise (NotImplementedError if isinstance(reverse_eids, Mapping) else ValueError)(
-                    "as_edge_prediction_sampler: exclude='reverse_id' needs reverse_eids, a tensor mapping each "
-                    "edge id to its reverse edge's id ({etype: tensor} is not supported yet)")
-            reverse_eids = torch.as_tensor(reverse_eids)
+            if reverse_eids is None:
+                raise ValueError("as_edge_prediction_sampler: exclude='reverse_id' needs reverse_eids, a tensor "
+                                 "mapping each edge id to its reverse edge's id ({etype: tensor} per relation)")
+            reverse_eids = ({k: torch.as_tensor(v) for k, v in reverse_eids.items()}
+                            if isinstance(reverse_eids, Mapping) else torch.as_tensor(reverse_eids))
+        if exclude == "reverse_types" and not isinstance(reverse_etypes, Mapping):
+            raise ValueError("as_edge_prediction_sampler: exclude='reverse_types' needs reverse_etypes, "
+                             "{etype: its reverse etype}")
         self.sampler, self.exclude, self.reverse_eids = sampler, exclude, reverse_eids
         self.reverse_etypes, self.negative_sampler = reverse_etypes, negative_sampler
-        self.prefetch_labels = list(prefetch_labels or [])  # features are gathered eagerly: every edge feature is there
+        # DGL's lazy-feature names (a list, or {etype: names}); features are gathered eagerly: every one is there
+        self.prefetch_labels = prefetch_labels or []
 
-    def _exclude_eids(self, g, eids: torch.Tensor, seed_edges):
+    def _check_prefetch_labels(self, g: DGLGraph) -> None:
+        labels = self.prefetch_labels
+        wanted = labels.items() if isinstance(labels, Mapping) else [(None, labels)]
+        for etype, names in wanted:
+            held = list(g.edata if etype is None else g.edges[etype].data)  # every relation's names, or one's
+            missing = [name for name in names if name not in held]
+            if missing:
+                raise DGLError(f"as_edge_prediction_sampler: prefetch_labels names {missing[0]!r}, no edge feature "
+                               f"of {'the graph' if etype is None else etype} (it has {sorted(held)})")
+
+    def _reverse_ids(self, g: DGLGraph, r: int, eids: torch.Tensor) -> torch.Tensor:
+        """reverse_eids[eids] for seeds of relation r, each checked to be an edge id of r."""
+        relation = g.canonical_etypes[r]
+        reverse = self.reverse_eids
+        if isinstance(reverse, Mapping):
+            named = {g.to_canonical_etype(k): v for k, v in reverse.items()}
+            if relation not in named:
+                raise DGLError(f"as_edge_prediction_sampler: reverse_eids has no entry for relation {relation}")
+            reverse = named[relation]
+        elif len(g.canonical_etypes) != 1:
+            raise DGLError(f"as_edge_prediction_sampler: the graph has relations {g.canonical_etypes}: give "
+                           f"reverse_eids as {{etype: tensor}}")
+        count = g.num_edges(relation)
+        if reverse.dim() != 1 or reverse.numel() != count:
+            raise DGLError(f"as_edge_prediction_sampler: reverse_eids of {relation} must hold one id per edge "
+                           f"({count}), got shape {tuple(reverse.shape)}")
+        mapped = reverse.cpu().to(torch.int64)[eids]
+        bad = (mapped < 0) | (mapped >= count)
+        if bool(bad.any()):
+            raise DGLError(f"as_edge_prediction_sampler: reverse_eids maps edge {int(eids[bad][0])} of {relation} "
+                           f"to {int(mapped[bad][0])}, no edge id")
+        return mapped
+
+    def _reverse_types(self, g: DGLGraph, seeds: Seeds) -> Seeds:
+        """The seeds, and for a seed e of relation r edge e of relation reverse_etypes[r] (DGL's reverse_types;
+        DGL 2.1 also follows a chain r -> s -> t of the map, in its order, where this takes one step)."""
+        relations = g.canonical_etypes
+        excluded = {r: [ids] for r, ids in seeds.items()}
+        for etype, reverse_etype in self.reverse_etypes.items():
+            r, s = g._relation(etype), g._relation(reverse_etype)
+            if r not in seeds:
+                continue
+            ids, count = seeds[r], g.num_edges(relations[s])
+            if ids.numel() and int(ids.max()) >= count:
+                raise DGLError(f"as_edge_prediction_sampler: edge {int(ids.max())} of {relations[r]} has no reverse "
+                               f"in {relations[s]}, which has {count} edges (reverse_types pairs edge e with edge e)")
+            excluded.setdefault(s, []).append(ids)
+        return {r: torch.unique(torch.cat(parts)) if len(parts) > 1 else parts[0] for r, parts in excluded.items()}
+
+    def _exclude_eids(self, g: DGLGraph, seeds: Seeds, seed_edges, typed: bool):
+        """The edge ids the blocks leave out: None, a tensor (one relation, seeds given as a tensor) or
+        {canonical etype: ids}."""
         if self.exclude is None:
             return None
+        if callable(self.exclude):
+            return self.exclude(seed_edges)  # as DGL's: the seed edges as given, keyed by canonical etype if typed
         if self.exclude == "self":
-            return eids
-        if self.exclude == "reverse_id":
-            reverse = self.reverse_eids
-            if reverse.dim() != 1 or reverse.numel() != g.num_edges():
-                raise DGLError(f"as_edge_prediction_sampler: reverse_eids must hold one id per edge "
-                               f"({g.num_edges()}), got shape {tuple(reverse.shape)}")
-            mapped = reverse.to(torch.int64)[eids]
-            bad = (mapped < 0) | (mapped >= g.num_edges())
-            if bool(bad.any()):
-                raise DGLError(f"as_edge_prediction_sampler: reverse_eids maps edge {int(eids[bad][0])} to "
-                               f"{int(mapped[bad][0])}, no edge id")
-            return torch.cat([eids, mapped])
-        return self.exclude(seed_edges)  # a callable, as DGL's
+            excluded = seeds
+        elif self.exclude == "reverse_id":
+            excluded = {r: torch.cat([ids, self._reverse_ids(g, r, ids)]) for r, ids in seeds.items()}
+        else:
+            excluded = self._reverse_types(g, seeds)
+        if not typed:
+            return excluded[0]
+        return {g.canonical_etypes[r]: ids for r, ids in excluded.items()}
+
+    def _negative_pairs(self, g: DGLGraph, seed_edges) -> dict:
+        """The negative sampler's pairs as {relation index: (sources, destinations)} (int64, CPU)."""
+        relations = g.canonical_etypes
+        pairs = self.negative_sampler(g, seed_edges)
+        if not isinstance(pairs, Mapping):
+            if len(relations) != 1:
+                raise DGLError(f"as_edge_prediction_sampler: the graph has relations {relations}: the negative "
+                               f"sampler must return {{etype: (sources, destinations)}}")
+            pairs = {relations[0]: pairs}
+        out = {}
+        for etype, (src, dst) in pairs.items():
+            r = g._relation(etype)
+            if src.numel() != dst.numel():
+                raise DGLError(f"as_edge_prediction_sampler: the negative sampler gave {src.numel()} sources but "
+                               f"{dst.numel()} destinations for {relations[r]}")
+            s, _, d = relations[r]
+            out[r] = tuple(g._checked_ids(x, g.num_nodes(t), f"as_edge_prediction_sampler: negative {relations[r]} "
+                                          f"{side}").cpu()
+                           for x, t, side in ((src, s, "source"), (dst, d, "destination")))
+        return out
 
     def sample(self, g: DGLGraph, seed_edges):
-        _homogeneous(g, "as_edge_prediction_sampler")
-        if isinstance(seed_edges, Mapping):
-            raise NotImplementedError("as_edge_prediction_sampler: seed edges as {etype: ids} (heterographs) are "
-                                      "not supported yet")
-        missing = [name for name in self.prefetch_labels if name not in g.edata]
-        if missing:
-            raise DGLError(f"as_edge_prediction_sampler: prefetch_labels names {missing[0]!r}, no edge feature of "
-                           f"the graph (it has {sorted(g.edata)})")
-        eids = g._checked_ids(seed_edges, g.num_edges(), "as_edge_prediction_sampler: edge").cpu()
-        u, v = (x.cpu().to(torch.int64) for x in g.find_edges(eids))
-        ends = [u, v]
+        if not isinstance(g, DGLGraph):
+            raise TypeError(f"as_edge_prediction_sampler: expected a topograph graph, got {type(g).__name__}")
+        if g.is_block:
+            raise ValueError("as_edge_prediction_sampler: not defined for a block")
+        self._check_prefetch_labels(g)
+        typed = isinstance(seed_edges, Mapping)
+        seeds = _seed_edges(g, seed_edges)
+        relations, ntypes = g.canonical_etypes, g.ntypes
+        if typed:  # as DGL's: exclude's callable sees canonical etypes, and so does the negative sampler
+            given = {g.to_canonical_etype(k): v for k, v in seed_edges.items()}
+            checked = {relations[r]: ids.to(g.device) for r, ids in seeds.items()}
+        else:
+            given, checked = seed_edges, seeds[0].to(g.device)
+        empty = torch.zeros(0, dtype=torch.int64)
+        graphs = [{r: tuple(x.cpu().to(torch.int64) for x in g.find_edges(seeds.get(r, empty), etype=c))
+                   for r, c in enumerate(relations)}]  # the positive pairs, then the negative ones
         if self.negative_sampler is not None:
-            neg = self.negative_sampler(g, eids.to(g.device))
-            if isinstance(neg, Mapping):
-                neg = neg[g.canonical_etypes[0]]
-            ends += [x.cpu().to(torch.int64) for x in neg]
-            if ends[2].numel() != ends[3].numel():
-                raise DGLError(f"as_edge_prediction_sampler: the negative sampler gave {ends[2].numel()} sources "
-                               f"but {ends[3].numel()} destinations")
-        nodes, local = _compacted(torch.cat(ends))
-        local = torch.split(local, [x.numel() for x in ends])
-        from .. import _message_passing as mp  # it builds on ops, which builds on _graph
-
-        pair = graph((local[0], local[1]), num_nodes=nodes.numel(), idtype=g.idtype, device=g.device)
-        node_frame, edge_frame = mp.node_frame(g, g.ntypes[0]), mp.edge_frame(g, 0)
-        for name, value in node_frame._data.items():
-            pair.ndata[name] = value.index_select(0, nodes.to(value.device))
-        for name, value in edge_frame._data.items():
-            pair.edata[name] = value.index_select(0, eids.to(value.device))
-        pair.ndata[NID] = nodes.to(device=pair.device, dtype=g.idtype)
-        pair.edata[EID] = eids.to(device=pair.device, dtype=g.idtype)
-        exclude_eids = self._exclude_eids(g, eids, seed_edges)
-        input_nodes, _, blocks = self.sampler.sample(g, nodes.to(g.device), exclude_eids)
+            negative = self._negative_pairs(g, checked)
+            graphs.append({r: negative.get(r, (empty, empty)) for r in range(len(relations))})
+        nodes, local_pairs = _compacted_pairs(graphs, relations, ntypes)
+        counts = {t: ids.numel() for t, ids in nodes.items()}
+        pair = heterograph({c: local_pairs[0][r] for r, c in enumerate(relations)}, counts, idtype=g.idtype,
+                           device=g.device)
+        _gather_features(g, pair, nodes, {r: seeds.get(r, empty) for r in range(len(relations))})
+        exclude_eids = self._exclude_eids(g, seeds, given, typed)
+        seed_nodes = {t: ids.to(g.device) for t, ids in nodes.items()}  # a tensor for one node type, as DGL's
+        input_nodes, _, blocks = self.sampler.sample(g, seed_nodes[ntypes[0]] if len(ntypes) == 1 else seed_nodes,
+                                                     exclude_eids)
         if self.negative_sampler is None:
             return input_nodes, pair, blocks
-        neg_pair = graph((local[2], local[3]), num_nodes=nodes.numel(), idtype=g.idtype, device=g.device)
-        neg_pair.ndata[NID] = pair.ndata[NID]
+        neg_pair = heterograph({c: local_pairs[1][r] for r, c in enumerate(relations)}, counts, idtype=g.idtype,
+                               device=g.device)
+        for t in ntypes:
+            neg_pair.nodes[t].data[NID] = pair.nodes[t].data[NID]
         return input_nodes, pair, neg_pair, blocks
 
     sample_blocks = sample
@@ -135,8 +253,11 @@ def as_edge_prediction_sampler(sampler, exclude=None, reverse_eids=None, reverse
                                prefetch_labels=None) -> EdgePredictionSampler:
     """dgl.dataloading.as_edge_prediction_sampler: `sampler` (whose sample(g, seed_nodes, exclude_eids) builds
     the blocks) over seed edges; see this module's doc. exclude: None (no edge left out), 'self' (the batch's
-    edges), 'reverse_id' (and reverse_eids[e] for each: a tensor of one id per edge) or a callable taking the
-    seed edges and returning the ids to leave out. negative_sampler: a callable (g, eids) -> (sources,
-    destinations), e.g. negative_sampler.Uniform(k) / GlobalUniform(k). prefetch_labels: DGL's lazy-feature
-    names for pair_graph's edges; here every edge feature is gathered, so they are only checked to exist."""
+    edges), 'reverse_id' (and reverse_eids[e] for each: a tensor of one id per edge, or {etype: tensor} per
+    relation), 'reverse_types' (and edge e of relation reverse_etypes[r] for each seed e of relation r:
+    {etype: reverse etype}) or a callable taking the seed edges and returning the ids to leave out.
+    negative_sampler: a callable (g, eids) -> (sources, destinations), or {etype: (sources, destinations)} for
+    {etype: eids}, e.g. negative_sampler.Uniform(k) / GlobalUniform(k). prefetch_labels: DGL's lazy-feature
+    names for pair_graph's edges (a list, or {etype: names}); here every edge feature is gathered, so they are
+    only checked to exist."""
     return EdgePredictionSampler(sampler, exclude, reverse_eids, reverse_etypes, negative_sampler, prefetch_labels)

@@ -12,6 +12,7 @@ from typing import List, Optional, Sequence
 import torch
 
 from .._block import DGLBlock, _carry_block_features
+from .._base import DGLError
 from .._graph import NID, DGLGraph
 from .._subgraph import _check, _node_sets
 from ..sampling import _fanouts
@@ -93,9 +94,20 @@ class MultiLayerFullNeighborSampler(MultiLayerNeighborSampler):
         super().__init__([-1] * num_layers, edge_dir=edge_dir)
 
 
+def _edge_id_sets(g: DGLGraph, indices) -> dict:
+    """Seed edge ids as {etype as given: ids} (checked, CPU); ids alone name the one relation of a graph."""
+    if not isinstance(indices, Mapping):
+        if len(g.canonical_etypes) != 1:
+            raise DGLError(f"DataLoader: the graph has relations {g.canonical_etypes}: give edge ids as "
+                           f"{{etype: ids}}")
+        return {None: g._checked_ids(indices, g.num_edges(), "DataLoader: edge").cpu()}
+    return {etype: g._checked_ids(ids, g.num_edges(etype), f"DataLoader: {etype!r} edge").cpu()
+            for etype, ids in indices.items()}
+
+
 class DataLoader:
-    """Mini-batches of seed nodes `indices` (ids, or {ntype: ids}; edge ids for as_edge_prediction_sampler's
-    sampler, which yields its tuples instead), each sampled by graph_sampler:
+    """Mini-batches of seed nodes `indices` (ids, or {ntype: ids}; edge ids, or {etype: ids}, for
+    as_edge_prediction_sampler's sampler, which yields its tuples instead), each sampled by graph_sampler:
     iterating yields graph_sampler.sample(graph, batch) = (input_nodes, output_nodes, blocks), as
     dgl.dataloading.DataLoader. shuffle draws a new order each epoch from `generator` (torch's default
     one when None); drop_last drops a last batch smaller than batch_size."""
@@ -108,13 +120,9 @@ class DataLoader:
         self.batch_size, self.shuffle, self.drop_last, self.generator = batch_size, shuffle, drop_last, generator
         self._typed = isinstance(indices, Mapping)
         if getattr(graph_sampler, "_samples_edges", False):  # as_edge_prediction_sampler's: edge ids
-            if self._typed or len(graph.canonical_etypes) != 1:
-                raise NotImplementedError("DataLoader: seed edges of a graph of several relations ({etype: ids}) "
-                                          "are not supported yet")
-            ids = graph._checked_ids(indices, graph.num_edges(), "DataLoader: edge").cpu()
-            self._types, self._items = [None], torch.stack([torch.zeros_like(ids), ids], 1)
-            return
-        sets = _node_sets(graph, indices, "DataLoader")
+            sets = _edge_id_sets(graph, indices)
+        else:
+            sets = _node_sets(graph, indices, "DataLoader")
         # (type, id) pairs in a fixed order: a batch of a heterograph may mix types, as DGL's does
         self._types = list(sets)
         self._items = torch.cat([torch.stack([torch.full((len(ids),), i, dtype=torch.int64),
