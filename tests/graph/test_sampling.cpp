@@ -3,8 +3,12 @@
 // frontier keeps every node, and bad seeds are clean errors; sample_distinct's draws are uniform.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <cstdlib>
+#include <limits>
 #include <map>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include "graph/graph.hpp"
@@ -162,4 +166,249 @@ TEST_CASE("sample_blocks is sample_neighbors then to_block, layer by layer, with
       dst = slow.src_nodes;
     }
   }
+}
+
+// --- The modes beyond uniform in-edges without replacement (SamplingOptions)
+
+namespace {
+
+// One node type: sources 0..7, then `n` destinations 8.. each with the same in-edges from every source, so one
+// call draws n independent rows of one law (each seed's draw is its own). Edge u -> 8 + i has id 8 i + u.
+HeteroGraph fan(std::int64_t n) {
+  Pairs edges;
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t u = 0; u < 8; ++u) edges.emplace_back(u, 8 + i);
+  return HeteroGraph({{"node", 8 + n}}, {{{"node", "to", "node"}, EdgeList::from_pairs(edges, DType::I64)}});
+}
+
+Ids destinations_of_fan(std::int64_t n) {
+  Ids ids(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) ids[i] = 8 + i;
+  return ids;
+}
+
+// fan's weights: edge u -> v weighs u, so source 0 never counts.
+Tensor source_weights(std::int64_t n) {
+  std::vector<float> w;
+  for (std::int64_t i = 0; i < n; ++i)
+    for (std::int64_t u = 0; u < 8; ++u) w.push_back(static_cast<float>(u));
+  return Tensor::from_vector(w, {static_cast<std::int64_t>(w.size())});
+}
+
+// How often each source of `fan` was drawn, and how many seeds drew some source twice.
+struct FanCounts {
+  std::vector<std::int64_t> per_source = std::vector<std::int64_t>(8, 0);
+  std::int64_t seeds_with_repeats = 0;
+};
+FanCounts count_fan(const HeteroGraph& f) {
+  FanCounts c;
+  std::map<std::int64_t, std::multiset<std::int64_t>> per_seed;
+  for (const auto& [u, v] : f.edges(0).pairs()) {
+    ++c.per_source[u];
+    per_seed[v].insert(u);
+  }
+  for (const auto& [v, sources] : per_seed)
+    c.seeds_with_repeats += std::set<std::int64_t>(sources.begin(), sources.end()).size() < sources.size();
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("sample_neighbors with replacement: fanout draws of any non-empty row, uniform, repeats as often as chance") {
+  const HeteroGraph g = social(DType::I32);
+  SamplingOptions replace;
+  replace.replace = true;
+  const HeteroGraph f = sample_neighbors(g, {{"user", {0, 2, 8}}}, {3, 2}, 3, replace);
+  const auto parent = g.edges(0).pairs();
+  std::map<std::int64_t, int> per_seed;
+  for (const auto& [s, d, e] : triples(f, 0)) {
+    CHECK(parent[e] == std::make_pair(s, d));
+    ++per_seed[d];
+  }
+  CHECK(per_seed.count(0) == 0);  // in-degree 0: nothing to draw
+  CHECK(per_seed[2] == 3);        // in-degree 2 < fanout 3: still 3 draws
+  CHECK(per_seed[8] == 3);
+  CHECK(triples(f, 1).size() == 2);  // plays: 2 draws for user 2
+  CHECK(triples(sample_neighbors(g, {{"user", {8, 2}}}, {-1, -1}, 3, replace), 0).size() == 8 + 2);  // -1: all, once
+
+  const std::int64_t n = 20000;
+  const FanCounts c = count_fan(sample_neighbors(fan(n), {{"node", destinations_of_fan(n)}}, {4}, 5, replace));
+  for (std::int64_t u = 0; u < 8; ++u) {  // 4 n / 8 = 10000 each; sd ~ 94
+    INFO("source " << u);
+    CHECK(std::abs(c.per_source[u] - 10000) < 470);
+  }
+  // all 4 draws distinct with probability 8*7*6*5 / 8^4 = 0.41: a repeat in 0.590 of the rows (sd 0.0035)
+  CHECK(std::abs(static_cast<double>(c.seeds_with_repeats) / n - 0.590) < 0.02);
+}
+
+TEST_CASE("sample_neighbors by out-edges keeps the edges' direction, min(fanout, out-degree) per seed") {
+  for (DType dt : {DType::I32, DType::I64}) {
+    const HeteroGraph g = social(dt);
+    SamplingOptions out;
+    out.edge_dir = EdgeDir::out;
+    const HeteroGraph f = sample_neighbors(g, {{"user", {1, 8, 6}}, {"game", {3}}}, {3, 1}, 7, out);
+    const auto follows = g.edges(0).pairs(), plays = g.edges(1).pairs();
+    std::map<std::int64_t, std::set<std::int64_t>> per_seed;
+    Ids order;
+    for (const auto& [s, d, e] : triples(f, 0)) {
+      CHECK(follows[e] == std::make_pair(s, d));  // seed -> neighbour, as in g
+      CHECK(per_seed[s].insert(e).second);
+      if (order.empty() || order.back() != s) order.push_back(s);
+    }
+    CHECK(per_seed[1].size() == 3);    // out-degree 8 (2..8, and 5 twice)
+    CHECK(per_seed.count(8) == 0);     // out-degree 0
+    CHECK(per_seed[6].size() == 2);    // out-degree 2 < fanout: both
+    CHECK(order == Ids{1, 6});
+    const auto drawn = triples(f, 1);  // plays: game 3's one out-edge (3 -> user 2)
+    REQUIRE(drawn.size() == 1);
+    CHECK(plays[std::get<2>(drawn[0])] == std::make_pair(std::int64_t{3}, std::int64_t{2}));
+    CHECK(std::get<0>(drawn[0]) == 3);
+  }
+}
+
+TEST_CASE("weighted draws without replacement follow the weights left, never a zero weight") {
+  const std::int64_t n = 20000;
+  SamplingOptions weighted;
+  weighted.prob = {source_weights(n)};
+  const HeteroGraph g = fan(n);
+  const Ids seeds = destinations_of_fan(n);
+  const FanCounts one = count_fan(sample_neighbors(g, {{"node", seeds}}, {1}, 1, weighted));
+  CHECK(one.per_source[0] == 0);
+  for (std::int64_t u = 1; u < 8; ++u) {  // u / 28 of the draws; sd < 70
+    INFO("source " << u);
+    CHECK(std::abs(static_cast<double>(one.per_source[u]) - n * u / 28.0) < 350);
+  }
+  // two draws, one after the other: u is in with probability u/28 + sum_j (j/28) u / (28 - j)
+  const FanCounts two = count_fan(sample_neighbors(g, {{"node", seeds}}, {2}, 2, weighted));
+  CHECK(two.per_source[0] == 0);
+  CHECK(two.seeds_with_repeats == 0);
+  for (std::int64_t u = 1; u < 8; ++u) {
+    double p = u / 28.0;
+    for (std::int64_t j = 1; j < 8; ++j)
+      if (j != u) p += (j / 28.0) * u / (28.0 - j);
+    INFO("source " << u << " expected " << p * n);
+    CHECK(std::abs(two.per_source[u] - p * n) < 5 * std::sqrt(n * p * (1 - p)));
+  }
+  // fanout at or above the positive entries (7 here): exactly those, also for fanout -1
+  for (std::int64_t fanout : {7, 9, -1}) {
+    const FanCounts all = count_fan(sample_neighbors(g, {{"node", {8, 9}}}, {fanout}, 3, weighted));
+    CHECK(all.per_source == std::vector<std::int64_t>{0, 2, 2, 2, 2, 2, 2, 2});
+  }
+}
+
+TEST_CASE("weighted draws with replacement: fanout draws in proportion, none from a row of zero weights") {
+  const std::int64_t n = 20000;
+  SamplingOptions weighted;
+  weighted.prob = {source_weights(n)};
+  weighted.replace = true;
+  const HeteroGraph g = fan(n);
+  const FanCounts c = count_fan(sample_neighbors(g, {{"node", destinations_of_fan(n)}}, {3}, 4, weighted));
+  CHECK(c.per_source[0] == 0);
+  for (std::int64_t u = 1; u < 8; ++u) {  // 3 n u / 28; sd < 120
+    INFO("source " << u);
+    CHECK(std::abs(static_cast<double>(c.per_source[u]) - 3.0 * n * u / 28) < 600);
+  }
+  CHECK(c.seeds_with_repeats > n / 4);  // repeats happen
+  // a row of zero weights gets no draw; fanout -1 takes each positive edge once
+  std::vector<float> zero_row(8 * 2, 1.f);
+  for (int u = 0; u < 8; ++u) zero_row[u] = 0.f;  // node 8's edges
+  weighted.prob = {Tensor::from_vector(zero_row, {16, 1})};
+  const HeteroGraph small = fan(2);
+  std::map<std::int64_t, int> per_seed;
+  for (const auto& [s, d, e] : triples(sample_neighbors(small, {{"node", {8, 9}}}, {5}, 1, weighted), 0)) ++per_seed[d];
+  CHECK(per_seed == std::map<std::int64_t, int>{{9, 5}});
+  per_seed.clear();
+  for (const auto& [s, d, e] : triples(sample_neighbors(small, {{"node", {8, 9}}}, {-1}, 1, weighted), 0)) ++per_seed[d];
+  CHECK(per_seed == std::map<std::int64_t, int>{{9, 8}});
+}
+
+TEST_CASE("every mode's draws depend only on (seed, relation, node): threads and seed order change nothing") {
+  const std::int64_t n = 3000;
+  const HeteroGraph g = fan(n);
+  Ids forward = destinations_of_fan(n), backward(forward.rbegin(), forward.rend());
+  for (int mode = 0; mode < 4; ++mode) {
+    SamplingOptions options;
+    options.replace = mode % 2 == 1;
+    if (mode >= 2) options.prob = {source_weights(n)};
+    auto edges_of = [&](const Ids& seeds, std::uint64_t seed) {
+      std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, int> counted;
+      for (const auto& t : triples(sample_neighbors(g, {{"node", seeds}}, {3}, seed, options), 0)) ++counted[t];
+      return counted;
+    };
+    INFO("mode " << mode);
+    const int threads = num_threads();
+    set_num_threads(1);
+    const auto one = edges_of(forward, 21);
+    set_num_threads(2);
+    CHECK(edges_of(backward, 21) == one);
+    set_num_threads(threads);
+    CHECK(edges_of(forward, 22) != one);
+  }
+}
+
+TEST_CASE("sample_neighbors' prob errors name prob, the relation and the edge") {
+  const HeteroGraph g = social(DType::I64);
+  const std::int64_t follows = g.num_edges(0);
+  SamplingOptions options;
+  std::vector<float> w(static_cast<std::size_t>(follows), 1.f);
+  w[static_cast<std::size_t>(follows) - 1] = -2.f;  // edge 1 -> 5, the last one
+  options.prob = {Tensor::from_vector(w, {follows}), Tensor()};
+  const std::string negative = error_of([&] { sample_neighbors(g, {{"user", {5}}}, {2, 2}, 0, options); });
+  CHECK(negative.find("prob of relation (user, follows, user) has weight -2 at edge 36") != std::string::npos);
+  CHECK(error_of([&] { sample_neighbors(g, {{"user", {4}}}, {2, 2}, 0, options); }).empty());  // row not read
+  w.back() = std::numeric_limits<float>::quiet_NaN();
+  options.prob[0] = Tensor::from_vector(w, {follows});
+  CHECK(error_of([&] { sample_neighbors(g, {{"user", {5}}}, {2, 2}, 0, options); }).find("weight nan") !=
+        std::string::npos);
+  options.prob[0] = Tensor::full({follows, 2}, 1.f);
+  CHECK(error_of([&] { sample_neighbors(g, {{"user", {5}}}, {2, 2}, 0, options); })
+            .find("must hold one weight per edge ([37] or [37, 1]), got float32[37, 2]") !=
+        std::string::npos);
+  options.prob[0] = Tensor::arange(follows);
+  CHECK(error_of([&] { sample_neighbors(g, {{"user", {5}}}, {2, 2}, 0, options); }).find("must be float32, got int64") !=
+        std::string::npos);
+  options.prob = {Tensor::from_vector(w, {follows})};
+  CHECK(error_of([&] { sample_neighbors(g, {{"user", {5}}}, {2, 2}, 0, options); })
+            .find("prob has 1 weight tensors for a graph of 2 relations") != std::string::npos);
+}
+
+TEST_CASE("sample_blocks in every mode is sample_neighbors then to_block; by out-edges, on the reversed frontier") {
+  const HeteroGraph g = social(DType::I64);
+  std::vector<float> w;
+  for (const auto& [u, v] : g.edges(0).pairs()) w.push_back(static_cast<float>((u + v) % 3));
+  for (int mode = 0; mode < 4; ++mode) {
+    SamplingOptions options;
+    options.replace = mode == 1 || mode == 3;
+    options.edge_dir = mode >= 2 ? EdgeDir::out : EdgeDir::in;
+    if (mode == 2) options.prob = {Tensor::from_vector(w, {static_cast<std::int64_t>(w.size())}), Tensor()};
+    INFO("mode " << mode);
+    const std::vector<std::vector<std::int64_t>> fanouts = {{2, 1}, {3, -1}};
+    const std::vector<Ids> seeds = options.edge_dir == EdgeDir::in ? std::vector<Ids>{{8, 5, 2}, {}}
+                                                                    : std::vector<Ids>{{1, 5}, {3}};
+    const std::vector<SampledBlock> fast = sample_blocks(g, seeds, fanouts, 9, options);
+    std::vector<Ids> dst = seeds;
+    for (std::size_t l = fanouts.size(); l-- > 0;) {
+      NodeSets named;
+      if (!dst[0].empty()) named["user"] = dst[0];
+      if (!dst[1].empty()) named["game"] = dst[1];
+      HeteroGraph frontier = sample_neighbors(g, named, fanouts[l], splitmix64(9 + l), options);
+      if (options.edge_dir == EdgeDir::out) frontier = frontier.reverse();  // neighbour -> seed
+      BlockParts slow = to_block(frontier, dst, true);
+      for (int r = 0; r < 2; ++r) {
+        const Ids parent = frontier.edata_map(r).at(kEID).to_vector<std::int64_t>();
+        for (std::int64_t& e : slow.edges[r].eid) e = parent[static_cast<std::size_t>(e)];
+        CHECK(fast[l].parts.edges[r].src == slow.edges[r].src);
+        CHECK(fast[l].parts.edges[r].dst == slow.edges[r].dst);
+        CHECK(fast[l].parts.edges[r].eid == slow.edges[r].eid);
+      }
+      CHECK(fast[l].parts.src_nodes == slow.src_nodes);
+      dst = slow.src_nodes;
+    }
+  }
+  SamplingOptions out;
+  out.edge_dir = EdgeDir::out;
+  const std::vector<SampledBlock> layers = sample_blocks(g, {{}, {0, 3}}, {{1, 1}}, 2, out);
+  const HeteroGraph block = block_graph(g.reverse(), layers[0].parts, layers[0].dst_nodes, "SRC/", "DST/");
+  CHECK(block.canonical_etype(1).str() == "(SRC/user, plays, DST/game)");  // the drawn game -> user edges, turned
+  CHECK(block.num_edges(1) == 2);
 }
