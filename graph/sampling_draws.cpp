@@ -152,7 +152,9 @@ SampledEdges draw_weighted(const CsrView& rows, const std::vector<std::int64_t>&
   const float* weights = how.weights;
   const std::int64_t fanout = how.fanout;
   std::atomic<std::int64_t> bad_edge{std::numeric_limits<std::int64_t>::max()};
-  const auto usable = [&](std::int64_t e) { return weights[eids[e]] > 0.f && weights[eids[e]] <= std::numeric_limits<float>::max(); };
+  const auto usable = [&](std::int64_t e) {  // positive and finite
+    return weights[eids[e]] > 0.f && weights[eids[e]] <= std::numeric_limits<float>::max();
+  };
   // Counting reads every weight of a seed's row, so it is also where bad weights are found (only the rows
   // sampled are read: a call costs its seeds' rows, not the graph's edges).
   const auto count = [&](std::int64_t first, std::int64_t degree) {

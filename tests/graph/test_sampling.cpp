@@ -318,7 +318,8 @@ TEST_CASE("weighted draws with replacement: fanout draws in proportion, none fro
   for (const auto& [s, d, e] : triples(sample_neighbors(small, {{"node", {8, 9}}}, {5}, 1, weighted), 0)) ++per_seed[d];
   CHECK(per_seed == std::map<std::int64_t, int>{{9, 5}});
   per_seed.clear();
-  for (const auto& [s, d, e] : triples(sample_neighbors(small, {{"node", {8, 9}}}, {-1}, 1, weighted), 0)) ++per_seed[d];
+  for (const auto& [s, d, e] : triples(sample_neighbors(small, {{"node", {8, 9}}}, {-1}, 1, weighted), 0))
+    ++per_seed[d];
   CHECK(per_seed == std::map<std::int64_t, int>{{9, 8}});
 }
 
@@ -365,8 +366,8 @@ TEST_CASE("sample_neighbors' prob errors name prob, the relation and the edge") 
             .find("must hold one weight per edge ([37] or [37, 1]), got float32[37, 2]") !=
         std::string::npos);
   options.prob[0] = Tensor::arange(follows);
-  CHECK(error_of([&] { sample_neighbors(g, {{"user", {5}}}, {2, 2}, 0, options); }).find("must be float32, got int64") !=
-        std::string::npos);
+  CHECK(error_of([&] { sample_neighbors(g, {{"user", {5}}}, {2, 2}, 0, options); })
+            .find("must be float32, got int64") != std::string::npos);
   options.prob = {Tensor::from_vector(w, {follows})};
   CHECK(error_of([&] { sample_neighbors(g, {{"user", {5}}}, {2, 2}, 0, options); })
             .find("prob has 1 weight tensors for a graph of 2 relations") != std::string::npos);
