@@ -83,6 +83,18 @@ std::vector<std::vector<std::int64_t>> ids_per_type(const std::vector<nb::ndarra
   return out;
 }
 
+// graph/sampling.hpp's options from the Python layer's: edge_dir "in" or "out"; prob one float32 [E] tensor or
+// None per relation (None: drawn uniformly), or no entry at all for uniform draws everywhere.
+SamplingOptions sampling_options(const std::string& edge_dir, bool replace,
+                                 const std::vector<std::optional<nb::ndarray<>>>& prob) {
+  SamplingOptions options;
+  TOPO_CHECK(edge_dir == "in" || edge_dir == "out", "sampling: edge_dir must be 'in' or 'out', got '{}'", edge_dir);
+  options.edge_dir = edge_dir == "out" ? EdgeDir::out : EdgeDir::in;
+  options.replace = replace;
+  for (const auto& weights : prob) options.prob.push_back(weights ? borrow_float(*weights, "prob") : Tensor());
+  return options;
+}
+
 }  // namespace
 
 void bind_graph(nb::module_& m) {
@@ -160,25 +172,33 @@ void bind_graph(nb::module_& m) {
              nb::gil_scoped_release release;
              return edge_subgraph(g, named, relabel_nodes);
            })
-      // graph/sampling.hpp: the frontier of `seeds` ({stored node type: ids}), fanouts one per relation.
+      // graph/sampling.hpp: the frontier of `seeds` ({stored node type: ids}), fanouts one per relation;
+      // edge_dir, replace, prob: sampling_options above.
       .def("sample_neighbors",
            [](const HeteroGraph& g, const NodeSets& seeds, const std::vector<std::int64_t>& fanouts,
-              std::uint64_t seed) {
+              std::uint64_t seed, const std::string& edge_dir, bool replace,
+              const std::vector<std::optional<nb::ndarray<>>>& prob) {
+             const SamplingOptions options = sampling_options(edge_dir, replace, prob);
              nb::gil_scoped_release release;
-             return sample_neighbors(g, seeds, fanouts, seed);
+             return sample_neighbors(g, seeds, fanouts, seed, options);
            })
       // graph/sampling.hpp's sample_blocks, input layer first: per layer (the block with node types SRC/t then
       // DST/t, the DGLBlock layout; source ids per type; destination ids per type; g's edge id per relation).
+      // By out-edges the blocks are g.reverse()'s: relation r turned round, the drawn edges neighbour -> seed.
       .def("sample_blocks",
            [](const HeteroGraph& g, const std::vector<nb::ndarray<>>& seeds,
-              const std::vector<std::vector<std::int64_t>>& fanouts, std::uint64_t seed) {
+              const std::vector<std::vector<std::int64_t>>& fanouts, std::uint64_t seed, const std::string& edge_dir,
+              bool replace, const std::vector<std::optional<nb::ndarray<>>>& prob) {
              const auto seed_ids = ids_per_type(seeds, "sample_blocks: seed nodes");
+             const SamplingOptions options = sampling_options(edge_dir, replace, prob);
              std::vector<SampledBlock> layers;
              std::vector<HeteroGraph> graphs;
              {
                nb::gil_scoped_release release;
-               layers = sample_blocks(g, seed_ids, fanouts, seed);
-               for (const SampledBlock& l : layers) graphs.push_back(block_graph(g, l.parts, l.dst_nodes, "SRC/", "DST/"));
+               layers = sample_blocks(g, seed_ids, fanouts, seed, options);
+               const HeteroGraph oriented = options.edge_dir == EdgeDir::out ? g.reverse() : g;
+               for (const SampledBlock& l : layers)
+                 graphs.push_back(block_graph(oriented, l.parts, l.dst_nodes, "SRC/", "DST/"));
              }
              std::vector<nb::tuple> out;
              for (std::size_t i = 0; i < layers.size(); ++i) {

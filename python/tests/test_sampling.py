@@ -1,7 +1,9 @@
 """Neighbour sampling and neighbour-sampled mini-batches, as dgl.sampling / dgl.dataloading: each seed keeps
-min(fanout, in-degree) distinct in-edges of the graph; the draws follow torch's generator (or `seed`); blocks
-per layer chain (a layer's sources are the next one's destinations), carry features and the graph's edge ids;
-a 2-layer GraphSAGE-style mean over the blocks equals the same mean over the sampled edges. And
+min(fanout, in-degree) distinct in-edges of the graph (fanout draws with replace, its out-edges by edge_dir="out",
+only positive-weight edges in proportion with prob, never exclude_edges; errors naming the argument); the draws
+follow torch's generator (or `seed`); blocks per layer chain (a layer's sources are the next one's
+destinations), carry features and the graph's edge ids; a 2-layer GraphSAGE-style mean over the blocks equals
+the same mean over the sampled edges. And
 global_uniform_negative_sampling: pairs that are no edge (nor self loop), distinct and sorted as DGL's, uniform
 over the free pairs, GlobalUniform drawing through it."""
 import pytest
@@ -9,7 +11,7 @@ import torch
 
 import topograph
 import topograph.function as fn
-from topograph.dataloading import DataLoader, MultiLayerNeighborSampler
+from topograph.dataloading import DataLoader, MultiLayerFullNeighborSampler, MultiLayerNeighborSampler, NeighborSampler
 from topograph.sampling import sample_neighbors
 
 NID, EID = topograph.NID, topograph.EID
@@ -107,13 +109,176 @@ def test_sampling_errors():
         sample_neighbors(g, torch.tensor([1]), -2)
     with pytest.raises(TypeError, match="must be an int"):
         sample_neighbors(g, torch.tensor([1]), 2.5)
-    with pytest.raises(NotImplementedError):
-        sample_neighbors(g, torch.tensor([1]), 2, replace=True)
+    with pytest.raises(topograph.DGLError, match="edge_dir must be 'in' or 'out', got 'both'"):
+        sample_neighbors(g, torch.tensor([1]), 2, edge_dir="both")
     h = topograph.heterograph({("u", "f", "u"): ([0], [1]), ("i", "b", "u"): ([0], [1])})
     with pytest.raises(ValueError, match="names no value"):
         sample_neighbors(h, {"u": [1]}, {"f": 1})
     with pytest.raises(ValueError, match="at least one layer"):
         MultiLayerNeighborSampler([])
+
+
+# --- sample_neighbors' and NeighborSampler's options: replace, edge_dir="out", prob, exclude_edges
+
+
+def fan(n, weights=None):
+    """Sources 0..7 into each of n destinations 8..: edge u -> 8 + i has id 8 i + u, weight u (w: 'w')."""
+    src = torch.arange(8).repeat(n)
+    dst = 8 + torch.arange(n).repeat_interleave(8)
+    g = topograph.graph((src, dst), num_nodes=8 + n)
+    g.edata["w"] = src.float() if weights is None else weights
+    return g
+
+
+def per_seed(f, by_source=False):
+    """{seed: sorted edge ids drawn}: the seed is each edge's destination (its source with by_source)."""
+    u, v = f.all_edges()
+    out = {}
+    for s, e in zip((u if by_source else v).tolist(), f.edata[EID].tolist()):
+        out.setdefault(s, []).append(e)
+    return {s: sorted(e) for s, e in out.items()}
+
+
+def test_sample_neighbors_with_replacement_draws_fanout_from_any_non_empty_row():
+    g = ring_with_chords()
+    u, v = g.all_edges()
+    seeds = torch.arange(30)
+    f = sample_neighbors(g, seeds, 9, replace=True, seed=3)
+    fu, fv = f.all_edges()
+    eid = f.edata[EID]
+    assert torch.equal(u[eid], fu) and torch.equal(v[eid], fv)
+    drawn = per_seed(f)
+    degrees = g.in_degrees(seeds)
+    assert all(len(drawn.get(s, [])) == (9 if d > 0 else 0) for s, d in zip(seeds.tolist(), degrees.tolist()))
+    assert any(len(set(e)) < len(e) for e in drawn.values())  # in-degree 2 or 3 < 9: repeats
+    assert sample_neighbors(g, seeds, -1, replace=True).num_edges() == g.num_edges()  # -1: every edge once
+    torch.manual_seed(8)
+    a = sample_neighbors(g, seeds, 2, replace=True).edata[EID]
+    torch.manual_seed(8)
+    assert torch.equal(sample_neighbors(g, seeds, 2, replace=True).edata[EID], a)
+    drawn = sample_neighbors(fan(3000), torch.arange(8, 3008), 4, replace=True, seed=4)
+    counts = torch.bincount(drawn.all_edges()[0], minlength=8)
+    assert (counts - 1500).abs().max() < 200, counts  # uniform over the 8 sources: 1500 each, sd ~36
+
+
+def test_sample_neighbors_by_out_edges_keeps_their_direction():
+    g = ring_with_chords()
+    u, v = g.all_edges()
+    seeds = torch.tensor([0, 7, 14])
+    f = g.sample_neighbors(seeds, 2, edge_dir="out", seed=1)  # also DGL's method form
+    fu, fv = f.all_edges()
+    assert torch.equal(u[f.edata[EID]], fu) and torch.equal(v[f.edata[EID]], fv)
+    drawn = per_seed(f, by_source=True)
+    for s, d in zip(seeds.tolist(), g.out_degrees(seeds).tolist()):
+        assert len(drawn[s]) == min(2, d) and len(set(drawn[s])) == len(drawn[s])
+    assert set(fu.tolist()) == set(seeds.tolist())
+    h = topograph.heterograph({("u", "f", "u"): ([0, 1, 2], [1, 2, 0]), ("i", "b", "u"): ([0, 1, 1], [2, 2, 0])})
+    f = sample_neighbors(h, {"i": [1]}, -1, edge_dir="out")
+    assert f.num_edges("f") == 0 and sorted(f.edges["b"].data[EID].tolist()) == [1, 2]
+
+
+def test_sample_neighbors_by_prob_never_draws_a_zero_weight_and_follows_the_weights():
+    g = fan(4000)
+    seeds = torch.arange(8, 4008)
+    for replace in (False, True):
+        src = sample_neighbors(g, seeds, 1, prob="w", replace=replace, seed=5).all_edges()[0]
+        counts = torch.bincount(src, minlength=8).double()
+        expected = 4000 * torch.arange(8.0) / 28  # u / 28 of the draws
+        assert counts[0] == 0 and (counts - expected).abs().max() < 5 * (expected.max() ** 0.5), counts
+    for fanout in (7, 10, -1):  # at or above the 7 positive edges: exactly those
+        f = sample_neighbors(g, torch.tensor([8, 9]), fanout, prob="w")
+        assert per_seed(f) == {8: list(range(1, 8)), 9: list(range(9, 16))}
+    f = sample_neighbors(g, torch.tensor([8]), 20, prob="w", replace=True)
+    assert f.num_edges() == 20 and 0 not in f.all_edges()[0].tolist()
+    # [E, 1], float64 and boolean masks read the same way; a row of zero weights draws nothing
+    mask = torch.zeros(8 * 4000, dtype=torch.bool)
+    mask[8:16] = True  # node 9's edges only
+    for name, value in [("m", mask), ("m1", mask.double().unsqueeze(1))]:
+        g.edata[name] = value
+        assert per_seed(sample_neighbors(g, torch.tensor([8, 9]), 3, prob=name, replace=True)).keys() == {9}
+
+
+def test_prob_on_some_relations_draws_the_others_uniformly():
+    h = topograph.heterograph({("u", "f", "u"): ([0, 1, 2], [1, 2, 0]), ("i", "b", "u"): ([0, 1, 1], [2, 2, 0])})
+    h.edges["f"].data["w"] = torch.tensor([1.0, 0.0, 1.0])  # f's edge 1 -> 2 never; b has no weights
+    f = sample_neighbors(h, {"u": [0, 1, 2]}, 5, prob="w")
+    assert sorted(f.edges["f"].data[EID].tolist()) == [0, 2] and f.num_edges("b") == 3
+
+
+def test_sample_neighbors_exclude_edges_are_never_drawn():
+    g = ring_with_chords()
+    u, v = g.all_edges()
+    into_5 = (v == 5).nonzero().flatten()
+    excluded = into_5[:4]
+    f = sample_neighbors(g, torch.tensor([5, 6]), -1, exclude_edges=excluded)
+    eid = f.edata[EID]
+    assert not set(excluded.tolist()) & set(eid.tolist())
+    assert sorted(eid[f.all_edges()[1] == 5].tolist()) == sorted(into_5[4:].tolist())
+    assert torch.equal(f.edata["w"].flatten(), eid.float()) and torch.equal(u[eid], f.all_edges()[0])
+    f = sample_neighbors(g, torch.tensor([5]), 2, prob="w", exclude_edges=excluded)  # weights follow the kept edges
+    assert f.num_edges() == 2 and not set(excluded.tolist()) & set(f.edata[EID].tolist())
+    h = topograph.heterograph({("u", "f", "u"): ([0, 1, 2], [1, 2, 0]), ("i", "b", "u"): ([0, 1, 1], [2, 2, 0])})
+    f = sample_neighbors(h, {"u": [0, 1, 2]}, -1, exclude_edges={"b": [1]})
+    assert sorted(f.edges["b"].data[EID].tolist()) == [0, 2] and f.num_edges("f") == 3
+
+
+def test_sampling_option_errors_name_the_argument():
+    g = ring_with_chords()
+    seeds = torch.tensor([5])
+    with pytest.raises(topograph.DGLError, match="prob names the edge feature 'p', which no relation"):
+        sample_neighbors(g, seeds, 2, prob="p")
+    with pytest.raises(TypeError, match="prob must name an edge feature"):
+        sample_neighbors(g, seeds, 2, prob=g.edata["w"])
+    g.edata["wide"] = torch.ones(g.num_edges(), 2)
+    with pytest.raises(topograph.DGLError, match=r"prob feature 'wide' .* one value per edge .* got shape \[65, 2\]"):
+        sample_neighbors(g, seeds, 2, prob="wide")
+    g.edata["count"] = torch.ones(g.num_edges(), dtype=torch.int64)
+    with pytest.raises(TypeError, match="prob feature 'count' .* got torch.int64"):
+        sample_neighbors(g, seeds, 2, prob="count")
+    g.edata["negative"] = g.edata["w"].clone()
+    last_into_5 = int((g.all_edges()[1] == 5).nonzero().max())
+    g.edata["negative"][last_into_5] = -1.0
+    with pytest.raises(ValueError, match=f"prob of relation .* has weight -1 at edge {last_into_5}"):
+        sample_neighbors(g, seeds, 2, prob="negative")
+    with pytest.raises(ValueError, match="prob of relation .* weight nan"):
+        g.edata["nan"] = torch.full((g.num_edges(),), float("nan"))
+        MultiLayerNeighborSampler([2], prob="nan").sample(g, seeds)
+    with pytest.raises(topograph.DGLError, match="edge_dir must be 'in' or 'out', got 'up'"):
+        MultiLayerNeighborSampler([2], edge_dir="up")
+    with pytest.raises(ValueError, match="mutually exclusive"):
+        NeighborSampler([2], prob="w", mask="m")
+
+
+def test_neighbor_sampler_options_in_blocks():
+    g = ring_with_chords()
+    u, v = g.all_edges()
+    seeds = torch.tensor([5, 9])
+    torch.manual_seed(2)
+    _, _, blocks = NeighborSampler([3, 4], edge_dir="out").sample(g, seeds)
+    for block, fanout in zip(blocks, [3, 4]):  # drawn out-edges, turned round: neighbour -> seed
+        bu, bv = block.all_edges()
+        eid = block.edata[EID]
+        assert torch.equal(u[eid], block.dstdata[NID][bv]) and torch.equal(v[eid], block.srcdata[NID][bu])
+        assert torch.equal(block.in_degrees(), torch.minimum(g.out_degrees(block.dstdata[NID]),
+                                                             torch.tensor(fanout)))
+    with blocks[1].local_scope():  # messages reach the seeds through them
+        blocks[1].srcdata["h"] = blocks[1].srcdata["x"]
+        blocks[1].update_all(fn.copy_u("h", "m"), fn.sum("m", "h"))
+        assert blocks[1].dstdata["h"].shape == (2, 4)
+    g.edata["p"] = (u % 2 == 0).float()  # only edges from even sources
+    for replace in (False, True):
+        _, _, blocks = NeighborSampler([2, 3], prob="p", replace=replace).sample(g, seeds)
+        for block in blocks:
+            assert (u[block.edata[EID]] % 2 == 0).all()
+    _, _, blocks = NeighborSampler([5], replace=True).sample(g, seeds)
+    assert torch.equal(blocks[0].in_degrees(), torch.full((2,), 5))  # fanout draws, with repeats
+    excluded = (v == 5).nonzero().flatten()
+    _, _, blocks = NeighborSampler([-1], mask="p").sample(g, seeds, exclude_eids=excluded)
+    eid = blocks[0].edata[EID]
+    assert not set(excluded.tolist()) & set(eid.tolist())
+    assert sorted(eid.tolist()) == sorted(((v == 9) & (u % 2 == 0)).nonzero().flatten().tolist())
+    assert len(list(DataLoader(g, torch.arange(30), MultiLayerFullNeighborSampler(2, edge_dir="out"),
+                               batch_size=16))) == 2
 
 
 # --- global_uniform_negative_sampling (and GlobalUniform, which draws through it)

@@ -1,5 +1,6 @@
 """dgl.sampling: neighbour sampling over the core's sampler (graph/sampling.hpp: the seeds split over the
-threads, each seed's draw a function of (seed, relation, node) only, so the thread count changes nothing), and
+threads, each seed's draw a function of (seed, relation, node) only, so the thread count changes nothing; in- or
+out-edges, uniform or by an edge feature's weights, with or without replacement, as DGL 2.1's), and
 global_uniform_negative_sampling (pairs that are no edge, drawn here with torch; also the graph method
 g.global_uniform_negative_sampling, attached to DGLGraph below as DGL attaches it, and GlobalUniform's draw)."""
 from __future__ import annotations
@@ -16,34 +17,118 @@ from ._graph import EID, DGLGraph, EType
 from ._subgraph import _check, _node_sets
 
 
-def sample_neighbors(g: DGLGraph, nodes, fanout, *, edge_dir: str = "in", replace: bool = False,
-                     copy_ndata: bool = True, copy_edata: bool = True, seed: Optional[int] = None) -> DGLGraph:
-    """For each node of `nodes` (ids or a boolean mask; {ntype: ...} with several types), `fanout` of its
-    in-edges in each relation, uniformly without replacement (all of them where it has fewer, or for fanout
-    -1); fanout is one int or {etype: int} naming every relation. As dgl.sampling.sample_neighbors: the result
-    keeps every node of g and only the sampled edges (edata[EID]: their ids in g), with g's node features
-    (copy_ndata) and the sampled edges' features (copy_edata). The draws come from torch's default generator
-    (torch.manual_seed makes them repeat) unless `seed` is given; edge_dir="out" and replace=True are not
-    supported."""
+EDGE_DIRS = ("in", "out")
+# DGL's prob dtypes (its C++ takes these); read as float32 by the core
+PROB_DTYPES = (torch.float32, torch.float64, torch.bool, torch.uint8, torch.int8)
+
+
+def sample_neighbors(g: DGLGraph, nodes, fanout, edge_dir: str = "in", prob: Optional[str] = None,
+                     replace: bool = False, copy_ndata: bool = True, copy_edata: bool = True, *, exclude_edges=None,
+                     seed: Optional[int] = None) -> DGLGraph:
+    """dgl.sampling.sample_neighbors over the core's sampler (graph/sampling.hpp). For each node of `nodes` (ids
+    or a boolean mask; {ntype: ...} with several types), `fanout` of its in-edges (edge_dir="in") or out-edges
+    ("out") in each relation; fanout is one int or {etype: int} naming every relation. As DGL 2.1:
+      uniform without replacement: min(fanout, degree) distinct edges (all of them for fanout -1);
+      replace=True: fanout draws, repeats possible, none for a node without edges (fanout -1: every edge once);
+      prob (an edge feature name, one non-negative value per edge, [E] or [E, 1]; float, bool, uint8 or int8):
+      only edges of positive weight, min(fanout, their count) drawn one after another in proportion to the
+      weights left, or with replace fanout draws in proportion (fanout -1: each positive edge once). A relation
+      without the feature is drawn uniformly, as DGL's; a feature no relation has is an error (DGL samples
+      uniformly then). Weights are read as float32, and only on the sampled nodes' edges, where a negative or
+      not finite one is an error.
+    exclude_edges (edge ids, or {etype: ids}): edges never drawn. They are removed before the draw (a seed gets
+    min(fanout, edges left)), where DGL 2.1 drops them from its draws after (fewer edges); this costs a copy of
+    g's structure, O(edges), per call. The result keeps every node of g and only the sampled edges in
+    g's direction (edata[EID]: their ids in g), with g's node features (copy_ndata) and the sampled edges'
+    features (copy_edata). The draws come from torch's default generator (torch.manual_seed makes them repeat)
+    unless `seed` is given: the same distribution as DGL's, not the same edges."""
     _check(g, "sample_neighbors")
-    if edge_dir != "in":
-        raise NotImplementedError("sample_neighbors: only edge_dir='in' (each node's in-edges)")
-    if replace:
-        raise NotImplementedError("sample_neighbors: only replace=False (distinct edges)")
+    edge_dir, replace, weights = _sampling_options(g, edge_dir, prob, replace, "sample_neighbors")
     fanouts = _fanouts(g, fanout)
     if seed is None:
         seed = int(torch.randint(0, 2 ** 62, (1,)).item())
-    frontier = DGLGraph(g._g.sample_neighbors(_node_sets(g, nodes, "sample_neighbors"), fanouts, int(seed)))
+    structure, parents = _without_edges(g, exclude_edges, "sample_neighbors: exclude_edges")
+    handle = structure.sample_neighbors(_node_sets(g, nodes, "sample_neighbors"), fanouts, int(seed), edge_dir,
+                                        replace, _weights_on(weights, parents))
+    frontier = DGLGraph(handle)
     from . import _message_passing as mp  # it builds on ops, which builds on _graph
 
     if copy_ndata:
         mp.carry_node_features(g, frontier)
-    edge_ids = [frontier._g.parent_ids(False, r) for r in range(len(fanouts))]
+    edge_ids = [_parent_edge_ids(frontier._g.parent_ids(False, r), parents[r]) for r in range(len(fanouts))]
     if copy_edata:
         mp.carry_edge_features(g, frontier, range(len(fanouts)), edge_ids)
     for r, eid in enumerate(edge_ids):
         mp.edge_frame(frontier, r)[EID] = eid.to(g.idtype)
     return frontier
+
+
+# g.sample_neighbors(nodes, fanout, ...), as DGL attaches it (dgl/sampling/neighbor.py)
+DGLGraph.sample_neighbors = sample_neighbors
+
+
+def _sampling_options(g: DGLGraph, edge_dir, prob, replace, what: str) -> tuple:
+    """(edge_dir, replace, weights) checked for the core: weights per relation of g, the edge feature `prob` as
+    float32 [E] on the CPU (the feature itself when it is one), None where the relation lacks it; [] for
+    prob None (uniform everywhere)."""
+    if edge_dir not in EDGE_DIRS:
+        raise DGLError(f"{what}: edge_dir must be 'in' or 'out', got {edge_dir!r}")
+    if prob is None:
+        return edge_dir, bool(replace), []
+    if not isinstance(prob, str):
+        raise TypeError(f"{what}: prob must name an edge feature (a str) or be None, got {prob!r}")
+    from . import _message_passing as mp
+
+    frames, weights = mp.frames(g), []
+    for r, etype in enumerate(g.canonical_etypes):
+        value = getattr(frames.get(("e", r)), "_data", {}).get(prob)
+        if value is None:
+            weights.append(None)
+            continue
+        if value.dtype not in PROB_DTYPES:
+            raise TypeError(f"{what}: prob feature {prob!r} of {etype} must be float32, float64, bool, uint8 or int8 "
+                            f"(as DGL's), got {value.dtype}")
+        if not (value.dim() == 1 or value.dim() == 2 and value.shape[1] == 1):
+            raise DGLError(f"{what}: prob feature {prob!r} of {etype} must hold one value per edge ([E] or [E, 1]), "
+                           f"got shape {list(value.shape)}")
+        weights.append(value.detach().reshape(-1).to(device="cpu", dtype=torch.float32).contiguous())
+    if all(w is None for w in weights):
+        raise DGLError(f"{what}: prob names the edge feature {prob!r}, which no relation of the graph has")
+    return edge_dir, bool(replace), weights
+
+
+def _without_edges(g: DGLGraph, exclude_eids, what: str):
+    """(g's structure without the edges exclude_eids (ids, or {etype: ids}), per relation the parent id of each
+    of its edges or None where every edge is kept)."""
+    relations = g.canonical_etypes
+    if exclude_eids is None:
+        return g._g, [None] * len(relations)
+    if not isinstance(exclude_eids, Mapping):
+        exclude_eids = {None: exclude_eids}
+    removed = {}
+    for etype, ids in exclude_eids.items():
+        r = g._relation(etype)
+        removed[r] = g._checked_ids(ids, g.num_edges(relations[r]), f"{what} of {relations[r]}: edge").cpu()
+    if all(ids.numel() == 0 for ids in removed.values()):
+        return g._g, [None] * len(relations)
+    kept = {}
+    for r, c in enumerate(relations):
+        keep = torch.ones(g.num_edges(c), dtype=torch.bool)
+        if r in removed:
+            keep[removed[r]] = False
+        kept[r] = keep.nonzero().flatten()
+    handle = g._g.edge_subgraph({r: ids.tolist() for r, ids in kept.items()}, False)
+    return handle, [kept[r] if r in removed else None for r in range(len(relations))]
+
+
+def _weights_on(weights: list, parents: list) -> list:
+    """_sampling_options' weights for _without_edges' structure: each relation's rows of its kept edges."""
+    return [w if w is None or p is None else w[p].contiguous() for w, p in zip(weights, parents)] if weights else []
+
+
+def _parent_edge_ids(eids: torch.Tensor, parents: Optional[torch.Tensor]) -> torch.Tensor:
+    """Edge ids of _without_edges' structure as g's (parents: its per-relation map, None for the same ids)."""
+    return eids if parents is None else parents.to(eids.device)[eids.to(torch.int64)].to(eids.dtype)
 
 
 def _fanouts(g: DGLGraph, fanout) -> list:
@@ -66,7 +151,7 @@ def _fanout_value(value, what: str) -> int:
         raise TypeError(f"sample_neighbors: {what} must be an int, got {value!r}")
     value = int(value)
     if value < -1:
-        raise ValueError(f"sample_neighbors: {what} must be >= -1 (-1: every in-edge), got {value}")
+        raise ValueError(f"sample_neighbors: {what} must be >= -1 (-1: every edge), got {value}")
     return value
 
 

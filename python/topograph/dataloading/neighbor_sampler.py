@@ -1,9 +1,9 @@
-"""dgl.dataloading's neighbour-sampled mini-batches: MultiLayerNeighborSampler (fan-outs per layer, blocks per
-layer, as DGL's), MultiLayerFullNeighborSampler (every in-edge) and a DataLoader over seed nodes. Each layer
-samples a frontier of the current seeds (as topograph.sampling.sample_neighbors), turns it into a block (as
-topograph.to_block: the seeds first among the sources, then the sampled neighbours) and makes the block's sources
-the next layer's seeds; blocks come first layer first. All of a batch's layers are one call into the core
-(graph/sampling.hpp sample_blocks)."""
+"""dgl.dataloading's neighbour-sampled mini-batches: NeighborSampler / MultiLayerNeighborSampler (fan-outs per layer,
+blocks per layer, as DGL's; in- or out-edges, weighted, with replacement), MultiLayerFullNeighborSampler (every
+edge) and a DataLoader over seed nodes. Each layer samples a frontier of the current seeds (as
+topograph.sampling.sample_neighbors), turns it into a block (as topograph.to_block: the seeds first among the
+sources, then the sampled neighbours) and makes the block's sources the next layer's seeds; blocks come first
+layer first. All of a batch's layers are one call into the core (graph/sampling.hpp sample_blocks)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -15,28 +15,42 @@ from .._block import DGLBlock, _carry_block_features
 from .._base import DGLError
 from .._graph import NID, DGLGraph
 from .._subgraph import _check, _node_sets
-from ..sampling import _fanouts
+from ..sampling import (EDGE_DIRS, _fanouts, _parent_edge_ids, _sampling_options, _weights_on,
+                        _without_edges)
 
 
 class MultiLayerNeighborSampler:
-    """fanouts[l]: layer l's fan-out, an int (-1: every in-edge) or {etype: int}; layer 0 is the input
-    layer, so fanouts[-1] samples the seeds' own in-edges."""
+    """dgl.dataloading.NeighborSampler (MultiLayerNeighborSampler is its other name, as in DGL).
+    fanouts[l]: layer l's fan-out, an int (-1: every edge) or {etype: int}; layer 0 is the input layer, so
+    fanouts[-1] samples the seeds' own edges. edge_dir, prob and replace draw as sample_neighbors does (mask:
+    DGL's name for a boolean prob; give one of the two). edge_dir="out": each layer draws its destinations'
+    out-edges and the block holds them turned round (neighbour -> seed, relation (dst type, etype, src type)),
+    so messages reach the seeds as through in-edges; EID still names g's edge. DGL 2.1's blocks there are
+    unusable (destination ids outside the block), so this is Topograph's reading, not a copy."""
 
-    def __init__(self, fanouts: Sequence, edge_dir: str = "in", replace: bool = False):
+    def __init__(self, fanouts: Sequence, edge_dir: str = "in", prob: Optional[str] = None,
+                 mask: Optional[str] = None, replace: bool = False):
         if len(fanouts) == 0:
             raise ValueError("MultiLayerNeighborSampler: fanouts must name at least one layer")
+        if edge_dir not in EDGE_DIRS:
+            raise DGLError(f"MultiLayerNeighborSampler: edge_dir must be 'in' or 'out', got {edge_dir!r}")
+        if prob is not None and mask is not None:
+            raise ValueError("MultiLayerNeighborSampler: prob and mask are mutually exclusive (as DGL's): multiply "
+                             "the probability by the mask instead")
         self.fanouts, self.edge_dir, self.replace = list(fanouts), edge_dir, replace
+        self.prob = prob if prob is not None else mask
 
     def sample(self, g: DGLGraph, seed_nodes, exclude_eids=None):
         """(input_nodes, output_nodes, blocks): blocks[0] reads input_nodes' features (blocks[0].srcdata), the
         last block writes output_nodes (= seed_nodes). Ids are tensors, or {ntype: ids} with several types. The
         draws (from torch's generator) and the blocks are the core's (graph/sampling.hpp sample_blocks); each
         block carries NID / EID in g's ids and g's features gathered by them, as DGL's. exclude_eids (edge ids,
-        or {etype: ids}): edges never sampled, as DGL's (as_edge_prediction_sampler's exclude); the sampling then
-        runs on a copy of g's structure without them (O(edges) per call)."""
+        or {etype: ids}): edges never sampled (as_edge_prediction_sampler's exclude); the sampling then runs on a
+        copy of g's structure without them (O(edges) per call), so unlike DGL 2.1, which drops them from its draws,
+        they leave the seed its full fan-out (sample_neighbors' exclude_edges)."""
         _check(g, "MultiLayerNeighborSampler")
-        if self.edge_dir != "in" or self.replace:
-            raise NotImplementedError("MultiLayerNeighborSampler: only edge_dir='in' without replacement")
+        edge_dir, replace, weights = _sampling_options(g, self.edge_dir, self.prob, self.replace,
+                                                       "MultiLayerNeighborSampler")
         single = not isinstance(seed_nodes, Mapping)
         sets = _node_sets(g, seed_nodes, "MultiLayerNeighborSampler")
         types = g.ntypes
@@ -44,9 +58,10 @@ class MultiLayerNeighborSampler:
         fanouts = [_fanouts(g, f) for f in self.fanouts]
         seed = int(torch.randint(0, 2 ** 62, (1,)).item())
         blocks: List[DGLGraph] = []
-        structure, parents = _without_edges(g, exclude_eids)
-        for handle, src, dst, eids in structure.sample_blocks(seeds, fanouts, seed):  # on g's device already
-            eids = [e if p is None else p.to(e.device)[e.to(torch.int64)].to(e.dtype) for e, p in zip(eids, parents)]
+        structure, parents = _without_edges(g, exclude_eids, "exclude_eids")
+        layers = structure.sample_blocks(seeds, fanouts, seed, edge_dir, replace, _weights_on(weights, parents))
+        for handle, src, dst, eids in layers:  # on g's device already
+            eids = [_parent_edge_ids(e, p) for e, p in zip(eids, parents)]
             block = DGLBlock(handle)
             _carry_block_features(g, block, src, dst, eids)
             blocks.append(block)
@@ -60,33 +75,12 @@ class MultiLayerNeighborSampler:
     sample_blocks = sample  # DGL's BlockSampler name
 
 
-def _without_edges(g: DGLGraph, exclude_eids):
-    """(g's structure without the edges exclude_eids, per relation the parent id of each of its edges or None
-    where every edge is kept)."""
-    relations = g.canonical_etypes
-    if exclude_eids is None:
-        return g._g, [None] * len(relations)
-    if not isinstance(exclude_eids, Mapping):
-        exclude_eids = {None: exclude_eids}
-    removed = {}
-    for etype, ids in exclude_eids.items():
-        r = g._relation(etype)
-        removed[r] = g._checked_ids(ids, g.num_edges(relations[r]), f"exclude_eids of {relations[r]}: edge").cpu()
-    if all(ids.numel() == 0 for ids in removed.values()):
-        return g._g, [None] * len(relations)
-    kept = {}
-    for r, c in enumerate(relations):
-        keep = torch.ones(g.num_edges(c), dtype=torch.bool)
-        if r in removed:
-            keep[removed[r]] = False
-        kept[r] = keep.nonzero().flatten()
-    handle = g._g.edge_subgraph({r: ids.tolist() for r, ids in kept.items()}, False)
-    return handle, [kept[r] if r in removed else None for r in range(len(relations))]
+NeighborSampler = MultiLayerNeighborSampler  # DGL 2.1's main name for it
 
 
 class MultiLayerFullNeighborSampler(MultiLayerNeighborSampler):
-    """Every in-edge of each layer's seeds, num_layers layers: MultiLayerNeighborSampler([-1] * num_layers), as
-    DGL's."""
+    """Every edge into (edge_dir="out": out of) each layer's seeds, num_layers layers:
+    MultiLayerNeighborSampler([-1] * num_layers, edge_dir=edge_dir), as DGL's."""
 
     def __init__(self, num_layers: int, edge_dir: str = "in"):
         if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers < 1:
