@@ -258,7 +258,9 @@ class DGLGraph(MessagePassingVerbs):
         the relations' results combined by cross_reducer ("sum", "mean", "max", "min": elementwise over the
         relations, a node without in-edges of one counting that relation's zeros, as DGL; "stack": [N,
         relations, ...] in the graph's relation order), then apply_node_func on every type that received."""
-        _mp().multi_update_all(self, etype_dict, cross_reducer, apply_node_func)
+        from ._hetero_passing import multi_update_all
+
+        multi_update_all(self, etype_dict, cross_reducer, apply_node_func)
 
     def local_scope(self):
         return _mp().local_scope(self)

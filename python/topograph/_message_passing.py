@@ -17,8 +17,9 @@ as the torch code in them (and slower than the built-ins, which are one kernel e
             nodes.data holds the reduce's outputs and the node's features, and what it returns is stored
             instead of the reduce's outputs (as in DGL)
 A built-in message with a UDF reducer, or a UDF message with a built-in reducer, mix as in DGL.
-For now: graphs with one relation (topograph.ops composes anything else). The same on some edges or nodes
-(send_and_recv, pull, push, apply_edges on ids) runs message_passing on a compute graph: topograph/_verbs.py.
+Everything here runs on one relation. The same on some edges or nodes (send_and_recv, pull, push, apply_edges
+on ids) runs message_passing on a compute graph: topograph/_verbs.py; over several relations at once
+(multi_update_all, update_all / apply_edges with etype=None) it runs per relation: topograph/_hetero_passing.py.
 """
 from __future__ import annotations
 
@@ -360,53 +361,6 @@ def update_all(g, message_func, reduce_func, apply_node_func=None) -> None:
     frame = node_frame(g, d)
     for name, value in message_passing(g, message_func, reduce_func, apply_node_func).items():
         frame[name] = value
-
-
-_CROSS_REDUCERS = {"sum": lambda v: torch.stack(v).sum(0), "mean": lambda v: torch.stack(v).mean(0),
-                   "max": lambda v: torch.stack(v).amax(0), "min": lambda v: torch.stack(v).amin(0),
-                   "stack": lambda v: torch.stack(v, 1)}
-
-
-def multi_update_all(g, etype_dict, cross_reducer: str, apply_node_func=None) -> None:
-    if cross_reducer not in _CROSS_REDUCERS:
-        raise ValueError(f"multi_update_all: cross_reducer must be one of {sorted(_CROSS_REDUCERS)}, "
-                         f"got {cross_reducer!r}")
-    if not isinstance(etype_dict, Mapping):
-        raise TypeError(f"multi_update_all: etype_dict must be {{etype: (message_func, reduce_func)}}, "
-                        f"got {type(etype_dict).__name__}")
-    results = {}  # stored destination type -> [(relation index, {name: [N, ...]})]
-    isolating = set()  # outputs of max / min reducers, whose nodes without in-edges hold infinities
-    for etype, args in etype_dict.items():
-        if not isinstance(args, (tuple, list)) or len(args) not in (2, 3):
-            raise ValueError(f"multi_update_all: {etype!r} maps to {args!r}; expected (message_func, reduce_func) "
-                             f"or (message_func, reduce_func, apply_node_func)")
-        r = g._relation(etype)
-        _, _, d = g._g.canonical_etypes[r]
-        rel = g[g.canonical_etypes[r]]  # shares g's frames
-        written = message_passing(rel, *args)  # computed, not stored
-        reduce = args[1]
-        if len(args) == 2 and isinstance(reduce, BuiltinReduce) and reduce.op in ("max", "min") \
-                and reduce.out in written:
-            # DGL's rule: a node without in-edges of this relation holds -inf (max) / +inf (min) until the
-            # relations are combined, so it drops out of a max / min across them; infinities left become 0
-            isolated = (rel.in_degrees() == 0).to(written[reduce.out].device)
-            written[reduce.out] = written[reduce.out].masked_fill(
-                isolated.view(-1, *[1] * (written[reduce.out].dim() - 1)),
-                float("-inf") if reduce.op == "max" else float("inf"))
-            isolating.add(reduce.out)
-        results.setdefault(d, []).append((r, written))
-    combine = _CROSS_REDUCERS[cross_reducer]
-    for d, per_relation in results.items():
-        per_relation.sort(key=lambda item: item[0])  # the graph's relation order: stack's order, as DGL's
-        frame = node_frame(g, d)
-        for name in dict.fromkeys(k for _, out in per_relation for k in out):
-            value = combine([out[name] for _, out in per_relation if name in out])
-            frame[name] = value.masked_fill(value.isinf(), 0.0) if name in isolating else value
-        if apply_node_func is not None:
-            ids = torch.arange(frame._rows())
-            for name, value in udf_output(apply_node_func(NodeBatch(frame, ids)), ids.shape[0],
-                                          "apply_node_func").items():
-                frame[name] = value
 
 
 def _reduce_builtin(g, message_func: BuiltinMessage, reduce_func: BuiltinReduce) -> torch.Tensor:

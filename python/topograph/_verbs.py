@@ -14,6 +14,9 @@ message keeps its value); pull, every node named, one without in-edges getting 0
 documented rule; DGL 2.1 itself gives max / min's -inf / +inf there when another node pulled has in-edges).
 Unlike DGL 2.1, pull and push count each node once when it is named twice (DGL sends its edges twice); an edge
 named twice in send_and_recv does send twice, as in DGL.
+
+On a graph of several relations with etype=None, update_all and apply_edges run on every relation at once
+(topograph/_hetero_passing.py); the other verbs want the relation named (a DGLError naming the verb), as DGL 2.1.
 """
 from __future__ import annotations
 
@@ -32,9 +35,24 @@ def _mp():
     return _message_passing
 
 
-def _relation_view(g, etype):
-    """g when it has one relation, else g[etype] (which shares g's features); DGLError when etype is None and
-    g has several."""
+def _hp():
+    from . import _hetero_passing  # it builds on _message_passing
+
+    return _hetero_passing
+
+
+def _several_relations(g, etype) -> bool:
+    """Whether a verb called with `etype` runs on every relation of g at once (DGL 2.1's update_all and
+    apply_edges with etype=None on a graph of several relations)."""
+    return etype is None and len(g._g.canonical_etypes) > 1
+
+
+def _relation_view(g, etype, what: str):
+    """g when it has one relation, else g[etype] (which shares g's features); DGLError naming the verb when
+    etype is None and g has several (DGL 2.1 wants the relation named there too)."""
+    if _several_relations(g, etype):
+        raise DGLError(f"{what}: the graph has {len(g.canonical_etypes)} relations {g.canonical_etypes}: name one "
+                       f"(etype=...)")
     r = g._relation(etype)
     return g if len(g._g.canonical_etypes) == 1 else g[g.canonical_etypes[r]]
 
@@ -160,15 +178,24 @@ class MessagePassingVerbs:
     def update_all(self, message_func, reduce_func, apply_node_func=None, etype=None) -> None:
         """Messages along every edge of the relation, reduced at each destination into dstdata (every destination:
         0 without in-edges, under any reducer); built-ins or UDFs (EdgeBatch -> {name: [E, ...]}, NodeBatch with
-        .mailbox -> {name: [n, ...]}); then apply_node_func, whose output is stored instead, if given."""
-        _mp().update_all(self if etype is None else _relation_view(self, etype), message_func, reduce_func,
-                         apply_node_func)
+        .mailbox -> {name: [n, ...]}); then apply_node_func, whose output is stored instead, if given. With
+        etype=None on a graph of several relations, as DGL 2.1: every relation, built-ins only, each destination
+        type's relations combined by the reducer (topograph/_hetero_passing.py)."""
+        if _several_relations(self, etype):
+            _hp().update_all_relations(self, message_func, reduce_func, apply_node_func)
+            return
+        _mp().update_all(self if etype is None else _relation_view(self, etype, "update_all"), message_func,
+                         reduce_func, apply_node_func)
 
     def apply_edges(self, func, edges=ALL, etype=None) -> None:
         """Per-edge values of a message function (a built-in, or a UDF over an EdgeBatch) into edata, on every edge
-        or on `edges` (ids, or a tuple (sources, destinations)): the other edges keep their rows (0 in a new one)."""
+        or on `edges` (ids, or a tuple (sources, destinations)): the other edges keep their rows (0 in a new one).
+        With etype=None on a graph of several relations, as DGL 2.1: a built-in on every edge of every relation."""
+        if _several_relations(self, etype):
+            _hp().apply_edges_relations(self, func, edges)
+            return
         mp = _mp()
-        rel = _relation_view(self, etype)
+        rel = _relation_view(self, etype, "apply_edges")
         frame = mp.edge_frame(rel, 0)
         if is_all(edges):
             for name, value in mp.message_dict(rel, func).items():
@@ -185,7 +212,7 @@ class MessagePassingVerbs:
         here), reduced at their destinations, then apply_node_func on those. As DGL 2.1: only those destinations'
         rows are written (a node that gets no message keeps its value; 0 where the feature is new), an edge named
         twice sends twice, no edges runs nothing. Ids out of range, or a pair that is no edge: DGLError naming it."""
-        rel = _relation_view(self, etype)
+        rel = _relation_view(self, etype, "send_and_recv")
         if is_all(edges) and rel.num_edges() == 0:
             return
         if is_all(edges) and apply_node_func is None:  # the relation itself is the compute graph: no gathers
@@ -206,7 +233,7 @@ class MessagePassingVerbs:
         """Each node of v (an id or ids, each counted once) reduces the messages along all its in-edges, then
         apply_node_func on them; a node of v without in-edges gets 0 (DGL's documented rule, for every reducer),
         the nodes not in v keep their rows."""
-        rel = _relation_view(self, etype)
+        rel = _relation_view(self, etype, "pull")
         dst_type = rel._g.canonical_etypes[0][2]
         nodes = rel._checked_ids(v, rel._g.num_nodes(rel._g.ntype_id(dst_type)), "pull: v node")
         if nodes.numel() == 0:
@@ -217,7 +244,7 @@ class MessagePassingVerbs:
 
     def push(self, u, message_func, reduce_func, apply_node_func=None, etype=None) -> None:
         """send_and_recv along every out-edge of the nodes u (an id or ids, each counted once)."""
-        rel = _relation_view(self, etype)
+        rel = _relation_view(self, etype, "push")
         src_type = rel._g.canonical_etypes[0][0]
         nodes = rel._checked_ids(u, rel._g.num_nodes(rel._g.ntype_id(src_type)), "push: u node")
         if nodes.numel() == 0:
@@ -254,7 +281,7 @@ class MessagePassingVerbs:
         """The edges (every edge, or `edges`: ids or a tuple (sources, destinations), in that order) for which
         predicate(EdgeBatch), a bool tensor [k], is True: edge ids of the graph's idtype."""
         mp = _mp()
-        rel = _relation_view(self, etype)
+        rel = _relation_view(self, etype, "filter_edges")
         eid = _parse_edges(rel, edges, "filter_edges")
         if is_all(edges):
             batch = mp.EdgeBatch(rel, *rel.all_edges())

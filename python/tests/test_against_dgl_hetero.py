@@ -1,0 +1,132 @@
+"""Several relations at once against DGL 2.1 (skipped where dgl does not import): update_all / apply_edges with
+etype=None on a heterograph, values and gradients, and the calls DGL 2.1 refuses, refused alike. The graphs avoid
+the cases where DGL 2.1 itself fails there (test_where_dgl_2_1_fails_over_several_relations), which topograph
+runs."""
+import topograph  # before torch: then both OpenMP pools wait briefly (topograph/__init__.py)
+
+import pytest
+import torch
+
+import topograph.function as tfn
+from test_hetero_passing import COUNTS, MESSAGES, RELATIONS, hetero
+
+dgl = pytest.importorskip("dgl")
+dfn = pytest.importorskip("dgl.function")
+
+TOL = dict(rtol=1e-4, atol=1e-5)
+
+
+def both_graphs(seed: int = 0):
+    """(topograph graph, DGL graph, [(topograph leaf, DGL leaf)]): test_hetero_passing's graph in both libraries,
+    the same feature values in leaves of their own."""
+    gt = hetero(seed=seed)
+    gd = dgl.heterograph({k: (torch.tensor(u, dtype=torch.int64), torch.tensor(v, dtype=torch.int64))
+                          for k, (u, v) in RELATIONS.items()}, COUNTS)
+    assert gd.ntypes == gt.ntypes and gd.canonical_etypes == gt.canonical_etypes
+    leaves = []
+    for t in gt.ntypes:
+        gd.nodes[t].data["h"] = gt.nodes[t].data["h"].detach().clone().requires_grad_()
+        leaves.append((gt.nodes[t].data["h"], gd.nodes[t].data["h"]))
+    for c in gt.canonical_etypes:
+        gd.edges[c].data["w"] = gt.edges[c].data["w"].detach().clone().requires_grad_()
+        leaves.append((gt.edges[c].data["w"], gd.edges[c].data["w"]))
+    return gt, gd, leaves
+
+
+def built_in(fn, name: str, out: str):
+    lhs, rhs, _ = MESSAGES[name]
+    field = {"u": "h", "v": "h", "e": "w", None: None}
+    return getattr(fn, name)(field[lhs], out) if rhs is None else getattr(fn, name)(field[lhs], field[rhs], out)
+
+
+def assert_same(outputs_t: dict, outputs_d: dict, leaves, gradients: bool = True):
+    """The same outputs, and the same gradients of one random weighting of them in every leaf."""
+    assert sorted(outputs_t) == sorted(outputs_d)
+    loss_t = loss_d = 0.0
+    for k in outputs_d:
+        torch.testing.assert_close(outputs_t[k], outputs_d[k], **TOL)
+    if not gradients:
+        return
+    for k in outputs_d:
+        w = torch.randn(outputs_d[k].shape)
+        loss_t, loss_d = loss_t + (outputs_t[k] * w).sum(), loss_d + (outputs_d[k] * w).sum()
+    grads_t = torch.autograd.grad(loss_t, [a for a, _ in leaves], allow_unused=True)
+    grads_d = torch.autograd.grad(loss_d, [b for _, b in leaves], allow_unused=True)
+    for (a, _), ga, gb in zip(leaves, grads_t, grads_d):
+        torch.testing.assert_close(ga if ga is not None else torch.zeros_like(a),
+                                   gb if gb is not None else torch.zeros_like(a), **TOL)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "max", "min"])
+@pytest.mark.parametrize("message", list(MESSAGES))
+def test_update_all_over_every_relation_matches_dgl(message, reduce):
+    gt, gd, leaves = both_graphs()
+    gt.update_all(built_in(tfn, message, "m"), getattr(tfn, reduce)("m", "z"))
+    gd.update_all(built_in(dfn, message, "m"), getattr(dfn, reduce)("m", "z"))
+    for t in gd.ntypes:  # the same names on every type: shop, no relation's destination, gets nothing
+        assert sorted(gt.nodes[t].data) == sorted(gd.nodes[t].data)
+    # DGL 2.1's backward of a u_mul_e max / min over several relations fails (test_where_dgl_2_1_fails_...)
+    dgl_backward_works = not (message == "u_mul_e" and reduce in ("max", "min"))
+    assert_same({t: gt.nodes[t].data["z"] for t in gt.ntypes if "z" in gt.nodes[t].data},
+                {t: gd.nodes[t].data["z"] for t in gd.ntypes if "z" in gd.nodes[t].data}, leaves,
+                gradients=dgl_backward_works)
+
+
+@pytest.mark.parametrize("message", list(MESSAGES))
+def test_apply_edges_over_every_relation_matches_dgl(message):
+    gt, gd, leaves = both_graphs()
+    gt.apply_edges(built_in(tfn, message, "s"))
+    gd.apply_edges(built_in(dfn, message, "s"))
+    assert_same({c: gt.edges[c].data["s"] for c in gt.canonical_etypes},
+                {c: gd.edges[c].data["s"] for c in gd.canonical_etypes}, leaves)
+
+
+def test_several_relations_at_once_refused_as_dgl():
+    gt, gd, _ = both_graphs()
+    for g, fn, library_error in ((gt, tfn, topograph.DGLError), (gd, dfn, dgl.DGLError)):
+        msg, red = fn.copy_u("h", "m"), fn.sum("m", "z")
+        with pytest.raises(library_error):
+            g.update_all(lambda edges: {"m": edges.src["h"]}, red)
+        with pytest.raises(library_error):
+            g.update_all(msg, lambda nodes: {"z": nodes.mailbox["m"].sum(1)})
+        with pytest.raises(NotImplementedError):
+            g.update_all(msg, fn.mean("m", "z"))
+        with pytest.raises(library_error):
+            g.apply_edges(lambda edges: {"s": edges.src["h"]})
+        for call in (lambda: g.send_and_recv([0], msg, red), lambda: g.pull([0], msg, red),
+                     lambda: g.push([0], msg, red)):
+            with pytest.raises(library_error):
+                call()
+
+
+def test_where_dgl_2_1_fails_over_several_relations():
+    """What README states of DGL 2.1 here: it hands apply_node_func the per-type tuple, has no backward for a
+    u_mul_e max / min, its kernel refuses a relation without edges, and it indexes the edge features by the first
+    relation's destination type (IndexError when that type's index is not below the number of relations);
+    topograph runs all four (test_hetero_passing.py checks the values and gradients)."""
+    _, gd, _ = both_graphs()
+    with pytest.raises(TypeError):
+        gd.update_all(dfn.copy_u("h", "m"), dfn.sum("m", "z"), lambda nodes: {"y": nodes.data["z"] + 1})
+    gd.update_all(dfn.u_mul_e("h", "w", "m"), dfn.max("m", "z"))
+    with pytest.raises(AttributeError):
+        gd.nodes["user"].data["z"].sum().backward()
+    gd = dgl.heterograph({**{k: (torch.tensor(u), torch.tensor(v)) for k, (u, v) in RELATIONS.items()},
+                          ("user", "owns", "item"): (torch.tensor([], dtype=torch.int64),
+                                                     torch.tensor([], dtype=torch.int64))}, {**COUNTS, "item": 2})
+    for t in gd.ntypes:
+        gd.nodes[t].data["h"] = torch.ones(gd.num_nodes(t), 2)
+    with pytest.raises(dgl.DGLError):
+        gd.update_all(dfn.copy_u("h", "m"), dfn.sum("m", "z"))
+    gt = hetero(with_empty_relation=True)
+    gt.update_all(tfn.copy_u("h", "m"), tfn.sum("m", "z"))
+    assert torch.equal(gt.nodes["item"].data["z"], torch.zeros(2, 2, 3))
+    # ('a', 'r', 'z') is relation 0, its destination type z has index 2, and there are 2 relations
+    relations = {("a", "r", "z"): (torch.tensor([0, 1]), torch.tensor([0, 0])),
+                 ("b", "s", "a"): (torch.tensor([0]), torch.tensor([1]))}
+    gd, gt = dgl.heterograph(relations), topograph.heterograph(relations)
+    for g in (gd, gt):
+        g.nodes["a"].data["h"], g.nodes["b"].data["h"] = torch.tensor([1.0, 2.0]), torch.tensor([5.0])
+    with pytest.raises(IndexError):
+        gd.update_all(dfn.copy_u("h", "m"), dfn.sum("m", "z"))
+    gt.update_all(tfn.copy_u("h", "m"), tfn.sum("m", "z"))
+    assert gt.nodes["z"].data["z"].tolist() == [3.0] and gt.nodes["a"].data["z"].tolist() == [0.0, 5.0]
