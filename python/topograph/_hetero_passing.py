@@ -33,6 +33,17 @@ CROSS_REDUCERS = {"sum": lambda v: torch.stack(v).sum(0), "mean": lambda v: torc
                   "stack": lambda v: torch.stack(v, 1)}
 
 
+def combined(parts: List[Tuple[tuple, torch.Tensor]], cross_reducer: str, what: str) -> torch.Tensor:
+    """parts [(relation, [N, ...])], the results of the relations into one destination type, combined by
+    cross_reducer; a DGLError names two relations whose rows differ in shape (nothing combines those)."""
+    first_relation, first = parts[0]
+    for relation, value in parts[1:]:
+        if value.shape[1:] != first.shape[1:]:
+            raise DGLError(f"{what} has rows of shape {tuple(first.shape[1:])} from {first_relation} but "
+                           f"{tuple(value.shape[1:])} from {relation}: cannot combine them")
+    return CROSS_REDUCERS[cross_reducer]([value for _, value in parts])
+
+
 def _combined_per_destination(g, per_relation: List[Tuple[int, tuple]], cross_reducer: str, what: str
                               ) -> Dict[str, Dict[str, torch.Tensor]]:
     """Message passing on each relation r of per_relation [(r, (message_func, reduce_func[, apply_node_func]))],
@@ -55,22 +66,15 @@ def _combined_per_destination(g, per_relation: List[Tuple[int, tuple]], cross_re
                 float("-inf") if reduce.op == "max" else float("inf"))
             isolating.add(reduce.out)
         results.setdefault(d, []).append((r, written))
-    combine = CROSS_REDUCERS[cross_reducer]
-    combined = {}
+    per_destination = {}
     for d, outputs in results.items():
         outputs.sort(key=lambda item: item[0])  # the graph's relation order: stack's order, as DGL's
-        combined[d] = {}
+        per_destination[d] = {}
         for name in dict.fromkeys(k for _, out in outputs for k in out):
-            parts = [(r, out[name]) for r, out in outputs if name in out]
-            first_r, first = parts[0]
-            for r, value in parts[1:]:
-                if value.shape[1:] != first.shape[1:]:
-                    raise DGLError(f"{what}: {name!r} into {g._public_ntype(d)!r} has rows of shape "
-                                   f"{tuple(first.shape[1:])} from {g.canonical_etypes[first_r]} but "
-                                   f"{tuple(value.shape[1:])} from {g.canonical_etypes[r]}: cannot combine them")
-            value = combine([value for _, value in parts])
-            combined[d][name] = value.masked_fill(value.isinf(), 0.0) if name in isolating else value
-    return combined
+            value = combined([(g.canonical_etypes[r], out[name]) for r, out in outputs if name in out],
+                             cross_reducer, f"{what}: {name!r} into {g._public_ntype(d)!r}")
+            per_destination[d][name] = value.masked_fill(value.isinf(), 0.0) if name in isolating else value
+    return per_destination
 
 
 def multi_update_all(g, etype_dict, cross_reducer: str, apply_node_func=None) -> None:

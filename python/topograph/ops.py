@@ -10,7 +10,9 @@ tensor is first made contiguous with ``.contiguous()`` (one copy). Any other dty
 with ``.float()``). Outputs and gradients are Topograph's buffers handed to torch by DLPack, not copied.
 
 Every op takes a graph with one relation (pass ``g[etype]`` or ``edge_type_subgraph(g, [etype])`` for one
-relation of a heterograph). Errors (shapes, ids, devices) are ValueError / RuntimeError with Topograph's message.
+relation of a heterograph), except gspmm and gsddmm (and so their shorthands), which, as DGL 2.1's, also take a
+graph of several relations with tuples of per-type features: see _gspmm_relations / _gsddmm_relations. Errors
+(shapes, ids, devices) are ValueError / RuntimeError with Topograph's message.
 
 segment_reduce / segment_softmax (dgl.ops.segment_*, over runs of consecutive rows, no graph) are plain torch
 ops (topograph/_segment.py): any dtype.
@@ -24,7 +26,7 @@ import torch
 
 from . import _C
 from ._autograd import taped
-from ._graph import ALL, DGLGraph
+from ._graph import ALL, DGLError, DGLGraph
 from ._segment import segment_reduce, segment_softmax  # dgl.ops.segment_reduce / segment_softmax: plain torch
 
 # The C++ enums' values (kernels/sparse/spmm_math.hpp, sddmm_math.hpp).
@@ -65,48 +67,139 @@ def _lookup(table, key, what):
         raise ValueError(f"{what} must be one of {sorted(table)}, got {key!r}") from None
 
 
-def gspmm(g: DGLGraph, op: str, reduce_op: str, lhs_data: Optional[torch.Tensor],
-          rhs_data: Optional[torch.Tensor]) -> torch.Tensor:
+def gspmm(g: DGLGraph, op: str, reduce_op: str, lhs_data, rhs_data):
     """out[v] = reduce_{(u -> v, e)} op(lhs_data[u], rhs_data[e]) -> [num_dst, *broadcast row shape].
 
     op: 'add', 'sub', 'mul', 'div', 'copy_lhs' (rhs_data None) or 'copy_rhs' (lhs_data None); reduce_op:
     'sum', 'max', 'min', 'mean'. A destination without in-edges gets 0 for sum and mean and, as dgl.ops
-    gives it, -inf for max and +inf for min (update_all gives 0 there, as DGL's does)."""
-    out = gspmm_zero_empty(g, op, reduce_op, lhs_data, rhs_data)
-    if reduce_op in ("max", "min"):
-        empty = g.in_degrees() == 0  # [num_dst]
-        if bool(empty.any()):
-            fill = float("-inf") if reduce_op == "max" else float("inf")
-            out = out.masked_fill(empty.view((-1,) + (1,) * (out.dim() - 1)), fill)
-    return out
+    gives it, -inf for max and +inf for min (update_all gives 0 there, as DGL's does). On a graph of several
+    relations, tuples of per-type features in, a tuple per node type out (_gspmm_relations)."""
+    g = _graph(g)
+    if len(g._g.canonical_etypes) > 1:
+        return _gspmm_relations(g, op, reduce_op, lhs_data, rhs_data)
+    return _gspmm_relation(g, g._relation(None), op, reduce_op, lhs_data, rhs_data, infinite_when_empty=True)
 
 
 def gspmm_zero_empty(g: DGLGraph, op: str, reduce_op: str, lhs_data: Optional[torch.Tensor],
                      rhs_data: Optional[torch.Tensor]) -> torch.Tensor:
     """gspmm with Topograph's kernel as it is: 0 for a destination without in-edges under every reducer."""
     g = _graph(g)
+    return _gspmm_relation(g, g._relation(None), op, reduce_op, lhs_data, rhs_data, infinite_when_empty=False)
+
+
+def _gspmm_relation(g: DGLGraph, relation: int, op: str, reduce_op: str, lhs_data: Optional[torch.Tensor],
+                    rhs_data: Optional[torch.Tensor], infinite_when_empty: bool) -> torch.Tensor:
+    """gspmm on relation `relation` of g: [num_dst of the relation, ...]; a destination without in-edges gets
+    0, or, with infinite_when_empty, -inf from max and +inf from min (dgl.ops')."""
     code, reduce = _lookup(_SPMM_OPS, op, "gspmm: op"), _lookup(_REDUCE, reduce_op, "gspmm: reduce_op")
     u, u1 = _feature(lhs_data if op != "copy_rhs" else None, "gspmm: lhs_data")
     e, e1 = _feature(rhs_data if op != "copy_lhs" else None, "gspmm: rhs_data")
-    rel = g._relation(None)
-    out = taped(lambda a, b, need: _C.gspmm(g._g, rel, code, reduce, a, b, need[0], need[1]), u, e)
-    return _squeeze(out, [(u, u1), (e, e1)])
+    out = taped(lambda a, b, need: _C.gspmm(g._g, relation, code, reduce, a, b, need[0], need[1]), u, e)
+    out = _squeeze(out, [(u, u1), (e, e1)])
+    if infinite_when_empty and reduce_op in ("max", "min"):
+        empty = g._g.in_degrees(relation) == 0  # [num_dst]
+        if bool(empty.any()):
+            fill = float("-inf") if reduce_op == "max" else float("inf")
+            out = out.masked_fill(empty.to(out.device).view((-1,) + (1,) * (out.dim() - 1)), fill)
+    return out
 
 
-def gsddmm(g: DGLGraph, op: str, lhs_data: Optional[torch.Tensor], rhs_data: Optional[torch.Tensor],
-           lhs_target: str = "u", rhs_target: str = "v") -> torch.Tensor:
+def gsddmm(g: DGLGraph, op: str, lhs_data, rhs_data, lhs_target: str = "u", rhs_target: str = "v"):
     """out[e] = op(lhs_data[lhs_target of e], rhs_data[rhs_target of e]) -> [num_edges, *broadcast row shape].
 
     op: 'add', 'sub', 'mul', 'div', 'dot' (reduces the last dim, kept as 1), 'copy_lhs', 'copy_rhs';
-    targets 'u' (source), 'v' (destination), 'e' (edge)."""
+    targets 'u' (source), 'v' (destination), 'e' (edge). On a graph of several relations, tuples of per-type
+    features in, a tuple per relation out (_gsddmm_relations)."""
     g = _graph(g)
+    if len(g._g.canonical_etypes) > 1:
+        return _gsddmm_relations(g, op, lhs_data, rhs_data, lhs_target, rhs_target)
+    return _gsddmm_relation(g, g._relation(None), op, lhs_data, rhs_data, lhs_target, rhs_target)
+
+
+def _gsddmm_relation(g: DGLGraph, relation: int, op: str, lhs_data: Optional[torch.Tensor],
+                     rhs_data: Optional[torch.Tensor], lhs_target: str, rhs_target: str) -> torch.Tensor:
+    """gsddmm on relation `relation` of g: [its num_edges, ...]."""
     code = _lookup(_SDDMM_OPS, op, "gsddmm: op")
     lt, rt = _lookup(_TARGETS, lhs_target, "gsddmm: lhs_target"), _lookup(_TARGETS, rhs_target, "gsddmm: rhs_target")
     lhs, l1 = _feature(lhs_data if op != "copy_rhs" else None, "gsddmm: lhs_data")
     rhs, r1 = _feature(rhs_data if op != "copy_lhs" else None, "gsddmm: rhs_data")
-    rel = g._relation(None)
-    out = taped(lambda a, b, need: _C.gsddmm(g._g, rel, code, a, b, lt, rt, need[0], need[1]), lhs, rhs)
+    out = taped(lambda a, b, need: _C.gsddmm(g._g, relation, code, a, b, lt, rt, need[0], need[1]), lhs, rhs)
     return _squeeze(out, [(lhs, l1), (rhs, r1)])
+
+
+# --- dgl.ops.gspmm / gsddmm on a graph of several relations (DGL 2.1's gspmm_hetero / gsddmm_hetero)
+def _gspmm_relations(g: DGLGraph, op: str, reduce_op: str, lhs_data, rhs_data) -> tuple:
+    """gspmm on every relation at once, as dgl.ops': lhs_data a tuple of source features per node type (g.ntypes
+    order; None where no relation reads one), rhs_data a tuple of edge features per relation
+    (g.canonical_etypes order). Each destination type combines its relations' results by reduce_op itself (sum
+    of sums, max of maxes, min of mins: the reducer over every in-edge of every relation; max / min give -inf /
+    +inf to a node with no in-edge in any relation). Returns a tuple per node type: [n, ...] for a relation's
+    destination type, an empty tensor [0] for any other, as DGL's."""
+    from ._hetero_passing import combined  # it builds on _message_passing, which builds on this module
+
+    _refuse_block(g, "gspmm")
+    if reduce_op == "mean":
+        raise NotImplementedError("gspmm: reduce_op 'mean' over several relations at once is not supported (DGL "
+                                  "2.1's fails too): use sum, max or min, or call it per relation on g[etype]")
+    ntypes, relations = g.ntypes, g.canonical_etypes
+    lhs = _per_type(lhs_data if op != "copy_rhs" else None, ntypes, "gspmm: lhs_data", "node type")
+    rhs = _per_type(rhs_data if op != "copy_lhs" else None, relations, "gspmm: rhs_data", "relation")
+    per_destination = {}
+    for r, (s, _, d) in enumerate(relations):
+        u = _read_by(lhs, ntypes, s, "gspmm: lhs_data", relations[r]) if op != "copy_rhs" else None
+        e = _read_by(rhs, relations, relations[r], "gspmm: rhs_data", relations[r]) if op != "copy_lhs" else None
+        out = _gspmm_relation(g, r, op, reduce_op, u, e, infinite_when_empty=True)
+        per_destination.setdefault(d, []).append((relations[r], out))
+    return tuple(combined(per_destination[t], reduce_op, f"gspmm: the output of {t!r}") if t in per_destination
+                 else torch.zeros(0, device=g.device) for t in ntypes)
+
+
+def _gsddmm_relations(g: DGLGraph, op: str, lhs_data, rhs_data, lhs_target: str, rhs_target: str) -> tuple:
+    """gsddmm on every relation at once, as dgl.ops': lhs_data / rhs_data a tuple per node type (g.ntypes order)
+    for target 'u' / 'v', per relation (g.canonical_etypes order) for 'e'. Returns a tuple per relation of its
+    edges' [E, ...]."""
+    _refuse_block(g, "gsddmm")
+    ntypes, relations = g.ntypes, g.canonical_etypes
+    lt, rt = _lookup(_TARGETS, lhs_target, "gsddmm: lhs_target"), _lookup(_TARGETS, rhs_target, "gsddmm: rhs_target")
+    lhs_names, rhs_names = (relations if t == 2 else ntypes for t in (lt, rt))  # 2: the edge target
+    lhs = _per_type(lhs_data if op != "copy_rhs" else None, lhs_names, "gsddmm: lhs_data",
+                    "relation" if lt == 2 else "node type")
+    rhs = _per_type(rhs_data if op != "copy_lhs" else None, rhs_names, "gsddmm: rhs_data",
+                    "relation" if rt == 2 else "node type")
+    out = []
+    for r, (s, _, d) in enumerate(relations):
+        key = (s, d, relations[r])  # what target 0 (u), 1 (v), 2 (e) reads on this relation
+        x = None if op == "copy_rhs" else _read_by(lhs, lhs_names, key[lt], "gsddmm: lhs_data", relations[r])
+        y = None if op == "copy_lhs" else _read_by(rhs, rhs_names, key[rt], "gsddmm: rhs_data", relations[r])
+        out.append(_gsddmm_relation(g, r, op, x, y, lhs_target, rhs_target))
+    return tuple(out)
+
+
+def _refuse_block(g: DGLGraph, what: str) -> None:
+    if g.is_block:
+        raise NotImplementedError(f"{what} over several relations of a block at once is not supported (DGL "
+                                  f"indexes its tuples by the block's own source and destination types): call it "
+                                  f"per relation, on block[etype]")
+
+
+def _per_type(data, names: list, what: str, kind: str) -> Optional[list]:
+    """A per-type operand of an op over several relations: a tuple / list of a tensor (or None) per entry of
+    `names`, in that order, or None; anything else is a DGLError naming the order."""
+    if data is None:
+        return None
+    if not isinstance(data, (tuple, list)) or len(data) != len(names):
+        got = f"{len(data)} entries" if isinstance(data, (tuple, list)) else type(data).__name__
+        raise DGLError(f"{what}: the graph has several relations, so give a tuple of one tensor (or None) per "
+                       f"{kind}, in the order {names}, as dgl.ops; got {got}")
+    return list(data)
+
+
+def _read_by(data: Optional[list], names: list, key, what: str, relation) -> torch.Tensor:
+    """data's tensor for `key` (a node type or relation of names), which `relation` reads: a DGLError if none."""
+    x = None if data is None else data[names.index(key)]
+    if x is None:
+        raise DGLError(f"{what}: no tensor for {key!r}, which relation {relation} reads")
+    return x
 
 
 def edge_softmax(graph: DGLGraph, logits: torch.Tensor, eids=ALL, norm_by: str = "dst") -> torch.Tensor:
