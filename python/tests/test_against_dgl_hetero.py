@@ -1,5 +1,6 @@
 """Several relations at once against DGL 2.1 (skipped where dgl does not import): update_all / apply_edges with
-etype=None on a heterograph, values and gradients, and the calls DGL 2.1 refuses, refused alike. The graphs avoid
+etype=None on a heterograph, values and gradients, and the calls DGL 2.1 refuses, refused alike; gspmm / gsddmm
+with tuples of per-type features; relation slices g[s, :, d] merging several relations. The graphs avoid
 the cases where DGL 2.1 itself fails there (test_where_dgl_2_1_fails_over_several_relations), which topograph
 runs."""
 import topograph  # before torch: then both OpenMP pools wait briefly (topograph/__init__.py)
@@ -10,6 +11,7 @@ import torch
 import topograph.function as tfn
 from test_hetero_passing import (COUNTS, MESSAGES, RELATIONS, SDDMM_TARGETS, SPMM_OPS, assert_tuples_match, hetero,
                                  per_type_leaves)
+from test_slice import ANY, typed
 
 dgl = pytest.importorskip("dgl")
 dfn = pytest.importorskip("dgl.function")
@@ -176,3 +178,40 @@ def test_shorthands_over_every_relation_match_dgl():
         args = {"copy_u": (x,), "u_dot_v": (x, x)}.get(name, ([t[:, :, :1] for t in e], x))
         assert_tuples_match(getattr(topograph.ops, name)(gt, *args), getattr(dgl.ops, name)(gd, *args), [], [],
                             gradients=False, tol=TOL)
+
+
+def assert_same_slice(t, d):
+    """The same types, edges (and dtypes) and features (names in DGL's order, values, dtypes) on both sides."""
+    assert (t.ntypes, t.srctypes, t.dsttypes, t.canonical_etypes, t.idtype, t.is_block) == \
+        (d.ntypes, d.srctypes, d.dsttypes, d.canonical_etypes, d.idtype, d.is_block)
+    for a, b in zip(t.edges(), d.edges()):
+        assert a.dtype == b.dtype and a.tolist() == b.tolist()
+    for ours, theirs in ((t.srcdata, d.srcdata), (t.dstdata, d.dstdata), (t.edata, d.edata)):
+        assert list(ours) == list(theirs)
+        for name in theirs:
+            assert ours[name].dtype == theirs[name].dtype
+            torch.testing.assert_close(ours[name], theirs[name])
+
+
+@pytest.mark.parametrize("idtype", [torch.int32, torch.int64], ids=["int32", "int64"])
+@pytest.mark.parametrize("key", [("A1", ANY, "B"), (ANY, "AB2", ANY), "AB2", ("B", ANY, "B"), (ANY, ANY, ANY),
+                                 (ANY, ANY, "B")], ids=["A1_any_B", "any_AB2_any", "AB2", "B_any_B", "any", "any_B"])
+def test_merged_relation_slices_match_dgl(key, idtype):
+    assert_same_slice(typed(topograph, idtype)[key], typed(dgl, idtype)[key])
+
+
+def test_merged_relation_slices_of_a_block_match_dgl():
+    blocks = [lib.to_block(typed(lib), {"B": torch.arange(7), "A1": torch.arange(4)}) for lib in (topograph, dgl)]
+    # not BA: to_block already orders its two edges otherwise than DGL's (by destination here, by id there)
+    for key in (("A1", ANY, "B"), (ANY, ANY, "B")):
+        assert_same_slice(blocks[0][key], blocks[1][key])
+
+
+def test_relation_slices_refused_as_dgl():
+    g_t, g_d = typed(topograph), typed(dgl)
+    g_t.nodes["A2"].data["only_a1"] = g_d.nodes["A2"].data["only_a1"] = torch.ones(6, 2)
+    for key in (("C", ANY, ANY), "nope", (slice(0, 1), "AB1", "B"), ("A1", "B"), (ANY, "AB2", ANY)):
+        with pytest.raises(topograph.DGLError):
+            g_t[key]
+        with pytest.raises(dgl.DGLError):
+            g_d[key]

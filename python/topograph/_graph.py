@@ -8,9 +8,8 @@ Blocks (DGLBlock, to_block) are in _block.py; graph transforms (add_self_loop, t
 ...) in _transform.py; the DGLGraph methods of the same names call them.
 
 The feature views (g.nodes, g.edges, and ndata / edata as {type: tensor} on a graph of several types) are in
-_views.py. Differences from DGL, for now: message passing over one relation at a time (etype=, g[etype], or
-multi_update_all; topograph/_message_passing.py), ``g[etype]`` keeps every node type (DGL keeps the relation's
-two), and graphs live on the CPU unless the core was built with CUDA.
+_views.py; relation slices (g[etype], g[s, :, d]) in _slice.py. Differences from DGL, for now: ``g[etype]`` keeps
+every node type (DGL keeps the relation's two), and graphs live on the CPU unless the core was built with CUDA.
 """
 from __future__ import annotations
 
@@ -21,6 +20,7 @@ import torch
 
 from . import _C
 from ._base import ALL, EID, NID, DGLError  # noqa: F401 (EID, NID: imported from here elsewhere)
+from ._slice import relation_slice
 from ._verbs import MessagePassingVerbs
 from ._views import _EdgeSpace, _NodeSpace, _TypedFeatures
 
@@ -296,9 +296,10 @@ class DGLGraph(MessagePassingVerbs):
             _mp().carry_edge_features(self, new, [old.index((d, e, s)) for s, e, d in new._g.canonical_etypes])
         return new
 
-    def __getitem__(self, etype: EType) -> "DGLGraph":
-        """One relation as a graph (what DGL's ops take); every node type is kept."""
-        return edge_type_subgraph(self, [etype])
+    def __getitem__(self, key) -> "DGLGraph":
+        """DGL's relation slice (_slice.py): g[etype], g['user', :, 'item'] (':' for any type): one relation's view
+        (its features g's), or the relations matched merged into a new graph."""
+        return relation_slice(self, key)
 
     def subgraph(self, nodes, *, relabel_nodes: bool = True, store_ids: bool = True) -> "DGLGraph":
         """topograph.node_subgraph(self, nodes, ...), as DGLGraph.subgraph."""

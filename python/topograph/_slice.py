@@ -1,0 +1,140 @@
+"""DGL's relation slices, g[key] (DGLGraph.__getitem__), as DGL 2.1's: key an edge type name, a canonical
+(source type, edge type, destination type), or such a triple with ':' for any type (g['user', :, 'item'],
+g[:, 'follows', :]; a name alone is g[:, name, :]).
+
+- One relation matched: its view, edge_type_subgraph (features shared with g; every node type kept, where DGL
+  keeps the relation's two).
+- Several: one relation merging them (DGL's flatten_relations), a new graph with features of its own:
+  * source nodes: every node of each source type of a matched relation, type after type in g's type order,
+    each type's by id; destination nodes likewise; one node type when both sides have the same types (a
+    homogeneous graph), else two (a uni-bipartite one); a block's merge is a block;
+  * names: the types' names sorted and joined by '+' ('A1+A2'), the edge type's from the matched relations'
+    names alike (repeats kept: 'AB2+AB2');
+  * edges: relation after relation in g's relation order, each by edge id;
+  * features: per side, those every type with nodes holds, concatenated (one that several hold with other row
+    shapes or dtypes is a DGLError, as DGL's), then ndata[NTYPE] (the type's index in g) and ndata[NID] (the
+    id within the type), int64; on the edges likewise over the relations with edges, then edata[ETYPE] (the
+    relation's index in g) and edata[EID] (the id within it), of g's idtype;
+  * a batch becomes one graph, as DGL's.
+- None: a DGLError naming the key and the relations there are.
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Sequence, Tuple
+
+import torch
+
+from . import _C
+from ._base import EID, ETYPE, NID, NTYPE, DGLError
+
+_ANY = slice(None)  # ':' in g[s, :, d]
+
+
+def relation_slice(g, key):
+    """g[key] (this module's doc)."""
+    triple = tuple(key) if isinstance(key, (tuple, list)) else (_ANY, key, _ANY)
+    if len(triple) != 3:
+        raise DGLError(f"g[{key!r}]: a relation slice is g['etype'] or g['srctype', 'etype', 'dsttype'], each name "
+                       f"or ':' for any (e.g. g['user', :, 'item']); got {len(triple)} items")
+    matched = [r for r, relation in enumerate(g.canonical_etypes)
+               if all(_matches(part, name) for part, name in zip(triple, relation))]
+    if not matched:
+        raise DGLError(f"g[{key!r}]: no relation matches; the graph has {g.canonical_etypes}")
+    if len(matched) == 1:
+        from ._graph import edge_type_subgraph
+
+        return edge_type_subgraph(g, [g.canonical_etypes[matched[0]]])
+    return _merged(g, matched)
+
+
+def _matches(part, name: str) -> bool:
+    return part == _ANY if isinstance(part, slice) else part == name
+
+
+def _merged(g, relations: List[int]):
+    """One relation merging g's relations `relations` (indices, in g's order), with its features."""
+    from ._block import _DST, _SRC, DGLBlock
+    from ._graph import DGLGraph, _host_ids, _mp
+
+    stored = [tuple(c) for c in g._g.canonical_etypes]
+    in_type_order = lambda types: sorted(set(types), key=g._g.ntype_id)  # noqa: E731
+    src_types = in_type_order(stored[r][0] for r in relations)
+    dst_types = in_type_order(stored[r][2] for r in relations)
+    src_start, num_src = _starts(g, src_types)
+    dst_start, num_dst = _starts(g, dst_types)
+    sources, destinations = [], []
+    for r in relations:
+        u, v = g._g.edges(r)
+        sources.append(u.to(torch.int64) + src_start[stored[r][0]])
+        destinations.append(v.to(torch.int64) + dst_start[stored[r][2]])
+    joined = lambda names: "+".join(sorted(names))  # noqa: E731 (DGL's combine_names)
+    src_name, dst_name = (joined(g._public_ntype(t) for t in types) for types in (src_types, dst_types))
+    etype = joined(g.canonical_etypes[r][1] for r in relations)
+    if g.is_block:
+        node_types = [(_SRC + src_name, num_src), (_DST + dst_name, num_dst)]
+    elif src_types == dst_types:
+        node_types = [(src_name, num_src)]
+    else:
+        node_types = [(src_name, num_src), (dst_name, num_dst)]
+    new_src, new_dst = node_types[0][0], node_types[-1][0]
+    u, v = torch.cat(sources), torch.cat(destinations)
+    handle = _C.make_graph(node_types, [((new_src, etype, new_dst), _host_ids(u, g.idtype), _host_ids(v, g.idtype))])
+    new = (DGLBlock if g.is_block else DGLGraph)(handle)
+    if g.device.type != "cpu":
+        new = new.to(g.device)
+    mp = _mp()
+    for side, types, frame in (("source", src_types, mp.node_frame(new, new_src)),
+                               ("destination", dst_types, mp.node_frame(new, new_dst))):
+        parts = [(repr(g._public_ntype(t)), mp.node_frame(g, t)) for t in types]
+        for name, value in _common_features(parts, f"g[...]: the {side} nodes' feature").items():
+            frame[name] = value
+        counts = [g._g.num_nodes(g._g.ntype_id(t)) for t in types]
+        frame[NTYPE] = _each_repeated([g._g.ntype_id(t) for t in types], counts, torch.int64, g.device)
+        frame[NID] = _ids_within(counts, torch.int64, g.device)
+    edges = mp.edge_frame(new, 0)
+    parts = [(str(g.canonical_etypes[r]), mp.edge_frame(g, r)) for r in relations]
+    for name, value in _common_features(parts, "g[...]: the edge feature").items():
+        edges[name] = value
+    counts = [g._g.num_edges(r) for r in relations]
+    edges[ETYPE] = _each_repeated(relations, counts, g.idtype, g.device)
+    edges[EID] = _ids_within(counts, g.idtype, g.device)
+    return new
+
+
+def _starts(g, types: Sequence[str]) -> Tuple[Dict[str, int], int]:
+    """Where each type's nodes start when the types' nodes follow one another, and how many there are in all."""
+    starts, total = {}, 0
+    for t in types:
+        starts[t] = total
+        total += g._g.num_nodes(g._g.ntype_id(t))
+    return starts, total
+
+
+def _common_features(parts: List[Tuple[str, object]], what: str) -> Dict[str, torch.Tensor]:
+    """DGL 2.1's combine_frames over [(type, frame)]: the features every frame with rows holds, concatenated in
+    that order; going frame by frame, one held so far by all but with another row shape or dtype on the next
+    is a DGLError naming both types."""
+    with_rows = [(label, frame) for label, frame in parts if frame._rows() > 0]
+    if not with_rows:
+        return {}
+    first_label, first = with_rows[0]
+    schemes = {name: (first_label, tuple(v.shape[1:]), v.dtype) for name, v in first._data.items()}
+    for label, frame in with_rows[1:]:
+        for name, (held_by, shape, dtype) in list(schemes.items()):
+            value = frame._data.get(name)
+            if value is None:
+                del schemes[name]
+            elif (tuple(value.shape[1:]), value.dtype) != (shape, dtype):
+                raise DGLError(f"{what} {name!r} is {dtype} {shape} per row on {held_by} but {value.dtype} "
+                               f"{tuple(value.shape[1:])} on {label}: cannot concatenate it")
+    return {name: torch.cat([frame._data[name] for _, frame in with_rows]) for name in schemes}
+
+
+def _each_repeated(values: Sequence[int], counts: Sequence[int], dtype, device) -> torch.Tensor:
+    """values[i] repeated counts[i] times, one after another: [sum(counts)]."""
+    return torch.repeat_interleave(torch.tensor(list(values), dtype=dtype), torch.tensor(list(counts))).to(device)
+
+
+def _ids_within(counts: Sequence[int], dtype, device) -> torch.Tensor:
+    """0..counts[i]-1 for each i, one after another: [sum(counts)]."""
+    return torch.cat([torch.arange(n, dtype=dtype) for n in counts]).to(device)
