@@ -157,6 +157,16 @@ TrainingRun::TrainingRun(const TrainConfig& c, dist::Communicator& comm)
   schedule_.base_lr = static_cast<float>(c.lr);
   schedule_.warmup_steps = c.warmup;
   schedule_.total_steps = total_steps_;
+  // A recipe's warm-up yields to a run too short for it (`--epochs 1` on a small file): a decaying schedule needs
+  // steps after its warm-up, so the recipe's shrinks to a tenth of the run. A --warmup the user gave stays (and an
+  // impossible one is the error below).
+  const auto warmup_source = c.sources.find("warmup");
+  if ((schedule_.kind == nn::LrSchedule::Kind::Cosine || schedule_.kind == nn::LrSchedule::Kind::Linear) &&
+      c.warmup >= total_steps_ && warmup_source != c.sources.end() && warmup_source->second.starts_with("recipe")) {
+    schedule_.warmup_steps = total_steps_ / 10;
+    warmup_line_ = fmt::format("warm-up shortened from the recipe's {} to {} steps: the run has {} ({} schedule)",
+                               c.warmup, schedule_.warmup_steps, total_steps_, c.schedule);
+  }
   try {
     schedule_.validate();
   } catch (const Error& e) {
@@ -266,6 +276,7 @@ bool TrainingRun::train() {
   progress_->message(gemm_backend_line());
   progress_->message(precision_.line);
   if (!width_lr_line_.empty()) progress_->message(width_lr_line_);
+  if (!warmup_line_.empty()) progress_->message(warmup_line_);
   if (distributed_)
     progress_->message(fmt::format("data parallel: {} ranks ({}), each global batch of {} split in {} shards; {} "
                                    "gradient buckets of <= {:g} MiB reduced {}",

@@ -92,6 +92,7 @@ class TrainingRun {
   // a test does not leak its precision into the next.
   GemmPrecisionGuard restore_precision_{gemm_precision()};
   std::string width_lr_line_;  // the lr per width (apps/train/model_factory.hpp), when it scales any weight
+  std::string warmup_line_;    // when a recipe's warm-up was shortened to fit a short run
   PrecisionChoice precision_;  // what runs (bf16 falls back to fp32 without AVX512_BF16) and its log line
   Device device_;
   std::uint64_t seed_;

@@ -192,6 +192,26 @@ TEST_CASE("tag config: missing or inconsistent fields are rejected naming the fi
   CHECK(testing::error_of([&] { c.validate(); }).find("token ids") != std::string::npos);
 }
 
+TEST_CASE("tag: the recipe's cosine warm-up shrinks to fit a short run; a --warmup the user typed does not") {
+  // Star's tag recipe decays its lr on a cosine after 100 warm-up steps; `--epochs 1` on 40 sentences is 2 steps.
+  const fs::path dir = testing::fresh_temp_dir("tag_short_run");
+  const std::string train = conll_slice(testing::shared_data_path("conll2003/iob2/train.txt"), 40, dir / "train.txt");
+  const std::vector<std::string> args = {"--task", "tag", "--model", "star", "--train", train, "--dev", train,
+                                         "--hidden", "8", "--heads", "2", "--head-hidden", "8", "--layers", "1",
+                                         "--epochs", "1", "--threads", "1", "--progress", "none"};
+  std::vector<std::string> recipe_args = args;
+  recipe_args.insert(recipe_args.end(), {"--out", (dir / "recipe").string()});
+  const TrainConfig c = parsed_config(recipe_args);
+  REQUIRE(c.schedule == "cosine");
+  REQUIRE(c.sources.at("warmup").starts_with("recipe"));
+  const TrainResult r = Trainer(c).run();
+  CHECK(r.completed);
+  std::vector<std::string> typed = args;
+  typed.insert(typed.end(), {"--warmup", "100", "--out", (dir / "typed").string()});
+  const std::string error = testing::error_of([&] { Trainer(parsed_config(typed)).run(); });
+  CHECK(error.find("'schedule' = 'cosine' with warmup = 100") != std::string::npos);
+}
+
 TEST_CASE("tag: with vectors, words the vectors know join the vocabulary from every split's text") {
   const fs::path dir = testing::fresh_temp_dir("tag_vectors");
   std::ofstream(dir / "train.conll") << "EU NNP B-NP B-ORG\nsays VBZ B-VP O\n\nEU NNP B-NP B-ORG\nsays VBZ B-VP O\n\n"
