@@ -45,6 +45,33 @@ std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>> triples(const 
   return out;
 }
 
+// sample_blocks(g, seeds, fanouts, seed, options) against its composition on social(): layer by layer from the
+// last, sample_neighbors of the layer's destinations (the frontier turned round for out-edges: neighbour -> seed)
+// then to_block, the frontier's edge ids mapped back to g's. Blocks, edges and source nodes must agree.
+void check_blocks_are_composition(const HeteroGraph& g, const std::vector<Ids>& seeds,
+                                  const std::vector<std::vector<std::int64_t>>& fanouts, std::uint64_t seed,
+                                  const SamplingOptions& options = {}) {
+  const std::vector<SampledBlock> fast = sample_blocks(g, seeds, fanouts, seed, options);
+  std::vector<Ids> dst = seeds;
+  for (std::size_t l = fanouts.size(); l-- > 0;) {
+    NodeSets named;
+    if (!dst[0].empty()) named["user"] = dst[0];
+    if (!dst[1].empty()) named["game"] = dst[1];
+    HeteroGraph frontier = sample_neighbors(g, named, fanouts[l], splitmix64(seed + l), options);
+    if (options.edge_dir == EdgeDir::out) frontier = frontier.reverse();
+    BlockParts slow = to_block(frontier, dst, true);
+    for (int r = 0; r < 2; ++r) {
+      const Ids parent = frontier.edata_map(r).at(kEID).to_vector<std::int64_t>();
+      for (std::int64_t& e : slow.edges[r].eid) e = parent[static_cast<std::size_t>(e)];
+      CHECK(fast[l].parts.edges[r].src == slow.edges[r].src);
+      CHECK(fast[l].parts.edges[r].dst == slow.edges[r].dst);
+      CHECK(fast[l].parts.edges[r].eid == slow.edges[r].eid);
+    }
+    CHECK(fast[l].parts.src_nodes == slow.src_nodes);
+    dst = slow.src_nodes;
+  }
+}
+
 }  // namespace
 
 TEST_CASE("sample_neighbors keeps min(fanout, in-degree) distinct in-edges per seed, real edges of the graph") {
@@ -146,25 +173,7 @@ TEST_CASE("sample_blocks chains the layers, destinations leading sources, edges 
 TEST_CASE("sample_blocks is sample_neighbors then to_block, layer by layer, without the frontier graph") {
   for (DType dt : {DType::I32, DType::I64}) {
     const HeteroGraph g = social(dt);
-    const std::vector<std::vector<std::int64_t>> fanouts = {{2, 1}, {3, -1}};
-    const std::vector<SampledBlock> fast = sample_blocks(g, {{8, 5, 2}, {}}, fanouts, 9);
-    std::vector<Ids> dst = {{8, 5, 2}, {}};
-    for (std::size_t l = fanouts.size(); l-- > 0;) {
-      NodeSets named;
-      if (!dst[0].empty()) named["user"] = dst[0];
-      if (!dst[1].empty()) named["game"] = dst[1];
-      const HeteroGraph frontier = sample_neighbors(g, named, fanouts[l], splitmix64(9 + l));
-      BlockParts slow = to_block(frontier, dst, true);
-      for (int r = 0; r < 2; ++r) {
-        const Ids parent = frontier.edata_map(r).at(kEID).to_vector<std::int64_t>();
-        for (std::int64_t& e : slow.edges[r].eid) e = parent[static_cast<std::size_t>(e)];
-        CHECK(fast[l].parts.edges[r].src == slow.edges[r].src);
-        CHECK(fast[l].parts.edges[r].dst == slow.edges[r].dst);
-        CHECK(fast[l].parts.edges[r].eid == slow.edges[r].eid);
-      }
-      CHECK(fast[l].parts.src_nodes == slow.src_nodes);
-      dst = slow.src_nodes;
-    }
+    check_blocks_are_composition(g, {{8, 5, 2}, {}}, {{2, 1}, {3, -1}}, 9);
   }
 }
 
@@ -383,28 +392,9 @@ TEST_CASE("sample_blocks in every mode is sample_neighbors then to_block; by out
     options.edge_dir = mode >= 2 ? EdgeDir::out : EdgeDir::in;
     if (mode == 2) options.prob = {Tensor::from_vector(w, {static_cast<std::int64_t>(w.size())}), Tensor()};
     INFO("mode " << mode);
-    const std::vector<std::vector<std::int64_t>> fanouts = {{2, 1}, {3, -1}};
     const std::vector<Ids> seeds = options.edge_dir == EdgeDir::in ? std::vector<Ids>{{8, 5, 2}, {}}
                                                                     : std::vector<Ids>{{1, 5}, {3}};
-    const std::vector<SampledBlock> fast = sample_blocks(g, seeds, fanouts, 9, options);
-    std::vector<Ids> dst = seeds;
-    for (std::size_t l = fanouts.size(); l-- > 0;) {
-      NodeSets named;
-      if (!dst[0].empty()) named["user"] = dst[0];
-      if (!dst[1].empty()) named["game"] = dst[1];
-      HeteroGraph frontier = sample_neighbors(g, named, fanouts[l], splitmix64(9 + l), options);
-      if (options.edge_dir == EdgeDir::out) frontier = frontier.reverse();  // neighbour -> seed
-      BlockParts slow = to_block(frontier, dst, true);
-      for (int r = 0; r < 2; ++r) {
-        const Ids parent = frontier.edata_map(r).at(kEID).to_vector<std::int64_t>();
-        for (std::int64_t& e : slow.edges[r].eid) e = parent[static_cast<std::size_t>(e)];
-        CHECK(fast[l].parts.edges[r].src == slow.edges[r].src);
-        CHECK(fast[l].parts.edges[r].dst == slow.edges[r].dst);
-        CHECK(fast[l].parts.edges[r].eid == slow.edges[r].eid);
-      }
-      CHECK(fast[l].parts.src_nodes == slow.src_nodes);
-      dst = slow.src_nodes;
-    }
+    check_blocks_are_composition(g, seeds, {{2, 1}, {3, -1}}, 9, options);
   }
   SamplingOptions out;
   out.edge_dir = EdgeDir::out;
