@@ -49,54 +49,17 @@ inline void positions_to_edges(const T* indices, const T* eids, std::int64_t fir
   }
 }
 
-// Uniform without replacement, the benchmarked path (topo-graph sample). The rows are read in place (a host
-// graph's, never copied: a batch of seeds touches only its own rows, so sampling costs what it draws, not the
-// graph's size).
-template <class T>
-SampledEdges draw_uniform_distinct(const CsrView& rows, const std::vector<std::int64_t>& seeds,
-                                   std::int64_t fanout, std::uint64_t key) {
-  const T* indptr = rows.indptr.data<T>();
-  const T* indices = rows.indices.data<T>();
-  const T* eids = rows.eids.data<T>();
-  const auto n = static_cast<std::int64_t>(seeds.size());
-  std::vector<std::int64_t> offset(static_cast<std::size_t>(n) + 1, 0);
-  // Seeds are scattered over the graph: each one's indptr entry, row and edge ids are cache misses that only
-  // a fetch issued seeds ahead overlaps (kAhead: ~ the misses a core keeps in flight).
-  constexpr std::int64_t kAhead = 16;
-  for (std::int64_t i = 0; i < n; ++i) {
-    if (i + kAhead < n) __builtin_prefetch(indptr + seeds[i + kAhead]);
-    const std::int64_t degree = indptr[seeds[i] + 1] - indptr[seeds[i]];
-    offset[i + 1] = offset[i] + (fanout < 0 ? degree : std::min(fanout, degree));
-  }
-  SampledEdges out;
-  for (auto* v : {&out.neighbor, &out.node, &out.eid, &out.seed_index}) v->resize(static_cast<std::size_t>(offset[n]));
-  // ~32 scalar operations a pick (the draw, the repeat check, three gathers): a 1,024-seed batch at fan-out
-  // 10 is worth two threads.
-  parallel_for(n, 32 * std::max<std::int64_t>(fanout, 8), [&](std::int64_t begin, std::int64_t end) {
-    for (std::int64_t i = begin; i < end; ++i) {
-      if (i + kAhead / 2 < end) {  // the row's first line (a fan-out's picks land in a row of ~20 edges)
-        const std::int64_t ahead = indptr[seeds[i + kAhead / 2]];
-        __builtin_prefetch(indices + ahead);
-        __builtin_prefetch(eids + ahead);
-      }
-      const std::int64_t v = seeds[i], first = indptr[v], degree = indptr[v + 1] - first, at = offset[i];
-      // the picks (positions in v's row) land in eid's slots, then become the edges
-      const std::int64_t k = sample_distinct_into(degree, offset[i + 1] - at, row_state(key, v), out.eid.data() + at);
-      positions_to_edges(indices, eids, first, v, i, at, k, out);
-    }
-  });
-  return out;
-}
-
 // A thread's scratch for the weighted draws, grown to the longest row it meets and reused across its seeds.
 struct Scratch {
   std::vector<double> cumulative;                      // [degree] running sums of a row's weights
   std::vector<std::pair<double, std::int64_t>> keyed;  // [positive entries] (key, position in the row)
 };
 
-// The two passes of the modes other than the benchmarked one. count(first, degree) -> a row's picks (it may
-// scan the row, so this pass is parallel too); pick(first, degree, k, state, positions, scratch) writes the
-// row's k picks, ascending positions in 0..degree-1. work_per_seed: parallel_for's grain estimate.
+// The two passes of every mode. count(first, degree) -> a row's picks (it may scan the row, so this pass is
+// parallel too); pick(first, degree, k, state, positions, scratch) writes the row's k picks, ascending
+// positions in 0..degree-1. work_per_seed: parallel_for's grain estimate. The rows are read in place (a host
+// graph's, never copied: a batch of seeds touches only its own rows, so sampling costs what it draws, not the
+// graph's size).
 template <class T, class Count, class Pick>
 SampledEdges draw_in_two_passes(const CsrView& rows, const std::vector<std::int64_t>& seeds, std::uint64_t key,
                                 std::int64_t work_per_seed, Count&& count, Pick&& pick) {
@@ -104,9 +67,13 @@ SampledEdges draw_in_two_passes(const CsrView& rows, const std::vector<std::int6
   const T* indices = rows.indices.data<T>();
   const T* eids = rows.eids.data<T>();
   const auto n = static_cast<std::int64_t>(seeds.size());
+  // Seeds are scattered over the graph: each one's indptr entry, row and edge ids are cache misses that only
+  // a fetch issued seeds ahead overlaps (kAhead: ~ the misses a core keeps in flight).
+  constexpr std::int64_t kAhead = 16;
   std::vector<std::int64_t> offset(static_cast<std::size_t>(n) + 1, 0);
   parallel_for(n, work_per_seed, [&](std::int64_t begin, std::int64_t end) {
     for (std::int64_t i = begin; i < end; ++i) {
+      if (i + kAhead < end) __builtin_prefetch(indptr + seeds[i + kAhead]);
       const std::int64_t first = indptr[seeds[i]];
       offset[i + 1] = count(first, indptr[seeds[i] + 1] - first);
     }
@@ -117,13 +84,33 @@ SampledEdges draw_in_two_passes(const CsrView& rows, const std::vector<std::int6
   parallel_for(n, work_per_seed, [&](std::int64_t begin, std::int64_t end) {
     Scratch scratch;
     for (std::int64_t i = begin; i < end; ++i) {
+      if (i + kAhead / 2 < end) {  // the row's first line (a fan-out's picks land in a row of ~20 edges)
+        const std::int64_t ahead = indptr[seeds[i + kAhead / 2]];
+        __builtin_prefetch(indices + ahead);
+        __builtin_prefetch(eids + ahead);
+      }
       const std::int64_t v = seeds[i], first = indptr[v], at = offset[i], k = offset[i + 1] - at;
       if (k == 0) continue;
+      // the picks (positions in v's row) land in eid's slots, then become the edges
       pick(first, indptr[v + 1] - first, k, row_state(key, v), out.eid.data() + at, scratch);
       positions_to_edges(indices, eids, first, v, i, at, k, out);
     }
   });
   return out;
+}
+
+// Uniform without replacement, the benchmarked path (topo-graph sample): Floyd's draw of min(fanout, degree)
+// positions (every one for fanout -1). ~32 scalar operations a pick (the draw, the repeat check, three
+// gathers): a 1,024-seed batch at fan-out 10 is worth two threads.
+template <class T>
+SampledEdges draw_uniform_distinct(const CsrView& rows, const std::vector<std::int64_t>& seeds,
+                                   std::int64_t fanout, std::uint64_t key) {
+  return draw_in_two_passes<T>(
+      rows, seeds, key, 32 * std::max<std::int64_t>(fanout, 8),
+      [fanout](std::int64_t, std::int64_t degree) { return fanout < 0 ? degree : std::min(fanout, degree); },
+      [](std::int64_t, std::int64_t degree, std::int64_t k, std::uint64_t state, std::int64_t* positions, Scratch&) {
+        sample_distinct_into(degree, k, state, positions);
+      });
 }
 
 // Uniform with replacement: `fanout` independent positions of a non-empty row.
