@@ -14,6 +14,7 @@ import torch
 
 from ._base import EID, ETYPE, NID, NTYPE, DGLError
 from ._graph import DGLGraph, graph, heterograph
+from ._slice import each_repeated, ids_within
 from ._transform import _check
 
 
@@ -73,13 +74,11 @@ def to_homogeneous(g: DGLGraph, ndata=None, edata=None, store_type: bool = True,
         new.ndata[name] = _concatenated(node_frames, name, "node feature")
     for name in _names(edata, "edata"):
         new.edata[name] = _concatenated(edge_frames, name, "edge feature")
-    new.ndata[NID] = torch.cat([torch.arange(n, dtype=g.idtype, device=g.device) for n in node_counts])
-    new.edata[EID] = torch.cat([torch.arange(n, dtype=g.idtype, device=g.device) for n in edge_counts] or [empty])
+    new.ndata[NID] = ids_within(node_counts, g.idtype, g.device)
+    new.edata[EID] = ids_within(edge_counts, g.idtype, g.device)
     if store_type:
-        new.ndata[NTYPE] = torch.cat([torch.full((n,), i, dtype=torch.int64, device=g.device)
-                                      for i, n in enumerate(node_counts)])
-        new.edata[ETYPE] = torch.cat([torch.full((n,), i, dtype=torch.int64, device=g.device)
-                                      for i, n in enumerate(edge_counts)] or [empty.to(torch.int64)])
+        new.ndata[NTYPE] = each_repeated(range(len(ntypes)), node_counts, torch.int64, g.device)
+        new.edata[ETYPE] = each_repeated(range(len(relations)), edge_counts, torch.int64, g.device)
     return (new, node_counts, edge_counts) if return_count else new
 
 

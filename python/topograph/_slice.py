@@ -89,15 +89,15 @@ def _merged(g, relations: List[int]):
         for name, value in _common_features(parts, f"g[...]: the {side} nodes' feature").items():
             frame[name] = value
         counts = [g._g.num_nodes(g._g.ntype_id(t)) for t in types]
-        frame[NTYPE] = _each_repeated([g._g.ntype_id(t) for t in types], counts, torch.int64, g.device)
-        frame[NID] = _ids_within(counts, torch.int64, g.device)
+        frame[NTYPE] = each_repeated([g._g.ntype_id(t) for t in types], counts, torch.int64, g.device)
+        frame[NID] = ids_within(counts, torch.int64, g.device)
     edges = mp.edge_frame(new, 0)
     parts = [(str(g.canonical_etypes[r]), mp.edge_frame(g, r)) for r in relations]
     for name, value in _common_features(parts, "g[...]: the edge feature").items():
         edges[name] = value
     counts = [g._g.num_edges(r) for r in relations]
-    edges[ETYPE] = _each_repeated(relations, counts, g.idtype, g.device)
-    edges[EID] = _ids_within(counts, g.idtype, g.device)
+    edges[ETYPE] = each_repeated(relations, counts, g.idtype, g.device)
+    edges[EID] = ids_within(counts, g.idtype, g.device)
     return new
 
 
@@ -130,11 +130,13 @@ def _common_features(parts: List[Tuple[str, object]], what: str) -> Dict[str, to
     return {name: torch.cat([frame._data[name] for _, frame in with_rows]) for name in schemes}
 
 
-def _each_repeated(values: Sequence[int], counts: Sequence[int], dtype, device) -> torch.Tensor:
-    """values[i] repeated counts[i] times, one after another: [sum(counts)]."""
-    return torch.repeat_interleave(torch.tensor(list(values), dtype=dtype), torch.tensor(list(counts))).to(device)
+def each_repeated(values: Sequence[int], counts: Sequence[int], dtype, device) -> torch.Tensor:
+    """values[i] repeated counts[i] times, one after another: [sum(counts)] (a type index per node or edge of
+    types laid one after another; also to_homogeneous's)."""
+    return torch.repeat_interleave(torch.tensor(list(values), dtype=dtype),
+                                   torch.tensor(list(counts), dtype=torch.int64)).to(device)
 
 
-def _ids_within(counts: Sequence[int], dtype, device) -> torch.Tensor:
-    """0..counts[i]-1 for each i, one after another: [sum(counts)]."""
-    return torch.cat([torch.arange(n, dtype=dtype) for n in counts]).to(device)
+def ids_within(counts: Sequence[int], dtype, device) -> torch.Tensor:
+    """0..counts[i]-1 for each i, one after another: [sum(counts)] (each node's or edge's id within its type)."""
+    return torch.cat([torch.arange(n, dtype=dtype) for n in counts] or [torch.zeros(0, dtype=dtype)]).to(device)
