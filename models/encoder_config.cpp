@@ -11,7 +11,8 @@ EncoderConfig encoder_config(const EncoderSpec& spec) {
           .embedding_dim = spec.embedding_dim, .case_classes = spec.case_classes,
           .char_classes = spec.char_classes, .char_filters = spec.char_filters, .suffix_classes = spec.suffix_classes,
           .bigram_classes = spec.bigram_classes, .bigram_dim = spec.bigram_dim,
-          .bigram_pretrained = spec.bigram_pretrained, .bigram_pretrained_rows = spec.bigram_pretrained_rows};
+          .bigram_pretrained = spec.bigram_pretrained, .bigram_pretrained_rows = spec.bigram_pretrained_rows,
+          .word_dropout = spec.word_dropout};
 }
 
 }  // namespace topo::models

@@ -40,12 +40,13 @@ struct EncoderConfig {
   std::int64_t bigram_dim = 0;
   Tensor bigram_pretrained = {};
   std::vector<std::uint8_t> bigram_pretrained_rows = {};
+  float word_dropout = 0.f;  // training: token ids replaced by <unk> (id 1) with this probability (EmbeddingConfig)
 
   // The input stage's share of it (SequenceEmbedding): everything but heads and layers.
   EmbeddingConfig embedding() const {
     return {vocab_size, input_dim, hidden, max_length, dropout, pretrained, freeze_pretrained, pretrained_rows,
             embedding_dim, case_classes, char_classes, char_filters, suffix_classes, bigram_classes, bigram_dim,
-            bigram_pretrained, bigram_pretrained_rows};
+            bigram_pretrained, bigram_pretrained_rows, word_dropout};
   }
 };
 

@@ -63,6 +63,9 @@ struct EncoderSpec {
   std::int64_t bigram_dim = 0;
   Tensor bigram_pretrained = {};
   std::vector<std::uint8_t> bigram_pretrained_rows = {};
+  // > 0: in training, token ids are replaced by the vocabulary's <unk> (id 1) with this probability before the
+  // look-up (word dropout; models with SequenceEmbedding, the others refuse it).
+  float word_dropout = 0.f;
   // > 0: the task wants this many features per node out of the encoder's last layer (node classification's class
   // scores: GCN and GAT end in their class layer); 0: hidden_size(). Only models that read graphs honour it.
   std::int64_t output_dim = 0;

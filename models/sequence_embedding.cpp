@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "kernels/dense/indexing.hpp"
+#include "kernels/dense/random_math.hpp"
 #include "nn/ops.hpp"
 #include "nn/readout.hpp"
 
@@ -136,6 +137,13 @@ SequenceEmbedding::SequenceEmbedding(const EmbeddingConfig& config) : config_(co
     suffix_embedding = register_module("suffix", std::make_shared<nn::Embedding>(config.suffix_classes, config.hidden));
   TOPO_CHECK(config.bigram_classes >= 0, "sequence embedding: bigram_classes must be >= 0, got {}", config.bigram_classes);
   if (config.bigram_classes > 0) bigrams = register_module("bigrams", std::make_shared<BigramFeatures>(config));
+  TOPO_CHECK(config.word_dropout >= 0.f && config.word_dropout < 1.f, "sequence embedding: word_dropout must be in [0, 1), got {}",
+             config.word_dropout);
+  TOPO_CHECK(config.word_dropout == 0.f || config.vocab_size > 0,
+             "sequence embedding: word dropout needs token ids (vocab_size > 0); this model reads features");
+  TOPO_CHECK(config.word_dropout == 0.f || (config.unknown_id >= 0 && config.unknown_id < config.vocab_size),
+             "sequence embedding: word dropout's unknown id {} is outside the vocabulary [0, {})", config.unknown_id,
+             config.vocab_size);
 }
 
 namespace {
@@ -216,6 +224,23 @@ nn::Var SequenceEmbedding::char_features(const SequenceBatch& batch) const {
   return char_projection->forward(nn::readout_nodes(nn::tanh(windows), batch.chars_per_token, nn::Readout::Max));
 }
 
+Tensor SequenceEmbedding::token_ids(const SequenceBatch& batch) const {
+  const Tensor ids = batch.token_ids.reshape({batch.token_ids.numel()});
+  if (!is_training() || config_.word_dropout == 0.f) return ids;
+  // One uniform per token from the generator's stream (one offset each, as a dropout mask of that many
+  // elements): a token whose draw is below p becomes <unk>.
+  nn::Generator& gen = nn::default_generator();
+  const std::uint64_t at = gen.advance(static_cast<std::uint64_t>(ids.numel()));
+  const auto replace = [&](auto values) {
+    for (std::size_t i = 0; i < values.size(); ++i)
+      if (uniform_at(gen.seed(), at + i) < config_.word_dropout)
+        values[i] = static_cast<typename decltype(values)::value_type>(config_.unknown_id);
+    return Tensor::from_vector(values, {ids.numel()}, ids.device());
+  };
+  const Tensor host = ids.to(Device::cpu());
+  return host.dtype() == DType::I32 ? replace(host.to_vector<std::int32_t>()) : replace(host.to_vector<std::int64_t>());
+}
+
 Tensor positions_in_sentence(const std::vector<std::int64_t>& lengths, Device device) {
   return index_tensor(row_layout(lengths, 0).position_of, device);
 }
@@ -251,7 +276,7 @@ nn::Var SequenceEmbedding::forward(const SequenceBatch& batch, const nn::Var& le
   // Token ids straight into the hidden width: every table's rows summed in one pass (embedding_sum).
   if (token_embedding && !token_projection) {
     std::vector<nn::Var> tables{token_embedding->weight, position_embedding->weight};
-    std::vector<Tensor> ids{ids_by_row(batch.token_ids.reshape({batch.token_ids.numel()}), layout, has_lead, device),
+    std::vector<Tensor> ids{ids_by_row(token_ids(batch), layout, has_lead, device),
                             index_tensor(layout.position_of, device)};
     if (case_embedding) {
       tables.push_back(case_embedding->weight);
@@ -277,7 +302,7 @@ nn::Var SequenceEmbedding::forward(const SequenceBatch& batch, const nn::Var& le
   }
   nn::Var tokens;
   if (token_embedding) {
-    tokens = token_projection->forward(token_embedding->forward(batch.token_ids));  // [tokens, hidden]
+    tokens = token_projection->forward(token_embedding->forward(token_ids(batch)));  // [tokens, hidden]
     if (case_embedding) tokens = tokens + case_embedding->forward(batch.token_case);
     if (suffix_embedding) tokens = tokens + suffix_embedding->forward(batch.token_suffix);
     if (char_projection) tokens = tokens + char_features(batch);

@@ -51,6 +51,13 @@ struct EmbeddingConfig {
   std::int64_t bigram_dim = 0;  // 0: hidden
   Tensor bigram_pretrained;
   std::vector<std::uint8_t> bigram_pretrained_rows;
+  // Word dropout (Dozat et al. 2017; fastNLP's drop_word): in training each token id is replaced by
+  // unknown_id (the vocabulary's <unk>) with this probability before the look-up, so the <unk> row learns and
+  // the model learns to tag from the case, character and suffix features, which still see the word. The draws
+  // come from the default generator's uniform stream, as dropout's masks (a checkpoint resumes them). Needs
+  // token ids.
+  float word_dropout = 0.f;
+  std::int64_t unknown_id = 1;
 };
 
 // The token table of `config` ([vocab_size, embedding_dim or hidden]; `owner` names the model in errors): the
@@ -100,6 +107,8 @@ class SequenceEmbedding : public nn::Module {
  private:
   // [total tokens, hidden]: the character CNN's output per token (char_classes > 0).
   nn::Var char_features(const SequenceBatch& batch) const;
+  // batch.token_ids flattened, with word dropout applied when training.
+  Tensor token_ids(const SequenceBatch& batch) const;
 
   EmbeddingConfig config_;
 };

@@ -35,6 +35,9 @@ const std::vector<Field>& table() {
       {"heads", &TrainConfig::heads, "attention heads (must divide hidden)"},
       {"head_hidden", &TrainConfig::head_hidden, "hidden width of the output MLP (0: one Linear)"},
       {"dropout", &TrainConfig::dropout, "dropout probability"},
+      {"word_dropout", &TrainConfig::word_dropout,
+       "training: each token id becomes <unk> with this probability (word dropout; the case, character and suffix "
+       "features still see the word; text tasks)"},
       {"epochs", &TrainConfig::epochs, "training epochs"},
       {"batch", &TrainConfig::batch, "sequences per batch"},
       {"optimizer", &TrainConfig::optimizer, "adam | adamw"},
@@ -431,6 +434,7 @@ void TrainConfig::validate() const {
     bad("heads", heads, fmt::format("must divide hidden = {}", hidden));
   if (head_hidden < 0) bad("head_hidden", head_hidden, "must be >= 0 (0: one Linear)");
   if (!(dropout >= 0.0 && dropout < 1.0)) bad("dropout", dropout, "must be in [0, 1)");
+  if (!(word_dropout >= 0.0 && word_dropout < 1.0)) bad("word_dropout", word_dropout, "must be in [0, 1)");
   if (epochs < 1) bad("epochs", epochs, "must be >= 1");
   if (batch < 1) bad("batch", batch, "must be >= 1");
   if (!one_of(optimizer, {"adam", "adamw"})) bad("optimizer", "'" + optimizer + "'", "expected adam or adamw");

@@ -34,6 +34,7 @@ struct TrainConfig {
   std::int64_t heads = 10;
   std::int64_t head_hidden = 100;  // hidden width of the output MLP (0: a single Linear)
   double dropout = 0.0;
+  double word_dropout = 0.0;  // training: token ids -> <unk> with this probability (models::EmbeddingConfig)
   // optimisation
   std::int64_t epochs = 10;
   std::int64_t batch = 64;

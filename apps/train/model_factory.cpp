@@ -20,6 +20,7 @@ std::shared_ptr<models::SequenceEncoder> make_encoder(const TrainConfig& config,
   spec.heads = config.heads;
   spec.layers = config.layers;
   spec.dropout = static_cast<float>(config.dropout);
+  spec.word_dropout = static_cast<float>(config.word_dropout);
   spec.vocab_size = task.vocab_size();
   spec.input_dim = task.input_dim();
   spec.max_length = task.max_length();  // learned positions cover the longest sequence the run can see

@@ -12,7 +12,8 @@ ModelRegistration deepsets_registration() {
   m.heads_divide_hidden = false;
   m.options = {{"pooling", "sum", "DeepSets pooling: sum | mean | max", {"sum", "mean", "max"}}};
   m.make = [](const EncoderSpec& spec) {
-    TOPO_CHECK(spec.case_classes == 0, "DeepSets reads features only: it takes no per-token case feature");
+    TOPO_CHECK(spec.case_classes == 0 && spec.word_dropout == 0.f,
+               "DeepSets reads features only: it takes no per-token case feature or word dropout");
     DeepSetsOptions options;
     options.in_dim = spec.input_dim;
     options.hidden = spec.hidden;

@@ -40,6 +40,9 @@ ModelRegistration big_transformer_registration() {
     TOPO_CHECK(config.encoder.char_classes == 0 && config.encoder.suffix_classes == 0,
                "BiG-Transformer reads characters as its tokens: it takes no character CNN or suffix feature (tag "
                "with --char-filters 0 --suffix-feature=false)");
+    TOPO_CHECK(spec.word_dropout == 0.f,
+               "BiG-Transformer reads characters through its own input stage: it takes no word dropout (train with "
+               "--word-dropout 0)");
     config.variant = parse_big_variant(spec.option<std::string>("variant"));
     config.vocabulary = spec.vocabulary;
     config.matching.single_units = spec.option<bool>("lexicon_single_chars");

@@ -8,7 +8,8 @@ namespace topo::models {
 namespace {
 
 GraphNetConfig config_of(const EncoderSpec& spec, const char* model) {
-  TOPO_CHECK(spec.case_classes == 0 && spec.vocab_size == 0, "{} reads node features, not token ids", model);
+  TOPO_CHECK(spec.case_classes == 0 && spec.vocab_size == 0 && spec.word_dropout == 0.f,
+             "{} reads node features, not token ids (no word dropout)", model);
   GraphNetConfig c;
   c.input_dim = spec.input_dim;
   c.hidden = spec.hidden;

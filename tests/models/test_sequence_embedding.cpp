@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "kernels/dense/random.hpp"
+#include "kernels/dense/random_math.hpp"
 #include "models/sequence_embedding.hpp"
 #include "nn/ops.hpp"
 #include "tests/support/testing.hpp"
@@ -312,4 +313,50 @@ TEST_CASE("bigram pairs: each token adds W [left row; right row] in both paths (
         config.bigram_pretrained.to_vector<float>()[0]);  // covered row 0 kept
   config.bigram_pretrained_rows.resize(10);
   CHECK(topo::testing::error_of([&] { SequenceEmbedding bad(config); }).find("bigram") != std::string::npos);
+}
+
+TEST_CASE("word dropout: in training a token reads the <unk> row where its draw of the generator's stream is below p, "
+          "in evaluation never; both paths; bad settings are errors") {
+  const std::vector<std::int64_t> lengths = {700, 1, 599, 300};  // 1,600 tokens
+  for (std::int64_t embedding_dim : {0, 5}) {  // one pass, and the projected table
+    CAPTURE(embedding_dim);
+    EmbeddingConfig config;
+    config.vocab_size = 40, config.hidden = 6, config.embedding_dim = embedding_dim, config.max_length = 700;
+    config.case_classes = 3, config.word_dropout = 0.25f, config.unknown_id = 1;
+    SequenceEmbedding e(config);
+    e.reset_parameters(7);
+    const SequenceBatch batch = token_batch(lengths, config.vocab_size, config.case_classes);
+    const std::int64_t n = batch.num_tokens();
+
+    e.eval();  // evaluation: the ids as given
+    const std::vector<float> kept = e.forward(batch).data().to_vector<float>();
+    // The ids a training pass must read: the stream's element offset + i below p -> unknown_id.
+    nn::default_generator().set_seed(31);
+    (void)nn::default_generator().advance(17);
+    std::vector<std::int64_t> ids = batch.token_ids.to_vector<std::int64_t>();
+    std::int64_t replaced = 0;
+    for (std::int64_t i = 0; i < n; ++i)
+      if (uniform_at(31, 17 + static_cast<std::uint64_t>(i)) < config.word_dropout) ids[i] = config.unknown_id, ++replaced;
+    SequenceBatch dropped = batch;
+    dropped.token_ids = Tensor::from_vector(ids, {n});
+    const std::vector<float> want = e.forward(dropped).data().to_vector<float>();
+
+    e.train();
+    const std::vector<float> got = e.forward(batch).data().to_vector<float>();
+    CHECK(nn::default_generator().offset() == 17 + static_cast<std::uint64_t>(n));  // one offset a token
+    REQUIRE(got.size() == want.size());
+    for (std::size_t k = 0; k < got.size(); ++k) CHECK(got[k] == want[k]);
+    // About a quarter of the tokens (binomial: sd ~17 around 400), and the rows differ from evaluation's there.
+    CHECK(replaced > 330);
+    CHECK(replaced < 470);
+    CHECK(got != kept);
+  }
+  EmbeddingConfig bad;
+  bad.vocab_size = 10, bad.hidden = 4, bad.word_dropout = 1.f;
+  CHECK_THROWS_WITH_AS(SequenceEmbedding{bad}, doctest::Contains("word_dropout must be in [0, 1)"), Error);
+  bad.word_dropout = 0.1f, bad.unknown_id = 10;
+  CHECK_THROWS_WITH_AS(SequenceEmbedding{bad}, doctest::Contains("unknown id 10 is outside the vocabulary"), Error);
+  EmbeddingConfig features;
+  features.input_dim = 3, features.hidden = 4, features.word_dropout = 0.1f;
+  CHECK_THROWS_WITH_AS(SequenceEmbedding{features}, doctest::Contains("word dropout needs token ids"), Error);
 }
