@@ -21,26 +21,24 @@ Ids positions(const HeteroGraph& g, int type, const Ids& ids, const char* side, 
   return at;
 }
 
+// Every edge of relation `et`, in edge-id order (DGL keeps the frontier's order: block edge k is parent edge
+// k); dst_at maps each destination to its position, and a node with an in-edge must have one.
 template <class T>
-void walk_rows(const CsrView& csc, const Ids& dst, const Ids& dst_at, const CanonicalEType& et, EdgeIds& out,
-               const HeteroGraph& g, int relation) {
-  const T* indptr = csc.indptr.data<T>();
-  const T* indices = csc.indices.data<T>();
-  const T* eids = csc.eids.data<T>();
-  std::int64_t kept = 0;
-  for (std::size_t p = 0; p < dst.size(); ++p) {
-    for (T k = indptr[dst[p]]; k < indptr[dst[p] + 1]; ++k) {
-      out.src.push_back(indices[k]);  // a parent id for now: the caller numbers the sources
-      out.dst.push_back(static_cast<std::int64_t>(p));
-      out.eid.push_back(eids[k]);
-    }
-    kept += indptr[dst[p] + 1] - indptr[dst[p]];
+void walk_edges(const EdgeList& coo, const Ids& dst_at, const CanonicalEType& et, EdgeIds& out) {
+  const T* src = coo.src.data<T>();
+  const T* dst = coo.dst.data<T>();
+  const auto n = static_cast<std::size_t>(coo.num_edges());
+  out.src.resize(n);
+  out.dst.resize(n);
+  out.eid.resize(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::int64_t at = dst_at[static_cast<std::size_t>(dst[k])];
+    TOPO_CHECK(at >= 0, "to_block: node {} of type '{}' has in-edges ({}, {}, {}) but is not among dst_nodes",
+               static_cast<std::int64_t>(dst[k]), et.dst_type, et.src_type, et.etype, et.dst_type);
+    out.src[k] = src[k];  // a parent id for now: the caller numbers the sources
+    out.dst[k] = at;
+    out.eid[k] = static_cast<std::int64_t>(k);
   }
-  if (kept == g.num_edges(relation)) return;  // the destinations are distinct: every edge is kept
-  for (std::int64_t v = 0; v < csc.num_rows; ++v)
-    TOPO_CHECK(indptr[v] == indptr[v + 1] || dst_at[v] >= 0,
-               "to_block: node {} of type '{}' has in-edges ({}, {}, {}) but is not among dst_nodes", v, et.dst_type,
-               et.src_type, et.etype, et.dst_type);
 }
 
 }  // namespace
@@ -62,9 +60,9 @@ BlockParts to_block(const HeteroGraph& graph, const std::vector<Ids>& dst_nodes,
     const CanonicalEType& et = g.canonical_etype(r);
     const int d = g.node_type_id(et.dst_type);
     if (g.id_dtype() == DType::I64)
-      walk_rows<std::int64_t>(g.in_csc(r), dst_nodes[d], dst_at[d], et, out.edges[r], g, r);
+      walk_edges<std::int64_t>(g.edges(r), dst_at[d], et, out.edges[r]);
     else
-      walk_rows<std::int32_t>(g.in_csc(r), dst_nodes[d], dst_at[d], et, out.edges[r], g, r);
+      walk_edges<std::int32_t>(g.edges(r), dst_at[d], et, out.edges[r]);
   }
 
   // Source numbering per type: given, or the destinations then the sources in order of first appearance.

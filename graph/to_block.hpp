@@ -2,11 +2,11 @@
 // DGL's to_block: the message-flow graph ("block") of every edge into given destination nodes, as the parts
 // the Python package assembles (its DGLBlock: source and destination sides per node type).
 //
-// Order (what topograph.to_block documents): destinations of type t are dst_nodes[t] as given; sources of
-// type t are dst_nodes[t] first (include_dst_in_src), then the other sources of the kept edges in order of
-// first appearance (relation by relation, edges by destination then edge id) — or exactly src_nodes[t] when
-// given. Edges are ordered by destination position, then edge id: each destination's CSC row in turn, so the
-// cost is the kept edges plus the sizes of the types touched, not the graph's edge count.
+// Order (what topograph.to_block documents, as DGL's): destinations of type t are dst_nodes[t] as given;
+// every edge is kept (a node with an in-edge must be a destination), in edge-id order, so block edge k is parent
+// edge k of its relation; sources of type t are dst_nodes[t] first (include_dst_in_src), then the other sources
+// of the edges in order of first appearance (relation by relation, edges by id) — or exactly src_nodes[t] when
+// given. One pass over each relation's COO.
 #include <cstdint>
 #include <optional>
 #include <string>

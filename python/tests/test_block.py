@@ -19,10 +19,12 @@ def test_dgl_documented_example():
     assert block.dstdata[NID].tolist() == [3, 2]
     assert block.srcdata[NID].tolist() == [3, 2, 1]
     assert block.num_src_nodes() == 3 and block.num_dst_nodes() == 2 and block.num_edges() == 2
-    assert block.edata[EID].tolist() == [1, 0]  # into 3 first (edge 1: 2 -> 3), then into 2 (edge 0: 1 -> 2)
+    # edges keep the graph's order, as DGL 2.1's do (its docstring still shows the by-destination order of older
+    # releases: EID [1, 0])
+    assert block.edata[EID].tolist() == [0, 1]
     src, dst = block.edges(order="eid")
     induced_src, induced_dst = block.srcdata[NID], block.dstdata[NID]
-    assert induced_src[src].tolist() == [2, 1] and induced_dst[dst].tolist() == [3, 2]
+    assert induced_src[src].tolist() == [1, 2] and induced_dst[dst].tolist() == [2, 3]
     assert block.ntypes == ["_N"] and block.srctypes == ["_N"] and block.dsttypes == ["_N"]
     assert block.canonical_etypes == [("_N", "_E", "_N")]
     assert repr(block) == "Block(num_src_nodes=3, num_dst_nodes=2, num_edges=2)"
@@ -36,7 +38,7 @@ def test_dgl_documented_heterograph_example():
     assert block.num_dst_nodes("A") == 0 and block.num_dst_nodes("B") == 2
     assert block.dstnodes["B"].data[NID].tolist() == [3, 2]
     assert block.srcnodes["B"].data[NID].tolist() == [3, 2]  # the destinations lead the sources
-    assert block.srcnodes["A"].data[NID].tolist() == [2, 1]  # then every in-neighbour
+    assert block.srcnodes["A"].data[NID].tolist() == [1, 2]  # then every in-neighbour, by edge id
     assert block.canonical_etypes == [("A", "_E", "B")]
     with pytest.raises(ValueError, match="give dst_nodes as"):
         topograph.to_block(g, torch.tensor([3, 2]))
@@ -46,10 +48,10 @@ def test_default_destinations_and_sources_without_them():
     g = topograph.graph(([4, 0, 4, 2], [1, 3, 3, 1]), num_nodes=6)
     block = topograph.to_block(g)  # every node with an in-edge, sorted
     assert block.dstdata[NID].tolist() == [1, 3]
-    assert block.srcdata[NID].tolist() == [1, 3, 4, 2, 0]  # in-neighbours by (destination, edge id)
-    assert block.edata[EID].tolist() == [0, 3, 1, 2]
+    assert block.srcdata[NID].tolist() == [1, 3, 4, 0, 2]  # then in-neighbours by edge id
+    assert block.edata[EID].tolist() == [0, 1, 2, 3]
     no_dst = topograph.to_block(g, include_dst_in_src=False)
-    assert no_dst.srcdata[NID].tolist() == [4, 2, 0]
+    assert no_dst.srcdata[NID].tolist() == [4, 0, 2]
     assert no_dst.num_src_nodes() == 3 and no_dst.in_degrees().tolist() == [2, 2]
 
 
@@ -59,18 +61,18 @@ def test_order_over_several_relations_and_features_carried_over():
     g.nodes["user"].data["h"] = torch.arange(5.0).view(5, 1)
     g.edges["follows"].data["w"] = torch.tensor([10.0, 20.0, 30.0])
     block = topograph.to_block(g, {"user": torch.tensor([2, 1])})
-    assert block.srcnodes["user"].data[NID].tolist() == [2, 1, 3, 0]  # dst 2 <- 3, then dst 1 <- 0, 2
+    assert block.srcnodes["user"].data[NID].tolist() == [2, 1, 0, 3]  # edges 0 -> 1, 2 -> 1, 3 -> 2
     assert block.srcnodes["game"].data[NID].tolist() == [1, 0]
-    assert block.edges["follows"].data[EID].tolist() == [2, 0, 1]
+    assert block.edges["follows"].data[EID].tolist() == [0, 1, 2]
     assert block.edges[("game", "liked_by", "user")].data[EID].tolist() == [0, 1, 2]
-    assert block.srcnodes["user"].data["h"].view(-1).tolist() == [2.0, 1.0, 3.0, 0.0]
+    assert block.srcnodes["user"].data["h"].view(-1).tolist() == [2.0, 1.0, 0.0, 3.0]
     assert block.dstnodes["user"].data["h"].view(-1).tolist() == [2.0, 1.0]
-    assert block.edges["follows"].data["w"].tolist() == [30.0, 10.0, 20.0]
+    assert block.edges["follows"].data["w"].tolist() == [10.0, 20.0, 30.0]
     with pytest.raises(ValueError, match="srcnodes"):
         block.ndata
     # two source types: DGL's HeteroNodeDataView, {ntype: tensor} over the types holding the feature
     assert sorted(block.srcdata[NID]) == ["game", "user"]
-    assert block.srcdata["h"]["user"].view(-1).tolist() == [2.0, 1.0, 3.0, 0.0]
+    assert block.srcdata["h"]["user"].view(-1).tolist() == [2.0, 1.0, 0.0, 3.0]
     with pytest.raises(topograph.DGLError, match="several node types"):
         block.srcdata["x"] = torch.zeros(4)  # which type's?
 
@@ -189,7 +191,7 @@ def test_src_nodes_fix_the_source_numbering():
     block = topograph.to_block(g, torch.tensor([3, 2]), src_nodes=torch.tensor([3, 2, 0, 4, 1]))
     assert block.srcdata[NID].tolist() == [3, 2, 0, 4, 1] and block.dstdata[NID].tolist() == [3, 2]
     src, dst = block.edges(order="eid")
-    assert block.srcdata[NID][src].tolist() == [2, 0, 1] and block.dstdata[NID][dst].tolist() == [3, 3, 2]
+    assert block.srcdata[NID][src].tolist() == [1, 2, 0] and block.dstdata[NID][dst].tolist() == [2, 3, 3]
     assert torch.equal(block.srcdata["x"], x.detach()[[3, 2, 0, 4, 1]])
     out = topograph.ops.copy_u_sum(block, block.srcdata["x"])
     assert torch.allclose(out, torch.stack([x[2] + x[0], x[1]]).detach(), **TOL)

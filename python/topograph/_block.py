@@ -133,11 +133,11 @@ def to_block(g: DGLGraph, dst_nodes=None, include_dst_in_src: bool = True, src_n
     in-edge, sorted. They must include every node with an in-edge (ValueError naming one that is missing),
     so every edge is kept. The block's destination nodes of type t are dst_nodes[t] in the order given; its
     source nodes of type t are dst_nodes[t] first (include_dst_in_src), then the other sources of its edges in
-    order of first appearance (relation by relation, edges by destination then edge id); or, when
+    order of first appearance (relation by relation, edges by id); or, when
     ``src_nodes`` is given (ids or {ntype: ids}, as dst_nodes), exactly src_nodes[t] in the order given: it
     must hold every source of a kept edge, may hold more (sources without edges), and starts with
-    dst_nodes[t] when include_dst_in_src (ValueError otherwise). Edges are ordered by destination (in
-    dst_nodes order), then by edge id. Original ids: ``block.srcdata[topograph.NID]``,
+    dst_nodes[t] when include_dst_in_src (ValueError otherwise). Edges keep the graph's order (block edge k
+    is edge k of its relation), as DGL 2.1's. Original ids: ``block.srcdata[topograph.NID]``,
     ``block.dstdata[topograph.NID]`` (``srcnodes[t].data`` / ``dstnodes[t].data`` with several types) and
     ``block.edata[topograph.EID]``; the graph's own node and edge features are carried over, gathered by them.
     Every op takes the block: source features are [num_src_nodes, ...], outputs [num_dst_nodes, ...]."""
