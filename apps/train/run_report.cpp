@@ -137,6 +137,8 @@ void TrainingRun::write_result() {
                                {"epochs_done", r.epochs_done},
                                {"stopped_early", r.stopped_early},
                                {"steps", r.steps},
+                               // the schedule's warm-up as run: a recipe's shrinks to fit a short run (trainer.cpp)
+                               {"warmup_steps", schedule_.warmup_steps},
                                {"train_seconds", r.train_seconds},
                                {"epoch_train_seconds", epoch_seconds_summary(epoch_seconds_)},
                                {"memory", memory_report()},

@@ -206,6 +206,9 @@ TEST_CASE("tag: the recipe's cosine warm-up shrinks to fit a short run; a --warm
   REQUIRE(c.sources.at("warmup").starts_with("recipe"));
   const TrainResult r = Trainer(c).run();
   CHECK(r.completed);
+  // result.json has the warm-up as run beside the recipe's in its config
+  CHECK(r.result.at("warmup_steps") == r.result.at("steps").get<std::int64_t>() / 10);
+  CHECK(r.result.at("config").at("warmup") == 100);
   std::vector<std::string> typed = args;
   typed.insert(typed.end(), {"--warmup", "100", "--out", (dir / "typed").string()});
   const std::string error = testing::error_of([&] { Trainer(parsed_config(typed)).run(); });
