@@ -38,13 +38,16 @@ if _short_spin and _torch_was_loaded and _torch.get_num_threads() > 1:
 from ._base import ALL, EID, ETYPE, NID, NTYPE, DGLError
 from ._graph import DGLGraph, batch, edge_type_subgraph, graph, heterograph, reverse, unbatch
 from ._block import DGLBlock, to_block
-from ._subgraph import edge_subgraph, in_subgraph, node_subgraph
+from ._subgraph import edge_subgraph, in_subgraph, node_subgraph, node_type_subgraph, out_subgraph
 from ._transform import add_self_loop, remove_edges, remove_self_loop, to_bidirected, to_simple
 from ._convert import to_heterogeneous, to_homogeneous
+from ._structure_ops import khop_graph, knn_graph, line_graph, segmented_knn_graph
+from ._serialize import load_graphs, save_graphs
 from ._mutation import add_edges, add_nodes, khop_in_subgraph, khop_out_subgraph, rand_graph, remove_nodes
 from .readout import (broadcast_edges, broadcast_nodes, max_edges, max_nodes, mean_edges, mean_nodes, readout_edges,
                       readout_nodes, softmax_edges, softmax_nodes, sum_edges, sum_nodes, topk_edges, topk_nodes)
 from . import readout
+from . import transforms
 from . import builders
 from . import dataloading
 from . import sampling
@@ -76,7 +79,9 @@ def get_num_threads() -> int:
 
 
 __all__ = ["ALL", "NID", "EID", "NTYPE", "ETYPE", "DGLError", "DGLGraph", "DGLBlock", "graph", "heterograph", "batch",
-           "unbatch", "edge_type_subgraph", "node_subgraph", "edge_subgraph", "in_subgraph", "reverse", "to_block",
+           "unbatch", "edge_type_subgraph", "node_subgraph", "edge_subgraph", "in_subgraph", "out_subgraph",
+           "node_type_subgraph", "reverse", "to_block", "line_graph", "khop_graph", "knn_graph", "segmented_knn_graph",
+           "save_graphs", "load_graphs", "transforms",
            "add_self_loop", "remove_self_loop", "remove_edges", "add_nodes", "add_edges", "remove_nodes",
            "rand_graph", "khop_in_subgraph", "khop_out_subgraph", "to_simple", "to_bidirected", "to_homogeneous",
            "to_heterogeneous", "readout",

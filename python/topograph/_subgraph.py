@@ -1,7 +1,8 @@
 """DGL's subgraphs: node_subgraph (g.subgraph), edge_subgraph (g.edge_subgraph) and in_subgraph, built by the
-core (graph/structure.hpp: ids checked there, errors name the type and the id). As in DGL, the parent ids go
-to ndata[NID] / edata[EID] (store_ids) and the parent's features come along, gathered by them (the same
-tensors where every node is kept)."""
+core (graph/structure.hpp: ids checked there, errors name the type and the id); out_subgraph and
+node_type_subgraph, built here with torch and the core's make_graph (DGL's edge order, node order and batch
+rules). As in DGL, the parent ids go to ndata[NID] / edata[EID] (store_ids) and the parent's features come
+along, gathered by them (the same tensors where every node is kept)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
@@ -94,12 +95,110 @@ def edge_subgraph(g: DGLGraph, edges, *, relabel_nodes: bool = True, store_ids: 
     return _finish(g, g._g.edge_subgraph(_edge_sets(g, edges, "edge_subgraph"), relabel_nodes), store_ids)
 
 
-def in_subgraph(g: DGLGraph, nodes, *, relabel_nodes: bool = False, store_ids: bool = True) -> DGLGraph:
+def in_subgraph(g: DGLGraph, nodes, *, relabel_nodes: bool = False, store_ids: bool = True,
+                output_device=None) -> DGLGraph:
     """Every in-edge (all relations) of `nodes`; every node kept (relabel_nodes=True: only the nodes those
-    edges touch, as edge_subgraph relabels them)."""
+    edges touch, as edge_subgraph relabels them). output_device: the subgraph moved there, as DGL's."""
     _check(g, "in_subgraph")
     handle = g._g.in_subgraph(_node_sets(g, nodes, "in_subgraph"))
     if relabel_nodes:
         kept = {r: handle.parent_ids(False, r).tolist() for r in range(len(handle.canonical_etypes))}
         handle = g._g.edge_subgraph(kept, True)
-    return _finish(g, handle, store_ids)
+    sub = _finish(g, handle, store_ids)
+    return sub if output_device is None else sub.to(output_device)
+
+
+def _refuse_block(g, what: str) -> None:
+    if not isinstance(g, DGLGraph):
+        raise TypeError(f"{what}: expected a topograph graph, got {type(g).__name__}")
+    if g.is_block:
+        raise DGLError(f"{what}: extracting a subgraph of a block is not allowed (as in DGL)")
+
+
+def out_subgraph(graph: DGLGraph, nodes, *, relabel_nodes: bool = False, store_ids: bool = True,
+                 output_device=None) -> DGLGraph:
+    """dgl.out_subgraph: every out-edge (all relations) of `nodes` (ids or a boolean mask; {ntype: ...} with
+    several node types), relation by relation, seed by seed in the order given (a seed named twice brings its
+    edges twice), each seed's edges by edge id, as DGL 2.1's. Every node kept, or with relabel_nodes only the
+    nodes those edges touch, numbered as DGL's: by first appearance, relation after relation, among the
+    relation's sources then its destinations. store_ids: edata[EID] (idtype) on every relation and, relabelled,
+    ndata[NID] on every node type. The parent's features come along (gathered by those ids). As DGL's, the
+    result is one graph (a batch's batch_size becomes 1). Ids out of range: a DGLError naming the id."""
+    from ._mutation import _first_occurrences, _on_device, _plain
+
+    _refuse_block(graph, "out_subgraph")
+    seeds = {t: graph._checked_ids(ids, graph.num_nodes(t), f"out_subgraph: node of {t!r}")
+             for t, ids in _node_sets(graph, nodes, "out_subgraph").items()}
+    relations = graph.canonical_etypes
+    empty = torch.zeros(0, dtype=torch.int64)
+    edges, eids = [], []
+    for r, (s, _, _) in enumerate(relations):
+        if seeds.get(s) is None or seeds[s].numel() == 0:
+            edges.append((empty, empty))
+            eids.append(empty)
+            continue
+        u, v, e = (x.cpu().to(torch.int64) for x in graph._g.out_edges(r, seeds[s].tolist()))
+        edges.append((u, v))
+        eids.append(e)
+    counts = {t: graph.num_nodes(t) for t in graph.ntypes}
+    kept = None
+    if relabel_nodes:  # DGL's numbering: first appearance, relation by relation, sources then destinations
+        seen = {t: [] for t in graph.ntypes}
+        for (s, _, d), (u, v) in zip(relations, edges):
+            seen[s].append(u)
+            seen[d].append(v)
+        kept = {t: _first_occurrences(torch.cat(ids)) if ids else empty for t, ids in seen.items()}
+        new_id = {}
+        for t, ids in kept.items():
+            new_id[t] = torch.full((counts[t],), -1, dtype=torch.int64)
+            new_id[t][ids] = torch.arange(ids.numel())
+            counts[t] = ids.numel()
+        edges = [(new_id[s][u], new_id[d][v]) for (s, _, d), (u, v) in zip(relations, edges)]
+    sub = _on_device(graph, _plain(graph.ntypes, relations, counts, edges, graph.idtype))
+    from . import _message_passing as mp
+
+    mp.carry_node_features(graph, sub, node_ids=kept)
+    mp.carry_edge_features(graph, sub, range(len(relations)), eids)
+    if store_ids:
+        for t, ids in (kept or {}).items():
+            mp.node_frame(sub, t)[NID] = ids.to(device=sub.device, dtype=graph.idtype)
+        for r, e in enumerate(eids):
+            mp.edge_frame(sub, r)[EID] = e.to(device=sub.device, dtype=graph.idtype)
+    return sub if output_device is None else sub.to(output_device)
+
+
+def node_type_subgraph(graph: DGLGraph, ntypes, output_device=None) -> DGLGraph:
+    """dgl.node_type_subgraph: only the node types named (in the graph's order) and the relations whose two
+    node types are both among them (in the graph's order), every node and edge of those. As DGL's, the features
+    are shared with the graph (the same frames: a feature set on either is seen by both) and the result is one
+    graph (a batch's batch_size becomes 1). An unknown type, or no relation among the types: a DGLError."""
+    from ._mutation import _on_device, _plain
+
+    _refuse_block(graph, "node_type_subgraph")
+    names = [ntypes] if isinstance(ntypes, str) else list(ntypes)
+    for t in names:
+        if t not in graph.ntypes:
+            raise DGLError(f"node_type_subgraph: no node type {t!r}; the graph has {graph.ntypes}")
+    types = [t for t in graph.ntypes if t in names]
+    kept = [r for r, (s, _, d) in enumerate(graph.canonical_etypes) if s in names and d in names]
+    if not kept:
+        raise DGLError(f"node_type_subgraph: no relation joins node types {types} (DGL: there are no edges "
+                       f"among nodes of the specified types); the graph's relations are {graph.canonical_etypes}")
+    relations = [graph.canonical_etypes[r] for r in kept]
+    sub = _on_device(graph, _plain(types, relations, {t: graph.num_nodes(t) for t in types},
+                                   [graph.all_edges(etype=c) for c in relations], graph.idtype))
+    from . import _message_passing as mp
+
+    shared = mp.frames(sub)
+    for t in types:
+        shared[("n", t)] = mp.node_frame(graph, t)
+    for i, r in enumerate(kept):
+        shared[("e", i)] = mp.edge_frame(graph, r)
+    sub = sub if output_device is None else sub.to(output_device)
+    return sub
+
+
+# DGLGraph's methods of the same names (DGL has them on the graph too); set here to keep _graph.py small.
+DGLGraph.in_subgraph = lambda self, nodes, **kw: in_subgraph(self, nodes, **kw)
+DGLGraph.out_subgraph = lambda self, nodes, **kw: out_subgraph(self, nodes, **kw)
+DGLGraph.node_type_subgraph = lambda self, ntypes, output_device=None: node_type_subgraph(self, ntypes, output_device)
