@@ -94,7 +94,8 @@ def test_out_subgraph_errors_and_batch():
 @pytest.mark.parametrize("name", list(GRAPHS))
 @pytest.mark.parametrize("relabel", [False, True])
 @pytest.mark.parametrize("idtype", [torch.int32, torch.int64], ids=["int32", "int64"])
-def test_out_subgraph_matches_dgl(name, relabel, idtype):
+@pytest.mark.parametrize("verb", ["out_subgraph", "in_subgraph"])
+def test_seed_subgraphs_match_dgl(name, relabel, idtype, verb):
     dgl = need_dgl()
     src, dst, n = make_edges(name)
     seeds = torch.tensor([n - 1, 0, n // 2], dtype=idtype)[: n]
@@ -103,8 +104,8 @@ def test_out_subgraph_matches_dgl(name, relabel, idtype):
     for g in (gd, gt):
         g.ndata["h"] = torch.arange(float(n))
         g.edata["w"] = torch.arange(float(src.numel()))
-    sd = dgl.out_subgraph(gd, seeds, relabel_nodes=relabel)
-    st = topograph.out_subgraph(gt, seeds, relabel_nodes=relabel)
+    sd = getattr(dgl, verb)(gd, seeds, relabel_nodes=relabel)
+    st = getattr(topograph, verb)(gt, seeds, relabel_nodes=relabel)
     assert st.num_nodes() == sd.num_nodes() and lists(*st.edges()) == lists(*sd.edges())
     assert st.idtype == sd.idtype and st.edata[EID].dtype == sd.edata[EID].dtype
     for key in sd.edata:
@@ -113,13 +114,14 @@ def test_out_subgraph_matches_dgl(name, relabel, idtype):
         assert st.ndata[key].tolist() == sd.ndata[key].tolist()
 
 
-def test_out_subgraph_over_relations_matches_dgl():
+@pytest.mark.parametrize("verb", ["out_subgraph", "in_subgraph"])
+def test_seed_subgraphs_over_relations_match_dgl(verb):
     dgl = need_dgl()
     gd, gt = typed_graph(dgl), typed_graph(topograph)
-    for seeds in ({"user": torch.tensor([2, 0])}, {"user": torch.tensor([1]), "game": torch.tensor([0, 1])}):
+    for seeds in ({"user": torch.tensor([2, 0])}, {"user": torch.tensor([1, 2, 1]), "game": torch.tensor([0, 1])}):
         for relabel in (False, True):
-            sd = dgl.out_subgraph(gd, seeds, relabel_nodes=relabel)
-            st = topograph.out_subgraph(gt, seeds, relabel_nodes=relabel)
+            sd = getattr(dgl, verb)(gd, seeds, relabel_nodes=relabel)
+            st = getattr(topograph, verb)(gt, seeds, relabel_nodes=relabel)
             assert st.canonical_etypes == sd.canonical_etypes
             for c in sd.canonical_etypes:
                 assert lists(*st.edges(etype=c)) == lists(*sd.edges(etype=c))

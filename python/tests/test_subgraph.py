@@ -40,6 +40,10 @@ def test_edge_and_in_subgraph():
     assert i.num_nodes() == 5 and i.edata[EID].tolist() == [0, 4] and torch.equal(i.ndata["x"], g.ndata["x"])
     r = topograph.in_subgraph(g, [1], relabel_nodes=True)
     assert sorted(r.ndata[NID].tolist()) == [0, 1]
+    # DGL 2.1's order: seed by seed as given (each seed's edges by id), nodes by first appearance, sources first
+    o = topograph.in_subgraph(g, [2, 1, 2], relabel_nodes=True)
+    assert o.edata[EID].tolist() == [1, 0, 4, 1]
+    assert o.ndata[NID].tolist() == [1, 0, 2]
 
 
 def test_gradients_reach_the_parent_features_and_edge_softmax_on_eids():

@@ -1,6 +1,6 @@
-"""DGL's subgraphs: node_subgraph (g.subgraph), edge_subgraph (g.edge_subgraph) and in_subgraph, built by the
-core (graph/structure.hpp: ids checked there, errors name the type and the id); out_subgraph and
-node_type_subgraph, built here with torch and the core's make_graph (DGL's edge order, node order and batch
+"""DGL's subgraphs: node_subgraph (g.subgraph) and edge_subgraph (g.edge_subgraph), built by the core
+(graph/structure.hpp: ids checked there, errors name the type and the id); in_subgraph, out_subgraph and
+node_type_subgraph, built here with torch and the core's make_graph (DGL 2.1's edge order, node order and batch
 rules). As in DGL, the parent ids go to ndata[NID] / edata[EID] (store_ids) and the parent's features come
 along, gathered by them (the same tensors where every node is kept)."""
 from __future__ import annotations
@@ -97,15 +97,15 @@ def edge_subgraph(g: DGLGraph, edges, *, relabel_nodes: bool = True, store_ids: 
 
 def in_subgraph(g: DGLGraph, nodes, *, relabel_nodes: bool = False, store_ids: bool = True,
                 output_device=None) -> DGLGraph:
-    """Every in-edge (all relations) of `nodes`; every node kept (relabel_nodes=True: only the nodes those
-    edges touch, as edge_subgraph relabels them). output_device: the subgraph moved there, as DGL's."""
-    _check(g, "in_subgraph")
-    handle = g._g.in_subgraph(_node_sets(g, nodes, "in_subgraph"))
-    if relabel_nodes:
-        kept = {r: handle.parent_ids(False, r).tolist() for r in range(len(handle.canonical_etypes))}
-        handle = g._g.edge_subgraph(kept, True)
-    sub = _finish(g, handle, store_ids)
-    return sub if output_device is None else sub.to(output_device)
+    """dgl.in_subgraph: every in-edge (all relations) of `nodes`, ordered and numbered as _seed_subgraph says
+    (DGL 2.1's order: seed by seed in the order given)."""
+    return _seed_subgraph(g, nodes, relabel_nodes, store_ids, output_device, incoming=True)
+
+
+def out_subgraph(graph: DGLGraph, nodes, *, relabel_nodes: bool = False, store_ids: bool = True,
+                 output_device=None) -> DGLGraph:
+    """dgl.out_subgraph: every out-edge (all relations) of `nodes`, ordered and numbered as _seed_subgraph says."""
+    return _seed_subgraph(graph, nodes, relabel_nodes, store_ids, output_device, incoming=False)
 
 
 def _refuse_block(g, what: str) -> None:
@@ -115,29 +115,33 @@ def _refuse_block(g, what: str) -> None:
         raise DGLError(f"{what}: extracting a subgraph of a block is not allowed (as in DGL)")
 
 
-def out_subgraph(graph: DGLGraph, nodes, *, relabel_nodes: bool = False, store_ids: bool = True,
-                 output_device=None) -> DGLGraph:
-    """dgl.out_subgraph: every out-edge (all relations) of `nodes` (ids or a boolean mask; {ntype: ...} with
-    several node types), relation by relation, seed by seed in the order given (a seed named twice brings its
-    edges twice), each seed's edges by edge id, as DGL 2.1's. Every node kept, or with relabel_nodes only the
-    nodes those edges touch, numbered as DGL's: by first appearance, relation after relation, among the
-    relation's sources then its destinations. store_ids: edata[EID] (idtype) on every relation and, relabelled,
-    ndata[NID] on every node type. The parent's features come along (gathered by those ids). As DGL's, the
-    result is one graph (a batch's batch_size becomes 1). Ids out of range: a DGLError naming the id."""
+def _seed_subgraph(graph: DGLGraph, nodes, relabel_nodes: bool, store_ids: bool, output_device,
+                   incoming: bool) -> DGLGraph:
+    """in_subgraph (incoming) / out_subgraph: the edges into / out of `nodes` (ids or a boolean mask;
+    {ntype: ...} with several node types), relation by relation, seed by seed in the order given (a seed named
+    twice brings its edges twice), each seed's edges by edge id, as DGL 2.1's. Every node kept, or with
+    relabel_nodes only the nodes those edges touch, numbered as DGL's: by first appearance, relation after
+    relation, among the relation's sources then its destinations. store_ids: edata[EID] (idtype) on every
+    relation and, relabelled, ndata[NID] on every node type. The parent's features come along (gathered by
+    those ids). As DGL's, the result is one graph (a batch's batch_size becomes 1). Ids out of range: a
+    DGLError naming the id."""
     from ._mutation import _first_occurrences, _on_device, _plain
 
-    _refuse_block(graph, "out_subgraph")
-    seeds = {t: graph._checked_ids(ids, graph.num_nodes(t), f"out_subgraph: node of {t!r}")
-             for t, ids in _node_sets(graph, nodes, "out_subgraph").items()}
+    what = "in_subgraph" if incoming else "out_subgraph"
+    _refuse_block(graph, what)
+    seeds = {t: graph._checked_ids(ids, graph.num_nodes(t), f"{what}: node of {t!r}")
+             for t, ids in _node_sets(graph, nodes, what).items()}
     relations = graph.canonical_etypes
     empty = torch.zeros(0, dtype=torch.int64)
     edges, eids = [], []
-    for r, (s, _, _) in enumerate(relations):
-        if seeds.get(s) is None or seeds[s].numel() == 0:
+    for r, (s, _, d) in enumerate(relations):
+        mine = seeds.get(d if incoming else s)
+        if mine is None or mine.numel() == 0:
             edges.append((empty, empty))
             eids.append(empty)
             continue
-        u, v, e = (x.cpu().to(torch.int64) for x in graph._g.out_edges(r, seeds[s].tolist()))
+        walk = graph._g.in_edges if incoming else graph._g.out_edges
+        u, v, e = (x.cpu().to(torch.int64) for x in walk(r, mine.tolist()))
         edges.append((u, v))
         eids.append(e)
     counts = {t: graph.num_nodes(t) for t in graph.ntypes}
