@@ -66,7 +66,8 @@ void apply_config_layer(TrainConfig& config, const nlohmann::json& settings, con
 }
 
 // A recipe's settings derived from the size of training (min_steps raises the epochs of a small training set)
-// yield to the size the user asked for: `--epochs 1` runs one epoch, not the recipe's minimum of steps.
+// yield to the size the user asked for: `--epochs 1` runs one epoch, not the recipe's minimum of steps; its
+// word dropout yields to a run without word vectors.
 // Settings the model's options imply take the place of defaults and recipe values.
 void yield_derived_recipe_settings(TrainConfig& config) {
   const auto from_recipe = [&](const std::string& field) {
@@ -79,6 +80,13 @@ void yield_derived_recipe_settings(TrainConfig& config) {
   if (from_recipe("min_steps") && config.min_steps > 0 && from_user("epochs")) {
     config.min_steps = 0;
     config.sources["min_steps"] = "the recipe's min_steps, dropped for --epochs from " + config.sources.at("epochs");
+  }
+  // A recipe's word dropout is for words with pre-trained vectors (models/star_transformer/registration.cpp:
+  // measured to help with GloVe, to cost dev F1 on characters trained from scratch).
+  if (from_recipe("word_dropout") && config.word_dropout > 0.0 && config.task_options.contains("vectors") &&
+      config.option<std::string>("vectors").empty()) {
+    config.word_dropout = 0.0;
+    config.sources["word_dropout"] = "the recipe's word_dropout, dropped: no --vectors";
   }
   // What the model's options imply (a topology file's head groups fix --heads and --layers) beats the defaults
   // and the recipe; a value the user gave stays, and validation reports it if it disagrees.

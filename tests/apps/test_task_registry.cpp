@@ -153,6 +153,17 @@ TEST_CASE("a flag beats the recipe's derived settings, and the log's first lines
                            "--min-steps", "7"});
   CHECK(both->min_steps == 7);
 
+  // The recipe's word dropout needs word vectors; a --word-dropout the user types stays without them.
+  REQUIRE(recipe.at("word_dropout").get<double>() > 0.0);
+  CHECK(with_recipe->word_dropout == 0.0);
+  CHECK(with_recipe->sources.at("word_dropout").find("dropped: no --vectors") != std::string::npos);
+  const auto vectors = parse({"--task", "tag", "--model", "star", "--train", "x", "--dev", "y", "--vectors", "v"});
+  REQUIRE(vectors.has_value());
+  CHECK(vectors->word_dropout == recipe.at("word_dropout").get<double>());
+  const auto typed = parse({"--task", "tag", "--model", "star", "--train", "x", "--dev", "y", "--word-dropout", "0.2"});
+  REQUIRE(typed.has_value());
+  CHECK(typed->word_dropout == 0.2);
+
   // A real run: the first lines of the log name the task, the model and each setting's source.
   const auto dir = topo::testing::fresh_temp_dir("sources_log");
   const std::string log = dir.string() + "/log.txt";
