@@ -26,7 +26,7 @@ def update_graph_structure(g: DGLGraph, data_dict: Dict[tuple, tuple], copy_edat
     types and counts (g's idtype and device), g's node features and (copy_edata) the edge features of g's
     relations it still has."""
     new = heterograph(data_dict, num_nodes_dict={t: g.num_nodes(t) for t in g.ntypes}, idtype=g.idtype,
-                             device=g.device)
+                      device=g.device)
     for t in g.ntypes:
         for key, feat in g.nodes[t].data.items():
             new.nodes[t].data[key] = feat
