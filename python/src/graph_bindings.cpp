@@ -160,11 +160,6 @@ void bind_graph(nb::module_& m) {
              nb::gil_scoped_release release;
              return node_subgraph(g, nodes);
            })
-      .def("in_subgraph",
-           [](const HeteroGraph& g, const NodeSets& nodes) {
-             nb::gil_scoped_release release;
-             return in_subgraph(g, nodes);
-           })
       .def("edge_subgraph",
            [](const HeteroGraph& g, const std::map<int, std::vector<std::int64_t>>& edges, bool relabel_nodes) {
              EdgeSets named;

@@ -17,7 +17,7 @@ def _check(g, what: str) -> None:
     if not isinstance(g, DGLGraph):
         raise TypeError(f"{what}: expected a topograph graph, got {type(g).__name__}")
     if g.is_block:
-        raise ValueError(f"{what}: not defined for a block")
+        raise DGLError(f"{what}: not defined for a block (as in DGL)")
 
 
 def _id_list(x, count: int, what: str) -> list:
@@ -108,13 +108,6 @@ def out_subgraph(graph: DGLGraph, nodes, *, relabel_nodes: bool = False, store_i
     return _seed_subgraph(graph, nodes, relabel_nodes, store_ids, output_device, incoming=False)
 
 
-def _refuse_block(g, what: str) -> None:
-    if not isinstance(g, DGLGraph):
-        raise TypeError(f"{what}: expected a topograph graph, got {type(g).__name__}")
-    if g.is_block:
-        raise DGLError(f"{what}: extracting a subgraph of a block is not allowed (as in DGL)")
-
-
 def _seed_subgraph(graph: DGLGraph, nodes, relabel_nodes: bool, store_ids: bool, output_device,
                    incoming: bool) -> DGLGraph:
     """in_subgraph (incoming) / out_subgraph: the edges into / out of `nodes` (ids or a boolean mask;
@@ -128,7 +121,7 @@ def _seed_subgraph(graph: DGLGraph, nodes, relabel_nodes: bool, store_ids: bool,
     from ._mutation import _first_occurrences, _on_device, _plain
 
     what = "in_subgraph" if incoming else "out_subgraph"
-    _refuse_block(graph, what)
+    _check(graph, what)
     seeds = {t: graph._checked_ids(ids, graph.num_nodes(t), f"{what}: node of {t!r}")
              for t, ids in _node_sets(graph, nodes, what).items()}
     relations = graph.canonical_etypes
@@ -178,7 +171,7 @@ def node_type_subgraph(graph: DGLGraph, ntypes, output_device=None) -> DGLGraph:
     graph (a batch's batch_size becomes 1). An unknown type, or no relation among the types: a DGLError."""
     from ._mutation import _on_device, _plain
 
-    _refuse_block(graph, "node_type_subgraph")
+    _check(graph, "node_type_subgraph")
     names = [ntypes] if isinstance(ntypes, str) else list(ntypes)
     for t in names:
         if t not in graph.ntypes:

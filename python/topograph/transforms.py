@@ -13,7 +13,7 @@ from ._block import to_block
 from ._graph import DGLGraph, heterograph, reverse
 from ._mutation import add_edges, add_nodes, remove_nodes
 from ._structure_ops import khop_graph, knn_graph, line_graph, segmented_knn_graph
-from ._transform import add_self_loop, remove_edges, remove_self_loop, to_bidirected, to_simple
+from ._transform import _check, add_self_loop, remove_edges, remove_self_loop, to_bidirected, to_simple
 
 __all__ = ["BaseTransform", "AddSelfLoop", "RemoveSelfLoop", "AddReverse", "ToSimple", "LineGraph", "KHopGraph",
            "Compose", "add_self_loop", "remove_self_loop", "remove_edges", "to_simple", "to_bidirected", "add_nodes",
@@ -45,11 +45,6 @@ class BaseTransform:
 
     def __repr__(self) -> str:
         return self.__class__.__name__ + "()"
-
-
-def _check(g, what: str) -> None:
-    if not isinstance(g, DGLGraph):
-        raise TypeError(f"{what}: expected a topograph graph, got {type(g).__name__}")
 
 
 class AddSelfLoop(BaseTransform):
