@@ -6,20 +6,14 @@
 #     section; the recipe has a CRF and the character features, width 300): dev F1 >= 0.91 and test F1 >= 0.865;
 #   - SST-5, Star's classification recipe (configs/sst5_star.json) + GloVe 6B 50-d, lowercase look-up:
 #     dev and test accuracy >= 0.35.
-# CoNLL with the recipe's word dropout 0.1 (since 2026-12-03), seeds 1/2/3 on Zen 4: dev F1 0.936/0.939/0.937,
-# test 0.890/0.892/0.886 (926-951 s a run, two side by side); before it, at width 300 and 30 epochs on a cosine
-# (since 2026-12-02): dev F1 0.933/0.932/0.935, test 0.887/0.887/0.886 (1,000-1,230 s a run, two side by
-# side, one thread each; at 10 epochs and a constant lr, the Xeon with AMX: dev 0.926/0.926/0.928, test 0.876/0.877/0.872 in 231 s; at
-# width 100, Zen 4: dev 0.920/0.920/0.918, test 0.865/0.862/0.862 in 100 s). SST-5 with the classify
-# recipe's 20 epochs on a cosine and word dropout (since 2026-12-03), seeds 1/2/3 on Zen 4: dev
-# 0.412/0.404/0.406, test 0.405/0.412/0.410 (220 s a run). Before it, on Zen 4 with seeds 1/2/3
-# (since 58bb5c2: word vectors projected at unit variance): SST-5
-# dev 0.366/0.414/0.408, test 0.359/0.423/0.410 (before 58bb5c2: CoNLL dev 0.925/0.920/0.922, test
-# 0.863/0.865/0.863; SST-5 dev 0.362/0.407/0.398, test 0.358/0.401/0.402). Another
-# CPU runs other GEMM kernels (other bits), so
-# its seed-1 run lands anywhere in that spread: CoNLL's floors sit about two points under its lowest seed, SST-5's
-# about five points under its lowest seed (std 0.4 over seeds now, 2.5-3.4 before the cosine), twelve points
-# above the majority class (0.23 dev and test). A change that costs a recipe several points fails; noise does not.
+# Seeds 1/2/3 on Zen 4 with the recipes of 2026-12-03 (CoNLL: word dropout 0.1 on the 30-epoch cosine; SST-5:
+# 20 epochs on a cosine with word dropout 0.1): CoNLL dev F1 0.936/0.939/0.937, test 0.890/0.892/0.886 (926-951 s
+# a run, two side by side, one thread each); SST-5 dev 0.412/0.404/0.406, test 0.405/0.412/0.410 (220 s a run).
+# The recipes' earlier figures are in docs/results.md. Another CPU runs other GEMM kernels (other bits), so its
+# seed-1 run lands anywhere in that spread: CoNLL's floors sit about two points under its lowest seed, SST-5's
+# about five points under its lowest seed (the old recipe's worst seed, 0.359 test, would still pass), twelve
+# points above the majority class (0.23 dev and test). A change that costs a recipe several points fails; noise
+# does not.
 # The data sets are required: a missing one fails, it is never skipped.
 #   scripts/recipe_floor.sh          DATA (default ../shared/data), BIN (default build/bin), OUT (default a
 #                                    temporary folder, removed at the end)
