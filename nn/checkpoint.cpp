@@ -36,8 +36,9 @@ DType parse_dtype(const std::string& path, const std::string& name, const std::s
 }
 
 
-// The tensors a model (+ optimizer) owns, by checkpoint name, in a fixed order.
-std::vector<std::pair<std::string, Tensor>> live_tensors(const Module& model, const Optimizer* optimizer) {
+// The tensors a model (+ optimizer, + weight average) owns, by checkpoint name, in a fixed order.
+std::vector<std::pair<std::string, Tensor>> live_tensors(const Module& model, const Optimizer* optimizer,
+                                                         const WeightAverage* average) {
   std::vector<std::pair<std::string, Tensor>> out;
   for (const auto& [name, v] : model.named_parameters()) out.emplace_back("param/" + name, v.data());
   if (optimizer) {
@@ -48,6 +49,8 @@ std::vector<std::pair<std::string, Tensor>> live_tensors(const Module& model, co
         for (std::size_t b = 0; b < names.size(); ++b)
           out.emplace_back(fmt::format("optim/{}/{}/{}", g, i, names[b]), state[g][i].buffers.at(b));
   }
+  if (average)
+    for (const auto& [name, t] : average->named_averages()) out.emplace_back("average/" + name, t);
   return out;
 }
 
@@ -117,8 +120,11 @@ Parsed parse(const std::string& path, const FileBytes& f) {
 }  // namespace
 
 void save_checkpoint(const std::string& path, const Module& model, const Optimizer* optimizer,
-                     const Generator* generator, std::int64_t step, const nlohmann::json& metadata) {
+                     const Generator* generator, std::int64_t step, const nlohmann::json& metadata,
+                     const WeightAverage* average) {
   TOPO_CHECK(!path.empty(), "save_checkpoint: empty path");
+  TOPO_CHECK(!average || !average->swapped(),
+             "save_checkpoint {}: the weight average is swapped into the parameters (swap it back first)", path);
   // Index and payload layout.
   nlohmann::json index;
   index["format"] = kFormat;
@@ -134,10 +140,11 @@ void save_checkpoint(const std::string& path, const Module& model, const Optimiz
     }
     index["optimizer"] = {{"kind", optimizer->kind()}, {"lr", optimizer->lr()}, {"groups", groups}};
   }
+  if (average) index["average"] = {{"decay", average->decay()}, {"updates", average->updates()}};
   std::vector<Tensor> host;
   nlohmann::json tensors = nlohmann::json::array();
   std::uint64_t offset = 0;
-  for (const auto& [name, t] : live_tensors(model, optimizer)) {
+  for (const auto& [name, t] : live_tensors(model, optimizer, average)) {
     host.push_back(t.to(Device::cpu()));
     tensors.push_back({{"name", name},
                        {"dtype", std::string(dtype_name(t.dtype()))},
@@ -195,7 +202,10 @@ std::string latest_checkpoint(const std::string& dir) {
 
 nlohmann::json read_checkpoint_index(const std::string& path) { return parse(path, read_file(path)).index; }
 
-CheckpointInfo load_checkpoint(const std::string& path, Module& model, Optimizer* optimizer, Generator* generator) {
+CheckpointInfo load_checkpoint(const std::string& path, Module& model, Optimizer* optimizer, Generator* generator,
+                               WeightAverage* average) {
+  TOPO_CHECK(!average || !average->swapped(),
+             "load_checkpoint {}: the weight average is swapped into the parameters (swap it back first)", path);
   const FileBytes f = read_file(path);
   const Parsed p = parse(path, f);
   const nlohmann::json& index = p.index;
@@ -204,12 +214,12 @@ CheckpointInfo load_checkpoint(const std::string& path, Module& model, Optimizer
   std::vector<std::pair<std::string, Tensor>> live;
   try {
     for (const auto& t : index.at("tensors")) stored[t.at("name").get<std::string>()] = t;
-    live = live_tensors(model, optimizer);
+    live = live_tensors(model, optimizer, average);
     // Validate everything before modifying anything.
     for (const auto& [name, t] : live) {
       const auto it = stored.find(name);
-      TOPO_CHECK(it != stored.end(), "checkpoint {}: missing tensor '{}' (the model or optimizer has it)", path,
-                 name);
+      TOPO_CHECK(it != stored.end(), "checkpoint {}: missing tensor '{}' (the model, optimizer or weight average has it)",
+                 path, name);
       const DType dt = parse_dtype(path, name, it->second.at("dtype").get<std::string>());
       const Shape shape = it->second.at("shape").get<Shape>();
       TOPO_CHECK(dt == t.dtype() && shape == t.shape(), "checkpoint {}: tensor '{}' is {}{} in the file but {}{} live",
@@ -218,8 +228,8 @@ CheckpointInfo load_checkpoint(const std::string& path, Module& model, Optimizer
                  "checkpoint {}: tensor '{}' has a wrong byte count", path, name);
     }
     for (const auto& [name, t] : stored) {
-      const bool is_optim = name.rfind("optim/", 0) == 0;
-      if (is_optim && !optimizer) continue;  // optimizer state not requested
+      if (name.rfind("optim/", 0) == 0 && !optimizer) continue;     // optimizer state not requested
+      if (name.rfind("average/", 0) == 0 && !average) continue;    // weight average not requested
       bool found = false;
       for (const auto& l : live) found = found || l.first == name;
       TOPO_CHECK(found, "checkpoint {}: unexpected tensor '{}' (not in the live model/optimizer)", path, name);
@@ -239,6 +249,14 @@ CheckpointInfo load_checkpoint(const std::string& path, Module& model, Optimizer
                    o.at("groups")[g].at("steps").size(), optimizer->state()[g].size());
     }
     if (generator) TOPO_CHECK(index.contains("rng"), "checkpoint {}: holds no RNG state", path);
+    if (average) {
+      TOPO_CHECK(index.contains("average"), "checkpoint {}: holds no weight average", path);
+      const float decay = json_number<float>(index.at("average").at("decay"));
+      TOPO_CHECK(decay == average->decay(), "checkpoint {}: weight average decay is {} in the file but {} live", path,
+                 decay, average->decay());
+      TOPO_CHECK(json_number<std::int64_t>(index.at("average").at("updates")) >= 0,
+                 "checkpoint {}: negative weight average update count", path);
+    }
 
     // Apply.
     for (auto& [name, t] : live) {
@@ -254,6 +272,7 @@ CheckpointInfo load_checkpoint(const std::string& path, Module& model, Optimizer
           optimizer->state()[g][i].step = json_number<std::int64_t>(o.at("groups")[g].at("steps")[i]);
       optimizer->set_lr(json_number<float>(o.at("lr")));
     }
+    if (average) average->set_updates(json_number<std::int64_t>(index.at("average").at("updates")));
     if (generator) {
       generator->set_seed(json_number<std::uint64_t>(index.at("rng").at("seed")));
       generator->advance(json_number<std::uint64_t>(index.at("rng").at("offset")));

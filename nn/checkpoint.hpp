@@ -1,5 +1,6 @@
 #pragma once
-// Checkpoints: named parameters + optimizer state + RNG state + step + a JSON metadata blob in one file.
+// Checkpoints: named parameters + optimizer state + RNG state + weight averages + step + a JSON metadata blob
+// in one file.
 //
 // Layout (little-endian):
 //   "TOPOCKP1" (8 bytes) | u64 index_bytes | JSON index | zero padding to a 64-byte boundary | payload
@@ -21,6 +22,7 @@
 #include "nn/module.hpp"
 #include "nn/ops.hpp"
 #include "nn/optim.hpp"
+#include "nn/weight_average.hpp"
 
 namespace topo::nn {
 
@@ -29,14 +31,16 @@ struct CheckpointInfo {
   nlohmann::json metadata;  // null when none was saved
 };
 
-// `optimizer` and `generator` may be null (not saved). Tensors on CUDA are copied to the host.
+// `optimizer`, `generator` and `average` may be null (not saved); an average must not be swapped in. Tensors on
+// CUDA are copied to the host.
 void save_checkpoint(const std::string& path, const Module& model, const Optimizer* optimizer,
-                     const Generator* generator, std::int64_t step, const nlohmann::json& metadata = {});
+                     const Generator* generator, std::int64_t step, const nlohmann::json& metadata = {},
+                     const WeightAverage* average = nullptr);
 
 // Restores into live objects (parameters keep their device; data is copied into them). A null
-// optimizer / generator skips that part; a non-null one requires it in the file.
+// optimizer / generator / average skips that part; a non-null one requires it in the file.
 CheckpointInfo load_checkpoint(const std::string& path, Module& model, Optimizer* optimizer,
-                               Generator* generator);
+                               Generator* generator, WeightAverage* average = nullptr);
 
 // A directory of checkpoints, one file per step: "<dir>/step_00000042.ckpt" (zero-padded so names sort by
 // step). latest_checkpoint returns the path with the highest step, or "" when there is none (temp files

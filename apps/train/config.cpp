@@ -54,6 +54,9 @@ const std::vector<Field>& table() {
       {"min_steps", &TrainConfig::min_steps,
        "train at least N optimizer steps: epochs are raised to reach N and early stopping waits for it (small data)"},
       {"patience", &TrainConfig::patience, "early stopping: evaluations without a better dev (0: never stop)"},
+      {"ema_decay", &TrainConfig::ema_decay,
+       "keep an exponential moving average of the weights with this decay per step (e.g. 0.999); dev evaluations, "
+       "best.ckpt and the test use the averages (0: off)"},
       {"seed", &TrainConfig::seed, "seed of data, initialisation, shuffling and dropout"},
       {"threads", &TrainConfig::threads, "CPU threads (0: the cores this process may use, or one thread where the first steps ran faster on one)"},
       {"device", &TrainConfig::device, "cpu | cuda | cuda:N"},
@@ -435,6 +438,7 @@ void TrainConfig::validate() const {
   if (head_hidden < 0) bad("head_hidden", head_hidden, "must be >= 0 (0: one Linear)");
   if (!(dropout >= 0.0 && dropout < 1.0)) bad("dropout", dropout, "must be in [0, 1)");
   if (!(word_dropout >= 0.0 && word_dropout < 1.0)) bad("word_dropout", word_dropout, "must be in [0, 1)");
+  if (!(ema_decay >= 0.0 && ema_decay < 1.0)) bad("ema_decay", ema_decay, "must be in [0, 1)");
   if (epochs < 1) bad("epochs", epochs, "must be >= 1");
   if (batch < 1) bad("batch", batch, "must be >= 1");
   if (!one_of(optimizer, {"adam", "adamw"})) bad("optimizer", "'" + optimizer + "'", "expected adam or adamw");

@@ -48,6 +48,7 @@ struct TrainConfig {
   std::string weight_decay_only;  // non-empty: only the weights whose names contain it decay
   std::int64_t min_steps = 0;         // train at least this many steps: epochs are raised to reach it, early stopping waits
   std::int64_t patience = 0;          // early stopping: stop after this many evaluations without a better dev
+  double ema_decay = 0.0;             // > 0: dev, best.ckpt and test use a moving average of the weights (nn::WeightAverage)
   std::int64_t seed = 1;
   // run
   std::int64_t threads = 0;        // CPU threads (0: OpenMP's default)

@@ -147,6 +147,7 @@ TrainingRun::TrainingRun(const TrainConfig& c, dist::Communicator& comm)
     optimizer_ = std::make_unique<nn::AdamW>(std::move(groups), adam);
   else
     optimizer_ = std::make_unique<nn::Adam>(std::move(groups), adam);
+  if (c.ema_decay > 0 && root_) average_.emplace(model_->named_parameters(), static_cast<float>(c.ema_decay));
 
   // Every epoch has as many batches (the task cuts the same sizes in another order).
   steps_per_epoch_ = static_cast<std::int64_t>(task_->epoch_batches(c.batch, seed_, 0).size());
@@ -236,7 +237,7 @@ void TrainingRun::start_or_resume() {
     TOPO_CHECK(saved.is_object() && saved.contains("config") && saved.contains("epochs_done"),
                "resume: '{}' was not written by topo-train (no config / epochs_done metadata)", ckpt_);
     check_same_config(saved.at("config"), c_, ckpt_);
-    const nn::CheckpointInfo info = nn::load_checkpoint(ckpt_, *model_, optimizer_.get(), &dropout_gen_);
+    const nn::CheckpointInfo info = nn::load_checkpoint(ckpt_, *model_, optimizer_.get(), &dropout_gen_, average());
     const nlohmann::json& meta = info.metadata;
     restore_bookkeeping(meta);
     step_ = info.step;
@@ -490,6 +491,7 @@ void TrainingRun::train_step(const std::vector<std::int64_t>& global_batch, std:
     schedule_.apply(*optimizer_, step_);
     optimizer_->step();
     optimizer_->zero_grad();
+    if (average_) average_->update();
   }
   ++step_;
   if (!distributed_) {
@@ -513,6 +515,7 @@ void TrainingRun::evaluate_dev(std::int64_t epoch) {
     window_steps_ = 0;
     return;
   }
+  const nn::AveragesInScope averaged(average());  // the averaged weights, evaluated and kept as best.ckpt
   const Evaluation eval = task_->evaluate(*model_, Split::Dev, device_);
   const double dev = eval.metric;
   const bool improved = higher_better_ ? dev > best_dev_ : dev < best_dev_;
@@ -552,7 +555,7 @@ void TrainingRun::save_checkpoint(std::int64_t epochs_done, std::int64_t batches
   nlohmann::json meta = bookkeeping(epochs_done, batches_done);
   meta["config"] = c_.recorded_json();
   meta["ranks"] = comm_.size();  // for the record: a checkpoint resumes with any rank count
-  nn::save_checkpoint(ckpt_, *model_, optimizer_.get(), &dropout_gen_, step_, meta);
+  nn::save_checkpoint(ckpt_, *model_, optimizer_.get(), &dropout_gen_, step_, meta, average());
 }
 
 void TrainingRun::test_best() {

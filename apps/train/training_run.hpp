@@ -18,6 +18,7 @@
 #include "kernels/threads.hpp"
 #include "nn/optim.hpp"
 #include "nn/schedule.hpp"
+#include "nn/weight_average.hpp"
 
 namespace topo::apps::detail {
 
@@ -106,6 +107,10 @@ class TrainingRun {
   std::shared_ptr<models::SequenceModel> model_;
   std::vector<nn::Var> params_;
   std::unique_ptr<nn::Optimizer> optimizer_;
+  // --ema-decay: the weights' moving average, updated after every step on rank 0 (which alone evaluates and
+  // writes): dev evaluations run with it swapped in, so best.ckpt, the test and the predictions are its.
+  std::optional<nn::WeightAverage> average_;
+  nn::WeightAverage* average() { return average_ ? &*average_ : nullptr; }
   std::int64_t steps_per_epoch_ = 0, total_steps_ = 0;
   std::int64_t epochs_ = 0;  // c_.epochs, or more to reach c_.min_steps
   nn::LrSchedule schedule_;

@@ -91,4 +91,24 @@ void scale_inplace(Tensor& x, float s) {
       cuda::scale_inplace(xp, s, n));
 }
 
+void ema_step(Tensor& average, const Tensor& param, float weight) {
+  TOPO_PROFILE(Optimizer);
+  check_dtype(param, DType::F32, "ema_step", "param");
+  check_state(param, average, "ema_step", "average");
+  TOPO_CHECK(weight >= 0.f && weight <= 1.f, "ema_step: weight must be in [0, 1], got {}", weight);
+  float* ap = average.data<float>();
+  const float* pp = param.data<float>();
+  const std::int64_t n = param.numel();
+  TOPO_ON_DEVICE(
+      param.device(),
+      parallel_for(n, 4,
+                   [&](std::int64_t b, std::int64_t e) {
+                     float* a = ap;  // locals, as adam_step's
+                     const float* p = pp;
+                     const float w = weight;
+                     for (std::int64_t i = b; i < e; ++i) ema_update(a[i], p[i], w);
+                   }),
+      cuda::ema_step(ap, pp, weight, n));
+}
+
 }  // namespace topo

@@ -12,5 +12,7 @@ void adam_step(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, const Ad
 void sgd_step(Tensor& param, const Tensor& grad, Tensor& buf, const SgdStepConfig& config);
 // x *= s in place.
 void scale_inplace(Tensor& x, float s);
+// The moving average `average` of `param` moves toward it in place: average += weight * (param - average).
+void ema_step(Tensor& average, const Tensor& param, float weight);
 
 }  // namespace topo

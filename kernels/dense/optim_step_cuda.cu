@@ -26,6 +26,12 @@ __global__ void scale_kernel(float* x, float s, std::int64_t n) {
     x[i] *= s;
 }
 
+__global__ void ema_kernel(float* avg, const float* p, float weight, std::int64_t n) {
+  for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::int64_t{gridDim.x} * blockDim.x)
+    topo::ema_update(avg[i], p[i], weight);
+}
+
 }  // namespace
 
 void adam_step(const AdamStepConfig& c, float* p, const float* g, float* m, float* v, std::int64_t n) {
@@ -44,6 +50,12 @@ void scale_inplace(float* x, float s, std::int64_t n) {
   if (n == 0) return;
   scale_kernel<<<blocks_for(n, 256), 256>>>(x, s, n);
   check_launch("scale_inplace");
+}
+
+void ema_step(float* avg, const float* p, float weight, std::int64_t n) {
+  if (n == 0) return;
+  ema_kernel<<<blocks_for(n, 256), 256>>>(avg, p, weight, n);
+  check_launch("ema_step");
 }
 
 }  // namespace topo::cuda

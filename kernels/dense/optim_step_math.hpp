@@ -57,6 +57,10 @@ TOPO_HD void sgd_update(const SgdStepConfig& c, float& p, float g, float& buf) {
   p -= c.lr * g;
 }
 
+// One element of an exponential moving average of a parameter (Polyak averaging, as PyTorch's
+// AveragedModel with get_ema_multi_avg_fn): avg += weight * (p - avg), weight = 1 - decay for this update.
+TOPO_HD void ema_update(float& avg, float p, float weight) { avg += weight * (p - avg); }
+
 namespace cuda {
 // Device launchers (optim_step_cuda.cu); all pointers device memory with n elements. `buf` may be null
 // for SGD without momentum.
@@ -64,6 +68,8 @@ void adam_step(const AdamStepConfig& c, float* p, const float* g, float* m, floa
 void sgd_step(const SgdStepConfig& c, float* p, const float* g, float* buf, std::int64_t n);
 // Scales x in place by s (gradient clipping).
 void scale_inplace(float* x, float s, std::int64_t n);
+// avg moves toward p by `weight` (ema_update per element).
+void ema_step(float* avg, const float* p, float weight, std::int64_t n);
 }  // namespace cuda
 
 }  // namespace topo

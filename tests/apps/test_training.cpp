@@ -293,6 +293,57 @@ TEST_CASE("training: resume from the epoch checkpoint continues the identical lo
   fs::remove_all(missing.out);
 }
 
+TEST_CASE("training: --ema-decay evaluates the averaged weights, keeps them as best.ckpt and resumes them exactly") {
+  auto config = [](const fs::path& dir, double ema) {
+    TrainConfig c = small_config(dir);
+    c.set("train_size", 320);
+    c.set("dev_size", 64);
+    c.set("test_size", 64);
+    c.epochs = 3;
+    c.hidden = 16;
+    c.head_hidden = 16;
+    c.dropout = 0.1;
+    c.eval_every = 7;
+    c.ema_decay = ema;
+    return c;
+  };
+  const fs::path plain_dir = fresh_dir("ema_plain"), a_dir = fresh_dir("ema_a"), b_dir = fresh_dir("ema_b");
+  const TrainResult plain = Trainer(config(plain_dir, 0.0)).run();
+  const TrainResult full = Trainer(config(a_dir, 0.9)).run();
+  REQUIRE(full.completed);
+  // The average does not touch training: the same losses; dev sees other weights: other figures.
+  CHECK(full.losses == plain.losses);
+  const auto lines_plain = read_json_lines(Trainer::metrics_path(plain_dir));
+  const auto lines_a = read_json_lines(Trainer::metrics_path(a_dir));
+  REQUIRE(lines_plain.size() == lines_a.size());
+  CHECK(lines_plain.back().at("mse") != lines_a.back().at("mse"));
+  CHECK(topo::nn::read_checkpoint_index(Trainer::checkpoint_path(a_dir.string()))["average"]["updates"] == 30);
+  CHECK(!topo::nn::read_checkpoint_index(Trainer::checkpoint_path(plain_dir.string())).contains("average"));
+
+  // Interrupted after an epoch and resumed: the dev figures (of the averages) and the test are the same bits.
+  TrainConfig first = config(b_dir, 0.9);
+  first.stop_after = 1;
+  REQUIRE(!Trainer(first).run().completed);
+  TrainConfig second = config(b_dir, 0.9);
+  second.resume = "on";
+  const TrainResult resumed = Trainer(second).run();
+  REQUIRE(resumed.completed);
+  const auto lines_b = read_json_lines(Trainer::metrics_path(b_dir));
+  REQUIRE(lines_a.size() == lines_b.size());
+  for (std::size_t i = 0; i < lines_a.size(); ++i) {
+    INFO("evaluation " << i);
+    CHECK(lines_a[i].at("mse") == lines_b[i].at("mse"));
+  }
+  CHECK(resumed.test_metric == full.test_metric);
+  CHECK(resumed.best_step == full.best_step);
+  // best.ckpt holds what dev scored: topo-eval's parameters are the averages, not the last step's.
+  CHECK(full.test_metric != plain.test_metric);
+  TrainConfig changed = config(b_dir, 0.99);
+  changed.resume = "on";
+  CHECK(testing::contains(testing::error_of([&] { Trainer(changed).run(); }), "'ema_decay'"));
+  for (const fs::path& d : {plain_dir, a_dir, b_dir}) fs::remove_all(d);
+}
+
 TEST_CASE("read_json_lines: a torn last line is dropped only when asked; a bad line inside is an error") {
   const fs::path dir = fresh_dir("jsonl");
   const std::string path = (dir / "metrics.jsonl").string();

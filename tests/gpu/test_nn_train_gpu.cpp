@@ -13,7 +13,7 @@ using namespace topo;
 using topo::testing::kGpu;
 using topo::testing::random_uniform;
 
-TEST_CASE("gpu: adam_step / sgd_step / scale_inplace match the CPU") {
+TEST_CASE("gpu: adam_step / sgd_step / scale_inplace / ema_step match the CPU") {
   for (std::int64_t n : topo::testing::kAwkwardSizes) {
     CAPTURE(n);
     for (bool decoupled : {false, true}) {
@@ -40,6 +40,10 @@ TEST_CASE("gpu: adam_step / sgd_step / scale_inplace match the CPU") {
     scale_inplace(x, 0.3f);
     scale_inplace(xg, 0.3f);
     TOPO_CHECK_CLOSE(xg.to_vector<float>(), x.to_vector<float>(), 1e-7, 1e-6);
+    Tensor avg = random_uniform({n}, 9), avgg = avg.to(kGpu), q = random_uniform({n}, 10), qg = q.to(kGpu);
+    ema_step(avg, q, 0.01f);
+    ema_step(avgg, qg, 0.01f);
+    TOPO_CHECK_CLOSE(avgg.to_vector<float>(), avg.to_vector<float>(), 1e-7, 1e-6);
   }
 }
 

@@ -98,6 +98,49 @@ TEST_CASE("checkpoint: round trip of parameters, optimizer state, RNG, step and 
   fs::remove_all(dir);
 }
 
+TEST_CASE("checkpoint: a weight average travels as average/<name> with its update count; optional when loading") {
+  const fs::path dir = scratch_dir("average");
+  const std::string path = (dir / "avg.ckpt").string();
+  Tiny a;
+  a.reset_parameters(1);
+  nn::WeightAverage avg_a(a.named_parameters(), 0.99f);
+  for (int step = 0; step < 3; ++step) {
+    for (const auto& v : a.parameters()) {
+      topo::Tensor live = v.data();
+      live.copy_from(topo::testing::random_uniform(v.shape(), 10 + step));
+    }
+    avg_a.update();
+  }
+  nn::save_checkpoint(path, a, nullptr, nullptr, 3, {}, &avg_a);
+  CHECK(nn::read_checkpoint_index(path)["average"]["updates"] == 3);
+
+  Tiny b;
+  b.reset_parameters(2);
+  nn::WeightAverage avg_b(b.named_parameters(), 0.99f);
+  nn::load_checkpoint(path, b, nullptr, nullptr, &avg_b);
+  CHECK(avg_b.updates() == 3);
+  for (std::size_t i = 0; i < avg_a.named_averages().size(); ++i) {
+    INFO(avg_a.named_averages()[i].first);
+    CHECK(avg_a.named_averages()[i].second.to_vector<float>() == avg_b.named_averages()[i].second.to_vector<float>());
+  }
+  // Without an average to fill, its tensors are left alone (topo-eval reads parameters only).
+  Tiny c;
+  CHECK(nn::load_checkpoint(path, c, nullptr, nullptr).step == 3);
+  // Another decay, a file without an average, or a swapped-in average: errors naming the file.
+  nn::WeightAverage other_decay(c.named_parameters(), 0.5f);
+  CHECK(contains(error_of([&] { nn::load_checkpoint(path, c, nullptr, nullptr, &other_decay); }), "decay"));
+  const std::string plain = (dir / "plain.ckpt").string();
+  nn::save_checkpoint(plain, a, nullptr, nullptr, 3);
+  const std::string err = error_of([&] { nn::load_checkpoint(plain, c, nullptr, nullptr, &avg_b); });
+  CHECK(contains(err, "average/fc1.weight"));
+  CHECK(contains(err, plain));
+  avg_a.swap();
+  CHECK(contains(error_of([&] { nn::save_checkpoint(path, a, nullptr, nullptr, 4, {}, &avg_a); }), "swapped"));
+  avg_a.swap();
+  CHECK(nn::read_checkpoint_index(path)["step"] == 3);  // the refused save left the file as it was
+  fs::remove_all(dir);
+}
+
 TEST_CASE("checkpoint: mismatches are reported by name before anything is modified") {
   const fs::path dir = scratch_dir("mismatch");
   const std::string path = (dir / "m.ckpt").string();

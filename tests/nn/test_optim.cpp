@@ -1,11 +1,13 @@
 // Optimizers against naive per-element references of the published update rules (written here in
-// double, independently of the fused kernel), clipping, and a small regression fit.
+// double, independently of the fused kernel), clipping, a small regression fit, and the weights' moving average.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "nn/layers.hpp"
 #include "nn/optim.hpp"
+#include "nn/weight_average.hpp"
 #include "tests/nn/nn_testing.hpp"
 
 namespace nn = topo::nn;
@@ -232,4 +234,41 @@ TEST_CASE("split_lr_groups: named parameters move to groups of their multiplier;
   nn::Var stray(Tensor::full({1}, 1.f), true);
   CHECK_THROWS_AS(nn::split_lr_groups(groups, {{stray, 0.5f}}), topo::Error);
   CHECK_THROWS_AS(nn::split_lr_groups(groups, {{a, -1.f}}), topo::Error);
+}
+
+TEST_CASE("WeightAverage: the moving average against a double reference, its warm-up, swap and frozen parameters") {
+  nn::Var w(Tensor::from_vector<float>({1.f, -2.f, 3.f}, {3}), true);
+  nn::Var frozen(Tensor::from_vector<float>({5.f}, {1}), false);
+  nn::WeightAverage average({{"w", w}, {"frozen", frozen}}, 0.9f);
+  REQUIRE(average.named_averages().size() == 1u);  // the frozen parameter is not averaged
+  CHECK(average.named_averages()[0].first == "w");
+  std::vector<double> ref = {1.0, -2.0, 3.0};
+  for (int n = 0; n < 40; ++n) {
+    // The parameter moves (as an optimizer step would), then the average follows at min(0.9, (1 + n) / (10 + n)).
+    std::vector<float> p = w.data().to_vector<float>();
+    for (std::size_t i = 0; i < p.size(); ++i) p[i] += 0.25f * float(i + 1) * (n % 3 == 0 ? -1.f : 1.f);
+    Tensor live = w.data();
+    live.copy_from(Tensor::from_vector<float>(p, {3}));
+    average.update();
+    const double decay = std::min(0.9, (1.0 + n) / (10.0 + n));
+    for (std::size_t i = 0; i < p.size(); ++i) ref[i] = decay * ref[i] + (1 - decay) * p[i];
+  }
+  CHECK(average.updates() == 40);
+  const std::vector<float> params = w.data().to_vector<float>();
+  const std::vector<float> averaged = average.named_averages()[0].second.to_vector<float>();
+  for (std::size_t i = 0; i < 3; ++i) CHECK(averaged[i] == doctest::Approx(ref[i]).epsilon(1e-5));
+  CHECK(averaged != params);
+  {
+    const nn::AveragesInScope in(&average);
+    CHECK(average.swapped());
+    CHECK(w.data().to_vector<float>() == averaged);
+    CHECK(average.named_averages()[0].second.to_vector<float>() == params);
+    CHECK_THROWS_AS(average.update(), topo::Error);  // not while swapped
+  }
+  CHECK(!average.swapped());
+  CHECK(w.data().to_vector<float>() == params);
+  CHECK(average.named_averages()[0].second.to_vector<float>() == averaged);
+  CHECK(frozen.data().to_vector<float>() == std::vector<float>{5.f});
+  CHECK_THROWS_AS(nn::WeightAverage({{"w", w}}, 1.f), topo::Error);
+  CHECK_THROWS_AS(nn::WeightAverage({{"w", w}}, -0.1f), topo::Error);
 }
