@@ -76,15 +76,6 @@ class StopSignalHandlers {
   struct sigaction old_term_ {}, old_int_ {};
 };
 
-// Kernel profiling off for a scope (evaluations, the thread trials' discarded passes), then as it was.
-struct ProfileOff {
-  bool was = topo::profile::enabled();
-  ProfileOff() { topo::profile::enable(false); }
-  ~ProfileOff() { topo::profile::enable(was); }
-  ProfileOff(const ProfileOff&) = delete;
-  ProfileOff& operator=(const ProfileOff&) = delete;
-};
-
 void check_same_config(const nlohmann::json& saved, const TrainConfig& now, const std::string& path) {
   const nlohmann::json current = now.recorded_json();
   const auto& runtime = TrainConfig::runtime_fields();
@@ -382,41 +373,6 @@ void TrainingRun::train_epoch(std::int64_t epoch) {
   if (first < batches.size()) epoch_seconds_.push_back(epoch_seconds_now_);
   // Every epoch ends with an evaluation when eval_every is 0; the run always ends with one.
   if ((c_.eval_every == 0 || epoch + 1 == epochs_) && last_eval_step_ != step_) evaluate_dev(epoch);
-}
-
-void TrainingRun::start_thread_tuner() {
-  const bool given = c_.threads > 0 || !probe_core_limits().omp_num_threads.empty();
-  if (given || threads_.threads <= 1 || distributed_ || device_.is_cuda()) return;
-  const ThreadTuner::Options options;
-  if (!ThreadTuner::enough_steps(total_steps_ - step_, options)) return;
-  default_threads_ = threads_;
-  thread_tuner_.emplace(std::vector<int>{threads_.threads, 1}, options);
-}
-
-double TrainingRun::discarded_pass(const TaskBatch& batch, int threads) {
-  // Kept out of the kernel profile (the step's own pass is profiled as any other); --profile's phase times show
-  // it as "thread trials".
-  const ProfileOff kernels_off;
-  auto scope = profile_.time("thread trials");
-  set_num_threads(threads);
-  const nn::Generator rewind = dropout_gen_;  // the step's own pass draws the same dropout masks
-  const Clock::time_point t0 = Clock::now();
-  {
-    nn::Var loss = task_->batch_loss(*model_, model_->forward(batch.inputs), batch);
-    (void)loss.item();
-    loss.backward();
-  }
-  const double seconds = seconds_since(t0);
-  model_->zero_grad();
-  dropout_gen_ = rewind;
-  return seconds;
-}
-
-void TrainingRun::report_thread_choice() {
-  const int chosen = thread_tuner_->chosen();
-  threads_.source = fmt::format("{}; at step {}, {}", default_threads_.source, step_, thread_tuner_->summary());
-  threads_.threads = chosen;
-  progress_->message(fmt::format("threads: {} ({}; --threads N fixes the count)", chosen, threads_.source));
 }
 
 void TrainingRun::train_step(const std::vector<std::int64_t>& global_batch, std::int64_t epoch) {

@@ -15,6 +15,7 @@
 #include "apps/train/trainer.hpp"
 #include "dist/gradient_reducer.hpp"
 #include "kernels/dense/gemm.hpp"
+#include "kernels/profile.hpp"
 #include "kernels/threads.hpp"
 #include "nn/optim.hpp"
 #include "nn/schedule.hpp"
@@ -36,6 +37,15 @@ struct Profile {
     ~Scope() { p.seconds[name] += seconds_since(t0); }
   };
   Scope time(const char* name) { return Scope{*this, name}; }
+};
+
+// Kernel profiling off for a scope (evaluations, the thread trials' discarded passes), then as it was.
+struct ProfileOff {
+  bool was = topo::profile::enabled();
+  ProfileOff() { topo::profile::enable(false); }
+  ~ProfileOff() { topo::profile::enable(was); }
+  ProfileOff(const ProfileOff&) = delete;
+  ProfileOff& operator=(const ProfileOff&) = delete;
 };
 
 // "variant=full residual=false": the chosen model's own options, for one-line summaries.
