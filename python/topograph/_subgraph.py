@@ -11,13 +11,7 @@ import torch
 
 from ._base import DGLError
 from ._graph import EID, NID, DGLGraph, _ids
-
-
-def _check(g, what: str) -> None:
-    if not isinstance(g, DGLGraph):
-        raise TypeError(f"{what}: expected a topograph graph, got {type(g).__name__}")
-    if g.is_block:
-        raise DGLError(f"{what}: not defined for a block (as in DGL)")
+from ._transform import _check
 
 
 def _id_list(x, count: int, what: str) -> list:

@@ -20,10 +20,12 @@ Edges = Tuple[torch.Tensor, torch.Tensor]
 
 
 def _check(g, what: str) -> None:
+    """A graph the subgraph and transform functions accept: a topograph graph, not a block (DGLError, a
+    ValueError, as DGL raises)."""
     if not isinstance(g, DGLGraph):
         raise TypeError(f"{what}: expected a topograph graph, got {type(g).__name__}")
     if g.is_block:
-        raise ValueError(f"{what}: not defined for a block (as in DGL)")
+        raise DGLError(f"{what}: not defined for a block (as in DGL)")
 
 
 def _rebuilt(g: DGLGraph, edges: Sequence[Edges], sizes: Optional[dict] = None) -> DGLGraph:

@@ -14,7 +14,8 @@ import torch
 
 from ._base import DGLError
 from ._graph import EID, DGLGraph, EType
-from ._subgraph import _check, _node_sets
+from ._subgraph import _node_sets
+from ._transform import _check
 
 
 EDGE_DIRS = ("in", "out")
