@@ -115,3 +115,53 @@ def test_an_altered_file_is_a_clean_error(tmp_path):
     torch.save(payload, path)
     with pytest.raises(topograph.DGLError, match="graph 0 of .*g.bin is malformed"):
         topograph.load_graphs(path)
+
+
+def test_a_malformed_payload_is_a_clean_error(tmp_path):
+    path = str(tmp_path / "g.bin")
+    topograph.save_graphs(path, [plain()], {"y": torch.tensor([1])})
+    good = torch.load(path, weights_only=True)
+    for change in ({"graphs": None}, {"graphs": 5}, {"labels": [1]}, {"labels": {1: torch.tensor([1])}},
+                   {"labels": {"y": "x"}}, {"graphs": [5]}, {"graphs": [(1, 2)]}):
+        payload = dict(good)
+        payload.update(change)
+        for key, value in change.items():
+            if value is None:
+                del payload[key]
+        torch.save(payload, path)
+        with pytest.raises(topograph.DGLError, match="g.bin"):
+            topograph.load_graphs(path)
+
+
+def test_damaged_bytes_give_a_graph_or_a_dglerror(tmp_path):
+    """A mutation sweep over one saved file: bytes flipped, runs overwritten, the file cut short. Each load
+    returns graphs (a change torch.load does not notice, inside a tensor's data) or raises DGLError naming the
+    file; any other exception is a finding."""
+    path = str(tmp_path / "g.bin")
+    topograph.save_graphs(path, [plain(), typed_graph(topograph)], {"y": torch.tensor([0, 1])})
+    with open(path, "rb") as f:
+        original = f.read()
+    rng = torch.Generator().manual_seed(38)
+    outcomes = {"loaded": 0, "error": 0}
+    for trial in range(300):
+        data = bytearray(original)
+        kind = trial % 3
+        at = int(torch.randint(len(data), (1,), generator=rng))
+        if kind == 0:
+            data[at] ^= 1 << int(torch.randint(8, (1,), generator=rng))
+        elif kind == 1:
+            run = bytes(torch.randint(256, (16,), generator=rng, dtype=torch.uint8).tolist())
+            data[at:at + 16] = run
+        else:
+            del data[at:]
+        damaged = str(tmp_path / f"d{trial}.bin")
+        with open(damaged, "wb") as f:
+            f.write(bytes(data))
+        try:
+            topograph.load_graphs(damaged)
+            outcomes["loaded"] += 1
+        except topograph.DGLError as e:
+            assert f"d{trial}.bin" in str(e)
+            outcomes["error"] += 1
+        os.unlink(damaged)
+    assert outcomes["error"] > 0

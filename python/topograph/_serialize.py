@@ -90,7 +90,11 @@ def load_graphs(filename: str, idx_list: Optional[List[int]] = None) -> Tuple[Li
     payload = _read(filename)
     from ._pickle import restore_graph
 
-    records = payload["graphs"]
+    records, labels = payload.get("graphs"), payload.get("labels")
+    if not isinstance(records, list) or not isinstance(labels, dict) or not all(
+            isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in labels.items()):
+        raise DGLError(f"load_graphs: {filename} is malformed: it needs 'graphs', a list, and 'labels', a dict "
+                       f"{{name: tensor}}")
     if idx_list is None:
         idx_list = range(len(records))
     elif not isinstance(idx_list, (list, tuple)) or not all(isinstance(i, int) and not isinstance(i, bool)
@@ -104,5 +108,5 @@ def load_graphs(filename: str, idx_list: Optional[List[int]] = None) -> Tuple[Li
             graphs.append(restore_graph(*records[i]))
         except Exception as e:  # a file save_graphs wrote, altered since: its records do not make a graph
             raise DGLError(f"load_graphs: graph {i} of {filename} is malformed: {e}") from None
-    return graphs, dict(payload["labels"])
+    return graphs, dict(labels)
 
