@@ -55,6 +55,7 @@ from . import function
 from . import ops
 from . import nn
 from . import models
+from . import data  # dgl.data: the citation graphs, from local files only
 
 __version__ = "0.1.0"
 built_with_cuda = _C.built_with_cuda
