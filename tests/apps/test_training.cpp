@@ -48,6 +48,25 @@ TrainConfig small_config(const fs::path& out) {
   return c;
 }
 
+// Three short epochs (30 steps) where every piece of state matters to a resume: dropout, weight decay, warm-up and a
+// linear decay read the dropout generator, the Adam moments, the step the schedule reads and the shuffle of the
+// next epoch; evaluations every 7 steps straddle the epoch boundaries.
+TrainConfig resumable_config(const fs::path& dir) {
+  TrainConfig c = small_config(dir);
+  c.set("train_size", 320);
+  c.set("dev_size", 64);
+  c.set("test_size", 64);
+  c.epochs = 3;
+  c.hidden = 16;
+  c.head_hidden = 16;
+  c.dropout = 0.1;
+  c.weight_decay = 1e-4;
+  c.warmup = 5;
+  c.schedule = "linear";
+  c.eval_every = 7;
+  return c;
+}
+
 nlohmann::json read_json(const fs::path& path) {
   std::ifstream in(path);
   REQUIRE(in.good());
@@ -221,23 +240,7 @@ TEST_CASE("training: min_steps raises the epochs of a small training set and ear
 }
 
 TEST_CASE("training: resume from the epoch checkpoint continues the identical loss curve") {
-  // Dropout, weight decay, warm-up and a linear decay make every piece of state matter: the dropout
-  // generator, the Adam moments, the step the schedule reads and the shuffle of the next epoch.
-  auto config = [](const fs::path& dir) {
-    TrainConfig c = small_config(dir);
-    c.set("train_size", 320);
-    c.set("dev_size", 64);
-    c.set("test_size", 64);
-    c.epochs = 3;
-    c.hidden = 16;
-    c.head_hidden = 16;
-    c.dropout = 0.1;
-    c.weight_decay = 1e-4;
-    c.warmup = 5;
-    c.schedule = "linear";
-    c.eval_every = 7;  // evaluations straddle the epoch boundaries
-    return c;
-  };
+  const auto config = resumable_config;
   const fs::path a_dir = fresh_dir("resume_a"), b_dir = fresh_dir("resume_b");
   const TrainResult full = Trainer(config(a_dir)).run();
   REQUIRE(full.completed);
@@ -295,15 +298,7 @@ TEST_CASE("training: resume from the epoch checkpoint continues the identical lo
 
 TEST_CASE("training: --ema-decay evaluates the averaged weights, keeps them as best.ckpt and resumes them exactly") {
   auto config = [](const fs::path& dir, double ema) {
-    TrainConfig c = small_config(dir);
-    c.set("train_size", 320);
-    c.set("dev_size", 64);
-    c.set("test_size", 64);
-    c.epochs = 3;
-    c.hidden = 16;
-    c.head_hidden = 16;
-    c.dropout = 0.1;
-    c.eval_every = 7;
+    TrainConfig c = resumable_config(dir);
     c.ema_decay = ema;
     return c;
   };
