@@ -36,7 +36,8 @@ if _short_spin and _torch_was_loaded and _torch.get_num_threads() > 1:
                    RuntimeWarning, stacklevel=2)
 
 from ._base import ALL, EID, ETYPE, NID, NTYPE, DGLError
-from ._graph import DGLGraph, batch, edge_type_subgraph, graph, heterograph, reverse, unbatch
+from ._construct import batch, edge_type_subgraph, graph, heterograph, reverse, unbatch
+from ._graph import DGLGraph
 from ._block import DGLBlock, to_block
 from ._subgraph import edge_subgraph, in_subgraph, node_subgraph, node_type_subgraph, out_subgraph
 from ._transform import add_self_loop, remove_edges, remove_self_loop, to_bidirected, to_simple

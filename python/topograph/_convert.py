@@ -13,7 +13,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import torch
 
 from ._base import EID, ETYPE, NID, NTYPE, DGLError
-from ._graph import DGLGraph, graph, heterograph
+from ._construct import graph, heterograph
+from ._graph import DGLGraph
 from ._slice import each_repeated, ids_within
 from ._transform import _check
 

@@ -4,7 +4,8 @@ A DGLGraph holds a ``topograph._C.HeteroGraph``: immutable topology (node types,
 CSR/CSC shared by copies, reverse() and subgraphs). Node ids are copied into the graph at construction, so
 tensors the caller keeps writing cannot change it. Ids are int32 or int64 (``idtype``), as in DGL.
 
-Blocks (DGLBlock, to_block) are in _block.py; graph transforms (add_self_loop, to_bidirected, to_simple,
+The module-level constructors (graph, heterograph, batch, unbatch, edge_type_subgraph, reverse) are in
+_construct.py; blocks (DGLBlock, to_block) in _block.py; graph transforms (add_self_loop, to_bidirected, to_simple,
 ...) in _transform.py; the DGLGraph methods of the same names call them.
 
 The feature views (g.nodes, g.edges, and ndata / edata as {type: tensor} on a graph of several types) are in
@@ -14,7 +15,7 @@ every node type (DGL keeps the relation's two), and graphs live on the CPU unles
 from __future__ import annotations
 
 import numbers
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Iterable, List, Optional, Tuple, Union
 
 import torch
 
@@ -516,96 +517,6 @@ def _mp():
     return _message_passing
 
 
-def graph(data, num_nodes: Optional[int] = None, idtype=None, device=None) -> DGLGraph:
-    """A one-type graph from (src ids, dst ids), as dgl.graph: node type '_N', edge type '_E'.
-
-    ``num_nodes`` defaults to the largest id + 1. Ids out of range or negative raise ValueError with
-    Topograph's message (relation, position, value)."""
-    if not isinstance(data, (tuple, list)) or len(data) != 2:
-        raise TypeError("graph: data must be a pair (src ids, dst ids)")
-    u, v = _ids(data[0], "graph: src"), _ids(data[1], "graph: dst")
-    if u.shape[0] != v.shape[0]:
-        raise ValueError(f"graph: {u.shape[0]} source ids but {v.shape[0]} destination ids")
-    dtype = _idtype_of((u, v), idtype)
-    n = max(_max_id(u), _max_id(v)) if num_nodes is None else int(num_nodes)
-    handle = _C.make_graph([("_N", n)], [(("_N", "_E", "_N"), _host_ids(u, dtype), _host_ids(v, dtype))])
-    g = DGLGraph(handle)
-    return g if device is None or torch.device(device).type == "cpu" else g.to(device)
-
-
-def heterograph(data_dict: Dict[CanonicalEType, tuple], num_nodes_dict: Optional[Dict[str, int]] = None,
-                idtype=None, device=None) -> DGLGraph:
-    """A graph of several node and edge types, as dgl.heterograph: {(src type, etype, dst type): (u, v)}.
-
-    Node types and relations are sorted by name (DGL's order). A node type missing from num_nodes_dict gets
-    the largest id that any relation gives it + 1."""
-    rels = []
-    for key, data in data_dict.items():
-        if not (isinstance(key, tuple) and len(key) == 3 and all(isinstance(k, str) for k in key)):
-            raise TypeError(f"heterograph: relation keys are (src type, edge type, dst type), got {key!r}")
-        if not isinstance(data, (tuple, list)) or len(data) != 2:
-            raise TypeError(f"heterograph: {key}: data must be a pair (src ids, dst ids)")
-        u, v = _ids(data[0], f"heterograph {key}: src"), _ids(data[1], f"heterograph {key}: dst")
-        if u.shape[0] != v.shape[0]:
-            raise ValueError(f"heterograph {key}: {u.shape[0]} source ids but {v.shape[0]} destination ids")
-        rels.append((key, u, v))
-    dtype = _idtype_of([t for _, u, v in rels for t in (u, v)], idtype)
-    counts: Dict[str, int] = {}
-    for (s, _, d), u, v in rels:
-        counts[s] = max(counts.get(s, 0), _max_id(u))
-        counts[d] = max(counts.get(d, 0), _max_id(v))
-    for t, n in (num_nodes_dict or {}).items():
-        counts[t] = int(n)
-    node_types = sorted(counts.items())
-    relations = [(key, _host_ids(u, dtype), _host_ids(v, dtype)) for key, u, v in sorted(rels, key=lambda r: r[0])]
-    g = DGLGraph(_C.make_graph(node_types, relations))
-    return g if device is None or torch.device(device).type == "cpu" else g.to(device)
-
-
 def _host_ids(t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     # The graph copies its ids (it is immutable); a contiguous CPU tensor of the id dtype is read directly.
     return t.to(device="cpu", dtype=dtype).contiguous()
-
-
-def batch(graphs: Sequence[DGLGraph], ndata=ALL, edata=ALL) -> DGLGraph:
-    """Disjoint union, as dgl.batch: graph b's nodes and edges follow those of graphs 0..b-1, and so do their
-    features (ndata / edata: ALL, which every member must hold alike, a list of names, or None)."""
-    graphs = list(graphs)
-    if not graphs:
-        raise ValueError("batch: no graphs given")
-    for g in graphs:
-        if not isinstance(g, DGLGraph):
-            raise TypeError(f"batch: expected topograph graphs, got {type(g).__name__}")
-        if g.is_block:
-            raise ValueError("batch: a block cannot be batched (as in DGL)")
-    for name, keys in (("ndata", ndata), ("edata", edata)):
-        if not (keys is None or keys == ALL or (isinstance(keys, (list, tuple)) and
-                                                 all(isinstance(k, str) for k in keys))):
-            raise TypeError(f"batch: {name} must be ALL, a list of feature names or None, got {keys!r}")
-    new = DGLGraph(_C.batch([g._g for g in graphs]))
-    _mp().batch_features(graphs, new, ndata, edata)
-    return new
-
-
-def unbatch(g: DGLGraph) -> List[DGLGraph]:
-    """The inverse of batch: one graph per member, ids back in each graph's own numbering, with its rows of
-    the batch's features."""
-    members = [DGLGraph(h) for h in _C.unbatch(g._g)]
-    _mp().unbatch_features(g, members)
-    return members
-
-
-def edge_type_subgraph(g: DGLGraph, etypes: Sequence[EType]) -> DGLGraph:
-    """Only the named relations (names or canonical triples), every node type kept; shares the structure (a
-    block's subgraph is a block) and, as in DGL, the features: the subgraph's node frames are the graph's, its
-    relations' edge frames those relations' (a feature set on either is seen by both)."""
-    stored = [tuple(c) for c in g._g.canonical_etypes]
-    kept = [g._relation(e) for e in etypes]
-    sub = g._derived(g._g.edge_type_subgraph([stored[r] for r in kept]))
-    _mp().share_frames(g, sub, [stored.index(tuple(c)) for c in sub._g.canonical_etypes])
-    return sub
-
-
-def reverse(g: DGLGraph, copy_ndata: bool = True, copy_edata: bool = False) -> DGLGraph:
-    return g.reverse(copy_ndata=copy_ndata, copy_edata=copy_edata)
-

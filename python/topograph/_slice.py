@@ -41,7 +41,7 @@ def relation_slice(g, key):
     if not matched:
         raise DGLError(f"g[{key!r}]: no relation matches; the graph has {g.canonical_etypes}")
     if len(matched) == 1:
-        from ._graph import edge_type_subgraph
+        from ._construct import edge_type_subgraph
 
         return edge_type_subgraph(g, [g.canonical_etypes[matched[0]]])
     return _merged(g, matched)

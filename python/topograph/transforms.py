@@ -10,7 +10,8 @@ from typing import Dict
 import torch
 
 from ._block import to_block
-from ._graph import DGLGraph, heterograph, reverse
+from ._construct import heterograph, reverse
+from ._graph import DGLGraph
 from ._mutation import add_edges, add_nodes, remove_nodes
 from ._structure_ops import khop_graph, knn_graph, line_graph, segmented_knn_graph
 from ._transform import _check, add_self_loop, remove_edges, remove_self_loop, to_bidirected, to_simple

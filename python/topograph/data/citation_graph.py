@@ -37,7 +37,7 @@ from typing import Callable, Dict, Optional
 import torch
 
 from .._base import DGLError
-from .._graph import graph as _make_graph
+from .._construct import graph as _make_graph
 
 ENV_VAR = "TOPOGRAPH_DATA_DIR"
 # name -> (file, DGL's dataset name, classes: the width of the raw one-hot labels)

@@ -25,7 +25,8 @@ from typing import Dict
 import torch
 
 from .._base import EID, NID, DGLError
-from .._graph import DGLGraph, heterograph
+from .._construct import heterograph
+from .._graph import DGLGraph
 
 Seeds = Dict[int, torch.Tensor]  # relation index -> edge ids [k] (int64, CPU)
 

@@ -11,7 +11,8 @@ import torch
 from torch.utils.data.distributed import DistributedSampler
 
 from .._base import DGLError
-from .._graph import DGLGraph, batch
+from .._construct import batch
+from .._graph import DGLGraph
 
 
 class GraphCollator:

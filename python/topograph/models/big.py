@@ -21,7 +21,8 @@ from typing import Iterable, List, NamedTuple, Optional, Sequence, Tuple
 import torch
 
 from .. import builders, ops
-from .._graph import DGLGraph, edge_type_subgraph, heterograph
+from .._construct import edge_type_subgraph, heterograph
+from .._graph import DGLGraph
 from ..nn import GraphMultiHeadAttention
 from .sequence import check_encoder_shape, lengths_list, on_device, positions_in_sentence, sentence_readout_graph
 

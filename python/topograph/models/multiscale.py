@@ -22,7 +22,7 @@ from typing import List, Sequence, Tuple, Union
 import torch
 
 from .. import builders, ops
-from .._graph import graph
+from .._construct import graph
 from ..nn import GraphMultiHeadAttention
 from .sequence import (SequenceEmbedding, check_encoder_shape, lead_layout, lengths_list, on_device,
                        sentence_readout_graph)

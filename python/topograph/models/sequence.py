@@ -11,7 +11,7 @@ from typing import List, Optional
 import torch
 
 from .. import builders
-from .._graph import heterograph
+from .._construct import heterograph
 
 
 def check_encoder_shape(model: str, hidden: int, heads: int, layers: int) -> None:

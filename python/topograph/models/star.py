@@ -18,7 +18,8 @@ from typing import List, NamedTuple, Tuple
 import torch
 
 from .. import builders, ops
-from .._graph import DGLGraph, edge_type_subgraph, heterograph
+from .._construct import edge_type_subgraph, heterograph
+from .._graph import DGLGraph
 from ..nn import GraphMultiHeadAttention
 from .sequence import SequenceEmbedding, check_encoder_shape, lengths_list, on_device
 
