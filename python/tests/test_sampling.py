@@ -215,8 +215,24 @@ def test_sample_neighbors_exclude_edges_are_never_drawn():
     assert not set(excluded.tolist()) & set(eid.tolist())
     assert sorted(eid[f.all_edges()[1] == 5].tolist()) == sorted(into_5[4:].tolist())
     assert torch.equal(f.edata["w"].flatten(), eid.float()) and torch.equal(u[eid], f.all_edges()[0])
+    w = g.edata["w"].clone()
     f = sample_neighbors(g, torch.tensor([5]), 2, prob="w", exclude_edges=excluded)  # weights follow the kept edges
     assert f.num_edges() == 2 and not set(excluded.tolist()) & set(f.edata[EID].tolist())
+    assert torch.equal(g.edata["w"], w)  # the excluded edges' zero weights are a copy's
+    kept = into_5[4:]
+    for replace in (False, True):  # min(fanout, edges left) distinct, or fanout draws among them; none when none left
+        for _ in range(5):
+            f = sample_neighbors(g, torch.tensor([5]), len(kept) + 2, replace=replace, exclude_edges=excluded)
+            eid = f.edata[EID]
+            assert set(eid.tolist()) <= set(kept.tolist())
+            assert len(eid) == (len(kept) + 2 if replace else len(kept)) and (replace or len(set(eid.tolist())) == len(kept))
+        f = sample_neighbors(g, torch.tensor([5]), 3, replace=replace, exclude_edges=into_5)
+        assert f.num_edges() == 0
+    seen = torch.zeros(g.num_edges())  # each edge left equally likely: 1,200 draws of one among them
+    torch.manual_seed(0)
+    for _ in range(1200):
+        seen[sample_neighbors(g, torch.tensor([5]), 1, exclude_edges=excluded).edata[EID]] += 1
+    assert seen[excluded].sum() == 0 and seen[kept].min() > 1200 / len(kept) * 0.6
     h = topograph.heterograph({("u", "f", "u"): ([0, 1, 2], [1, 2, 0]), ("i", "b", "u"): ([0, 1, 1], [2, 2, 0])})
     f = sample_neighbors(h, {"u": [0, 1, 2]}, -1, exclude_edges={"b": [1]})
     assert sorted(f.edges["b"].data[EID].tolist()) == [0, 2] and f.num_edges("f") == 3

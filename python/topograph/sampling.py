@@ -37,9 +37,11 @@ def sample_neighbors(g: DGLGraph, nodes, fanout, edge_dir: str = "in", prob: Opt
       without the feature is drawn uniformly, as DGL's; a feature no relation has is an error (DGL samples
       uniformly then). Weights are read as float32, and only on the sampled nodes' edges, where a negative or
       not finite one is an error.
-    exclude_edges (edge ids, or {etype: ids}): edges never drawn. They are removed before the draw (a seed gets
-    min(fanout, edges left)), where DGL 2.1 drops them from its draws after (fewer edges); this costs a copy of
-    g's structure, O(edges), per call. The result keeps every node of g and only the sampled edges in
+    exclude_edges (edge ids, or {etype: ids}): edges never drawn. They are drawn at weight 0, so a seed gets
+    min(fanout, edges left), where DGL 2.1 drops them from its draws after (fewer edges); a relation with
+    excluded edges is drawn by the weighted draw (uniform weights but for them; the same law as the uniform
+    draw over the edges left, other edges than it would pick), at the cost of a weight per edge of that
+    relation (4 bytes each) per call. The result keeps every node of g and only the sampled edges in
     g's direction (edata[EID]: their ids in g), with g's node features (copy_ndata) and the sampled edges'
     features (copy_edata). The draws come from torch's default generator (torch.manual_seed makes them repeat)
     unless `seed` is given: the same distribution as DGL's, not the same edges."""
@@ -48,15 +50,15 @@ def sample_neighbors(g: DGLGraph, nodes, fanout, edge_dir: str = "in", prob: Opt
     fanouts = _fanouts(g, fanout)
     if seed is None:
         seed = int(torch.randint(0, 2 ** 62, (1,)).item())
-    structure, parents = _without_edges(g, exclude_edges, "sample_neighbors: exclude_edges")
-    handle = structure.sample_neighbors(_node_sets(g, nodes, "sample_neighbors"), fanouts, int(seed), edge_dir,
-                                        replace, _weights_on(weights, parents))
+    weights = _excluded_at_zero(g, weights, exclude_edges, "sample_neighbors: exclude_edges")
+    handle = g._g.sample_neighbors(_node_sets(g, nodes, "sample_neighbors"), fanouts, int(seed), edge_dir, replace,
+                                   weights)
     frontier = DGLGraph(handle)
     from . import _message_passing as mp  # it builds on ops, which builds on _graph
 
     if copy_ndata:
         mp.carry_node_features(g, frontier)
-    edge_ids = [_parent_edge_ids(frontier._g.parent_ids(False, r), parents[r]) for r in range(len(fanouts))]
+    edge_ids = [frontier._g.parent_ids(False, r) for r in range(len(fanouts))]
     if copy_edata:
         mp.carry_edge_features(g, frontier, range(len(fanouts)), edge_ids)
     for r, eid in enumerate(edge_ids):
@@ -98,38 +100,28 @@ def _sampling_options(g: DGLGraph, edge_dir, prob, replace, what: str) -> tuple:
     return edge_dir, bool(replace), weights
 
 
-def _without_edges(g: DGLGraph, exclude_eids, what: str):
-    """(g's structure without the edges exclude_eids (ids, or {etype: ids}), per relation the parent id of each
-    of its edges or None where every edge is kept)."""
-    relations = g.canonical_etypes
+def _excluded_at_zero(g: DGLGraph, weights: list, exclude_eids, what: str) -> list:
+    """_sampling_options' weights with the edges exclude_eids (ids, or {etype: ids}) at weight 0: the weighted
+    draws never pick a zero-weight edge and count only the positive ones, so a seed draws as if those edges were
+    not in g (g itself is not copied). A relation with excluded edges gets a weight per edge (its prob
+    feature's, copied, else 1); the others keep theirs (None: uniform)."""
     if exclude_eids is None:
-        return g._g, [None] * len(relations)
+        return weights
     if not isinstance(exclude_eids, Mapping):
         exclude_eids = {None: exclude_eids}
-    removed = {}
+    relations = g.canonical_etypes
+    out = list(weights) if weights else [None] * len(relations)
+    changed = False
     for etype, ids in exclude_eids.items():
         r = g._relation(etype)
-        removed[r] = g._checked_ids(ids, g.num_edges(relations[r]), f"{what} of {relations[r]}: edge").cpu()
-    if all(ids.numel() == 0 for ids in removed.values()):
-        return g._g, [None] * len(relations)
-    kept = {}
-    for r, c in enumerate(relations):
-        keep = torch.ones(g.num_edges(c), dtype=torch.bool)
-        if r in removed:
-            keep[removed[r]] = False
-        kept[r] = keep.nonzero().flatten()
-    handle = g._g.edge_subgraph({r: ids.tolist() for r, ids in kept.items()}, False)
-    return handle, [kept[r] if r in removed else None for r in range(len(relations))]
-
-
-def _weights_on(weights: list, parents: list) -> list:
-    """_sampling_options' weights for _without_edges' structure: each relation's rows of its kept edges."""
-    return [w if w is None or p is None else w[p].contiguous() for w, p in zip(weights, parents)] if weights else []
-
-
-def _parent_edge_ids(eids: torch.Tensor, parents: Optional[torch.Tensor]) -> torch.Tensor:
-    """Edge ids of _without_edges' structure as g's (parents: its per-relation map, None for the same ids)."""
-    return eids if parents is None else parents.to(eids.device)[eids.to(torch.int64)].to(eids.dtype)
+        ids = g._checked_ids(ids, g.num_edges(relations[r]), f"{what} of {relations[r]}: edge").cpu()
+        if ids.numel() == 0:
+            continue
+        w = out[r]
+        w = torch.ones(g.num_edges(relations[r]), dtype=torch.float32) if w is None else w.clone()
+        w[ids.to(torch.int64)] = 0.0
+        out[r], changed = w, True
+    return out if changed else weights
 
 
 def _fanouts(g: DGLGraph, fanout) -> list:

@@ -15,8 +15,7 @@ from .._block import DGLBlock, _carry_block_features
 from .._base import DGLError
 from .._graph import NID, DGLGraph
 from .._subgraph import _check, _node_sets
-from ..sampling import (EDGE_DIRS, _fanouts, _parent_edge_ids, _sampling_options, _weights_on,
-                        _without_edges)
+from ..sampling import EDGE_DIRS, _excluded_at_zero, _fanouts, _sampling_options
 
 
 class MultiLayerNeighborSampler:
@@ -45,9 +44,9 @@ class MultiLayerNeighborSampler:
         last block writes output_nodes (= seed_nodes). Ids are tensors, or {ntype: ids} with several types. The
         draws (from torch's generator) and the blocks are the core's (graph/sampling.hpp sample_blocks); each
         block carries NID / EID in g's ids and g's features gathered by them, as DGL's. exclude_eids (edge ids,
-        or {etype: ids}): edges never sampled (as_edge_prediction_sampler's exclude); the sampling then runs on a
-        copy of g's structure without them (O(edges) per call), so unlike DGL 2.1, which drops them from its draws,
-        they leave the seed its full fan-out (sample_neighbors' exclude_edges)."""
+        or {etype: ids}): edges never sampled (as_edge_prediction_sampler's exclude); drawn at weight 0, so unlike
+        DGL 2.1, which drops them from its draws, they leave the seed its full fan-out (sample_neighbors'
+        exclude_edges)."""
         _check(g, "MultiLayerNeighborSampler")
         edge_dir, replace, weights = _sampling_options(g, self.edge_dir, self.prob, self.replace,
                                                        "MultiLayerNeighborSampler")
@@ -58,10 +57,8 @@ class MultiLayerNeighborSampler:
         fanouts = [_fanouts(g, f) for f in self.fanouts]
         seed = int(torch.randint(0, 2 ** 62, (1,)).item())
         blocks: List[DGLGraph] = []
-        structure, parents = _without_edges(g, exclude_eids, "exclude_eids")
-        layers = structure.sample_blocks(seeds, fanouts, seed, edge_dir, replace, _weights_on(weights, parents))
-        for handle, src, dst, eids in layers:  # on g's device already
-            eids = [_parent_edge_ids(e, p) for e, p in zip(eids, parents)]
+        weights = _excluded_at_zero(g, weights, exclude_eids, "exclude_eids")
+        for handle, src, dst, eids in g._g.sample_blocks(seeds, fanouts, seed, edge_dir, replace, weights):  # on g's device
             block = DGLBlock(handle)
             _carry_block_features(g, block, src, dst, eids)
             blocks.append(block)
