@@ -61,6 +61,33 @@ std::vector<Tensor> host_weights(const HeteroGraph& h, const SamplingOptions& op
   return out;
 }
 
+// options.exclude checked against h: per relation its excluded edge ids sorted and distinct (empty: none).
+std::vector<std::vector<std::int64_t>> sorted_exclusions(const HeteroGraph& h, const SamplingOptions& options,
+                                                         const char* what) {
+  std::vector<std::vector<std::int64_t>> out(static_cast<std::size_t>(h.num_relations()));
+  if (options.exclude.empty()) return out;
+  TOPO_CHECK(static_cast<int>(options.exclude.size()) == h.num_relations(),
+             "{}: exclude has {} edge lists for a graph of {} relations", what, options.exclude.size(),
+             h.num_relations());
+  for (int r = 0; r < h.num_relations(); ++r) {
+    std::vector<std::int64_t> ids = options.exclude[r];
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      TOPO_CHECK(ids[i] >= 0 && ids[i] < h.num_edges(r), "{}: exclude of relation {}: [{}] = {} is outside [0, {})",
+                 what, h.canonical_etype(r).str(), i, ids[i], h.num_edges(r));
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    out[r] = std::move(ids);
+  }
+  return out;
+}
+
+// How relation r is drawn: its fan-out and key, the call's replace, its weights (nullptr: uniform) and exclusions.
+detail::RowDraw row_draw(std::int64_t fanout, std::uint64_t key, bool replace, const Tensor& weights,
+                         const std::vector<std::int64_t>& excluded) {
+  return {fanout, key, replace, weights.defined() ? weights.data<float>() : nullptr, excluded.data(),
+          static_cast<std::int64_t>(excluded.size())};
+}
+
 // One relation's draws (rows: its CSC, or its CSR with EdgeDir::out); a bad weight on the seeds' rows is a
 // topo::Error naming the relation (as the caller's g names it) and the edge.
 detail::SampledEdges draw_relation(const CsrView& rows, const CanonicalEType& relation,
@@ -73,9 +100,6 @@ detail::SampledEdges draw_relation(const CsrView& rows, const CanonicalEType& re
   return s;
 }
 
-// A relation's weights for RowDraw: nullptr where it is drawn uniformly.
-const float* weights_of(const Tensor& w) { return w.defined() ? w.data<float>() : nullptr; }
-
 }  // namespace
 
 HeteroGraph sample_neighbors(const HeteroGraph& g, const NodeSets& seeds, const std::vector<std::int64_t>& fanouts,
@@ -84,6 +108,7 @@ HeteroGraph sample_neighbors(const HeteroGraph& g, const NodeSets& seeds, const 
              "sample_neighbors: {} fan-outs for a graph of {} relations", fanouts.size(), g.num_relations());
   const HeteroGraph h = g.to(Device::cpu());
   const std::vector<Tensor> weights = host_weights(h, options, "sample_neighbors");
+  const auto excluded = sorted_exclusions(h, options, "sample_neighbors");
   std::vector<std::vector<std::int64_t>> by_type(static_cast<std::size_t>(h.num_node_types()));
   for (const auto& [type, ids] : seeds) {
     const int t = h.node_type_id(type);
@@ -101,7 +126,7 @@ HeteroGraph sample_neighbors(const HeteroGraph& g, const NodeSets& seeds, const 
     detail::SampledEdges s;
     if (!relation_seeds.empty() && fanouts[r] != 0)
       s = draw_relation(out_edges ? h.out_csr(r) : h.in_csc(r), et, relation_seeds,
-                        {fanouts[r], relation_key(seed, r), options.replace, weights_of(weights[r])},
+                        row_draw(fanouts[r], relation_key(seed, r), options.replace, weights[r], excluded[r]),
                         "sample_neighbors");
     std::vector<std::pair<std::int64_t, std::int64_t>> pairs(s.eid.size());
     for (std::size_t e = 0; e < pairs.size(); ++e)
@@ -133,6 +158,7 @@ std::vector<SampledBlock> sample_blocks(const HeteroGraph& g, const std::vector<
                "sample_blocks: layer {} has {} fan-outs for a graph of {} relations", l, fanouts[l].size(),
                h.num_relations());
   const std::vector<Tensor> weights = host_weights(host, options, "sample_blocks");
+  const auto excluded = sorted_exclusions(host, options, "sample_blocks");  // g.reverse() keeps the edge ids
   // Each sampled edge list is already a block's order (grouped by destination position, by edge id within),
   // so a layer needs no frontier graph: only its sources numbered, destinations first. src_at: a source's
   // position in the layer being built, -1 elsewhere (reset after each layer, so it is filled once per call).
@@ -155,7 +181,8 @@ std::vector<SampledBlock> sample_blocks(const HeteroGraph& g, const std::vector<
       if (dst_d.empty() || fanouts[l][r] == 0) continue;
       detail::SampledEdges drawn =
           draw_relation(h.in_csc(r), host.canonical_etype(r), dst_d,
-                        {fanouts[l][r], relation_key(layer_seed, r), options.replace, weights_of(weights[r])},
+                        row_draw(fanouts[l][r], relation_key(layer_seed, r), options.replace, weights[r],
+                                 excluded[r]),
                         "sample_blocks");
       EdgeIds& e = out.parts.edges[r];
       e.eid = std::move(drawn.eid);

@@ -27,11 +27,15 @@ enum class EdgeDir { in, out };
 
 // DGL's sampling options beyond the fan-out. prob: empty for uniform draws, else one tensor per relation of
 // g, float32 [E] or [E, 1], a weight per edge id (finite, >= 0; DGL's prob), or an undefined Tensor where a
-// relation is drawn uniformly (DGL's, where a relation lacks the feature).
+// relation is drawn uniformly (DGL's, where a relation lacks the feature). exclude: empty, or one list per
+// relation of g of edge ids never drawn (any order, repeats allowed): a seed draws as if they were not in g
+// (min(fanout, edges left); DGL 2.1 drops them after its draws, leaving fewer), through the weighted draws at
+// weight 0 (uniform weights but for them without prob: the same law as the uniform draws, other picks).
 struct SamplingOptions {
   EdgeDir edge_dir = EdgeDir::in;
   bool replace = false;
   std::vector<Tensor> prob;
+  std::vector<std::vector<std::int64_t>> exclude;
 };
 
 // For each seed node, in each relation into its type (out of it, EdgeDir::out), fanouts[r] of its edges
@@ -43,8 +47,8 @@ struct SamplingOptions {
 //   fanout -1: every edge (every positive-weight edge when weighted), each once, also with replacement.
 // The result keeps every node of every type (DGL's frontier) and only the sampled edges, in g's direction
 // (an out-edge stays seed -> neighbour), grouped by seed in the order given and by increasing edge id within a
-// seed; edata[kEID] holds their ids in g. A seed id out of range or repeated, or a prob tensor of the wrong
-// type or size, is a topo::Error naming the type and position or the relation; so is a negative or not finite
+// seed; edata[kEID] holds their ids in g. A seed id out of range or repeated, a prob tensor of the wrong
+// type or size, or an excluded edge id out of range is a topo::Error naming the type and position or the relation; so is a negative or not finite
 // weight on a sampled seed's edges (weights are read only there: a call costs its seeds' edges).
 HeteroGraph sample_neighbors(const HeteroGraph& g, const NodeSets& seeds, const std::vector<std::int64_t>& fanouts,
                              std::uint64_t seed, const SamplingOptions& options = {});

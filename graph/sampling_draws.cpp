@@ -136,20 +136,23 @@ SampledEdges draw_uniform_with_replacement(const CsrView& rows, const std::vecto
 template <class T>
 SampledEdges draw_weighted(const CsrView& rows, const std::vector<std::int64_t>& seeds, const RowDraw& how) {
   const T* eids = rows.eids.data<T>();
-  const float* weights = how.weights;
   const std::int64_t fanout = how.fanout;
   std::atomic<std::int64_t> bad_edge{std::numeric_limits<std::int64_t>::max()};
-  const auto usable = [&](std::int64_t e) {  // positive and finite
-    return weights[eids[e]] > 0.f && weights[eids[e]] <= std::numeric_limits<float>::max();
+  const auto weight = [&](std::int64_t e) {  // of row entry e: 0 if excluded, else its weight (1 without weights)
+    const std::int64_t id = eids[e];
+    if (how.num_excluded > 0 && std::binary_search(how.excluded, how.excluded + how.num_excluded, id)) return 0.f;
+    return how.weights != nullptr ? how.weights[id] : 1.f;
   };
+  const auto usable = [](float w) { return w > 0.f && w <= std::numeric_limits<float>::max(); };  // positive, finite
   // Counting reads every weight of a seed's row, so it is also where bad weights are found (only the rows
   // sampled are read: a call costs its seeds' rows, not the graph's edges).
   const auto count = [&](std::int64_t first, std::int64_t degree) {
     std::int64_t positive = 0;
     for (std::int64_t e = first; e < first + degree; ++e) {
-      if (usable(e)) {
+      const float w = weight(e);
+      if (usable(w)) {
         ++positive;
-      } else if (!(weights[eids[e]] == 0.f)) {  // negative, NaN or infinite
+      } else if (!(w == 0.f)) {  // negative, NaN or infinite
         std::int64_t seen = bad_edge.load(std::memory_order_relaxed);
         const std::int64_t id = eids[e];
         while (id < seen && !bad_edge.compare_exchange_weak(seen, id, std::memory_order_relaxed)) {
@@ -165,11 +168,11 @@ SampledEdges draw_weighted(const CsrView& rows, const std::vector<std::int64_t>&
       auto& keyed = scratch.keyed;
       keyed.clear();
       for (std::int64_t j = 0; j < degree; ++j)
-        if (usable(first + j)) keyed.emplace_back(0.0, j);
+        if (usable(weight(first + j))) keyed.emplace_back(0.0, j);
       if (k < static_cast<std::int64_t>(keyed.size())) {  // else every positive entry, in row order
         for (auto& [entry_key, j] : keyed) {
           state = splitmix64(state);
-          entry_key = -std::log(open_unit(state)) / weights[eids[first + j]];
+          entry_key = -std::log(open_unit(state)) / weight(first + j);
         }
         std::nth_element(keyed.begin(), keyed.begin() + k, keyed.end());
       }
@@ -180,8 +183,9 @@ SampledEdges draw_weighted(const CsrView& rows, const std::vector<std::int64_t>&
       double total = 0;
       std::int64_t last_positive = 0;
       for (std::int64_t j = 0; j < degree; ++j) {
-        if (usable(first + j)) {
-          total += weights[eids[first + j]];
+        const float w = weight(first + j);
+        if (usable(w)) {
+          total += w;
           last_positive = j;
         }
         cumulative[j] = total;
@@ -204,7 +208,7 @@ SampledEdges draw_weighted(const CsrView& rows, const std::vector<std::int64_t>&
 
 template <class T>
 SampledEdges draw_rows_of(const CsrView& rows, const std::vector<std::int64_t>& seeds, const RowDraw& how) {
-  if (how.weights != nullptr) return draw_weighted<T>(rows, seeds, how);
+  if (how.weights != nullptr || how.num_excluded > 0) return draw_weighted<T>(rows, seeds, how);
   if (how.replace && how.fanout >= 0) return draw_uniform_with_replacement<T>(rows, seeds, how.fanout, how.key);
   return draw_uniform_distinct<T>(rows, seeds, how.fanout, how.key);  // fanout -1 takes every edge, as DGL's
 }

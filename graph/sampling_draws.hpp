@@ -36,12 +36,17 @@ struct SampledEdges {
 //   weighted, distinct:            min(fanout, entries of positive weight), drawn one after another in
 //                                  proportion to the weights of those not yet drawn (DGL's TreeSampler)
 //   weighted, with replacement:    fanout, 0 for a row without positive weight, each in proportion
-// Zero-weight entries are never drawn.
+// Zero-weight entries are never drawn. Excluded edges (sorted, distinct edge ids) are zero-weight entries: a
+// relation with some is drawn by the weighted draws, at weight 1 elsewhere where `weights` is nullptr (the
+// uniform law over the entries left, other picks than the uniform draws'), and costs a binary search per entry
+// of its seeds' rows.
 struct RowDraw {
   std::int64_t fanout = -1;
   std::uint64_t key = 0;  // the draws of this relation under the call's seed
   bool replace = false;
   const float* weights = nullptr;
+  const std::int64_t* excluded = nullptr;
+  std::int64_t num_excluded = 0;
 };
 
 // rows: on the host, with edge ids, of the graph's id dtype; seeds: valid, distinct row ids.

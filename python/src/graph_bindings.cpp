@@ -84,14 +84,17 @@ std::vector<std::vector<std::int64_t>> ids_per_type(const std::vector<nb::ndarra
 }
 
 // graph/sampling.hpp's options from the Python layer's: edge_dir "in" or "out"; prob one float32 [E] tensor or
-// None per relation (None: drawn uniformly), or no entry at all for uniform draws everywhere.
+// None per relation (None: drawn uniformly), or no entry at all for uniform draws everywhere; exclude one id
+// tensor per relation (edge ids never drawn), or no entry at all.
 SamplingOptions sampling_options(const std::string& edge_dir, bool replace,
-                                 const std::vector<std::optional<nb::ndarray<>>>& prob) {
+                                 const std::vector<std::optional<nb::ndarray<>>>& prob,
+                                 const std::vector<nb::ndarray<>>& exclude) {
   SamplingOptions options;
   TOPO_CHECK(edge_dir == "in" || edge_dir == "out", "sampling: edge_dir must be 'in' or 'out', got '{}'", edge_dir);
   options.edge_dir = edge_dir == "out" ? EdgeDir::out : EdgeDir::in;
   options.replace = replace;
   for (const auto& weights : prob) options.prob.push_back(weights ? borrow_float(*weights, "prob") : Tensor());
+  options.exclude = ids_per_type(exclude, "exclude_edges");
   return options;
 }
 
@@ -168,12 +171,12 @@ void bind_graph(nb::module_& m) {
              return edge_subgraph(g, named, relabel_nodes);
            })
       // graph/sampling.hpp: the frontier of `seeds` ({stored node type: ids}), fanouts one per relation;
-      // edge_dir, replace, prob: sampling_options above.
+      // edge_dir, replace, prob, exclude: sampling_options above.
       .def("sample_neighbors",
            [](const HeteroGraph& g, const NodeSets& seeds, const std::vector<std::int64_t>& fanouts,
               std::uint64_t seed, const std::string& edge_dir, bool replace,
-              const std::vector<std::optional<nb::ndarray<>>>& prob) {
-             const SamplingOptions options = sampling_options(edge_dir, replace, prob);
+              const std::vector<std::optional<nb::ndarray<>>>& prob, const std::vector<nb::ndarray<>>& exclude) {
+             const SamplingOptions options = sampling_options(edge_dir, replace, prob, exclude);
              nb::gil_scoped_release release;
              return sample_neighbors(g, seeds, fanouts, seed, options);
            })
@@ -183,9 +186,10 @@ void bind_graph(nb::module_& m) {
       .def("sample_blocks",
            [](const HeteroGraph& g, const std::vector<nb::ndarray<>>& seeds,
               const std::vector<std::vector<std::int64_t>>& fanouts, std::uint64_t seed, const std::string& edge_dir,
-              bool replace, const std::vector<std::optional<nb::ndarray<>>>& prob) {
+              bool replace, const std::vector<std::optional<nb::ndarray<>>>& prob,
+              const std::vector<nb::ndarray<>>& exclude) {
              const auto seed_ids = ids_per_type(seeds, "sample_blocks: seed nodes");
-             const SamplingOptions options = sampling_options(edge_dir, replace, prob);
+             const SamplingOptions options = sampling_options(edge_dir, replace, prob, exclude);
              std::vector<SampledBlock> layers;
              std::vector<HeteroGraph> graphs;
              {

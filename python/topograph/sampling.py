@@ -37,12 +37,11 @@ def sample_neighbors(g: DGLGraph, nodes, fanout, edge_dir: str = "in", prob: Opt
       without the feature is drawn uniformly, as DGL's; a feature no relation has is an error (DGL samples
       uniformly then). Weights are read as float32, and only on the sampled nodes' edges, where a negative or
       not finite one is an error.
-    exclude_edges (edge ids, or {etype: ids}): edges never drawn. They are drawn at weight 0, so a seed gets
-    min(fanout, edges left), where DGL 2.1 drops them from its draws after (fewer edges); a relation with
-    excluded edges is drawn by the weighted draw (uniform weights but for them; the same law as the uniform
-    draw over the edges left, other edges than it would pick), at the cost of a weight per edge of that
-    relation (4 bytes each) per call. The result keeps every node of g and only the sampled edges in
-    g's direction (edata[EID]: their ids in g), with g's node features (copy_ndata) and the sampled edges'
+    exclude_edges (edge ids, or {etype: ids}): edges never drawn. The core draws them at weight 0, so a seed
+    gets min(fanout, edges left), where DGL 2.1 drops them from its draws after (fewer edges); a relation with
+    excluded edges is drawn by the weighted draw (uniform weights but for them: the same law as the uniform draw
+    over the edges left, other edges than it would pick); g is not copied. The result keeps every node of g and
+    only the sampled edges in g's direction (edata[EID]: their ids in g), with g's node features (copy_ndata) and the sampled edges'
     features (copy_edata). The draws come from torch's default generator (torch.manual_seed makes them repeat)
     unless `seed` is given: the same distribution as DGL's, not the same edges."""
     _check(g, "sample_neighbors")
@@ -50,9 +49,9 @@ def sample_neighbors(g: DGLGraph, nodes, fanout, edge_dir: str = "in", prob: Opt
     fanouts = _fanouts(g, fanout)
     if seed is None:
         seed = int(torch.randint(0, 2 ** 62, (1,)).item())
-    weights = _excluded_at_zero(g, weights, exclude_edges, "sample_neighbors: exclude_edges")
+    excluded = _exclusions(g, exclude_edges, "sample_neighbors: exclude_edges")
     handle = g._g.sample_neighbors(_node_sets(g, nodes, "sample_neighbors"), fanouts, int(seed), edge_dir, replace,
-                                   weights)
+                                   weights, excluded)
     frontier = DGLGraph(handle)
     from . import _message_passing as mp  # it builds on ops, which builds on _graph
 
@@ -100,28 +99,21 @@ def _sampling_options(g: DGLGraph, edge_dir, prob, replace, what: str) -> tuple:
     return edge_dir, bool(replace), weights
 
 
-def _excluded_at_zero(g: DGLGraph, weights: list, exclude_eids, what: str) -> list:
-    """_sampling_options' weights with the edges exclude_eids (ids, or {etype: ids}) at weight 0: the weighted
-    draws never pick a zero-weight edge and count only the positive ones, so a seed draws as if those edges were
-    not in g (g itself is not copied). A relation with excluded edges gets a weight per edge (its prob
-    feature's, copied, else 1); the others keep theirs (None: uniform)."""
+def _exclusions(g: DGLGraph, exclude_eids, what: str) -> list:
+    """exclude_eids (edge ids, or {etype: ids}) as the core takes them: one int64 id tensor per relation of g (an
+    empty one where none is excluded), or [] when nothing is; the core draws those edges at weight 0
+    (graph/sampling.hpp SamplingOptions::exclude), without a copy of g or a weight per edge."""
     if exclude_eids is None:
-        return weights
+        return []
     if not isinstance(exclude_eids, Mapping):
         exclude_eids = {None: exclude_eids}
     relations = g.canonical_etypes
-    out = list(weights) if weights else [None] * len(relations)
-    changed = False
+    out = [torch.empty(0, dtype=torch.int64) for _ in relations]
     for etype, ids in exclude_eids.items():
         r = g._relation(etype)
-        ids = g._checked_ids(ids, g.num_edges(relations[r]), f"{what} of {relations[r]}: edge").cpu()
-        if ids.numel() == 0:
-            continue
-        w = out[r]
-        w = torch.ones(g.num_edges(relations[r]), dtype=torch.float32) if w is None else w.clone()
-        w[ids.to(torch.int64)] = 0.0
-        out[r], changed = w, True
-    return out if changed else weights
+        ids = g._checked_ids(ids, g.num_edges(relations[r]), f"{what} of {relations[r]}: edge")
+        out[r] = torch.cat([out[r], ids.to(device="cpu", dtype=torch.int64)])
+    return out if any(ids.numel() for ids in out) else []
 
 
 def _fanouts(g: DGLGraph, fanout) -> list:

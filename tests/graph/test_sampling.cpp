@@ -332,6 +332,59 @@ TEST_CASE("weighted draws with replacement: fanout draws in proportion, none fro
   CHECK(per_seed == std::map<std::int64_t, int>{{9, 8}});
 }
 
+TEST_CASE("excluded edges are never drawn: each seed draws min(fanout, edges left), uniformly or by the weights") {
+  const std::int64_t n = 20000;
+  const HeteroGraph g = fan(n);
+  const Ids seeds = destinations_of_fan(n);
+  SamplingOptions options;
+  options.exclude = {{}};
+  for (std::int64_t i = n; i-- > 0;)  // sources 0 and 1 of every row, backwards and edge 1 twice: any order
+    for (std::int64_t u : {1, 0, 1}) options.exclude[0].push_back(8 * i + u);
+  const FanCounts one = count_fan(sample_neighbors(g, {{"node", seeds}}, {1}, 5, options));
+  CHECK(one.per_source[0] == 0);
+  CHECK(one.per_source[1] == 0);
+  for (std::int64_t u = 2; u < 8; ++u) {  // n / 6 each; sd ~53
+    INFO("source " << u);
+    CHECK(std::abs(static_cast<double>(one.per_source[u]) - n / 6.0) < 350);
+  }
+  for (std::int64_t fanout : {6, 9, -1})  // at or above the edges left: exactly those
+    CHECK(count_fan(sample_neighbors(g, {{"node", {8, 9}}}, {fanout}, 6, options)).per_source ==
+          std::vector<std::int64_t>{0, 0, 2, 2, 2, 2, 2, 2});
+  options.replace = true;  // fanout draws among the edges left
+  const FanCounts three = count_fan(sample_neighbors(g, {{"node", seeds}}, {3}, 7, options));
+  CHECK(three.per_source[0] + three.per_source[1] == 0);
+  for (std::int64_t u = 2; u < 8; ++u) CHECK(std::abs(static_cast<double>(three.per_source[u]) - n / 2.0) < 600);
+  options.exclude[0] = {8, 9, 10, 11, 12, 13, 14, 15};  // every edge of node 9: it draws nothing
+  for (std::int64_t fanout : {3, -1})
+    CHECK(count_fan(sample_neighbors(g, {{"node", {9}}}, {fanout}, 8, options)).per_source ==
+          std::vector<std::int64_t>(8, 0));
+  options.replace = false;  // with prob: in proportion to the weights of the edges left (source 7 excluded)
+  options.prob = {source_weights(n)};
+  options.exclude[0].clear();
+  for (std::int64_t i = 0; i < n; ++i) options.exclude[0].push_back(8 * i + 7);
+  const FanCounts weighted = count_fan(sample_neighbors(g, {{"node", seeds}}, {1}, 9, options));
+  CHECK(weighted.per_source[0] + weighted.per_source[7] == 0);
+  for (std::int64_t u = 1; u < 7; ++u) CHECK(std::abs(static_cast<double>(weighted.per_source[u]) - n * u / 21.0) < 350);
+  // sample_blocks reads them too, also by out-edges (the reverse keeps the edge ids)
+  const HeteroGraph s = social(DType::I32);
+  for (EdgeDir dir : {EdgeDir::in, EdgeDir::out}) {
+    SamplingOptions social_options;
+    social_options.edge_dir = dir;
+    social_options.exclude = {{0, 3, 7, 36}, {1}};
+    check_blocks_are_composition(s, {{8, 5, 2}, {}}, {{2, 1}, {-1, -1}}, 3, social_options);
+    for (const SampledBlock& b : sample_blocks(s, {{8, 5, 2}, {}}, {{-1, -1}}, 3, social_options))
+      for (int r = 0; r < 2; ++r)
+        for (std::int64_t e : b.parts.edges[r].eid) CHECK(e != (r == 0 ? 36 : 1));
+  }
+  SamplingOptions bad;
+  bad.exclude = {{0, 37}, {}};
+  CHECK(error_of([&] { sample_neighbors(s, {{"user", {5}}}, {2, 2}, 0, bad); })
+            .find("exclude of relation (user, follows, user): [1] = 37 is outside [0, 37)") != std::string::npos);
+  bad.exclude = {{0}};
+  CHECK(error_of([&] { sample_blocks(s, {{5}, {}}, {{2, 2}}, 0, bad); })
+            .find("exclude has 1 edge lists for a graph of 2 relations") != std::string::npos);
+}
+
 TEST_CASE("every mode's draws depend only on (seed, relation, node): threads and seed order change nothing") {
   const std::int64_t n = 3000;
   const HeteroGraph g = fan(n);

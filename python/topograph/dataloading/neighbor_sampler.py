@@ -15,7 +15,7 @@ from .._block import DGLBlock, _carry_block_features
 from .._base import DGLError
 from .._graph import NID, DGLGraph
 from .._subgraph import _check, _node_sets
-from ..sampling import EDGE_DIRS, _excluded_at_zero, _fanouts, _sampling_options
+from ..sampling import EDGE_DIRS, _exclusions, _fanouts, _sampling_options
 
 
 class MultiLayerNeighborSampler:
@@ -57,8 +57,9 @@ class MultiLayerNeighborSampler:
         fanouts = [_fanouts(g, f) for f in self.fanouts]
         seed = int(torch.randint(0, 2 ** 62, (1,)).item())
         blocks: List[DGLGraph] = []
-        weights = _excluded_at_zero(g, weights, exclude_eids, "exclude_eids")
-        for handle, src, dst, eids in g._g.sample_blocks(seeds, fanouts, seed, edge_dir, replace, weights):  # on g's device
+        excluded = _exclusions(g, exclude_eids, "exclude_eids")
+        layers = g._g.sample_blocks(seeds, fanouts, seed, edge_dir, replace, weights, excluded)
+        for handle, src, dst, eids in layers:  # on g's device already
             block = DGLBlock(handle)
             _carry_block_features(g, block, src, dst, eids)
             blocks.append(block)
