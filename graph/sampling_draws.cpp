@@ -49,11 +49,20 @@ inline void positions_to_edges(const T* indices, const T* eids, std::int64_t fir
   }
 }
 
-// A thread's scratch for the weighted draws, grown to the longest row it meets and reused across its seeds.
+// A thread's scratch for the weighted draws and the exclusions, grown to the longest row it meets and reused
+// across its seeds.
 struct Scratch {
   std::vector<double> cumulative;                      // [degree] running sums of a row's weights
   std::vector<std::pair<double, std::int64_t>> keyed;  // [positive entries] (key, position in the row)
+  std::vector<std::int64_t> left;                      // [entries not excluded] their positions, ascending
 };
+
+// Whether a row entry's edge is one of how's excluded ids (a binary search: ~log2(excluded) comparisons).
+template <class T>
+inline bool is_excluded(const T* eids, std::int64_t e, const RowDraw& how) {
+  return how.num_excluded > 0 &&
+         std::binary_search(how.excluded, how.excluded + how.num_excluded, static_cast<std::int64_t>(eids[e]));
+}
 
 // The two passes of every mode. count(first, degree) -> a row's picks (it may scan the row, so this pass is
 // parallel too); pick(first, degree, k, state, positions, scratch) writes the row's k picks, ascending
@@ -129,6 +138,42 @@ SampledEdges draw_uniform_with_replacement(const CsrView& rows, const std::vecto
       });
 }
 
+// Uniform over the entries whose edges are not excluded, with or without replacement: the two uniform modes'
+// draws over the positions left (Floyd's, or independent ones), mapped back to the row's positions. The law is
+// theirs on the row without those edges; the picks differ from theirs even on rows without excluded entries.
+template <class T>
+SampledEdges draw_uniform_excluding(const CsrView& rows, const std::vector<std::int64_t>& seeds, const RowDraw& how) {
+  const T* eids = rows.eids.data<T>();
+  const std::int64_t fanout = how.fanout;
+  const bool replace = how.replace && fanout >= 0;  // fanout -1 takes every edge left once, as the uniform modes
+  const auto count = [&](std::int64_t first, std::int64_t degree) {
+    std::int64_t left = 0;
+    for (std::int64_t e = first; e < first + degree; ++e) left += !is_excluded(eids, e, how);
+    if (replace) return left == 0 ? std::int64_t{0} : fanout;
+    return fanout < 0 ? left : std::min(fanout, left);
+  };
+  const auto pick = [&](std::int64_t first, std::int64_t degree, std::int64_t k, std::uint64_t state,
+                        std::int64_t* positions, Scratch& scratch) {
+    auto& left = scratch.left;
+    left.clear();
+    for (std::int64_t j = 0; j < degree; ++j)
+      if (!is_excluded(eids, first + j, how)) left.push_back(j);
+    const auto n_left = static_cast<std::int64_t>(left.size());
+    if (replace) {
+      for (std::int64_t m = 0; m < k; ++m) {
+        state = splitmix64(state);
+        positions[m] = static_cast<std::int64_t>(state % static_cast<std::uint64_t>(n_left));
+      }
+      std::sort(positions, positions + k);
+    } else {
+      sample_distinct_into(n_left, k, state, positions);
+    }
+    for (std::int64_t m = 0; m < k; ++m) positions[m] = left[positions[m]];  // ascending stays ascending
+  };
+  // the uniform modes' ~32 operations a pick, and a binary search per row entry (rows of ~20 entries)
+  return draw_in_two_passes<T>(rows, seeds, how.key, 16 * 20 + 32 * std::max<std::int64_t>(fanout, 8), count, pick);
+}
+
 // Weighted, with or without replacement. Without: Efraimidis and Spirakis's keys, -log(u) / w per positive
 // entry, the k smallest kept: the same law as drawing one after another in proportion to the weights left
 // (DGL's), in one pass and one partial sort. With: k inverse-CDF draws on the row's running sums (a
@@ -138,10 +183,8 @@ SampledEdges draw_weighted(const CsrView& rows, const std::vector<std::int64_t>&
   const T* eids = rows.eids.data<T>();
   const std::int64_t fanout = how.fanout;
   std::atomic<std::int64_t> bad_edge{std::numeric_limits<std::int64_t>::max()};
-  const auto weight = [&](std::int64_t e) {  // of row entry e: 0 if excluded, else its weight (1 without weights)
-    const std::int64_t id = eids[e];
-    if (how.num_excluded > 0 && std::binary_search(how.excluded, how.excluded + how.num_excluded, id)) return 0.f;
-    return how.weights != nullptr ? how.weights[id] : 1.f;
+  const auto weight = [&](std::int64_t e) {  // of row entry e: 0 if excluded, else its weight
+    return is_excluded(eids, e, how) ? 0.f : how.weights[eids[e]];
   };
   const auto usable = [](float w) { return w > 0.f && w <= std::numeric_limits<float>::max(); };  // positive, finite
   // Counting reads every weight of a seed's row, so it is also where bad weights are found (only the rows
@@ -208,7 +251,8 @@ SampledEdges draw_weighted(const CsrView& rows, const std::vector<std::int64_t>&
 
 template <class T>
 SampledEdges draw_rows_of(const CsrView& rows, const std::vector<std::int64_t>& seeds, const RowDraw& how) {
-  if (how.weights != nullptr || how.num_excluded > 0) return draw_weighted<T>(rows, seeds, how);
+  if (how.weights != nullptr) return draw_weighted<T>(rows, seeds, how);
+  if (how.num_excluded > 0) return draw_uniform_excluding<T>(rows, seeds, how);
   if (how.replace && how.fanout >= 0) return draw_uniform_with_replacement<T>(rows, seeds, how.fanout, how.key);
   return draw_uniform_distinct<T>(rows, seeds, how.fanout, how.key);  // fanout -1 takes every edge, as DGL's
 }

@@ -36,10 +36,9 @@ struct SampledEdges {
 //   weighted, distinct:            min(fanout, entries of positive weight), drawn one after another in
 //                                  proportion to the weights of those not yet drawn (DGL's TreeSampler)
 //   weighted, with replacement:    fanout, 0 for a row without positive weight, each in proportion
-// Zero-weight entries are never drawn. Excluded edges (sorted, distinct edge ids) are zero-weight entries: a
-// relation with some is drawn by the weighted draws, at weight 1 elsewhere where `weights` is nullptr (the
-// uniform law over the entries left, other picks than the uniform draws'), and costs a binary search per entry
-// of its seeds' rows.
+// Zero-weight entries are never drawn. Excluded edges (sorted, distinct edge ids) are never drawn either: the
+// counts and laws above hold for the row without them (uniform: over the entries left, other picks than the
+// uniform modes' own), at a binary search per entry of the seeds' rows.
 struct RowDraw {
   std::int64_t fanout = -1;
   std::uint64_t key = 0;  // the draws of this relation under the call's seed

@@ -389,10 +389,13 @@ TEST_CASE("every mode's draws depend only on (seed, relation, node): threads and
   const std::int64_t n = 3000;
   const HeteroGraph g = fan(n);
   Ids forward = destinations_of_fan(n), backward(forward.rbegin(), forward.rend());
-  for (int mode = 0; mode < 4; ++mode) {
+  Ids every_third;  // excluded in modes 4 and 5
+  for (std::int64_t e = 0; e < 8 * n; e += 3) every_third.push_back(e);
+  for (int mode = 0; mode < 6; ++mode) {
     SamplingOptions options;
     options.replace = mode % 2 == 1;
-    if (mode >= 2) options.prob = {source_weights(n)};
+    if (mode == 2 || mode == 3) options.prob = {source_weights(n)};
+    if (mode >= 4) options.exclude = {every_third};
     auto edges_of = [&](const Ids& seeds, std::uint64_t seed) {
       std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, int> counted;
       for (const auto& t : triples(sample_neighbors(g, {{"node", seeds}}, {3}, seed, options), 0)) ++counted[t];
