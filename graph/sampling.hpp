@@ -29,8 +29,8 @@ enum class EdgeDir { in, out };
 // g, float32 [E] or [E, 1], a weight per edge id (finite, >= 0; DGL's prob), or an undefined Tensor where a
 // relation is drawn uniformly (DGL's, where a relation lacks the feature). exclude: empty, or one list per
 // relation of g of edge ids never drawn (any order, repeats allowed): a seed draws as if they were not in g
-// (min(fanout, edges left); DGL 2.1 drops them after its draws, leaving fewer), through the weighted draws at
-// weight 0 (uniform weights but for them without prob: the same law as the uniform draws, other picks).
+// (min(fanout, edges left); DGL 2.1 drops them after its draws, leaving fewer): each mode's law on the row
+// without them (uniform: other picks than without an exclusion), at a binary search per entry of a seed's row.
 struct SamplingOptions {
   EdgeDir edge_dir = EdgeDir::in;
   bool replace = false;

@@ -37,13 +37,13 @@ def sample_neighbors(g: DGLGraph, nodes, fanout, edge_dir: str = "in", prob: Opt
       without the feature is drawn uniformly, as DGL's; a feature no relation has is an error (DGL samples
       uniformly then). Weights are read as float32, and only on the sampled nodes' edges, where a negative or
       not finite one is an error.
-    exclude_edges (edge ids, or {etype: ids}): edges never drawn. The core draws them at weight 0, so a seed
-    gets min(fanout, edges left), where DGL 2.1 drops them from its draws after (fewer edges); a relation with
-    excluded edges is drawn by the weighted draw (uniform weights but for them: the same law as the uniform draw
-    over the edges left, other edges than it would pick); g is not copied. The result keeps every node of g and
-    only the sampled edges in g's direction (edata[EID]: their ids in g), with g's node features (copy_ndata) and the sampled edges'
-    features (copy_edata). The draws come from torch's default generator (torch.manual_seed makes them repeat)
-    unless `seed` is given: the same distribution as DGL's, not the same edges."""
+    exclude_edges (edge ids, or {etype: ids}): edges never drawn. The core skips them in the seeds' rows, so a
+    seed gets min(fanout, edges left) by the same law as over a graph without them (other edges than without
+    an exclusion), where DGL 2.1 drops them from its draws after (fewer edges); g is not copied. The result
+    keeps every node of g and only the sampled edges in g's direction (edata[EID]: their ids in g), with g's
+    node features (copy_ndata) and the sampled edges' features (copy_edata). The draws come from torch's
+    default generator (torch.manual_seed makes them repeat) unless `seed` is given: the same distribution as
+    DGL's, not the same edges."""
     _check(g, "sample_neighbors")
     edge_dir, replace, weights = _sampling_options(g, edge_dir, prob, replace, "sample_neighbors")
     fanouts = _fanouts(g, fanout)
@@ -101,7 +101,7 @@ def _sampling_options(g: DGLGraph, edge_dir, prob, replace, what: str) -> tuple:
 
 def _exclusions(g: DGLGraph, exclude_eids, what: str) -> list:
     """exclude_eids (edge ids, or {etype: ids}) as the core takes them: one int64 id tensor per relation of g (an
-    empty one where none is excluded), or [] when nothing is; the core draws those edges at weight 0
+    empty one where none is excluded), or [] when nothing is; the core never draws those edges
     (graph/sampling.hpp SamplingOptions::exclude), without a copy of g or a weight per edge."""
     if exclude_eids is None:
         return []

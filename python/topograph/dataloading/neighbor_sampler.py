@@ -44,7 +44,7 @@ class MultiLayerNeighborSampler:
         last block writes output_nodes (= seed_nodes). Ids are tensors, or {ntype: ids} with several types. The
         draws (from torch's generator) and the blocks are the core's (graph/sampling.hpp sample_blocks); each
         block carries NID / EID in g's ids and g's features gathered by them, as DGL's. exclude_eids (edge ids,
-        or {etype: ids}): edges never sampled (as_edge_prediction_sampler's exclude); drawn at weight 0, so unlike
+        or {etype: ids}): edges never sampled (as_edge_prediction_sampler's exclude), skipped by the core, so unlike
         DGL 2.1, which drops them from its draws, they leave the seed its full fan-out (sample_neighbors'
         exclude_edges)."""
         _check(g, "MultiLayerNeighborSampler")
