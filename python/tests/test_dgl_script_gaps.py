@@ -8,6 +8,7 @@ import collections
 import pickle
 
 import topograph  # before torch: then both OpenMP pools wait briefly (topograph/__init__.py)
+import topograph.function as fn
 
 import numpy as np
 import pytest
@@ -285,8 +286,19 @@ def test_graphs_pickle_with_their_batch_and_features():
     h2 = pickle.loads(pickle.dumps(hg))
     assert h2.canonical_etypes == hg.canonical_etypes and h2.num_nodes("item") == 5
     assert h2.edges["follows"].data["w"].tolist() == [1.0, 2.0]
-    with pytest.raises(TypeError, match="block cannot be pickled"):
-        pickle.dumps(topograph.to_block(g, torch.tensor([1, 2])))
+    block = topograph.to_block(g, torch.tensor([1, 2]))  # a block comes back a block (DataLoader workers send them)
+    block.srcdata["h"] = torch.tensor([[1.0], [2.0], [3.0]])[: block.num_src_nodes()]
+    block.edata["w"] = torch.arange(1.0, block.num_edges() + 1)
+    back = pickle.loads(pickle.dumps(block))
+    assert back.is_block and (back.num_src_nodes(), back.num_dst_nodes()) == (block.num_src_nodes(), block.num_dst_nodes())
+    assert back.srctypes == block.srctypes and back.dsttypes == block.dsttypes and back.idtype == torch.int32
+    for a, b in ((back.srcdata, block.srcdata), (back.dstdata, block.dstdata), (back.edata, block.edata)):
+        assert sorted(a.keys()) == sorted(b.keys()) and all(torch.equal(a[k], b[k]) for k in b.keys())
+    for bl in (block, back):
+        bl.update_all(fn.u_mul_e("h", "w", "m"), fn.sum("m", "out"))
+    assert torch.equal(back.dstdata["out"], block.dstdata["out"])
+    wide = block.long()  # astype goes the same way
+    assert wide.is_block and wide.idtype == torch.int64 and torch.equal(wide.dstdata["out"], block.dstdata["out"])
 
 
 def test_astype_int_long_clone():
@@ -303,8 +315,8 @@ def test_astype_int_long_clone():
     assert "y" not in g.ndata and c.ndata["x"] is g.ndata["x"] and c.edges()[0].tolist() == [0, 1, 1]
     with pytest.raises(topograph.DGLError, match="idtype"):
         g.astype(torch.float32)
-    with pytest.raises(NotImplementedError, match="block"):
-        topograph.to_block(g, torch.tensor([0, 1, 2])).int()
+    narrow = topograph.to_block(g, torch.tensor([0, 1, 2])).int()  # a block stays a block
+    assert narrow.is_block and narrow.idtype == torch.int32 and narrow.num_dst_nodes() == 3
 
 
 def test_full_neighbor_sampler_takes_every_in_edge():

@@ -386,19 +386,17 @@ class DGLGraph(MessagePassingVerbs):
 
     def astype(self, idtype) -> "DGLGraph":
         """The graph with ids of `idtype` (torch.int32 or torch.int64), as DGL's astype: itself when it has them
-        already, else a new graph with the same edges, batch and features (the same tensors; ndata[NID] /
-        edata[EID] keep their dtype, as DGL's)."""
+        already, else a new graph (a block for a block) with the same edges, batch and features (the same
+        tensors; ndata[NID] / edata[EID] keep their dtype, as DGL's)."""
         from ._pickle import reduce_graph, restore_graph
 
         if idtype not in (torch.int32, torch.int64):
             raise DGLError(f"astype: idtype must be torch.int32 or torch.int64, got {idtype}")
         if idtype == self.idtype:
             return self
-        if self.is_block:
-            raise NotImplementedError("astype: not for a block; convert the graph before to_block")
-        _, (types, relations, nodes, edge_counts, edges, features, device) = reduce_graph(self)
+        _, (types, relations, nodes, edge_counts, edges, features, device, is_block) = reduce_graph(self)
         edges = [(u.to(idtype), v.to(idtype)) for u, v in edges]
-        return restore_graph(types, relations, nodes, edge_counts, edges, features, device)
+        return restore_graph(types, relations, nodes, edge_counts, edges, features, device, is_block)
 
     def int(self) -> "DGLGraph":
         """astype(torch.int32), as DGL's (its examples run `g = g.int().to(device)`)."""

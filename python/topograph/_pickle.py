@@ -2,7 +2,8 @@
 the batches they collate back to the main process pickled, and torch.save / multiprocessing pickle too. The store
 is a C++ object, so a graph pickles as what rebuilds it: node types and counts, each relation's edges, the batch
 (every graph's node and edge counts, so a batch comes back a batch), the device, and the features (torch pickles
-the tensors). A block does not pickle (its two sides are store types of their own; rebuild it with to_block)."""
+the tensors). A block pickles the same way, its store's SRC/ and DST/ types as they are, and comes back a block
+(DataLoader(num_workers=k) sends the sampled blocks back so)."""
 from __future__ import annotations
 
 from typing import Dict, List, Tuple
@@ -16,8 +17,6 @@ def reduce_graph(g) -> tuple:
     """The (callable, arguments) pair of pickle's __reduce__ for graph g."""
     from . import _message_passing as mp  # it builds on ops, which builds on _graph
 
-    if g.is_block:
-        raise TypeError("a block cannot be pickled: pickle the graph (and the seeds) and rebuild it with to_block")
     h = g._g
     types = list(h.ntypes)
     relations = [tuple(c) for c in h.canonical_etypes]
@@ -25,15 +24,16 @@ def reduce_graph(g) -> tuple:
     edge_counts = [list(h.batch_num_edges(r)) for r in range(len(relations))]
     edges = [tuple(ids.cpu() for ids in h.edges(r)) for r in range(len(relations))]  # global ids, idtype
     features = {key: dict(frame._data) for key, frame in mp.frames(g).items() if len(frame)}
-    return restore_graph, (types, relations, node_counts, edge_counts, edges, features, str(g.device))
+    return restore_graph, (types, relations, node_counts, edge_counts, edges, features, str(g.device), g.is_block)
 
 
 def restore_graph(types: List[str], relations: List[Tuple[str, str, str]], node_counts: List[List[int]],
                   edge_counts: List[List[int]], edges: List[Tuple[torch.Tensor, torch.Tensor]],
-                  features: Dict[tuple, Dict[str, torch.Tensor]], device: str):
+                  features: Dict[tuple, Dict[str, torch.Tensor]], device: str, is_block: bool = False):
     """The graph reduce_graph described: each graph of the batch made from its own nodes and edges (ids made
-    local), then batched, so the store holds the batch as topograph.batch made it."""
+    local), then batched, so the store holds the batch as topograph.batch made it; a DGLBlock when is_block."""
     from . import _message_passing as mp
+    from ._block import DGLBlock
     from ._graph import DGLGraph
 
     batch_size = len(node_counts[0]) if node_counts else 1
@@ -46,7 +46,7 @@ def restore_graph(types: List[str], relations: List[Tuple[str, str, str]], node_
             rels.append((c, (u[first:first + count] - sum(node_counts[s][:b])).contiguous(),
                          (v[first:first + count] - sum(node_counts[d][:b])).contiguous()))
         members.append(_C.make_graph([(t, node_counts[i][b]) for i, t in enumerate(types)], rels))
-    g = DGLGraph(members[0] if batch_size == 1 else _C.batch(members))
+    g = (DGLBlock if is_block else DGLGraph)(members[0] if batch_size == 1 else _C.batch(members))
     if torch.device(device).type != "cpu":
         g = g.to(device)
     for (kind, key), data in features.items():

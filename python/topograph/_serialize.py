@@ -26,7 +26,7 @@ def _record(g: DGLGraph, position: int) -> tuple:
     if not isinstance(g, DGLGraph) or g.is_block:
         raise DGLError(f"save_graphs: g_list[{position}] must be a graph (not a block), got {type(g).__name__}: "
                        f"g_list must be a DGLGraph or a list of DGLGraphs")
-    _, (types, relations, node_counts, edge_counts, edges, features, _device) = reduce_graph(g)
+    _, (types, relations, node_counts, edge_counts, edges, features, _device, _block) = reduce_graph(g)
     node_counts = [[sum(c)] for c in node_counts]
     edge_counts = [[sum(c)] for c in edge_counts]
     features = {key: {name: value.detach().cpu() for name, value in data.items()} for key, data in features.items()}
