@@ -1,6 +1,6 @@
 """dgl.dataloading's neighbour-sampled mini-batches: NeighborSampler / MultiLayerNeighborSampler (fan-outs per layer,
 blocks per layer, as DGL's; in- or out-edges, weighted, with replacement), MultiLayerFullNeighborSampler (every
-edge) and a DataLoader over seed nodes. Each layer samples a frontier of the current seeds (as
+edge); the DataLoader over seed nodes is dataloader.py's. Each layer samples a frontier of the current seeds (as
 topograph.sampling.sample_neighbors), turns it into a block (as topograph.to_block: the seeds first among the
 sources, then the sampled neighbours) and makes the block's sources the next layer's seeds; blocks come first
 layer first. All of a batch's layers are one call into the core (graph/sampling.hpp sample_blocks)."""
@@ -84,55 +84,3 @@ class MultiLayerFullNeighborSampler(MultiLayerNeighborSampler):
         if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers < 1:
             raise ValueError(f"MultiLayerFullNeighborSampler: num_layers must be an int >= 1, got {num_layers!r}")
         super().__init__([-1] * num_layers, edge_dir=edge_dir)
-
-
-def _edge_id_sets(g: DGLGraph, indices) -> dict:
-    """Seed edge ids as {etype as given: ids} (checked, CPU); ids alone name the one relation of a graph."""
-    if not isinstance(indices, Mapping):
-        if len(g.canonical_etypes) != 1:
-            raise DGLError(f"DataLoader: the graph has relations {g.canonical_etypes}: give edge ids as "
-                           f"{{etype: ids}}")
-        return {None: g._checked_ids(indices, g.num_edges(), "DataLoader: edge").cpu()}
-    return {etype: g._checked_ids(ids, g.num_edges(etype), f"DataLoader: {etype!r} edge").cpu()
-            for etype, ids in indices.items()}
-
-
-class DataLoader:
-    """Mini-batches of seed nodes `indices` (ids, or {ntype: ids}; edge ids, or {etype: ids}, for
-    as_edge_prediction_sampler's sampler, which yields its tuples instead), each sampled by graph_sampler:
-    iterating yields graph_sampler.sample(graph, batch) = (input_nodes, output_nodes, blocks), as
-    dgl.dataloading.DataLoader. shuffle draws a new order each epoch from `generator` (torch's default
-    one when None); drop_last drops a last batch smaller than batch_size."""
-
-    def __init__(self, graph: DGLGraph, indices, graph_sampler, batch_size: int = 1, shuffle: bool = False,
-                 drop_last: bool = False, generator: Optional[torch.Generator] = None):
-        if batch_size < 1:
-            raise ValueError(f"DataLoader: batch_size must be >= 1, got {batch_size}")
-        self.graph, self.sampler = graph, graph_sampler
-        self.batch_size, self.shuffle, self.drop_last, self.generator = batch_size, shuffle, drop_last, generator
-        self._typed = isinstance(indices, Mapping)
-        if getattr(graph_sampler, "_samples_edges", False):  # as_edge_prediction_sampler's: edge ids
-            sets = _edge_id_sets(graph, indices)
-        else:
-            sets = _node_sets(graph, indices, "DataLoader")
-        # (type, id) pairs in a fixed order: a batch of a heterograph may mix types, as DGL's does
-        self._types = list(sets)
-        self._items = torch.cat([torch.stack([torch.full((len(ids),), i, dtype=torch.int64),
-                                              torch.as_tensor(ids, dtype=torch.int64)], 1)
-                                 for i, ids in enumerate(sets.values())]) if sets else torch.zeros(0, 2, dtype=torch.int64)
-
-    def __len__(self) -> int:
-        n = self._items.shape[0]
-        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
-
-    def __iter__(self):
-        items = self._items
-        if self.shuffle:
-            items = items[torch.randperm(items.shape[0], generator=self.generator)]
-        for start in range(0, len(self) * self.batch_size, self.batch_size):
-            batch = items[start:start + self.batch_size]
-            if not self._typed:
-                yield self.sampler.sample(self.graph, batch[:, 1])
-                continue
-            seeds = {t: batch[batch[:, 0] == i, 1] for i, t in enumerate(self._types)}
-            yield self.sampler.sample(self.graph, {t: ids for t, ids in seeds.items() if ids.numel()})
