@@ -122,3 +122,26 @@ def test_ddp_shares_are_contiguous_slices_of_one_order():
     finally:
         dist.destroy_process_group()
         store.cleanup()
+
+
+def test_sampler_takes_dgl_prefetch_output_device_and_fused():
+    g = ring()
+    g.ndata["label"] = torch.arange(40) % 3
+    sampler = NeighborSampler([3, 2], prefetch_node_feats=["x"], prefetch_labels=["label"], prefetch_edge_feats=["w"],
+                              output_device="cpu", fused=True)
+    for input_nodes, output_nodes, blocks in DataLoader(g, torch.arange(40), sampler, batch_size=16):
+        assert torch.equal(blocks[0].srcdata["x"], g.ndata["x"][input_nodes])  # DGL's example reads these
+        assert torch.equal(blocks[-1].dstdata["label"], g.ndata["label"][output_nodes])
+    full = topograph.dataloading.MultiLayerFullNeighborSampler(1, prefetch_node_feats=["x"])
+    _, _, (block,) = full.sample(g, torch.tensor([3]))
+    assert block.num_edges() == int(g.in_degrees(3))
+    with pytest.raises(topograph.DGLError, match=r"prefetch_node_feats names 'feat', no node feature of the graph "
+                                                 r"\(it has \['label', 'x'\]\)"):
+        NeighborSampler([2], prefetch_node_feats=["feat"]).sample(g, torch.tensor([0]))
+    with pytest.raises(topograph.DGLError, match="prefetch_edge_feats names 'weight', no edge feature"):
+        NeighborSampler([2], prefetch_edge_feats=["weight"]).sample(g, torch.tensor([0]))
+    h = topograph.heterograph({("u", "f", "u"): ([0, 1], [1, 2]), ("i", "b", "u"): ([0, 1], [2, 2])})
+    h.nodes["u"].data["x"] = torch.ones(3, 2)
+    NeighborSampler([2], prefetch_node_feats={"u": ["x"]}).sample(h, {"u": torch.tensor([2])})
+    with pytest.raises(topograph.DGLError, match="prefetch_node_feats names 'x', no node feature of i"):
+        NeighborSampler([2], prefetch_node_feats={"i": ["x"]}).sample(h, {"u": torch.tensor([2])})

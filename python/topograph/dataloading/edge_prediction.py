@@ -27,6 +27,7 @@ import torch
 from .._base import EID, NID, DGLError
 from .._construct import heterograph
 from .._graph import DGLGraph
+from .neighbor_sampler import check_feature_names
 
 Seeds = Dict[int, torch.Tensor]  # relation index -> edge ids [k] (int64, CPU)
 
@@ -124,14 +125,7 @@ class EdgePredictionSampler:
         self.prefetch_labels = prefetch_labels or []
 
     def _check_prefetch_labels(self, g: DGLGraph) -> None:
-        labels = self.prefetch_labels
-        wanted = labels.items() if isinstance(labels, Mapping) else [(None, labels)]
-        for etype, names in wanted:
-            held = list(g.edata if etype is None else g.edges[etype].data)  # every relation's names, or one's
-            missing = [name for name in names if name not in held]
-            if missing:
-                raise DGLError(f"as_edge_prediction_sampler: prefetch_labels names {missing[0]!r}, no edge feature "
-                               f"of {'the graph' if etype is None else etype} (it has {sorted(held)})")
+        check_feature_names(g, self.prefetch_labels, "edge", "as_edge_prediction_sampler: prefetch_labels")
 
     def _reverse_ids(self, g: DGLGraph, r: int, eids: torch.Tensor) -> torch.Tensor:
         """reverse_eids[eids] for seeds of relation r, each checked to be an edge id of r."""

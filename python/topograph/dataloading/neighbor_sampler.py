@@ -18,6 +18,22 @@ from .._subgraph import _check, _node_sets
 from ..sampling import EDGE_DIRS, _exclusions, _fanouts, _sampling_options
 
 
+def check_feature_names(g: DGLGraph, names, kind: str, what: str) -> None:
+    """DGL's prefetch lists (a list of names, or {type: names}) checked to name features of g: node features for
+    kind 'node', edge features for 'edge' (a list: of any type; a dict: of that type). A DGLError names the
+    first missing one."""
+    wanted = names.items() if isinstance(names, Mapping) else [(None, names)]
+    for key, listed in wanted:
+        if kind == "node":
+            held = list(g.ndata if key is None else g.nodes[key].data)
+        else:
+            held = list(g.edata if key is None else g.edges[key].data)
+        missing = [name for name in listed if name not in held]
+        if missing:
+            raise DGLError(f"{what} names {missing[0]!r}, no {kind} feature of "
+                           f"{'the graph' if key is None else key} (it has {sorted(held)})")
+
+
 class MultiLayerNeighborSampler:
     """dgl.dataloading.NeighborSampler (MultiLayerNeighborSampler is its other name, as in DGL).
     fanouts[l]: layer l's fan-out, an int (-1: every edge) or {etype: int}; layer 0 is the input layer, so
@@ -25,10 +41,15 @@ class MultiLayerNeighborSampler:
     DGL's name for a boolean prob; give one of the two). edge_dir="out": each layer draws its destinations'
     out-edges and the block holds them turned round (neighbour -> seed, relation (dst type, etype, src type)),
     so messages reach the seeds as through in-edges; EID still names g's edge. DGL 2.1's blocks there are
-    unusable (destination ids outside the block), so this is Topograph's reading, not a copy."""
+    unusable (destination ids outside the block), so this is Topograph's reading, not a copy.
+    prefetch_node_feats, prefetch_labels, prefetch_edge_feats: DGL's lazy-feature names (a list, or {type:
+    names}); the blocks carry every feature of g gathered already, so they are only checked to name features g
+    has (a DGLError naming the first that is not). output_device: where sample() puts what it returns; fused:
+    DGL's fused-kernel switch (the core samples a batch's layers in one call either way)."""
 
     def __init__(self, fanouts: Sequence, edge_dir: str = "in", prob: Optional[str] = None,
-                 mask: Optional[str] = None, replace: bool = False):
+                 mask: Optional[str] = None, replace: bool = False, prefetch_node_feats=None, prefetch_labels=None,
+                 prefetch_edge_feats=None, output_device=None, fused: bool = True):
         if len(fanouts) == 0:
             raise ValueError("MultiLayerNeighborSampler: fanouts must name at least one layer")
         if edge_dir not in EDGE_DIRS:
@@ -38,6 +59,10 @@ class MultiLayerNeighborSampler:
                              "the probability by the mask instead")
         self.fanouts, self.edge_dir, self.replace = list(fanouts), edge_dir, replace
         self.prob = prob if prob is not None else mask
+        self.prefetch = [("node", "prefetch_node_feats", prefetch_node_feats or []),
+                         ("node", "prefetch_labels", prefetch_labels or []),
+                         ("edge", "prefetch_edge_feats", prefetch_edge_feats or [])]
+        self.output_device = None if output_device is None else torch.device(output_device)
 
     def sample(self, g: DGLGraph, seed_nodes, exclude_eids=None):
         """(input_nodes, output_nodes, blocks): blocks[0] reads input_nodes' features (blocks[0].srcdata), the
@@ -48,6 +73,8 @@ class MultiLayerNeighborSampler:
         DGL 2.1, which drops them from its draws, they leave the seed its full fan-out (sample_neighbors'
         exclude_edges)."""
         _check(g, "MultiLayerNeighborSampler")
+        for kind, what, names in self.prefetch:
+            check_feature_names(g, names, kind, f"MultiLayerNeighborSampler: {what}")
         edge_dir, replace, weights = _sampling_options(g, self.edge_dir, self.prob, self.replace,
                                                        "MultiLayerNeighborSampler")
         single = not isinstance(seed_nodes, Mapping)
@@ -65,6 +92,10 @@ class MultiLayerNeighborSampler:
             blocks.append(block)
         inputs = {t: blocks[0].srcnodes[t].data[NID].to(torch.int64) for t in types}  # what blocks[0] reads
         outputs = {t: ids for t, ids in zip(types, seeds) if t in sets}
+        if self.output_device is not None:
+            blocks = [b.to(self.output_device) for b in blocks]
+            inputs = {t: ids.to(self.output_device) for t, ids in inputs.items()}
+            outputs = {t: ids.to(self.output_device) for t, ids in outputs.items()}
         if single:
             (t,) = types
             return inputs[t], outputs[t], blocks
@@ -78,9 +109,10 @@ NeighborSampler = MultiLayerNeighborSampler  # DGL 2.1's main name for it
 
 class MultiLayerFullNeighborSampler(MultiLayerNeighborSampler):
     """Every edge into (edge_dir="out": out of) each layer's seeds, num_layers layers:
-    MultiLayerNeighborSampler([-1] * num_layers, edge_dir=edge_dir), as DGL's."""
+    MultiLayerNeighborSampler([-1] * num_layers, edge_dir=edge_dir, **kwargs) (prefetch_*, output_device, ...),
+    as DGL's."""
 
-    def __init__(self, num_layers: int, edge_dir: str = "in"):
+    def __init__(self, num_layers: int, edge_dir: str = "in", **kwargs):
         if isinstance(num_layers, bool) or not isinstance(num_layers, int) or num_layers < 1:
             raise ValueError(f"MultiLayerFullNeighborSampler: num_layers must be an int >= 1, got {num_layers!r}")
-        super().__init__([-1] * num_layers, edge_dir=edge_dir)
+        super().__init__([-1] * num_layers, edge_dir=edge_dir, **kwargs)
