@@ -1,0 +1,182 @@
+"""Graphs to and from other libraries' formats, under DGL 2.1's names: from_scipy / bipartite_from_scipy (a SciPy
+sparse matrix: entry (i, j) an edge i -> j), from_networkx / to_networkx, and a graph's adjacency matrix as a
+torch sparse tensor or a SciPy matrix (adj_external) or as its COO / CSR / CSC tensors (adj_tensors).
+
+SciPy and NetworkX are the caller's: imported only here, when one of these is called (a clear ImportError names
+the one missing). Edge ids follow DGL's: a SciPy matrix's edges in its COO order (a CSR matrix row by row), a
+NetworkX graph's in its edge iteration order (an undirected one made directed first, each edge both ways; or by
+the integer edge attribute edge_id_attr_name), nodes relabelled 0..N-1 in sorted order."""
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+import torch
+
+from ._base import DGLError
+from ._construct import graph, heterograph
+from ._graph import DGLGraph, EType
+
+
+def _module(name: str):
+    try:
+        return __import__(name)
+    except ImportError as e:
+        raise ImportError(f"topograph: this needs {name}, which is not installed (pip install {name})") from e
+
+
+def _coo_of(sp_mat, what: str):
+    """(row, col, data) of a SciPy sparse matrix in its COO order, as int64 / its values' tensors."""
+    scipy = _module("scipy")
+    import scipy.sparse  # noqa: F401 (scipy.sparse is a submodule)
+
+    if not scipy.sparse.issparse(sp_mat):
+        raise TypeError(f"{what}: expected a SciPy sparse matrix, got {type(sp_mat).__name__}")
+    coo = sp_mat.tocoo()
+    return (torch.as_tensor(coo.row, dtype=torch.int64), torch.as_tensor(coo.col, dtype=torch.int64),
+            torch.as_tensor(coo.data))
+
+
+def from_scipy(sp_mat, eweight_name: Optional[str] = None, idtype=None, device=None) -> DGLGraph:
+    """dgl.from_scipy: a graph of N nodes from a square N x N SciPy sparse matrix, one edge i -> j per stored
+    entry (i, j), edge ids in the matrix's COO order; eweight_name stores the entries' values as edata."""
+    row, col, data = _coo_of(sp_mat, "from_scipy")
+    if sp_mat.shape[0] != sp_mat.shape[1]:
+        raise DGLError(f"from_scipy: the matrix must be square (N x N), got shape {tuple(sp_mat.shape)}: use "
+                       f"bipartite_from_scipy for a graph of two node types")
+    g = graph((row, col), num_nodes=int(sp_mat.shape[0]), idtype=idtype)
+    if eweight_name is not None:
+        g.edata[eweight_name] = data
+    return g if device is None else g.to(device)
+
+
+def bipartite_from_scipy(sp_mat, utype: str, etype: str, vtype: str, eweight_name: Optional[str] = None,
+                         idtype=None, device=None) -> DGLGraph:
+    """dgl.bipartite_from_scipy: an N x M matrix as N nodes of utype, M of vtype and an edge (utype, etype, vtype)
+    i -> j per stored entry (i, j); eweight_name stores the values."""
+    row, col, data = _coo_of(sp_mat, "bipartite_from_scipy")
+    if utype == vtype:
+        raise DGLError(f"bipartite_from_scipy: utype and vtype must differ, both are {utype!r}")
+    g = heterograph({(utype, etype, vtype): (row, col)},
+                    {utype: int(sp_mat.shape[0]), vtype: int(sp_mat.shape[1])}, idtype=idtype)
+    if eweight_name is not None:
+        g.edata[eweight_name] = data
+    return g if device is None else g.to(device)
+
+
+def _stacked(values: list, what: str) -> torch.Tensor:
+    """NetworkX attribute values (tensors, numbers, lists) as one tensor, row i the i-th value."""
+    if values and isinstance(values[0], torch.Tensor):
+        return torch.stack(values, 0)
+    try:
+        return torch.tensor(values)
+    except (TypeError, ValueError) as e:
+        raise DGLError(f"from_networkx: {what} cannot make a tensor: {e}") from e
+
+
+def from_networkx(nx_graph, node_attrs: Optional[Sequence[str]] = None, edge_attrs: Optional[Sequence[str]] = None,
+                  edge_id_attr_name: Optional[str] = None, idtype=None, device=None) -> DGLGraph:
+    """dgl.from_networkx: nodes relabelled 0..N-1 in sorted order, an undirected graph made directed (each edge
+    both ways, NetworkX's to_directed), edges in NetworkX's order or, with edge_id_attr_name, each at the id its
+    attribute gives (0..E-1, each once); node_attrs / edge_attrs copied into ndata / edata (every node / edge must
+    have each)."""
+    nx = _module("networkx")
+    if not isinstance(nx_graph, nx.Graph):
+        raise TypeError(f"from_networkx: expected a NetworkX graph, got {type(nx_graph).__name__}")
+    if not nx_graph.is_directed():
+        nx_graph = nx_graph.to_directed()
+    nx_graph = nx.convert_node_labels_to_integers(nx_graph, ordering="sorted")
+    edges = list(nx_graph.edges(data=True))
+    order = list(range(len(edges)))
+    if edge_id_attr_name is not None:
+        ids = []
+        for u, v, attrs in edges:
+            if edge_id_attr_name not in attrs:
+                raise DGLError(f"from_networkx: edge ({u}, {v}) has no attribute {edge_id_attr_name!r} "
+                               f"(edge_id_attr_name)")
+            ids.append(int(attrs[edge_id_attr_name]))
+        if sorted(ids) != order:
+            raise DGLError(f"from_networkx: the {edge_id_attr_name!r} attributes must number the {len(edges)} edges "
+                           f"0..{len(edges) - 1}, each once")
+        order = sorted(order, key=lambda i: ids[i])
+    edges = [edges[i] for i in order]
+    src = torch.tensor([u for u, _, _ in edges], dtype=torch.int64)
+    dst = torch.tensor([v for _, v, _ in edges], dtype=torch.int64)
+    g = graph((src, dst), num_nodes=nx_graph.number_of_nodes(), idtype=idtype)
+    for name in node_attrs or []:
+        missing = [n for n in range(g.num_nodes()) if name not in nx_graph.nodes[n]]
+        if missing:
+            raise DGLError(f"from_networkx: node {missing[0]} (after relabelling) has no attribute {name!r}")
+        g.ndata[name] = _stacked([nx_graph.nodes[n][name] for n in range(g.num_nodes())], f"node attribute {name!r}")
+    for name in edge_attrs or []:
+        missing = [(u, v) for u, v, attrs in edges if name not in attrs]
+        if missing:
+            raise DGLError(f"from_networkx: edge {missing[0]} has no attribute {name!r}")
+        g.edata[name] = _stacked([attrs[name] for _, _, attrs in edges], f"edge attribute {name!r}")
+    return g if device is None else g.to(device)
+
+
+def to_networkx(g: DGLGraph, node_attrs: Optional[Sequence[str]] = None,
+                edge_attrs: Optional[Sequence[str]] = None):
+    """dgl.to_networkx of a graph of one node type and one relation: a NetworkX MultiDiGraph of nodes 0..N-1
+    and one edge per edge, whose attribute 'id' is its edge id; node_attrs / edge_attrs copy those features'
+    rows (tensors) onto the nodes / edges."""
+    nx = _module("networkx")
+    if not isinstance(g, DGLGraph) or g.is_block or not g.is_homogeneous:
+        raise DGLError("to_networkx: only a graph of one node type and one relation"
+                       + ("" if not isinstance(g, DGLGraph) else f" (this one has {g.canonical_etypes})"))
+    out = nx.MultiDiGraph()
+    out.add_nodes_from(range(g.num_nodes()))
+    for n in range(g.num_nodes()):
+        out.nodes[n].update({name: g.ndata[name][n] for name in node_attrs or []})
+    u, v = (t.tolist() for t in g.edges())
+    for e, (a, b) in enumerate(zip(u, v)):
+        attrs = {"id": e}
+        attrs.update({name: g.edata[name][e] for name in edge_attrs or []})
+        out.add_edge(a, b, **attrs)
+    return out
+
+
+def adj_tensors(g: DGLGraph, fmt: str, etype: EType = None):
+    """DGLGraph.adj_tensors: the relation's adjacency (rows: sources) as tensors of g's idtype: 'coo' (src, dst) by
+    edge id; 'csr' (indptr, indices, edge ids) rows by source; 'csc' the same by destination (indices: sources);
+    within a row, edges by edge id."""
+    if fmt not in ("coo", "csr", "csc"):
+        raise DGLError(f"adj_tensors: fmt must be 'coo', 'csr' or 'csc', got {fmt!r}")
+    relation = g.to_canonical_etype(etype)
+    u, v = g.all_edges(form="uv", order="eid", etype=relation)
+    if fmt == "coo":
+        return u, v
+    rows, cols = (u, v) if fmt == "csr" else (v, u)
+    count = g.num_src_nodes(relation[0]) if fmt == "csr" else g.num_dst_nodes(relation[2])
+    order = torch.sort(rows.to(torch.int64), stable=True).indices  # by row, edge ids ascending within one
+    indptr = torch.zeros(count + 1, dtype=torch.int64)
+    indptr[1:] = torch.cumsum(torch.bincount(rows.to(torch.int64), minlength=count), 0)
+    return indptr.to(u.dtype), cols[order], order.to(u.dtype)
+
+
+def adj_external(g: DGLGraph, transpose: bool = False, ctx=None, scipy_fmt: Optional[str] = None,
+                 etype: EType = None):
+    """DGLGraph.adj_external: the relation's adjacency matrix [sources, destinations] (transpose: [destinations,
+    sources]) with a 1 per edge (parallel edges summed where the format sums them), as a torch sparse COO tensor
+    (float32, uncoalesced, on ctx or g's device) or, with scipy_fmt 'coo' / 'csr' / 'csc', a SciPy matrix."""
+    relation = g.to_canonical_etype(etype)
+    u, v = (t.to(device="cpu", dtype=torch.int64) for t in g.all_edges(form="uv", order="eid", etype=relation))
+    shape = (g.num_src_nodes(relation[0]), g.num_dst_nodes(relation[2]))
+    if transpose:
+        u, v, shape = v, u, shape[::-1]
+    if scipy_fmt is None:
+        device = g.device if ctx is None else torch.device(ctx)
+        return torch.sparse_coo_tensor(torch.stack([u, v]), torch.ones(u.numel()), shape).to(device)
+    if scipy_fmt not in ("coo", "csr", "csc"):
+        raise DGLError(f"adj_external: scipy_fmt must be None, 'coo', 'csr' or 'csc', got {scipy_fmt!r}")
+    _module("scipy")
+    import numpy as np
+    import scipy.sparse
+
+    matrix = scipy.sparse.coo_matrix((np.ones(u.numel(), dtype=np.float32), (u.numpy(), v.numpy())), shape=shape)
+    return matrix.asformat(scipy_fmt)
+
+
+# DGLGraph's methods of these names, as DGL's; set here to keep _graph.py small.
+DGLGraph.adj_tensors = adj_tensors
+DGLGraph.adj_external = adj_external
