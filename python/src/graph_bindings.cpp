@@ -133,6 +133,15 @@ void bind_graph(nb::module_& m) {
              const HeteroGraph::BuiltFormats b = g.built_formats(relation);
              return std::make_tuple(b.csr, b.csc, b.csr_edge_ids, b.csc_edge_ids);
            })
+      // (indptr, indices, edge ids) of the relation's CSR by source (by_source) or CSC by destination, edges by
+      // edge id within a row; built and kept on first use. Copies, so a caller writing into them cannot change
+      // the graph; copy=false shares the graph's arrays, for the package's own readers that only read them.
+      .def("adjacency",
+           [](const HeteroGraph& g, int relation, bool by_source, bool copy) {
+             const CsrView& v = by_source ? g.out_csr(relation) : g.in_csc(relation);
+             const auto out = [copy](const Tensor& t) { return to_torch(copy ? t.clone() : t); };
+             return std::make_tuple(out(v.indptr), out(v.indices), out(v.eids));
+           })
       // Every relation's CSR and CSC with their edge ids, now (DGL's create_formats_).
       .def("create_formats",
            [](const HeteroGraph& g) {

@@ -142,16 +142,9 @@ def adj_tensors(g: DGLGraph, fmt: str, etype: EType = None):
     within a row, edges by edge id."""
     if fmt not in ("coo", "csr", "csc"):
         raise DGLError(f"adj_tensors: fmt must be 'coo', 'csr' or 'csc', got {fmt!r}")
-    relation = g.to_canonical_etype(etype)
-    u, v = g.all_edges(form="uv", order="eid", etype=relation)
     if fmt == "coo":
-        return u, v
-    rows, cols = (u, v) if fmt == "csr" else (v, u)
-    count = g.num_src_nodes(relation[0]) if fmt == "csr" else g.num_dst_nodes(relation[2])
-    order = torch.sort(rows.to(torch.int64), stable=True).indices  # by row, edge ids ascending within one
-    indptr = torch.zeros(count + 1, dtype=torch.int64)
-    indptr[1:] = torch.cumsum(torch.bincount(rows.to(torch.int64), minlength=count), 0)
-    return indptr.to(u.dtype), cols[order], order.to(u.dtype)
+        return g.all_edges(form="uv", order="eid", etype=etype)
+    return g._g.adjacency(g._relation(etype), fmt == "csr", True)  # the core's formats (built once), copied
 
 
 def adj_external(g: DGLGraph, transpose: bool = False, ctx=None, scipy_fmt: Optional[str] = None,

@@ -56,7 +56,9 @@ def _restart(restart_prob, steps: int) -> Optional[torch.Tensor]:
 
 def _step_table(g: DGLGraph, relation: tuple, prob: Optional[str]):
     """(indptr, neighbours, edge ids, inclusive running sums of the weights or None) of relation's out-edges."""
-    indptr, indices, eids = (t.to(device="cpu", dtype=torch.int64) for t in g.adj_tensors("csr", etype=relation))
+    # the core's CSR, read in place (no copy of the graph's arrays on a CPU graph of int64 ids)
+    indptr, indices, eids = (t.to(device="cpu", dtype=torch.int64)
+                             for t in g._g.adjacency(g._relation(relation), True, False))
     if prob is None:
         return indptr, indices, eids, None
     frame = g.edges[relation].data
