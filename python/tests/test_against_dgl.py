@@ -470,6 +470,12 @@ def test_transforms_and_queries_match_dgl(name, idtype):
     gd.edata["w"], gt.edata["w"] = w, w
     for a, b in zip(topograph.to_bidirected(gt).edges(), dgl.to_bidirected(gd).edges()):
         assert a.tolist() == b.tolist()
+    for exclude_self in (True, False):
+        rt, rd = (lib.add_reverse_edges(g, copy_edata=True, exclude_self=exclude_self)
+                  for lib, g in ((topograph, gt), (dgl, gd)))
+        for a, b in zip(rt.edges(), rd.edges()):
+            assert a.tolist() == b.tolist()
+        torch.testing.assert_close(rt.edata["w"], rd.edata["w"])
     for aggregator in ("arbitrary", "sum", "mean"):
         (st, mt), (sd, md) = (lib.to_simple(g, writeback_mapping=True, copy_edata=True, aggregator=aggregator)
                               for lib, g in ((topograph, gt), (dgl, gd)))

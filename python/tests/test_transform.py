@@ -45,6 +45,28 @@ def test_to_bidirected_is_the_symmetric_simple_graph(graph_name, idtype):
     assert topograph.to_bidirected(g, copy_ndata=True).ndata["x"] is g.ndata["x"]
 
 
+def test_add_reverse_edges_appends_each_edge_turned(graph_name, idtype):
+    g, src, dst, n = build(graph_name, idtype)
+    g.ndata["x"] = torch.randn(n, 2)
+    g.edata["w"] = torch.randn(src.numel(), 3)
+    old = list(zip(src.tolist(), dst.tolist()))
+    for exclude_self in (True, False):
+        turned = [(v, u) for u, v in old if not (exclude_self and u == v)]
+        rg = topograph.add_reverse_edges(g, copy_edata=True, exclude_self=exclude_self)
+        assert pairs(rg) == old + turned and rg.idtype == idtype and rg.ndata["x"] is g.ndata["x"]
+        rows = [e for e, (u, v) in enumerate(old) if not (exclude_self and u == v)]
+        torch.testing.assert_close(rg.edata["w"], torch.cat([g.edata["w"], g.edata["w"][rows]]))
+    bare = topograph.add_reverse_edges(g, copy_ndata=False)
+    assert len(bare.ndata) == 0 and len(bare.edata) == 0
+    h = topograph.heterograph({("u", "f", "u"): ([0, 1], [1, 1]), ("u", "r", "i"): ([0], [2])})
+    with pytest.raises(topograph.DGLError, match=r"relation \('u', 'r', 'i'\) joins two node types"):
+        topograph.add_reverse_edges(h)
+    kept = topograph.add_reverse_edges(h, ignore_bipartite=True)
+    assert pairs(kept, "f") == [(0, 1), (1, 1), (1, 0)] and pairs(kept, "r") == [(0, 2)]
+    with pytest.raises(topograph.DGLError, match="a batch of 2 graphs; unbatch it first"):
+        topograph.add_reverse_edges(topograph.batch([g, g]))
+
+
 def test_transforms_keep_a_batch_a_batch():
     graphs = []
     for name in GRAPHS:

@@ -40,7 +40,7 @@ from ._construct import batch, edge_type_subgraph, graph, heterograph, reverse, 
 from ._graph import DGLGraph
 from ._block import DGLBlock, to_block
 from ._subgraph import edge_subgraph, in_subgraph, node_subgraph, node_type_subgraph, out_subgraph
-from ._transform import add_self_loop, remove_edges, remove_self_loop, to_bidirected, to_simple
+from ._transform import add_reverse_edges, add_self_loop, remove_edges, remove_self_loop, to_bidirected, to_simple
 from ._convert import to_heterogeneous, to_homogeneous
 from ._external import bipartite_from_scipy, from_networkx, from_scipy, to_networkx
 from ._structure_ops import khop_graph, knn_graph, line_graph, segmented_knn_graph

@@ -126,6 +126,40 @@ def to_bidirected(g: DGLGraph, copy_ndata: bool = False, readonly=None) -> DGLGr
     return new
 
 
+def add_reverse_edges(g: DGLGraph, readonly=None, copy_ndata: bool = True, copy_edata: bool = False,
+                      ignore_bipartite: bool = False, exclude_self: bool = True) -> DGLGraph:
+    """dgl.add_reverse_edges: per relation whose two node types agree, its E edges (ids 0..E-1, as in g) then the
+    reverse v -> u of each (ids E.., in the same order), parallel edges kept; exclude_self leaves self loops
+    unreversed. A relation between two types is an error, or kept as it is with ignore_bipartite. copy_ndata: the
+    node features come along (the same tensors); copy_edata: edge features too, each reversed edge with its
+    original's row (else none). `readonly` is DGL's deprecated argument, ignored. A batch is an error (unbatch
+    first: its edges must stay grouped by member)."""
+    _check(g, "add_reverse_edges")
+    if g.batch_size > 1:
+        raise DGLError(f"add_reverse_edges: g is a batch of {g.batch_size} graphs; unbatch it first (a batch keeps "
+                       f"each member's edges together, which the reversed edges appended after all would break)")
+    edges, parents = [], []
+    for s, e, d in g.canonical_etypes:
+        u, v = g.all_edges(etype=(s, e, d))
+        ids = torch.arange(u.numel())
+        if s != d:
+            if not ignore_bipartite:
+                raise DGLError(f"add_reverse_edges: relation {(s, e, d)} joins two node types; pass "
+                               f"ignore_bipartite=True to keep such relations as they are")
+            edges.append((u, v))
+            parents.append(ids)
+            continue
+        turned = (u != v) if exclude_self else torch.ones_like(u, dtype=torch.bool)
+        edges.append((torch.cat([u, v[turned]]), torch.cat([v, u[turned]])))
+        parents.append(torch.cat([ids, ids[turned.cpu()]]))
+    new = _rebuilt(g, edges)
+    if copy_ndata:
+        _mp().carry_node_features(g, new)
+    if copy_edata:
+        _mp().carry_edge_features(g, new, range(len(edges)), parents)
+    return new
+
+
 def _loop_fill(g: DGLGraph, relation: int, value: torch.Tensor, fill_data) -> torch.Tensor:
     """The rows of an edge feature (value [E, *]) for the loops of every node [N, *]: fill_data (cast to the feature's
     dtype), or the node's in-edges' rows reduced by fill_data ('sum', 'mean', 'max', 'min'; 0 for a node
