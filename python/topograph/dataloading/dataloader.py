@@ -108,7 +108,7 @@ class DataLoader:
         if unknown:
             raise TypeError(f"DataLoader: unexpected keyword argument {unknown[0]!r} (not DGL's DataLoader's nor "
                             f"torch DataLoader's)")
-        self.graph, self.sampler, self.graph_sampler = graph, graph_sampler, graph_sampler
+        self.graph, self.graph_sampler = graph, graph_sampler
         self.batch_size, self.shuffle, self.drop_last, self.generator = batch_size, shuffle, drop_last, generator
         self.device = None if device is None else torch.device(device)
         self.use_ddp, self.ddp_seed, self.epoch = use_ddp, int(ddp_seed), 0
