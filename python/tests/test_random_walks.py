@@ -1,4 +1,4 @@
-"""dgl.sampling.random_walk and pack_traces (_random_walks.py): every step an out-edge of the step's relation,
+"""dgl.sampling.random_walk, node2vec_random_walk and pack_traces (_random_walks.py): every step an out-edge of the step's relation,
 uniform or in proportion to prob, stopped walks padded with -1 (dead ends, restart_prob), metapaths over node
 types, the laws against their expected frequencies, and clean errors."""
 import topograph  # before torch: then both OpenMP pools wait briefly (topograph/__init__.py)
@@ -6,7 +6,7 @@ import topograph  # before torch: then both OpenMP pools wait briefly (topograph
 import pytest
 import torch
 
-from topograph.sampling import pack_traces, random_walk
+from topograph.sampling import node2vec_random_walk, pack_traces, random_walk
 
 
 def check_walks(g, traces, eids, relations):
@@ -98,3 +98,22 @@ def test_random_walk_errors_name_the_argument():
         random_walk(g, [0], length=1, restart_prob=1.5)
     with pytest.raises(topograph.DGLError, match="traces .* and types"):
         pack_traces(torch.zeros(2, 3, dtype=torch.int64), torch.zeros(2, dtype=torch.int64))
+
+
+def test_node2vec_walks_follow_the_return_and_in_out_biases():
+    # a triangle 0-1-2 and a tail 2-3, both ways: after 1 -> 2 the next is 1 (return: 1/p), 0 (a neighbour of 1:
+    # 1) or 3 (two steps from 1: 1/q), in those proportions
+    g = topograph.to_bidirected(topograph.graph(([0, 1, 2, 2], [1, 2, 0, 3])))
+    torch.manual_seed(3)
+    n = 12000
+    for p, q in ((1.0, 1.0), (0.5, 2.0), (4.0, 0.25)):
+        traces, eids = node2vec_random_walk(g, torch.ones(n, dtype=torch.int64), p, q, 3, return_eids=True)
+        check_walks(g, traces, eids, [g.canonical_etypes[0]] * 3)
+        via = traces[:, 1] == 2
+        share = torch.bincount(traces[via, 2], minlength=4).double() / int(via.sum())
+        want = torch.tensor([1.0, 1 / p, 0.0, 1 / q], dtype=torch.float64)
+        assert (share - want / want.sum()).abs().max() < 0.025, (p, q, share)
+    chain = topograph.graph(([0, 1], [1, 2]), num_nodes=3)  # 2 is a dead end
+    assert node2vec_random_walk(chain, [0], 1.0, 1.0, 3).tolist() == [[0, 1, 2, -1]]
+    with pytest.raises(topograph.DGLError, match="q must be a number > 0, got 0"):
+        node2vec_random_walk(chain, [0], 1.0, 0, 2)

@@ -73,6 +73,26 @@ def _step_table(g: DGLGraph, relation: tuple, prob: Optional[str]):
     return indptr, indices, eids, torch.cumsum(w[eids], 0)
 
 
+def _draw(table: tuple, at: torch.Tensor, alive: torch.Tensor):
+    """(each walker's drawn position in the table's CSR, alive without the walkers at a node with no out-edge
+    of positive weight): uniform over at's row, or by the running sums (the first entry whose sum passes the
+    row's start + u * its total). Positions of dead walkers are in range but meaningless."""
+    indptr, indices, _, running = table
+    at = at.clamp(min=0)
+    first, last = indptr[at], indptr[at + 1]
+    u = torch.rand(at.numel(), dtype=torch.float64)
+    if running is None:
+        alive = alive & (last > first)
+        pick = first + (u * (last - first)).to(torch.int64).clamp(max=(last - first - 1).clamp(min=0))
+    else:
+        before = torch.where(first > 0, running[(first - 1).clamp(min=0)], torch.zeros_like(u))
+        total = torch.where(last > first, running[(last - 1).clamp(min=0)], before) - before
+        alive = alive & (total > 0)
+        pick = torch.searchsorted(running, before + u * total, right=True)
+        pick = torch.minimum(torch.maximum(pick, first), (last - 1).clamp(min=0))
+    return pick.clamp(max=max(indices.numel() - 1, 0)), alive
+
+
 def random_walk(g: DGLGraph, nodes, *, metapath: Optional[Sequence[EType]] = None, length: Optional[int] = None,
                 prob: Optional[str] = None, restart_prob=None, return_eids: bool = False):
     """dgl.sampling.random_walk: one walk from each of `nodes` (ids of the first step's source type), `length` steps
@@ -100,28 +120,72 @@ def random_walk(g: DGLGraph, nodes, *, metapath: Optional[Sequence[EType]] = Non
     for i, relation in enumerate(steps):
         if relation not in tables:
             tables[relation] = _step_table(g, relation, prob)
-        indptr, indices, eids, running = tables[relation]
+        _, indices, eids, _ = tables[relation]
         if restart is not None:
             alive &= torch.rand(walkers, dtype=torch.float64) >= restart[i]
-        at = current.clamp(min=0)
-        first, last = indptr[at], indptr[at + 1]
-        u = torch.rand(walkers, dtype=torch.float64)
-        if running is None:
-            alive &= last > first
-            pick = first + (u * (last - first)).to(torch.int64).clamp(max=(last - first - 1).clamp(min=0))
-        else:  # the row's running sums: the first entry whose sum passes its start + u * the row's total
-            before = torch.where(first > 0, running[(first - 1).clamp(min=0)], torch.zeros_like(u))
-            total = torch.where(last > first, running[(last - 1).clamp(min=0)], before) - before
-            alive &= total > 0
-            pick = torch.searchsorted(running, before + u * total, right=True)
-            pick = torch.minimum(torch.maximum(pick, first), (last - 1).clamp(min=0))
-        pick = pick.clamp(max=max(indices.numel() - 1, 0))
+        pick, alive = _draw(tables[relation], current, alive)
         current = torch.where(alive, indices[pick] if indices.numel() else current, torch.full_like(current, -1))
         traces[:, i + 1] = current
         edges[:, i] = torch.where(alive, eids[pick] if eids.numel() else current, torch.full_like(current, -1))
     types = torch.tensor([g.ntypes.index(start_type)] + [g.ntypes.index(r[2]) for r in steps], dtype=torch.int64)
     traces, edges = traces.to(g.idtype), edges.to(g.idtype)  # ids in the graph's dtype, as DGL's
     return (traces, edges, types) if return_eids else (traces, types)
+
+
+def _has_edge(table: tuple, src: torch.Tensor, dst: torch.Tensor) -> torch.Tensor:
+    """Whether each src[i] -> dst[i] is an edge: src's row scanned for dst (O(the rows' lengths), as DGL's)."""
+    indptr, indices = table[0], table[1]
+    first = indptr[src]
+    lengths = indptr[src + 1] - first
+    owner = torch.repeat_interleave(torch.arange(src.numel()), lengths)
+    within = torch.arange(owner.numel()) - torch.repeat_interleave(torch.cumsum(lengths, 0) - lengths, lengths)
+    hit = (indices[first[owner] + within] == dst[owner]).to(torch.int64)
+    return torch.zeros(src.numel(), dtype=torch.int64).index_add_(0, owner, hit) > 0
+
+
+def node2vec_random_walk(g: DGLGraph, nodes, p: float, q: float, walk_length: int, prob: Optional[str] = None,
+                         return_eids: bool = False):
+    """dgl.sampling.node2vec_random_walk: walks of walk_length steps on a graph of one relation from a node type
+    to itself, biased as node2vec (Grover and Leskovec 2016): after t -> v, the next node x of v's out-edges
+    (uniform, or in proportion to `prob`) is kept with weight 1/p if x is t, 1 if t -> x is an edge, 1/q
+    otherwise (rejection sampling against the largest of the three, as DGL's). A walk at a node without an
+    out-edge stops (-1 after). Returns traces [len(nodes), walk_length + 1] of g's idtype, with return_eids also
+    eids [len(nodes), walk_length]."""
+    _check(g, "node2vec_random_walk")
+    for name, value in (("p", p), ("q", q)):
+        if not (isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0):
+            raise DGLError(f"node2vec_random_walk: {name} must be a number > 0, got {value!r}")
+    steps = _relations(g, None, walk_length)
+    relation = steps[0] if steps else g.canonical_etypes[0]
+    current = g._checked_ids(nodes, g.num_nodes(relation[0]), "node2vec_random_walk: node").cpu().to(torch.int64)
+    current = current.reshape(-1)
+    table = _step_table(g, relation, prob)
+    indices, eids = table[1], table[2]
+    walkers = current.numel()
+    traces = torch.full((walkers, walk_length + 1), -1, dtype=torch.int64)
+    edges = torch.full((walkers, walk_length), -1, dtype=torch.int64)
+    traces[:, 0] = current
+    alive = torch.ones(walkers, dtype=torch.bool)
+    largest = max(1.0 / p, 1.0, 1.0 / q)
+    for i in range(walk_length):
+        chosen = torch.zeros(walkers, dtype=torch.int64)
+        pick, alive = _draw(table, traces[:, i], alive)
+        pending = alive.clone() if i > 0 else torch.zeros_like(alive)
+        chosen[~pending] = pick[~pending]  # the first step is unbiased
+        while bool(pending.any()):
+            who = pending.nonzero().flatten()
+            at, before = traces[who, i], traces[who, i - 1]
+            pick, _ = _draw(table, at, torch.ones_like(who, dtype=torch.bool))
+            x = indices[pick]
+            weight = torch.where(x == before, torch.full_like(x, 1.0 / p, dtype=torch.float64),
+                                 torch.where(_has_edge(table, before, x), 1.0, 1.0 / q))
+            kept = torch.rand(who.numel(), dtype=torch.float64) * largest < weight
+            chosen[who[kept]] = pick[kept]
+            pending[who[kept]] = False
+        traces[:, i + 1] = torch.where(alive, indices[chosen] if indices.numel() else chosen, torch.full_like(chosen, -1))
+        edges[:, i] = torch.where(alive, eids[chosen] if eids.numel() else chosen, torch.full_like(chosen, -1))
+    traces, edges = traces.to(g.idtype), edges.to(g.idtype)
+    return (traces, edges) if return_eids else traces
 
 
 def pack_traces(traces: torch.Tensor, types: torch.Tensor):

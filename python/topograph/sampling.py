@@ -14,7 +14,7 @@ import torch
 
 from ._base import DGLError
 from ._graph import EID, DGLGraph, EType
-from ._random_walks import pack_traces, random_walk  # noqa: F401 (dgl.sampling's names)
+from ._random_walks import node2vec_random_walk, pack_traces, random_walk  # noqa: F401 (dgl.sampling's names)
 from ._subgraph import _node_sets
 from ._transform import _check
 
