@@ -335,3 +335,16 @@ def test_seed_seeds_torch_generator():
     a = torch.rand(3)
     torch.manual_seed(11)
     assert torch.equal(a, torch.rand(3))
+
+
+def test_dgl_nn_pytorch_paths_name_the_same_layers():
+    import topograph.nn.pytorch as dglnn
+    from topograph.nn.pytorch.conv import GATConv, RelGraphConv, SAGEConv
+    from topograph.nn.pytorch.glob import AvgPooling
+    from topograph.nn.pytorch.hetero import HeteroGraphConv
+    from topograph.nn.pytorch.softmax import edge_softmax
+
+    assert (SAGEConv, GATConv, RelGraphConv) == (topograph.nn.SAGEConv, topograph.nn.GATConv, topograph.nn.RelGraphConv)
+    assert AvgPooling is topograph.nn.AvgPooling and HeteroGraphConv is topograph.nn.HeteroGraphConv
+    assert edge_softmax is topograph.nn.functional.edge_softmax is dglnn.edge_softmax
+    assert all(getattr(dglnn, name) is getattr(topograph.nn, name) for name in topograph.nn.__all__)
