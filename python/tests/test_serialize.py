@@ -165,3 +165,20 @@ def test_damaged_bytes_give_a_graph_or_a_dglerror(tmp_path):
             outcomes["error"] += 1
         os.unlink(damaged)
     assert outcomes["error"] > 0
+
+
+def test_dgl_data_utils_paths_and_info_files(tmp_path):
+    from topograph.data.utils import load_graphs as lg, load_info, save_graphs as sg, save_info
+
+    assert (sg, lg) == (topograph.save_graphs, topograph.load_graphs)
+    path = tmp_path / "info.pkl"
+    save_info(str(path), {"num_classes": 7, "split": [1, 2]})
+    assert load_info(str(path)) == {"num_classes": 7, "split": [1, 2]}
+    assert [p.name for p in tmp_path.iterdir()] == ["info.pkl"]  # no temporary file left
+    path.write_bytes(path.read_bytes()[:5])
+    with pytest.raises(topograph.DGLError, match="info.pkl is not a file save_info wrote"):
+        load_info(str(path))
+    with pytest.raises(topograph.DGLError, match="does not exist"):
+        load_info(str(tmp_path / "missing.pkl"))
+    with pytest.raises(topograph.DGLError, match="info must be a dict, got list"):
+        save_info(str(path), [1])

@@ -50,12 +50,18 @@ def save_graphs(filename: str, g_list, labels: Optional[Dict[str, torch.Tensor]]
         raise DGLError("save_graphs: labels must be a dict {name: tensor}")
     payload = {"format": _FORMAT, "version": _VERSION, "graphs": records,
                "labels": {k: v.detach().cpu() for k, v in labels.items()}}
+    write_atomically(filename, lambda f: torch.save(payload, f))
+
+
+def write_atomically(filename: str, write) -> None:
+    """write(f) into a temporary file beside filename (its folder made if missing), synced, then renamed over
+    it: a reader sees the old file or the new one whole, never a part, also when the process is killed."""
     folder = os.path.dirname(os.path.abspath(filename))
     os.makedirs(folder, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(filename) + ".", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as f:
-            torch.save(payload, f)
+            write(f)
             f.flush()
             os.fsync(f.fileno())
         os.replace(temporary, filename)
