@@ -348,3 +348,23 @@ def test_dgl_nn_pytorch_paths_name_the_same_layers():
     assert AvgPooling is topograph.nn.AvgPooling and HeteroGraphConv is topograph.nn.HeteroGraphConv
     assert edge_softmax is topograph.nn.functional.edge_softmax is dglnn.edge_softmax
     assert all(getattr(dglnn, name) is getattr(topograph.nn, name) for name in topograph.nn.__all__)
+
+
+def test_graph_methods_dgl_attaches():
+    g = topograph.graph(([0, 1, 1, 2], [1, 2, 2, 0]), num_nodes=4)
+    assert g.is_multigraph and not topograph.to_simple(g).is_multigraph
+    assert g.number_of_src_nodes() == g.number_of_dst_nodes() == 4 and g.get_ntype_id(None) == 0
+    h = hetero(topograph)
+    assert [h.get_etype_id(c) for c in h.canonical_etypes] == list(range(len(h.canonical_etypes)))
+    assert [h.get_ntype_id(t) for t in h.ntypes] == list(range(len(h.ntypes)))
+    with pytest.raises(topograph.DGLError, match="node type 'nope' is not one of"):
+        h.get_ntype_id("nope")
+    meta = h.metagraph()
+    assert sorted(meta.nodes) == sorted(h.ntypes)
+    assert sorted(meta.edges(keys=True)) == sorted((s, d, e) for s, e, d in h.canonical_etypes)  # (src, dst, key)
+    relation = h.canonical_etypes[0]
+    assert h.edge_type_subgraph([relation]).canonical_etypes == [relation]
+    sub, where = g.khop_in_subgraph(2, 1)
+    assert sorted(sub.ndata[topograph.NID].tolist()) == [1, 2] and int(sub.ndata[topograph.NID][where]) == 2
+    sub, _ = g.khop_out_subgraph(0, 1)
+    assert sorted(sub.ndata[topograph.NID].tolist()) == [0, 1]

@@ -99,3 +99,6 @@ def edge_type_subgraph(g: DGLGraph, etypes: Sequence[EType]) -> DGLGraph:
 def reverse(g: DGLGraph, copy_ndata: bool = True, copy_edata: bool = False) -> DGLGraph:
     return g.reverse(copy_ndata=copy_ndata, copy_edata=copy_edata)
 
+
+# g.edge_type_subgraph(etypes), as DGL's method; set here beside the function.
+DGLGraph.edge_type_subgraph = lambda self, etypes: edge_type_subgraph(self, etypes)

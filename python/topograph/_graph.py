@@ -115,6 +115,38 @@ class DGLGraph(MessagePassingVerbs):
     def to_canonical_etype(self, etype: EType) -> CanonicalEType:
         return self.canonical_etypes[self._relation(etype)]
 
+    def get_ntype_id(self, ntype: Optional[str]) -> int:
+        """The index of ntype in self.ntypes (None: the one type), as DGL's."""
+        name = self._ntype(ntype)
+        if name not in self.ntypes:
+            raise DGLError(f"node type {name!r} is not one of the graph's {self.ntypes}")
+        return self.ntypes.index(name)
+
+    def get_etype_id(self, etype: EType) -> int:
+        """The index of etype (a name or a canonical triple; None: the one relation) in canonical_etypes."""
+        return self._relation(etype)
+
+    @property
+    def is_multigraph(self) -> bool:
+        """Whether some relation has two edges with the same source and destination (DGL's property)."""
+        for r, (s, _, d) in enumerate(self.canonical_etypes):
+            u, v = (t.to(torch.int64) for t in self._g.edges(r))
+            if torch.unique(u * self.num_dst_nodes(d) + v).numel() < u.numel():
+                return True
+        return False
+
+    def metagraph(self):
+        """The node types and relations as a NetworkX MultiDiGraph (an edge per relation, keyed by its edge type
+        name), as DGL's; needs networkx."""
+        from ._external import _module
+
+        nx = _module("networkx")
+        meta = nx.MultiDiGraph()
+        meta.add_nodes_from(self.ntypes)
+        for s, e, d in self.canonical_etypes:
+            meta.add_edge(s, d, key=e)
+        return meta
+
     # --- sizes
     def num_nodes(self, ntype: Optional[str] = None) -> int:
         """Nodes of `ntype`; of every type together when None (as DGL)."""
@@ -136,6 +168,9 @@ class DGLGraph(MessagePassingVerbs):
 
     def num_dst_nodes(self, ntype: Optional[str] = None) -> int:
         return self.num_nodes(ntype if ntype is not None else self.canonical_etypes[self._relation(None)][2])
+
+    number_of_src_nodes = num_src_nodes
+    number_of_dst_nodes = num_dst_nodes
 
     # --- structure
     def in_degrees(self, v=ALL, etype: EType = None):

@@ -294,3 +294,8 @@ def khop_out_subgraph(graph: DGLGraph, nodes, k: int, *, relabel_nodes: bool = T
                       output_device=None):
     """dgl.khop_out_subgraph: as khop_in_subgraph, over the nodes reached from `nodes` in at most k edges."""
     return _khop(graph, nodes, k, relabel_nodes, store_ids, output_device, inward=False)
+
+
+# DGLGraph's methods of the same names, as DGL's; set here to keep _graph.py small.
+DGLGraph.khop_in_subgraph = lambda self, nodes, k, **kw: khop_in_subgraph(self, nodes, k, **kw)
+DGLGraph.khop_out_subgraph = lambda self, nodes, k, **kw: khop_out_subgraph(self, nodes, k, **kw)
