@@ -71,9 +71,10 @@ std::vector<std::vector<std::int64_t>> sorted_exclusions(const HeteroGraph& h, c
              h.num_relations());
   for (int r = 0; r < h.num_relations(); ++r) {
     std::vector<std::int64_t> ids = options.exclude[r];
+    const std::int64_t edges = h.num_edges(r);
     for (std::size_t i = 0; i < ids.size(); ++i)
-      TOPO_CHECK(ids[i] >= 0 && ids[i] < h.num_edges(r), "{}: exclude of relation {}: [{}] = {} is outside [0, {})",
-                 what, h.canonical_etype(r).str(), i, ids[i], h.num_edges(r));
+      TOPO_CHECK(ids[i] >= 0 && ids[i] < edges, "{}: exclude of relation {}: [{}] = {} is outside [0, {})", what,
+                 h.canonical_etype(r).str(), i, ids[i], edges);
     std::sort(ids.begin(), ids.end());
     ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
     out[r] = std::move(ids);
