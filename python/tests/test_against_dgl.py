@@ -393,6 +393,7 @@ POOLINGS = {  # constructor over a dgl.nn-like namespace
     "sort": lambda nn: nn.SortPooling(2),
     "attention": lambda nn: nn.GlobalAttentionPooling(torch.nn.Linear(4, 1), torch.nn.Linear(4, 3)),
     "set2set": lambda nn: nn.Set2Set(4, 2, 1),
+    "weight_and_sum": lambda nn: nn.WeightAndSum(4),
 }
 
 

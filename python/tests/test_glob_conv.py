@@ -7,7 +7,7 @@ import torch
 
 import topograph
 from topograph.nn import (APPNPConv, AvgPooling, EdgeWeightNorm, GINConv, GlobalAttentionPooling, MaxPooling,
-                          Set2Set, SGConv, SortPooling, SumPooling)
+                          Set2Set, SGConv, SortPooling, SumPooling, WeightAndSum)
 
 torch.manual_seed(0)
 N = 7
@@ -79,6 +79,15 @@ def test_global_attention_pooling_per_graph():
     assert torch.autograd.gradcheck(lambda f: layer(bg, f), (feat.clone().requires_grad_(),))
     with pytest.raises(ValueError, match="gate_nn must give one score per node"):
         GlobalAttentionPooling(torch.nn.Linear(4, 2).double())(bg, feat)
+
+
+def test_weight_and_sum_per_graph():
+    bg, feat, parts = pooling_batch()
+    layer = WeightAndSum(4).double()
+    assert [n for n, _ in layer.named_parameters()] == ["atom_weighting.0.weight", "atom_weighting.0.bias"]
+    weigh = layer.atom_weighting
+    torch.testing.assert_close(layer(bg, feat), torch.stack([(torch.sigmoid(weigh[0](x)) * x).sum(0) for x in parts]))
+    assert torch.autograd.gradcheck(lambda f: layer(bg, f), (feat.clone().requires_grad_(),))
 
 
 def test_set2set_per_graph():

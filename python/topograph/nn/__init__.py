@@ -3,18 +3,18 @@ torch.nn.Modules: GraphMultiHeadAttention (Topograph's fused attention); DGL's c
 GATConv, GINConv, GINEConv, SGConv and APPNPConv, and EdgeWeightNorm (conv.py); GATv2Conv (gatv2.py); TAGConv,
 ChebConv, EdgeConv, GatedGraphConv and NNConv (conv_extra.py); RelGraphConv and TypedLinear (relgraph.py);
 HeteroGraphConv, a module per relation of a heterograph (hetero.py);
-DGL's graph pooling SumPooling, AvgPooling, MaxPooling, SortPooling, GlobalAttentionPooling and Set2Set
+DGL's graph pooling SumPooling, AvgPooling, MaxPooling, SortPooling, GlobalAttentionPooling, Set2Set and WeightAndSum
 (glob.py)."""
 from . import functional
 from .attention import GraphMultiHeadAttention
 from .conv import APPNPConv, EdgeWeightNorm, GATConv, GINConv, GINEConv, GraphConv, SAGEConv, SGConv
 from .conv_extra import ChebConv, EdgeConv, GatedGraphConv, NNConv, TAGConv
 from .gatv2 import GATv2Conv
-from .glob import AvgPooling, GlobalAttentionPooling, MaxPooling, Set2Set, SortPooling, SumPooling
+from .glob import AvgPooling, GlobalAttentionPooling, MaxPooling, Set2Set, SortPooling, SumPooling, WeightAndSum
 from .hetero import HeteroGraphConv
 from .relgraph import RelGraphConv, TypedLinear
 
 __all__ = ["functional", "GraphMultiHeadAttention", "GraphConv", "SAGEConv", "GATConv", "GATv2Conv", "GINConv",
            "GINEConv", "SGConv", "APPNPConv", "EdgeWeightNorm", "TAGConv", "ChebConv", "EdgeConv", "GatedGraphConv",
            "NNConv", "RelGraphConv", "TypedLinear", "HeteroGraphConv",
-           "SumPooling", "AvgPooling", "MaxPooling", "SortPooling", "GlobalAttentionPooling", "Set2Set"]
+           "SumPooling", "AvgPooling", "MaxPooling", "SortPooling", "GlobalAttentionPooling", "Set2Set", "WeightAndSum"]

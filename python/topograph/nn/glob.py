@@ -1,5 +1,5 @@
 """dgl.nn's graph pooling (dgl.nn.pytorch.glob) under its names, with its equations and parameters (DGL 2.1):
-SumPooling, AvgPooling, MaxPooling, SortPooling, GlobalAttentionPooling and Set2Set. Each reads out a graph,
+SumPooling, AvgPooling, MaxPooling, SortPooling, GlobalAttentionPooling, WeightAndSum and Set2Set. Each reads out a graph,
 or each graph of a batch (topograph.batch), from node features feat [N, *] (N: the batch's nodes, graph by
 graph) into one row per graph [B, ...], through topograph.readout's per-graph reductions (plain torch ops:
 any dtype, torch's autograd). A graph without nodes reads out 0. The graph must have one node type."""
@@ -82,6 +82,21 @@ class GlobalAttentionPooling(torch.nn.Module):
         gate = _segment.segment_softmax(seglen, gate)  # [N, 1]
         readout = _segment.segment_reduce(seglen, feat * gate, "sum")
         return (readout, gate) if get_attention else readout
+
+
+class WeightAndSum(torch.nn.Module):
+    """DGL's WeightAndSum (dgl.nn.WeightAndSum; DGL-LifeSci's molecule readout): r_b = sum over graph b's nodes
+    of sigmoid(Linear(x_v)) * x_v, [N, in_feats] -> [B, in_feats]; atom_weighting = Sequential(Linear(in_feats,
+    1), Sigmoid()), so a DGL state_dict loads."""
+
+    def __init__(self, in_feats: int):
+        super().__init__()
+        self.in_feats = in_feats
+        self.atom_weighting = torch.nn.Sequential(torch.nn.Linear(in_feats, 1), torch.nn.Sigmoid())
+
+    def forward(self, graph, feats: torch.Tensor) -> torch.Tensor:
+        seglen = _batch_rows(graph, feats, "WeightAndSum")
+        return _segment.segment_reduce(seglen, feats * self.atom_weighting(feats), "sum")
 
 
 class Set2Set(torch.nn.Module):

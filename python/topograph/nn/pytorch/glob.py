@@ -1,2 +1,3 @@
 """dgl.nn.pytorch.glob: topograph.nn's graph pooling (glob.py)."""
-from ..glob import AvgPooling, GlobalAttentionPooling, MaxPooling, Set2Set, SortPooling, SumPooling  # noqa: F401
+from ..glob import (AvgPooling, GlobalAttentionPooling, MaxPooling, Set2Set, SortPooling, SumPooling,  # noqa: F401
+                    WeightAndSum)
