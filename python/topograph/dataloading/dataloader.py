@@ -89,7 +89,8 @@ class DataLoader:
       use_ddp, ddp_seed: split the seeds over the processes of torch.distributed (initialised first), each taking
         a contiguous share of ceil(n / processes) of one order (without drop_last the order wraps round to fill
         the last share; with it, n is cut to a multiple of the processes); with shuffle the order is a
-        permutation seeded by ddp_seed + the epoch (set_epoch), the same on every process.
+        permutation seeded by ddp_seed + the epoch, the same on every process; the epoch counts the passes
+        (a new order each, as DGL's), set_epoch sets the next one.
       batch_size, drop_last (drop a last batch smaller than batch_size), shuffle (a new order each epoch from
         `generator`, torch's default one when None).
       use_prefetch_thread, use_alternate_streams, pin_prefetcher, use_uva, gpu_cache: DGL's switches for its GPU
@@ -132,7 +133,8 @@ class DataLoader:
         self._workers = None
 
     def set_epoch(self, epoch: int) -> None:
-        """The epoch whose order use_ddp's shuffle draws (ddp_seed + epoch), as DGL's; only with use_ddp."""
+        """The epoch whose order the next pass draws under use_ddp's shuffle (ddp_seed + epoch); only with
+        use_ddp, as DGL's."""
         if not self.use_ddp:
             raise DGLError("DataLoader.set_epoch: only available when use_ddp is True")
         self.epoch = int(epoch)
@@ -153,9 +155,10 @@ class DataLoader:
         items = self._items
         if not self.use_ddp:
             return items[torch.randperm(items.shape[0], generator=self.generator)] if self.shuffle else items
-        if self.shuffle:
+        if self.shuffle:  # every process draws the same order; the next epoch, another (as DGL's)
             order = torch.Generator().manual_seed(self.ddp_seed + self.epoch)
             items = items[torch.randperm(items.shape[0], generator=order)]
+        self.epoch += 1
         share = self._share()
         if share * self._world > items.shape[0]:  # wrap round to fill the last share
             items = torch.cat([items] * -(-share * self._world // max(items.shape[0], 1)))[: share * self._world]
