@@ -170,6 +170,12 @@ def adj_external(g: DGLGraph, transpose: bool = False, ctx=None, scipy_fmt: Opti
     return matrix.asformat(scipy_fmt)
 
 
+def _no_sparse_matrix(g: DGLGraph, *args, **kwargs):
+    raise DGLError("adj / adjacency_matrix: DGL 2 returns a dgl.sparse SparseMatrix, which topograph does not have; "
+                   "use g.adj_external() (a torch sparse tensor, or scipy_fmt='csr' for SciPy) or g.adj_tensors(fmt)")
+
+
 # DGLGraph's methods of these names, as DGL's; set here to keep _graph.py small.
 DGLGraph.adj_tensors = adj_tensors
 DGLGraph.adj_external = adj_external
+DGLGraph.adj = DGLGraph.adjacency_matrix = _no_sparse_matrix
