@@ -76,7 +76,8 @@ def _stacked(values: list, what: str) -> torch.Tensor:
 def from_networkx(nx_graph, node_attrs: Optional[Sequence[str]] = None, edge_attrs: Optional[Sequence[str]] = None,
                   edge_id_attr_name: Optional[str] = None, idtype=None, device=None) -> DGLGraph:
     """dgl.from_networkx: nodes relabelled 0..N-1 in sorted order, then an undirected graph made directed (each
-    edge both ways, NetworkX's to_directed; DGL refuses edge attributes there, these take each direction's), edges in NetworkX's order or, with edge_id_attr_name, each at the id its
+    edge both ways, NetworkX's to_directed; DGL refuses edge attributes there, these take each direction's),
+    edges in NetworkX's order or, with edge_id_attr_name, each at the id its
     attribute gives (0..E-1, each once); node_attrs / edge_attrs copied into ndata / edata (every node / edge must
     have each)."""
     nx = _module("networkx")

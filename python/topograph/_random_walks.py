@@ -182,8 +182,9 @@ def node2vec_random_walk(g: DGLGraph, nodes, p: float, q: float, walk_length: in
             kept = torch.rand(who.numel(), dtype=torch.float64) * largest < weight
             chosen[who[kept]] = pick[kept]
             pending[who[kept]] = False
-        traces[:, i + 1] = torch.where(alive, indices[chosen] if indices.numel() else chosen, torch.full_like(chosen, -1))
-        edges[:, i] = torch.where(alive, eids[chosen] if eids.numel() else chosen, torch.full_like(chosen, -1))
+        stopped = torch.full_like(chosen, -1)
+        traces[:, i + 1] = torch.where(alive, indices[chosen] if indices.numel() else chosen, stopped)
+        edges[:, i] = torch.where(alive, eids[chosen] if eids.numel() else chosen, stopped)
     traces, edges = traces.to(g.idtype), edges.to(g.idtype)
     return (traces, edges) if return_eids else traces
 

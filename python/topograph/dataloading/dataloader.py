@@ -41,14 +41,14 @@ def _as_sampled(batch):
     return batch
 
 
-def _to_device(value, device: torch.device):
+def to_device(value, device: torch.device):
     """A sampled batch (tensors, graphs and blocks, in tuples, lists and dicts) on `device`."""
     if isinstance(value, (torch.Tensor, DGLGraph)):
         return value.to(device)
     if isinstance(value, Mapping):
-        return {k: _to_device(v, device) for k, v in value.items()}
+        return {k: to_device(v, device) for k, v in value.items()}
     if isinstance(value, (tuple, list)):
-        return type(value)(_to_device(v, device) for v in value)
+        return type(value)(to_device(v, device) for v in value)
     return value
 
 
@@ -180,4 +180,4 @@ class DataLoader:
         else:
             sampled = (self._sampling[batch] for batch in self._batches())
         for out in sampled:
-            yield out if self.device is None else _to_device(out, self.device)
+            yield out if self.device is None else to_device(out, self.device)

@@ -16,6 +16,7 @@ from .._base import DGLError
 from .._graph import NID, DGLGraph
 from .._subgraph import _check, _node_sets
 from ..sampling import EDGE_DIRS, _exclusions, _fanouts, _sampling_options
+from .dataloader import to_device
 
 
 def check_feature_names(g: DGLGraph, names, kind: str, what: str) -> None:
@@ -92,14 +93,12 @@ class MultiLayerNeighborSampler:
             blocks.append(block)
         inputs = {t: blocks[0].srcnodes[t].data[NID].to(torch.int64) for t in types}  # what blocks[0] reads
         outputs = {t: ids for t, ids in zip(types, seeds) if t in sets}
-        if self.output_device is not None:
-            blocks = [b.to(self.output_device) for b in blocks]
-            inputs = {t: ids.to(self.output_device) for t, ids in inputs.items()}
-            outputs = {t: ids.to(self.output_device) for t, ids in outputs.items()}
         if single:
             (t,) = types
-            return inputs[t], outputs[t], blocks
-        return inputs, outputs, blocks
+            out = inputs[t], outputs[t], blocks
+        else:
+            out = inputs, outputs, blocks
+        return out if self.output_device is None else to_device(out, self.output_device)
 
     sample_blocks = sample  # DGL's BlockSampler name
 

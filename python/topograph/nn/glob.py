@@ -1,6 +1,6 @@
 """dgl.nn's graph pooling (dgl.nn.pytorch.glob) under its names, with its equations and parameters (DGL 2.1):
-SumPooling, AvgPooling, MaxPooling, SortPooling, GlobalAttentionPooling, WeightAndSum and Set2Set. Each reads out a graph,
-or each graph of a batch (topograph.batch), from node features feat [N, *] (N: the batch's nodes, graph by
+SumPooling, AvgPooling, MaxPooling, SortPooling, GlobalAttentionPooling, WeightAndSum and Set2Set. Each reads
+out a graph, or each graph of a batch (topograph.batch), from node features feat [N, *] (N: the batch's nodes, graph by
 graph) into one row per graph [B, ...], through topograph.readout's per-graph reductions (plain torch ops:
 any dtype, torch's autograd). A graph without nodes reads out 0. The graph must have one node type."""
 from __future__ import annotations
