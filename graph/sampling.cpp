@@ -61,32 +61,29 @@ std::vector<Tensor> host_weights(const HeteroGraph& h, const SamplingOptions& op
   return out;
 }
 
-// options.exclude checked against h: per relation its excluded edge ids sorted and distinct (empty: none).
-std::vector<std::vector<std::int64_t>> sorted_exclusions(const HeteroGraph& h, const SamplingOptions& options,
-                                                         const char* what) {
-  std::vector<std::vector<std::int64_t>> out(static_cast<std::size_t>(h.num_relations()));
+// options.exclude checked against h: per relation the set of its excluded edge ids (empty: none).
+std::vector<detail::EdgeIdSet> exclusion_sets(const HeteroGraph& h, const SamplingOptions& options, const char* what) {
+  std::vector<detail::EdgeIdSet> out(static_cast<std::size_t>(h.num_relations()));
   if (options.exclude.empty()) return out;
   TOPO_CHECK(static_cast<int>(options.exclude.size()) == h.num_relations(),
              "{}: exclude has {} edge lists for a graph of {} relations", what, options.exclude.size(),
              h.num_relations());
   for (int r = 0; r < h.num_relations(); ++r) {
-    std::vector<std::int64_t> ids = options.exclude[r];
+    const std::vector<std::int64_t>& ids = options.exclude[r];
     const std::int64_t edges = h.num_edges(r);
     for (std::size_t i = 0; i < ids.size(); ++i)
       TOPO_CHECK(ids[i] >= 0 && ids[i] < edges, "{}: exclude of relation {}: [{}] = {} is outside [0, {})", what,
                  h.canonical_etype(r).str(), i, ids[i], edges);
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    out[r] = std::move(ids);
+    out[r] = detail::EdgeIdSet(ids);
   }
   return out;
 }
 
 // How relation r is drawn: its fan-out and key, the call's replace, its weights (nullptr: uniform) and exclusions.
 detail::RowDraw row_draw(std::int64_t fanout, std::uint64_t key, bool replace, const Tensor& weights,
-                         const std::vector<std::int64_t>& excluded) {
-  return {fanout, key, replace, weights.defined() ? weights.data<float>() : nullptr, excluded.data(),
-          static_cast<std::int64_t>(excluded.size())};
+                         const detail::EdgeIdSet& excluded) {
+  return {fanout, key, replace, weights.defined() ? weights.data<float>() : nullptr,
+          excluded.empty() ? nullptr : &excluded};
 }
 
 // One relation's draws (rows: its CSC, or its CSR with EdgeDir::out); a bad weight on the seeds' rows is a
@@ -109,7 +106,7 @@ HeteroGraph sample_neighbors(const HeteroGraph& g, const NodeSets& seeds, const 
              "sample_neighbors: {} fan-outs for a graph of {} relations", fanouts.size(), g.num_relations());
   const HeteroGraph h = g.to(Device::cpu());
   const std::vector<Tensor> weights = host_weights(h, options, "sample_neighbors");
-  const auto excluded = sorted_exclusions(h, options, "sample_neighbors");
+  const auto excluded = exclusion_sets(h, options, "sample_neighbors");
   std::vector<std::vector<std::int64_t>> by_type(static_cast<std::size_t>(h.num_node_types()));
   for (const auto& [type, ids] : seeds) {
     const int t = h.node_type_id(type);
@@ -159,7 +156,7 @@ std::vector<SampledBlock> sample_blocks(const HeteroGraph& g, const std::vector<
                "sample_blocks: layer {} has {} fan-outs for a graph of {} relations", l, fanouts[l].size(),
                h.num_relations());
   const std::vector<Tensor> weights = host_weights(host, options, "sample_blocks");
-  const auto excluded = sorted_exclusions(host, options, "sample_blocks");  // g.reverse() keeps the edge ids
+  const auto excluded = exclusion_sets(host, options, "sample_blocks");  // g.reverse() keeps the edge ids
   // Each sampled edge list is already a block's order (grouped by destination position, by edge id within),
   // so a layer needs no frontier graph: only its sources numbered, destinations first. src_at: a source's
   // position in the layer being built, -1 elsewhere (reset after each layer, so it is filled once per call).

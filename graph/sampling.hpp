@@ -30,7 +30,7 @@ enum class EdgeDir { in, out };
 // relation is drawn uniformly (DGL's, where a relation lacks the feature). exclude: empty, or one list per
 // relation of g of edge ids never drawn (any order, repeats allowed): a seed draws as if they were not in g
 // (min(fanout, edges left); DGL 2.1 drops them after its draws, leaving fewer): each mode's law on the row
-// without them (uniform: other picks than without an exclusion), at a binary search per entry of a seed's row.
+// without them (uniform: other picks than without an exclusion), at a hash-set lookup per entry of a seed's row.
 struct SamplingOptions {
   EdgeDir edge_dir = EdgeDir::in;
   bool replace = false;

@@ -11,6 +11,26 @@
 
 namespace topo::detail {
 
+EdgeIdSet::EdgeIdSet(const std::vector<std::int64_t>& ids) {
+  if (ids.empty()) return;
+  std::uint64_t slots = 16;
+  shift_ = 60;
+  while (slots < 2 * ids.size()) {
+    slots *= 2;
+    --shift_;
+  }
+  slots_.assign(slots, -1);
+  mask_ = slots - 1;
+  for (const std::int64_t id : ids) {
+    std::uint64_t s = slot_of(id);
+    while (slots_[s] >= 0 && slots_[s] != id) s = (s + 1) & mask_;
+    if (slots_[s] < 0) {
+      slots_[s] = id;
+      ++size_;
+    }
+  }
+}
+
 std::int64_t sample_distinct_into(std::int64_t n, std::int64_t k, std::uint64_t state, std::int64_t* out) {
   if (k >= n) {
     for (std::int64_t i = 0; i < n; ++i) out[i] = i;
@@ -57,11 +77,10 @@ struct Scratch {
   std::vector<std::int64_t> left;                      // [entries not excluded] their positions, ascending
 };
 
-// Whether a row entry's edge is one of how's excluded ids (a binary search: ~log2(excluded) comparisons).
+// Whether a row entry's edge is one of how's excluded ids.
 template <class T>
 inline bool is_excluded(const T* eids, std::int64_t e, const RowDraw& how) {
-  return how.num_excluded > 0 &&
-         std::binary_search(how.excluded, how.excluded + how.num_excluded, static_cast<std::int64_t>(eids[e]));
+  return how.excluded != nullptr && how.excluded->contains(static_cast<std::int64_t>(eids[e]));
 }
 
 // The two passes of every mode. count(first, degree) -> a row's picks (it may scan the row, so this pass is
@@ -170,7 +189,7 @@ SampledEdges draw_uniform_excluding(const CsrView& rows, const std::vector<std::
     }
     for (std::int64_t m = 0; m < k; ++m) positions[m] = left[positions[m]];  // ascending stays ascending
   };
-  // the uniform modes' ~32 operations a pick, and a binary search per row entry (rows of ~20 entries)
+  // the uniform modes' ~32 operations a pick, and a set lookup per row entry (rows of ~20 entries)
   return draw_in_two_passes<T>(rows, seeds, how.key, 16 * 20 + 32 * std::max<std::int64_t>(fanout, 8), count, pick);
 }
 
@@ -252,7 +271,7 @@ SampledEdges draw_weighted(const CsrView& rows, const std::vector<std::int64_t>&
 template <class T>
 SampledEdges draw_rows_of(const CsrView& rows, const std::vector<std::int64_t>& seeds, const RowDraw& how) {
   if (how.weights != nullptr) return draw_weighted<T>(rows, seeds, how);
-  if (how.num_excluded > 0) return draw_uniform_excluding<T>(rows, seeds, how);
+  if (how.excluded != nullptr && !how.excluded->empty()) return draw_uniform_excluding<T>(rows, seeds, how);
   if (how.replace && how.fanout >= 0) return draw_uniform_with_replacement<T>(rows, seeds, how.fanout, how.key);
   return draw_uniform_distinct<T>(rows, seeds, how.fanout, how.key);  // fanout -1 takes every edge, as DGL's
 }

@@ -28,6 +28,34 @@ struct SampledEdges {
   std::int64_t bad_weight_edge = -1;
 };
 
+// A set of edge ids (a draw's exclusions): open addressing over a power-of-two table of at least twice as many
+// slots as ids, Fibonacci-hashed, empty slots -1. Built once per call and relation in O(ids); a lookup is about
+// one probe into a table a batch's exclusions keep in cache, where a binary search over the sorted ids took ~10
+// mispredicted branches per row entry (NeighborSampler([10, 25]) on 10M edges with 1,024 excluded: 2.15x the
+// call without them).
+class EdgeIdSet {
+ public:
+  EdgeIdSet() = default;
+  explicit EdgeIdSet(const std::vector<std::int64_t>& ids);  // ids >= 0, any order, repeats allowed
+  bool empty() const { return size_ == 0; }
+  bool contains(std::int64_t id) const {
+    if (size_ == 0) return false;
+    for (std::uint64_t s = slot_of(id);; s = (s + 1) & mask_) {
+      if (slots_[s] == id) return true;
+      if (slots_[s] < 0) return false;
+    }
+  }
+
+ private:
+  std::uint64_t slot_of(std::int64_t id) const {
+    return (static_cast<std::uint64_t>(id) * 0x9e3779b97f4a7c15ULL) >> shift_;
+  }
+  std::vector<std::int64_t> slots_;
+  std::uint64_t mask_ = 0;
+  int shift_ = 63;
+  std::int64_t size_ = 0;
+};
+
 // How one relation is drawn. fanout: picks per seed, -1 for every entry (every positive-weight entry when
 // weighted; never repeated, also with replace). weights: nullptr for uniform draws, else one per edge of the
 // relation, indexed by edge id (rows.eids). The counts, as DGL 2.1's sample_neighbors:
@@ -36,16 +64,15 @@ struct SampledEdges {
 //   weighted, distinct:            min(fanout, entries of positive weight), drawn one after another in
 //                                  proportion to the weights of those not yet drawn (DGL's TreeSampler)
 //   weighted, with replacement:    fanout, 0 for a row without positive weight, each in proportion
-// Zero-weight entries are never drawn. Excluded edges (sorted, distinct edge ids) are never drawn either: the
-// counts and laws above hold for the row without them (uniform: over the entries left, other picks than the
-// uniform modes' own), at a binary search per entry of the seeds' rows.
+// Zero-weight entries are never drawn. Excluded edges (`excluded`, nullptr or empty: none) are never drawn
+// either: the counts and laws above hold for the row without them (uniform: over the entries left, other picks
+// than the uniform modes' own), at a set lookup per entry of the seeds' rows.
 struct RowDraw {
   std::int64_t fanout = -1;
   std::uint64_t key = 0;  // the draws of this relation under the call's seed
   bool replace = false;
   const float* weights = nullptr;
-  const std::int64_t* excluded = nullptr;
-  std::int64_t num_excluded = 0;
+  const EdgeIdSet* excluded = nullptr;
 };
 
 // rows: on the host, with edge ids, of the graph's id dtype; seeds: valid, distinct row ids.
