@@ -57,6 +57,7 @@ from . import function
 from . import ops
 from . import nn
 from . import models
+from . import sparse  # dgl.sparse: SparseMatrix over the same kernels
 from . import data  # dgl.data: the citation graphs, from local files only
 
 __version__ = "0.1.0"
@@ -88,5 +89,5 @@ __all__ = ["ALL", "NID", "EID", "NTYPE", "ETYPE", "DGLError", "DGLGraph", "DGLBl
            "add_self_loop", "remove_self_loop", "remove_edges", "add_nodes", "add_edges", "remove_nodes",
            "rand_graph", "khop_in_subgraph", "khop_out_subgraph", "to_simple", "to_bidirected", "to_homogeneous",
            "to_heterogeneous", "readout",
-           *readout.__all__, "builders", "dataloading", "sampling", "function", "ops", "nn", "models",
+           *readout.__all__, "builders", "dataloading", "sampling", "function", "ops", "sparse", "nn", "models",
            "built_with_cuda", "seed", "set_num_threads", "get_num_threads"]

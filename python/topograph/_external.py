@@ -171,12 +171,29 @@ def adj_external(g: DGLGraph, transpose: bool = False, ctx=None, scipy_fmt: Opti
     return matrix.asformat(scipy_fmt)
 
 
-def _no_sparse_matrix(g: DGLGraph, *args, **kwargs):
-    raise DGLError("adj / adjacency_matrix: DGL 2 returns a dgl.sparse SparseMatrix, which topograph does not have; "
-                   "use g.adj_external() (a torch sparse tensor, or scipy_fmt='csr' for SciPy) or g.adj_tensors(fmt)")
+def adj(g: DGLGraph, etype=None, eweight_name: Optional[str] = None):
+    """DGL 2's g.adj(): the relation's adjacency as a topograph.sparse SparseMatrix [num_src, num_dst], one entry
+    (u, v) per edge in edge-id order, values the edge feature `eweight_name` or ones."""
+    from .sparse import spmatrix
+
+    etype = g.to_canonical_etype(etype)
+    u, v = g.all_edges(etype=etype)
+    val = None
+    if eweight_name is not None:
+        data = g.edges[etype].data
+        if eweight_name not in data:
+            raise DGLError(f"adj: no edge feature {eweight_name!r} on {etype} (it has {sorted(data.keys())})")
+        val = data[eweight_name]
+    return spmatrix(torch.stack([u, v]), val, (g.num_nodes(etype[0]), g.num_nodes(etype[2])))
+
+
+def adjacency_matrix(g: DGLGraph, etype=None):
+    """DGL 2.1's alias of adj (no edge weights)."""
+    return adj(g, etype)
 
 
 # DGLGraph's methods of these names, as DGL's; set here to keep _graph.py small.
 DGLGraph.adj_tensors = adj_tensors
 DGLGraph.adj_external = adj_external
-DGLGraph.adj = DGLGraph.adjacency_matrix = _no_sparse_matrix
+DGLGraph.adj = adj
+DGLGraph.adjacency_matrix = adjacency_matrix
