@@ -9,7 +9,6 @@ graph's nodes (not a block). EdgeWeightNorm normalises scalar edge weights as GC
 against DGL 2.1 with the same weights (tests/test_against_dgl.py)."""
 from __future__ import annotations
 
-import math
 from typing import Optional, Tuple, Union
 
 import torch

@@ -1,9 +1,11 @@
 """More of dgl.nn's convolutions (DGL 2.1), same names, parameters (by name, so a DGL state_dict loads),
 initialisation and equations, each a few of Topograph's ops: TAGConv (Du et al.), ChebConv (Defferrard et
-al.), EdgeConv (Wang et al., DGCNN), GatedGraphConv (Li et al.) and NNConv (Gilmer et al., edge-conditioned).
+al.), EdgeConv (Wang et al., DGCNN), GatedGraphConv (Li et al.), NNConv (Gilmer et al., edge-conditioned) and
+GCN2Conv (Chen et al., GCNII).
 Checked against DGL 2.1 with the same weights (tests/test_conv_extra.py)."""
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Optional
 
@@ -12,7 +14,7 @@ import torch
 from .. import ops
 from .._base import DGLError
 from ..readout import broadcast_nodes
-from .conv import EdgeWeightNorm, Features, _pair
+from .conv import EdgeWeightNorm, Features, _check_in_degrees, _pair
 
 
 def _one_relation(graph, what: str) -> None:
@@ -228,3 +230,61 @@ class NNConv(torch.nn.Module):
         if self.bias is not None:
             rst = rst + self.bias
         return rst
+
+
+class GCN2Conv(torch.nn.Module):
+    """GCNII (Chen et al.), as dgl.nn.GCN2Conv: P x = D^-1/2 A D^-1/2 x (D the in-degrees, clamped to >= 1), or,
+    with edge_weight [E], the weights normalised by EdgeWeightNorm('both'); s = (1 - alpha) P x + alpha x_0;
+    h = (1 - beta) s + beta s W1 (or, project_initial_features=False, (1 - beta) s + beta ((1 - alpha) P x W1 +
+    alpha x_0 W2)) + bias, beta = log(lambda_ / layer + 1); then activation. W1, W2 [in, in] standard-normal,
+    the bias zeros, as DGL's."""
+
+    def __init__(self, in_feats: int, layer: int, alpha: float = 0.1, lambda_: float = 1,
+                 project_initial_features: bool = True, allow_zero_in_degree: bool = False, bias: bool = True,
+                 activation=None):
+        super().__init__()
+        self._in_feats, self._project_initial_features = in_feats, project_initial_features
+        self.alpha, self.beta = alpha, math.log(lambda_ / layer + 1)
+        self._bias, self._activation, self._allow_zero_in_degree = bias, activation, allow_zero_in_degree
+        self.weight1 = torch.nn.Parameter(torch.empty(in_feats, in_feats))
+        if project_initial_features:
+            self.register_parameter("weight2", None)
+        else:
+            self.weight2 = torch.nn.Parameter(torch.empty(in_feats, in_feats))
+        if bias:
+            self.bias = torch.nn.Parameter(torch.empty(in_feats))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        torch.nn.init.normal_(self.weight1)
+        if self.weight2 is not None:
+            torch.nn.init.normal_(self.weight2)
+        if self.bias is not None:
+            torch.nn.init.zeros_(self.bias)
+
+    def set_allow_zero_in_degree(self, set_value: bool) -> None:
+        self._allow_zero_in_degree = set_value
+
+    def forward(self, graph, feat: torch.Tensor, feat_0: torch.Tensor,
+                edge_weight: Optional[torch.Tensor] = None) -> torch.Tensor:
+        _one_relation(graph, "GCN2Conv")
+        _check_in_degrees(graph, self._allow_zero_in_degree, "GCN2Conv")
+        if edge_weight is None:
+            norm = _in_degree_norm(graph, feat)
+            feat = ops.copy_u_sum(graph, feat * norm) * norm
+        else:
+            weight = EdgeWeightNorm("both")(graph, edge_weight)
+            feat = ops.u_mul_e_sum(graph, feat, weight.view(-1, *[1] * (feat.dim() - 1)))
+        feat = feat * (1 - self.alpha)
+        feat_0 = feat_0[: feat.shape[0]] * self.alpha
+        feat_sum = feat + feat_0
+        if self._project_initial_features:
+            projected = feat_sum @ self.weight1
+        else:
+            projected = feat @ self.weight1 + feat_0 @ self.weight2
+        rst = (1 - self.beta) * feat_sum + self.beta * projected
+        if self.bias is not None:
+            rst = rst + self.bias
+        return self._activation(rst) if self._activation is not None else rst

@@ -1,0 +1,129 @@
+"""DotGatConv, AGNNConv (nn/attention_conv.py), GCN2Conv (nn/conv_extra.py), Sequential and EdgePredictor
+(nn/utils.py): outputs against dense torch references written here (so it runs without DGL), the fused path
+against the one that returns the attention, and, where dgl imports, outputs and gradients (inputs' and
+parameters') equal to dgl.nn's with DGL's weights loaded (test_conv_extra._compare)."""
+import topograph  # before torch: then both OpenMP pools wait briefly (topograph/__init__.py)
+
+import pytest
+import torch
+
+from test_conv_extra import N, TOL, _compare, adjacency, graph, need_dgl, normalised
+
+
+def dense_softmax(scores, a):
+    """Softmax of scores [N_dst, N_src, ...] over the sources with an edge (a [N_dst, N_src] edge counts: a
+    multi-edge counts as often as it occurs)."""
+    shape = a.shape + (1,) * (scores.dim() - 2)
+    w = torch.exp(scores - scores.amax(1, keepdim=True)) * a.view(shape)
+    return w / w.sum(1, keepdim=True).clamp(min=1e-30)
+
+
+def test_dot_gat_conv_by_dense_reference():
+    torch.manual_seed(0)
+    g = graph(loops=True)
+    a = adjacency(g)
+    layer = topograph.nn.DotGatConv(5, 4, num_heads=3)
+    x = torch.randn(N, 5)
+    z = layer.fc(x).view(N, 3, 4)
+    scores = torch.einsum("dhk,shk->dsh", z, z) / 2.0  # sqrt(4)
+    ref = torch.einsum("dsh,shk->dhk", dense_softmax(scores, a), z)
+    out = layer(g, x)
+    torch.testing.assert_close(out, ref, **TOL)
+    out2, att = layer(g, x, get_attention=True)
+    torch.testing.assert_close(out2, ref, **TOL)
+    assert att.shape == (g.num_edges(), 3, 1)
+    with pytest.raises(ValueError, match="no in-edge"):
+        layer(graph(), x)
+    bipartite = topograph.nn.DotGatConv((5, 2), 4, num_heads=2, allow_zero_in_degree=True)
+    assert set(dict(bipartite.named_parameters())) == {"fc_src.weight", "fc_dst.weight"}
+    assert bipartite(g, (x, torch.randn(N, 2))).shape == (N, 2, 4)
+
+
+@pytest.mark.parametrize("shape", [(7,), (2, 7)], ids=["matrix", "heads"])
+def test_agnn_conv_by_dense_reference(shape):
+    torch.manual_seed(1)
+    g = graph(loops=True)
+    a = adjacency(g)
+    layer = topograph.nn.AGNNConv(init_beta=0.7)
+    x = torch.randn((N,) + shape, requires_grad=True)
+    unit = torch.nn.functional.normalize(x, dim=-1)
+    cos = torch.einsum("d...k,s...k->ds...", unit, unit)
+    ref = torch.einsum("ds...,s...k->d...k", dense_softmax(layer.beta * cos, a), x)
+    out = layer(g, x)
+    torch.testing.assert_close(out, ref, **TOL)
+    w = torch.randn(ref.shape)
+    g_out = torch.autograd.grad((out * w).sum(), [x, layer.beta])
+    g_ref = torch.autograd.grad((ref * w).sum(), [x, layer.beta])
+    for got, want in zip(g_out, g_ref):
+        torch.testing.assert_close(got, want, **TOL)
+    assert "beta" in dict(topograph.nn.AGNNConv(learn_beta=False).named_buffers())
+
+
+@pytest.mark.parametrize("project", [True, False])
+def test_gcn2_conv_by_dense_reference(project):
+    torch.manual_seed(2)
+    g = graph(loops=True)
+    layer = topograph.nn.GCN2Conv(6, layer=2, alpha=0.2, lambda_=1.5, project_initial_features=project)
+    x, x0 = torch.randn(N, 6), torch.randn(N, 6)
+    beta = torch.log(torch.tensor(1.5 / 2 + 1))
+    px = (1 - 0.2) * (normalised(g) @ x)
+    s = px + 0.2 * x0
+    proj = s @ layer.weight1 if project else px @ layer.weight1 + (0.2 * x0) @ layer.weight2
+    ref = (1 - beta) * s + beta * proj + layer.bias
+    torch.testing.assert_close(layer(g, x, x0), ref, **TOL)
+    ew = torch.rand(g.num_edges()) + 0.5
+    assert layer(g, x, x0, edge_weight=ew).shape == (N, 6)
+
+
+def test_sequential_and_edge_predictor():
+    torch.manual_seed(3)
+    g = graph(loops=True)
+    net = topograph.nn.Sequential(topograph.nn.GraphConv(4, 8), topograph.nn.GraphConv(8, 3))
+    x = torch.randn(N, 4)
+    torch.testing.assert_close(net(g, x), net[1](g, net[0](g, x)), **TOL)
+    torch.testing.assert_close(net([g, g], x), net(g, x), **TOL)
+    with pytest.raises(TypeError, match="graph or a list of graphs"):
+        net(x, x)
+    hs, hd = torch.randn(5, 4), torch.randn(5, 4)
+    for op, ref in [("dot", (hs * hd).sum(1, keepdim=True)), ("ele", hs * hd), ("cat", torch.cat([hs, hd], 1)),
+                    ("cos", torch.nn.functional.cosine_similarity(hs, hd).unsqueeze(1))]:
+        torch.testing.assert_close(topograph.nn.EdgePredictor(op)(hs, hd), ref)
+        assert topograph.nn.EdgePredictor(op, 4, 2)(hs, hd).shape == (5, 2)
+    with pytest.raises(ValueError, match="op must be"):
+        topograph.nn.EdgePredictor("sum")
+
+
+def test_layers_match_dgl():
+    dgl = need_dgl()
+    import dgl.nn.pytorch as dnn
+
+    torch.manual_seed(5)
+    gd, gt = graph(dgl, loops=True), graph(topograph, loops=True)
+    x, x0 = torch.randn(N, 5), torch.randn(N, 5)
+    ew = torch.rand(gt.num_edges()) + 0.5
+    cases = [
+        (dnn.DotGatConv(5, 4, 3), topograph.nn.DotGatConv(5, 4, 3), [x]),
+        (dnn.AGNNConv(0.8), topograph.nn.AGNNConv(0.8), [x]),
+        (dnn.AGNNConv(0.8), topograph.nn.AGNNConv(0.8), [x.view(N, 1, 5).expand(N, 2, 5).contiguous()]),
+        (dnn.GCN2Conv(5, 3, alpha=0.3, lambda_=2), topograph.nn.GCN2Conv(5, 3, alpha=0.3, lambda_=2), [x, x0]),
+        (dnn.GCN2Conv(5, 1, project_initial_features=False),
+         topograph.nn.GCN2Conv(5, 1, project_initial_features=False), [x, x0]),
+    ]
+    for md, mt, inputs in cases:
+        _compare(md, mt, lambda m, *a: m(gd, *a), lambda m, *a: m(gt, *a), inputs)
+    md, mt = dnn.GCN2Conv(5, 2), topograph.nn.GCN2Conv(5, 2)
+    _compare(md, mt, lambda m, a, b, w: m(gd, a, b, edge_weight=w), lambda m, a, b, w: m(gt, a, b, edge_weight=w),
+             [x, x0, ew])
+    md, mt = dnn.DotGatConv(5, 4, 2), topograph.nn.DotGatConv(5, 4, 2)
+    _compare(md, mt, lambda m, a: m(gd, a, get_attention=True)[1], lambda m, a: m(gt, a, get_attention=True)[1], [x])
+    # blocks: the destinations are the first source rows
+    seeds = torch.tensor([1, 3, 4])
+    bd = dgl.to_block(dgl.in_subgraph(gd, seeds), seeds)
+    bt = topograph.to_block(topograph.in_subgraph(gt, seeds), seeds)
+    xb = torch.randn(bt.num_src_nodes(), 5)
+    for md, mt in [(dnn.DotGatConv(5, 4, 2), topograph.nn.DotGatConv(5, 4, 2)),
+                   (dnn.AGNNConv(), topograph.nn.AGNNConv())]:
+        _compare(md, mt, lambda m, a: m(bd, a), lambda m, a: m(bt, a), [xb])
+    for op in ("dot", "cos", "ele", "cat"):
+        md, mt = dnn.EdgePredictor(op, 5, 3, bias=True), topograph.nn.EdgePredictor(op, 5, 3, bias=True)
+        _compare(md, mt, lambda m, a, b: m(a, b), lambda m, a, b: m(a, b), [x, x0])
