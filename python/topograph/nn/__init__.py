@@ -5,7 +5,7 @@ and AGNNConv (attention_conv.py); TAGConv, ChebConv, EdgeConv, GatedGraphConv, N
 (conv_extra.py); RelGraphConv and TypedLinear (relgraph.py); HeteroGraphConv, a module per relation of a
 heterograph (hetero.py); Sequential and EdgePredictor (utils.py);
 DGL's graph pooling SumPooling, AvgPooling, MaxPooling, SortPooling, GlobalAttentionPooling, Set2Set and WeightAndSum
-(glob.py)."""
+(glob.py), SetTransformerEncoder and SetTransformerDecoder (set_transformer.py: the attention as a graph)."""
 from . import functional
 from .attention import GraphMultiHeadAttention
 from .conv import APPNPConv, EdgeWeightNorm, GATConv, GINConv, GINEConv, GraphConv, SAGEConv, SGConv
@@ -15,10 +15,12 @@ from .gatv2 import GATv2Conv
 from .glob import AvgPooling, GlobalAttentionPooling, MaxPooling, Set2Set, SortPooling, SumPooling, WeightAndSum
 from .hetero import HeteroGraphConv
 from .relgraph import RelGraphConv, TypedLinear
+from .set_transformer import SetTransformerDecoder, SetTransformerEncoder
 from .utils import EdgePredictor, Sequential
 
 __all__ = ["functional", "GraphMultiHeadAttention", "GraphConv", "SAGEConv", "GATConv", "GATv2Conv", "GINConv",
            "GINEConv", "SGConv", "APPNPConv", "EdgeWeightNorm", "TAGConv", "ChebConv", "EdgeConv", "GatedGraphConv",
            "NNConv", "GCN2Conv", "DotGatConv", "AGNNConv", "RelGraphConv", "TypedLinear", "HeteroGraphConv",
            "Sequential", "EdgePredictor",
-           "SumPooling", "AvgPooling", "MaxPooling", "SortPooling", "GlobalAttentionPooling", "Set2Set", "WeightAndSum"]
+           "SumPooling", "AvgPooling", "MaxPooling", "SortPooling", "GlobalAttentionPooling", "Set2Set", "WeightAndSum",
+           "SetTransformerEncoder", "SetTransformerDecoder"]
