@@ -127,3 +127,74 @@ def test_layers_match_dgl():
     for op in ("dot", "cos", "ele", "cat"):
         md, mt = dnn.EdgePredictor(op, 5, 3, bias=True), topograph.nn.EdgePredictor(op, 5, 3, bias=True)
         _compare(md, mt, lambda m, a, b: m(a, b), lambda m, a, b: m(a, b), [x, x0])
+
+
+def per_edge_softmax(scores, dst, n):
+    """softmax of scores [E, ...] over the edges into each destination, by a loop over destinations."""
+    out = torch.zeros_like(scores)
+    for d in range(n):
+        into = dst == d
+        if bool(into.any()):
+            out[into] = torch.softmax(scores[into], 0)
+    return out
+
+
+def test_egat_conv_by_edge_loop_reference():
+    torch.manual_seed(6)
+    g = graph(loops=True)
+    src, dst = (t.long() for t in g.edges())
+    layer = topograph.nn.EGATConv(5, 3, 4, 2, num_heads=2)
+    x, e = torch.randn(N, 5), torch.randn(g.num_edges(), 3)
+    f = torch.nn.functional.leaky_relu(layer.fc_ni(x)[src] + layer.fc_nj(x)[dst] + layer.fc_fij(e) + layer.bias)
+    f = f.view(-1, 2, 2)
+    a = per_edge_softmax((f * layer.attn).sum(-1, keepdim=True), dst, N)
+    h = torch.zeros(N, 2, 4).index_add(0, dst, a * layer.fc_node_src(x).view(-1, 2, 4)[src])
+    out_h, out_f, out_a = layer(g, x, e, get_attention=True)
+    for got, want in ((out_h, h), (out_f, f), (out_a, a)):
+        torch.testing.assert_close(got, want, **TOL)
+    w = torch.rand(g.num_edges())
+    torch.testing.assert_close(layer(g, x, e, edge_weight=w)[0],
+                               torch.zeros(N, 2, 4).index_add(0, dst, (a * w.view(-1, 1, 1)) *
+                                                              layer.fc_node_src(x).view(-1, 2, 4)[src]), **TOL)
+
+
+def test_hgt_conv_by_edge_loop_reference():
+    torch.manual_seed(7)
+    g = graph(loops=True)
+    src, dst = (t.long() for t in g.edges())
+    ntype = torch.tensor([0, 1, 0, 2, 1, 0])
+    etype = torch.randint(0, 3, (g.num_edges(),))
+    layer = topograph.nn.HGTConv(6, 2, 2, num_ntypes=3, num_etypes=3, dropout=0.0, use_norm=True)
+    x = torch.randn(N, 6)
+    k, q, v = (lin(x, ntype).view(N, 2, 2) for lin in (layer.linear_k, layer.linear_q, layer.linear_v))
+    score, msg = torch.zeros(g.num_edges(), 2), torch.zeros(g.num_edges(), 2, 2)
+    for i in range(g.num_edges()):
+        s, d, r = int(src[i]), int(dst[i]), int(etype[i])
+        for h in range(2):
+            score[i, h] = (k[s, h] @ layer.relation_att[h].W[r]) @ q[d, h] * layer.relation_pri[h][r] / 2 ** 0.5
+            msg[i, h] = v[s, h] @ layer.relation_msg[h].W[r]
+    agg = torch.zeros(N, 2, 2).index_add(0, dst, msg * per_edge_softmax(score, dst, N).unsqueeze(-1))
+    alpha = torch.sigmoid(layer.skip[ntype]).unsqueeze(-1)
+    ref = layer.norm(layer.linear_a(agg.reshape(N, 4), ntype) * alpha + x @ layer.residual_w * (1 - alpha))
+    torch.testing.assert_close(layer(g, x, ntype, etype), ref, **TOL)
+
+
+def test_hetero_attention_layers_match_dgl():
+    dgl = need_dgl()
+    import dgl.nn.pytorch as dnn
+
+    torch.manual_seed(8)
+    gd, gt = graph(dgl, loops=True), graph(topograph, loops=True)
+    E = gt.num_edges()
+    x, e, w = torch.randn(N, 5), torch.randn(E, 3), torch.rand(E)
+    ntype, etype = torch.tensor([0, 1, 0, 2, 1, 0]), torch.randint(0, 3, (E,))
+    for get_attention in (False, True):
+        pick = (lambda out: torch.cat([o.reshape(-1) for o in out]))  # h, f (and a): every value compared
+        md, mt = dnn.EGATConv(5, 3, 4, 2, 2), topograph.nn.EGATConv(5, 3, 4, 2, 2)
+        _compare(md, mt, lambda m, a, b, c: pick(m(gd, a, b, edge_weight=c, get_attention=get_attention)),
+                 lambda m, a, b, c: pick(m(gt, a, b, edge_weight=c, get_attention=get_attention)), [x, e, w])
+    for use_norm, size in ((False, 4), (True, 5)):  # 4 = 2 x 2: no residual_w
+        md = dnn.HGTConv(size, 2, 2, 3, 3, dropout=0.0, use_norm=use_norm)
+        mt = topograph.nn.HGTConv(size, 2, 2, 3, 3, dropout=0.0, use_norm=use_norm)
+        xs = torch.randn(N, size)
+        _compare(md, mt, lambda m, a: m(gd, a, ntype, etype), lambda m, a: m(gt, a, ntype, etype), [xs])

@@ -1,7 +1,7 @@
 """topograph.nn: as dgl.nn, the functional ops (topograph.nn.functional.edge_softmax) and the layers as
 torch.nn.Modules: GraphMultiHeadAttention (Topograph's fused attention); DGL's convolutions GraphConv, SAGEConv,
-GATConv, GINConv, GINEConv, SGConv and APPNPConv, and EdgeWeightNorm (conv.py); GATv2Conv (gatv2.py); DotGatConv
-and AGNNConv (attention_conv.py); TAGConv, ChebConv, EdgeConv, GatedGraphConv, NNConv and GCN2Conv
+GATConv, GINConv, GINEConv, SGConv and APPNPConv, and EdgeWeightNorm (conv.py); GATv2Conv (gatv2.py); DotGatConv,
+AGNNConv, EGATConv and HGTConv (attention_conv.py); TAGConv, ChebConv, EdgeConv, GatedGraphConv, NNConv and GCN2Conv
 (conv_extra.py); RelGraphConv and TypedLinear (relgraph.py); HeteroGraphConv, a module per relation of a
 heterograph (hetero.py); Sequential and EdgePredictor (utils.py);
 DGL's graph pooling SumPooling, AvgPooling, MaxPooling, SortPooling, GlobalAttentionPooling, Set2Set and WeightAndSum
@@ -9,7 +9,7 @@ DGL's graph pooling SumPooling, AvgPooling, MaxPooling, SortPooling, GlobalAtten
 from . import functional
 from .attention import GraphMultiHeadAttention
 from .conv import APPNPConv, EdgeWeightNorm, GATConv, GINConv, GINEConv, GraphConv, SAGEConv, SGConv
-from .attention_conv import AGNNConv, DotGatConv
+from .attention_conv import AGNNConv, DotGatConv, EGATConv, HGTConv
 from .conv_extra import ChebConv, EdgeConv, GatedGraphConv, GCN2Conv, NNConv, TAGConv
 from .gatv2 import GATv2Conv
 from .glob import AvgPooling, GlobalAttentionPooling, MaxPooling, Set2Set, SortPooling, SumPooling, WeightAndSum
@@ -20,7 +20,8 @@ from .utils import EdgePredictor, Sequential
 
 __all__ = ["functional", "GraphMultiHeadAttention", "GraphConv", "SAGEConv", "GATConv", "GATv2Conv", "GINConv",
            "GINEConv", "SGConv", "APPNPConv", "EdgeWeightNorm", "TAGConv", "ChebConv", "EdgeConv", "GatedGraphConv",
-           "NNConv", "GCN2Conv", "DotGatConv", "AGNNConv", "RelGraphConv", "TypedLinear", "HeteroGraphConv",
+           "NNConv", "GCN2Conv", "DotGatConv", "AGNNConv", "EGATConv", "HGTConv", "RelGraphConv", "TypedLinear",
+           "HeteroGraphConv",
            "Sequential", "EdgePredictor",
            "SumPooling", "AvgPooling", "MaxPooling", "SortPooling", "GlobalAttentionPooling", "Set2Set", "WeightAndSum",
            "SetTransformerEncoder", "SetTransformerDecoder"]

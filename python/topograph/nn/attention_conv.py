@@ -1,15 +1,21 @@
-"""dgl.nn's dot-product attention convolutions (DGL 2.1 names, parameters and equations): DotGatConv (scaled
-dot-product attention over each destination's in-edges) and AGNNConv (Thekumparampil et al.: attention by
-cosine similarity times a learned beta). Both are Topograph's fused sparse attention (ops.sparse_attention:
+"""dgl.nn's attention convolutions beyond GAT (DGL 2.1 names, parameters and equations): DotGatConv (scaled
+dot-product attention over each destination's in-edges), AGNNConv (Thekumparampil et al.: attention by cosine
+similarity times a learned beta), EGATConv (Kaminski et al.: attention from node and edge features, edge
+features out) and HGTConv (Hu et al., the heterogeneous graph transformer: per-type projections, per-relation
+attention and messages). DotGatConv and AGNNConv are Topograph's fused sparse attention (ops.sparse_attention:
 scores, softmax and the weighted sum in one pass that keeps nothing per edge for the backward) unless the
 attention itself is asked for. Graphs of one relation or blocks; features [N, in] or a (source, destination)
 pair. Checked against DGL 2.1 with the same weights (tests/test_attention_conv.py)."""
 from __future__ import annotations
 
+import math
+from typing import Optional
+
 import torch
 
 from .. import ops
 from .conv import Features, _check_in_degrees, _pair
+from .relgraph import TypedLinear
 
 
 class DotGatConv(torch.nn.Module):
@@ -75,3 +81,100 @@ class AGNNConv(torch.nn.Module):
             return out.squeeze(1)
         p = ops.edge_softmax(graph, self.beta * ops.u_dot_v(graph, unit_src, unit_dst))
         return ops.u_mul_e_sum(graph, feat_src, p)
+
+
+class EGATConv(torch.nn.Module):
+    """f_ij = LeakyReLU(W_ni h_i + W_nj h_j + W_fij e_ij + bias) viewed [E, H, out_edge]; a = softmax over each
+    destination's in-edges of (f_ij . attn) [E, H, 1] (times edge_weight [E] when given); h_j = sum_i a W_node h_i
+    -> ([N_dst, H, out_node], f_ij), and a too with get_attention. Parameters fc_node_src, fc_ni, fc_nj, fc_fij,
+    attn, bias (Xavier-normal with ReLU gain, the bias 0), as DGL's; every destination needs an in-edge."""
+
+    def __init__(self, in_node_feats, in_edge_feats: int, out_node_feats: int, out_edge_feats: int, num_heads: int,
+                 bias: bool = True):
+        super().__init__()
+        in_src, in_dst = in_node_feats if isinstance(in_node_feats, (tuple, list)) else (in_node_feats,) * 2
+        self._num_heads, self._out_node_feats, self._out_edge_feats = num_heads, out_node_feats, out_edge_feats
+        self.fc_node_src = torch.nn.Linear(in_src, out_node_feats * num_heads, bias=False)
+        self.fc_ni = torch.nn.Linear(in_src, out_edge_feats * num_heads, bias=False)
+        self.fc_nj = torch.nn.Linear(in_dst, out_edge_feats * num_heads, bias=False)
+        self.fc_fij = torch.nn.Linear(in_edge_feats, out_edge_feats * num_heads, bias=False)
+        self.attn = torch.nn.Parameter(torch.empty(1, num_heads, out_edge_feats))
+        if bias:
+            self.bias = torch.nn.Parameter(torch.empty(num_heads * out_edge_feats))
+        else:
+            self.register_buffer("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        gain = torch.nn.init.calculate_gain("relu")
+        for w in (self.fc_node_src.weight, self.fc_ni.weight, self.fc_fij.weight, self.fc_nj.weight, self.attn):
+            torch.nn.init.xavier_normal_(w, gain=gain)
+        if self.bias is not None:
+            torch.nn.init.zeros_(self.bias)
+
+    def forward(self, graph, nfeats: Features, efeats: torch.Tensor, edge_weight: Optional[torch.Tensor] = None,
+                get_attention: bool = False):
+        _check_in_degrees(graph, False, "EGATConv")
+        src, dst = _pair(graph, nfeats, "EGATConv")
+        f_out = ops.u_add_v(graph, self.fc_ni(src), self.fc_nj(dst)) + self.fc_fij(efeats)  # [E, H * out_edge]
+        if self.bias is not None:
+            f_out = f_out + self.bias
+        f_out = torch.nn.functional.leaky_relu(f_out).view(-1, self._num_heads, self._out_edge_feats)
+        a = ops.edge_softmax(graph, (f_out * self.attn).sum(-1, keepdim=True))  # [E, H, 1]
+        if edge_weight is not None:
+            a = a * edge_weight.view(-1, 1, 1)
+        h = ops.u_mul_e_sum(graph, self.fc_node_src(src).view(-1, self._num_heads, self._out_node_feats), a)
+        return (h, f_out, a) if get_attention else (h, f_out)
+
+
+class HGTConv(torch.nn.Module):
+    """The heterogeneous graph transformer layer on a graph of one relation whose nodes and edges carry type ids
+    (ntype [N], etype [E]; dgl.to_homogeneous's NTYPE / ETYPE), as DGL's: k, q, v = per-node-type TypedLinears of
+    x, [N, H, head]; per head h and edge s -> d of type r: score = (k_s W_att[h, r]) . q_d * pri[h][r] / sqrt(head),
+    message = v_s W_msg[h, r]; softmax of the scores over d's in-edges weights the messages' sum; then
+    linear_a (per node type), dropout, and a learned per-type gate sigmoid(skip) between it and x (through
+    residual_w when the widths differ); LayerNorm with use_norm. Parameters as DGL's (its state_dicts load)."""
+
+    def __init__(self, in_size: int, head_size: int, num_heads: int, num_ntypes: int, num_etypes: int,
+                 dropout: float = 0.2, use_norm: bool = False):
+        super().__init__()
+        self.in_size, self.head_size, self.num_heads, self.use_norm = in_size, head_size, num_heads, use_norm
+        self.sqrt_d = math.sqrt(head_size)
+        width = head_size * num_heads
+        self.linear_k = TypedLinear(in_size, width, num_ntypes)
+        self.linear_q = TypedLinear(in_size, width, num_ntypes)
+        self.linear_v = TypedLinear(in_size, width, num_ntypes)
+        self.linear_a = TypedLinear(width, width, num_ntypes)
+        self.relation_pri = torch.nn.ParameterList(torch.nn.Parameter(torch.ones(num_etypes)) for _ in range(num_heads))
+        self.relation_att = torch.nn.ModuleList(TypedLinear(head_size, head_size, num_etypes) for _ in range(num_heads))
+        self.relation_msg = torch.nn.ModuleList(TypedLinear(head_size, head_size, num_etypes) for _ in range(num_heads))
+        self.skip = torch.nn.Parameter(torch.ones(num_ntypes))
+        self.drop = torch.nn.Dropout(dropout)
+        if use_norm:
+            self.norm = torch.nn.LayerNorm(width)
+        if in_size != width:
+            self.residual_w = torch.nn.Parameter(torch.empty(in_size, width))
+            torch.nn.init.xavier_uniform_(self.residual_w)
+
+    def forward(self, g, x: torch.Tensor, ntype: torch.Tensor, etype: torch.Tensor, *,
+                presorted: bool = False) -> torch.Tensor:
+        n_dst = g.num_dst_nodes() if g.is_block else x.shape[0]
+        x_dst, dst_type = x[:n_dst], ntype[:n_dst]
+        shape = (-1, self.num_heads, self.head_size)
+        k = self.linear_k(x, ntype, presorted).view(shape)
+        q = self.linear_q(x_dst, dst_type, presorted).view(shape)
+        v = self.linear_v(x, ntype, presorted).view(shape)
+        k_e, v_e, q_e = ops.copy_u(g, k), ops.copy_u(g, v), ops.copy_v(g, q)  # [E, H, head] by edge
+        scores, messages = [], []
+        for h in range(self.num_heads):
+            kw = self.relation_att[h](k_e[:, h], etype, presorted)
+            scores.append((kw * q_e[:, h]).sum(-1) * self.relation_pri[h][etype] / self.sqrt_d)
+            messages.append(self.relation_msg[h](v_e[:, h], etype, presorted))
+        a = ops.edge_softmax(g, torch.stack(scores, 1))  # [E, H]
+        m = torch.stack(messages, 1) * a.unsqueeze(-1)  # [E, H, head]
+        out = ops.copy_e_sum(g, m).reshape(-1, self.num_heads * self.head_size)
+        out = self.drop(self.linear_a(out, dst_type, presorted))
+        alpha = torch.sigmoid(self.skip[dst_type]).unsqueeze(-1)
+        residual = x_dst @ self.residual_w if hasattr(self, "residual_w") else x_dst
+        out = out * alpha + residual * (1 - alpha)
+        return self.norm(out) if self.use_norm else out
