@@ -5,13 +5,17 @@ AGNNConv, EGATConv and HGTConv (attention_conv.py); TAGConv, ChebConv, EdgeConv,
 (conv_extra.py); RelGraphConv and TypedLinear (relgraph.py); HeteroGraphConv, a module per relation of a
 heterograph (hetero.py); Sequential and EdgePredictor (utils.py);
 DGL's graph pooling SumPooling, AvgPooling, MaxPooling, SortPooling, GlobalAttentionPooling, Set2Set and WeightAndSum
-(glob.py), SetTransformerEncoder and SetTransformerDecoder (set_transformer.py: the attention as a graph)."""
+(glob.py), SetTransformerEncoder and SetTransformerDecoder (set_transformer.py: the attention as a graph); the graph
+transformer blocks DegreeEncoder, SpatialEncoder(3d), PathEncoder, LapPosEncoder, BiasedMHA, GraphormerLayer and
+EGTLayer (graph_transformer.py: dense over padded batches, as DGL's)."""
 from . import functional
 from .attention import GraphMultiHeadAttention
 from .conv import APPNPConv, EdgeWeightNorm, GATConv, GINConv, GINEConv, GraphConv, SAGEConv, SGConv
 from .attention_conv import AGNNConv, DotGatConv, EGATConv, HGTConv
 from .conv_extra import ChebConv, EdgeConv, GatedGraphConv, GCN2Conv, NNConv, TAGConv
 from .gatv2 import GATv2Conv
+from .graph_transformer import (BiasedMHA, DegreeEncoder, EGTLayer, GraphormerLayer, LapPosEncoder, PathEncoder,
+                                SpatialEncoder, SpatialEncoder3d)
 from .glob import AvgPooling, GlobalAttentionPooling, MaxPooling, Set2Set, SortPooling, SumPooling, WeightAndSum
 from .hetero import HeteroGraphConv
 from .relgraph import RelGraphConv, TypedLinear
@@ -24,4 +28,5 @@ __all__ = ["functional", "GraphMultiHeadAttention", "GraphConv", "SAGEConv", "GA
            "HeteroGraphConv",
            "Sequential", "EdgePredictor",
            "SumPooling", "AvgPooling", "MaxPooling", "SortPooling", "GlobalAttentionPooling", "Set2Set", "WeightAndSum",
-           "SetTransformerEncoder", "SetTransformerDecoder"]
+           "SetTransformerEncoder", "SetTransformerDecoder", "DegreeEncoder", "SpatialEncoder", "SpatialEncoder3d",
+           "PathEncoder", "LapPosEncoder", "BiasedMHA", "GraphormerLayer", "EGTLayer"]

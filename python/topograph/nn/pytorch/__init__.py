@@ -1,9 +1,9 @@
 """dgl.nn.pytorch, DGL's backend path to the same layers (scripts write `import dgl.nn.pytorch as dglnn` or
 `from dgl.nn.pytorch.conv import SAGEConv`): topograph.nn's names, edge_softmax, and DGL's submodules conv, glob,
-hetero and softmax over topograph.nn's modules."""
+hetero, gt and softmax over topograph.nn's modules."""
 from .. import *  # noqa: F401,F403 (every layer of topograph.nn)
 from .. import __all__ as _layers
-from . import conv, glob, hetero, softmax
+from . import conv, glob, gt, hetero, softmax
 from .softmax import edge_softmax
 
-__all__ = list(_layers) + ["conv", "glob", "hetero", "softmax", "edge_softmax"]
+__all__ = list(_layers) + ["conv", "glob", "gt", "hetero", "softmax", "edge_softmax"]
