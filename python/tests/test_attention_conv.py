@@ -1,5 +1,6 @@
-"""DotGatConv, AGNNConv (nn/attention_conv.py), GCN2Conv (nn/conv_extra.py), Sequential and EdgePredictor
-(nn/utils.py): outputs against dense torch references written here (so it runs without DGL), the fused path
+"""DotGatConv, AGNNConv, EGATConv, HGTConv (nn/attention_conv.py), GCN2Conv, GMMConv (nn/conv_extra.py),
+Sequential, EdgePredictor, JumpingKnowledge, LabelPropagation (nn/utils.py), HeteroLinear and HeteroEmbedding
+(nn/hetero.py): outputs against dense torch references written here (so it runs without DGL), the fused path
 against the one that returns the attention, and, where dgl imports, outputs and gradients (inputs' and
 parameters') equal to dgl.nn's with DGL's weights loaded (test_conv_extra._compare)."""
 import topograph  # before torch: then both OpenMP pools wait briefly (topograph/__init__.py)
@@ -198,3 +199,70 @@ def test_hetero_attention_layers_match_dgl():
         mt = topograph.nn.HGTConv(size, 2, 2, 3, 3, dropout=0.0, use_norm=use_norm)
         xs = torch.randn(N, size)
         _compare(md, mt, lambda m, a: m(gd, a, ntype, etype), lambda m, a: m(gt, a, ntype, etype), [xs])
+
+
+def test_more_layers_by_reference():
+    torch.manual_seed(9)
+    g = graph(loops=True)
+    src, dst = (t.long() for t in g.edges())
+    x, pseudo = torch.randn(N, 5), torch.rand(g.num_edges(), 2)
+    for agg in ("sum", "mean", "max"):
+        layer = topograph.nn.GMMConv(5, 3, dim=2, n_kernels=4, aggregator_type=agg, residual=True)
+        w = torch.exp((-0.5 * (pseudo[:, None] - layer.mu[None]) ** 2 * layer.inv_sigma[None] ** 2).sum(-1))
+        msg = layer.fc(x).view(N, 4, 3)[src] * w.unsqueeze(-1)  # [E, K, out]
+        ref = torch.stack([getattr(msg[dst == d], {"sum": "sum", "mean": "mean", "max": "amax"}[agg])(0)
+                           for d in range(N)]).sum(1) + layer.res_fc(x) + layer.bias
+        torch.testing.assert_close(layer(g, x, pseudo), ref, **TOL)
+    feats = [torch.randn(N, 4) for _ in range(3)]
+    torch.testing.assert_close(topograph.nn.JumpingKnowledge("max")(feats), torch.stack(feats).amax(0))
+    assert topograph.nn.JumpingKnowledge("cat")(feats).shape == (N, 12)
+    assert topograph.nn.JumpingKnowledge("lstm", 4, 3)(feats).shape == (N, 4)
+    labels, mask = torch.tensor([0, 1, 2, 0, 1, 2]), torch.tensor([True, True, False, False, True, False])
+    lp = topograph.nn.LabelPropagation(k=3, alpha=0.5, norm_type="row", clamp=False)
+    y0 = torch.nn.functional.one_hot(labels).float() * mask.unsqueeze(1)
+    a = adjacency(g)
+    y = y0
+    for _ in range(3):
+        y = 0.5 * y0 + 0.5 * (a @ y) / a.sum(1, keepdim=True).clamp(min=1)
+    torch.testing.assert_close(lp(g, labels, mask), y, **TOL)
+    lin = topograph.nn.HeteroLinear({"user": 3, ("user", "buys", "item"): 2}, 4)
+    out = lin({"user": torch.randn(2, 3), ("user", "buys", "item"): torch.randn(5, 2)})
+    assert out["user"].shape == (2, 4) and out[("user", "buys", "item")].shape == (5, 4)
+    emb = topograph.nn.HeteroEmbedding({"user": 3, "item": 5}, 4)
+    assert emb({"item": torch.tensor([4, 0])})["item"].shape == (2, 4) and emb.weight()["user"].shape == (3, 4)
+    with pytest.raises(KeyError, match="no module for type 'shop'"):
+        emb({"shop": torch.tensor([0])})
+
+
+def test_more_layers_match_dgl():
+    dgl = need_dgl()
+    import dgl.nn.pytorch as dnn
+
+    torch.manual_seed(10)
+    gd, gt = graph(dgl, loops=True), graph(topograph, loops=True)
+    zd, zt = graph(dgl), graph(topograph)  # node 5 without in-edges
+    x, pseudo = torch.randn(N, 5), torch.rand(gt.num_edges(), 2)
+    for agg in ("sum", "mean", "max"):
+        md = dnn.GMMConv(5, 3, 2, 4, aggregator_type=agg, residual=True)
+        mt = topograph.nn.GMMConv(5, 3, 2, 4, aggregator_type=agg, residual=True)
+        _compare(md, mt, lambda m, a, p: m(gd, a, p), lambda m, a, p: m(gt, a, p), [x, pseudo])
+        md = dnn.GMMConv(5, 3, 2, 4, aggregator_type=agg, allow_zero_in_degree=True)
+        mt = topograph.nn.GMMConv(5, 3, 2, 4, aggregator_type=agg, allow_zero_in_degree=True)
+        pz = torch.rand(zt.num_edges(), 2)
+        _compare(md, mt, lambda m, a, p: m(zd, a, p), lambda m, a, p: m(zt, a, p), [x, pz])
+    feats = [torch.randn(N, 4) for _ in range(3)]
+    for mode in ("cat", "max", "lstm"):
+        md, mt = dnn.JumpingKnowledge(mode, 4, 3), topograph.nn.JumpingKnowledge(mode, 4, 3)
+        _compare(md, mt, lambda m, *f: m(list(f)), lambda m, *f: m(list(f)), feats)
+    labels, mask = torch.tensor([0, 1, 2, 0, 1, 2]), torch.tensor([True, True, False, False, True, False])
+    for kw in ({}, {"norm_type": "row", "clamp": False, "normalize": True}, {"reset": True}):
+        torch.testing.assert_close(topograph.nn.LabelPropagation(3, 0.6, **kw)(zt, labels, mask),
+                                   dnn.LabelPropagation(3, 0.6, **kw)(zd, labels, mask), **TOL)
+    md, mt = dnn.HeteroLinear({"a": 3, "b": 2}, 4), topograph.nn.HeteroLinear({"a": 3, "b": 2}, 4)
+    mt.load_state_dict(md.state_dict())
+    xa, xb = torch.randn(2, 3), torch.randn(5, 2)
+    for key in ("a", "b"):
+        torch.testing.assert_close(mt({"a": xa, "b": xb})[key], md({"a": xa, "b": xb})[key])
+    md, mt = dnn.HeteroEmbedding({"a": 3, "b": 5}, 4), topograph.nn.HeteroEmbedding({"a": 3, "b": 5}, 4)
+    mt.load_state_dict(md.state_dict())
+    torch.testing.assert_close(mt({"b": torch.tensor([4, 1])})["b"], md({"b": torch.tensor([4, 1])})["b"])

@@ -1,9 +1,10 @@
 """topograph.nn: as dgl.nn, the functional ops (topograph.nn.functional.edge_softmax) and the layers as
 torch.nn.Modules: GraphMultiHeadAttention (Topograph's fused attention); DGL's convolutions GraphConv, SAGEConv,
 GATConv, GINConv, GINEConv, SGConv and APPNPConv, and EdgeWeightNorm (conv.py); GATv2Conv (gatv2.py); DotGatConv,
-AGNNConv, EGATConv and HGTConv (attention_conv.py); TAGConv, ChebConv, EdgeConv, GatedGraphConv, NNConv and GCN2Conv
-(conv_extra.py); RelGraphConv and TypedLinear (relgraph.py); HeteroGraphConv, a module per relation of a
-heterograph (hetero.py); Sequential and EdgePredictor (utils.py);
+AGNNConv, EGATConv and HGTConv (attention_conv.py); TAGConv, ChebConv, EdgeConv, GatedGraphConv, NNConv, GCN2Conv
+and GMMConv (conv_extra.py); RelGraphConv and TypedLinear (relgraph.py); HeteroGraphConv, a module per relation
+of a heterograph, HeteroLinear and HeteroEmbedding (hetero.py); Sequential, EdgePredictor, JumpingKnowledge and
+LabelPropagation (utils.py);
 DGL's graph pooling SumPooling, AvgPooling, MaxPooling, SortPooling, GlobalAttentionPooling, Set2Set and WeightAndSum
 (glob.py), SetTransformerEncoder and SetTransformerDecoder (set_transformer.py: the attention as a graph); the graph
 transformer blocks DegreeEncoder, SpatialEncoder(3d), PathEncoder, LapPosEncoder, BiasedMHA, GraphormerLayer and
@@ -12,21 +13,21 @@ from . import functional
 from .attention import GraphMultiHeadAttention
 from .conv import APPNPConv, EdgeWeightNorm, GATConv, GINConv, GINEConv, GraphConv, SAGEConv, SGConv
 from .attention_conv import AGNNConv, DotGatConv, EGATConv, HGTConv
-from .conv_extra import ChebConv, EdgeConv, GatedGraphConv, GCN2Conv, NNConv, TAGConv
+from .conv_extra import ChebConv, EdgeConv, GatedGraphConv, GCN2Conv, GMMConv, NNConv, TAGConv
 from .gatv2 import GATv2Conv
 from .graph_transformer import (BiasedMHA, DegreeEncoder, EGTLayer, GraphormerLayer, LapPosEncoder, PathEncoder,
                                 SpatialEncoder, SpatialEncoder3d)
 from .glob import AvgPooling, GlobalAttentionPooling, MaxPooling, Set2Set, SortPooling, SumPooling, WeightAndSum
-from .hetero import HeteroGraphConv
+from .hetero import HeteroEmbedding, HeteroGraphConv, HeteroLinear
 from .relgraph import RelGraphConv, TypedLinear
 from .set_transformer import SetTransformerDecoder, SetTransformerEncoder
-from .utils import EdgePredictor, Sequential
+from .utils import EdgePredictor, JumpingKnowledge, LabelPropagation, Sequential
 
 __all__ = ["functional", "GraphMultiHeadAttention", "GraphConv", "SAGEConv", "GATConv", "GATv2Conv", "GINConv",
            "GINEConv", "SGConv", "APPNPConv", "EdgeWeightNorm", "TAGConv", "ChebConv", "EdgeConv", "GatedGraphConv",
            "NNConv", "GCN2Conv", "DotGatConv", "AGNNConv", "EGATConv", "HGTConv", "RelGraphConv", "TypedLinear",
-           "HeteroGraphConv",
-           "Sequential", "EdgePredictor",
+           "HeteroGraphConv", "HeteroLinear", "HeteroEmbedding", "GMMConv",
+           "Sequential", "EdgePredictor", "JumpingKnowledge", "LabelPropagation",
            "SumPooling", "AvgPooling", "MaxPooling", "SortPooling", "GlobalAttentionPooling", "Set2Set", "WeightAndSum",
            "SetTransformerEncoder", "SetTransformerDecoder", "DegreeEncoder", "SpatialEncoder", "SpatialEncoder3d",
            "PathEncoder", "LapPosEncoder", "BiasedMHA", "GraphormerLayer", "EGTLayer"]

@@ -1,7 +1,7 @@
 """More of dgl.nn's convolutions (DGL 2.1), same names, parameters (by name, so a DGL state_dict loads),
 initialisation and equations, each a few of Topograph's ops: TAGConv (Du et al.), ChebConv (Defferrard et
-al.), EdgeConv (Wang et al., DGCNN), GatedGraphConv (Li et al.), NNConv (Gilmer et al., edge-conditioned) and
-GCN2Conv (Chen et al., GCNII).
+al.), EdgeConv (Wang et al., DGCNN), GatedGraphConv (Li et al.), NNConv (Gilmer et al., edge-conditioned),
+GCN2Conv (Chen et al., GCNII) and GMMConv (Monti et al., MoNet).
 Checked against DGL 2.1 with the same weights (tests/test_conv_extra.py)."""
 from __future__ import annotations
 
@@ -288,3 +288,60 @@ class GCN2Conv(torch.nn.Module):
         if self.bias is not None:
             rst = rst + self.bias
         return self._activation(rst) if self._activation is not None else rst
+
+
+class GMMConv(torch.nn.Module):
+    """Gaussian mixture model convolution (Monti et al., MoNet), as dgl.nn.GMMConv: per edge, K Gaussian
+    weights w_k = exp(-1/2 sum_d ((pseudo_d - mu_kd) inv_sigma_kd)^2) of its pseudo-coordinates pseudo [E, dim];
+    h_d = sum_k reduce_{s -> d} w_k (fc h_s)_k (+ residual, + bias) -> [N_dst, out]. aggregator_type 'sum',
+    'mean' or 'max' (0 for a destination without in-edges). Parameters mu, inv_sigma, fc, res_fc, bias with
+    DGL's initialisation."""
+
+    def __init__(self, in_feats, out_feats: int, dim: int, n_kernels: int, aggregator_type: str = "sum",
+                 residual: bool = False, bias: bool = True, allow_zero_in_degree: bool = False):
+        super().__init__()
+        if aggregator_type not in ("sum", "mean", "max"):
+            raise KeyError(f"GMMConv: aggregator_type must be 'sum', 'mean' or 'max', got {aggregator_type!r}")
+        in_src, in_dst = in_feats if isinstance(in_feats, (tuple, list)) else (in_feats, in_feats)
+        self._out_feats, self._dim, self._n_kernels = out_feats, dim, n_kernels
+        self._aggregator_type, self._allow_zero_in_degree = aggregator_type, allow_zero_in_degree
+        self.mu = torch.nn.Parameter(torch.empty(n_kernels, dim))
+        self.inv_sigma = torch.nn.Parameter(torch.empty(n_kernels, dim))
+        self.fc = torch.nn.Linear(in_src, n_kernels * out_feats, bias=False)
+        if residual:
+            self.res_fc = torch.nn.Linear(in_dst, out_feats, bias=False) if in_dst != out_feats else \
+                torch.nn.Identity()
+        else:
+            self.register_buffer("res_fc", None)
+        if bias:
+            self.bias = torch.nn.Parameter(torch.empty(out_feats))
+        else:
+            self.register_buffer("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        gain = torch.nn.init.calculate_gain("relu")
+        torch.nn.init.xavier_normal_(self.fc.weight, gain=gain)
+        if isinstance(self.res_fc, torch.nn.Linear):
+            torch.nn.init.xavier_normal_(self.res_fc.weight, gain=gain)
+        torch.nn.init.normal_(self.mu, 0, 0.1)
+        torch.nn.init.constant_(self.inv_sigma, 1)
+        if self.bias is not None:
+            torch.nn.init.zeros_(self.bias)
+
+    def set_allow_zero_in_degree(self, set_value: bool) -> None:
+        self._allow_zero_in_degree = set_value
+
+    def forward(self, graph, feat: Features, pseudo: torch.Tensor) -> torch.Tensor:
+        _check_in_degrees(graph, self._allow_zero_in_degree, "GMMConv")
+        feat_src, feat_dst = _pair(graph, feat, "GMMConv")
+        h = self.fc(feat_src).view(-1, self._n_kernels, self._out_feats)  # [N_src, K, out]
+        diff = pseudo.view(-1, 1, self._dim) - self.mu.view(1, self._n_kernels, self._dim)
+        inv_sigma = self.inv_sigma.view(1, self._n_kernels, self._dim)
+        w = torch.exp((-0.5 * diff ** 2 * inv_sigma ** 2).sum(-1, keepdim=True))  # [E, K, 1]
+        rst = ops.gspmm_zero_empty(graph, "mul", self._aggregator_type, h, w).sum(1)
+        if self.res_fc is not None:
+            rst = rst + self.res_fc(feat_dst)
+        if self.bias is not None:
+            rst = rst + self.bias
+        return rst

@@ -1,6 +1,6 @@
 """dgl.nn.HeteroGraphConv: a module per relation of a heterograph, run on the relation's graph g[(s, e, d)]
 (which shares g's features and takes every conv of topograph.nn), the relations' outputs into each node type
-then aggregated."""
+then aggregated; HeteroLinear and HeteroEmbedding, a Linear / an Embedding per type."""
 from __future__ import annotations
 
 from typing import Callable, Dict, List, Union
@@ -88,3 +88,43 @@ class HeteroGraphConv(torch.nn.Module):
             outputs[d].append(module(g[(s, e, d)], (src_inputs[s], dst_inputs[d]), *mod_args.get(e, ()),
                                      **mod_kwargs.get(e, {})))
         return {t: self.agg_fn(out, t) for t, out in outputs.items() if out}
+
+
+class HeteroLinear(torch.nn.Module):
+    """A Linear per type: in_size {type: width} (types: node types, canonical relations, any hashable key) ->
+    forward({type: [n, width]}) -> {type: [n, out_size]}; modules linears[str(type)], as DGL's."""
+
+    def __init__(self, in_size: dict, out_size: int, bias: bool = True):
+        super().__init__()
+        self.linears = torch.nn.ModuleDict({str(t): torch.nn.Linear(w, out_size, bias=bias)
+                                            for t, w in in_size.items()})
+
+    def forward(self, feat: dict) -> dict:
+        return {t: self.linears[_typed_key(self.linears, t, "HeteroLinear")](x) for t, x in feat.items()}
+
+
+class HeteroEmbedding(torch.nn.Module):
+    """An Embedding per type: num_embeddings {type: rows} -> forward({type: ids}) -> {type: [n, embedding_dim]};
+    weight() gives {type: table}; modules embeds[str(type)], as DGL's."""
+
+    def __init__(self, num_embeddings: dict, embedding_dim: int):
+        super().__init__()
+        self.embeds = torch.nn.ModuleDict({str(t): torch.nn.Embedding(n, embedding_dim)
+                                           for t, n in num_embeddings.items()})
+        self.raw_keys = {str(t): t for t in num_embeddings}
+
+    def weight(self) -> dict:
+        return {self.raw_keys[t]: emb.weight for t, emb in self.embeds.items()}
+
+    def reset_parameters(self) -> None:
+        for emb in self.embeds.values():
+            torch.nn.init.xavier_uniform_(emb.weight)
+
+    def forward(self, input_ids: dict) -> dict:
+        return {t: self.embeds[_typed_key(self.embeds, t, "HeteroEmbedding")](ids) for t, ids in input_ids.items()}
+
+
+def _typed_key(modules: torch.nn.ModuleDict, t, what: str) -> str:
+    if str(t) not in modules:
+        raise KeyError(f"{what}: no module for type {t!r} (it has {sorted(modules.keys())})")
+    return str(t)

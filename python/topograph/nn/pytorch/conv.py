@@ -2,6 +2,6 @@
 relgraph.py)."""
 from ..conv import APPNPConv, EdgeWeightNorm, GATConv, GINConv, GINEConv, GraphConv, SAGEConv, SGConv  # noqa: F401
 from ..attention_conv import AGNNConv, DotGatConv, EGATConv, HGTConv  # noqa: F401
-from ..conv_extra import ChebConv, EdgeConv, GatedGraphConv, GCN2Conv, NNConv, TAGConv  # noqa: F401
+from ..conv_extra import ChebConv, EdgeConv, GatedGraphConv, GCN2Conv, GMMConv, NNConv, TAGConv  # noqa: F401
 from ..gatv2 import GATv2Conv  # noqa: F401
 from ..relgraph import RelGraphConv, TypedLinear  # noqa: F401

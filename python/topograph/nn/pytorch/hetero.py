@@ -1,2 +1,2 @@
-"""dgl.nn.pytorch.hetero: HeteroGraphConv (topograph.nn's hetero.py)."""
-from ..hetero import HeteroGraphConv  # noqa: F401
+"""dgl.nn.pytorch.hetero: HeteroGraphConv, HeteroLinear and HeteroEmbedding (topograph.nn's hetero.py)."""
+from ..hetero import HeteroEmbedding, HeteroGraphConv, HeteroLinear  # noqa: F401
