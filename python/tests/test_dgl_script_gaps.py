@@ -368,3 +368,19 @@ def test_graph_methods_dgl_attaches():
     assert sorted(sub.ndata[topograph.NID].tolist()) == [1, 2] and int(sub.ndata[topograph.NID][where]) == 2
     sub, _ = g.khop_out_subgraph(0, 1)
     assert sorted(sub.ndata[topograph.NID].tolist()) == [0, 1]
+
+
+def test_local_var_and_is_unibipartite():
+    """Older DGL scripts write `g = g.local_var()` where newer ones use local_scope; layers check
+    is_unibipartite. Values as DGL 2.1's (checked there on the same graphs)."""
+    g = topograph.graph(([0, 1], [1, 2]))
+    g.ndata["h"] = torch.ones(3)
+    local = g.local_var()
+    local.ndata["h"] = torch.zeros(3)
+    local.ndata["x"] = torch.ones(3)
+    assert torch.equal(g.ndata["h"], torch.ones(3)) and list(g.ndata.keys()) == ["h"]
+    assert torch.equal(local.edges()[0], g.edges()[0])
+    block = topograph.to_block(g, torch.tensor([1, 2]))
+    assert block.local_var().is_block and block.is_unibipartite and not g.is_unibipartite
+    assert topograph.heterograph({("u", "r", "v"): ([0], [1]), ("w", "s", "v"): ([0], [0])}).is_unibipartite
+    assert not topograph.heterograph({("u", "r", "v"): ([0], [1]), ("v", "s", "w"): ([0], [0])}).is_unibipartite

@@ -26,6 +26,7 @@ class DGLBlock(DGLGraph):
     names are accepted too)."""
 
     is_block = True
+    is_unibipartite = True  # sources and destinations are apart, even under the same type names
 
     @property
     def srctypes(self) -> List[str]:

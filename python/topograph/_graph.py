@@ -419,6 +419,16 @@ class DGLGraph(MessagePassingVerbs):
         _mp().carry_edge_features(self, new, range(len(self._g.canonical_etypes)))
         return new
 
+    def local_var(self) -> "DGLGraph":
+        """DGL's local_var, the idiom before local_scope: clone's graph (the same structure and feature tensors,
+        feature dicts of its own), so a feature set on it inside a function is not seen by the caller's graph."""
+        return self.clone()
+
+    @property
+    def is_unibipartite(self) -> bool:
+        """As DGL's: no node type is both a relation's source and a relation's destination (a block always is)."""
+        return not ({s for (s, _, _) in self.canonical_etypes} & {d for (_, _, d) in self.canonical_etypes})
+
     def astype(self, idtype) -> "DGLGraph":
         """The graph with ids of `idtype` (torch.int32 or torch.int64), as DGL's astype: itself when it has them
         already, else a new graph (a block for a block) with the same edges, batch and features (the same
