@@ -122,8 +122,11 @@ class DataLoader:
         self._typed = isinstance(indices, Mapping)
         if getattr(graph_sampler, "_samples_edges", False):  # as_edge_prediction_sampler's: edge ids
             sets = _edge_id_sets(graph, indices)
-        else:
+        elif getattr(graph_sampler, "_indices_are_node_ids", True):
             sets = _node_sets(graph, indices, "DataLoader")
+        else:  # a plain Sampler's own indices (SAINTSampler's count batches): passed through, as DGL's
+            sets = {k: torch.as_tensor(v).reshape(-1) for k, v in indices.items()} if isinstance(indices, Mapping) \
+                else {None: torch.as_tensor(indices).reshape(-1)}
         # (type, id) pairs in a fixed order: a batch of a heterograph may mix types, as DGL's does
         self._types = list(sets)
         self._items = torch.cat([torch.stack([torch.full((len(ids),), i, dtype=torch.int64),

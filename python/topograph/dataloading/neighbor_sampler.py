@@ -16,6 +16,7 @@ from .._base import DGLError
 from .._graph import NID, DGLGraph
 from .._subgraph import _check, _node_sets
 from ..sampling import EDGE_DIRS, _exclusions, _fanouts, _sampling_options
+from .base import BlockSampler
 from .dataloader import to_device
 
 
@@ -35,7 +36,7 @@ def check_feature_names(g: DGLGraph, names, kind: str, what: str) -> None:
                            f"{'the graph' if key is None else key} (it has {sorted(held)})")
 
 
-class MultiLayerNeighborSampler:
+class MultiLayerNeighborSampler(BlockSampler):
     """dgl.dataloading.NeighborSampler (MultiLayerNeighborSampler is its other name, as in DGL).
     fanouts[l]: layer l's fan-out, an int (-1: every edge) or {etype: int}; layer 0 is the input layer, so
     fanouts[-1] samples the seeds' own edges. edge_dir, prob and replace draw as sample_neighbors does (mask:

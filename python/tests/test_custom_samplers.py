@@ -1,0 +1,157 @@
+"""dgl.dataloading's Sampler / BlockSampler base classes (dataloading/base.py) as DGL 2.1's "write your own
+sampler" uses them, and the subgraph samplers ShaDowKHopSampler and SAINTSampler (dataloading/subgraph_samplers.py):
+what each batch must be (induced subgraphs, seeds first, hops reached, excluded edges gone), the draw laws over
+many batches, the DataLoader passing a plain Sampler's indices through, and a GraphSAINT loop that learns."""
+import topograph  # before torch: then both OpenMP pools wait briefly (topograph/__init__.py)
+
+import pytest
+import torch
+
+from topograph.dataloading import (BlockSampler, DataLoader, MultiLayerFullNeighborSampler, SAINTSampler, Sampler,
+                                   ShaDowKHopSampler)
+
+
+def random_graph(n=60, e=400, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    g = topograph.graph((torch.randint(0, n, (e,), generator=gen), torch.randint(0, n, (e,), generator=gen)),
+                        num_nodes=n)
+    g.ndata["x"] = torch.randn(n, 4, generator=gen)
+    g.edata["w"] = torch.rand(e, generator=gen)
+    return g
+
+
+def induced_edges(g, nodes):
+    """Edge ids of g with both ends in `nodes`, sorted."""
+    src, dst = g.edges()
+    keep = torch.isin(src, nodes) & torch.isin(dst, nodes)
+    return torch.nonzero(keep).reshape(-1)
+
+
+def parent_pairs(block):
+    u, v = block.edges()
+    return list(zip(block.srcdata[topograph.NID][u.long()].tolist(), block.dstdata[topograph.NID][v.long()].tolist()))
+
+
+class FullNeighborSampler(BlockSampler):
+    """DGL 2.1's tutorial sampler, in its words: every in-edge of each layer's seeds, a block per layer."""
+
+    def __init__(self, num_layers):
+        super().__init__()
+        self.num_layers = num_layers
+
+    def sample_blocks(self, g, seed_nodes, exclude_eids=None):
+        output_nodes = seed_nodes
+        blocks = []
+        for _ in range(self.num_layers):
+            frontier = topograph.in_subgraph(g, seed_nodes)
+            block = topograph.to_block(frontier, seed_nodes)
+            seed_nodes = block.srcdata[topograph.NID]
+            blocks.insert(0, block)
+        return seed_nodes, output_nodes, blocks
+
+
+def test_block_sampler_subclass_matches_the_built_in_one():
+    g = random_graph()
+    mine = list(DataLoader(g, torch.arange(20), FullNeighborSampler(2), batch_size=8))
+    built_in = list(DataLoader(g, torch.arange(20), MultiLayerFullNeighborSampler(2), batch_size=8))
+    assert len(mine) == len(built_in) == 3
+    for (i1, o1, b1), (i2, o2, b2) in zip(mine, built_in):
+        assert torch.equal(o1, o2) and set(i1.tolist()) == set(i2.tolist())
+        for x, y in zip(b1, b2):  # the same edges, as (source, destination) pairs of g's ids
+            assert sorted(parent_pairs(x)) == sorted(parent_pairs(y))
+    assert isinstance(MultiLayerFullNeighborSampler(1), BlockSampler)
+    with pytest.raises((ValueError, topograph.DGLError), match="99"):  # node ids: an id outside is named
+        list(DataLoader(g, torch.tensor([0, 99]), FullNeighborSampler(1)))
+    with pytest.raises(NotImplementedError, match="sample_blocks"):
+        BlockSampler().sample(g, torch.tensor([0]))
+
+
+def test_plain_sampler_gets_its_indices_unchecked():
+    class Echo(Sampler):
+        def sample(self, g, indices):
+            return indices
+
+    g = random_graph()
+    got = torch.cat(list(DataLoader(g, torch.arange(1000, 1010), Echo(), batch_size=4)))
+    assert got.tolist() == list(range(1000, 1010))  # not node ids, as a plain Sampler's may be
+
+
+@pytest.mark.parametrize("exclude", [False, True])
+def test_shadow_khop_subgraphs(exclude):
+    torch.manual_seed(1)
+    g = random_graph()
+    seeds = torch.tensor([3, 7, 11])
+    excluded = torch.arange(0, 400, 3) if exclude else None
+    inputs, outputs, subg = ShaDowKHopSampler([4, 3]).sample(g, seeds, exclude_eids=excluded)
+    assert torch.equal(outputs, seeds) and torch.equal(inputs[:3], seeds)  # the seeds first
+    assert torch.equal(subg.ndata[topograph.NID], inputs) and torch.equal(subg.ndata["x"], g.ndata["x"][inputs])
+    eids = sorted(subg.edata[topograph.EID].tolist())
+    expected = induced_edges(g, inputs)
+    if exclude:
+        expected = expected[~torch.isin(expected, excluded)]
+    assert eids == expected.tolist()  # the induced subgraph, less the excluded edges
+    reach = set(seeds.tolist())  # every node within 2 hops backwards of the seeds, no further
+    for _ in range(2):
+        src, dst = g.edges()
+        reach |= set(src[torch.isin(dst, torch.tensor(sorted(reach)))].tolist())
+    assert set(inputs.tolist()) <= reach
+
+
+@pytest.mark.parametrize("mode,budget", [("node", 30), ("edge", 25), ("walk", (10, 3))])
+def test_saint_subgraphs_and_the_loader(mode, budget):
+    torch.manual_seed(2)
+    g = random_graph()
+    loader = DataLoader(g, torch.arange(500), SAINTSampler(mode, budget), batch_size=100)  # 5 batches
+    subgraphs = list(loader)
+    assert len(subgraphs) == 5
+    for subg in subgraphs:
+        nodes = subg.ndata[topograph.NID]
+        assert torch.equal(nodes, nodes.unique()) and sorted(subg.edata[topograph.EID].tolist()) == \
+            induced_edges(g, nodes).tolist()
+        assert torch.equal(subg.ndata["x"], g.ndata["x"][nodes])
+        if mode == "node":
+            assert nodes.numel() <= budget
+    with pytest.raises(topograph.DGLError, match="mode"):
+        SAINTSampler("graph", 10)
+    with pytest.raises(topograph.DGLError, match="roots, walk length"):
+        SAINTSampler("walk", 10)
+
+
+def test_saint_node_law():
+    """Mode 'node' draws nodes in proportion to out-degree (clamped to 1): over many subgraphs, how often each
+    node appears matches 1 - (1 - p)^budget."""
+    torch.manual_seed(3)
+    g = random_graph(n=20, e=120)
+    sampler = SAINTSampler("node", 5)
+    counts = torch.zeros(20)
+    rounds = 3000
+    for _ in range(rounds):
+        counts[sampler.sample(g, None).ndata[topograph.NID]] += 1
+    p = g.out_degrees().float().clamp(min=1)
+    p = p / p.sum()
+    expected = 1 - (1 - p) ** 5
+    assert torch.allclose(counts / rounds, expected, atol=0.04)  # measured: 0.012 at most; 0.04 ~ 5 std errors
+
+
+def test_graphsaint_training_learns():
+    """DGL's GraphSAINT loop shape (subgraph per batch, full-graph evaluation) on a planted 3-class graph."""
+    torch.manual_seed(4)
+    n = 400
+    labels = torch.randint(0, 3, (n,))
+    src, dst = torch.randint(0, n, (4000,)), torch.randint(0, n, (4000,))
+    keep = (labels[src] == labels[dst]) | (torch.rand(4000) < 0.1)
+    g = topograph.add_self_loop(topograph.graph((src[keep], dst[keep]), num_nodes=n))
+    g.ndata["x"] = torch.randn(n, 8) + torch.nn.functional.one_hot(labels, 8).float()
+    g.ndata["y"] = labels
+    conv1, conv2 = topograph.nn.GraphConv(8, 16), topograph.nn.GraphConv(16, 3)
+    opt = torch.optim.Adam(list(conv1.parameters()) + list(conv2.parameters()), lr=0.02)
+    for subg in DataLoader(g, torch.arange(60), SAINTSampler("node", 150), batch_size=1):
+        subg = topograph.add_self_loop(topograph.remove_self_loop(subg))
+        out = conv2(subg, torch.relu(conv1(subg, subg.ndata["x"])))
+        loss = torch.nn.functional.cross_entropy(out, subg.ndata["y"])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    with torch.no_grad():
+        accuracy = (conv2(g, torch.relu(conv1(g, g.ndata["x"]))).argmax(1) == labels).float().mean().item()
+    assert accuracy > 0.7  # measured: 0.83 (chance: 1/3)
