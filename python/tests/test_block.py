@@ -218,3 +218,40 @@ def test_src_nodes_errors():
         topograph.to_block(g, dst, src_nodes=torch.tensor([3, 2, 1, 7]))
     with pytest.raises(ValueError, match="give src_nodes as"):
         topograph.to_block(topograph.heterograph({("A", "r", "B"): ([0], [0])}), src_nodes=torch.tensor([0]))
+
+
+def test_create_block_and_block_to_graph():
+    """dgl.create_block / dgl.block_to_graph: counts given or inferred, several relations, features carried,
+    a conv runs on the block; held to DGL 2.1 where dgl imports."""
+    u, v = torch.tensor([0, 1, 2]), torch.tensor([1, 0, 0])
+    b = topograph.create_block((u, v), num_src_nodes=4, num_dst_nodes=2)
+    assert b.is_block and (b.num_src_nodes(), b.num_dst_nodes(), b.num_edges()) == (4, 2, 3)
+    assert [t.tolist() for t in b.edges()] == [u.tolist(), v.tolist()]
+    assert (topograph.create_block((u, v)).num_src_nodes(), topograph.create_block((u, v)).num_dst_nodes()) == (3, 2)
+    data = {("A", "r", "B"): (torch.tensor([0, 2]), torch.tensor([1, 0])), ("A", "s", "A"): (torch.tensor([1]),
+                                                                                               torch.tensor([0]))}
+    h = topograph.create_block(data, num_src_nodes={"A": 3}, num_dst_nodes={"A": 1, "B": 2})
+    assert h.srctypes == ["A"] and h.dsttypes == ["A", "B"] and h.num_dst_nodes("B") == 2
+    with pytest.raises(Exception, match="5"):  # a destination id outside its count is named
+        topograph.create_block((u, torch.tensor([1, 0, 5])), num_src_nodes=4, num_dst_nodes=2)
+    b.srcdata["x"], b.dstdata["y"], b.edata["w"] = torch.arange(4.0), torch.ones(2), torch.arange(3.0)
+    g = topograph.block_to_graph(b)
+    assert sorted(g.ntypes) == ["_N_dst", "_N_src"] and g.canonical_etypes == [("_N_src", "_E", "_N_dst")]
+    assert torch.equal(g.nodes["_N_src"].data["x"], torch.arange(4.0)) and torch.equal(g.edata["w"], torch.arange(3.0))
+    conv = topograph.nn.GraphConv(3, 2, allow_zero_in_degree=True)
+    assert conv(b, torch.randn(4, 3)).shape == (2, 2)
+    try:
+        import dgl
+    except ImportError:
+        return
+    d = dgl.create_block((u, v), num_src_nodes=4, num_dst_nodes=2)
+    d.srcdata["x"], d.dstdata["y"], d.edata["w"] = torch.arange(4.0), torch.ones(2), torch.arange(3.0)
+    x = torch.randn(4, 3)
+    dconv = dgl.nn.GraphConv(3, 2, allow_zero_in_degree=True)
+    conv.load_state_dict(dconv.state_dict())
+    torch.testing.assert_close(conv(b, x), dconv(d, x))
+    dh = dgl.create_block(data, num_src_nodes={"A": 3}, num_dst_nodes={"A": 1, "B": 2})
+    assert (dh.srctypes, dh.dsttypes) == (h.srctypes, h.dsttypes)
+    dg = dgl.block_to_graph(d)
+    assert sorted(dg.ntypes) == sorted(g.ntypes) and dg.canonical_etypes == g.canonical_etypes
+    assert sorted(dgl.block_to_graph(dh).canonical_etypes) == sorted(topograph.block_to_graph(h).canonical_etypes)

@@ -38,7 +38,7 @@ if _short_spin and _torch_was_loaded and _torch.get_num_threads() > 1:
 from ._base import ALL, EID, ETYPE, NID, NTYPE, DGLError
 from ._construct import batch, edge_type_subgraph, graph, heterograph, reverse, unbatch
 from ._graph import DGLGraph
-from ._block import DGLBlock, to_block
+from ._block import DGLBlock, block_to_graph, create_block, to_block
 from ._subgraph import edge_subgraph, in_subgraph, node_subgraph, node_type_subgraph, out_subgraph
 from ._transform import add_reverse_edges, add_self_loop, remove_edges, remove_self_loop, to_bidirected, to_simple
 from ._convert import to_heterogeneous, to_homogeneous
@@ -84,7 +84,8 @@ def get_num_threads() -> int:
 
 __all__ = ["ALL", "NID", "EID", "NTYPE", "ETYPE", "DGLError", "DGLGraph", "DGLBlock", "graph", "heterograph", "batch",
            "unbatch", "edge_type_subgraph", "node_subgraph", "edge_subgraph", "in_subgraph", "out_subgraph",
-           "node_type_subgraph", "reverse", "to_block", "line_graph", "khop_graph", "knn_graph", "segmented_knn_graph",
+           "node_type_subgraph", "reverse", "to_block", "create_block", "block_to_graph", "line_graph", "khop_graph",
+           "knn_graph", "segmented_knn_graph",
            "save_graphs", "load_graphs", "transforms",
            "add_self_loop", "remove_self_loop", "remove_edges", "add_nodes", "add_edges", "remove_nodes",
            "rand_graph", "khop_in_subgraph", "khop_out_subgraph", "to_simple", "to_bidirected", "to_homogeneous",

@@ -1,4 +1,4 @@
-"""DGL's blocks (message-flow graphs): DGLBlock and to_block.
+"""DGL's blocks (message-flow graphs): DGLBlock, to_block, create_block and block_to_graph.
 
 A DGLBlock is a DGLGraph whose source and destination sides are node types of their own in the store: type
 ``t`` of the original graph is ``SRC/t`` on the source side and ``DST/t`` on the destination side (DGL's own
@@ -206,3 +206,51 @@ def _block_nodes(g: DGLGraph, nodes, what: str) -> dict:
     if len(types) != 1:
         raise ValueError(f"to_block: the graph has node types {types}: give {what} as {{ntype: ids}}")
     return {types[0]: _ids(nodes, f"to_block: {what}").to(torch.int64)}
+
+
+def create_block(data_dict, num_src_nodes=None, num_dst_nodes=None, idtype=None, device=None) -> DGLBlock:
+    """dgl.create_block: a block from its edges. data_dict: (u, v) for one node type on each side (source ids u
+    in [0, num_src_nodes), destination ids v in [0, num_dst_nodes), ints), or {(src type, etype, dst type): (u,
+    v)} with num_src_nodes / num_dst_nodes {type: count} (a type named only there gets no edges); counts left
+    out are the largest id + 1. Ids, counts and formats are checked as topograph.heterograph checks them."""
+    from ._construct import heterograph
+
+    if not isinstance(data_dict, Mapping):
+        data_dict = {("_N", "_E", "_N"): data_dict}
+        num_src_nodes = None if num_src_nodes is None else {"_N": num_src_nodes}
+        num_dst_nodes = None if num_dst_nodes is None else {"_N": num_dst_nodes}
+    counts = {}
+    for prefix, given in ((_SRC, num_src_nodes), (_DST, num_dst_nodes)):
+        if given is not None and not isinstance(given, Mapping):
+            raise ValueError(f"create_block: with relations named, num_src_nodes / num_dst_nodes must be {{type: "
+                             f"count}}, got {given!r}")
+        counts.update({prefix + t: int(n) for t, n in (given or {}).items()})
+    stored = {(_SRC + s, e, _DST + d): uv for (s, e, d), uv in data_dict.items()}
+    for (s, _, d), uv in stored.items():  # counts left out: the largest id + 1, as DGL's
+        for t, ids in ((s, uv[0]), (d, uv[1])):
+            if t not in counts:
+                ids = torch.as_tensor(ids)
+                counts[t] = int(ids.max()) + 1 if ids.numel() else 0
+    g = heterograph(stored, num_nodes_dict=counts, idtype=idtype, device=device)
+    return DGLBlock(g._g)
+
+
+def block_to_graph(block: DGLBlock) -> DGLGraph:
+    """dgl.block_to_graph: the block as a graph whose source types are renamed `<type>_src` and destination
+    types `<type>_dst`, same edges (same ids) and features (srcdata, dstdata, edata)."""
+    from ._construct import heterograph
+
+    if not isinstance(block, DGLBlock):
+        raise TypeError(f"block_to_graph: expected a block, got {type(block).__name__}")
+    counts = {t + "_src": block.num_src_nodes(t) for t in block.srctypes}
+    counts.update({t + "_dst": block.num_dst_nodes(t) for t in block.dsttypes})
+    relations = block.canonical_etypes
+    g = heterograph({(s + "_src", e, d + "_dst"): block.edges(etype=(s, e, d)) for (s, e, d) in relations},
+                    num_nodes_dict=counts, idtype=block.idtype, device=block.device)
+    for t in block.srctypes:
+        g.nodes[t + "_src"].data.update(dict(block.srcnodes[t].data))
+    for t in block.dsttypes:
+        g.nodes[t + "_dst"].data.update(dict(block.dstnodes[t].data))
+    for (s, e, d) in relations:
+        g.edges[(s + "_src", e, d + "_dst")].data.update(dict(block.edges[(s, e, d)].data))
+    return g
