@@ -44,6 +44,7 @@ from ._transform import add_reverse_edges, add_self_loop, remove_edges, remove_s
 from ._convert import to_heterogeneous, to_homogeneous
 from ._external import bipartite_from_scipy, from_networkx, from_scipy, to_networkx
 from ._structure_ops import khop_graph, knn_graph, line_graph, segmented_knn_graph
+from ._adjacency_ops import adj_product_graph, adj_sum_graph, metapath_reachable_graph
 from ._serialize import load_graphs, save_graphs
 from ._mutation import add_edges, add_nodes, khop_in_subgraph, khop_out_subgraph, rand_graph, remove_nodes
 from .readout import (broadcast_edges, broadcast_nodes, max_edges, max_nodes, mean_edges, mean_nodes, readout_edges,
@@ -85,7 +86,7 @@ def get_num_threads() -> int:
 __all__ = ["ALL", "NID", "EID", "NTYPE", "ETYPE", "DGLError", "DGLGraph", "DGLBlock", "graph", "heterograph", "batch",
            "unbatch", "edge_type_subgraph", "node_subgraph", "edge_subgraph", "in_subgraph", "out_subgraph",
            "node_type_subgraph", "reverse", "to_block", "create_block", "block_to_graph", "line_graph", "khop_graph",
-           "knn_graph", "segmented_knn_graph",
+           "knn_graph", "segmented_knn_graph", "metapath_reachable_graph", "adj_product_graph", "adj_sum_graph",
            "save_graphs", "load_graphs", "transforms",
            "add_self_loop", "remove_self_loop", "remove_edges", "add_nodes", "add_edges", "remove_nodes",
            "rand_graph", "khop_in_subgraph", "khop_out_subgraph", "to_simple", "to_bidirected", "to_homogeneous",
