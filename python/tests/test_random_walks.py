@@ -117,3 +117,19 @@ def test_node2vec_walks_follow_the_return_and_in_out_biases():
     assert node2vec_random_walk(chain, [0], 1.0, 1.0, 3).tolist() == [[0, 1, 2, -1]]
     with pytest.raises(topograph.DGLError, match="q must be a number > 0, got 0"):
         node2vec_random_walk(chain, [0], 1.0, 0, 2)
+
+
+def test_prob_running_sums_follow_the_feature():
+    """The running sums are kept between calls (random_walk's cost on large graphs), so a change to the weights
+    (in place, a new tensor) or to the structure must be seen by the next call."""
+    g = topograph.graph((torch.tensor([0, 0, 1, 2]), torch.tensor([1, 2, 0, 0])), num_nodes=3)
+    g.edata["p"] = torch.tensor([1.0, 0.0, 1.0, 1.0])
+    starts = torch.zeros(200, dtype=torch.int64)
+    first = lambda: topograph.sampling.random_walk(g, starts, length=1, prob="p")[0][:, 1]  # noqa: E731
+    assert set(first().tolist()) == {1}
+    g.edata["p"][0], g.edata["p"][1] = 0.0, 1.0  # in place
+    assert set(first().tolist()) == {2}
+    g.edata["p"] = torch.tensor([1.0, 1.0, 1.0, 1.0])  # a new tensor
+    assert set(first().tolist()) == {1, 2}
+    g.remove_edges(torch.tensor([1]))  # the structure: 0 -> 2 gone
+    assert set(first().tolist()) == {1}

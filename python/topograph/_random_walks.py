@@ -64,13 +64,21 @@ def _step_table(g: DGLGraph, relation: tuple, prob: Optional[str]):
     frame = g.edges[relation].data
     if prob not in frame:
         raise DGLError(f"random_walk: prob names {prob!r}, no edge feature of {relation}")
-    w = frame[prob].detach().to(device="cpu", dtype=torch.float64).reshape(-1)
+    # The running sums cost a pass over the relation's edges (1.5-1.7 s on 10M edges): kept on the graph while
+    # its structure, the feature tensor and that tensor's version (bumped by every in-place write) stay the same.
+    feature, cache = frame[prob], g.__dict__.setdefault("_walk_running_sums", {})
+    kept = cache.get((relation, prob))
+    if kept is not None and kept[0] is g._g and kept[1] is feature and kept[2] == feature._version:
+        return indptr, indices, eids, kept[3]
+    w = feature.detach().to(device="cpu", dtype=torch.float64).reshape(-1)
     if w.numel() != eids.numel():
         raise DGLError(f"random_walk: prob feature {prob!r} of {relation} must hold one value per edge "
                        f"({eids.numel()}), got {tuple(frame[prob].shape)}")
     if bool(((w < 0) | ~torch.isfinite(w)).any()):
         raise DGLError(f"random_walk: prob feature {prob!r} of {relation} must be finite and >= 0")
-    return indptr, indices, eids, torch.cumsum(w[eids], 0)
+    running = torch.cumsum(w[eids], 0)
+    cache[(relation, prob)] = (g._g, feature, feature._version, running)
+    return indptr, indices, eids, running
 
 
 def _draw(table: tuple, at: torch.Tensor, alive: torch.Tensor):
