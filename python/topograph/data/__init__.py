@@ -1,10 +1,15 @@
 """topograph.data, as dgl.data: the citation graphs Cora and Citeseer (CoraGraphDataset, CiteseerGraphDataset,
 CitationGraphDataset; citation_graph.py), read from local Planetoid .npz files (raw_dir, or
 $TOPOGRAPH_DATA_DIR/planetoid/). Nothing is downloaded: a missing file is a DGLError saying where to put it.
-dgl.data.utils's save_graphs / load_graphs / save_info / load_info are in utils.py."""
+dgl.data.utils's save_graphs / load_graphs / save_info / load_info are in utils.py; the DGLDataset base class,
+Subset and split_dataset in dgl_dataset.py; MiniGCDataset and KarateClubDataset (made, not downloaded) in
+synthetic.py."""
 from . import citation_graph, utils
 from . import citation_graph as citegrh  # DGL's alias: `from dgl.data import citegrh`
 from .citation_graph import CitationGraphDataset, CiteseerGraphDataset, CoraGraphDataset, load_citeseer, load_cora
+from .dgl_dataset import DGLDataset, Subset, split_dataset
+from .synthetic import KarateClubDataset, MiniGCDataset
 
 __all__ = ["CitationGraphDataset", "CoraGraphDataset", "CiteseerGraphDataset", "load_cora", "load_citeseer",
-           "citation_graph", "citegrh", "utils"]
+           "citation_graph", "citegrh", "utils", "DGLDataset", "Subset", "split_dataset", "MiniGCDataset",
+           "KarateClubDataset"]

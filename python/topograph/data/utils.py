@@ -7,8 +7,10 @@ import pickle
 
 from .._base import DGLError
 from .._serialize import load_graphs, save_graphs, write_atomically
+from .dgl_dataset import Subset, get_download_dir, makedirs, split_dataset
 
-__all__ = ["save_graphs", "load_graphs", "save_info", "load_info"]
+__all__ = ["save_graphs", "load_graphs", "save_info", "load_info", "Subset", "split_dataset", "get_download_dir",
+           "makedirs"]
 
 
 def save_info(filename: str, info: dict) -> None:

@@ -1,0 +1,120 @@
+"""topograph.data's DGLDataset base class (the cache-or-process flow users' datasets rely on), Subset and
+split_dataset, and the datasets made without downloads (MiniGCDataset, KarateClubDataset): what each must hold,
+and, where dgl imports, the same graphs, labels and splits as DGL 2.1's from the same seeds."""
+import topograph  # before torch: then both OpenMP pools wait briefly (topograph/__init__.py)
+
+import pytest
+import torch
+
+from topograph.data import DGLDataset, KarateClubDataset, MiniGCDataset, split_dataset
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path, monkeypatch):
+    """Every dataset's default folder in the test's own temporary folder (never the user's home)."""
+    monkeypatch.setenv("TOPOGRAPH_DATA_DIR", str(tmp_path))
+    return tmp_path
+
+
+class Squares(DGLDataset):
+    """A user's dataset as DGL's tutorial writes one: process, save / load / has_cache on a file."""
+
+    calls = []
+
+    def __init__(self, n, **kwargs):
+        self.n = n
+        super().__init__(name="squares", hash_key=(n,), **kwargs)
+
+    def process(self):
+        Squares.calls.append("process")
+        self.values = torch.arange(self.n) ** 2
+
+    def _file(self):
+        return f"{self.save_path}_{self.hash}.pt"
+
+    def save(self):
+        torch.save(self.values, self._file())
+
+    def has_cache(self):
+        import os
+        return os.path.exists(self._file())
+
+    def load(self):
+        Squares.calls.append("load")
+        self.values = torch.load(self._file())
+
+    def __getitem__(self, i):
+        return self.values[i]
+
+    def __len__(self):
+        return self.n
+
+
+def test_dataset_flow_caches_and_reprocesses(data_dir, capsys):
+    Squares.calls = []
+    a = Squares(5)
+    b = Squares(5, verbose=True)
+    c = Squares(5, force_reload=True)
+    assert Squares.calls == ["process", "load", "process"] and b[3] == 9 and len(c) == 5
+    assert "Done loading data from cached files." in capsys.readouterr().out
+    assert a.raw_dir == str(data_dir) and a.save_path.endswith("squares") and len(a.hash) == 8
+    open(a._file(), "wb").write(b"not a tensor")  # a broken cache is rebuilt, as DGL's
+    Squares.calls = []
+    assert Squares(5)[4] == 16 and Squares.calls == ["load", "process"]
+    assert Squares(6).hash != a.hash and repr(a).startswith('Dataset("squares", num_graphs=5')
+
+
+def test_split_dataset():
+    data = list(range(10))
+    train, val, test = split_dataset(data, [0.6, 0.2, 0.2])
+    assert [list(s) for s in (train, val, test)] == [[0, 1, 2, 3, 4, 5], [6, 7], [8, 9]]
+    shuffled = split_dataset(data, shuffle=True, random_state=4)
+    assert [len(s) for s in shuffled] == [8, 1, 1]
+    assert sorted(sum((list(s) for s in shuffled), [])) == data
+    assert list(split_dataset(data, shuffle=True, random_state=4)[0]) == list(shuffled[0])
+    with pytest.raises(topograph.DGLError, match="summing to 1"):
+        split_dataset(data, [0.5, 0.2])
+
+
+def test_minigc_graphs():
+    ds = MiniGCDataset(80, 10, 20)
+    assert len(ds) == 80 and ds.num_classes == 8
+    labels = torch.stack([ds[i][1] for i in range(80)])
+    assert torch.equal(torch.bincount(labels), torch.full((8,), 10))
+    for g, label in ds:
+        n = g.num_nodes()
+        src, dst = g.edges()
+        assert int((src == dst).sum()) == n  # one self loop each
+        degrees = g.in_degrees() - 1
+        if label == 0:  # cycle
+            assert bool((degrees == 2).all()) and 10 <= n < 20
+        elif label == 1:  # star: one hub joined to all
+            assert int(degrees.max()) == n - 1 and int((degrees == 1).sum()) == n - 1
+        elif label == 6:  # clique
+            assert bool((degrees == n - 1).all())
+    again = MiniGCDataset(80, 10, 20)  # from the cache file
+    assert all(torch.equal(x[0].edges()[0], y[0].edges()[0]) for x, y in zip(ds, again))
+    with pytest.raises(topograph.DGLError, match="min_num_v"):
+        MiniGCDataset(8, 2, 5)
+
+
+def test_karate_club():
+    g = KarateClubDataset()[0]
+    assert (g.num_nodes(), g.num_edges()) == (34, 156) and int(g.ndata["label"].sum()) == 17
+    assert int(g.ndata["label"][0]) == 0 and int(g.ndata["label"][33]) == 1  # Mr. Hi and the officer
+    with pytest.raises(IndexError):
+        KarateClubDataset()[1]
+
+
+def test_against_dgl(data_dir, monkeypatch):
+    dgl = pytest.importorskip("dgl")
+    monkeypatch.setenv("DGL_DOWNLOAD_DIR", str(data_dir / "dgl"))
+    ours, theirs = MiniGCDataset(40, 8, 16, seed=3), dgl.data.MiniGCDataset(40, 8, 16, seed=3)
+    for (gt, lt), (gd, ld) in zip(ours, theirs):
+        assert int(lt) == int(ld) and [t.tolist() for t in gt.edges()] == [t.tolist() for t in gd.edges()]
+    kt, kd = KarateClubDataset()[0], dgl.data.KarateClubDataset()[0]
+    assert [t.tolist() for t in kt.edges()] == [t.tolist() for t in kd.edges()]
+    assert torch.equal(kt.ndata["label"], kd.ndata["label"])
+    for args in (([0.7, 0.2, 0.1], True, 5), ([0.5, 0.5], False, None)):
+        a, b = split_dataset(list(range(30)), *args), dgl.data.utils.split_dataset(list(range(30)), *args)
+        assert [list(x.indices) for x in a] == [list(x.indices) for x in b]
