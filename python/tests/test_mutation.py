@@ -414,3 +414,40 @@ def test_edge_prediction_sampler_heterograph_errors():
         as_sampler(base, prefetch_labels=["label"]).sample(g, {"reviews": [0]})
     with pytest.raises(topograph.DGLError, match=r"prefetch_labels names 'stars', no edge feature of follows"):
         as_sampler(base, prefetch_labels={"follows": ["stars"]}).sample(g, {"reviews": [0]})
+
+
+def test_compact_graphs_and_rand_bipartite():
+    """compact_graphs: DGL's node order (always_preserve, then graph by graph, relation by relation, sources then
+    destinations, first appearance), features gathered, NID the old ids; held to DGL 2.1 where it imports.
+    rand_bipartite: distinct pairs within the counts."""
+    def cases(lib):
+        g = lib.graph((torch.tensor([5, 2, 7, 2]), torch.tensor([3, 9, 5, 1])), num_nodes=12)
+        g.ndata["h"], g.edata["w"] = torch.arange(12.0), torch.arange(4.0)
+        g2 = lib.graph((torch.tensor([0, 10]), torch.tensor([10, 4])), num_nodes=12)
+        h = lib.heterograph({("u", "r", "v"): (torch.tensor([3, 1]), torch.tensor([0, 4])),
+                             ("v", "s", "u"): (torch.tensor([2]), torch.tensor([5]))}, {"u": 6, "v": 5})
+        return [lib.compact_graphs(g), lib.compact_graphs(g, always_preserve=torch.tensor([11, 9])),
+                *lib.compact_graphs([g, g2]), lib.compact_graphs(h)]
+
+    def summary(g):
+        return ([(t, g.nodes[t].data[topograph.NID].tolist()) for t in g.ntypes],
+                [(c, [x.tolist() for x in g.edges(etype=c)]) for c in g.canonical_etypes])
+
+    ours = cases(topograph)
+    first = ours[0]
+    assert first.ndata[topograph.NID].tolist() == [5, 2, 7, 3, 9, 1]
+    assert first.ndata["h"].tolist() == [5, 2, 7, 3, 9, 1] and first.edata["w"].tolist() == [0, 1, 2, 3]
+    assert [x.tolist() for x in first.edges()] == [[0, 1, 2, 1], [3, 4, 0, 5]]
+    assert ours[1].ndata[topograph.NID][:2].tolist() == [11, 9] and ours[3].num_nodes() == 9
+    with pytest.raises(topograph.DGLError, match="node 20"):
+        topograph.compact_graphs(first, always_preserve=torch.tensor([20]))
+    r = topograph.rand_bipartite("u", "e", "v", 5, 7, 20)
+    u, v = r.edges()
+    assert r.ntypes == ["u", "v"] and len(set(zip(u.tolist(), v.tolist()))) == 20 and int(v.max()) < 7
+    with pytest.raises(topograph.DGLError, match="exceeds"):
+        topograph.rand_bipartite("u", "e", "v", 2, 3, 7)
+    try:
+        import dgl
+    except ImportError:
+        return
+    assert [summary(g) for g in ours] == [summary(g) for g in cases(dgl)]

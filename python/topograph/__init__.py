@@ -46,7 +46,8 @@ from ._external import bipartite_from_scipy, from_networkx, from_scipy, to_netwo
 from ._structure_ops import khop_graph, knn_graph, line_graph, segmented_knn_graph
 from ._adjacency_ops import adj_product_graph, adj_sum_graph, metapath_reachable_graph
 from ._serialize import load_graphs, save_graphs
-from ._mutation import add_edges, add_nodes, khop_in_subgraph, khop_out_subgraph, rand_graph, remove_nodes
+from ._mutation import (add_edges, add_nodes, compact_graphs, khop_in_subgraph, khop_out_subgraph, rand_bipartite,
+                        rand_graph, remove_nodes)
 from .readout import (broadcast_edges, broadcast_nodes, max_edges, max_nodes, mean_edges, mean_nodes, readout_edges,
                       readout_nodes, softmax_edges, softmax_nodes, sum_edges, sum_nodes, topk_edges, topk_nodes)
 from . import readout
@@ -89,7 +90,8 @@ __all__ = ["ALL", "NID", "EID", "NTYPE", "ETYPE", "DGLError", "DGLGraph", "DGLBl
            "knn_graph", "segmented_knn_graph", "metapath_reachable_graph", "adj_product_graph", "adj_sum_graph",
            "save_graphs", "load_graphs", "transforms",
            "add_self_loop", "remove_self_loop", "remove_edges", "add_nodes", "add_edges", "remove_nodes",
-           "rand_graph", "khop_in_subgraph", "khop_out_subgraph", "to_simple", "to_bidirected", "to_homogeneous",
+           "rand_graph", "rand_bipartite", "compact_graphs", "khop_in_subgraph", "khop_out_subgraph", "to_simple",
+           "to_bidirected", "to_homogeneous",
            "to_heterogeneous", "readout",
            *readout.__all__, "builders", "dataloading", "sampling", "function", "ops", "sparse", "nn", "models",
            "built_with_cuda", "seed", "set_num_threads", "get_num_threads"]

@@ -23,22 +23,21 @@ from ._transform import _check, _rebuilt
 _ID_MAX = {torch.int32: 2 ** 31 - 1, torch.int64: 2 ** 63 - 1}
 
 
-def rand_graph(num_nodes: int, num_edges: int, idtype=torch.int64, device=torch.device("cpu")) -> DGLGraph:
-    """dgl.rand_graph: num_edges distinct edges (u, v) drawn uniformly, without replacement, from the
-    num_nodes ** 2 pairs (self loops included), in the order drawn. The draws come from torch's default
-    generator (torch.manual_seed repeats them); DGL draws from its own, so the two libraries give the same
-    distribution of graphs, not the same edges."""
-    for name, value in (("num_nodes", num_nodes), ("num_edges", num_edges)):
+def _check_counts(what: str, idtype, **counts) -> None:
+    for name, value in counts.items():
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
-            raise DGLError(f"rand_graph: {name} must be an int >= 0, got {value!r}")
+            raise DGLError(f"{what}: {name} must be an int >= 0, got {value!r}")
     if idtype not in (torch.int32, torch.int64):
-        raise DGLError(f"rand_graph: idtype must be torch.int32 or torch.int64, got {idtype}")
-    n, e = int(num_nodes), int(num_edges)
-    total = n * n
+        raise DGLError(f"{what}: idtype must be torch.int32 or torch.int64, got {idtype}")
+
+
+def _distinct_pairs(rows: int, cols: int, e: int, idtype, what: str):
+    """e distinct (row, col) pairs drawn uniformly without replacement from rows x cols, in the order drawn."""
+    total = rows * cols
     if e > total:
-        raise DGLError(f"rand_graph: num_edges {e} exceeds the {total} distinct pairs of {n} nodes")
-    if n > _ID_MAX[idtype]:
-        raise DGLError(f"rand_graph: {n} nodes do not fit idtype {idtype}")
+        raise DGLError(f"{what}: num_edges {e} exceeds the {total} distinct pairs")
+    if max(rows, cols) > _ID_MAX[idtype]:
+        raise DGLError(f"{what}: {max(rows, cols)} nodes do not fit idtype {idtype}")
     if total <= 1 << 22 or 2 * e > total:
         keys = torch.randperm(total)[:e]
     else:  # rejection: draw keys, keep each one's first draw, until e distinct ones (few rounds when e << total)
@@ -47,7 +46,32 @@ def rand_graph(num_nodes: int, num_edges: int, idtype=torch.int64, device=torch.
             draw = torch.randint(0, total, (int((e - keys.numel()) * 1.2) + 16,))
             keys = _first_occurrences(torch.cat([keys, draw]))
         keys = keys[:e]
-    g = _plain(["_N"], [("_N", "_E", "_N")], {"_N": n}, [(keys // max(n, 1), keys % max(n, 1))], idtype)
+    return keys // max(cols, 1), keys % max(cols, 1)
+
+
+def rand_graph(num_nodes: int, num_edges: int, idtype=torch.int64, device=torch.device("cpu")) -> DGLGraph:
+    """dgl.rand_graph: num_edges distinct edges (u, v) drawn uniformly, without replacement, from the
+    num_nodes ** 2 pairs (self loops included), in the order drawn. The draws come from torch's default
+    generator (torch.manual_seed repeats them); DGL draws from its own, so the two libraries give the same
+    distribution of graphs, not the same edges."""
+    _check_counts("rand_graph", idtype, num_nodes=num_nodes, num_edges=num_edges)
+    n = int(num_nodes)
+    edges = _distinct_pairs(n, n, int(num_edges), idtype, "rand_graph")
+    g = _plain(["_N"], [("_N", "_E", "_N")], {"_N": n}, [edges], idtype)
+    return g if torch.device(device).type == "cpu" else g.to(device)
+
+
+def rand_bipartite(utype: str, etype: str, vtype: str, num_src_nodes: int, num_dst_nodes: int, num_edges: int,
+                   idtype=torch.int64, device=torch.device("cpu")) -> DGLGraph:
+    """dgl.rand_bipartite: num_edges distinct edges utype -> vtype drawn as rand_graph draws them, from the
+    num_src_nodes x num_dst_nodes pairs (torch's generator: DGL's distribution, not its edges)."""
+    _check_counts("rand_bipartite", idtype, num_src_nodes=num_src_nodes, num_dst_nodes=num_dst_nodes,
+                  num_edges=num_edges)
+    if utype == vtype:
+        raise DGLError(f"rand_bipartite: utype and vtype must differ, got {utype!r} twice (rand_graph makes one type)")
+    edges = _distinct_pairs(int(num_src_nodes), int(num_dst_nodes), int(num_edges), idtype, "rand_bipartite")
+    g = _plain(sorted([utype, vtype]), [(utype, etype, vtype)], {utype: int(num_src_nodes), vtype: int(num_dst_nodes)},
+               [edges], idtype)
     return g if torch.device(device).type == "cpu" else g.to(device)
 
 
@@ -299,3 +323,59 @@ def khop_out_subgraph(graph: DGLGraph, nodes, k: int, *, relabel_nodes: bool = T
 # DGLGraph's methods of the same names, as DGL's; set here to keep _graph.py small.
 DGLGraph.khop_in_subgraph = lambda self, nodes, k, **kw: khop_in_subgraph(self, nodes, k, **kw)
 DGLGraph.khop_out_subgraph = lambda self, nodes, k, **kw: khop_out_subgraph(self, nodes, k, **kw)
+
+
+def compact_graphs(graphs, always_preserve=None, copy_ndata: bool = True, copy_edata: bool = True):
+    """dgl.compact_graphs: the graphs (one, or a list of graphs with the same node types) relabelled onto one
+    node set per type: always_preserve's nodes first (ids, or {ntype: ids}), then every node an edge of any of
+    the graphs touches, in DGL's order of first appearance (graph by graph, relation by relation, its sources
+    then its destinations); nodes touched by nothing are dropped. Each result keeps its edges in order, the kept
+    nodes' features with NID (their old ids) and, with copy_edata, the edge features."""
+    single = isinstance(graphs, DGLGraph)
+    graphs = [graphs] if single else list(graphs)
+    if not graphs:
+        return []
+    if graphs[0].is_block:
+        raise DGLError("compact_graphs: blocks cannot be compacted")
+    ntypes, idtype = graphs[0].ntypes, graphs[0].idtype
+    for g in graphs[1:]:
+        if g.ntypes != ntypes or g.idtype != idtype or g.device != graphs[0].device:
+            raise DGLError(f"compact_graphs: every graph needs the node types {ntypes}, idtype {idtype} and device "
+                           f"{graphs[0].device}; got {g.ntypes}, {g.idtype}, {g.device}")
+    if always_preserve is not None and not isinstance(always_preserve, Mapping):
+        if len(ntypes) > 1:
+            raise DGLError("compact_graphs: always_preserve must be {ntype: ids} for a graph of several node types")
+        always_preserve = {ntypes[0]: always_preserve}
+    seen = {t: [torch.as_tensor((always_preserve or {}).get(t, []), dtype=torch.int64).cpu().reshape(-1)]
+            for t in ntypes}
+    for g in graphs:
+        for (s, e, d) in g.canonical_etypes:
+            u, v = g.edges(etype=(s, e, d))
+            seen[s].append(u.cpu().to(torch.int64))
+            seen[d].append(v.cpu().to(torch.int64))
+    kept = {t: _first_occurrences(torch.cat(ids)) for t, ids in seen.items()}
+    out = []
+    for g in graphs:
+        new_id = {}
+        for t in ntypes:
+            if kept[t].numel() and int(kept[t].max()) >= g.num_nodes(t):
+                raise DGLError(f"compact_graphs: always_preserve holds node {int(kept[t].max())} of type {t!r}, "
+                               f"which has {g.num_nodes(t)} nodes")
+            new_id[t] = torch.full((g.num_nodes(t),), -1, dtype=torch.int64)
+            new_id[t][kept[t]] = torch.arange(kept[t].numel())
+        relations = g.canonical_etypes
+        edges = []
+        for (s, e, d) in relations:
+            u, v = g.edges(etype=(s, e, d))
+            edges.append((new_id[s][u.cpu().long()], new_id[d][v.cpu().long()]))
+        new = _on_device(g, _plain(ntypes, relations, {t: kept[t].numel() for t in ntypes}, edges, idtype))
+        if copy_ndata:
+            for t in ntypes:
+                ids = kept[t].to(g.device)
+                new.nodes[t].data.update({k: x[ids] for k, x in g.nodes[t].data.items()})
+                new.nodes[t].data[NID] = ids.to(idtype)  # the old ids, over any NID g had (as DGL's)
+        if copy_edata:
+            for c in relations:
+                new.edges[c].data.update(dict(g.edges[c].data))
+        out.append(new)
+    return out[0] if single else out
