@@ -45,6 +45,8 @@ from ._convert import to_heterogeneous, to_homogeneous
 from ._external import bipartite_from_scipy, from_networkx, from_scipy, to_networkx
 from ._structure_ops import khop_graph, knn_graph, line_graph, segmented_knn_graph
 from ._adjacency_ops import adj_product_graph, adj_sum_graph, metapath_reachable_graph
+from ._positional import (khop_adj, lap_pe, laplacian_pe, random_walk_pe, shortest_dist, to_bfloat16, to_double,
+                          to_float, to_half)
 from ._serialize import load_graphs, save_graphs
 from ._mutation import (add_edges, add_nodes, compact_graphs, khop_in_subgraph, khop_out_subgraph, rand_bipartite,
                         rand_graph, remove_nodes)
@@ -52,6 +54,9 @@ from .readout import (broadcast_edges, broadcast_nodes, max_edges, max_nodes, me
                       readout_nodes, softmax_edges, softmax_nodes, sum_edges, sum_nodes, topk_edges, topk_nodes)
 from . import readout
 from . import transforms
+from .transforms import (AddEdge, AddReverse, AddSelfLoop, BaseTransform, Compose, DropEdge, DropNode,  # dgl.DropEdge
+                         FeatMask, GCNNorm, KHopGraph, LapPE, LaplacianPE, LineGraph, NodeShuffle, RandomWalkPE,
+                         RemoveSelfLoop, RowFeatNormalizer, ToSimple)
 from . import builders
 from . import dataloading
 from . import sampling
@@ -88,7 +93,11 @@ __all__ = ["ALL", "NID", "EID", "NTYPE", "ETYPE", "DGLError", "DGLGraph", "DGLBl
            "unbatch", "edge_type_subgraph", "node_subgraph", "edge_subgraph", "in_subgraph", "out_subgraph",
            "node_type_subgraph", "reverse", "to_block", "create_block", "block_to_graph", "line_graph", "khop_graph",
            "knn_graph", "segmented_knn_graph", "metapath_reachable_graph", "adj_product_graph", "adj_sum_graph",
-           "save_graphs", "load_graphs", "transforms",
+           "save_graphs", "load_graphs", "transforms", "random_walk_pe", "lap_pe", "laplacian_pe", "shortest_dist",
+           "khop_adj", "to_half", "to_float", "to_double", "to_bfloat16", "BaseTransform", "AddSelfLoop",
+           "RemoveSelfLoop", "AddReverse", "ToSimple", "LineGraph", "KHopGraph", "Compose", "DropEdge", "DropNode",
+           "AddEdge", "FeatMask", "RowFeatNormalizer", "GCNNorm", "NodeShuffle", "RandomWalkPE", "LapPE",
+           "LaplacianPE",
            "add_self_loop", "remove_self_loop", "remove_edges", "add_nodes", "add_edges", "remove_nodes",
            "rand_graph", "rand_bipartite", "compact_graphs", "khop_in_subgraph", "khop_out_subgraph", "to_simple",
            "to_bidirected", "to_homogeneous",
