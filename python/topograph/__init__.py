@@ -45,6 +45,8 @@ from ._convert import to_heterogeneous, to_homogeneous
 from ._external import bipartite_from_scipy, from_networkx, from_scipy, to_networkx
 from ._structure_ops import khop_graph, knn_graph, line_graph, segmented_knn_graph
 from ._adjacency_ops import adj_product_graph, adj_sum_graph, metapath_reachable_graph
+from ._traversal import (bfs_edges_generator, bfs_nodes_generator, prop_edges, prop_nodes, prop_nodes_bfs,
+                         prop_nodes_topo, topological_nodes_generator)
 from ._positional import (khop_adj, lap_pe, laplacian_pe, random_walk_pe, shortest_dist, to_bfloat16, to_double,
                           to_float, to_half)
 from ._serialize import load_graphs, save_graphs
@@ -97,7 +99,8 @@ __all__ = ["ALL", "NID", "EID", "NTYPE", "ETYPE", "DGLError", "DGLGraph", "DGLBl
            "khop_adj", "to_half", "to_float", "to_double", "to_bfloat16", "BaseTransform", "AddSelfLoop",
            "RemoveSelfLoop", "AddReverse", "ToSimple", "LineGraph", "KHopGraph", "Compose", "DropEdge", "DropNode",
            "AddEdge", "FeatMask", "RowFeatNormalizer", "GCNNorm", "NodeShuffle", "RandomWalkPE", "LapPE",
-           "LaplacianPE",
+           "LaplacianPE", "bfs_nodes_generator", "bfs_edges_generator", "topological_nodes_generator", "prop_nodes",
+           "prop_edges", "prop_nodes_bfs", "prop_nodes_topo",
            "add_self_loop", "remove_self_loop", "remove_edges", "add_nodes", "add_edges", "remove_nodes",
            "rand_graph", "rand_bipartite", "compact_graphs", "khop_in_subgraph", "khop_out_subgraph", "to_simple",
            "to_bidirected", "to_homogeneous",

@@ -1,0 +1,138 @@
+"""DGL 2.1's traversals and the message passing that follows them (dgl.bfs_nodes_generator, bfs_edges_generator,
+topological_nodes_generator; dgl.prop_nodes, prop_edges, prop_nodes_bfs, prop_nodes_topo; DGLGraph.prop_nodes /
+prop_edges), on a graph of one relation. Frontiers are lists of id tensors in DGL's order: a frontier's nodes in
+the order they were reached, walking the previous frontier in its order and each node's edges by edge id (the
+core's CSR / CSC). The Tree-LSTM pattern (prop_nodes_topo with user-defined reduce functions) runs as DGL's."""
+from __future__ import annotations
+
+from typing import List
+
+import torch
+
+from ._base import DGLError
+from ._graph import DGLGraph
+
+
+def _one_relation(g: DGLGraph, what: str) -> None:
+    if len(g.canonical_etypes) != 1:
+        raise DGLError(f"{what}: takes a graph of one relation, got {g.canonical_etypes}")
+
+
+def _lines(g: DGLGraph, reverse: bool):
+    """(indptr, neighbours, edge ids) of each node's out-edges, or in-edges when reverse, by edge id."""
+    indptr, neighbours, eids = (t.to(device="cpu", dtype=torch.int64)
+                                for t in g._g.adjacency(g._relation(None), not reverse, False))
+    return indptr, neighbours, eids
+
+
+def _expand(lines, frontier: torch.Tensor):
+    """Every edge of the frontier's nodes, frontier order then edge id: (neighbour, edge id) tensors."""
+    indptr, neighbours, eids = lines
+    counts = indptr[frontier + 1] - indptr[frontier]
+    owner = torch.repeat_interleave(torch.arange(frontier.numel()), counts)
+    at = indptr[frontier][owner] + torch.arange(int(counts.sum())) - (torch.cumsum(counts, 0) - counts)[owner]
+    return neighbours[at], eids[at]
+
+
+def _first_seen(nodes: torch.Tensor, eids: torch.Tensor):
+    """The distinct nodes in order of first appearance, with the edge that reached each first."""
+    if nodes.numel() == 0:
+        return nodes, eids
+    distinct, inverse = torch.unique(nodes, return_inverse=True)
+    first = torch.full((distinct.numel(),), nodes.numel(), dtype=torch.int64).scatter_reduce(
+        0, inverse, torch.arange(nodes.numel()), "amin")
+    first = first.sort().values
+    return nodes[first], eids[first]
+
+
+def _bfs(g: DGLGraph, source, reverse: bool, what: str):
+    _one_relation(g, what)
+    n = g.num_nodes()
+    frontier = torch.as_tensor(source, dtype=torch.int64).cpu().reshape(-1)
+    if frontier.numel() and (int(frontier.min()) < 0 or int(frontier.max()) >= n):
+        raise DGLError(f"{what}: source node {frontier.tolist()} outside [0, {n})")
+    lines, visited = _lines(g, reverse), torch.zeros(n, dtype=torch.bool)
+    visited[frontier] = True
+    nodes, edges = [frontier], []
+    while True:
+        reached, eids = _expand(lines, frontier)
+        fresh = ~visited[reached]
+        frontier, tree_edges = _first_seen(reached[fresh], eids[fresh])
+        if frontier.numel() == 0:
+            return nodes, edges
+        visited[frontier] = True
+        nodes.append(frontier)
+        edges.append(tree_edges)
+
+
+def _to_graph(g: DGLGraph, frontiers: List[torch.Tensor]) -> List[torch.Tensor]:
+    return [f.to(device=g.device, dtype=g.idtype) for f in frontiers]
+
+
+def bfs_nodes_generator(graph: DGLGraph, source, reverse: bool = False) -> List[torch.Tensor]:
+    """Breadth-first frontiers from `source` (an id or ids: frontier 0, in that order) along out-edges (in-edges
+    when reverse): each node once, in the frontier after the one that first reaches it."""
+    return _to_graph(graph, _bfs(graph, source, reverse, "bfs_nodes_generator")[0])
+
+
+def bfs_edges_generator(graph: DGLGraph, source, reverse: bool = False) -> List[torch.Tensor]:
+    """The edges that first reach each breadth-first frontier after the first (the BFS tree's edges, level by
+    level)."""
+    return _to_graph(graph, _bfs(graph, source, reverse, "bfs_edges_generator")[1])
+
+
+def topological_nodes_generator(graph: DGLGraph, reverse: bool = False) -> List[torch.Tensor]:
+    """Kahn's frontiers: the nodes without in-edges (out-edges when reverse) in id order, then the nodes whose
+    last in-edge from earlier frontiers they were, in the order reached; a cycle is a DGLError."""
+    _one_relation(graph, "topological_nodes_generator")
+    n = graph.num_nodes()
+    u, v = (t.to(device="cpu", dtype=torch.int64) for t in graph.edges())
+    remaining = torch.bincount(u if reverse else v, minlength=n)
+    lines = _lines(graph, reverse)
+    frontier = torch.nonzero(remaining == 0).reshape(-1)
+    frontiers, done = [], 0
+    while frontier.numel():
+        frontiers.append(frontier)
+        done += frontier.numel()
+        reached, _ = _expand(lines, frontier)
+        if reached.numel() == 0:
+            break
+        remaining -= torch.bincount(reached, minlength=n)
+        # a node is ready when its count reaches 0: in the order of the edge that brought it there
+        last = torch.zeros(n, dtype=torch.int64).scatter_reduce(0, reached, torch.arange(reached.numel()), "amax")
+        ready = torch.nonzero(remaining == 0).reshape(-1)
+        ready = ready[torch.isin(ready, reached)]
+        frontier = ready[torch.argsort(last[ready])]
+    if done != n:
+        raise DGLError(f"topological_nodes_generator: the graph has a cycle ({n - done} of {n} nodes on or after one)")
+    return _to_graph(graph, frontiers)
+
+
+def prop_nodes(graph: DGLGraph, nodes_generator, message_func, reduce_func, apply_node_func=None) -> None:
+    """graph.pull(frontier, ...) for each node frontier in turn: a frontier's nodes read what the earlier ones
+    wrote."""
+    for frontier in nodes_generator:
+        graph.pull(frontier, message_func, reduce_func, apply_node_func)
+
+
+def prop_edges(graph: DGLGraph, edges_generator, message_func, reduce_func, apply_node_func=None) -> None:
+    """graph.send_and_recv(frontier, ...) for each edge frontier in turn."""
+    for frontier in edges_generator:
+        graph.send_and_recv(frontier, message_func, reduce_func, apply_node_func)
+
+
+def prop_nodes_bfs(graph: DGLGraph, source, message_func, reduce_func, reverse: bool = False,
+                   apply_node_func=None) -> None:
+    prop_nodes(graph, bfs_nodes_generator(graph, source, reverse), message_func, reduce_func, apply_node_func)
+
+
+def prop_nodes_topo(graph: DGLGraph, message_func, reduce_func, reverse: bool = False, apply_node_func=None) -> None:
+    """prop_nodes over the topological frontiers (the first frontier pulls too, so its nodes get what a node
+    without in-edges gets: 0 for the built-in reducers, as DGL's)."""
+    prop_nodes(graph, topological_nodes_generator(graph, reverse), message_func, reduce_func, apply_node_func)
+
+
+DGLGraph.prop_nodes = lambda self, nodes_generator, message_func, reduce_func, apply_node_func=None: prop_nodes(
+    self, nodes_generator, message_func, reduce_func, apply_node_func)
+DGLGraph.prop_edges = lambda self, edges_generator, message_func, reduce_func, apply_node_func=None: prop_edges(
+    self, edges_generator, message_func, reduce_func, apply_node_func)
