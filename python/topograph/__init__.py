@@ -41,14 +41,19 @@ from ._graph import DGLGraph
 from ._block import DGLBlock, block_to_graph, create_block, to_block
 from ._subgraph import edge_subgraph, in_subgraph, node_subgraph, node_type_subgraph, out_subgraph
 from ._transform import add_reverse_edges, add_self_loop, remove_edges, remove_self_loop, to_bidirected, to_simple
+from ._transform import to_simple as to_simple_graph  # DGL 2.1's deprecated name
 from ._convert import to_heterogeneous, to_homogeneous
 from ._external import bipartite_from_scipy, from_networkx, from_scipy, to_networkx
-from ._structure_ops import khop_graph, knn_graph, line_graph, segmented_knn_graph
+from ._structure_ops import khop_graph, knn_graph, line_graph, radius_graph, segmented_knn_graph
 from ._adjacency_ops import adj_product_graph, adj_sum_graph, metapath_reachable_graph
 from ._traversal import (bfs_edges_generator, bfs_nodes_generator, prop_edges, prop_nodes, prop_nodes_bfs,
                          prop_nodes_topo, topological_nodes_generator)
-from ._positional import (khop_adj, lap_pe, laplacian_pe, random_walk_pe, shortest_dist, to_bfloat16, to_double,
-                          to_float, to_half)
+from ._positional import (khop_adj, lap_pe, laplacian_lambda_max, laplacian_pe, norm_by_dst, random_walk_pe,
+                          shortest_dist, to_bfloat16, to_double, to_float, to_half)
+from ._homophily import adjusted_homophily, edge_homophily, linkx_homophily, node_homophily
+from ._construct import slice_batch
+from .ops import copy_u, copy_v, u_add_v, u_div_v, u_dot_v, u_mul_v, u_sub_v  # dgl.copy_u(g, x, etype=None), ...
+from .utils import apply_each
 from ._serialize import load_graphs, save_graphs
 from ._mutation import (add_edges, add_nodes, compact_graphs, khop_in_subgraph, khop_out_subgraph, rand_bipartite,
                         rand_graph, remove_nodes)
@@ -67,6 +72,8 @@ from . import ops
 from . import nn
 from . import models
 from . import sparse  # dgl.sparse: SparseMatrix over the same kernels
+from . import random  # dgl.random: seed, choice
+from . import utils
 from . import data  # dgl.data: the citation graphs, from local files only
 
 __version__ = "0.1.0"
@@ -100,7 +107,10 @@ __all__ = ["ALL", "NID", "EID", "NTYPE", "ETYPE", "DGLError", "DGLGraph", "DGLBl
            "RemoveSelfLoop", "AddReverse", "ToSimple", "LineGraph", "KHopGraph", "Compose", "DropEdge", "DropNode",
            "AddEdge", "FeatMask", "RowFeatNormalizer", "GCNNorm", "NodeShuffle", "RandomWalkPE", "LapPE",
            "LaplacianPE", "bfs_nodes_generator", "bfs_edges_generator", "topological_nodes_generator", "prop_nodes",
-           "prop_edges", "prop_nodes_bfs", "prop_nodes_topo",
+           "prop_edges", "prop_nodes_bfs", "prop_nodes_topo", "radius_graph", "norm_by_dst", "laplacian_lambda_max",
+           "edge_homophily", "node_homophily", "linkx_homophily", "adjusted_homophily", "slice_batch", "copy_u",
+           "copy_v", "u_add_v", "u_sub_v", "u_mul_v", "u_div_v", "u_dot_v", "apply_each", "random", "utils",
+           "to_simple_graph",
            "add_self_loop", "remove_self_loop", "remove_edges", "add_nodes", "add_edges", "remove_nodes",
            "rand_graph", "rand_bipartite", "compact_graphs", "khop_in_subgraph", "khop_out_subgraph", "to_simple",
            "to_bidirected", "to_homogeneous",

@@ -7,7 +7,7 @@ from typing import Dict, List, Optional, Sequence
 import torch
 
 from . import _C
-from ._base import ALL
+from ._base import ALL, DGLError
 from ._graph import CanonicalEType, DGLGraph, EType, _host_ids, _ids, _idtype_of, _max_id, _mp
 
 
@@ -102,3 +102,19 @@ def reverse(g: DGLGraph, copy_ndata: bool = True, copy_edata: bool = False) -> D
 
 # g.edge_type_subgraph(etypes), as DGL's method; set here beside the function.
 DGLGraph.edge_type_subgraph = lambda self, etypes: edge_type_subgraph(self, etypes)
+
+
+def slice_batch(g: DGLGraph, gid: int, store_ids: bool = False) -> DGLGraph:
+    """dgl.slice_batch: graph gid of the batch g, ids in its own numbering, its rows of the features (with NID /
+    EID, the ids in the batch, when store_ids). The nodes of one member induce exactly its edges (a batch is
+    a disjoint union), in their order."""
+    from ._subgraph import node_subgraph
+
+    if isinstance(gid, bool) or not isinstance(gid, int) or not 0 <= gid < g.batch_size:
+        raise DGLError(f"slice_batch: gid must be an int in [0, {g.batch_size}), got {gid!r}")
+    nodes = {}
+    for t in g.ntypes:
+        counts = g.batch_num_nodes(t)
+        start = int(counts[:gid].sum())
+        nodes[t] = torch.arange(start, start + int(counts[gid]), device=g.device)
+    return node_subgraph(g, nodes if len(g.ntypes) > 1 else nodes[g.ntypes[0]], store_ids=store_ids)

@@ -31,7 +31,7 @@ from ._graph import DGLGraph, _mp
 from ._structure_ops import _homogeneous
 
 __all__ = ["random_walk_pe", "lap_pe", "laplacian_pe", "shortest_dist", "khop_adj", "to_half", "to_float",
-           "to_double", "to_bfloat16"]
+           "to_double", "to_bfloat16", "norm_by_dst", "laplacian_lambda_max"]
 
 _FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
@@ -282,3 +282,26 @@ def to_double(g: DGLGraph) -> DGLGraph:
 def to_bfloat16(g: DGLGraph) -> DGLGraph:
     """dgl.to_bfloat16: as to_half, to bfloat16."""
     return _cast_features(g, torch.bfloat16)
+
+
+def norm_by_dst(g: DGLGraph, etype=None) -> torch.Tensor:
+    """dgl.norm_by_dst: per edge, 1 / the in-degree of its destination [E] (float32), as a mean aggregation
+    weights it."""
+    _, v = g.edges(etype=etype)
+    return 1.0 / g.in_degrees(etype=etype).to(torch.float32)[v.long()]
+
+
+def laplacian_lambda_max(g: DGLGraph) -> list:
+    """dgl.laplacian_lambda_max: per graph of the batch, the largest eigenvalue (real part) of its normalised
+    Laplacian I - D^-1/2 A^T D^-1/2 (D the in-degrees clamped to >= 1), as ChebConv takes it; dense per graph."""
+    from ._construct import unbatch
+
+    out = []
+    for member in unbatch(g):
+        _homogeneous(member, "laplacian_lambda_max")
+        norm = member.in_degrees().to(device="cpu", dtype=torch.float64).clamp(min=1).pow(-0.5)
+        a = _dense_adjacency(member, torch.float64).T
+        laplacian = torch.eye(member.num_nodes(), dtype=torch.float64) - norm[:, None] * a.cpu() * norm[None, :]
+        values = torch.linalg.eigvals(laplacian) if member.num_nodes() else torch.zeros(1, dtype=torch.complex128)
+        out.append(float(values.real[values.abs().argmax()]))
+    return out

@@ -179,5 +179,23 @@ def segmented_knn_graph(x: torch.Tensor, k: int, segs: Sequence[int], algorithm:
     return _knn_result(segs, near, k, exclude_self, x.device)
 
 
+def radius_graph(x: torch.Tensor, r: float, p: float = 2, self_loop: bool = False,
+                 compute_mode: str = "donot_use_mm_for_euclid_dist", get_distances: bool = False):
+    """dgl.radius_graph: an edge i -> j between the points x [N, D] at distance <= r (p-norm; no self loops
+    unless self_loop), by source then destination; with get_distances, also their distances [E, 1]."""
+    if r <= 0:
+        raise DGLError(f"radius_graph: r must be > 0, got {r}")
+    if x.dim() != 2 or x.shape[0] == 0:
+        raise DGLError(f"radius_graph: x must be a non-empty point set [N, D], got shape {tuple(x.shape)}")
+    distances = torch.cdist(x, x, p=p, compute_mode=compute_mode)
+    if not self_loop:
+        distances.fill_diagonal_(r + 1)
+    src, dst = torch.nonzero(distances <= r, as_tuple=True)
+    from ._construct import graph
+
+    g = graph((src, dst), num_nodes=x.shape[0], device=x.device)
+    return (g, distances[src, dst].unsqueeze(-1)) if get_distances else g
+
+
 # DGLGraph's method of the same name, as DGL's; set here to keep _graph.py small.
 DGLGraph.line_graph = lambda self, backtracking=True, shared=False: line_graph(self, backtracking, shared)

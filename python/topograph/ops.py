@@ -354,8 +354,8 @@ def _spmm_shorthand(op: str, reduce_op: str, name: str):
 
 
 def _sddmm_shorthand(lhs: str, op: str, rhs: str, name: str):
-    def f(g, x, y):
-        return gsddmm(g, op, x, y, lhs, rhs)
+    def f(g, x, y, etype=None):  # etype: dgl.u_add_v(g, x, y, etype=...)'s relation of a heterograph
+        return gsddmm(g if etype is None else g[etype], op, x, y, lhs, rhs)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = f"DGL's {name}: gsddmm {op!r} of the {lhs!r} operand x and the {rhs!r} operand y."
     return f
@@ -374,11 +374,11 @@ for _lhs, _rhs in itertools.permutations("uve", 2):
         __all__.append(_name)
 
 
-def copy_u(g: DGLGraph, x: torch.Tensor) -> torch.Tensor:
-    """Per edge, its source's row of x: [E, ...]."""
-    return gsddmm(g, "copy_lhs", x, None, "u", "v")
+def copy_u(g: DGLGraph, x: torch.Tensor, etype=None) -> torch.Tensor:
+    """Per edge (of relation etype, when given), its source's row of x: [E, ...]."""
+    return gsddmm(g if etype is None else g[etype], "copy_lhs", x, None, "u", "v")
 
 
-def copy_v(g: DGLGraph, x: torch.Tensor) -> torch.Tensor:
-    """Per edge, its destination's row of x: [E, ...]."""
-    return gsddmm(g, "copy_rhs", None, x, "u", "v")
+def copy_v(g: DGLGraph, x: torch.Tensor, etype=None) -> torch.Tensor:
+    """Per edge (of relation etype, when given), its destination's row of x: [E, ...]."""
+    return gsddmm(g if etype is None else g[etype], "copy_rhs", None, x, "u", "v")

@@ -24,17 +24,20 @@ from ._block import to_block
 from ._construct import heterograph, reverse
 from ._graph import DGLGraph
 from ._mutation import add_edges, add_nodes, remove_nodes
-from ._positional import (khop_adj, lap_pe, laplacian_pe, random_walk_pe, shortest_dist, to_bfloat16, to_double,
-                          to_float, to_half)
-from ._structure_ops import khop_graph, knn_graph, line_graph, segmented_knn_graph
+from ._positional import (khop_adj, lap_pe, laplacian_lambda_max, laplacian_pe, norm_by_dst, random_walk_pe,
+                          shortest_dist, to_bfloat16, to_double, to_float, to_half)
+from ._structure_ops import khop_graph, knn_graph, line_graph, radius_graph, segmented_knn_graph
 from ._transform import _check, add_self_loop, remove_edges, remove_self_loop, to_bidirected, to_simple
+
+to_simple_graph = to_simple  # DGL 2.1's deprecated name
 
 __all__ = ["BaseTransform", "AddSelfLoop", "RemoveSelfLoop", "AddReverse", "ToSimple", "LineGraph", "KHopGraph",
            "Compose", "DropEdge", "DropNode", "AddEdge", "FeatMask", "RowFeatNormalizer", "GCNNorm", "NodeShuffle",
            "RandomWalkPE", "LapPE", "LaplacianPE", "add_self_loop", "remove_self_loop", "remove_edges", "to_simple",
            "to_bidirected", "add_nodes", "add_edges", "remove_nodes", "reverse", "to_block", "line_graph",
            "khop_graph", "knn_graph", "segmented_knn_graph", "random_walk_pe", "lap_pe", "laplacian_pe",
-           "shortest_dist", "khop_adj", "to_half", "to_float", "to_double", "to_bfloat16"]
+           "shortest_dist", "khop_adj", "to_half", "to_float", "to_double", "to_bfloat16", "norm_by_dst",
+           "laplacian_lambda_max", "radius_graph", "to_simple_graph"]
 
 
 def update_graph_structure(g: DGLGraph, data_dict: Dict[tuple, tuple], copy_edata: bool = True) -> DGLGraph:
