@@ -1,8 +1,8 @@
 """DotGatConv, AGNNConv, EGATConv, HGTConv (nn/attention_conv.py), GCN2Conv, GMMConv (nn/conv_extra.py),
-Sequential, EdgePredictor, JumpingKnowledge, LabelPropagation (nn/utils.py), HeteroLinear and HeteroEmbedding
-(nn/hetero.py): outputs against dense torch references written here (so it runs without DGL), the fused path
-against the one that returns the attention, and, where dgl imports, outputs and gradients (inputs' and
-parameters') equal to dgl.nn's with DGL's weights loaded (test_conv_extra._compare)."""
+Sequential, JumpingKnowledge, LabelPropagation (nn/utils.py), EdgePredictor (nn/link.py), HeteroLinear and
+HeteroEmbedding (nn/hetero.py): outputs against dense torch references written here (so it runs without DGL),
+the fused path against the one that returns the attention, and, where dgl imports, outputs and gradients
+(inputs' and parameters') equal to dgl.nn's with DGL's weights loaded (test_conv_extra._compare)."""
 import topograph  # before torch: then both OpenMP pools wait briefly (topograph/__init__.py)
 
 import pytest

@@ -3,8 +3,9 @@ torch.nn.Modules: GraphMultiHeadAttention (Topograph's fused attention); DGL's c
 GATConv, GINConv, GINEConv, SGConv and APPNPConv, and EdgeWeightNorm (conv.py); GATv2Conv (gatv2.py); DotGatConv,
 AGNNConv, EGATConv and HGTConv (attention_conv.py); TAGConv, ChebConv, EdgeConv, GatedGraphConv, NNConv, GCN2Conv
 and GMMConv (conv_extra.py); RelGraphConv and TypedLinear (relgraph.py); HeteroGraphConv, a module per relation
-of a heterograph, HeteroLinear and HeteroEmbedding (hetero.py); Sequential, EdgePredictor, JumpingKnowledge and
-LabelPropagation (utils.py);
+of a heterograph, HeteroLinear and HeteroEmbedding (hetero.py); Sequential, JumpingKnowledge and LabelPropagation
+(utils.py); EdgePredictor, TransE and TransR (link.py); DenseGraphConv, DenseSAGEConv and DenseChebConv
+(dense_conv.py);
 DGL's graph pooling SumPooling, AvgPooling, MaxPooling, SortPooling, GlobalAttentionPooling, Set2Set and WeightAndSum
 (glob.py), SetTransformerEncoder and SetTransformerDecoder (set_transformer.py: the attention as a graph); the graph
 transformer blocks DegreeEncoder, SpatialEncoder(3d), PathEncoder, LapPosEncoder, BiasedMHA, GraphormerLayer and
@@ -21,13 +22,16 @@ from .glob import AvgPooling, GlobalAttentionPooling, MaxPooling, Set2Set, SortP
 from .hetero import HeteroEmbedding, HeteroGraphConv, HeteroLinear
 from .relgraph import RelGraphConv, TypedLinear
 from .set_transformer import SetTransformerDecoder, SetTransformerEncoder
-from .utils import EdgePredictor, JumpingKnowledge, LabelPropagation, Sequential
+from .dense_conv import DenseChebConv, DenseGraphConv, DenseSAGEConv
+from .link import EdgePredictor, TransE, TransR
+from .utils import JumpingKnowledge, LabelPropagation, Sequential
 
 __all__ = ["functional", "GraphMultiHeadAttention", "GraphConv", "SAGEConv", "GATConv", "GATv2Conv", "GINConv",
            "GINEConv", "SGConv", "APPNPConv", "EdgeWeightNorm", "TAGConv", "ChebConv", "EdgeConv", "GatedGraphConv",
            "NNConv", "GCN2Conv", "DotGatConv", "AGNNConv", "EGATConv", "HGTConv", "RelGraphConv", "TypedLinear",
            "HeteroGraphConv", "HeteroLinear", "HeteroEmbedding", "GMMConv",
-           "Sequential", "EdgePredictor", "JumpingKnowledge", "LabelPropagation",
+           "Sequential", "EdgePredictor", "JumpingKnowledge", "LabelPropagation", "TransE", "TransR",
+           "DenseGraphConv", "DenseSAGEConv", "DenseChebConv",
            "SumPooling", "AvgPooling", "MaxPooling", "SortPooling", "GlobalAttentionPooling", "Set2Set", "WeightAndSum",
            "SetTransformerEncoder", "SetTransformerDecoder", "DegreeEncoder", "SpatialEncoder", "SpatialEncoder3d",
            "PathEncoder", "LapPosEncoder", "BiasedMHA", "GraphormerLayer", "EGTLayer"]

@@ -1,7 +1,7 @@
-"""dgl.nn's containers, heads and helpers (DGL 2.1 names and behaviour): Sequential, which hands each module the
-graph (or its own graph of a list, as a block-per-layer model needs) with the previous module's outputs;
-EdgePredictor, the link-prediction head over (source, destination) feature pairs; JumpingKnowledge, which
-combines per-layer features; LabelPropagation, no parameters, k propagation steps of the labels."""
+"""dgl.nn's containers and helpers (DGL 2.1 names and behaviour): Sequential, which hands each module the graph
+(or its own graph of a list, as a block-per-layer model needs) with the previous module's outputs;
+JumpingKnowledge, which combines per-layer features; LabelPropagation, no parameters, k propagation steps of
+the labels."""
 from __future__ import annotations
 
 import torch
@@ -24,40 +24,6 @@ class Sequential(torch.nn.Sequential):
         for g, module in pairs:
             feats = module(g, *(feats if isinstance(feats, tuple) else (feats,)))
         return feats
-
-
-class EdgePredictor(torch.nn.Module):
-    """Scores of node pairs h_src, h_dst [E, D]: 'dot' -> [E, 1], 'cos' (cosine similarity) -> [E, 1], 'ele'
-    (elementwise product) -> [E, D], 'cat' -> [E, 2D]; then, when in_feats and out_feats are both given, a
-    Linear to out_feats (its input 1 for dot / cos, 2 in_feats for cat), as DGL's."""
-
-    def __init__(self, op: str, in_feats=None, out_feats=None, bias: bool = False):
-        super().__init__()
-        if op not in ("dot", "cos", "ele", "cat"):
-            raise ValueError(f"EdgePredictor: op must be 'dot', 'cos', 'ele' or 'cat', got {op!r}")
-        self.op = op
-        self.linear = None
-        if in_feats is not None and out_feats is not None:
-            width = {"dot": 1, "cos": 1, "ele": in_feats, "cat": 2 * in_feats}[op]
-            self.linear = torch.nn.Linear(width, out_feats, bias=bias)
-
-    def reset_parameters(self) -> None:
-        if self.linear is not None:
-            self.linear.reset_parameters()
-
-    def forward(self, h_src: torch.Tensor, h_dst: torch.Tensor) -> torch.Tensor:
-        if h_src.shape != h_dst.shape:
-            raise ValueError(f"EdgePredictor: h_src and h_dst must have one shape, got {tuple(h_src.shape)} and "
-                             f"{tuple(h_dst.shape)}")
-        if self.op == "dot":
-            h = (h_src * h_dst).sum(-1, keepdim=True)
-        elif self.op == "cos":
-            h = torch.nn.functional.cosine_similarity(h_src, h_dst).unsqueeze(-1)
-        elif self.op == "ele":
-            h = h_src * h_dst
-        else:
-            h = torch.cat([h_src, h_dst], dim=-1)
-        return self.linear(h) if self.linear is not None else h
 
 
 class JumpingKnowledge(torch.nn.Module):

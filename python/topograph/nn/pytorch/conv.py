@@ -5,3 +5,4 @@ from ..attention_conv import AGNNConv, DotGatConv, EGATConv, HGTConv  # noqa: F4
 from ..conv_extra import ChebConv, EdgeConv, GatedGraphConv, GCN2Conv, GMMConv, NNConv, TAGConv  # noqa: F401
 from ..gatv2 import GATv2Conv  # noqa: F401
 from ..relgraph import RelGraphConv, TypedLinear  # noqa: F401
+from ..dense_conv import DenseChebConv, DenseGraphConv, DenseSAGEConv  # noqa: F401
