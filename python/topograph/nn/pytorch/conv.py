@@ -6,3 +6,4 @@ from ..conv_extra import ChebConv, EdgeConv, GatedGraphConv, GCN2Conv, GMMConv, 
 from ..gatv2 import GATv2Conv  # noqa: F401
 from ..relgraph import RelGraphConv, TypedLinear  # noqa: F401
 from ..dense_conv import DenseChebConv, DenseGraphConv, DenseSAGEConv  # noqa: F401
+from ..pna import PNAConv  # noqa: F401
