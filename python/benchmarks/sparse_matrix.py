@@ -15,29 +15,14 @@ import os
 os.environ.setdefault("GOMP_SPINCOUNT", "1000")
 
 import argparse
-import statistics
 import sys
-import time
 
 import topograph  # before torch: both OpenMP pools short-spinning
 
 import torch
 
 import topograph.sparse as tsp
-
-
-def median_ms(calls, reps: int) -> list:
-    """Each call's median time over reps rounds, the calls alternating within a round (a change of the
-    machine's load hits them all)."""
-    for call in calls:
-        call()
-    times = [[] for _ in calls]
-    for _ in range(reps):
-        for call, spent in zip(calls, times):
-            start = time.perf_counter()
-            call()
-            spent.append((time.perf_counter() - start) * 1e3)
-    return [statistics.median(t) for t in times]
+from exclusion import median_ms  # the alternated-medians timer (python/benchmarks/exclusion.py)
 
 
 def workloads(sp, indices, n, dim, heads, gen_seed=0):

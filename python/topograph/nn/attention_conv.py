@@ -14,7 +14,7 @@ from typing import Optional
 import torch
 
 from .. import ops
-from .conv import Features, _check_in_degrees, _pair
+from .conv import Features, _check_in_degrees, _pair, optional_bias
 from .relgraph import TypedLinear
 
 
@@ -99,10 +99,7 @@ class EGATConv(torch.nn.Module):
         self.fc_nj = torch.nn.Linear(in_dst, out_edge_feats * num_heads, bias=False)
         self.fc_fij = torch.nn.Linear(in_edge_feats, out_edge_feats * num_heads, bias=False)
         self.attn = torch.nn.Parameter(torch.empty(1, num_heads, out_edge_feats))
-        if bias:
-            self.bias = torch.nn.Parameter(torch.empty(num_heads * out_edge_feats))
-        else:
-            self.register_buffer("bias", None)
+        optional_bias(self, num_heads * out_edge_feats, bias)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

@@ -35,6 +35,26 @@ def _check_in_degrees(g, allow_zero_in_degree: bool, what: str) -> None:
                          f"message; add self loops (topograph.add_self_loop) or pass allow_zero_in_degree=True")
 
 
+def optional_bias(module: torch.nn.Module, size: int, enabled: bool) -> None:
+    """module.bias: a zero Parameter [size], or None registered as DGL's modules register it (its state_dict
+    then has no 'bias' key, as theirs)."""
+    if enabled:
+        module.bias = torch.nn.Parameter(torch.zeros(size))
+    else:
+        module.register_buffer("bias", None)
+
+
+def linear_residual(module: torch.nn.Module, in_dst: int, out_feats: int, enabled: bool) -> None:
+    """module.res_fc: Linear(in_dst, out_feats, no bias) when the widths differ, Identity when they agree, None
+    (registered) without a residual, as DGL's NNConv / GMMConv lay it out."""
+    if not enabled:
+        module.register_buffer("res_fc", None)
+    elif in_dst != out_feats:
+        module.res_fc = torch.nn.Linear(in_dst, out_feats, bias=False)
+    else:
+        module.res_fc = torch.nn.Identity()
+
+
 def _degree_norm(degrees: torch.Tensor, power: float, like: torch.Tensor) -> torch.Tensor:
     """degrees^power (degrees clamped to >= 1), shaped to scale rows of `like`."""
     norm = degrees.clamp(min=1).to(like.dtype).pow(power)

@@ -14,7 +14,7 @@ import torch
 from .. import ops
 from .._base import DGLError
 from ..readout import broadcast_nodes
-from .conv import EdgeWeightNorm, Features, _check_in_degrees, _pair
+from .conv import EdgeWeightNorm, Features, _check_in_degrees, _pair, linear_residual, optional_bias
 
 
 def _one_relation(graph, what: str) -> None:
@@ -200,15 +200,8 @@ class NNConv(torch.nn.Module):
         if aggregator_type not in ("sum", "mean", "max"):
             raise KeyError(f"NNConv: aggregator type {aggregator_type!r} not recognized ('sum', 'mean' or 'max')")
         self._aggre_type = aggregator_type
-        if residual:
-            self.res_fc = torch.nn.Linear(in_dst, out_feats, bias=False) if in_dst != out_feats else \
-                torch.nn.Identity()
-        else:
-            self.register_buffer("res_fc", None)
-        if bias:
-            self.bias = torch.nn.Parameter(torch.zeros(out_feats))
-        else:
-            self.register_buffer("bias", None)
+        linear_residual(self, in_dst, out_feats, residual)
+        optional_bias(self, out_feats, bias)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -251,10 +244,7 @@ class GCN2Conv(torch.nn.Module):
             self.register_parameter("weight2", None)
         else:
             self.weight2 = torch.nn.Parameter(torch.empty(in_feats, in_feats))
-        if bias:
-            self.bias = torch.nn.Parameter(torch.empty(in_feats))
-        else:
-            self.register_parameter("bias", None)
+        optional_bias(self, in_feats, bias)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -308,15 +298,8 @@ class GMMConv(torch.nn.Module):
         self.mu = torch.nn.Parameter(torch.empty(n_kernels, dim))
         self.inv_sigma = torch.nn.Parameter(torch.empty(n_kernels, dim))
         self.fc = torch.nn.Linear(in_src, n_kernels * out_feats, bias=False)
-        if residual:
-            self.res_fc = torch.nn.Linear(in_dst, out_feats, bias=False) if in_dst != out_feats else \
-                torch.nn.Identity()
-        else:
-            self.register_buffer("res_fc", None)
-        if bias:
-            self.bias = torch.nn.Parameter(torch.empty(out_feats))
-        else:
-            self.register_buffer("bias", None)
+        linear_residual(self, in_dst, out_feats, residual)
+        optional_bias(self, out_feats, bias)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:

@@ -8,6 +8,8 @@ from typing import Optional
 
 import torch
 
+from .conv import optional_bias
+
 
 def _rows(norm: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     return norm.view(norm.shape + (1,) * (like.dim() - 1)).to(like.device)
@@ -23,10 +25,7 @@ class DenseGraphConv(torch.nn.Module):
             raise ValueError(f"DenseGraphConv: norm must be 'both', 'right' or 'none', got {norm!r}")
         self._in_feats, self._out_feats, self._norm, self._activation = in_feats, out_feats, norm, activation
         self.weight = torch.nn.Parameter(torch.empty(in_feats, out_feats))
-        if bias:
-            self.bias = torch.nn.Parameter(torch.empty(out_feats))
-        else:
-            self.register_buffer("bias", None)
+        optional_bias(self, out_feats, bias)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -83,10 +82,7 @@ class DenseChebConv(torch.nn.Module):
         super().__init__()
         self._in_feats, self._out_feats, self._k = in_feats, out_feats, k
         self.W = torch.nn.Parameter(torch.empty(k, in_feats, out_feats))
-        if bias:
-            self.bias = torch.nn.Parameter(torch.empty(out_feats))
-        else:
-            self.register_buffer("bias", None)
+        optional_bias(self, out_feats, bias)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
