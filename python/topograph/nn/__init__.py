@@ -5,7 +5,7 @@ AGNNConv, EGATConv and HGTConv (attention_conv.py); TAGConv, ChebConv, EdgeConv,
 and GMMConv (conv_extra.py); RelGraphConv and TypedLinear (relgraph.py); HeteroGraphConv, a module per relation
 of a heterograph, HeteroLinear and HeteroEmbedding (hetero.py); Sequential, JumpingKnowledge and LabelPropagation
 (utils.py); EdgePredictor, TransE and TransR (link.py); DenseGraphConv, DenseSAGEConv and DenseChebConv
-(dense_conv.py); PNAConv (pna.py);
+(dense_conv.py); PNAConv (pna.py); GNNExplainer (explain.py);
 DGL's graph pooling SumPooling, AvgPooling, MaxPooling, SortPooling, GlobalAttentionPooling, Set2Set and WeightAndSum
 (glob.py), SetTransformerEncoder and SetTransformerDecoder (set_transformer.py: the attention as a graph); the graph
 transformer blocks DegreeEncoder, SpatialEncoder(3d), PathEncoder, LapPosEncoder, BiasedMHA, GraphormerLayer and
@@ -24,6 +24,7 @@ from .relgraph import RelGraphConv, TypedLinear
 from .set_transformer import SetTransformerDecoder, SetTransformerEncoder
 from .dense_conv import DenseChebConv, DenseGraphConv, DenseSAGEConv
 from .link import EdgePredictor, TransE, TransR
+from .explain import GNNExplainer
 from .pna import PNAConv
 from .utils import JumpingKnowledge, LabelPropagation, Sequential
 
@@ -32,7 +33,7 @@ __all__ = ["functional", "GraphMultiHeadAttention", "GraphConv", "SAGEConv", "GA
            "NNConv", "GCN2Conv", "DotGatConv", "AGNNConv", "EGATConv", "HGTConv", "RelGraphConv", "TypedLinear",
            "HeteroGraphConv", "HeteroLinear", "HeteroEmbedding", "GMMConv",
            "Sequential", "EdgePredictor", "JumpingKnowledge", "LabelPropagation", "TransE", "TransR",
-           "DenseGraphConv", "DenseSAGEConv", "DenseChebConv", "PNAConv",
+           "DenseGraphConv", "DenseSAGEConv", "DenseChebConv", "PNAConv", "GNNExplainer",
            "SumPooling", "AvgPooling", "MaxPooling", "SortPooling", "GlobalAttentionPooling", "Set2Set", "WeightAndSum",
            "SetTransformerEncoder", "SetTransformerDecoder", "DegreeEncoder", "SpatialEncoder", "SpatialEncoder3d",
            "PathEncoder", "LapPosEncoder", "BiasedMHA", "GraphormerLayer", "EGTLayer"]
