@@ -73,6 +73,7 @@ from . import nn
 from . import models
 from . import sparse  # dgl.sparse: SparseMatrix over the same kernels
 from . import random  # dgl.random: seed, choice
+from . import optim  # dgl.optim: SparseAdam, SparseAdagrad
 from . import utils
 from . import data  # dgl.data: the citation graphs, from local files only
 
@@ -109,7 +110,7 @@ __all__ = ["ALL", "NID", "EID", "NTYPE", "ETYPE", "DGLError", "DGLGraph", "DGLBl
            "LaplacianPE", "bfs_nodes_generator", "bfs_edges_generator", "topological_nodes_generator", "prop_nodes",
            "prop_edges", "prop_nodes_bfs", "prop_nodes_topo", "radius_graph", "norm_by_dst", "laplacian_lambda_max",
            "edge_homophily", "node_homophily", "linkx_homophily", "adjusted_homophily", "slice_batch", "copy_u",
-           "copy_v", "u_add_v", "u_sub_v", "u_mul_v", "u_div_v", "u_dot_v", "apply_each", "random", "utils",
+           "copy_v", "u_add_v", "u_sub_v", "u_mul_v", "u_div_v", "u_dot_v", "apply_each", "random", "utils", "optim",
            "to_simple_graph",
            "add_self_loop", "remove_self_loop", "remove_edges", "add_nodes", "add_edges", "remove_nodes",
            "rand_graph", "rand_bipartite", "compact_graphs", "khop_in_subgraph", "khop_out_subgraph", "to_simple",
