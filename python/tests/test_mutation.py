@@ -451,3 +451,30 @@ def test_compact_graphs_and_rand_bipartite():
     except ImportError:
         return
     assert [summary(g) for g in ours] == [summary(g) for g in cases(dgl)]
+
+
+def test_merge():
+    """dgl.merge's documented example and its rules (edges concatenated with their features, node counts the
+    largest, later graphs' node rows winning), against DGL 2.1 where it imports."""
+    def make(lib):
+        g = lib.graph((torch.tensor([0, 1]), torch.tensor([2, 3])))
+        g.ndata["x"], g.edata["w"] = torch.zeros(4), torch.tensor([1.0, 2.0])
+        h = lib.graph((torch.tensor([1, 2]), torch.tensor([0, 4])))
+        h.ndata["x"], h.ndata["y"], h.edata["w"] = torch.ones(5), torch.arange(5.0), torch.tensor([3.0, 4.0])
+        return lib.merge([g, h]), lib.merge([h, g])
+
+    m, m2 = make(topograph)
+    assert [x.tolist() for x in m.edges()] == [[0, 1, 1, 2], [2, 3, 0, 4]] and m.num_nodes() == 5
+    assert m.ndata["x"].tolist() == [1.0] * 5 and m.ndata["y"].tolist() == [0, 1, 2, 3, 4]
+    assert m.edata["w"].tolist() == [1.0, 2.0, 3.0, 4.0] and m2.ndata["x"].tolist() == [0, 0, 0, 0, 1]
+    with pytest.raises(topograph.DGLError, match="empty"):
+        topograph.merge([])
+    try:
+        import dgl
+    except ImportError:
+        return
+    for ours, theirs in zip((m, m2), make(dgl)):
+        assert [x.tolist() for x in ours.edges()] == [x.tolist() for x in theirs.edges()]
+        for key in ("x", "y"):
+            assert ours.ndata[key].tolist() == theirs.ndata[key].tolist()
+        assert ours.edata["w"].tolist() == theirs.edata["w"].tolist()

@@ -55,8 +55,8 @@ from ._construct import slice_batch
 from .ops import copy_u, copy_v, u_add_v, u_div_v, u_dot_v, u_mul_v, u_sub_v  # dgl.copy_u(g, x, etype=None), ...
 from .utils import apply_each
 from ._serialize import load_graphs, save_graphs
-from ._mutation import (add_edges, add_nodes, compact_graphs, khop_in_subgraph, khop_out_subgraph, rand_bipartite,
-                        rand_graph, remove_nodes)
+from ._mutation import (add_edges, add_nodes, compact_graphs, khop_in_subgraph, khop_out_subgraph, merge,
+                        rand_bipartite, rand_graph, remove_nodes)
 from .readout import (broadcast_edges, broadcast_nodes, max_edges, max_nodes, mean_edges, mean_nodes, readout_edges,
                       readout_nodes, softmax_edges, softmax_nodes, sum_edges, sum_nodes, topk_edges, topk_nodes)
 from . import readout
@@ -113,7 +113,8 @@ __all__ = ["ALL", "NID", "EID", "NTYPE", "ETYPE", "DGLError", "DGLGraph", "DGLBl
            "copy_v", "u_add_v", "u_sub_v", "u_mul_v", "u_div_v", "u_dot_v", "apply_each", "random", "utils", "optim",
            "to_simple_graph",
            "add_self_loop", "remove_self_loop", "remove_edges", "add_nodes", "add_edges", "remove_nodes",
-           "rand_graph", "rand_bipartite", "compact_graphs", "khop_in_subgraph", "khop_out_subgraph", "to_simple",
+           "rand_graph", "rand_bipartite", "compact_graphs", "merge", "khop_in_subgraph", "khop_out_subgraph",
+           "to_simple",
            "to_bidirected", "to_homogeneous",
            "to_heterogeneous", "readout",
            *readout.__all__, "builders", "dataloading", "sampling", "function", "ops", "sparse", "nn", "models",

@@ -379,3 +379,34 @@ def compact_graphs(graphs, always_preserve=None, copy_ndata: bool = True, copy_e
                 new.edges[c].data.update(dict(g.edges[c].data))
         out.append(new)
     return out[0] if single else out
+
+
+def merge(graphs) -> DGLGraph:
+    """dgl.merge: one graph with every graph's edges (per relation of the first graph, graph after graph, with
+    their features named in the first graph), node counts the largest per type, and node features written graph
+    after graph over rows 0..n-1 of each type (a later graph's rows win; a feature new to the merge starts at
+    zeros), as DGL's."""
+    from ._construct import heterograph
+
+    graphs = list(graphs)
+    if not graphs:
+        raise DGLError("merge: the list of graphs is empty")
+    ref = graphs[0]
+    counts = {t: max(g.num_nodes(t) for g in graphs) for t in ref.ntypes}
+    data = {c: tuple(torch.cat([g.edges(etype=c)[i].to(ref.device, ref.idtype) for g in graphs]) for i in (0, 1))
+            for c in ref.canonical_etypes}
+    merged = heterograph(data, num_nodes_dict=counts, idtype=ref.idtype, device=ref.device)
+    for c in ref.canonical_etypes:
+        for key in ref.edges[c].data.keys():
+            missing = [i for i, g in enumerate(graphs) if key not in g.edges[c].data]
+            if missing:
+                raise DGLError(f"merge: edge feature {key!r} of {c} is on the first graph but not on graph "
+                               f"{missing[0]}")
+            merged.edges[c].data[key] = torch.cat([g.edges[c].data[key] for g in graphs])
+    for g in graphs:
+        for t in ref.ntypes:
+            frame = merged.nodes[t].data
+            for key, value in g.nodes[t].data.items():
+                current = frame[key] if key in frame else value.new_zeros((counts[t],) + tuple(value.shape[1:]))
+                frame[key] = torch.cat([value, current[value.shape[0]:]])
+    return merged
