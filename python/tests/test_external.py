@@ -92,3 +92,40 @@ def test_adjacency_as_tensors_and_external_matrices():
         g.adj_external(scipy_fmt="lil", etype="f")
     assert torch.equal(g.adj(etype="f").to_dense(), dense)  # DGL 2's: a topograph.sparse SparseMatrix
     assert g.adjacency_matrix(etype="r").shape == (4, 3)
+
+
+def test_bipartite_from_networkx():
+    """Sides from the 'bipartite' attribute, each numbered in sorted order; edges in NetworkX's order or by
+    their id attribute; attributes copied; a node without a side or an edge the wrong way named; DGL 2.1's
+    graph where it imports."""
+    def build():
+        m = nx.DiGraph()
+        m.add_nodes_from([("b", {"bipartite": 0, "x": 2.0}), ("a", {"bipartite": 0, "x": 1.0}),
+                          (10, {"bipartite": 1, "y": 5.0}), (3, {"bipartite": 1, "y": 6.0})])
+        m.add_edge("a", 10, w=0.5, eid=1)
+        m.add_edge("b", 3, w=1.5, eid=0)
+        m.add_edge("b", 10, w=2.5, eid=2)
+        return m
+
+    g = topograph.bipartite_from_networkx(build(), "user", "buys", "item", u_attrs=["x"], e_attrs=["w"],
+                                          v_attrs=["y"])
+    assert g.canonical_etypes == [("user", "buys", "item")] and g.num_nodes("user") == 2
+    assert [t.tolist() for t in g.edges()] == [[1, 1, 0], [0, 1, 1]]  # NetworkX order; a=0, b=1; 3=0, 10=1
+    assert g.nodes["user"].data["x"].tolist() == [1.0, 2.0] and g.nodes["item"].data["y"].tolist() == [6.0, 5.0]
+    by_id = topograph.bipartite_from_networkx(build(), "user", "buys", "item", e_attrs=["w"], edge_id_attr_name="eid")
+    assert by_id.edata["w"].tolist() == [1.5, 0.5, 2.5]
+    bad = build()
+    bad.add_node("c")
+    with pytest.raises(topograph.DGLError, match="'bipartite' 0 or 1"):
+        topograph.bipartite_from_networkx(bad, "u", "e", "v")
+    wrong = build()
+    wrong.add_edge(3, "a")
+    with pytest.raises(topograph.DGLError, match="does not go from"):
+        topograph.bipartite_from_networkx(wrong, "u", "e", "v")
+    try:
+        import dgl
+    except ImportError:
+        return
+    d = dgl.bipartite_from_networkx(build(), "user", "buys", "item", u_attrs=["x"], e_attrs=["w"], v_attrs=["y"])
+    assert [t.tolist() for t in d.edges()] == [t.tolist() for t in g.edges()]
+    assert d.edata["w"].tolist() == g.edata["w"].tolist()

@@ -43,7 +43,7 @@ from ._subgraph import edge_subgraph, in_subgraph, node_subgraph, node_type_subg
 from ._transform import add_reverse_edges, add_self_loop, remove_edges, remove_self_loop, to_bidirected, to_simple
 from ._transform import to_simple as to_simple_graph  # DGL 2.1's deprecated name
 from ._convert import to_heterogeneous, to_homogeneous
-from ._external import bipartite_from_scipy, from_networkx, from_scipy, to_networkx
+from ._external import bipartite_from_networkx, bipartite_from_scipy, from_networkx, from_scipy, to_networkx
 from ._structure_ops import khop_graph, knn_graph, line_graph, radius_graph, segmented_knn_graph
 from ._adjacency_ops import adj_product_graph, adj_sum_graph, metapath_reachable_graph
 from ._traversal import (bfs_edges_generator, bfs_nodes_generator, prop_edges, prop_nodes, prop_nodes_bfs,
@@ -111,6 +111,7 @@ __all__ = ["ALL", "NID", "EID", "NTYPE", "ETYPE", "DGLError", "DGLGraph", "DGLBl
            "prop_edges", "prop_nodes_bfs", "prop_nodes_topo", "radius_graph", "norm_by_dst", "laplacian_lambda_max",
            "edge_homophily", "node_homophily", "linkx_homophily", "adjusted_homophily", "slice_batch", "copy_u",
            "copy_v", "u_add_v", "u_sub_v", "u_mul_v", "u_div_v", "u_dot_v", "apply_each", "random", "utils", "optim",
+           "bipartite_from_networkx",
            "to_simple_graph",
            "add_self_loop", "remove_self_loop", "remove_edges", "add_nodes", "add_edges", "remove_nodes",
            "rand_graph", "rand_bipartite", "compact_graphs", "merge", "khop_in_subgraph", "khop_out_subgraph",

@@ -86,34 +86,76 @@ def from_networkx(nx_graph, node_attrs: Optional[Sequence[str]] = None, edge_att
     nx_graph = nx.convert_node_labels_to_integers(nx_graph, ordering="sorted")  # then directed: DGL's edge order
     if not nx_graph.is_directed():
         nx_graph = nx_graph.to_directed()
+    edges = _ordered_edges(nx_graph, edge_id_attr_name, "from_networkx")
+    src = torch.tensor([u for u, _, _ in edges], dtype=torch.int64)
+    dst = torch.tensor([v for _, v, _ in edges], dtype=torch.int64)
+    g = graph((src, dst), num_nodes=nx_graph.number_of_nodes(), idtype=idtype)
+    _node_attributes(g.ndata, nx_graph, range(g.num_nodes()), node_attrs, "from_networkx")
+    _edge_attributes(g.edata, edges, edge_attrs, "from_networkx")
+    return g if device is None else g.to(device)
+
+
+def bipartite_from_networkx(nx_graph, utype: str, etype: str, vtype: str, u_attrs=None, e_attrs=None, v_attrs=None,
+                            edge_id_attr_name: Optional[str] = None, idtype=None, device=None) -> DGLGraph:
+    """dgl.bipartite_from_networkx: a directed NetworkX graph whose nodes carry 'bipartite' 0 (sources, type
+    utype) or 1 (destinations, vtype), each side numbered in sorted node order; edges (utype, etype, vtype) in
+    NetworkX's order or at their edge_id_attr_name ids; u_attrs / v_attrs / e_attrs copied as features."""
+    nx = _module("networkx")
+    if not isinstance(nx_graph, nx.Graph) or not nx_graph.is_directed():
+        raise DGLError("bipartite_from_networkx: expected a directed NetworkX graph")
+    sides = ([], [])
+    for n, attrs in nx_graph.nodes(data=True):
+        side = attrs.get("bipartite")
+        if side not in (0, 1):
+            raise DGLError(f"bipartite_from_networkx: node {n!r} needs attribute 'bipartite' 0 or 1, got {side!r}")
+        sides[side].append(n)
+    top, bottom = (sorted(nodes) for nodes in sides)
+    top_id, bottom_id = {n: i for i, n in enumerate(top)}, {n: i for i, n in enumerate(bottom)}
+    edges = _ordered_edges(nx_graph, edge_id_attr_name, "bipartite_from_networkx")
+    wrong = [(u, v) for u, v, _ in edges if u not in top_id or v not in bottom_id]
+    if wrong:
+        raise DGLError(f"bipartite_from_networkx: edge {wrong[0]} does not go from a 'bipartite' 0 node to a 1 node")
+    src = torch.tensor([top_id[u] for u, _, _ in edges], dtype=torch.int64)
+    dst = torch.tensor([bottom_id[v] for _, v, _ in edges], dtype=torch.int64)
+    g = heterograph({(utype, etype, vtype): (src, dst)}, {utype: len(top), vtype: len(bottom)}, idtype=idtype)
+    _node_attributes(g.nodes[utype].data, nx_graph, top, u_attrs, "bipartite_from_networkx")
+    _node_attributes(g.nodes[vtype].data, nx_graph, bottom, v_attrs, "bipartite_from_networkx")
+    _edge_attributes(g.edata, edges, e_attrs, "bipartite_from_networkx")
+    return g if device is None else g.to(device)
+
+
+def _ordered_edges(nx_graph, edge_id_attr_name: Optional[str], what: str) -> list:
+    """(u, v, attrs) of every edge, in NetworkX's order or each at the id its edge_id_attr_name gives."""
     edges = list(nx_graph.edges(data=True))
     order = list(range(len(edges)))
     if edge_id_attr_name is not None:
         ids = []
         for u, v, attrs in edges:
             if edge_id_attr_name not in attrs:
-                raise DGLError(f"from_networkx: edge ({u}, {v}) has no attribute {edge_id_attr_name!r} "
-                               f"(edge_id_attr_name)")
+                raise DGLError(f"{what}: edge ({u}, {v}) has no attribute {edge_id_attr_name!r} (edge_id_attr_name)")
             ids.append(int(attrs[edge_id_attr_name]))
         if sorted(ids) != order:
-            raise DGLError(f"from_networkx: the {edge_id_attr_name!r} attributes must number the {len(edges)} edges "
+            raise DGLError(f"{what}: the {edge_id_attr_name!r} attributes must number the {len(edges)} edges "
                            f"0..{len(edges) - 1}, each once")
         order = sorted(order, key=lambda i: ids[i])
-    edges = [edges[i] for i in order]
-    src = torch.tensor([u for u, _, _ in edges], dtype=torch.int64)
-    dst = torch.tensor([v for _, v, _ in edges], dtype=torch.int64)
-    g = graph((src, dst), num_nodes=nx_graph.number_of_nodes(), idtype=idtype)
-    for name in node_attrs or []:
-        missing = [n for n in range(g.num_nodes()) if name not in nx_graph.nodes[n]]
+    return [edges[i] for i in order]
+
+
+def _node_attributes(frame, nx_graph, nodes, names, what: str) -> None:
+    nodes = list(nodes)
+    for name in names or []:
+        missing = [n for n in nodes if name not in nx_graph.nodes[n]]
         if missing:
-            raise DGLError(f"from_networkx: node {missing[0]} (after relabelling) has no attribute {name!r}")
-        g.ndata[name] = _stacked([nx_graph.nodes[n][name] for n in range(g.num_nodes())], f"node attribute {name!r}")
-    for name in edge_attrs or []:
+            raise DGLError(f"{what}: node {missing[0]!r} has no attribute {name!r}")
+        frame[name] = _stacked([nx_graph.nodes[n][name] for n in nodes], f"node attribute {name!r}")
+
+
+def _edge_attributes(frame, edges, names, what: str) -> None:
+    for name in names or []:
         missing = [(u, v) for u, v, attrs in edges if name not in attrs]
         if missing:
-            raise DGLError(f"from_networkx: edge {missing[0]} has no attribute {name!r}")
-        g.edata[name] = _stacked([attrs[name] for _, _, attrs in edges], f"edge attribute {name!r}")
-    return g if device is None else g.to(device)
+            raise DGLError(f"{what}: edge {missing[0]} has no attribute {name!r}")
+        frame[name] = _stacked([attrs[name] for _, _, attrs in edges], f"edge attribute {name!r}")
 
 
 def to_networkx(g: DGLGraph, node_attrs: Optional[Sequence[str]] = None,
