@@ -5,8 +5,8 @@ AGNNConv, EGATConv and HGTConv (attention_conv.py); TAGConv, ChebConv, EdgeConv,
 and GMMConv (conv_extra.py); RelGraphConv and TypedLinear (relgraph.py); HeteroGraphConv, a module per relation
 of a heterograph, HeteroLinear and HeteroEmbedding (hetero.py); Sequential, JumpingKnowledge and LabelPropagation
 (utils.py); EdgePredictor, TransE and TransR (link.py); DenseGraphConv, DenseSAGEConv and DenseChebConv
-(dense_conv.py); PNAConv (pna.py); GNNExplainer (explain.py); NodeEmbedding
-(sparse_emb.py, for topograph.optim's sparse optimisers);
+(dense_conv.py); GatedGCNConv, EGNNConv and CFConv (edge_feature_conv.py); PNAConv (pna.py); GNNExplainer
+(explain.py); NodeEmbedding (sparse_emb.py, for topograph.optim's sparse optimisers);
 DGL's graph pooling SumPooling, AvgPooling, MaxPooling, SortPooling, GlobalAttentionPooling, Set2Set and WeightAndSum
 (glob.py), SetTransformerEncoder and SetTransformerDecoder (set_transformer.py: the attention as a graph); the graph
 transformer blocks DegreeEncoder, SpatialEncoder(3d), PathEncoder, LapPosEncoder, BiasedMHA, GraphormerLayer and
@@ -25,6 +25,7 @@ from .relgraph import RelGraphConv, TypedLinear
 from .set_transformer import SetTransformerDecoder, SetTransformerEncoder
 from .dense_conv import DenseChebConv, DenseGraphConv, DenseSAGEConv
 from .link import EdgePredictor, TransE, TransR
+from .edge_feature_conv import CFConv, EGNNConv, GatedGCNConv, ShiftedSoftplus
 from .explain import GNNExplainer
 from .pna import PNAConv
 from .sparse_emb import NodeEmbedding
@@ -36,6 +37,7 @@ __all__ = ["functional", "GraphMultiHeadAttention", "GraphConv", "SAGEConv", "GA
            "HeteroGraphConv", "HeteroLinear", "HeteroEmbedding", "GMMConv",
            "Sequential", "EdgePredictor", "JumpingKnowledge", "LabelPropagation", "TransE", "TransR",
            "DenseGraphConv", "DenseSAGEConv", "DenseChebConv", "PNAConv", "GNNExplainer", "NodeEmbedding",
+           "GatedGCNConv", "EGNNConv", "CFConv", "ShiftedSoftplus",
            "SumPooling", "AvgPooling", "MaxPooling", "SortPooling", "GlobalAttentionPooling", "Set2Set", "WeightAndSum",
            "SetTransformerEncoder", "SetTransformerDecoder", "DegreeEncoder", "SpatialEncoder", "SpatialEncoder3d",
            "PathEncoder", "LapPosEncoder", "BiasedMHA", "GraphormerLayer", "EGTLayer"]

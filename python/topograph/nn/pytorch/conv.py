@@ -7,3 +7,4 @@ from ..gatv2 import GATv2Conv  # noqa: F401
 from ..relgraph import RelGraphConv, TypedLinear  # noqa: F401
 from ..dense_conv import DenseChebConv, DenseGraphConv, DenseSAGEConv  # noqa: F401
 from ..pna import PNAConv  # noqa: F401
+from ..edge_feature_conv import CFConv, EGNNConv, GatedGCNConv  # noqa: F401
