@@ -101,3 +101,40 @@ def test_against_dgl(name):
     ours, _ = run(topograph, name)
     theirs, _ = run(dgl, name)
     torch.testing.assert_close(ours.weight, theirs.weight)
+
+
+def test_deepwalk_module_learns_and_matches_dgl_loss():
+    """dgl.nn.DeepWalk's loop (DataLoader over start nodes, sample as collate_fn, torch.optim.SparseAdam): two
+    planted communities end closer inside than across; with the negative term off, the loss equals DGL 2.1's
+    for the same embeddings and walks."""
+    torch.manual_seed(2)
+    n = 40
+    community = torch.arange(n) // 20
+    src, dst = torch.randint(0, n, (600,)), torch.randint(0, n, (600,))
+    keep = community[src] == community[dst]
+    g = topograph.add_self_loop(topograph.to_bidirected(topograph.graph((src[keep], dst[keep]), num_nodes=n)))
+    model = topograph.nn.DeepWalk(g, emb_dim=16, walk_length=6, window_size=2)
+    loader = torch.utils.data.DataLoader(torch.arange(n), batch_size=20, shuffle=True, collate_fn=model.sample)
+    opt = torch.optim.SparseAdam(model.parameters(), lr=0.02)
+    for _ in range(40):
+        for walks in loader:
+            opt.zero_grad()
+            model(walks).backward()
+            opt.step()
+    z = torch.nn.functional.normalize(model.node_embed.weight.detach(), dim=1)
+    sim = z @ z.T
+    same = community[:, None] == community[None, :]
+    assert sim[same].mean() > sim[~same].mean() + 0.2  # measured: cosine 0.99 inside, 0.21 across
+    with pytest.raises(topograph.DGLError, match="walk_length"):
+        topograph.nn.DeepWalk(g, walk_length=3, window_size=5)
+    try:
+        import dgl
+    except ImportError:
+        return
+    dg = dgl.add_self_loop(dgl.to_bidirected(dgl.graph((src[keep], dst[keep]), num_nodes=n)))
+    ours = topograph.nn.DeepWalk(g, emb_dim=8, walk_length=6, window_size=2, neg_weight=0)
+    theirs = dgl.nn.DeepWalk(dg, emb_dim=8, walk_length=6, window_size=2, neg_weight=0)
+    theirs.context_embed.weight.data.normal_()
+    ours.load_state_dict(theirs.state_dict())
+    walks = ours.sample(torch.arange(10))
+    torch.testing.assert_close(ours(walks), theirs(walks))

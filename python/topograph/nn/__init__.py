@@ -6,7 +6,8 @@ and GMMConv (conv_extra.py); RelGraphConv and TypedLinear (relgraph.py); HeteroG
 of a heterograph, HeteroLinear and HeteroEmbedding (hetero.py); Sequential, JumpingKnowledge and LabelPropagation
 (utils.py); EdgePredictor, TransE and TransR (link.py); DenseGraphConv, DenseSAGEConv and DenseChebConv
 (dense_conv.py); GatedGCNConv, EGNNConv and CFConv (edge_feature_conv.py); PNAConv (pna.py); GNNExplainer
-(explain.py); NodeEmbedding (sparse_emb.py, for topograph.optim's sparse optimisers);
+(explain.py); NodeEmbedding (sparse_emb.py, for topograph.optim's sparse optimisers); DeepWalk
+(network_emb.py);
 DGL's graph pooling SumPooling, AvgPooling, MaxPooling, SortPooling, GlobalAttentionPooling, Set2Set and WeightAndSum
 (glob.py), SetTransformerEncoder and SetTransformerDecoder (set_transformer.py: the attention as a graph); the graph
 transformer blocks DegreeEncoder, SpatialEncoder(3d), PathEncoder, LapPosEncoder, BiasedMHA, GraphormerLayer and
@@ -27,6 +28,7 @@ from .dense_conv import DenseChebConv, DenseGraphConv, DenseSAGEConv
 from .link import EdgePredictor, TransE, TransR
 from .edge_feature_conv import CFConv, EGNNConv, GatedGCNConv, ShiftedSoftplus
 from .explain import GNNExplainer
+from .network_emb import DeepWalk
 from .pna import PNAConv
 from .sparse_emb import NodeEmbedding
 from .utils import JumpingKnowledge, LabelPropagation, Sequential
@@ -37,7 +39,7 @@ __all__ = ["functional", "GraphMultiHeadAttention", "GraphConv", "SAGEConv", "GA
            "HeteroGraphConv", "HeteroLinear", "HeteroEmbedding", "GMMConv",
            "Sequential", "EdgePredictor", "JumpingKnowledge", "LabelPropagation", "TransE", "TransR",
            "DenseGraphConv", "DenseSAGEConv", "DenseChebConv", "PNAConv", "GNNExplainer", "NodeEmbedding",
-           "GatedGCNConv", "EGNNConv", "CFConv", "ShiftedSoftplus",
+           "GatedGCNConv", "EGNNConv", "CFConv", "ShiftedSoftplus", "DeepWalk",
            "SumPooling", "AvgPooling", "MaxPooling", "SortPooling", "GlobalAttentionPooling", "Set2Set", "WeightAndSum",
            "SetTransformerEncoder", "SetTransformerDecoder", "DegreeEncoder", "SpatialEncoder", "SpatialEncoder3d",
            "PathEncoder", "LapPosEncoder", "BiasedMHA", "GraphormerLayer", "EGTLayer"]
