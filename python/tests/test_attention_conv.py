@@ -266,3 +266,28 @@ def test_more_layers_match_dgl():
     md, mt = dnn.HeteroEmbedding({"a": 3, "b": 5}, 4), topograph.nn.HeteroEmbedding({"a": 3, "b": 5}, 4)
     mt.load_state_dict(md.state_dict())
     torch.testing.assert_close(mt({"b": torch.tensor([4, 1])})["b"], md({"b": torch.tensor([4, 1])})["b"])
+
+
+def test_edge_gat_conv_by_reference_and_against_dgl():
+    torch.manual_seed(11)
+    g = graph(loops=True)
+    src, dst = (t.long() for t in g.edges())
+    layer = topograph.nn.EdgeGATConv(5, 3, 4, num_heads=2)
+    x, e = torch.randn(N, 5), torch.randn(g.num_edges(), 3)
+    z, f = layer.fc(x).view(N, 2, 4), layer.fc_edge(e).view(-1, 2, 4)
+    score = (z * layer.attn_l).sum(-1)[src] + (z * layer.attn_r).sum(-1)[dst] + (f * layer.attn_edge).sum(-1)
+    a = per_edge_softmax(torch.nn.functional.leaky_relu(score, 0.2), dst, N).unsqueeze(-1)
+    ref = torch.zeros(N, 2, 4).index_add(0, dst, a * (z[src] + f)) + layer.res_fc(x).view(N, 2, 4) + \
+        layer.bias.view(1, 2, 4)
+    out, att = layer(g, x, e, get_attention=True)
+    torch.testing.assert_close(out, ref, **TOL)
+    torch.testing.assert_close(att, a, **TOL)
+    try:
+        import dgl
+        import dgl.nn.pytorch as dnn
+    except ImportError:
+        return
+    gd = graph(dgl, loops=True)
+    for kwargs in ({}, {"residual": False, "bias": False}):
+        md, mt = dnn.EdgeGATConv(5, 3, 4, 2, **kwargs), topograph.nn.EdgeGATConv(5, 3, 4, 2, **kwargs)
+        _compare(md, mt, lambda m, a_, b: m(gd, a_, b), lambda m, a_, b: m(g, a_, b), [x, e])

@@ -1,21 +1,29 @@
-"""topograph.nn: as dgl.nn, the functional ops (topograph.nn.functional.edge_softmax) and the layers as
-torch.nn.Modules: GraphMultiHeadAttention (Topograph's fused attention); DGL's convolutions GraphConv, SAGEConv,
-GATConv, GINConv, GINEConv, SGConv and APPNPConv, and EdgeWeightNorm (conv.py); GATv2Conv (gatv2.py); DotGatConv,
-AGNNConv, EGATConv and HGTConv (attention_conv.py); TAGConv, ChebConv, EdgeConv, GatedGraphConv, NNConv, GCN2Conv
-and GMMConv (conv_extra.py); RelGraphConv and TypedLinear (relgraph.py); HeteroGraphConv, a module per relation
-of a heterograph, HeteroLinear and HeteroEmbedding (hetero.py); Sequential, JumpingKnowledge and LabelPropagation
-(utils.py); EdgePredictor, TransE and TransR (link.py); DenseGraphConv, DenseSAGEConv and DenseChebConv
-(dense_conv.py); GatedGCNConv, EGNNConv and CFConv (edge_feature_conv.py); PNAConv (pna.py); GNNExplainer
-(explain.py); NodeEmbedding (sparse_emb.py, for topograph.optim's sparse optimisers); DeepWalk
-(network_emb.py);
-DGL's graph pooling SumPooling, AvgPooling, MaxPooling, SortPooling, GlobalAttentionPooling, Set2Set and WeightAndSum
-(glob.py), SetTransformerEncoder and SetTransformerDecoder (set_transformer.py: the attention as a graph); the graph
-transformer blocks DegreeEncoder, SpatialEncoder(3d), PathEncoder, LapPosEncoder, BiasedMHA, GraphormerLayer and
-EGTLayer (graph_transformer.py: dense over padded batches, as DGL's)."""
+"""topograph.nn, as dgl.nn: the functional ops (topograph.nn.functional.edge_softmax) and the layers as
+torch.nn.Modules, a file per family:
+  conv.py            GraphConv, SAGEConv, GATConv, GINConv, GINEConv, SGConv, APPNPConv, EdgeWeightNorm
+  gatv2.py           GATv2Conv
+  attention_conv.py  DotGatConv, AGNNConv, EGATConv, EdgeGATConv, HGTConv
+  attention.py       GraphMultiHeadAttention (Topograph's fused attention)
+  conv_extra.py      TAGConv, ChebConv, EdgeConv, GatedGraphConv, NNConv, GCN2Conv, GMMConv
+  edge_feature_conv  GatedGCNConv, EGNNConv, CFConv (ShiftedSoftplus)
+  dense_conv.py      DenseGraphConv, DenseSAGEConv, DenseChebConv
+  pna.py             PNAConv
+  relgraph.py        RelGraphConv, TypedLinear
+  hetero.py          HeteroGraphConv, HeteroLinear, HeteroEmbedding
+  glob.py            SumPooling, AvgPooling, MaxPooling, SortPooling, GlobalAttentionPooling, Set2Set, WeightAndSum
+  set_transformer.py SetTransformerEncoder, SetTransformerDecoder (the attention as a graph)
+  graph_transformer  DegreeEncoder, SpatialEncoder(3d), PathEncoder, LapPosEncoder, BiasedMHA, GraphormerLayer,
+                     EGTLayer (dense over padded batches, as DGL's)
+  link.py            EdgePredictor, TransE, TransR
+  utils.py           Sequential, JumpingKnowledge, LabelPropagation
+  explain.py         GNNExplainer
+  sparse_emb.py      NodeEmbedding (for topograph.optim's sparse optimisers)
+  network_emb.py     DeepWalk
+"""
 from . import functional
 from .attention import GraphMultiHeadAttention
 from .conv import APPNPConv, EdgeWeightNorm, GATConv, GINConv, GINEConv, GraphConv, SAGEConv, SGConv
-from .attention_conv import AGNNConv, DotGatConv, EGATConv, HGTConv
+from .attention_conv import AGNNConv, DotGatConv, EdgeGATConv, EGATConv, HGTConv
 from .conv_extra import ChebConv, EdgeConv, GatedGraphConv, GCN2Conv, GMMConv, NNConv, TAGConv
 from .gatv2 import GATv2Conv
 from .graph_transformer import (BiasedMHA, DegreeEncoder, EGTLayer, GraphormerLayer, LapPosEncoder, PathEncoder,
@@ -35,7 +43,8 @@ from .utils import JumpingKnowledge, LabelPropagation, Sequential
 
 __all__ = ["functional", "GraphMultiHeadAttention", "GraphConv", "SAGEConv", "GATConv", "GATv2Conv", "GINConv",
            "GINEConv", "SGConv", "APPNPConv", "EdgeWeightNorm", "TAGConv", "ChebConv", "EdgeConv", "GatedGraphConv",
-           "NNConv", "GCN2Conv", "DotGatConv", "AGNNConv", "EGATConv", "HGTConv", "RelGraphConv", "TypedLinear",
+           "NNConv", "GCN2Conv", "DotGatConv", "AGNNConv", "EGATConv", "EdgeGATConv", "HGTConv", "RelGraphConv",
+           "TypedLinear",
            "HeteroGraphConv", "HeteroLinear", "HeteroEmbedding", "GMMConv",
            "Sequential", "EdgePredictor", "JumpingKnowledge", "LabelPropagation", "TransE", "TransR",
            "DenseGraphConv", "DenseSAGEConv", "DenseChebConv", "PNAConv", "GNNExplainer", "NodeEmbedding",

@@ -175,3 +175,75 @@ class HGTConv(torch.nn.Module):
         residual = x_dst @ self.residual_w if hasattr(self, "residual_w") else x_dst
         out = out * alpha + residual * (1 - alpha)
         return self.norm(out) if self.use_norm else out
+
+
+class EdgeGATConv(torch.nn.Module):
+    """GAT with edge features (DGL's EdgeGATConv): z = fc(h) [N, H, out], f = fc_edge(e) [E, H, out];
+    a = softmax over d's in-edges of LeakyReLU(attn_l . z_s + attn_r . z_d + attn_edge . f); h_d = sum a (z_s + f)
+    (+ residual, + bias, activation) -> [N_dst, H, out]; get_attention also returns a [E, H, 1]. Parameters and
+    Xavier-normal (ReLU gain) initialisation as DGL's; the residual is a Linear always, as there."""
+
+    def __init__(self, in_feats, edge_feats: int, out_feats: int, num_heads: int, feat_drop: float = 0.0,
+                 attn_drop: float = 0.0, negative_slope: float = 0.2, residual: bool = True, activation=None,
+                 allow_zero_in_degree: bool = False, bias: bool = True):
+        super().__init__()
+        in_src, in_dst = in_feats if isinstance(in_feats, (tuple, list)) else (in_feats, in_feats)
+        self._num_heads, self._out_feats, self._allow_zero_in_degree = num_heads, out_feats, allow_zero_in_degree
+        width = out_feats * num_heads
+        if isinstance(in_feats, (tuple, list)):
+            self.fc_src = torch.nn.Linear(in_src, width, bias=False)
+            self.fc_dst = torch.nn.Linear(in_dst, width, bias=False)
+        else:
+            self.fc = torch.nn.Linear(in_src, width, bias=False)
+        self.attn_l = torch.nn.Parameter(torch.empty(1, num_heads, out_feats))
+        self.attn_r = torch.nn.Parameter(torch.empty(1, num_heads, out_feats))
+        self.feat_drop, self.attn_drop = torch.nn.Dropout(feat_drop), torch.nn.Dropout(attn_drop)
+        self.leaky_relu = torch.nn.LeakyReLU(negative_slope)
+        optional_bias(self, width, bias)
+        if residual:
+            self.res_fc = torch.nn.Linear(in_dst, width, bias=False)
+        else:
+            self.register_buffer("res_fc", None)
+        self._edge_feats = edge_feats
+        self.fc_edge = torch.nn.Linear(edge_feats, width, bias=False)
+        self.attn_edge = torch.nn.Parameter(torch.empty(1, num_heads, out_feats))
+        self.reset_parameters()
+        self.activation = activation
+
+    def reset_parameters(self) -> None:
+        gain = torch.nn.init.calculate_gain("relu")
+        projections = [self.fc.weight] if hasattr(self, "fc") else [self.fc_src.weight, self.fc_dst.weight]
+        for w in projections + [self.attn_l, self.attn_r, self.fc_edge.weight, self.attn_edge]:
+            torch.nn.init.xavier_normal_(w, gain=gain)
+        if self.bias is not None:
+            torch.nn.init.zeros_(self.bias)
+        if isinstance(self.res_fc, torch.nn.Linear):
+            torch.nn.init.xavier_normal_(self.res_fc.weight, gain=gain)
+
+    def set_allow_zero_in_degree(self, set_value: bool) -> None:
+        self._allow_zero_in_degree = set_value
+
+    def forward(self, graph, feat: Features, edge_feat: torch.Tensor, get_attention: bool = False):
+        _check_in_degrees(graph, self._allow_zero_in_degree, "EdgeGATConv")
+        shape = (-1, self._num_heads, self._out_feats)
+        if isinstance(feat, (tuple, list)):
+            h_src, h_dst = (self.feat_drop(x) for x in _pair(graph, feat, "EdgeGATConv"))
+            fc_src, fc_dst = (self.fc_src, self.fc_dst) if hasattr(self, "fc_src") else (self.fc, self.fc)
+            z_src, z_dst = fc_src(h_src).view(shape), fc_dst(h_dst).view(shape)
+        else:
+            h_src = self.feat_drop(feat)
+            z_src = self.fc(h_src).view(shape)
+            n_dst = graph.num_dst_nodes() if graph.is_block else h_src.shape[0]
+            h_dst, z_dst = h_src[:n_dst], z_src[:n_dst]
+        f = self.fc_edge(edge_feat).view(shape)  # [E, H, out]
+        score = ops.u_add_v(graph, (z_src * self.attn_l).sum(-1, keepdim=True),
+                            (z_dst * self.attn_r).sum(-1, keepdim=True)) + (f * self.attn_edge).sum(-1, keepdim=True)
+        a = self.attn_drop(ops.edge_softmax(graph, self.leaky_relu(score)))  # [E, H, 1]
+        rst = ops.u_mul_e_sum(graph, z_src, a) + ops.copy_e_sum(graph, f * a)
+        if self.res_fc is not None:
+            rst = rst + self.res_fc(h_dst).view(shape)
+        if self.bias is not None:
+            rst = rst + self.bias.view(1, self._num_heads, self._out_feats)
+        if self.activation:
+            rst = self.activation(rst)
+        return (rst, a) if get_attention else rst
