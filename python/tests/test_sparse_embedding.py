@@ -138,3 +138,30 @@ def test_deepwalk_module_learns_and_matches_dgl_loss():
     ours.load_state_dict(theirs.state_dict())
     walks = ours.sample(torch.arange(10))
     torch.testing.assert_close(ours(walks), theirs(walks))
+
+
+def test_metapath2vec_pairs_and_loss():
+    """Pairs within the window (never a position with itself), global ids type after type, negatives by the
+    walk-visit frequency; the loss equal to DGL 2.1's for the same inputs and weights."""
+    torch.manual_seed(3)
+    data = {("author", "writes", "paper"): (torch.tensor([0, 0, 1, 2, 2]), torch.tensor([0, 1, 1, 2, 0])),
+            ("paper", "written_by", "author"): (torch.tensor([0, 1, 1, 2, 0]), torch.tensor([0, 0, 1, 2, 2]))}
+    counts = {"author": 3, "paper": 3}
+    g = topograph.heterograph(data, counts)
+    path = ["writes", "written_by", "writes", "written_by"]
+    model = topograph.nn.MetaPath2Vec(g, path, window_size=2, emb_dim=8, negative_size=3)
+    u, v, neg = model.sample(torch.tensor([0, 1, 2]))
+    # walks of 5 positions, every one complete; position i pairs with j != i, i - 2 <= j < i + 2: 1+2+3+3+2 = 11
+    assert u.numel() == v.numel() == 3 * 11 and neg.shape == (33, 3)
+    assert int(max(u.max(), v.max(), neg.max())) < 6  # authors 0-2, papers 3-5 ("author" < "paper")
+    assert model.node_embed.weight.shape == (6, 8) and float(model.neg_prob.sum()) == pytest.approx(1.0)
+    loss = model(u, v, neg)
+    assert loss.dim() == 0 and bool(torch.isfinite(loss))
+    try:
+        import dgl
+    except ImportError:
+        return
+    theirs = dgl.nn.MetaPath2Vec(dgl.heterograph(data, counts), path, window_size=2, emb_dim=8, negative_size=3)
+    theirs.context_embed.weight.data.normal_()
+    model.load_state_dict(theirs.state_dict())
+    torch.testing.assert_close(model(u, v, neg), theirs(u, v, neg))

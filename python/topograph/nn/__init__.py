@@ -18,7 +18,7 @@ torch.nn.Modules, a file per family:
   utils.py           Sequential, JumpingKnowledge, LabelPropagation
   explain.py         GNNExplainer
   sparse_emb.py      NodeEmbedding (for topograph.optim's sparse optimisers)
-  network_emb.py     DeepWalk
+  network_emb.py     DeepWalk, MetaPath2Vec
 """
 from . import functional
 from .attention import GraphMultiHeadAttention
@@ -36,7 +36,7 @@ from .dense_conv import DenseChebConv, DenseGraphConv, DenseSAGEConv
 from .link import EdgePredictor, TransE, TransR
 from .edge_feature_conv import CFConv, EGNNConv, GatedGCNConv, ShiftedSoftplus
 from .explain import GNNExplainer
-from .network_emb import DeepWalk
+from .network_emb import DeepWalk, MetaPath2Vec
 from .pna import PNAConv
 from .sparse_emb import NodeEmbedding
 from .utils import JumpingKnowledge, LabelPropagation, Sequential
@@ -48,7 +48,7 @@ __all__ = ["functional", "GraphMultiHeadAttention", "GraphConv", "SAGEConv", "GA
            "HeteroGraphConv", "HeteroLinear", "HeteroEmbedding", "GMMConv",
            "Sequential", "EdgePredictor", "JumpingKnowledge", "LabelPropagation", "TransE", "TransR",
            "DenseGraphConv", "DenseSAGEConv", "DenseChebConv", "PNAConv", "GNNExplainer", "NodeEmbedding",
-           "GatedGCNConv", "EGNNConv", "CFConv", "ShiftedSoftplus", "DeepWalk",
+           "GatedGCNConv", "EGNNConv", "CFConv", "ShiftedSoftplus", "DeepWalk", "MetaPath2Vec",
            "SumPooling", "AvgPooling", "MaxPooling", "SortPooling", "GlobalAttentionPooling", "Set2Set", "WeightAndSum",
            "SetTransformerEncoder", "SetTransformerDecoder", "DegreeEncoder", "SpatialEncoder", "SpatialEncoder3d",
            "PathEncoder", "LapPosEncoder", "BiasedMHA", "GraphormerLayer", "EGTLayer"]

@@ -1,8 +1,9 @@
-"""dgl.nn.DeepWalk (Perozzi et al.; DGL 2.1's names, defaults and loss): node and context embeddings trained by
-skip-gram with negative sampling on random walks (topograph.sampling.random_walk). sample(indices) draws the
-walks from those start nodes, forward(walks) is the loss; node_embed holds the embeddings. fast_neg draws the
-negatives among the batch's own walk positions (DGL's shortcut; a permutation from torch's generator where
-DGL shuffles a Python list); otherwise from the out-degree^0.75 distribution."""
+"""dgl.nn.DeepWalk (Perozzi et al.) and MetaPath2Vec (Dong et al.), DGL 2.1's names, defaults and losses: node
+and context embeddings trained by skip-gram with negative sampling on random walks (topograph.sampling.
+random_walk). DeepWalk: sample(indices) draws the walks from those start nodes, forward(walks) is the loss,
+node_embed holds the embeddings; fast_neg draws the negatives among the batch's own walk positions (DGL's
+shortcut; a permutation from torch's generator where DGL shuffles a Python list), otherwise from the
+out-degree^0.75 distribution. MetaPath2Vec: its class docstring."""
 from __future__ import annotations
 
 import torch
@@ -68,3 +69,63 @@ class DeepWalk(torch.nn.Module):
         loss = torch.nn.functional.logsigmoid(positive).neg().mean() + \
             torch.nn.functional.logsigmoid(-negative).neg().mean() * self.negative_size * self.neg_weight
         return loss.mean()
+
+
+class MetaPath2Vec(torch.nn.Module):
+    """dgl.nn.MetaPath2Vec (Dong et al.): skip-gram with negative sampling over metapath-guided walks of a
+    heterograph. Every node has one row of node_embed / context_embed, numbered type after type (g.ntypes
+    order, as to_homogeneous numbers them). sample(indices) walks the metapath from those nodes of its first
+    type and returns (centres, contexts, negatives [pairs, negative_size]): each walk position against the
+    others within window_size of it (the position itself excluded; DGL 2.1 compares the wrong index there and
+    so keeps some self pairs and drops others), negatives drawn by the walk-visit frequency ^ 0.75 of one walk
+    from every node of the first type, as DGL computes it. forward(pos_u, pos_v, neg_v) is the loss."""
+
+    def __init__(self, g, metapath, window_size: int, emb_dim: int = 128, negative_size: int = 5,
+                 sparse: bool = True):
+        super().__init__()
+        if len(metapath) + 1 < window_size:
+            raise DGLError(f"MetaPath2Vec: len(metapath) must be >= window_size - 1, got {len(metapath)} and "
+                           f"{window_size}")
+        self.hg, self.emb_dim, self.metapath = g, emb_dim, list(metapath)
+        self.window_size, self.negative_size = window_size, negative_size
+        first = g.to_canonical_etype(metapath[0])[0]
+        self.node_metapath = [first] + [g.to_canonical_etype(e)[2] for e in metapath]
+        offsets, total = {}, 0
+        for t in g.ntypes:
+            offsets[t], total = total, total + g.num_nodes(t)
+        self._offsets = torch.tensor([offsets[t] for t in self.node_metapath])
+        walks = self._global_walks(torch.arange(g.num_nodes(first)))
+        frequency = torch.bincount(walks[walks >= 0], minlength=total).float()
+        prob = frequency.pow(0.75)
+        self.neg_prob = prob / prob.sum()
+        self.node_embed = torch.nn.Embedding(total, emb_dim, sparse=sparse)
+        self.context_embed = torch.nn.Embedding(total, emb_dim, sparse=sparse)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1.0 / self.emb_dim
+        torch.nn.init.uniform_(self.node_embed.weight.data, -bound, bound)
+        torch.nn.init.constant_(self.context_embed.weight.data, 0)
+
+    def _global_walks(self, starts: torch.Tensor) -> torch.Tensor:
+        """Metapath walks from `starts`, in the global numbering; -1 after a walk stops."""
+        traces, _ = random_walk(self.hg, starts, metapath=self.metapath)
+        return torch.where(traces >= 0, traces + self._offsets, torch.full_like(traces, -1))
+
+    def sample(self, indices):
+        walks = self._global_walks(torch.as_tensor(indices))
+        length = walks.shape[1]
+        i, j = torch.meshgrid(torch.arange(length), torch.arange(length), indexing="ij")
+        near = (i != j) & (j >= i - self.window_size) & (j < i + self.window_size)
+        centre, context = walks[:, i[near]].reshape(-1), walks[:, j[near]].reshape(-1)
+        keep = (centre >= 0) & (context >= 0)
+        u, v = centre[keep], context[keep]
+        neg = _random.choice(self.neg_prob.numel(), u.numel() * self.negative_size, prob=self.neg_prob)
+        return u, v, neg.view(u.numel(), self.negative_size)
+
+    def forward(self, pos_u: torch.Tensor, pos_v: torch.Tensor, neg_v: torch.Tensor) -> torch.Tensor:
+        emb_u = self.node_embed(pos_u)
+        score = -torch.nn.functional.logsigmoid(torch.clamp((emb_u * self.context_embed(pos_v)).sum(1), -10, 10))
+        neg = torch.bmm(self.context_embed(neg_v), emb_u.unsqueeze(2)).squeeze(2)
+        neg_score = -torch.nn.functional.logsigmoid(-torch.clamp(neg, -10, 10)).sum(1)
+        return (score + neg_score).mean()
