@@ -376,3 +376,48 @@ def test_global_uniform_negative_sampling_errors():
         global_uniform_negative_sampling(g, 3, redundancy=-0.5)
     with pytest.raises(ValueError, match="not defined for a block"):
         global_uniform_negative_sampling(topograph.to_block(g), 3)
+
+
+def test_select_topk_and_pinsage_samplers():
+    """select_topk against a per-node sort (ties by edge id) and DGL 2.1; the PinSAGE samplers on walks that
+    leave no choice (a cycle), and on a user-item graph (neighbours share a user, at most num_neighbors each)."""
+    gen = torch.Generator().manual_seed(0)
+    u, v = torch.randint(0, 8, (40,), generator=gen), torch.randint(0, 8, (40,), generator=gen)
+    w = torch.randint(0, 4, (40,), generator=gen).float()
+    g = topograph.graph((u, v), num_nodes=8)
+    g.edata["w"] = w
+    picked = topograph.sampling.select_topk(g, 2, "w")
+    want = []
+    for node in range(8):
+        ids = [e for e in range(40) if int(v[e]) == node]
+        want += sorted(ids, key=lambda e: (-float(w[e]), e))[:2]
+    assert sorted(picked.edata[topograph.EID].tolist()) == sorted(want) and picked.num_nodes() == 8
+    with pytest.raises(topograph.DGLError, match="no edge weight"):
+        topograph.sampling.select_topk(g, 2, "x")
+    ring = topograph.graph((torch.arange(6), (torch.arange(6) + 1) % 6))
+    sampler = topograph.sampling.RandomWalkNeighborSampler(ring, num_traversals=3, termination_prob=0.0,
+                                                           num_random_walks=4, num_neighbors=2)
+    nb = sampler(torch.tensor([0, 4]))
+    src, dst = nb.edges()
+    assert sorted(zip(dst.tolist(), src.tolist())) == [(0, 1), (0, 2), (4, 0), (4, 1)]  # 4 reaches 5, 0, 1: ties by id
+    assert nb.edata["weights"].tolist() == [4, 4, 4, 4]
+    users, items = torch.tensor([0, 0, 1, 1, 2, 2, 3]), torch.tensor([0, 1, 1, 2, 3, 4, 4])
+    h = topograph.heterograph({("user", "buys", "item"): (users, items), ("item", "bought-by", "user"): (items, users)})
+    pins = topograph.sampling.PinSAGESampler(h, "item", "user", num_traversals=2, termination_prob=0.3,
+                                            num_random_walks=10, num_neighbors=2)
+    nb = pins(torch.arange(5))
+    share = {(a, b) for a, x in zip(items.tolist(), users.tolist()) for b, y in zip(items.tolist(), users.tolist())
+             if x == y}
+    reach = set(share) | {(a, c) for a, b in share for b2, c in share if b == b2}  # within two traversals
+    src, dst = nb.edges()
+    assert all((d, s) in reach for s, d in zip(src.tolist(), dst.tolist()))
+    assert bool((torch.bincount(dst, minlength=5) <= 2).all()) and int(nb.edata["weights"].min()) >= 1
+    try:
+        import dgl
+    except ImportError:
+        return
+    gd = dgl.graph((u, v), num_nodes=8)
+    gd.edata["w"] = w
+    for kwargs in ({}, {"edge_dir": "out"}, {"ascending": True}, {"nodes": torch.tensor([1, 3])}):
+        assert sorted(topograph.sampling.select_topk(g, 2, "w", **kwargs).edata[topograph.EID].tolist()) == \
+            sorted(dgl.sampling.select_topk(gd, 2, "w", **kwargs).edata[dgl.EID].tolist())

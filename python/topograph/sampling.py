@@ -15,6 +15,7 @@ import torch
 from ._base import DGLError
 from ._graph import EID, DGLGraph, EType
 from ._random_walks import node2vec_random_walk, pack_traces, random_walk  # noqa: F401 (dgl.sampling's names)
+from ._neighbor_selection import PinSAGESampler, RandomWalkNeighborSampler, select_topk  # noqa: F401 (the same)
 from ._subgraph import _node_sets
 from ._transform import _check
 
