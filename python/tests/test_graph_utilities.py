@@ -78,3 +78,14 @@ def test_against_dgl():
     rd, dd = dgl.radius_graph(X, 0.4, get_distances=True)
     assert [x.tolist() for x in rt.edges()] == [x.tolist() for x in rd.edges()]
     torch.testing.assert_close(dt, dd)
+
+
+def test_graph_building_modules():
+    x = torch.rand(10, 3, generator=torch.Generator().manual_seed(4))
+    assert [t.tolist() for t in topograph.nn.KNNGraph(3)(x).edges()] == \
+        [t.tolist() for t in topograph.knn_graph(x, 3).edges()]
+    assert [t.tolist() for t in topograph.nn.SegmentedKNNGraph(2)(x, [4, 6]).edges()] == \
+        [t.tolist() for t in topograph.segmented_knn_graph(x, 2, [4, 6]).edges()]
+    g, d = topograph.nn.RadiusGraph(0.5)(x, get_distances=True)
+    assert g.num_edges() == d.shape[0] == topograph.radius_graph(x, 0.5).num_edges()
+    assert topograph.data.KarateClub is topograph.data.KarateClubDataset

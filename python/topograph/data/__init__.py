@@ -10,6 +10,8 @@ from .citation_graph import CitationGraphDataset, CiteseerGraphDataset, CoraGrap
 from .dgl_dataset import DGLDataset, Subset, split_dataset
 from .synthetic import KarateClubDataset, MiniGCDataset
 
+KarateClub = KarateClubDataset  # DGL's other name
+
 __all__ = ["CitationGraphDataset", "CoraGraphDataset", "CiteseerGraphDataset", "load_cora", "load_citeseer",
            "citation_graph", "citegrh", "utils", "DGLDataset", "Subset", "split_dataset", "MiniGCDataset",
-           "KarateClubDataset"]
+           "KarateClubDataset", "KarateClub"]

@@ -19,6 +19,7 @@ torch.nn.Modules, a file per family:
   explain.py         GNNExplainer
   sparse_emb.py      NodeEmbedding (for topograph.optim's sparse optimisers)
   network_emb.py     DeepWalk, MetaPath2Vec
+  factory.py         KNNGraph, SegmentedKNNGraph, RadiusGraph
 """
 from . import functional
 from .attention import GraphMultiHeadAttention
@@ -36,6 +37,7 @@ from .dense_conv import DenseChebConv, DenseGraphConv, DenseSAGEConv
 from .link import EdgePredictor, TransE, TransR
 from .edge_feature_conv import CFConv, EGNNConv, GatedGCNConv, ShiftedSoftplus
 from .explain import GNNExplainer
+from .factory import KNNGraph, RadiusGraph, SegmentedKNNGraph
 from .network_emb import DeepWalk, MetaPath2Vec
 from .pna import PNAConv
 from .sparse_emb import NodeEmbedding
@@ -48,7 +50,8 @@ __all__ = ["functional", "GraphMultiHeadAttention", "GraphConv", "SAGEConv", "GA
            "HeteroGraphConv", "HeteroLinear", "HeteroEmbedding", "GMMConv",
            "Sequential", "EdgePredictor", "JumpingKnowledge", "LabelPropagation", "TransE", "TransR",
            "DenseGraphConv", "DenseSAGEConv", "DenseChebConv", "PNAConv", "GNNExplainer", "NodeEmbedding",
-           "GatedGCNConv", "EGNNConv", "CFConv", "ShiftedSoftplus", "DeepWalk", "MetaPath2Vec",
+           "GatedGCNConv", "EGNNConv", "CFConv", "ShiftedSoftplus", "DeepWalk", "MetaPath2Vec", "KNNGraph",
+           "SegmentedKNNGraph", "RadiusGraph",
            "SumPooling", "AvgPooling", "MaxPooling", "SortPooling", "GlobalAttentionPooling", "Set2Set", "WeightAndSum",
            "SetTransformerEncoder", "SetTransformerDecoder", "DegreeEncoder", "SpatialEncoder", "SpatialEncoder3d",
            "PathEncoder", "LapPosEncoder", "BiasedMHA", "GraphormerLayer", "EGTLayer"]
