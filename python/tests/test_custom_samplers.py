@@ -155,3 +155,38 @@ def test_graphsaint_training_learns():
     with torch.no_grad():
         accuracy = (conv2(g, torch.relu(conv1(g, g.ndata["x"]))).argmax(1) == labels).float().mean().item()
     assert accuracy > 0.7  # measured: 0.83 (chance: 1/3)
+
+
+def test_labor_sampler_law():
+    """LABOR-0: each seed keeps min(fanout, degree) in-edges in expectation, seeds share their draws (fewer
+    distinct sources than neighbour sampling), blocks name g's edges; DGL 2.1's averages where it imports."""
+    torch.manual_seed(5)
+    u, v = torch.randint(0, 300, (6000,)), torch.randint(0, 300, (6000,))
+    g = topograph.graph((u, v), num_nodes=300)
+    seeds = torch.arange(0, 300, 3)
+    expected = torch.bincount(v, minlength=300)[seeds].clamp(max=5).sum().item()
+
+    def averages(lib, graph, rounds=150):
+        edges = sources = plain = 0
+        for _ in range(rounds):
+            block = lib.dataloading.LaborSampler([5]).sample(graph, seeds)[2][0]
+            edges, sources = edges + block.num_edges(), sources + block.num_src_nodes()
+            plain += lib.dataloading.NeighborSampler([5]).sample(graph, seeds)[2][0].num_src_nodes()
+        return edges / rounds, sources / rounds, plain / rounds
+
+    edges, sources, plain = averages(topograph, g)
+    assert abs(edges - expected) < 0.03 * expected and sources < 0.8 * plain  # measured: 495 of 497; 166 vs 263
+    block = topograph.dataloading.LaborSampler([5, 5]).sample(g, torch.arange(4))[2][-1]
+    bu, bv = (t.long() for t in block.edges())
+    eid = block.edata[topograph.EID].long()
+    assert torch.equal(block.srcdata[topograph.NID][bu], u[eid])
+    assert torch.equal(block.dstdata[topograph.NID][bv], v[eid])
+    assert len(list(DataLoader(g, torch.arange(30), topograph.dataloading.LaborSampler([3, 3]), batch_size=10))) == 3
+    with pytest.raises(topograph.DGLError, match="LABOR-0"):
+        topograph.dataloading.LaborSampler([5], importance_sampling=-1)
+    try:
+        import dgl
+    except ImportError:
+        return
+    theirs = averages(dgl, dgl.graph((u, v), num_nodes=300))
+    assert abs(edges - theirs[0]) < 0.03 * expected and abs(sources - theirs[1]) < 0.05 * theirs[1]

@@ -4,15 +4,16 @@ mini-batches of whole graphs (GraphDataLoader, GraphCollator; graph_dataloader.p
 (negative_sampler.Uniform / PerSourceUniform / GlobalUniform; negative_sampler.py) and as_edge_prediction_sampler
 (edge_prediction.py), which turns a node-wise sampler into one over seed edges; the base classes Sampler and
 BlockSampler that users subclass (base.py) and the subgraph samplers ShaDowKHopSampler and SAINTSampler
-(subgraph_samplers.py)."""
+(subgraph_samplers.py), LaborSampler (labor_sampler.py)."""
 from . import negative_sampler
 from .graph_dataloader import GraphCollator, GraphDataLoader
 from .edge_prediction import EdgePredictionSampler, as_edge_prediction_sampler
 from .dataloader import DataLoader
 from .base import BlockSampler, Sampler
 from .neighbor_sampler import MultiLayerFullNeighborSampler, MultiLayerNeighborSampler, NeighborSampler
+from .labor_sampler import LaborSampler
 from .subgraph_samplers import SAINTSampler, ShaDowKHopSampler
 
 __all__ = ["DataLoader", "NeighborSampler", "MultiLayerNeighborSampler", "MultiLayerFullNeighborSampler",
            "GraphDataLoader", "GraphCollator", "negative_sampler", "as_edge_prediction_sampler",
-           "EdgePredictionSampler", "Sampler", "BlockSampler", "ShaDowKHopSampler", "SAINTSampler"]
+           "EdgePredictionSampler", "Sampler", "BlockSampler", "ShaDowKHopSampler", "SAINTSampler", "LaborSampler"]
