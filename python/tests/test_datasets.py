@@ -157,3 +157,25 @@ def test_dgl_graph_classification_tutorial_learns():
         bg, label = next(iter(GraphDataLoader(test, batch_size=80)))
         accuracy = (model(bg).argmax(1) == label).float().mean().item()
     assert accuracy > 0.45  # measured: 0.65 after 40 epochs (chance: 0.125; DGL's tutorial runs 80)
+
+
+def test_as_node_pred_dataset(data_dir):
+    """Cora's own masks as the split; a random split by ratio, cached so a second dataset reads the same one;
+    a graph without labels or masks named."""
+    from conftest import shared_data
+
+    from topograph.data import AsNodePredDataset, CoraGraphDataset
+
+    cora = CoraGraphDataset(raw_dir=shared_data("planetoid"), verbose=False)
+    ds = AsNodePredDataset(cora)
+    assert (len(ds.train_idx), len(ds.val_idx), len(ds.test_idx)) == (140, 500, 1000) and ds.num_classes == 7
+    split = AsNodePredDataset(cora, split_ratio=[0.6, 0.2, 0.2])
+    assert (len(split.train_idx), len(split.val_idx), len(split.test_idx)) == (1624, 541, 543)
+    masks = split[0].ndata
+    assert int((masks["train_mask"].int() + masks["val_mask"].int() + masks["test_mask"].int()).max()) == 1
+    again = AsNodePredDataset(cora, split_ratio=[0.6, 0.2, 0.2])
+    assert torch.equal(again.train_idx, split.train_idx)
+    plain = KarateClubDataset()
+    with pytest.raises(topograph.DGLError, match="no \\['train_mask'"):
+        AsNodePredDataset(plain)
+    assert AsNodePredDataset(plain, split_ratio=(0.5, 0.25, 0.25)).num_classes == 2
