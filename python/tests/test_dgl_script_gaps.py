@@ -384,3 +384,15 @@ def test_local_var_and_is_unibipartite():
     assert block.local_var().is_block and block.is_unibipartite and not g.is_unibipartite
     assert topograph.heterograph({("u", "r", "v"): ([0], [1]), ("w", "s", "v"): ([0], [0])}).is_unibipartite
     assert not topograph.heterograph({("u", "r", "v"): ([0], [1]), ("v", "s", "w"): ([0], [0])}).is_unibipartite
+
+
+def test_deprecated_dglgraph_constructor():
+    """DGL 2.1 still takes the old idiom g = dgl.DGLGraph(); g.add_nodes(n); g.add_edges(u, v) (its docs'
+    Sequential example uses it) and DGLGraph((u, v))."""
+    g = topograph.DGLGraph()
+    g.add_nodes(3)
+    g.add_edges([0, 1], [1, 2])
+    g.ndata["h"] = torch.ones(3)
+    assert (g.num_nodes(), g.num_edges()) == (3, 2) and [t.tolist() for t in g.edges()] == [[0, 1], [1, 2]]
+    h = topograph.DGLGraph((torch.tensor([0, 2]), torch.tensor([1, 0])))
+    assert (h.num_nodes(), h.num_edges()) == (3, 2)

@@ -66,7 +66,14 @@ class DGLGraph(MessagePassingVerbs):
 
     is_block = False
 
-    def __init__(self, handle: "_C.HeteroGraph"):
+    def __init__(self, handle=None, *args, **kwargs):
+        """The package builds graphs from the core's store (handle). As DGL 2.1's deprecated constructor,
+        DGLGraph() is an empty graph (nodes and edges then added in place) and DGLGraph((u, v)) is
+        topograph.graph((u, v)); DGL's other constructor arguments are accepted and ignored, as there."""
+        if handle is None or not isinstance(handle, _C.HeteroGraph):
+            from ._construct import graph
+
+            handle = graph(([], []) if handle is None else handle)._g
         self._g = handle
 
     # --- schema
