@@ -142,3 +142,25 @@ def test_message_passing_on_a_cuda_graph_and_device_mismatch_errors():
     assert gc.to(CUDA).ndata["h"].device.type == "cuda"  # features move with the graph
     with pytest.raises(ValueError):
         topograph.ops.copy_u_sum(gc, x.to(CUDA))  # a CPU graph with a CUDA tensor
+
+
+def test_sparse_matrix_products_on_cuda_equal_cpu():
+    """topograph.sparse's kernel-backed products (bsddmm, softmax, bspmm, spmm) and the torch-side ones (spspmm,
+    sums) on a CUDA matrix against the CPU one, values and gradients."""
+    import topograph.sparse as sp
+
+    src, dst, n = make_edges("multi_loop_isolated")
+    indices = torch.stack([torch.as_tensor(dst), torch.as_tensor(src)])
+    nnz = indices.shape[1]
+
+    def mha(device, val, q, k, v):
+        a = sp.spmatrix(indices.to(device), val, (n, n))
+        return sp.bspmm(sp.bsddmm(a, q, k.transpose(1, 0)).softmax(), v)
+
+    def gcn(device, val, x):
+        a = sp.spmatrix(indices.to(device), val, (n, n))
+        d = sp.diag(a.sum(1).abs() + 1) ** -0.5  # randn values: keep the root real
+        return (d @ (a + sp.identity(a.shape, device=device)) @ d) @ x
+
+    check(mha, (nnz, 2), (n, 3, 2), (n, 3, 2), (n, 3, 2))
+    check(gcn, (nnz,), (n, 4))
