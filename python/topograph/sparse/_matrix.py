@@ -33,7 +33,8 @@ class _Structure:
             from .._construct import heterograph
 
             self._graph = heterograph({("_col", "_entry", "_row"): (self.col, self.row)},
-                                      num_nodes_dict={"_col": self.shape[1], "_row": self.shape[0]})
+                                      num_nodes_dict={"_col": self.shape[1], "_row": self.shape[0]},
+                                      device=self.row.device)  # the values' device (heterograph builds on CPU)
         return self._graph
 
     def transposed(self) -> "_Structure":
