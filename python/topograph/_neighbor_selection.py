@@ -26,7 +26,7 @@ def _top_per_group(group: torch.Tensor, score: torch.Tensor, k: int, largest: bo
     order = order[torch.argsort(group[order], stable=True)]  # grouped, best first within a group
     sorted_group = group[order]
     starts = torch.searchsorted(sorted_group, sorted_group, right=False)
-    rank = torch.arange(order.numel()) - starts
+    rank = torch.arange(order.numel(), device=order.device) - starts
     return order if k < 0 else order[rank < k]
 
 
@@ -48,9 +48,9 @@ def select_topk(g: DGLGraph, k, weight: str, nodes=None, edge_dir: str = "in", a
         if weight not in g.edges[c].data:
             raise DGLError(f"select_topk: no edge weight {weight!r} on {c}")
         u, v = (t.to(torch.int64) for t in g.edges(etype=c))
-        w = g.edges[c].data[weight].reshape(-1)
+        w = g.edges[c].data[weight].reshape(-1).to(u.device)
         seeds_type = c[2] if edge_dir == "in" else c[0]
-        seeds = torch.as_tensor(sets.get(seeds_type, []), dtype=torch.int64)
+        seeds = torch.as_tensor(sets.get(seeds_type, []), dtype=torch.int64).to(u.device)
         side = v if edge_dir == "in" else u
         candidates = torch.nonzero(torch.isin(side, seeds)).reshape(-1)
         keep = candidates[_top_per_group(side[candidates], w[candidates], int(kc), not ascending)]

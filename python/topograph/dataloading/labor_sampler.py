@@ -41,7 +41,7 @@ class LaborSampler(BlockSampler):
             parent_eids = frontier.edata[EID]
             u, v = (t.to(torch.int64) for t in frontier.edges())
             if fanout >= 0:
-                r = torch.rand(g.num_nodes())  # one number per node, shared by every seed it neighbours
+                r = torch.rand(g.num_nodes(), device=u.device)  # one number per node, shared by every seed
                 degree = torch.bincount(v, minlength=g.num_nodes()).clamp(min=1).to(r.dtype)
                 kept = torch.nonzero(r[u] <= torch.clamp(fanout / degree[v], max=1.0)).reshape(-1)
                 frontier = edge_subgraph(frontier, kept, relabel_nodes=False)
