@@ -179,3 +179,17 @@ def test_as_node_pred_dataset(data_dir):
     with pytest.raises(topograph.DGLError, match="no \\['train_mask'"):
         AsNodePredDataset(plain)
     assert AsNodePredDataset(plain, split_ratio=(0.5, 0.25, 0.25)).num_classes == 2
+
+
+def test_as_graph_pred_dataset():
+    from topograph.data import AsGraphPredDataset
+
+    base = MiniGCDataset(40, 10, 20)
+    ds = AsGraphPredDataset(base, split_ratio=[0.5, 0.25, 0.25])
+    assert (len(ds.train_idx), len(ds.val_idx), len(ds.test_idx)) == (20, 10, 10) and len(ds) == 40
+    assert sorted(torch.cat([ds.train_idx, ds.val_idx, ds.test_idx]).tolist()) == list(range(40))
+    assert ds.num_classes == 8 and ds.num_tasks == 1 and ds.node_feat_size is None
+    again = AsGraphPredDataset(base, split_ratio=[0.5, 0.25, 0.25])  # from the cache
+    assert torch.equal(again.test_idx, ds.test_idx) and again[3][1] == base[3][1]
+    with pytest.raises(topograph.DGLError, match="split_ratio"):
+        AsGraphPredDataset(base)

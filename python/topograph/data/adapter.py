@@ -1,9 +1,9 @@
-"""dgl.data.AsNodePredDataset (DGL 2.1's names and behaviour): a one-graph dataset made a node-prediction task:
-the graph's own train / val / test masks, or, with split_ratio (train, val, test fractions), a random split of
-the target type's nodes (numpy's RandomState(seed) permutation; DGL draws from numpy's global generator),
-written to the masks; train_idx / val_idx / test_idx and num_classes. The processed graph and its split are
-cached in save_path (hash of the split and the dataset's name), so a second run reads the same split, as
-DGL's."""
+"""dgl.data.AsNodePredDataset and AsGraphPredDataset (DGL 2.1's names and behaviour). AsNodePredDataset: a
+one-graph dataset made a node-prediction task: the graph's own train / val / test masks, or, with split_ratio
+(train, val, test fractions), a random split of the target type's nodes (numpy's RandomState(seed); DGL draws
+from numpy's global generator) written to the masks; train_idx / val_idx / test_idx and num_classes.
+AsGraphPredDataset: the same over the graphs of a (graph, label) dataset. Both cache the processed split in
+save_path (a hash of the split and the dataset's name), so a second run reads the same split, as DGL's."""
 from __future__ import annotations
 
 import json
@@ -87,3 +87,79 @@ class AsNodePredDataset(DGLDataset):
 
     def __len__(self) -> int:
         return 1
+
+
+class AsGraphPredDataset(DGLDataset):
+    """dgl.data.AsGraphPredDataset: a dataset of (graph, label) pairs made a graph-prediction task: its own
+    split (get_idx_split(), or train_mask / val_mask / test_mask attributes), or with split_ratio a random split
+    of the graphs (numpy's RandomState(seed)); train_idx / val_idx / test_idx, num_classes, num_tasks,
+    node_feat_size / edge_feat_size. The split is cached in save_path, as DGL's."""
+
+    def __init__(self, dataset, split_ratio=None, seed: int = 0, **kwargs):
+        self.dataset, self.split_ratio, self.seed = dataset, split_ratio, seed
+        super().__init__(dataset.name + "-as-graphpred", hash_key=(split_ratio, dataset.name, "graphpred", seed),
+                         **kwargs)
+
+    def _files(self):
+        return (os.path.join(self.save_path, f"info_{self.hash}.json"),
+                os.path.join(self.save_path, f"split_{self.hash}.pt"))
+
+    def process(self) -> None:
+        if self.split_ratio is None:
+            if hasattr(self.dataset, "get_idx_split"):
+                split = self.dataset.get_idx_split()
+                self.train_idx, self.val_idx, self.test_idx = split["train"], split["valid"], split["test"]
+            elif all(hasattr(self.dataset, m) for m in ("train_mask", "val_mask", "test_mask")):
+                self.train_idx, self.val_idx, self.test_idx = (torch.nonzero(torch.as_tensor(getattr(self.dataset, m)))
+                                                               .reshape(-1) for m in ("train_mask", "val_mask",
+                                                                                       "test_mask"))
+            else:
+                raise DGLError("AsGraphPredDataset: the dataset has no train / val / test split; pass split_ratio")
+        else:
+            import numpy as np
+
+            train, val = float(self.split_ratio[0]), float(self.split_ratio[1])
+            n = len(self.dataset)
+            order = torch.from_numpy(np.random.RandomState(self.seed).permutation(n))
+            n_train, n_val = int(n * train), int(n * val)
+            self.train_idx, self.val_idx = order[:n_train], order[n_train:n_train + n_val]
+            self.test_idx = order[n_train + n_val:]
+        self.num_classes = getattr(self.dataset, "num_classes", None)
+        self.num_tasks = getattr(self.dataset, "num_tasks", 1)
+
+    def has_cache(self) -> bool:
+        return all(os.path.isfile(f) for f in self._files())
+
+    def save(self) -> None:
+        info_file, split_file = self._files()
+        info = {"split_ratio": list(self.split_ratio) if self.split_ratio is not None else None,
+                "num_tasks": self.num_tasks, "num_classes": self.num_classes}
+        write_atomically(split_file, lambda f: torch.save({"train": self.train_idx, "val": self.val_idx,
+                                                           "test": self.test_idx}, f))
+        write_atomically(info_file, lambda f: f.write(json.dumps(info).encode()))
+
+    def load(self) -> None:
+        info_file, split_file = self._files()
+        with open(info_file) as f:
+            info = json.load(f)
+        if info["split_ratio"] != (list(self.split_ratio) if self.split_ratio is not None else None):
+            raise DGLError("AsGraphPredDataset: the cached split differs from split_ratio; re-processing")
+        self.num_tasks, self.num_classes = info["num_tasks"], info["num_classes"]
+        split = torch.load(split_file, weights_only=True)
+        self.train_idx, self.val_idx, self.test_idx = split["train"], split["val"], split["test"]
+
+    def __getitem__(self, idx):
+        return self.dataset[idx]
+
+    def __len__(self) -> int:
+        return len(self.dataset)
+
+    @property
+    def node_feat_size(self):
+        g = self[0][0]
+        return g.ndata["feat"].shape[-1] if "feat" in g.ndata else None
+
+    @property
+    def edge_feat_size(self):
+        g = self[0][0]
+        return g.edata["feat"].shape[-1] if "feat" in g.edata else None
