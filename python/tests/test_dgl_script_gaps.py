@@ -396,3 +396,17 @@ def test_deprecated_dglgraph_constructor():
     assert (g.num_nodes(), g.num_edges()) == (3, 2) and [t.tolist() for t in g.edges()] == [[0, 1], [1, 2]]
     h = topograph.DGLGraph((torch.tensor([0, 2]), torch.tensor([1, 0])))
     assert (h.num_nodes(), h.num_edges()) == (3, 2)
+
+
+def test_dgl_nn_pytorch_submodule_paths():
+    """Scripts import layers by DGL's module paths (from dgl.nn.pytorch.link import EdgePredictor, ...)."""
+    from topograph.nn.pytorch.conv import EdgeGATConv, GMMConv, PNAConv  # noqa: F401
+    from topograph.nn.pytorch.explain import GNNExplainer  # noqa: F401
+    from topograph.nn.pytorch.factory import KNNGraph  # noqa: F401
+    from topograph.nn.pytorch.glob import SetTransformerEncoder  # noqa: F401
+    from topograph.nn.pytorch.gt import GraphormerLayer  # noqa: F401
+    from topograph.nn.pytorch.hetero import HeteroLinear  # noqa: F401
+    from topograph.nn.pytorch.link import EdgePredictor, TransE  # noqa: F401
+    from topograph.nn.pytorch.network_emb import DeepWalk, MetaPath2Vec  # noqa: F401
+    from topograph.nn.pytorch.sparse_emb import NodeEmbedding  # noqa: F401
+    from topograph.nn.pytorch.utils import JumpingKnowledge, Sequential  # noqa: F401
