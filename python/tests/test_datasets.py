@@ -193,3 +193,28 @@ def test_as_graph_pred_dataset():
     assert torch.equal(again.test_idx, ds.test_idx) and again[3][1] == base[3][1]
     with pytest.raises(topograph.DGLError, match="split_ratio"):
         AsGraphPredDataset(base)
+
+
+def test_as_link_pred_dataset():
+    """Cora's edges split 80/10/10 with 3 negatives per held-out positive: the training graph has exactly the
+    training edges and every node, negatives are no edges, the split comes back from the cache."""
+    from conftest import shared_data
+
+    from topograph.data import AsLinkPredDataset, CoraGraphDataset
+
+    cora = CoraGraphDataset(raw_dir=shared_data("planetoid"), verbose=False)
+    ds = AsLinkPredDataset(cora, split_ratio=[0.8, 0.1, 0.1], neg_ratio=3)
+    g = cora[0]
+    (vs, vd), (vns, vnd) = ds.val_edges
+    (ts, td), (tns, tnd) = ds.test_edges
+    n = g.num_edges()
+    assert ds.train_graph.num_edges() == int(n * 0.8) and ds.train_graph.num_nodes() == g.num_nodes()
+    assert len(vs) == int(n * 0.1) and len(ts) == n - int(n * 0.8) - int(n * 0.1)
+    assert len(vns) == 3 * len(vs) and len(tns) == 3 * len(ts) and ds.feat_size == 1433
+    edges = set(zip(*[t.tolist() for t in g.edges()]))
+    assert not any((a, b) in edges for a, b in zip(vns.tolist() + tns.tolist(), vnd.tolist() + tnd.tolist()))
+    again = AsLinkPredDataset(cora, split_ratio=[0.8, 0.1, 0.1], neg_ratio=3)
+    assert torch.equal(again.test_edges[1][0], tns) and torch.equal(again.train_graph.edges()[0],
+                                                                     ds.train_graph.edges()[0])
+    with pytest.raises(topograph.DGLError, match="get_edge_split"):
+        AsLinkPredDataset(cora)
