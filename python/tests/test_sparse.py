@@ -357,3 +357,14 @@ def test_dgl_sparse_multihead_attention_learns():
         opt.step()
     accuracy = (model(A, feat).argmax(1) == label).float().mean().item()
     assert loss.item() < 0.5 * first and accuracy > 0.9  # measured: loss 0.76 -> 0.0005, accuracy 1.0
+
+
+def test_matrix_without_entries():
+    """Every op on a matrix of no entries: zeros where a dense result is due, empty matrices elsewhere."""
+    empty = sp.spmatrix(torch.empty(2, 0, dtype=torch.int64), shape=(3, 4))
+    assert empty.nnz == 0 and torch.equal(empty @ torch.ones(4, 2), torch.zeros(3, 2))
+    assert empty.softmax().nnz == 0 and float(empty.sum()) == 0.0 and empty.smax(1).tolist() == [0.0] * 3
+    assert (empty @ empty.T).nnz == (empty + empty).nnz == (empty * empty).nnz == 0
+    assert empty.coalesce().nnz == 0 and float(empty.to_dense().abs().sum()) == 0.0
+    assert sp.sddmm(empty, torch.randn(3, 2), torch.randn(2, 4)).nnz == 0
+    assert empty.index_select(0, torch.tensor([1, 2])).shape == (2, 4) and empty.compact(0)[0].shape == (0, 4)
