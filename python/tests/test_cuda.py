@@ -164,3 +164,34 @@ def test_sparse_matrix_products_on_cuda_equal_cpu():
 
     check(mha, (nnz, 2), (n, 3, 2), (n, 3, 2), (n, 3, 2))
     check(gcn, (nnz,), (n, 4))
+
+
+@pytest.mark.parametrize("layer", ["DotGatConv", "AGNNConv", "EdgeGATConv", "GMMConv", "PNAConv", "HGTConv"])
+def test_new_layers_on_cuda_equal_cpu(layer):
+    """The layers added beside DGL's (nn/attention_conv.py, conv_extra.py, pna.py): the same module (weights
+    copied) on a CUDA graph against the CPU one, output and input gradient."""
+    g_cpu, g_cuda = both("multi_loop_isolated")
+    g_cpu, g_cuda = topograph.add_self_loop(g_cpu), topograph.add_self_loop(g_cuda)
+    n, e = g_cpu.num_nodes(), g_cpu.num_edges()
+    torch.manual_seed(0)
+    make = {"DotGatConv": lambda: topograph.nn.DotGatConv(4, 3, 2),
+            "AGNNConv": lambda: topograph.nn.AGNNConv(),
+            "EdgeGATConv": lambda: topograph.nn.EdgeGATConv(4, 2, 3, 2),
+            "GMMConv": lambda: topograph.nn.GMMConv(4, 3, 2, 2),
+            "PNAConv": lambda: topograph.nn.PNAConv(4, 4, ["mean", "max", "sum"], ["identity", "amplification"], 1.0),
+            "HGTConv": lambda: topograph.nn.HGTConv(4, 2, 2, 2, 2, dropout=0.0)}[layer]
+    module = make().eval()
+    modules = {"cpu": module, "cuda": copy.deepcopy(module).to(CUDA)}
+    graphs = {"cpu": g_cpu, "cuda": g_cuda}
+    edge = torch.randn(e, 2)
+    types = torch.arange(n) % 2, torch.arange(e) % 2
+
+    def run(device, x):
+        g, m = graphs[device], modules[device]
+        if layer in ("EdgeGATConv", "GMMConv"):
+            return m(g, x, edge.to(device))
+        if layer == "HGTConv":
+            return m(g, x, types[0].to(device), types[1].to(device))
+        return m(g, x)
+
+    check(run, (n, 4))
