@@ -410,3 +410,34 @@ def test_dgl_nn_pytorch_submodule_paths():
     from topograph.nn.pytorch.network_emb import DeepWalk, MetaPath2Vec  # noqa: F401
     from topograph.nn.pytorch.sparse_emb import NodeEmbedding  # noqa: F401
     from topograph.nn.pytorch.utils import JumpingKnowledge, Sequential  # noqa: F401
+
+
+def test_set_batch_num_nodes_and_edges():
+    """A custom collate marks a graph's members: readouts and unbatch then see them; the node counts alone split
+    contiguous edges; an edge outside its member, or counts that do not add up, named (DGL 2.1's results where
+    it imports)."""
+    def make(lib):
+        g = lib.graph((torch.tensor([0, 1, 2, 3, 4]), torch.tensor([1, 0, 3, 4, 2])), num_nodes=6)
+        g.ndata["h"] = torch.arange(6.0)
+        return g
+
+    g = make(topograph)
+    g.set_batch_num_nodes(torch.tensor([2, 4]))  # edges contiguous by member: inferred
+    assert g.batch_num_edges().tolist() == [2, 3] and topograph.readout_nodes(g, "h").tolist() == [1.0, 14.0]
+    g.set_batch_num_edges(torch.tensor([2, 3]))
+    parts = topograph.unbatch(g)
+    assert [p.ndata["h"].tolist() for p in parts] == [[0.0, 1.0], [2.0, 3.0, 4.0, 5.0]]
+    with pytest.raises(topograph.DGLError, match="add up to 5, it has 6"):
+        make(topograph).set_batch_num_nodes(torch.tensor([2, 3]))
+    bad = make(topograph)
+    bad.set_batch_num_nodes(torch.tensor([3, 3]))
+    with pytest.raises(topograph.DGLError, match="outside member graph"):
+        bad.set_batch_num_edges(torch.tensor([1, 4]))
+    try:
+        import dgl
+    except ImportError:
+        return
+    d = make(dgl)
+    d.set_batch_num_nodes(torch.tensor([2, 4]))
+    d.set_batch_num_edges(torch.tensor([2, 3]))
+    assert [p.edges()[0].tolist() for p in dgl.unbatch(d)] == [p.edges()[0].tolist() for p in parts]
