@@ -38,6 +38,8 @@ if _short_spin and _torch_was_loaded and _torch.get_num_threads() > 1:
 from ._base import ALL, EID, ETYPE, NID, NTYPE, DGLError
 from ._construct import batch, edge_type_subgraph, graph, heterograph, reverse, unbatch
 from ._graph import DGLGraph
+
+DGLHeteroGraph = DGLGraph  # DGL's older name, still exported by DGL 2.1
 from ._block import DGLBlock, block_to_graph, create_block, to_block
 from ._subgraph import edge_subgraph, in_subgraph, node_subgraph, node_type_subgraph, out_subgraph
 from ._transform import add_reverse_edges, add_self_loop, remove_edges, remove_self_loop, to_bidirected, to_simple
@@ -100,7 +102,7 @@ def get_num_threads() -> int:
     return _C.num_threads()
 
 
-__all__ = ["ALL", "NID", "EID", "NTYPE", "ETYPE", "DGLError", "DGLGraph", "DGLBlock", "graph", "heterograph", "batch",
+__all__ = ["ALL", "NID", "EID", "NTYPE", "ETYPE", "DGLError", "DGLGraph", "DGLHeteroGraph", "DGLBlock", "graph", "heterograph", "batch",
            "unbatch", "edge_type_subgraph", "node_subgraph", "edge_subgraph", "in_subgraph", "out_subgraph",
            "node_type_subgraph", "reverse", "to_block", "create_block", "block_to_graph", "line_graph", "khop_graph",
            "knn_graph", "segmented_knn_graph", "metapath_reachable_graph", "adj_product_graph", "adj_sum_graph",
