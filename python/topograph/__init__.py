@@ -102,7 +102,8 @@ def get_num_threads() -> int:
     return _C.num_threads()
 
 
-__all__ = ["ALL", "NID", "EID", "NTYPE", "ETYPE", "DGLError", "DGLGraph", "DGLHeteroGraph", "DGLBlock", "graph", "heterograph", "batch",
+__all__ = ["ALL", "NID", "EID", "NTYPE", "ETYPE", "DGLError", "DGLGraph", "DGLHeteroGraph", "DGLBlock", "graph",
+           "heterograph", "batch",
            "unbatch", "edge_type_subgraph", "node_subgraph", "edge_subgraph", "in_subgraph", "out_subgraph",
            "node_type_subgraph", "reverse", "to_block", "create_block", "block_to_graph", "line_graph", "khop_graph",
            "knn_graph", "segmented_knn_graph", "metapath_reachable_graph", "adj_product_graph", "adj_sum_graph",
