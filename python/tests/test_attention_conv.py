@@ -291,3 +291,17 @@ def test_edge_gat_conv_by_reference_and_against_dgl():
     for kwargs in ({}, {"residual": False, "bias": False}):
         md, mt = dnn.EdgeGATConv(5, 3, 4, 2, **kwargs), topograph.nn.EdgeGATConv(5, 3, 4, 2, **kwargs)
         _compare(md, mt, lambda m, a_, b: m(gd, a_, b), lambda m, a_, b: m(g, a_, b), [x, e])
+
+
+def test_weight_basis():
+    wb = topograph.nn.WeightBasis((3, 2), num_bases=2, num_outputs=4)
+    out = wb()
+    assert out.shape == (4, 3, 2)
+    torch.testing.assert_close(out[1], wb.w_comp[1, 0] * wb.weight[0] + wb.w_comp[1, 1] * wb.weight[1])
+    try:
+        import dgl.nn.pytorch as dnn
+    except ImportError:
+        return
+    theirs = dnn.WeightBasis((3, 2), 2, 4)
+    wb.load_state_dict(theirs.state_dict())
+    torch.testing.assert_close(wb(), theirs())

@@ -15,7 +15,7 @@ torch.nn.Modules, a file per family:
   graph_transformer  DegreeEncoder, SpatialEncoder(3d), PathEncoder, LapPosEncoder, BiasedMHA, GraphormerLayer,
                      EGTLayer (dense over padded batches, as DGL's)
   link.py            EdgePredictor, TransE, TransR
-  utils.py           Sequential, JumpingKnowledge, LabelPropagation
+  utils.py           Sequential, JumpingKnowledge, LabelPropagation, WeightBasis
   explain.py         GNNExplainer
   sparse_emb.py      NodeEmbedding (for topograph.optim's sparse optimisers)
   network_emb.py     DeepWalk, MetaPath2Vec
@@ -41,14 +41,14 @@ from .factory import KNNGraph, RadiusGraph, SegmentedKNNGraph
 from .network_emb import DeepWalk, MetaPath2Vec
 from .pna import PNAConv
 from .sparse_emb import NodeEmbedding
-from .utils import JumpingKnowledge, LabelPropagation, Sequential
+from .utils import JumpingKnowledge, LabelPropagation, Sequential, WeightBasis
 
 __all__ = ["functional", "GraphMultiHeadAttention", "GraphConv", "SAGEConv", "GATConv", "GATv2Conv", "GINConv",
            "GINEConv", "SGConv", "APPNPConv", "EdgeWeightNorm", "TAGConv", "ChebConv", "EdgeConv", "GatedGraphConv",
            "NNConv", "GCN2Conv", "DotGatConv", "AGNNConv", "EGATConv", "EdgeGATConv", "HGTConv", "RelGraphConv",
            "TypedLinear",
            "HeteroGraphConv", "HeteroLinear", "HeteroEmbedding", "GMMConv",
-           "Sequential", "EdgePredictor", "JumpingKnowledge", "LabelPropagation", "TransE", "TransR",
+           "Sequential", "EdgePredictor", "JumpingKnowledge", "LabelPropagation", "WeightBasis", "TransE", "TransR",
            "DenseGraphConv", "DenseSAGEConv", "DenseChebConv", "PNAConv", "GNNExplainer", "NodeEmbedding",
            "GatedGCNConv", "EGNNConv", "CFConv", "ShiftedSoftplus", "DeepWalk", "MetaPath2Vec", "KNNGraph",
            "SegmentedKNNGraph", "RadiusGraph",

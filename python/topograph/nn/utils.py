@@ -96,3 +96,25 @@ class LabelPropagation(torch.nn.Module):
             if self.reset:
                 y[mask] = labels[mask]
         return y
+
+
+class WeightBasis(torch.nn.Module):
+    """Basis decomposition of num_outputs weights of `shape` (Schlichtkrull et al.): forward() -> w_comp @ the
+    num_bases bases, [num_outputs, *shape]; Xavier-uniform (ReLU gain) initialisation, as DGL's."""
+
+    def __init__(self, shape, num_bases: int, num_outputs: int):
+        super().__init__()
+        self.shape, self.num_bases, self.num_outputs = tuple(shape), num_bases, num_outputs
+        if num_outputs <= num_bases:
+            import warnings
+
+            warnings.warn("WeightBasis: the number of weight outputs should be larger than the number of bases",
+                          stacklevel=2)
+        gain = torch.nn.init.calculate_gain("relu")
+        self.weight = torch.nn.Parameter(torch.empty(num_bases, *self.shape))
+        torch.nn.init.xavier_uniform_(self.weight, gain=gain)
+        self.w_comp = torch.nn.Parameter(torch.empty(num_outputs, num_bases))
+        torch.nn.init.xavier_uniform_(self.w_comp, gain=gain)
+
+    def forward(self) -> torch.Tensor:
+        return (self.w_comp @ self.weight.view(self.num_bases, -1)).view(self.num_outputs, *self.shape)

@@ -1,2 +1,2 @@
-"""dgl.nn.pytorch.utils: Sequential, JumpingKnowledge, LabelPropagation (topograph.nn's utils.py)."""
-from ..utils import JumpingKnowledge, LabelPropagation, Sequential  # noqa: F401
+"""dgl.nn.pytorch.utils: Sequential, JumpingKnowledge, LabelPropagation, WeightBasis (topograph.nn's utils.py)."""
+from ..utils import JumpingKnowledge, LabelPropagation, Sequential, WeightBasis  # noqa: F401
