@@ -75,12 +75,17 @@ def rand_bipartite(utype: str, etype: str, vtype: str, num_src_nodes: int, num_d
     return g if torch.device(device).type == "cpu" else g.to(device)
 
 
+def _first_positions(keys: torch.Tensor) -> torch.Tensor:
+    """The position of each distinct value's first occurrence in keys, ascending (so in order of appearance)."""
+    distinct, inverse = torch.unique(keys, return_inverse=True)
+    first = torch.full((distinct.numel(),), keys.numel(), dtype=torch.int64, device=keys.device)
+    first = first.scatter_reduce(0, inverse, torch.arange(keys.numel(), device=keys.device), "amin")
+    return first.sort().values
+
+
 def _first_occurrences(keys: torch.Tensor) -> torch.Tensor:
     """The distinct values of keys, each at its first position, in that order."""
-    distinct, inverse = torch.unique(keys, return_inverse=True)
-    first = torch.full((distinct.numel(),), keys.numel(), dtype=torch.int64)
-    first = first.scatter_reduce(0, inverse, torch.arange(keys.numel()), "amin")
-    return distinct[torch.argsort(first)]
+    return keys[_first_positions(keys)]
 
 
 def _plain(types, relations, counts: Dict[str, int], edges, idtype) -> DGLGraph:

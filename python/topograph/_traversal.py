@@ -11,6 +11,7 @@ import torch
 
 from ._base import DGLError
 from ._graph import DGLGraph
+from ._mutation import _first_positions
 
 
 def _one_relation(g: DGLGraph, what: str) -> None:
@@ -36,12 +37,7 @@ def _expand(lines, frontier: torch.Tensor):
 
 def _first_seen(nodes: torch.Tensor, eids: torch.Tensor):
     """The distinct nodes in order of first appearance, with the edge that reached each first."""
-    if nodes.numel() == 0:
-        return nodes, eids
-    distinct, inverse = torch.unique(nodes, return_inverse=True)
-    first = torch.full((distinct.numel(),), nodes.numel(), dtype=torch.int64).scatter_reduce(
-        0, inverse, torch.arange(nodes.numel()), "amin")
-    first = first.sort().values
+    first = _first_positions(nodes)
     return nodes[first], eids[first]
 
 
