@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import torch
-
 from ._base import DGLError
 from ._construct import heterograph
 from ._graph import DGLGraph
@@ -21,24 +19,19 @@ def _one_relation(g: DGLGraph, what: str):
 
 
 def _weighted(g: DGLGraph, weight_name: str, what: str):
-    from .sparse import spmatrix
-
     etype = _one_relation(g, what)
     if weight_name not in g.edata:
         raise DGLError(f"{what}: no edge feature {weight_name!r} (it has {sorted(g.edata.keys())})")
     w = g.edata[weight_name]
     if w.dim() != 1:
         raise DGLError(f"{what}: the weights must be one scalar per edge [E], got {tuple(w.shape)}")
-    u, v = g.edges()
-    return etype, spmatrix(torch.stack([u.long(), v.long()]), w, (g.num_nodes(etype[0]), g.num_nodes(etype[2])))
+    return etype, g.adj(etype, weight_name)
 
 
 def metapath_reachable_graph(g: DGLGraph, metapath: Sequence) -> DGLGraph:
     """A graph of one relation (first source type, '_E', last destination type) with an edge u -> v for every
     pair joined by a path of the metapath's relations (once, however many paths), and the end types' node
     features, as DGL's."""
-    from .sparse import spmatrix
-
     if len(metapath) == 0:
         raise DGLError("metapath_reachable_graph: the metapath is empty")
     product = None
@@ -48,8 +41,7 @@ def metapath_reachable_graph(g: DGLGraph, metapath: Sequence) -> DGLGraph:
             raise DGLError(f"metapath_reachable_graph: relation {(s, e, d)} ends at {d!r}, the next {nxt} starts at "
                            f"{nxt[0]!r}")
     for c in relations:
-        u, v = g.edges(etype=c)
-        a = spmatrix(torch.stack([u.long(), v.long()]), shape=(g.num_nodes(c[0]), g.num_nodes(c[2])))
+        a = g.adj(c)
         product = a.coalesce() if product is None else product @ a
     srctype, dsttype = relations[0][0], relations[-1][2]
     rows, cols = product.row, product.col
