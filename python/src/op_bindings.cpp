@@ -19,6 +19,7 @@
 
 #include "bindings.hpp"
 #include "graph/block.hpp"
+#include "kernels/sparse/op_codes.hpp"
 #include "nn/ops.hpp"
 #include "nn/sparse_ops.hpp"
 #include "tensors.hpp"
@@ -94,8 +95,8 @@ void bind_ops(nb::module_& m) {
         nn::Var out;
         {
           nb::gil_scoped_release release;
-          const auto mop = static_cast<MessageOp>(op);
-          const auto red = static_cast<SpmmReduce>(reduce);
+          const MessageOp mop = message_op_from_code(op);
+          const SpmmReduce red = spmm_reduce_from_code(reduce);
           out = nn::gspmm(nn::gspmm_block(g, relation, mop, red), mop, red, leaves[0], leaves[1]);
         }
         return finish(std::move(out), std::move(leaves));
@@ -113,8 +114,8 @@ void bind_ops(nb::module_& m) {
         {
           nb::gil_scoped_release release;
           const Block block = relation_block(g, relation);
-          out = nn::gsddmm(block, static_cast<SddmmOp>(op), leaves[0], leaves[1], static_cast<Target>(lhs_target),
-                           static_cast<Target>(rhs_target));
+          out = nn::gsddmm(block, sddmm_op_from_code(op), leaves[0], leaves[1], target_from_code(lhs_target),
+                           target_from_code(rhs_target));
         }
         return finish(std::move(out), std::move(leaves));
       },

@@ -1,4 +1,5 @@
 #include <cmath>
+#include "kernels/sparse/op_codes.hpp"
 #include "kernels/sparse/simd_rows.hpp"
 #include "kernels/sparse/spmm.hpp"
 #include "kernels/threads.hpp"
@@ -138,4 +139,16 @@ TEST_CASE("simd::accumulate_rows gives sum_j w_j x_j, j ascending from 0, bit fo
         }
       CHECK(out == expected);
     }
+}
+
+TEST_CASE("op codes from outside C++ convert to the sparse ops' enums, or fail naming the code") {
+  CHECK(message_op_from_code(0) == MessageOp::CopyU);
+  CHECK(message_op_from_code(5) == MessageOp::UDivE);
+  CHECK(spmm_reduce_from_code(3) == SpmmReduce::Mean);
+  CHECK(sddmm_op_from_code(6) == SddmmOp::CopyRhs);
+  CHECK(target_from_code(2) == Target::E);
+  CHECK_THROWS_WITH_AS(message_op_from_code(6), "gspmm: message op code 6 is outside [0, 6)", Error);
+  CHECK_THROWS_WITH_AS(spmm_reduce_from_code(99), "gspmm: reducer code 99 is outside [0, 4)", Error);
+  CHECK_THROWS_WITH_AS(sddmm_op_from_code(-1), "gsddmm: op code -1 is outside [0, 7)", Error);
+  CHECK_THROWS_WITH_AS(target_from_code(3), "gsddmm: target code 3 is outside [0, 3)", Error);
 }
