@@ -12,15 +12,36 @@
 namespace topo::builders {
 namespace {
 
-std::vector<std::int64_t> exclusive_prefix(const std::vector<std::int64_t>& v) {
+// Sizes a caller hands over (lengths from Python may be anything up to 2^63 - 1) summed and multiplied with a
+// topo::Error naming the builder where int64 cannot hold the result, instead of a wrapped count.
+std::int64_t add_sizes(std::int64_t a, std::int64_t b, const char* builder) {
+  std::int64_t out = 0;
+  TOPO_CHECK(!__builtin_add_overflow(a, b, &out), "{}: {} + {} overflows int64", builder, a, b);
+  return out;
+}
+std::int64_t mul_sizes(std::int64_t a, std::int64_t b, const char* builder) {
+  std::int64_t out = 0;
+  TOPO_CHECK(!__builtin_mul_overflow(a, b, &out), "{}: {} x {} overflows int64", builder, a, b);
+  return out;
+}
+
+std::vector<std::int64_t> exclusive_prefix(const std::vector<std::int64_t>& v, const char* builder) {
   std::vector<std::int64_t> out(v.size() + 1, 0);
-  for (std::size_t i = 0; i < v.size(); ++i) out[i + 1] = out[i] + v[i];
+  for (std::size_t i = 0; i < v.size(); ++i) out[i + 1] = add_sizes(out[i], v[i], builder);
   return out;
 }
 
 void check_lengths(const std::vector<std::int64_t>& lengths, const char* builder) {
   for (std::size_t b = 0; b < lengths.size(); ++b)
     TOPO_CHECK(lengths[b] >= 0, "{}: graph {} has negative length {}", builder, b, lengths[b]);
+}
+
+// Each graph's first node id in the disjoint union (lengths checked, [B + 1]); int32 ids must number them all.
+std::vector<std::int64_t> node_offsets(const std::vector<std::int64_t>& lengths, DType dtype, const char* builder) {
+  check_lengths(lengths, builder);
+  auto out = exclusive_prefix(lengths, builder);
+  if (dtype == DType::I32) TOPO_CHECK(out.back() < INT32_MAX, "{}: {} nodes need int64 ids", builder, out.back());
+  return out;
 }
 
 // count(b) -> edges of graph b; fill(b, src, dst) writes exactly count(b) edges (src/dst already offset to the
@@ -32,7 +53,7 @@ EdgeList build(std::int64_t batch, DType dtype, const char* builder, Count count
   EdgeList out;
   out.batch_num_edges.resize(static_cast<std::size_t>(batch));
   for (std::int64_t b = 0; b < batch; ++b) out.batch_num_edges[b] = count(b);
-  const auto offsets = exclusive_prefix(out.batch_num_edges);
+  const auto offsets = exclusive_prefix(out.batch_num_edges, builder);
   const std::int64_t total = offsets.back();
   if (dtype == DType::I32)
     TOPO_CHECK(total < INT32_MAX, "{}: {} edges need int64 ids", builder, total);
@@ -49,14 +70,15 @@ EdgeList build(std::int64_t batch, DType dtype, const char* builder, Count count
 }
 
 std::int64_t ring_count(std::int64_t n, bool closed) {
-  if (!closed) return n > 1 ? 2 * (n - 1) : 0;
-  return n >= 3 ? 2 * n : n == 2 ? 2 : 0;
+  if (!closed) return n > 1 ? mul_sizes(2, n - 1, "ring") : 0;
+  return n >= 3 ? mul_sizes(2, n, "ring") : n == 2 ? 2 : 0;
 }
 
-// Edges of a width-w window over n nodes: n(2r+1) minus the r(r+1)/2 cut at each end (r = (w-1)/2 < n).
+// Edges of a width-w window over n nodes: n(2r+1) minus the r(r+1)/2 cut at each end (r = (w-1)/2 < n; the
+// cut r(r+1) <= n(2r+1) cannot overflow where the product did not).
 std::int64_t window_count(std::int64_t n, std::int64_t width) {
   const std::int64_t r = std::min((width - 1) / 2, n > 0 ? n - 1 : 0);
-  return n * (2 * r + 1) - r * (r + 1);
+  return mul_sizes(n, 2 * r + 1, "window") - r * (r + 1);
 }
 
 void check_width(std::int64_t width, std::int64_t graph) {
@@ -72,8 +94,7 @@ NodeTypeSpec node_type(const std::string& name, const std::vector<std::int64_t>&
 std::vector<std::int64_t> ones(std::int64_t batch) { return std::vector<std::int64_t>(static_cast<std::size_t>(batch), 1); }
 
 EdgeList ring_batch(const std::vector<std::int64_t>& lengths, bool closed, DType dtype) {
-  check_lengths(lengths, "ring");
-  const auto node_off = exclusive_prefix(lengths);
+  const auto node_off = node_offsets(lengths, dtype, "ring");
   return build(
       static_cast<std::int64_t>(lengths.size()), dtype, "ring", [&](std::int64_t b) { return ring_count(lengths[b], closed); },
       [&](std::int64_t b, auto* src, auto* dst) {
@@ -101,10 +122,9 @@ EdgeList ring_batch(const std::vector<std::int64_t>& lengths, bool closed, DType
 EdgeList ring(std::int64_t n, bool closed, DType dtype) { return ring_batch({n}, closed, dtype); }
 
 EdgeList window_batch(const std::vector<std::int64_t>& lengths, const std::vector<std::int64_t>& widths, DType dtype) {
-  check_lengths(lengths, "window");
+  const auto node_off = node_offsets(lengths, dtype, "window");
   TOPO_CHECK(widths.size() == lengths.size(), "window: {} widths for {} graphs", widths.size(), lengths.size());
   for (std::size_t b = 0; b < widths.size(); ++b) check_width(widths[b], static_cast<std::int64_t>(b));
-  const auto node_off = exclusive_prefix(lengths);
   return build(
       static_cast<std::int64_t>(lengths.size()), dtype, "window",
       [&](std::int64_t b) { return window_count(lengths[b], widths[b]); },
@@ -130,17 +150,17 @@ std::vector<std::int64_t> fractional_widths(const std::vector<std::int64_t>& len
   std::vector<std::int64_t> out;
   out.reserve(lengths.size());
   for (std::int64_t n : lengths) {
-    const std::int64_t w = std::max<std::int64_t>(1, (n + divisor - 1) / divisor);
+    const std::int64_t w = std::max<std::int64_t>(1, n / divisor + (n % divisor != 0));  // ceil, no overflow
     out.push_back(w % 2 == 1 ? w : w + 1);
   }
   return out;
 }
 
 EdgeList full_batch(const std::vector<std::int64_t>& lengths, DType dtype) {
-  check_lengths(lengths, "full");
-  const auto node_off = exclusive_prefix(lengths);
+  const auto node_off = node_offsets(lengths, dtype, "full");
   return build(
-      static_cast<std::int64_t>(lengths.size()), dtype, "full", [&](std::int64_t b) { return lengths[b] * lengths[b]; },
+      static_cast<std::int64_t>(lengths.size()), dtype, "full",
+      [&](std::int64_t b) { return mul_sizes(lengths[b], lengths[b], "full"); },
       [&](std::int64_t b, auto* src, auto* dst) {
         using T = std::remove_pointer_t<decltype(src)>;
         const std::int64_t n = lengths[b], o = node_off[b];
@@ -154,8 +174,7 @@ EdgeList full_batch(const std::vector<std::int64_t>& lengths, DType dtype) {
 EdgeList full(std::int64_t n, DType dtype) { return full_batch({n}, dtype); }
 
 EdgeList self_loops_batch(const std::vector<std::int64_t>& lengths, DType dtype) {
-  check_lengths(lengths, "self_loops");
-  const auto node_off = exclusive_prefix(lengths);
+  const auto node_off = node_offsets(lengths, dtype, "self_loops");
   return build(
       static_cast<std::int64_t>(lengths.size()), dtype, "self_loops", [&](std::int64_t b) { return lengths[b]; },
       [&](std::int64_t b, auto* src, auto* dst) {
@@ -168,8 +187,7 @@ EdgeList self_loops(std::int64_t n, DType dtype) { return self_loops_batch({n}, 
 namespace {
 EdgeList one_batch(const std::vector<std::int64_t>& lengths, DType dtype, bool to_center) {
   const char* name = to_center ? "to_one" : "from_one";
-  check_lengths(lengths, name);
-  const auto node_off = exclusive_prefix(lengths);
+  const auto node_off = node_offsets(lengths, dtype, name);
   return build(
       static_cast<std::int64_t>(lengths.size()), dtype, name, [&](std::int64_t b) { return lengths[b]; },
       [&](std::int64_t b, auto* src, auto* dst) {
@@ -203,7 +221,7 @@ std::vector<std::int64_t> span_counts(const std::vector<std::vector<Span>>& span
 
 SpanEdges bipartite_spans_batch(const std::vector<std::int64_t>& lengths, const std::vector<std::vector<Span>>& spans,
                                 DType dtype) {
-  check_lengths(lengths, "bipartite_spans");
+  const auto char_off = node_offsets(lengths, dtype, "bipartite_spans");
   TOPO_CHECK(spans.size() == lengths.size(), "bipartite_spans: {} span lists for {} graphs", spans.size(),
              lengths.size());
   for (std::size_t b = 0; b < spans.size(); ++b)
@@ -213,12 +231,11 @@ SpanEdges bipartite_spans_batch(const std::vector<std::int64_t>& lengths, const 
                  "bipartite_spans: graph {} word {} has span [{}, {}] outside a sentence of {} characters", b, j,
                  s.start, s.end, lengths[b]);
     }
-  const auto char_off = exclusive_prefix(lengths);
-  const auto word_off = exclusive_prefix(span_counts(spans));
+  const auto word_off = node_offsets(span_counts(spans), dtype, "bipartite_spans");
   const auto batch = static_cast<std::int64_t>(lengths.size());
   auto count = [&](std::int64_t b) {
     std::int64_t c = 0;
-    for (const Span& s : spans[b]) c += s.end - s.start + 1;
+    for (const Span& s : spans[b]) c = add_sizes(c, s.end - s.start + 1, "bipartite_spans");
     return c;
   };
   auto fill = [&](bool char_to_word) {

@@ -120,12 +120,8 @@ HeteroGraph::HeteroGraph(const std::vector<NodeTypeSpec>& node_types, const std:
     TOPO_CHECK(src.device() == data->device, "relation {}: on {} but relation {} is on {}", et.str(),
                src.device().str(), relations[0].etype.str(), data->device.str());
     const std::int64_t ne = src.numel();
-    if (data->id_dtype == DType::I32) {
+    if (data->id_dtype == DType::I32)
       TOPO_CHECK(ne < INT32_MAX, "relation {}: {} edges need int64 ids", et.str(), ne);
-      for (int t : {rel->src_type, rel->dst_type})
-        TOPO_CHECK(data->num_nodes[t] < INT32_MAX, "node type '{}': {} nodes need int64 ids", data->node_types[t],
-                   data->num_nodes[t]);
-    }
     const auto& bne = spec.edges.batch_num_edges;
     if (!bne.empty() || batch > 1) {
       TOPO_CHECK(static_cast<std::int64_t>(bne.size()) == batch,
@@ -142,6 +138,12 @@ HeteroGraph::HeteroGraph(const std::vector<NodeTypeSpec>& node_types, const std:
     rel->csc = std::make_shared<detail::FormatCache>();
     data->relations.push_back(std::move(rel));
   }
+  // Every node type, also one no relation touches (or a graph without relations, int32 by default): an int32
+  // graph numbers each type's nodes in int32, and its formats (indptr [n + 1]) are built in that type.
+  if (data->id_dtype == DType::I32)
+    for (std::size_t t = 0; t < data->node_types.size(); ++t)
+      TOPO_CHECK(data->num_nodes[t] < INT32_MAX, "node type '{}': {} nodes need int64 ids", data->node_types[t],
+                 data->num_nodes[t]);
   ndata_.assign(data->node_types.size(), {});
   edata_.assign(data->relations.size(), {});
   data_ = std::move(data);

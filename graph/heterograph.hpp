@@ -163,7 +163,10 @@ class HeteroGraph {
   void set_edata(int relation, const std::string& name, const Tensor& value);
   const Tensor& edata(const std::string& etype, const std::string& name) const;
   bool has_edata(const std::string& etype, const std::string& name) const;
-  const std::map<std::string, Tensor>& edata_map(int relation) const { return edata_.at(relation); }
+  const std::map<std::string, Tensor>& edata_map(int relation) const {
+    (void)canonical_etype(relation);  // a topo::Error naming the index when it is out of range
+    return edata_[static_cast<std::size_t>(relation)];
+  }
 
  private:
   explicit HeteroGraph(std::shared_ptr<const detail::GraphData> data);

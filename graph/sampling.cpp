@@ -98,12 +98,20 @@ detail::SampledEdges draw_relation(const CsrView& rows, const CanonicalEType& re
   return s;
 }
 
+// One fan-out per relation, each a count >= 0 or -1 (every edge): DGL's fanout. Another negative has no
+// meaning (the draws read any negative as -1), so it is refused by position.
+void check_fanouts(const std::vector<std::int64_t>& fanouts, int relations, const std::string& what) {
+  TOPO_CHECK(static_cast<int>(fanouts.size()) == relations, "{}: {} fan-outs for a graph of {} relations", what,
+             fanouts.size(), relations);
+  for (std::size_t r = 0; r < fanouts.size(); ++r)
+    TOPO_CHECK(fanouts[r] >= -1, "{}: fan-out [{}] = {} must be >= 0, or -1 for every edge", what, r, fanouts[r]);
+}
+
 }  // namespace
 
 HeteroGraph sample_neighbors(const HeteroGraph& g, const NodeSets& seeds, const std::vector<std::int64_t>& fanouts,
                              std::uint64_t seed, const SamplingOptions& options) {
-  TOPO_CHECK(static_cast<int>(fanouts.size()) == g.num_relations(),
-             "sample_neighbors: {} fan-outs for a graph of {} relations", fanouts.size(), g.num_relations());
+  check_fanouts(fanouts, g.num_relations(), "sample_neighbors");
   const HeteroGraph h = g.to(Device::cpu());
   const std::vector<Tensor> weights = host_weights(h, options, "sample_neighbors");
   const auto excluded = exclusion_sets(h, options, "sample_neighbors");
@@ -152,9 +160,7 @@ std::vector<SampledBlock> sample_blocks(const HeteroGraph& g, const std::vector<
              seeds.size(), types);
   for (int t = 0; t < types; ++t) check_seeds(h, t, seeds[t], "sample_blocks");
   for (std::size_t l = 0; l < fanouts.size(); ++l)
-    TOPO_CHECK(static_cast<int>(fanouts[l].size()) == h.num_relations(),
-               "sample_blocks: layer {} has {} fan-outs for a graph of {} relations", l, fanouts[l].size(),
-               h.num_relations());
+    check_fanouts(fanouts[l], h.num_relations(), fmt::format("sample_blocks: layer {}", l));
   const std::vector<Tensor> weights = host_weights(host, options, "sample_blocks");
   const auto excluded = exclusion_sets(host, options, "sample_blocks");  // g.reverse() keeps the edge ids
   // Each sampled edge list is already a block's order (grouped by destination position, by edge id within),

@@ -47,9 +47,10 @@ struct SamplingOptions {
 //   fanout -1: every edge (every positive-weight edge when weighted), each once, also with replacement.
 // The result keeps every node of every type (DGL's frontier) and only the sampled edges, in g's direction
 // (an out-edge stays seed -> neighbour), grouped by seed in the order given and by increasing edge id within a
-// seed; edata[kEID] holds their ids in g. A seed id out of range or repeated, a prob tensor of the wrong
-// type or size, or an excluded edge id out of range is a topo::Error naming the type and position or the
-// relation; so is a negative or not finite weight on a sampled seed's edges (weights are read only there: a call costs its seeds' edges).
+// seed; edata[kEID] holds their ids in g. A seed id out of range or repeated, a fan-out below -1, a prob
+// tensor of the wrong type or size, or an excluded edge id out of range is a topo::Error naming the type and
+// position or the relation; so is a negative or not finite weight on a sampled seed's edges (weights are read
+// only there: a call costs its seeds' edges).
 HeteroGraph sample_neighbors(const HeteroGraph& g, const NodeSets& seeds, const std::vector<std::int64_t>& fanouts,
                              std::uint64_t seed, const SamplingOptions& options = {});
 

@@ -106,7 +106,11 @@ SampledEdges draw_in_two_passes(const CsrView& rows, const std::vector<std::int6
       offset[i + 1] = count(first, indptr[seeds[i] + 1] - first);
     }
   });
-  for (std::int64_t i = 0; i < n; ++i) offset[i + 1] += offset[i];
+  for (std::int64_t i = 0; i < n; ++i) {  // with replacement a fan-out of 2^62 is a caller's number, not a count
+    const std::int64_t draws = offset[i + 1];
+    TOPO_CHECK(!__builtin_add_overflow(draws, offset[i], &offset[i + 1]),
+               "sampling: the draws of {} seeds overflow int64 ({} at seed {})", n, draws, i);
+  }
   SampledEdges out;
   for (auto* v : {&out.neighbor, &out.node, &out.eid, &out.seed_index}) v->resize(static_cast<std::size_t>(offset[n]));
   parallel_for(n, work_per_seed, [&](std::int64_t begin, std::int64_t end) {
@@ -127,6 +131,10 @@ SampledEdges draw_in_two_passes(const CsrView& rows, const std::vector<std::int6
   return out;
 }
 
+// parallel_for's cost hint for a seed's picks (~32 operations each): the fan-out clamped, so that a caller's
+// fan-out of 2^62 (a count no row reaches) neither overflows nor says more than a long row would.
+std::int64_t pick_work(std::int64_t fanout) { return 32 * std::clamp<std::int64_t>(fanout, 8, std::int64_t{1} << 24); }
+
 // Uniform without replacement, the benchmarked path (topo-graph sample): Floyd's draw of min(fanout, degree)
 // positions (every one for fanout -1). ~32 scalar operations a pick (the draw, the repeat check, three
 // gathers): a 1,024-seed batch at fan-out 10 is worth two threads.
@@ -134,7 +142,7 @@ template <class T>
 SampledEdges draw_uniform_distinct(const CsrView& rows, const std::vector<std::int64_t>& seeds,
                                    std::int64_t fanout, std::uint64_t key) {
   return draw_in_two_passes<T>(
-      rows, seeds, key, 32 * std::max<std::int64_t>(fanout, 8),
+      rows, seeds, key, pick_work(fanout),
       [fanout](std::int64_t, std::int64_t degree) { return fanout < 0 ? degree : std::min(fanout, degree); },
       [](std::int64_t, std::int64_t degree, std::int64_t k, std::uint64_t state, std::int64_t* positions, Scratch&) {
         sample_distinct_into(degree, k, state, positions);
@@ -146,7 +154,7 @@ template <class T>
 SampledEdges draw_uniform_with_replacement(const CsrView& rows, const std::vector<std::int64_t>& seeds,
                                            std::int64_t fanout, std::uint64_t key) {
   return draw_in_two_passes<T>(
-      rows, seeds, key, 32 * std::max<std::int64_t>(fanout, 8),
+      rows, seeds, key, pick_work(fanout),
       [fanout](std::int64_t, std::int64_t degree) { return degree == 0 ? std::int64_t{0} : fanout; },
       [](std::int64_t, std::int64_t degree, std::int64_t k, std::uint64_t state, std::int64_t* positions, Scratch&) {
         for (std::int64_t m = 0; m < k; ++m) {
@@ -190,7 +198,7 @@ SampledEdges draw_uniform_excluding(const CsrView& rows, const std::vector<std::
     for (std::int64_t m = 0; m < k; ++m) positions[m] = left[positions[m]];  // ascending stays ascending
   };
   // the uniform modes' ~32 operations a pick, and a set lookup per row entry (rows of ~20 entries)
-  return draw_in_two_passes<T>(rows, seeds, how.key, 16 * 20 + 32 * std::max<std::int64_t>(fanout, 8), count, pick);
+  return draw_in_two_passes<T>(rows, seeds, how.key, 16 * 20 + pick_work(fanout), count, pick);
 }
 
 // Weighted, with or without replacement. Without: Efraimidis and Spirakis's keys, -log(u) / w per positive
@@ -262,7 +270,7 @@ SampledEdges draw_weighted(const CsrView& rows, const std::vector<std::int64_t>&
     std::sort(positions, positions + k);
   };
   // ~16 operations a row entry (the weight gathered twice, a key or a running sum) on rows of ~20 entries
-  SampledEdges out = draw_in_two_passes<T>(rows, seeds, how.key, 16 * 20 + 32 * std::max<std::int64_t>(fanout, 8),
+  SampledEdges out = draw_in_two_passes<T>(rows, seeds, how.key, 16 * 20 + pick_work(fanout),
                                            count, pick);
   if (bad_edge.load() != std::numeric_limits<std::int64_t>::max()) out.bad_weight_edge = bad_edge.load();
   return out;

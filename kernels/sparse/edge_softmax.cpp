@@ -366,6 +366,7 @@ Tensor edge_softmax(const CsrView& csr, const Tensor& logits) {
   // Every entry is written: each edge belongs to exactly one row (nnz == number of logits rows).
   Tensor y = Tensor::empty(logits.shape(), DType::F32, logits.device());
   const std::int64_t cols = logits.row_numel();
+  if (y.numel() == 0) return y;  // no edges or [E, 0] logits: nothing to do (the tiles divide by cols)
   const float* x = logits.data<float>();
   float* yp = y.data<float>();
   TOPO_DISPATCH_INDEX(csr.dtype(), Id, {
@@ -390,6 +391,7 @@ Tensor edge_softmax_backward(const CsrView& csr, const Tensor& y, const Tensor& 
   // Every entry is written (each edge lies in exactly one row), so no zero fill.
   Tensor dx = Tensor::empty(y.shape(), DType::F32, y.device());
   const std::int64_t cols = y.row_numel();
+  if (dx.numel() == 0) return dx;
   const float *yp = y.data<float>(), *dyp = grad_y.data<float>();
   float* dxp = dx.data<float>();
   TOPO_DISPATCH_INDEX(csr.dtype(), Id, {

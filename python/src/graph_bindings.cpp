@@ -244,7 +244,8 @@ void bind_graph(nb::module_& m) {
       .def("parent_ids",
            [](const HeteroGraph& g, bool nodes, int index) -> nb::object {
              if (nodes) {
-               const std::string& t = g.node_types().at(static_cast<std::size_t>(index));
+               (void)g.num_nodes(index);  // a topo::Error naming the index when it is out of range
+               const std::string& t = g.node_types()[static_cast<std::size_t>(index)];
                return g.has_ndata(t, kNID) ? to_torch(g.ndata(t, kNID)) : nb::none();
              }
              const auto& data = g.edata_map(index);

@@ -70,6 +70,28 @@ def test_bad_dtypes_are_type_errors():
         topograph._C.edge_softmax(g._g, 0, torch.ones(src.numel(), 2, dtype=torch.float64), False, False)
 
 
+def test_the_binding_refuses_codes_and_indices_out_of_range():
+    """topograph._C called directly, as a caller bypassing the Python layer's name lookups would (the fuzz
+    target fuzz_graph_api drives the same C++ calls): op codes, indices and fan-outs out of range are
+    ValueErrors naming them; the codes were cast to enums unchecked and computed some reducer."""
+    g = topograph.graph(([0, 1], [1, 2]))
+    x = torch.ones(3, 2)
+    with pytest.raises(ValueError, match="reducer code 99 is outside"):
+        topograph._C.gspmm(g._g, 0, 0, 99, x, None, False, False)
+    with pytest.raises(ValueError, match="message op code 6 is outside"):
+        topograph._C.gspmm(g._g, 0, 6, 0, x, None, False, False)
+    with pytest.raises(ValueError, match="gsddmm: op code 99 is outside"):
+        topograph._C.gsddmm(g._g, 0, 99, x, x, 0, 1, False, False)
+    with pytest.raises(ValueError, match="target code 9 is outside"):
+        topograph._C.gsddmm(g._g, 0, 0, x, x, 9, 1, False, False)
+    with pytest.raises(ValueError, match="node type index 5 is outside"):
+        g._g.parent_ids(True, 5)
+    with pytest.raises(ValueError, match="relation index 5 is outside"):
+        g._g.parent_ids(False, 5)
+    with pytest.raises(ValueError, match=r"fan-out \[0\] = -5"):  # the Python layer checks it too
+        g._g.sample_neighbors({"_N": [2]}, [-5], 1, "in", False, [], [])
+
+
 @pytest.mark.skipif(topograph.built_with_cuda, reason="this build has the CUDA backend")
 def test_cuda_in_a_cpu_only_build_is_a_runtime_error():
     g = topograph.graph(([0], [1]))

@@ -107,6 +107,19 @@ TEST_CASE("builders reject bad arguments") {
   CHECK_THROWS_WITH_AS(builders::ring_batch({3, -2}, true), "ring: graph 1 has negative length -2", Error);
   CHECK_THROWS_AS(builders::window_batch({3, 4}, std::vector<std::int64_t>{1}), Error);
   CHECK_THROWS_AS(builders::full(3, DType::F32), Error);
+  // Sizes past int64 (lengths as Python hands them) and node ids past int32 fail before anything is allocated;
+  // they wrapped silently (a signed overflow) before.
+  const std::int64_t big = std::int64_t{1} << 62;
+  CHECK_THROWS_WITH_AS(builders::self_loops_batch({big, big}, DType::I64),
+                       "self_loops: 4611686018427387904 + 4611686018427387904 overflows int64", Error);
+  CHECK_THROWS_WITH_AS(builders::full(std::int64_t{1} << 32, DType::I64),
+                       "full: 4294967296 x 4294967296 overflows int64", Error);
+  CHECK_THROWS_WITH_AS(builders::ring(big, true, DType::I64), "ring: 2 x 4611686018427387904 overflows int64", Error);
+  CHECK_THROWS_WITH_AS(builders::window(big, big + 1, DType::I64),
+                       "window: 4611686018427387904 x 4611686018427387905 overflows int64", Error);
+  // 2^31 characters but one short word: few edges, yet the word's character ids do not fit int32.
+  CHECK_THROWS_WITH_AS(builders::bipartite_spans_batch({std::int64_t{1} << 31, 3}, {{}, {{0, 1}}}, DType::I32),
+                       "bipartite_spans: 2147483651 nodes need int64 ids", Error);
 }
 
 TEST_CASE("edges are listed by destination (CSC order) and builders honour the id dtype") {

@@ -171,6 +171,9 @@ TEST_CASE("in_edges / out_edges of a node") {
   CHECK(out0.eids == std::vector<std::int64_t>{0, 2, 3});
   CHECK(g.out_edges(0, 1).eids.empty());  // isolated source node
   CHECK_THROWS_WITH_AS(g.in_edges(0, 2), "relation (u, e, v): destination node 2 is outside [0, 2)", Error);
+  // Indices as the Python binding passes them: a clean error, not std::out_of_range.
+  CHECK_THROWS_WITH_AS(g.edata_map(1), "relation index 1 is outside [0, 1)", Error);
+  CHECK_THROWS_WITH_AS(g.edata_map(-1), "relation index -1 is outside [0, 1)", Error);
 }
 
 TEST_CASE("construction rejects bad input, naming the relation, position and value") {
@@ -183,6 +186,14 @@ TEST_CASE("construction rejects bad input, naming the relation, position and val
                        "relation (char, in, sent): unknown node type 'sent' (node types: char, word)", Error);
   CHECK_THROWS_AS(HeteroGraph({{"a", 1}, {"a", 2}}, {}), Error);
   CHECK_THROWS_AS(HeteroGraph({{"a", -1}}, {}), Error);
+  // Int32 ids (a graph without relations has them) cannot number 2^31 nodes, also of a type no relation
+  // touches; with int64 relations the same counts are fine (no per-node memory until a format is asked for).
+  const std::int64_t two31 = std::int64_t{1} << 31;
+  CHECK_THROWS_WITH_AS(HeteroGraph({{"a", two31}}, {}), "node type 'a': 2147483648 nodes need int64 ids", Error);
+  CHECK_THROWS_WITH_AS(HeteroGraph({{"a", 2}, {"b", two31}}, {{{"a", "r", "a"}, EdgeList::from_pairs({{0, 1}})}}),
+                       "node type 'b': 2147483648 nodes need int64 ids", Error);
+  CHECK(HeteroGraph({{"a", 2}, {"b", two31}}, {{{"a", "r", "a"}, EdgeList::from_pairs({{0, 1}}, DType::I64)}})
+            .num_nodes("b") == two31);
   CHECK_THROWS_AS(HeteroGraph(types, {{{"char", "r", "char"}, EdgeList::from_pairs({})},
                                       {{"char", "r", "char"}, EdgeList::from_pairs({})}}),
                   Error);

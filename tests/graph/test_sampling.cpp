@@ -142,6 +142,18 @@ TEST_CASE("sample_neighbors errors name the type and the position") {
   CHECK(error_of([&] { sample_neighbors(g, {{"user", {3, 3}}}, {2, 2}, 0); }).find("repeated") != std::string::npos);
   CHECK(error_of([&] { sample_neighbors(g, {{"user", {3}}}, {2}, 0); }).find("2 relations") != std::string::npos);
   CHECK(error_of([&] { sample_neighbors(g, {{"film", {0}}}, {2, 2}, 0); }).find("film") != std::string::npos);
+  // -1 is every edge; another negative fan-out has no meaning (the draws would read it as -1).
+  CHECK(sample_neighbors(g, {{"user", {3}}}, {-1, -1}, 0).total_num_edges() > 0);
+  CHECK(error_of([&] { sample_neighbors(g, {{"user", {3}}}, {2, -5}, 0); }).find("fan-out [1] = -5") !=
+        std::string::npos);
+  CHECK(error_of([&] { sample_blocks(g, {{3}, {}}, {{2, 2}, {-2, 1}}, 0); }).find("layer 1: fan-out [0] = -2") !=
+        std::string::npos);
+  // With replacement the draws are fan-out x seeds: two seeds at 2^62 overflow int64 (undefined before).
+  SamplingOptions with_replacement;
+  with_replacement.replace = true;
+  const std::int64_t big = std::int64_t{1} << 62;
+  CHECK(error_of([&] { sample_neighbors(g, {{"user", {3, 4}}}, {big, 0}, 0, with_replacement); })
+            .find("the draws of 2 seeds overflow int64") != std::string::npos);
 }
 
 TEST_CASE("sample_blocks chains the layers, destinations leading sources, edges by their ids in the graph") {
