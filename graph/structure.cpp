@@ -57,12 +57,21 @@ std::vector<std::int64_t> all_counts(const HeteroGraph& g) {
   return c;
 }
 
-// Node features of the parent: whole when `nid` is null, else the rows nid[t] plus kNID.
+// Node features of the parent for a graph over its nodes (add_self_loop, to_simple): whole, kNID included.
+void copy_ndata(const HeteroGraph& parent, HeteroGraph& out) {
+  for (int t = 0; t < parent.num_node_types(); ++t)
+    for (const auto& [name, value] : parent.ndata_map(t)) out.set_ndata(parent.node_types()[t], name, value);
+}
+
+// A subgraph's node features: the rows nid[t] plus kNID (each node's id in the parent), or, when `nid` is null
+// (every node kept), the features whole without kNID: the parent's own kNID maps to the parent's parent, and
+// read as this subgraph's parent ids it gathered the wrong rows (out of range ones too).
 void carry_ndata(const HeteroGraph& parent, HeteroGraph& out, const std::vector<Ids>* nid) {
   for (int t = 0; t < parent.num_node_types(); ++t) {
     const std::string& nt = parent.node_types()[t];
     for (const auto& [name, value] : parent.ndata_map(t))
-      out.set_ndata(nt, name, nid ? take_rows(value, (*nid)[t]) : value);
+      if (nid) out.set_ndata(nt, name, take_rows(value, (*nid)[t]));
+      else if (name != kNID) out.set_ndata(nt, name, value);
     if (nid) out.set_ndata(nt, kNID, i64_tensor((*nid)[t]));
   }
 }
@@ -166,8 +175,16 @@ HeteroGraph node_subgraph(const HeteroGraph& g, const NodeSets& nodes) {
     const Ids& md = maps[h.node_type_id(ce.dst_type)];
     Kept k = filter_edges(h, r, [&](std::int64_t, std::int64_t s, std::int64_t d) { return ms[s] >= 0 && md[d] >= 0; });
     for (auto& [s, d] : k.pairs) s = ms[s], d = md[d];
-    rels.push_back({ce, EdgeList::from_pairs(k.pairs, h.id_dtype())});
-    parents.push_back(std::move(k.eids));
+    // by new source, edge ids ascending within one (stable): the rows of the parent's CSR in the given order
+    std::vector<std::size_t> order(k.pairs.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return k.pairs[a].first < k.pairs[b].first; });
+    Pairs pairs(order.size());
+    Ids eids(order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) pairs[i] = k.pairs[order[i]], eids[i] = k.eids[order[i]];
+    rels.push_back({ce, EdgeList::from_pairs(pairs, h.id_dtype())});
+    parents.push_back(std::move(eids));
   }
   HeteroGraph out(node_specs(h, counts, false), rels);
   carry_ndata(h, out, &nid);
@@ -231,12 +248,17 @@ HeteroGraph edge_subgraph(const HeteroGraph& g, const EdgeSets& edges, bool rela
 
 namespace {
 
-// One row [1, ...] like t's rows, every element `fill` (in t's dtype).
-Tensor fill_row(const Tensor& t, float fill) {
+// One row [1, ...] like t's rows (edge feature `name`), every element `fill` in t's dtype: truncated toward 0
+// for an integer feature, where a fill no integer of that width holds (NaN, inf, 1e30: converting it is
+// undefined) is a topo::Error naming the feature.
+Tensor fill_row(const Tensor& t, float fill, const std::string& name) {
   Shape shape = t.shape();
   shape[0] = 1;
   if (t.dtype() == DType::F32) return Tensor::full(shape, fill);
   const std::size_t n = static_cast<std::size_t>(t.row_numel());
+  const float limit = t.dtype() == DType::I32 ? 2147483648.f : 9223372036854775808.f;  // 2^31, 2^63: exact floats
+  TOPO_CHECK(fill >= -limit && fill < limit, "add_self_loop: fill {} is not a value of the {} edge feature '{}'",
+             fill, dtype_name(t.dtype()), name);
   if (t.dtype() == DType::I32) return Tensor::from_vector(std::vector<std::int32_t>(n, static_cast<std::int32_t>(fill)), shape);
   return Tensor::from_vector(std::vector<std::int64_t>(n, static_cast<std::int64_t>(fill)), shape);
 }
@@ -256,14 +278,14 @@ HeteroGraph replace_relation(const HeteroGraph& h, int r, const Pairs& pairs, co
     rels.push_back({h.canonical_etype(q), e});
   }
   HeteroGraph out(node_specs(h, all_counts(h), true), rels);
-  carry_ndata(h, out, nullptr);
+  copy_ndata(h, out);
   for (int q = 0; q < h.num_relations(); ++q) {
     if (q != r) {
       for (const auto& [name, value] : h.edata_map(q)) out.set_edata(q, name, value);
       continue;
     }
     for (const auto& [name, value] : h.edata_map(q))
-      out.set_edata(q, name, take_rows(concat({value, fill_row(value, fill)}, 0), parent_rows));
+      out.set_edata(q, name, take_rows(concat({value, fill_row(value, fill, name)}, 0), parent_rows));
   }
   return out;
 }
@@ -355,7 +377,7 @@ HeteroGraph to_simple(const HeteroGraph& g, const std::string& count_name, std::
     if (writeback) (*writeback)[r] = std::move(map);
   }
   HeteroGraph out(node_specs(h, all_counts(h), true), rels);
-  carry_ndata(h, out, nullptr);
+  copy_ndata(h, out);
   if (!count_name.empty())
     for (int r = 0; r < h.num_relations(); ++r) out.set_edata(r, count_name, i64_tensor(counts[r]));
   return on_device_of(out, g);

@@ -51,7 +51,8 @@ using EdgeSets = std::map<std::string, std::vector<std::int64_t>>;
 // edata[kEID] their parent ids.
 HeteroGraph in_subgraph(const HeteroGraph& g, const NodeSets& nodes);
 // The subgraph induced by the given nodes: node i of type t is nodes[t][i] (order as given, no
-// duplicates); every edge (all relations) whose both ends are kept, by increasing parent edge id.
+// duplicates); every edge (all relations) whose both ends are kept, grouped by source in the order given and by
+// increasing parent edge id within a source (DGL 2.1's order: it slices the relation's CSR).
 HeteroGraph node_subgraph(const HeteroGraph& g, const NodeSets& nodes);
 // The given edges (order as given, no duplicates). relabel_nodes: each type keeps only the nodes the kept
 // edges touch, by increasing parent id; otherwise every node is kept (no kNID then, as DGL).

@@ -19,14 +19,16 @@ def test_node_subgraph_keeps_the_order_given_and_the_induced_edges():
     g = chain()
     s = g.subgraph([3, 1, 2])
     assert s.ndata[NID].tolist() == [3, 1, 2] and s.ndata["x"].flatten().tolist() == [3, 1, 2]
-    assert s.edata[EID].tolist() == [1, 2, 4]  # 1->2, 2->3, 1->1, by parent edge id
+    # DGL 2.1's order (it slices the CSR): by source in the order given (3: none; 1: 1->2, 1->1; 2: 2->3), by
+    # parent edge id within a source
+    assert s.edata[EID].tolist() == [1, 4, 2]
     u, v = s.all_edges()
-    assert s.ndata[NID][u].tolist() == [1, 2, 1] and s.ndata[NID][v].tolist() == [2, 3, 1]
-    assert s.edata["w"].flatten().tolist() == [10, 20, 40]
+    assert s.ndata[NID][u].tolist() == [1, 1, 2] and s.ndata[NID][v].tolist() == [2, 1, 3]
+    assert s.edata["w"].flatten().tolist() == [10, 40, 20]
     mask = torch.tensor([True, False, True, True, False])
     assert topograph.node_subgraph(g, mask).ndata[NID].tolist() == [0, 2, 3]
     whole = g.subgraph([3, 1, 2], relabel_nodes=False)
-    assert whole.num_nodes() == 5 and NID not in whole.ndata and whole.edata[EID].tolist() == [1, 2, 4]
+    assert whole.num_nodes() == 5 and NID not in whole.ndata and whole.edata[EID].tolist() == [1, 4, 2]
     assert EID not in g.subgraph([3, 1], store_ids=False).edata
 
 
@@ -44,6 +46,22 @@ def test_edge_and_in_subgraph():
     o = topograph.in_subgraph(g, [2, 1, 2], relabel_nodes=True)
     assert o.edata[EID].tolist() == [1, 0, 4, 1]
     assert o.ndata[NID].tolist() == [1, 0, 2]
+
+
+def test_subgraphs_of_a_subgraph_carry_its_features_and_ids():
+    """A subgraph of a subgraph keeping every node (edge_subgraph / in_subgraph without relabelling) has the
+    subgraph's features whole, its NID column included as a feature, as DGL 2.1's. It raised an IndexError:
+    the subgraph's own parent ids (into g) were read as the second subgraph's and gathered its rows by them."""
+    g = chain()
+    sub = topograph.node_subgraph(g, [1, 2, 3])
+    for second in (topograph.edge_subgraph(sub, [0, 1], relabel_nodes=False), topograph.in_subgraph(sub, [1])):
+        assert second.num_nodes() == 3
+        assert second.ndata["x"].flatten().tolist() == [1, 2, 3] and second.ndata[NID].tolist() == [1, 2, 3]
+    e = topograph.edge_subgraph(sub, [0, 1], relabel_nodes=False)
+    assert e.edata[EID].tolist() == [0, 1] and e.edata["w"].flatten().tolist() == sub.edata["w"][:2].flatten().tolist()
+    relabelled = topograph.edge_subgraph(sub, [2])
+    assert relabelled.ndata[NID].tolist() == [1, 2]  # positions in sub, as DGL's
+    assert relabelled.ndata["x"].flatten().tolist() == [2, 3]
 
 
 def test_gradients_reach_the_parent_features_and_edge_softmax_on_eids():

@@ -106,15 +106,25 @@ DGLGraph.edge_type_subgraph = lambda self, etypes: edge_type_subgraph(self, etyp
 
 def slice_batch(g: DGLGraph, gid: int, store_ids: bool = False) -> DGLGraph:
     """dgl.slice_batch: graph gid of the batch g, ids in its own numbering, its rows of the features (with NID /
-    EID, the ids in the batch, when store_ids). The nodes of one member induce exactly its edges (a batch is
-    a disjoint union), in their order."""
-    from ._subgraph import node_subgraph
+    EID, the ids in the batch, when store_ids). A member's nodes and edges are consecutive ids of the batch (a
+    disjoint union), so it is those ranges, its edges in their order (as DGL's; an induced subgraph would list
+    them by source)."""
+    from ._subgraph import carry_parent_data
 
     if isinstance(gid, bool) or not isinstance(gid, int) or not 0 <= gid < g.batch_size:
         raise DGLError(f"slice_batch: gid must be an int in [0, {g.batch_size}), got {gid!r}")
-    nodes = {}
-    for t in g.ntypes:
-        counts = g.batch_num_nodes(t)
+
+    def member(counts):  # the ids of graph gid among those counted per graph
         start = int(counts[:gid].sum())
-        nodes[t] = torch.arange(start, start + int(counts[gid]), device=g.device)
-    return node_subgraph(g, nodes if len(g.ntypes) > 1 else nodes[g.ntypes[0]], store_ids=store_ids)
+        return torch.arange(start, start + int(counts[gid]), device=g.device)
+
+    nodes = {t: member(g.batch_num_nodes(t)) for t in g.ntypes}
+    eids, relations = [], []
+    for c in g.canonical_etypes:
+        eids.append(member(g.batch_num_edges(c)))
+        u, v = g.find_edges(eids[-1], etype=c)
+        first_src, first_dst = nodes[c[0]][:1], nodes[c[2]][:1]  # empty where no edge needs them
+        relations.append((c, _host_ids(u - first_src, g.idtype), _host_ids(v - first_dst, g.idtype)))
+    handle = _C.make_graph([(t, nodes[t].numel()) for t in g.ntypes], relations)
+    sub = DGLGraph(handle) if g.device.type == "cpu" else DGLGraph(handle).to(g.device)
+    return carry_parent_data(g, sub, nodes, eids, store_ids)

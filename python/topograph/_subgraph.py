@@ -52,13 +52,18 @@ def _edge_sets(g, edges, what: str) -> dict:
 
 def _finish(g, handle, store_ids: bool) -> DGLGraph:
     """The subgraph over `handle` with the parent's features gathered by the parent ids it keeps."""
-    from . import _message_passing as mp  # it builds on ops, which builds on _graph
-
-    sub = DGLGraph(handle)
     nid = {t: handle.parent_ids(True, i) for i, t in enumerate(handle.ntypes)}  # None: every node kept
     nid = {t: ids for t, ids in nid.items() if ids is not None}
-    relations = range(len(handle.canonical_etypes))  # every relation is kept, in the parent's order
-    eids = [handle.parent_ids(False, r) for r in relations]
+    eids = [handle.parent_ids(False, r) for r in range(len(handle.canonical_etypes))]
+    return carry_parent_data(g, DGLGraph(handle), nid, eids, store_ids)
+
+
+def carry_parent_data(g, sub: DGLGraph, nid: dict, eids: list, store_ids: bool) -> DGLGraph:
+    """sub (every relation of g, in g's order) given g's features: node rows nid[t] (int64 parent ids; a type
+    left out keeps every row) and edge rows eids[r], with NID / EID holding those ids when store_ids."""
+    from . import _message_passing as mp  # it builds on ops, which builds on _graph
+
+    relations = range(len(eids))
     mp.carry_node_features(g, sub, node_ids=nid)
     mp.carry_edge_features(g, sub, relations, eids)
     if store_ids:
@@ -72,7 +77,8 @@ def _finish(g, handle, store_ids: bool) -> DGLGraph:
 def node_subgraph(g: DGLGraph, nodes, *, relabel_nodes: bool = True, store_ids: bool = True) -> DGLGraph:
     """The subgraph induced by `nodes` (ids or a boolean mask; {ntype: ...} with several types): node i of
     type t is nodes[t][i], in the order given (relabel_nodes=False: every node kept, only the induced edges);
-    every edge whose two ends are kept, by increasing parent edge id."""
+    every edge whose two ends are kept, grouped by source in the order given and by increasing parent edge id
+    within a source (DGL 2.1's order: it slices the CSR)."""
     _check(g, "node_subgraph")
     sets = _node_sets(g, nodes, "node_subgraph")
     handle = g._g.node_subgraph(sets)

@@ -1,5 +1,6 @@
 // Structure ops (graph/structure.hpp) against brute force over the COO pairs, on random heterographs with
 // several relations into one destination type, multi-edges and self loops, on empty graphs, and their errors.
+#include <cmath>
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -153,15 +154,18 @@ TEST_CASE("node_subgraph keeps the induced edges of every relation with parent i
         const auto it = std::find(keep[nt].begin(), keep[nt].end(), v);
         return it == keep[nt].end() ? -1 : it - keep[nt].begin();
       };
+      // DGL 2.1's order: the kept sources in the order given, each one's edges by increasing id
       Pairs want;
       Ids want_eid;
-      for (std::size_t e = 0; e < coo.size(); ++e) {
-        const auto ps = pos(ce.src_type, coo[e].first), pd = pos(ce.dst_type, coo[e].second);
-        if (ps >= 0 && pd >= 0) {
-          want.emplace_back(ps, pd);
-          want_eid.push_back(static_cast<std::int64_t>(e));
+      const Ids sources = keep.count(ce.src_type) ? keep[ce.src_type] : Ids{};
+      for (std::size_t ps = 0; ps < sources.size(); ++ps)
+        for (std::size_t e = 0; e < coo.size(); ++e) {
+          const auto pd = pos(ce.dst_type, coo[e].second);
+          if (coo[e].first == sources[ps] && pd >= 0) {
+            want.emplace_back(static_cast<std::int64_t>(ps), pd);
+            want_eid.push_back(static_cast<std::int64_t>(e));
+          }
         }
-      }
       CHECK(s.edges(et).pairs() == want);
       CHECK(int64_ids(s.edata(et, kEID)) == want_eid);
       const auto e = s.edata(et, "e").to_vector<float>();
@@ -231,6 +235,13 @@ TEST_CASE("edge_subgraph: given edges in order, nodes relabelled by increasing p
     Pairs want;
     for (const auto e : ey) want.push_back(cy[e]);
     CHECK(keep_all.edges("y").pairs() == want);
+    // Of a subgraph (which has kNID), every node kept: no kNID either. It carried the subgraph's own, ids into
+    // g, which read as parent ids of the second subgraph gathered g's rows where the subgraph's were meant.
+    const HeteroGraph of_sub = edge_subgraph(s, {{"y", Ids{}}}, false);
+    CHECK_FALSE(of_sub.has_ndata("a", kNID));
+    CHECK(f_ids(of_sub, "a") == na);  // the features are the subgraph's, whole
+    if (s.num_nodes("a") > 0) CHECK_FALSE(in_subgraph(s, {{"a", Ids{0}}}).has_ndata("a", kNID));
+    CHECK(int64_ids(add_self_loop(s, "y").ndata("a", kNID)) == na);  // the same nodes: kNID still maps them
   }
 }
 
@@ -246,6 +257,9 @@ TEST_CASE("add_self_loop / remove_self_loop: appended loops with filled features
   const auto e = l.edata("y", "e").to_vector<float>();
   for (std::int64_t i = 0; i < ne + na; ++i) CHECK(e[i] == (i < ne ? static_cast<float>(i) : 7.f));
   CHECK(int64_ids(l.edata("y", "k"))[2 * (ne + na) - 1] == 7);
+  // The integer feature "k" cannot hold these fills (converting them was undefined behaviour).
+  for (const float bad : {std::nanf(""), 1e30f, -1e30f})
+    CHECK(error_of([&] { add_self_loop(g, "y", bad); }).find("edge feature 'k'") != std::string::npos);
 
   const HeteroGraph r = remove_self_loop(l, "y");
   Pairs no_loops;
