@@ -4,8 +4,10 @@ NodeShuffle; the feature transforms RowFeatNormalizer, GCNNorm, RandomWalkPE, La
 LaplacianPE), each `transform(g)` returning a graph with DGL 2.1's rules, built on the functions of _transform.py,
 _mutation.py, _structure_ops.py and _positional.py, which this module also holds under DGL's names
 (dgl.transforms.add_self_loop, ..., random_walk_pe, lap_pe, laplacian_pe, shortest_dist, khop_adj, to_half,
-to_float, to_double, to_bfloat16). Where a transform rebuilds the graph from its edges (AddSelfLoop with
-new_etypes, AddReverse), the result is one graph, as DGL's: a batch becomes batch_size 1.
+to_float, to_double, to_bfloat16), and re-exports the ones defined in _diffusion.py (PPR, HeatKernel, GDC,
+SIGNDiffusion), _levi_metapath.py (ToLevi, AddMetaPaths) and _svd_pe.py (SVDPE, svd_pe). Where a transform
+rebuilds the graph from its edges (AddSelfLoop with new_etypes, AddReverse), the result is one graph, as DGL's: a
+batch becomes batch_size 1.
 
 As DGL's, FeatMask, RowFeatNormalizer, GCNNorm, RandomWalkPE and LapPE change the graph they are given and
 return it (FeatMask and RowFeatNormalizer even change its feature tensors in place); DropEdge, DropNode, AddEdge
@@ -37,7 +39,8 @@ __all__ = ["BaseTransform", "AddSelfLoop", "RemoveSelfLoop", "AddReverse", "ToSi
            "to_bidirected", "add_nodes", "add_edges", "remove_nodes", "reverse", "to_block", "line_graph",
            "khop_graph", "knn_graph", "segmented_knn_graph", "random_walk_pe", "lap_pe", "laplacian_pe",
            "shortest_dist", "khop_adj", "to_half", "to_float", "to_double", "to_bfloat16", "norm_by_dst",
-           "laplacian_lambda_max", "radius_graph", "to_simple_graph"]
+           "laplacian_lambda_max", "radius_graph", "to_simple_graph", "PPR", "HeatKernel", "GDC", "SIGNDiffusion",
+           "ToLevi", "AddMetaPaths", "SVDPE", "svd_pe"]
 
 
 def update_graph_structure(g: DGLGraph, data_dict: Dict[tuple, tuple], copy_edata: bool = True) -> DGLGraph:
@@ -471,3 +474,9 @@ class LaplacianPE(LapPE):
     def __init__(self, k: int, feat_name: str = "PE", eigval_name=None, padding: bool = False):
         super().__init__(k, feat_name, eigval_name, padding)
         warnings.warn("LaplacianPE is deprecated (as dgl's): use LapPE", FutureWarning, stacklevel=2)
+
+
+# last: these modules subclass BaseTransform and use the helpers above, so they import this module back
+from ._diffusion import GDC, PPR, HeatKernel, SIGNDiffusion  # noqa: E402
+from ._levi_metapath import AddMetaPaths, ToLevi  # noqa: E402
+from ._svd_pe import SVDPE, svd_pe  # noqa: E402
