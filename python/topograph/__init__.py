@@ -51,9 +51,13 @@ from ._structure_ops import khop_graph, knn_graph, line_graph, radius_graph, seg
 from ._adjacency_ops import adj_product_graph, adj_sum_graph, metapath_reachable_graph
 from ._traversal import (bfs_edges_generator, bfs_nodes_generator, prop_edges, prop_nodes, prop_nodes_bfs,
                          prop_nodes_topo, topological_nodes_generator)
+from ._traversal import dfs_edges_generator, dfs_labeled_edges_generator, prop_edges_dfs
 from ._positional import (khop_adj, lap_pe, laplacian_lambda_max, laplacian_pe, norm_by_dst, random_walk_pe,
                           shortest_dist, to_bfloat16, to_double, to_float, to_half)
 from ._homophily import adjusted_homophily, edge_homophily, linkx_homophily, node_homophily
+from ._homophily import edge_label_informativeness, node_label_informativeness
+from ._node_labeling import double_radius_node_labeling
+from ._reorder import reorder_graph, sort_csc_by_tag, sort_csr_by_tag
 from ._construct import slice_batch
 from .ops import copy_u, copy_v, u_add_v, u_div_v, u_dot_v, u_mul_v, u_sub_v  # dgl.copy_u(g, x, etype=None), ...
 from .utils import apply_each
@@ -67,6 +71,8 @@ from . import transforms
 from .transforms import (AddEdge, AddReverse, AddSelfLoop, BaseTransform, Compose, DropEdge, DropNode,  # dgl.DropEdge
                          FeatMask, GCNNorm, KHopGraph, LapPE, LaplacianPE, LineGraph, NodeShuffle, RandomWalkPE,
                          RemoveSelfLoop, RowFeatNormalizer, ToSimple)
+from .transforms import (GDC, PPR, SVDPE, AddMetaPaths, HeatKernel, SIGNDiffusion, ToLevi,  # dgl.PPR, ...
+                         svd_pe)
 from . import builders
 from . import dataloading
 from . import sampling
@@ -113,7 +119,10 @@ __all__ = ["ALL", "NID", "EID", "NTYPE", "ETYPE", "DGLError", "DGLGraph", "DGLHe
            "AddEdge", "FeatMask", "RowFeatNormalizer", "GCNNorm", "NodeShuffle", "RandomWalkPE", "LapPE",
            "LaplacianPE", "bfs_nodes_generator", "bfs_edges_generator", "topological_nodes_generator", "prop_nodes",
            "prop_edges", "prop_nodes_bfs", "prop_nodes_topo", "radius_graph", "norm_by_dst", "laplacian_lambda_max",
-           "edge_homophily", "node_homophily", "linkx_homophily", "adjusted_homophily", "slice_batch", "copy_u",
+           "edge_homophily", "node_homophily", "linkx_homophily", "adjusted_homophily", "edge_label_informativeness",
+           "node_label_informativeness", "dfs_edges_generator", "dfs_labeled_edges_generator", "prop_edges_dfs",
+           "double_radius_node_labeling", "sort_csr_by_tag", "sort_csc_by_tag", "reorder_graph", "slice_batch",
+           "copy_u",
            "copy_v", "u_add_v", "u_sub_v", "u_mul_v", "u_div_v", "u_dot_v", "apply_each", "random", "utils", "optim",
            "bipartite_from_networkx",
            "to_simple_graph",
@@ -123,4 +132,5 @@ __all__ = ["ALL", "NID", "EID", "NTYPE", "ETYPE", "DGLError", "DGLGraph", "DGLHe
            "to_bidirected", "to_homogeneous",
            "to_heterogeneous", "readout",
            *readout.__all__, "builders", "dataloading", "sampling", "function", "ops", "sparse", "nn", "models",
-           "built_with_cuda", "seed", "set_num_threads", "get_num_threads"]
+           "built_with_cuda", "seed", "set_num_threads", "get_num_threads", "PPR", "HeatKernel", "GDC",
+           "SIGNDiffusion", "ToLevi", "AddMetaPaths", "SVDPE", "svd_pe"]
