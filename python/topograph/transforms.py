@@ -40,7 +40,9 @@ __all__ = ["BaseTransform", "AddSelfLoop", "RemoveSelfLoop", "AddReverse", "ToSi
            "khop_graph", "knn_graph", "segmented_knn_graph", "random_walk_pe", "lap_pe", "laplacian_pe",
            "shortest_dist", "khop_adj", "to_half", "to_float", "to_double", "to_bfloat16", "norm_by_dst",
            "laplacian_lambda_max", "radius_graph", "to_simple_graph", "PPR", "HeatKernel", "GDC", "SIGNDiffusion",
-           "ToLevi", "AddMetaPaths", "SVDPE", "svd_pe"]
+           "ToLevi", "AddMetaPaths", "SVDPE", "svd_pe", "adj_product_graph", "adj_sum_graph",
+           "metapath_reachable_graph", "compact_graphs", "double_radius_node_labeling", "reorder_graph",
+           "sort_csc_by_tag", "sort_csr_by_tag", "add_reverse_edges"]
 
 
 def update_graph_structure(g: DGLGraph, data_dict: Dict[tuple, tuple], copy_edata: bool = True) -> DGLGraph:
@@ -480,3 +482,9 @@ class LaplacianPE(LapPE):
 from ._diffusion import GDC, PPR, HeatKernel, SIGNDiffusion  # noqa: E402
 from ._levi_metapath import AddMetaPaths, ToLevi  # noqa: E402
 from ._svd_pe import SVDPE, svd_pe  # noqa: E402
+# dgl.transforms also holds these graph functions (dgl.transforms.functional)
+from ._adjacency_ops import adj_product_graph, adj_sum_graph, metapath_reachable_graph  # noqa: E402
+from ._mutation import compact_graphs  # noqa: E402
+from ._node_labeling import double_radius_node_labeling  # noqa: E402
+from ._reorder import reorder_graph, sort_csc_by_tag, sort_csr_by_tag  # noqa: E402
+from ._transform import add_reverse_edges  # noqa: E402
