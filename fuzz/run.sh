@@ -22,7 +22,7 @@ build=build-sanitize
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(fuzz_mtl fuzz_tsv fuzz_jsonl fuzz_sst_trees fuzz_sst_stsa fuzz_snli fuzz_conll fuzz_conllu
                                       fuzz_weibo fuzz_bmes fuzz_word_vectors fuzz_config fuzz_cli fuzz_checkpoint
-                                      fuzz_eval_metadata fuzz_topology fuzz_npz)
+                                      fuzz_eval_metadata fuzz_topology fuzz_npz fuzz_graph_api)
 
 scripts/sanitize.sh configure
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
@@ -105,6 +105,20 @@ dense["x"] = npy("<f8", "(5, 2)", "d", [1, 0, 0, 1, 1, 1, 0, 0, 2, 2])
 with zipfile.ZipFile(sys.argv[1] + "/dense.npz", "w", zipfile.ZIP_DEFLATED) as z:
     for key, value in dense.items():
         z.writestr(key + ".npy", value)
+PY
+# fuzz_graph_api reads a call script (fuzz/fuzz_graph_api.cpp's decoding): a valid two-type, two-relation
+# graph, then one seed per call kind, so every call starts past make_graph's checks.
+mkdir -p "$seeds/fuzz_graph_api"
+python3 - "$seeds/fuzz_graph_api" <<'PY'
+import sys
+def small(v): return v + 3  # a byte decoding to the small integer v (-3..20)
+def ids(values): return bytes([len(values)] + [small(v) for v in values] + [1])  # count, values, 1-d
+graph = bytes([1, 2, 0, small(6), 2, small(4), 2])  # int64 ids; types (_N, 6), (user, 4); two relations
+graph += bytes([0, 1, 0, 1]) + ids([0, 1, 2, 3, 4]) + ids([1, 2, 3, 4, 5])  # (_N, _E, _N): a path
+graph += bytes([2, 3, 0, 1]) + ids([0, 1, 2, 3]) + ids([0, 0, 5, 5])  # (user, item, _N)
+for call in range(16):
+    with open(f"{sys.argv[1]}/call{call}", "wb") as f:
+        f.write(graph + bytes([call]) + bytes([1, 2, 3, 4, 5, 1, 1, 2, 0, 1]) * 4)
 PY
 mkdir -p "$seeds/fuzz_checkpoint" "$seeds/fuzz_eval_metadata"
 for t in fuzz_checkpoint fuzz_eval_metadata; do  # real files written by the targets themselves, when built
