@@ -12,19 +12,12 @@ import pytest
 import torch
 
 from conftest import GRAPHS, build, make_edges, reviews_graph, typed_graph
+from test_positional import dense  # the loop-built dense adjacency the references start from
 
 T = topograph.transforms
 
 
 # --- references
-def dense(src, dst, n, weight=None):
-    """A[u][v]: the number of edges u -> v (or their summed weight), float64, by a loop over the edges."""
-    a = torch.zeros(n, n, dtype=torch.float64)
-    for e, (u, v) in enumerate(zip(src.tolist(), dst.tolist())):
-        a[u, v] += 1.0 if weight is None else float(weight[e])
-    return a
-
-
 def edges_of(g, etype=None):
     u, v = g.edges(etype=etype)
     return list(zip(u.tolist(), v.tolist()))
