@@ -400,3 +400,30 @@ def test_edge_prediction_sampler_on_a_heterograph_like_dgl(exclude, negative):
                 assert t_src[:t_dst.numel()].tolist() == t_dst.tolist()  # the destinations first, as DGL's
             for c in db.canonical_etypes:
                 assert parent_edges(tb, c) == parent_edges(db, c)
+
+
+@pytest.mark.parametrize("exclude", [None, "self", "reverse_id", "fixed", "callable"])
+def test_find_exclude_eids_and_spot_target_as_dgl(exclude):
+    """find_exclude_eids by each rule, and SpotTarget's exclusion at two thresholds, equal DGL 2.1's (values and
+    order); SpotTarget inside as_edge_prediction_sampler gives DGL's blocks."""
+    def run(lib):
+        u = torch.tensor([0, 0, 0, 0, 1, 2, 3, 4, 5])
+        v = torch.tensor([1, 2, 3, 4, 5, 5, 5, 6, 6])
+        g = lib.graph((torch.cat([u, v]), torch.cat([v, u])), num_nodes=8)
+        reverse = torch.cat([torch.arange(9, 18), torch.arange(0, 9)])
+        rule = {"fixed": torch.tensor([3, 1]), "callable": lambda e: e.flip(0)}.get(exclude, exclude)
+        seeds = torch.tensor([0, 11, 7, 3])
+        found = lib.dataloading.find_exclude_eids(g, seeds, rule, reverse_eids=reverse)
+        spots = [lib.dataloading.SpotTarget(g, "reverse_id", threshold, reverse_eids=reverse)(torch.arange(18))
+                 for threshold in (2, 3)]
+        sampler = lib.dataloading.as_edge_prediction_sampler(lib.dataloading.MultiLayerFullNeighborSampler(1),
+                                                             exclude=lib.dataloading.SpotTarget(g, "self", 3))
+        _, _, blocks = sampler.sample(g, torch.arange(18))
+        return found, spots, sorted(blocks[0].edata[dgl.EID].tolist())
+
+    ours, theirs = run(topograph), run(dgl)
+    assert (ours[0] is None) == (theirs[0] is None)
+    if ours[0] is not None:
+        assert ours[0].tolist() == theirs[0].tolist()
+    assert [s.tolist() for s in ours[1]] == [s.tolist() for s in theirs[1]]
+    assert ours[2] == theirs[2]

@@ -309,6 +309,44 @@ def test_edge_prediction_sampler_errors():
     assert pair.ndata[NID].tolist() == [4] and blocks[0].num_edges() == 0
 
 
+def test_find_exclude_eids_and_spot_target():
+    """find_exclude_eids by each rule; SpotTarget leaves out only seed edges at an end of in-degree below the
+    threshold (and their reverses), so blocks keep the edges at well-connected nodes."""
+    dl = topograph.dataloading
+    u = torch.tensor([0, 0, 0, 0, 1, 2, 3, 4])  # node 0 is a hub: in-degree 4 after the reverses
+    v = torch.tensor([1, 2, 3, 4, 5, 5, 5, 6])
+    g = topograph.graph((torch.cat([u, v]), torch.cat([v, u])), num_nodes=7)  # edge e's reverse: e +- 8
+    reverse = torch.cat([torch.arange(8, 16), torch.arange(0, 8)])
+    seeds = torch.tensor([0, 7, 4])
+    assert dl.find_exclude_eids(g, seeds, None) is None
+    assert dl.find_exclude_eids(g, seeds, "self").tolist() == [0, 7, 4]
+    assert dl.find_exclude_eids(g, seeds, "reverse_id", reverse_eids=reverse).tolist() == [0, 7, 4, 8, 15, 12]
+    assert dl.find_exclude_eids(g, seeds, lambda e: e[:1]).tolist() == [0]
+    assert dl.find_exclude_eids(g, seeds, torch.tensor([3])).tolist() == [3]  # fixed ids, as DGL's
+    hg = two_relations()
+    typed = dl.find_exclude_eids(hg, {hg.canonical_etypes[0]: torch.tensor([1])}, "reverse_types",
+                                 reverse_etypes={hg.canonical_etypes[0]: hg.canonical_etypes[1]})
+    assert {k: t.tolist() for k, t in typed.items()} == {hg.canonical_etypes[0]: [1], hg.canonical_etypes[1]: [1]}
+    with pytest.raises(ValueError, match="needs reverse_eids"):
+        dl.find_exclude_eids(g, seeds, "reverse_id")
+
+    degrees = g.in_degrees()
+    spot = dl.SpotTarget(g, exclude="reverse_id", degree_threshold=2, reverse_eids=reverse)
+    src, dst = g.find_edges(torch.arange(16))
+    low = [e for e in range(16) if min(int(degrees[src[e]]), int(degrees[dst[e]])) < 2]
+    want = sorted(set(low) | {int(reverse[e]) for e in low})
+    assert want == [7, 15]  # 4 -> 6 and its reverse: node 6 has in-degree 1, every other node 2 or more
+    assert sorted(spot(torch.arange(16)).tolist()) == [7, 7, 15, 15]  # each seed and its reverse, as DGL's
+    sampler = dl.as_edge_prediction_sampler(dl.MultiLayerFullNeighborSampler(1), exclude=spot)
+    _, pair, blocks = sampler.sample(g, torch.arange(16))
+    assert not set(want) & set(blocks[0].edata[EID].tolist())
+    assert set(range(16)) - set(want) == set(blocks[0].edata[EID].tolist())  # every other edge stays
+    with pytest.raises(topograph.DGLError, match="one node type and one relation"):
+        dl.SpotTarget(hg, exclude="self")
+    with pytest.raises(ValueError, match="exclude must be"):
+        dl.SpotTarget(g, exclude="everything")
+
+
 # --- as_edge_prediction_sampler on a heterograph
 def test_edge_prediction_sampler_on_a_heterograph_excludes_reverse_types():
     torch.manual_seed(3)

@@ -2,12 +2,14 @@
 MultiLayerNeighborSampler and MultiLayerFullNeighborSampler, neighbor_sampler.py; DataLoader, dataloader.py),
 mini-batches of whole graphs (GraphDataLoader, GraphCollator; graph_dataloader.py) and negative samplers for link prediction
 (negative_sampler.Uniform / PerSourceUniform / GlobalUniform; negative_sampler.py) and as_edge_prediction_sampler
-(edge_prediction.py), which turns a node-wise sampler into one over seed edges; the base classes Sampler and
+(edge_prediction.py), which turns a node-wise sampler into one over seed edges, with find_exclude_eids and
+SpotTarget (exclusion.py) for the edges it leaves out; the base classes Sampler and
 BlockSampler that users subclass (base.py) and the subgraph samplers ShaDowKHopSampler and SAINTSampler
 (subgraph_samplers.py), LaborSampler (labor_sampler.py)."""
 from . import negative_sampler
 from .graph_dataloader import GraphCollator, GraphDataLoader
 from .edge_prediction import EdgePredictionSampler, as_edge_prediction_sampler
+from .exclusion import SpotTarget, find_exclude_eids
 from .dataloader import DataLoader
 from .base import BlockSampler, Sampler
 from .neighbor_sampler import MultiLayerFullNeighborSampler, MultiLayerNeighborSampler, NeighborSampler
@@ -16,4 +18,5 @@ from .subgraph_samplers import SAINTSampler, ShaDowKHopSampler
 
 __all__ = ["DataLoader", "NeighborSampler", "MultiLayerNeighborSampler", "MultiLayerFullNeighborSampler",
            "GraphDataLoader", "GraphCollator", "negative_sampler", "as_edge_prediction_sampler",
-           "EdgePredictionSampler", "Sampler", "BlockSampler", "ShaDowKHopSampler", "SAINTSampler", "LaborSampler"]
+           "EdgePredictionSampler", "Sampler", "BlockSampler", "ShaDowKHopSampler", "SAINTSampler", "LaborSampler",
+           "SpotTarget", "find_exclude_eids"]

@@ -15,22 +15,19 @@ tensor on a graph of one relation, {etype: ids} on any graph) it yields, as DGL'
                   neighbourhoods
 
 exclude: None, 'self' (the seed edges), 'reverse_id' (and reverse_eids[e] of each, in the same relation),
-'reverse_types' (and, for a seed e of relation r, edge e of relation reverse_etypes[r]) or a callable."""
+'reverse_types' (and, for a seed e of relation r, edge e of relation reverse_etypes[r]), a callable (e.g.
+SpotTarget) or fixed edge ids: exclusion.py's rule, also dgl.dataloading.find_exclude_eids."""
 from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from typing import Dict
-
 import torch
 
 from .._base import EID, NID, DGLError
 from .._construct import heterograph
 from .._graph import DGLGraph
+from .exclusion import Exclusion, Seeds, as_given, seed_edge_sets
 from .neighbor_sampler import check_feature_names
-
-Seeds = Dict[int, torch.Tensor]  # relation index -> edge ids [k] (int64, CPU)
-
 
 def _compacted(keys: torch.Tensor):
     """(the distinct ids of keys by first appearance, each entry's position among them)."""
@@ -41,24 +38,6 @@ def _compacted(keys: torch.Tensor):
     rank = torch.empty_like(order)
     rank[order] = torch.arange(order.numel())
     return distinct[order], rank[inverse]
-
-
-def _seed_edges(g: DGLGraph, seed_edges) -> Seeds:
-    """Seed edges as {relation index: ids}: a tensor names the one relation of a graph that has one."""
-    relations = g.canonical_etypes
-    if not isinstance(seed_edges, Mapping):
-        if len(relations) != 1:
-            raise DGLError(f"as_edge_prediction_sampler: the graph has relations {relations}: give seed edges as "
-                           f"{{etype: ids}}")
-        seed_edges = {relations[0]: seed_edges}
-    seeds: Seeds = {}
-    for etype, ids in seed_edges.items():
-        r = g._relation(etype)
-        if r in seeds:
-            raise DGLError(f"as_edge_prediction_sampler: seed edges name relation {relations[r]} twice")
-        seeds[r] = g._checked_ids(ids, g.num_edges(relations[r]), f"as_edge_prediction_sampler: {relations[r]} "
-                                  f"edge").cpu()
-    return seeds
 
 
 def _compacted_pairs(graphs, relations, ntypes):
@@ -107,81 +86,13 @@ class EdgePredictionSampler:
         if len(params) < 3:  # (g, indices, exclude_eids)
             raise TypeError("as_edge_prediction_sampler: the sampler's sample() takes no exclude_eids (a third "
                             "argument, the edge ids to leave out of the neighbourhoods)")
-        if not (exclude is None or exclude in ("self", "reverse_id", "reverse_types") or callable(exclude)):
-            raise ValueError(f"as_edge_prediction_sampler: exclude must be None, 'self', 'reverse_id', "
-                             f"'reverse_types' or a callable, got {exclude!r}")
-        if exclude == "reverse_id":
-            if reverse_eids is None:
-                raise ValueError("as_edge_prediction_sampler: exclude='reverse_id' needs reverse_eids, a tensor "
-                                 "mapping each edge id to its reverse edge's id ({etype: tensor} per relation)")
-            reverse_eids = ({k: torch.as_tensor(v) for k, v in reverse_eids.items()}
-                            if isinstance(reverse_eids, Mapping) else torch.as_tensor(reverse_eids))
-        if exclude == "reverse_types" and not isinstance(reverse_etypes, Mapping):
-            raise ValueError("as_edge_prediction_sampler: exclude='reverse_types' needs reverse_etypes, "
-                             "{etype: its reverse etype}")
-        self.sampler, self.exclude, self.reverse_eids = sampler, exclude, reverse_eids
-        self.reverse_etypes, self.negative_sampler = reverse_etypes, negative_sampler
+        self.exclusion = Exclusion(exclude, reverse_eids, reverse_etypes, "as_edge_prediction_sampler")
+        self.sampler, self.negative_sampler = sampler, negative_sampler
         # DGL's lazy-feature names (a list, or {etype: names}); features are gathered eagerly: every one is there
         self.prefetch_labels = prefetch_labels or []
 
     def _check_prefetch_labels(self, g: DGLGraph) -> None:
         check_feature_names(g, self.prefetch_labels, "edge", "as_edge_prediction_sampler: prefetch_labels")
-
-    def _reverse_ids(self, g: DGLGraph, r: int, eids: torch.Tensor) -> torch.Tensor:
-        """reverse_eids[eids] for seeds of relation r, each checked to be an edge id of r."""
-        relation = g.canonical_etypes[r]
-        reverse = self.reverse_eids
-        if isinstance(reverse, Mapping):
-            named = {g.to_canonical_etype(k): v for k, v in reverse.items()}
-            if relation not in named:
-                raise DGLError(f"as_edge_prediction_sampler: reverse_eids has no entry for relation {relation}")
-            reverse = named[relation]
-        elif len(g.canonical_etypes) != 1:
-            raise DGLError(f"as_edge_prediction_sampler: the graph has relations {g.canonical_etypes}: give "
-                           f"reverse_eids as {{etype: tensor}}")
-        count = g.num_edges(relation)
-        if reverse.dim() != 1 or reverse.numel() != count:
-            raise DGLError(f"as_edge_prediction_sampler: reverse_eids of {relation} must hold one id per edge "
-                           f"({count}), got shape {tuple(reverse.shape)}")
-        mapped = reverse.cpu().to(torch.int64)[eids]
-        bad = (mapped < 0) | (mapped >= count)
-        if bool(bad.any()):
-            raise DGLError(f"as_edge_prediction_sampler: reverse_eids maps edge {int(eids[bad][0])} of {relation} "
-                           f"to {int(mapped[bad][0])}, no edge id")
-        return mapped
-
-    def _reverse_types(self, g: DGLGraph, seeds: Seeds) -> Seeds:
-        """The seeds, and for a seed e of relation r edge e of relation reverse_etypes[r] (DGL's reverse_types;
-        DGL 2.1 also follows a chain r -> s -> t of the map, in its order, where this takes one step)."""
-        relations = g.canonical_etypes
-        excluded = {r: [ids] for r, ids in seeds.items()}
-        for etype, reverse_etype in self.reverse_etypes.items():
-            r, s = g._relation(etype), g._relation(reverse_etype)
-            if r not in seeds:
-                continue
-            ids, count = seeds[r], g.num_edges(relations[s])
-            if ids.numel() and int(ids.max()) >= count:
-                raise DGLError(f"as_edge_prediction_sampler: edge {int(ids.max())} of {relations[r]} has no reverse "
-                               f"in {relations[s]}, which has {count} edges (reverse_types pairs edge e with edge e)")
-            excluded.setdefault(s, []).append(ids)
-        return {r: torch.unique(torch.cat(parts)) if len(parts) > 1 else parts[0] for r, parts in excluded.items()}
-
-    def _exclude_eids(self, g: DGLGraph, seeds: Seeds, seed_edges, typed: bool):
-        """The edge ids the blocks leave out: None, a tensor (one relation, seeds given as a tensor) or
-        {canonical etype: ids}."""
-        if self.exclude is None:
-            return None
-        if callable(self.exclude):
-            return self.exclude(seed_edges)  # as DGL's: the seed edges as given, keyed by canonical etype if typed
-        if self.exclude == "self":
-            excluded = seeds
-        elif self.exclude == "reverse_id":
-            excluded = {r: torch.cat([ids, self._reverse_ids(g, r, ids)]) for r, ids in seeds.items()}
-        else:
-            excluded = self._reverse_types(g, seeds)
-        if not typed:
-            return excluded[0]
-        return {g.canonical_etypes[r]: ids for r, ids in excluded.items()}
 
     def _negative_pairs(self, g: DGLGraph, seed_edges) -> dict:
         """The negative sampler's pairs as {relation index: (sources, destinations)} (int64, CPU)."""
@@ -211,13 +122,11 @@ class EdgePredictionSampler:
             raise ValueError("as_edge_prediction_sampler: not defined for a block")
         self._check_prefetch_labels(g)
         typed = isinstance(seed_edges, Mapping)
-        seeds = _seed_edges(g, seed_edges)
+        seeds = seed_edge_sets(g, seed_edges, "as_edge_prediction_sampler")
         relations, ntypes = g.canonical_etypes, g.ntypes
-        if typed:  # as DGL's: exclude's callable sees canonical etypes, and so does the negative sampler
-            given = {g.to_canonical_etype(k): v for k, v in seed_edges.items()}
-            checked = {relations[r]: ids.to(g.device) for r, ids in seeds.items()}
-        else:
-            given, checked = seed_edges, seeds[0].to(g.device)
+        # as DGL's: exclude's callable sees canonical etypes, and so does the negative sampler
+        given = as_given(g, seed_edges)
+        checked = {relations[r]: ids.to(g.device) for r, ids in seeds.items()} if typed else seeds[0].to(g.device)
         empty = torch.zeros(0, dtype=torch.int64)
         graphs = [{r: tuple(x.cpu().to(torch.int64) for x in g.find_edges(seeds.get(r, empty), etype=c))
                    for r, c in enumerate(relations)}]  # the positive pairs, then the negative ones
@@ -229,7 +138,7 @@ class EdgePredictionSampler:
         pair = heterograph({c: local_pairs[0][r] for r, c in enumerate(relations)}, counts, idtype=g.idtype,
                            device=g.device)
         _gather_features(g, pair, nodes, {r: seeds.get(r, empty) for r in range(len(relations))})
-        exclude_eids = self._exclude_eids(g, seeds, given, typed)
+        exclude_eids = self.exclusion.eids(g, seeds, given, typed)
         seed_nodes = {t: ids.to(g.device) for t, ids in nodes.items()}  # a tensor for one node type, as DGL's
         input_nodes, _, blocks = self.sampler.sample(g, seed_nodes[ntypes[0]] if len(ntypes) == 1 else seed_nodes,
                                                      exclude_eids)
@@ -250,7 +159,8 @@ def as_edge_prediction_sampler(sampler, exclude=None, reverse_eids=None, reverse
     the blocks) over seed edges; see this module's doc. exclude: None (no edge left out), 'self' (the batch's
     edges), 'reverse_id' (and reverse_eids[e] for each: a tensor of one id per edge, or {etype: tensor} per
     relation), 'reverse_types' (and edge e of relation reverse_etypes[r] for each seed e of relation r:
-    {etype: reverse etype}) or a callable taking the seed edges and returning the ids to leave out.
+    {etype: reverse etype}), a callable taking the seed edges and returning the ids to leave out (SpotTarget),
+    or fixed edge ids (a tensor or {etype: tensor}) left out of every batch.
     negative_sampler: a callable (g, eids) -> (sources, destinations), or {etype: (sources, destinations)} for
     {etype: eids}, e.g. negative_sampler.Uniform(k) / GlobalUniform(k). prefetch_labels: DGL's lazy-feature
     names for pair_graph's edges (a list, or {etype: names}); here every edge feature is gathered, so they are
