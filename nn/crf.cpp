@@ -61,7 +61,7 @@ void check_lengths(const std::vector<std::int64_t>& lengths, std::int64_t n, std
   std::int64_t total = 0;
   for (std::int64_t len : lengths) {
     TOPO_CHECK(len >= 1, "crf: a sentence of length {}", len);
-    total += len;
+    TOPO_CHECK(!__builtin_add_overflow(total, len, &total), "crf: the sentence lengths overflow int64");
   }
   TOPO_CHECK(total == n, "crf: lengths sum to {} but emissions have {} rows", total, n);
   TOPO_CHECK(emissions_k == k, "crf: emissions have {} tags, transitions {}", emissions_k, k);

@@ -96,7 +96,10 @@ Sequences sequences_of(const std::vector<std::int64_t>& lengths, const char* op)
   s.offsets.push_back(0);
   for (std::size_t b = 0; b < lengths.size(); ++b) {
     TOPO_CHECK(lengths[b] >= 1, "{}: sequence {} has length {} (must be >= 1)", op, b, lengths[b]);
-    s.offsets.push_back(s.offsets.back() + lengths[b]);
+    std::int64_t end = 0;  // checked: lengths of 2^62 could wrap the sum back to q's rows
+    TOPO_CHECK(!__builtin_add_overflow(s.offsets.back(), lengths[b], &end), "{}: the lengths overflow int64 at "
+               "sequence {} (length {})", op, b, lengths[b]);
+    s.offsets.push_back(end);
   }
   s.rows = s.offsets.back();
   return s;

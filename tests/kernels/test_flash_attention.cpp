@@ -254,4 +254,8 @@ TEST_CASE("flash_attention: bad input is a clear error") {
                        Error);
   CHECK_THROWS_WITH_AS(flash_attention(q, q, q, {2, 3}, 1.f, {1, 1, 1}), doctest::Contains("3 radii for 2 sequences"),
                        Error);
+  // Four lengths of 2^62 and a 5 wrapped the sum back to q's 5 rows (then std::bad_alloc, from Python).
+  const std::int64_t big = std::int64_t{1} << 62;
+  CHECK_THROWS_WITH_AS(flash_attention(q, q, q, {big, big, big, big, 5}, 1.f),
+                       doctest::Contains("the lengths overflow int64 at sequence 1"), Error);
 }

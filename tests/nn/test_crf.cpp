@@ -100,6 +100,10 @@ TEST_CASE("crf: NLL and Viterbi equal brute force over every path, with and with
   CHECK(topo::testing::error_of([&] {
           crf_nll(Var(em), Var(tr), Var(st), Var(en), {3, 4}, Tensor::from_vector(gold, {n}));
         }).find("lengths sum to 7") != std::string::npos);
+  const std::int64_t big = std::int64_t{1} << 62;  // a sum that wraps back to the emissions' rows
+  CHECK(topo::testing::error_of([&] {
+          crf_nll(Var(em), Var(tr), Var(st), Var(en), {big, big, big, big, n}, Tensor::from_vector(gold, {n}));
+        }).find("lengths overflow int64") != std::string::npos);
 }
 
 TEST_CASE("crf: the gradient of the NLL matches finite differences") {
