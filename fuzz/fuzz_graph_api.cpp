@@ -4,8 +4,9 @@
 // up to 12 calls on it or on what they return — structure queries, subgraphs, neighbour and block sampling
 // (fan-outs, weights with NaN or negatives, exclusions), to_block, batching, the batched edge builders,
 // gspmm / gsddmm from integer op codes, edge softmax and the fused attentions over features of any shape, with
-// their backward. A bad argument must be a topo::Error (the binding raises it as ValueError); anything else —
-// a crash, a sanitizer report, another exception, a hang — is a finding.
+// their backward, and the band attention over packed sequences (lengths and radii as given). A bad argument
+// must be a topo::Error (the binding raises it as ValueError); anything else — a crash, a sanitizer report,
+// another exception, a hang — is a finding.
 //
 // Sizes stay small: counts, lengths and fan-outs are -3..20, with 2^31 and other extremes only where the call
 // must refuse them before allocating (an int32 graph's count, an id, a fan-out without replacement). A huge
@@ -327,15 +328,25 @@ HeteroGraph call(Args& in, const HeteroGraph& g) {
       backward(nn::gat_attention(block, el, er, z, in.value(), drop, drop > 0.f, gen), in);
       return g;
     }
-    default: {  // the accessors the Python graph reads
+    default: {  // the accessors the Python graph reads, and the band attention (no graph: packed sequences)
       const int r = relation(in, g);
-      switch (in.pick(6)) {
+      switch (in.pick(7)) {
         case 0: (void)g.out_csr(r); (void)g.in_csc(r); break;
         case 1: (void)g.in_degrees(r); (void)g.out_degrees(r); break;
         case 2: (void)g.edata_map(r); (void)g.batch_num_edges(r); break;
         case 3: (void)g.num_nodes(r); (void)g.batch_num_nodes(r); break;
         case 4: (void)g.node_type_id(in.name()); break;
-        default: (void)g.relation_id(CanonicalEType{in.name(), in.name(), in.name()}); break;
+        case 5: (void)g.relation_id(CanonicalEType{in.name(), in.name(), in.name()}); break;
+        default: {  // _C.band_attention: lengths and radii as given, q / k / v of their rows mostly
+          const std::vector<std::int64_t> lengths = in.integers(true, 4), radii = in.integers(true, 4);
+          std::int64_t rows = 0;
+          for (const std::int64_t n : lengths) rows += n > 0 && n <= 20 ? n : 0;  // the valid ones' rows
+          const std::int64_t heads = 1 + in.pick(2);
+          const nn::Var q = leaf(in, rows, {heads, 3});
+          const nn::Var k = leaf(in, rows, {heads, 3});
+          const nn::Var v = leaf(in, rows, {heads, 2});
+          backward(nn::flash_attention(q, k, v, lengths, in.value(), radii), in);
+        }
       }
       return g;
     }
