@@ -8,6 +8,7 @@ torch.nn.Modules, a file per family:
   edge_feature_conv  GatedGCNConv, EGNNConv, CFConv (ShiftedSoftplus)
   dense_conv.py      DenseGraphConv, DenseSAGEConv, DenseChebConv
   pna.py             PNAConv
+  conv_more.py       DGNConv, AtomicConv, TWIRLSConv, TWIRLSUnfoldingAndAttention, GroupRevRes
   relgraph.py        RelGraphConv, TypedLinear
   hetero.py          HeteroGraphConv, HeteroLinear, HeteroEmbedding
   glob.py            SumPooling, AvgPooling, MaxPooling, SortPooling, GlobalAttentionPooling, Set2Set, WeightAndSum
@@ -40,6 +41,7 @@ from .explain import GNNExplainer
 from .factory import KNNGraph, RadiusGraph, SegmentedKNNGraph
 from .network_emb import DeepWalk, MetaPath2Vec
 from .pna import PNAConv
+from .conv_more import AtomicConv, DGNConv, GroupRevRes, TWIRLSConv, TWIRLSUnfoldingAndAttention
 from .sparse_emb import NodeEmbedding
 from .utils import JumpingKnowledge, LabelPropagation, Sequential, WeightBasis
 
@@ -54,4 +56,5 @@ __all__ = ["functional", "GraphMultiHeadAttention", "GraphConv", "SAGEConv", "GA
            "SegmentedKNNGraph", "RadiusGraph",
            "SumPooling", "AvgPooling", "MaxPooling", "SortPooling", "GlobalAttentionPooling", "Set2Set", "WeightAndSum",
            "SetTransformerEncoder", "SetTransformerDecoder", "DegreeEncoder", "SpatialEncoder", "SpatialEncoder3d",
-           "PathEncoder", "LapPosEncoder", "BiasedMHA", "GraphormerLayer", "EGTLayer"]
+           "PathEncoder", "LapPosEncoder", "BiasedMHA", "GraphormerLayer", "EGTLayer", "DGNConv", "AtomicConv",
+           "TWIRLSConv", "TWIRLSUnfoldingAndAttention", "GroupRevRes"]

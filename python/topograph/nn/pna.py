@@ -42,13 +42,21 @@ class PNAConvTower(torch.nn.Module):
         self.batchnorm = torch.nn.BatchNorm1d(out_size)
 
     def forward(self, graph, node_feat: torch.Tensor, edge_feat=None) -> torch.Tensor:
+        msg = self.messages(graph, node_feat, edge_feat)
+        return self.update(graph, node_feat, [_aggregate(graph, msg, a) for a in self.aggregators])
+
+    def messages(self, graph, node_feat: torch.Tensor, edge_feat=None) -> torch.Tensor:
+        """M([h_src, h_dst(, e)]) per edge: [E, in] (DGNConv's tower reduces them with more aggregators)."""
         parts = [ops.copy_u(graph, node_feat), ops.copy_v(graph, node_feat)]
         if self.edge_feat_size > 0:
             if edge_feat is None:
-                raise ValueError("PNAConv: edge_feat_size > 0 needs edge_feat [E, edge_feat_size]")
+                raise ValueError(f"{type(self).__name__}: edge_feat_size > 0 needs edge_feat [E, edge_feat_size]")
             parts.append(edge_feat)
-        msg = self.M(torch.cat(parts, dim=-1))  # [E, in]
-        h = torch.cat([_aggregate(graph, msg, a) for a in self.aggregators], dim=1)
+        return self.M(torch.cat(parts, dim=-1))  # [E, in]
+
+    def update(self, graph, node_feat: torch.Tensor, aggregated) -> torch.Tensor:
+        """The aggregates ([N, in] each, in self.aggregators' order) scaled, then U, size norm, BatchNorm."""
+        h = torch.cat(aggregated, dim=1)
         degree = graph.in_degrees().to(h).unsqueeze(1)
         log_degree = torch.log(degree + 1)
         scaled = []
@@ -72,28 +80,35 @@ class PNAConv(torch.nn.Module):
     residual=True): node_feat [N, in] split over num_towers towers, their outputs concatenated and mixed;
     forward(graph, node_feat, edge_feat=None) -> [N, out]. delta: the mean of log(degree + 1) over the training
     graphs, as the paper sets it."""
+    _tower, _aggregators = PNAConvTower, _AGGREGATORS  # DGNConv (nn/conv_more.py) swaps both
 
     def __init__(self, in_size: int, out_size: int, aggregators, scalers, delta: float, dropout: float = 0.0,
                  num_towers: int = 1, edge_feat_size: int = 0, residual: bool = True):
         super().__init__()
-        unknown = [a for a in aggregators if a not in _AGGREGATORS] + [s for s in scalers if s not in _SCALERS]
+        name = type(self).__name__
+        unknown = [a for a in aggregators if a not in self._aggregators] + [s for s in scalers if s not in _SCALERS]
         if unknown:
-            raise ValueError(f"PNAConv: unknown aggregators / scalers {unknown} (aggregators {list(_AGGREGATORS)}, "
-                             f"scalers {list(_SCALERS)})")
+            raise ValueError(f"{name}: unknown aggregators / scalers {unknown} (aggregators "
+                             f"{list(self._aggregators)}, scalers {list(_SCALERS)})")
         if in_size % num_towers or out_size % num_towers:
-            raise ValueError(f"PNAConv: in_size {in_size} and out_size {out_size} must divide by num_towers "
+            raise ValueError(f"{name}: in_size {in_size} and out_size {out_size} must divide by num_towers "
                              f"{num_towers}")
         self.in_size, self.out_size, self.edge_feat_size = in_size, out_size, edge_feat_size
         self.tower_in_size, self.tower_out_size = in_size // num_towers, out_size // num_towers
         self.residual = residual and in_size == out_size
         self.towers = torch.nn.ModuleList(
-            PNAConvTower(self.tower_in_size, self.tower_out_size, aggregators, scalers, delta, dropout=dropout,
-                         edge_feat_size=edge_feat_size) for _ in range(num_towers))
+            self._tower(self.tower_in_size, self.tower_out_size, aggregators, scalers, delta, dropout=dropout,
+                        edge_feat_size=edge_feat_size) for _ in range(num_towers))
         self.mixing_layer = torch.nn.Sequential(torch.nn.Linear(out_size, out_size), torch.nn.LeakyReLU())
 
     def forward(self, graph, node_feat: torch.Tensor, edge_feat=None) -> torch.Tensor:
-        width = self.tower_in_size
-        h = torch.cat([tower(graph, node_feat[:, i * width:(i + 1) * width], edge_feat)
-                       for i, tower in enumerate(self.towers)], dim=1)
-        h = self.mixing_layer(h)
+        return self.mix(node_feat, [tower(graph, x, edge_feat) for tower, x in zip(self.towers, self.split(node_feat))])
+
+    def split(self, node_feat: torch.Tensor):
+        """node_feat [N, in] cut into the towers' [N, in / num_towers] column blocks."""
+        return torch.split(node_feat, self.tower_in_size, dim=1)
+
+    def mix(self, node_feat: torch.Tensor, towers_out) -> torch.Tensor:
+        """The towers' outputs [N, out / num_towers] each concatenated, mixed (+ node_feat with the residual)."""
+        h = self.mixing_layer(torch.cat(towers_out, dim=1))
         return h + node_feat if self.residual else h
