@@ -179,3 +179,16 @@ def test_graph_adj():
     for x, y in zip(*out):
         same_order(x, y)
         assert x.shape == y.shape
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_sample_where_the_draw_is_determined(dim):
+    """SparseMatrix.sample as DGL 2.1's where no draw is random: a fan-out at least every chosen line's entries
+    keeps them all (DGL's ids given: its default runs one past the last line and fails)."""
+    (ours, theirs), _ = both(8)
+    ids = torch.tensor([4, 0, 2, 5])
+    a, b = ours.sample(dim, 100, ids), theirs.sample(dim, 100, ids)
+    assert a.shape == b.shape and same(a, b)
+    with pytest.raises(Exception):
+        theirs.sample(dim, 100)  # DGL 2.1: torch.range(0, lines) names a line past the last
+    assert ours.sample(dim, 100).shape == ours.shape

@@ -368,3 +368,48 @@ def test_matrix_without_entries():
     assert empty.coalesce().nnz == 0 and float(empty.to_dense().abs().sum()) == 0.0
     assert sp.sddmm(empty, torch.randn(3, 2), torch.randn(2, 4)).nnz == 0
     assert empty.index_select(0, torch.tensor([1, 2])).shape == (2, 4) and empty.compact(0)[0].shape == (0, 4)
+
+
+def test_sample_keeps_fanout_entries_of_each_chosen_line():
+    """SparseMatrix.sample by sample_neighbors' laws: a chosen line keeps min(fanout, its entries) of its own
+    entries (distinct), fanout draws with replace (none from an empty line), every entry at -1, never a zero
+    weight with bias; lines in ids' order, entries by line then the other index."""
+    gen = torch.Generator().manual_seed(5)
+    row = torch.randint(0, 7, (40,), generator=gen)
+    col = torch.randint(0, 9, (40,), generator=gen)
+    keep = row != 3  # line 3 empty
+    A = sp.spmatrix(torch.stack([row[keep], col[keep]]), torch.rand(int(keep.sum()), generator=gen), (7, 9))
+    entries = {(int(r), int(c), float(v)) for r, c, v in zip(A.row, A.col, A.val)}
+    for dim in (0, 1):
+        ids = torch.tensor([5, 3, 0, 2])
+        line_of = A.row if dim == 0 else A.col
+        for fanout, replace in [(2, False), (100, False), (3, True), (-1, False)]:
+            torch.manual_seed(fanout)
+            s = A.sample(dim, fanout, ids, replace)
+            assert s.shape == ((4, 9) if dim == 0 else (7, 4))
+            lines, others = (s.row, s.col) if dim == 0 else (s.col, s.row)
+            keys = (lines * 10 + others).tolist()
+            assert keys == sorted(keys)
+            for i, line in enumerate(ids.tolist()):
+                have = int((line_of == line).sum())
+                got = int((lines == i).sum())
+                assert got == (have if fanout == -1 else fanout if replace and have else min(fanout, have))
+            for r, c, v in zip(s.row.tolist(), s.col.tolist(), s.val.tolist()):
+                parent = (ids[r].item(), c) if dim == 0 else (r, ids[c].item())
+                assert (parent[0], parent[1], v) in entries
+            if not replace:  # distinct entries: no (line, other, value) twice
+                assert len(set(zip(s.row.tolist(), s.col.tolist(), s.val.tolist()))) == s.nnz
+    assert A.sample(0, -1).to_dense().equal(A.to_dense())  # every line, every entry
+    zero = sp.spmatrix(torch.tensor([[0, 0, 0], [0, 1, 2]]), torch.tensor([0.0, 1.0, 0.0]), (1, 3))
+    for seed in range(5):
+        torch.manual_seed(seed)
+        assert zero.sample(0, 3, bias=True).col.tolist() == [1]  # only the positive weight
+        assert zero.sample(0, 4, replace=True, bias=True).col.tolist() == [1, 1, 1, 1]
+    with pytest.raises(ValueError, match="fanout must be"):
+        A.sample(0, -2)
+    with pytest.raises(ValueError, match="dim must be"):
+        A.sample(2, 1)
+    with pytest.raises(IndexError, match="row 7 is out of range"):
+        A.sample(0, 1, torch.tensor([7]))
+    with pytest.raises(ValueError, match="one float per entry"):
+        sp.spmatrix(A.indices(), torch.ones(A.nnz, 2), A.shape).sample(0, 1, bias=True)

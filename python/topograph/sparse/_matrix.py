@@ -191,6 +191,43 @@ class SparseMatrix:
         start = 0 if index.start is None else index.start
         return self.index_select(dim, torch.arange(start, stop, device=self._s.row.device))
 
+    def sample(self, dim: int, fanout: int, ids=None, replace: bool = False, bias: bool = False) -> "SparseMatrix":
+        """DGL 2.1's SparseMatrix.sample: the rows (dim 0) or columns (dim 1) `ids` (default every one) in that
+        order, each keeping `fanout` of its entries drawn by the core's neighbour sampler (sample_neighbors'
+        laws: min(fanout, entries) distinct ones, or fanout draws with replace, none from an empty line; -1
+        keeps every entry; bias draws in proportion to the values, [nnz] and >= 0). Shape (len(ids), N) or
+        (L, len(ids)); entries ordered by line, then by the other index (repeats adjacent). The values are
+        gathered (differentiable, where DGL's is not). DGL 2.1's own default ids run one past the last line
+        and fail; every line is meant and taken here. Draws come from torch's generator (DGL: its own)."""
+        from .._construct import heterograph
+        from ..sampling import sample_neighbors
+
+        dim = _check_dim(dim, "sample")
+        if isinstance(fanout, bool) or not isinstance(fanout, int) or fanout < -1:
+            raise ValueError(f"sample: fanout must be an int >= 0, or -1 for every entry, got {fanout!r}")
+        device = self._s.row.device
+        if ids is None:
+            ids = torch.arange(self.shape[dim], device=device)
+        chosen = self.index_select(dim, ids)  # the lines in ids' order: line i of chosen is ids[i]
+        along, other = (chosen.row, chosen.col) if dim == 0 else (chosen.col, chosen.row)
+        lines = chosen.shape[dim]
+        weights = None
+        if bias:
+            if chosen.val.dim() != 1 or not chosen.val.is_floating_point():
+                raise ValueError(f"sample: bias draws by the values, which must be one float per entry, got "
+                                 f"{chosen.val.dtype} {tuple(chosen.val.shape)}")
+            weights = chosen.val.detach().float()
+        # the entries as edges other -> line, so a line's entries are its in-edges (edge id = entry index)
+        g = heterograph({("_O", "_E", "_L"): (other, along)},
+                        num_nodes_dict={"_O": self.shape[1 - dim], "_L": lines}, device=device)
+        if weights is not None:
+            g.edata["w"] = weights
+        frontier = sample_neighbors(g, {"_L": torch.arange(lines, device=device)}, fanout, replace=replace,
+                                    prob="w" if bias else None, copy_ndata=False, copy_edata=False)
+        entry = frontier.edata["_ID"].to(torch.int64)
+        entry = entry[torch.argsort(along[entry] * max(self.shape[1 - dim], 1) + other[entry], stable=True)]
+        return SparseMatrix(_Structure(chosen.row[entry], chosen.col[entry], chosen.shape), chosen.val[entry])
+
     def compact(self, dim: int, leading_indices=None) -> Tuple["SparseMatrix", torch.Tensor]:
         """Rows (dim 0) or columns (dim 1) relabelled: leading_indices first, in their order, then every other
         one that has an entry, in id order; the rest dropped. (matrix, the old id of each new one)."""
