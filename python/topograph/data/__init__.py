@@ -3,17 +3,22 @@ CitationGraphDataset; citation_graph.py), read from local Planetoid .npz files (
 $TOPOGRAPH_DATA_DIR/planetoid/). Nothing is downloaded: a missing file is a DGLError saying where to put it.
 dgl.data.utils's save_graphs / load_graphs / save_info / load_info are in utils.py; the DGLDataset base class,
 Subset and split_dataset in dgl_dataset.py; MiniGCDataset and KarateClubDataset (made, not downloaded) in
-synthetic.py; AsNodePredDataset, AsGraphPredDataset and AsLinkPredDataset (task splits over a dataset) in adapter.py."""
+synthetic.py; AsNodePredDataset, AsGraphPredDataset and AsLinkPredDataset (task splits over a dataset) in adapter.py;
+GNNExplainer's synthetic sets (BAShapeDataset, BACommunityDataset, TreeCycleDataset, TreeGridDataset) and
+SBMMixtureDataset, made from a seed as DGL's, in explain_synthetic.py."""
 from . import citation_graph, utils
 from . import citation_graph as citegrh  # DGL's alias: `from dgl.data import citegrh`
 from .citation_graph import CitationGraphDataset, CiteseerGraphDataset, CoraGraphDataset, load_citeseer, load_cora
 from .adapter import AsGraphPredDataset, AsLinkPredDataset, AsNodePredDataset
 from .dgl_dataset import DGLDataset, Subset, split_dataset
 from .synthetic import KarateClubDataset, MiniGCDataset
+from .explain_synthetic import (BACommunityDataset, BAShapeDataset, SBMMixture, SBMMixtureDataset, TreeCycleDataset,
+                                TreeGridDataset)
 
 KarateClub = KarateClubDataset  # DGL's other name
 
 __all__ = ["CitationGraphDataset", "CoraGraphDataset", "CiteseerGraphDataset", "load_cora", "load_citeseer",
            "citation_graph", "citegrh", "utils", "DGLDataset", "Subset", "split_dataset", "MiniGCDataset",
            "KarateClubDataset", "KarateClub", "AsNodePredDataset",
-           "AsGraphPredDataset", "AsLinkPredDataset"]
+           "AsGraphPredDataset", "AsLinkPredDataset", "BAShapeDataset", "BACommunityDataset", "TreeCycleDataset",
+           "TreeGridDataset", "SBMMixtureDataset", "SBMMixture"]

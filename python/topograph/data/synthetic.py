@@ -1,6 +1,8 @@
 """dgl.data's datasets made without downloads (DGL 2.1's): MiniGCDataset (DGL's graph classification tutorial: 8
 kinds of small graphs) and KarateClubDataset (Zachary's karate club, two clubs). Both come from NetworkX's
-generators through topograph.from_networkx, so NetworkX must be installed (an ImportError says so)."""
+generators through topograph.from_networkx, so NetworkX must be installed (an ImportError says so). GNNExplainer's
+synthetic node classification sets (BAShapeDataset, BACommunityDataset, TreeCycleDataset, TreeGridDataset) and
+SBMMixtureDataset are in explain_synthetic.py."""
 from __future__ import annotations
 
 import math
