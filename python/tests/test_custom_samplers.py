@@ -243,6 +243,9 @@ def test_labor_importance_sampling_laws():
     per_seed = torch.zeros(block.num_dst_nodes()).index_add_(0, bv, ew) / torch.bincount(
         bv, minlength=block.num_dst_nodes()).clamp(min=1)
     assert torch.allclose(per_seed[torch.bincount(bv, minlength=block.num_dst_nodes()) > 0], torch.tensor(1.0))
+    excluded = torch.arange(0, 6000, 2)  # half the edges, never in a block (as_edge_prediction_sampler's use)
+    for block in topograph.dataloading.LaborSampler([5, 5], importance_sampling=1).sample_blocks(g, seeds, excluded)[2]:
+        assert not bool(torch.isin(block.edata[topograph.EID].long(), excluded).any())
     for bad, match in [(dict(edge_dir="out"), "edge_dir"), (dict(importance_sampling="x"), "importance_sampling"),
                        (dict(prob=3), "prob must be")]:
         with pytest.raises(topograph.DGLError, match=match):
