@@ -5,11 +5,13 @@ dgl.data.utils's save_graphs / load_graphs / save_info / load_info are in utils.
 Subset and split_dataset in dgl_dataset.py; MiniGCDataset and KarateClubDataset (made, not downloaded) in
 synthetic.py; AsNodePredDataset, AsGraphPredDataset and AsLinkPredDataset (task splits over a dataset) in adapter.py;
 GNNExplainer's synthetic sets (BAShapeDataset, BACommunityDataset, TreeCycleDataset, TreeGridDataset) and
-SBMMixtureDataset, made from a seed as DGL's, in explain_synthetic.py."""
+SBMMixtureDataset, made from a seed as DGL's, in explain_synthetic.py. CSVDataset (a folder of meta.yaml and CSV
+files; needs PyYAML and pandas) in csv_dataset.py."""
 from . import citation_graph, utils
 from . import citation_graph as citegrh  # DGL's alias: `from dgl.data import citegrh`
 from .citation_graph import CitationGraphDataset, CiteseerGraphDataset, CoraGraphDataset, load_citeseer, load_cora
 from .adapter import AsGraphPredDataset, AsLinkPredDataset, AsNodePredDataset
+from .csv_dataset import CSVDataset
 from .dgl_dataset import DGLDataset, Subset, split_dataset
 from .synthetic import KarateClubDataset, MiniGCDataset
 from .explain_synthetic import (BACommunityDataset, BAShapeDataset, SBMMixture, SBMMixtureDataset, TreeCycleDataset,
@@ -21,4 +23,4 @@ __all__ = ["CitationGraphDataset", "CoraGraphDataset", "CiteseerGraphDataset", "
            "citation_graph", "citegrh", "utils", "DGLDataset", "Subset", "split_dataset", "MiniGCDataset",
            "KarateClubDataset", "KarateClub", "AsNodePredDataset",
            "AsGraphPredDataset", "AsLinkPredDataset", "BAShapeDataset", "BACommunityDataset", "TreeCycleDataset",
-           "TreeGridDataset", "SBMMixtureDataset", "SBMMixture"]
+           "TreeGridDataset", "SBMMixtureDataset", "SBMMixture", "CSVDataset"]
