@@ -18,6 +18,7 @@ torch.nn.Modules, a file per family:
   link.py            EdgePredictor, TransE, TransR
   utils.py           Sequential, JumpingKnowledge, LabelPropagation, WeightBasis
   explain.py         GNNExplainer
+  pgexplainer.py     PGExplainer, HeteroPGExplainer
   sparse_emb.py      NodeEmbedding (for topograph.optim's sparse optimisers)
   network_emb.py     DeepWalk, MetaPath2Vec
   factory.py         KNNGraph, SegmentedKNNGraph, RadiusGraph
@@ -38,6 +39,7 @@ from .dense_conv import DenseChebConv, DenseGraphConv, DenseSAGEConv
 from .link import EdgePredictor, TransE, TransR
 from .edge_feature_conv import CFConv, EGNNConv, GatedGCNConv, ShiftedSoftplus
 from .explain import GNNExplainer
+from .pgexplainer import HeteroPGExplainer, PGExplainer
 from .factory import KNNGraph, RadiusGraph, SegmentedKNNGraph
 from .network_emb import DeepWalk, MetaPath2Vec
 from .pna import PNAConv
@@ -52,6 +54,7 @@ __all__ = ["functional", "GraphMultiHeadAttention", "GraphConv", "SAGEConv", "GA
            "HeteroGraphConv", "HeteroLinear", "HeteroEmbedding", "GMMConv",
            "Sequential", "EdgePredictor", "JumpingKnowledge", "LabelPropagation", "WeightBasis", "TransE", "TransR",
            "DenseGraphConv", "DenseSAGEConv", "DenseChebConv", "PNAConv", "GNNExplainer", "NodeEmbedding",
+           "PGExplainer", "HeteroPGExplainer",
            "GatedGCNConv", "EGNNConv", "CFConv", "ShiftedSoftplus", "DeepWalk", "MetaPath2Vec", "KNNGraph",
            "SegmentedKNNGraph", "RadiusGraph",
            "SumPooling", "AvgPooling", "MaxPooling", "SortPooling", "GlobalAttentionPooling", "Set2Set", "WeightAndSum",
