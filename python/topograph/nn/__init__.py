@@ -17,7 +17,7 @@ torch.nn.Modules, a file per family:
                      EGTLayer (dense over padded batches, as DGL's)
   link.py            EdgePredictor, TransE, TransR
   utils.py           Sequential, JumpingKnowledge, LabelPropagation, WeightBasis
-  explain.py         GNNExplainer
+  explain.py         GNNExplainer, HeteroGNNExplainer
   pgexplainer.py     PGExplainer, HeteroPGExplainer
   sparse_emb.py      NodeEmbedding (for topograph.optim's sparse optimisers)
   network_emb.py     DeepWalk, MetaPath2Vec
@@ -38,7 +38,7 @@ from .set_transformer import SetTransformerDecoder, SetTransformerEncoder
 from .dense_conv import DenseChebConv, DenseGraphConv, DenseSAGEConv
 from .link import EdgePredictor, TransE, TransR
 from .edge_feature_conv import CFConv, EGNNConv, GatedGCNConv, ShiftedSoftplus
-from .explain import GNNExplainer
+from .explain import GNNExplainer, HeteroGNNExplainer
 from .pgexplainer import HeteroPGExplainer, PGExplainer
 from .factory import KNNGraph, RadiusGraph, SegmentedKNNGraph
 from .network_emb import DeepWalk, MetaPath2Vec
@@ -53,7 +53,8 @@ __all__ = ["functional", "GraphMultiHeadAttention", "GraphConv", "SAGEConv", "GA
            "TypedLinear",
            "HeteroGraphConv", "HeteroLinear", "HeteroEmbedding", "GMMConv",
            "Sequential", "EdgePredictor", "JumpingKnowledge", "LabelPropagation", "WeightBasis", "TransE", "TransR",
-           "DenseGraphConv", "DenseSAGEConv", "DenseChebConv", "PNAConv", "GNNExplainer", "NodeEmbedding",
+           "DenseGraphConv", "DenseSAGEConv", "DenseChebConv", "PNAConv", "GNNExplainer", "HeteroGNNExplainer",
+           "NodeEmbedding",
            "PGExplainer", "HeteroPGExplainer",
            "GatedGCNConv", "EGNNConv", "CFConv", "ShiftedSoftplus", "DeepWalk", "MetaPath2Vec", "KNNGraph",
            "SegmentedKNNGraph", "RadiusGraph",
