@@ -15,10 +15,14 @@ batch reaches fewer distinct nodes.
 
 The inclusion probabilities and weights are DGL 2.1's (labor_pick's rules); the random numbers are torch's (DGL
 hashes (seed, node) with PCG32), so the draws match DGL's in law, not one by one. layer_dependency=True keeps one
-r_t per node for every layer of a batch. Homogeneous graphs and in-edges only; batch_dependency (variates
-correlated across batches) must stay 1."""
+r_t per node for every layer of a batch. batch_dependency=k > 1 makes consecutive batches' variates correlated
+(DGL's: r_t = Phi(cos(a) z_t + sin(a) z'_t) of two standard normal vectors, a = (pi / 2)(b mod k) / k at batch b, and
+every k batches z' becomes z and a fresh z' is drawn: each r_t stays uniform, and batches near each other reach
+the same nodes); k = 0 keeps the first batch's variates for ever. set_seed(s) makes the variates a function of s.
+Homogeneous graphs and in-edges only."""
 from __future__ import annotations
 
+import math
 import numbers
 
 import torch
@@ -40,16 +44,43 @@ class LaborSampler(BlockSampler):
         if edge_dir != "in":
             raise DGLError(f"LaborSampler: edge_dir must be 'in' here, got {edge_dir!r} (NeighborSampler samples "
                            f"out-edges)")
-        if batch_dependency != 1:
-            raise DGLError(f"LaborSampler: batch_dependency must be 1 here (variates correlated across batches "
-                           f"are not implemented), got {batch_dependency!r}")
+        if isinstance(batch_dependency, bool) or not isinstance(batch_dependency, numbers.Integral) or \
+                batch_dependency < 0:
+            raise DGLError(f"LaborSampler: batch_dependency must be an int >= 0 (1: independent batches, k > 1: "
+                           f"variates drifting over k batches, 0: the same variates every batch), got "
+                           f"{batch_dependency!r}")
         if isinstance(importance_sampling, bool) or not isinstance(importance_sampling, numbers.Integral):
             raise DGLError(f"LaborSampler: importance_sampling must be an int (0: LABOR-0, i > 0: i rounds, "
                            f"-1: until it converges), got {importance_sampling!r}")
         if prob is not None and not isinstance(prob, str):
             raise DGLError(f"LaborSampler: prob must be the name of an edge feature, got {prob!r}")
         self.fanouts, self.prob, self.importance_sampling = list(fanouts), prob, int(importance_sampling)
-        self.layer_dependency = bool(layer_dependency)
+        self.layer_dependency, self.batch_dependency = bool(layer_dependency), int(batch_dependency)
+        self.set_seed()
+
+    def set_seed(self, random_seed=None) -> None:
+        """DGL's set_seed: the variates from here on come from a generator seeded with random_seed (torch's
+        global generator when None), starting a new run of batch_dependency batches."""
+        self._generator = None if random_seed is None else torch.Generator().manual_seed(int(random_seed))
+        self._normals, self._batch = None, 0
+
+    def _variates(self, layers: int, num_nodes: int) -> torch.Tensor:
+        """[layers, num_nodes] uniform r_t of this batch (one row for every layer with layer_dependency)."""
+        rows = 1 if self.layer_dependency else layers
+        k = self.batch_dependency
+        if k == 1:
+            return torch.rand(rows, num_nodes, generator=self._generator)
+        if self._normals is None or self._normals.shape[1:] != (rows, num_nodes):
+            self._normals = torch.randn(2, rows, num_nodes, generator=self._generator, dtype=torch.float64)
+        angle = torch.pi / 2 * ((self._batch % k) / k if k > 1 else 0.0)
+        mixed = math.cos(angle) * self._normals[0] + math.sin(angle) * self._normals[1]
+        return 0.5 * torch.erfc(-mixed / math.sqrt(2.0))  # the standard normal's CDF: uniform again
+
+    def _next_batch(self) -> None:
+        self._batch += 1
+        if self.batch_dependency > 1 and self._batch % self.batch_dependency == 0:
+            fresh = torch.randn(self._normals.shape[1:], generator=self._generator, dtype=torch.float64)
+            self._normals = torch.stack([self._normals[1], fresh])
 
     def sample_blocks(self, g, seed_nodes, exclude_eids=None):
         if not g.is_homogeneous:
@@ -67,9 +98,9 @@ class LaborSampler(BlockSampler):
             if not bool(torch.isfinite(weight).all()) or bool((weight < 0).any()):
                 raise DGLError(f"LaborSampler: prob {self.prob!r} must be finite and >= 0")
         output_nodes = seeds = torch.as_tensor(seed_nodes, dtype=torch.int64)
-        shared = torch.rand(g.num_nodes()) if self.layer_dependency else None
+        variates = self._variates(len(self.fanouts), g.num_nodes())
         blocks = []
-        for fanout in reversed(self.fanouts):
+        for layer, fanout in enumerate(reversed(self.fanouts)):
             frontier = in_subgraph(g, seeds)  # every in-edge of the seeds, EID their ids in g
             parent = frontier.edata[EID].long()
             if exclude_eids is not None:
@@ -81,7 +112,7 @@ class LaborSampler(BlockSampler):
                 u, v = (t.to(torch.int64) for t in frontier.edges())
                 w = None if weight is None else weight[parent.to(weight.device)].cpu()
                 p = inclusion_probabilities(u.cpu(), v.cpu(), g.num_nodes(), fanout, w, self.importance_sampling)
-                r = shared if shared is not None else torch.rand(g.num_nodes())
+                r = variates[0 if self.layer_dependency else layer]
                 kept = torch.nonzero((r[u.cpu()].double() <= p) & (p > 0)).reshape(-1)  # never a p of 0
                 if self.importance_sampling or w is not None:
                     edge_weights = _normalised_weights(v.cpu()[kept], (1.0 if w is None else w[kept]) / p[kept],
@@ -95,6 +126,7 @@ class LaborSampler(BlockSampler):
                 block.edata["edge_weights"] = edge_weights[order.cpu()].to(torch.float32).to(block.device)
             seeds = block.srcdata[NID].to(torch.int64)
             blocks.insert(0, block)
+        self._next_batch()
         return seeds, output_nodes, blocks
 
 
