@@ -41,6 +41,10 @@ SentenceEdges relation_edges(const TopologySpec& spec, const TopologyRelation& r
     std::sort(globals.begin(), globals.end());
     globals.erase(std::unique(globals.begin(), globals.end()), globals.end());
   }
+  // At least an edge per destination for most patterns: reserved up front, so a sentence no memory can hold
+  // (a caller's length of 2^40) fails at once with std::bad_alloc instead of growing for minutes first.
+  out.src.reserve(static_cast<std::size_t>(dst.count));
+  out.dst.reserve(static_cast<std::size_t>(dst.count));
   // Source at position p (skipped when no source node sits there).
   auto add = [&](std::int64_t p, std::int64_t d) {
     const std::int64_t s = p - src.first;

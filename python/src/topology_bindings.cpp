@@ -41,10 +41,16 @@ std::pair<nb::object, nb::object> relation_batch_edges(const std::string& relati
     if (const auto at = message.find("relations[0]."); at != std::string::npos) message.erase(at, 13);
     throw Error(message);
   }
+  std::int64_t nodes = 0;  // checked before any edge is made: int32 ids refuse a long batch at once
+  for (std::size_t b = 0; b < lengths.size(); ++b) {
+    TOPO_CHECK(lengths[b] >= 0, "{}: lengths[{}] = {} is negative", source, b, lengths[b]);
+    TOPO_CHECK(!__builtin_add_overflow(nodes, lengths[b], &nodes), "{}: the lengths overflow int64 at [{}]", source,
+               b);
+  }
+  TOPO_CHECK(int64 || nodes <= INT32_MAX, "{}: {} nodes do not fit int32 ids; use idtype=torch.int64", source, nodes);
   std::vector<std::int64_t> src, dst;
   std::int64_t first = 0;
   for (std::size_t b = 0; b < lengths.size(); ++b) {
-    TOPO_CHECK(lengths[b] >= 0, "{}: lengths[{}] = {} is negative", source, b, lengths[b]);
     const models::SentenceEdges e = models::relation_edges(spec, spec.relations[0], lengths[b]);
     for (std::size_t i = 0; i < e.size(); ++i) src.push_back(first + e.src[i]), dst.push_back(first + e.dst[i]);
     first += lengths[b];
@@ -52,7 +58,6 @@ std::pair<nb::object, nb::object> relation_batch_edges(const std::string& relati
   const auto n = static_cast<std::int64_t>(src.size());
   if (int64) return {to_torch(Tensor::from_vector(src, {n})), to_torch(Tensor::from_vector(dst, {n}))};
   const auto narrow = [&](const std::vector<std::int64_t>& ids) {
-    TOPO_CHECK(first <= INT32_MAX, "{}: {} nodes do not fit int32 ids; use idtype=torch.int64", source, first);
     return to_torch(Tensor::from_vector(std::vector<std::int32_t>(ids.begin(), ids.end()), {n}));
   };
   return {narrow(src), narrow(dst)};

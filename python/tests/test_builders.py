@@ -119,3 +119,11 @@ def test_topology_file_builder_errors_name_the_function_and_field():
         builders.block([3, -1], 2)
     with pytest.raises(TypeError):
         builders.random(5, 2, idtype=torch.float64)
+    # lengths no ids or memory can hold fail at once (int32: before any edge is made; it generated them all
+    # first), where a length of 2^40 grew its edge lists for minutes before
+    with pytest.raises(ValueError, match="do not fit int32 ids"):
+        builders.block([2**31], 2, idtype=torch.int32)
+    with pytest.raises(ValueError, match="overflow int64"):
+        builders.block([2**62, 2**62], 2)
+    with pytest.raises(MemoryError):
+        builders.dilated([2**40], 1, 1)
