@@ -19,6 +19,7 @@ torch.nn.Modules, a file per family:
   utils.py           Sequential, JumpingKnowledge, LabelPropagation, WeightBasis
   explain.py         GNNExplainer, HeteroGNNExplainer
   pgexplainer.py     PGExplainer, HeteroPGExplainer
+  subgraphx.py       SubgraphX, HeteroSubgraphX
   sparse_emb.py      NodeEmbedding (for topograph.optim's sparse optimisers)
   network_emb.py     DeepWalk, MetaPath2Vec
   factory.py         KNNGraph, SegmentedKNNGraph, RadiusGraph
@@ -40,6 +41,7 @@ from .link import EdgePredictor, TransE, TransR
 from .edge_feature_conv import CFConv, EGNNConv, GatedGCNConv, ShiftedSoftplus
 from .explain import GNNExplainer, HeteroGNNExplainer
 from .pgexplainer import HeteroPGExplainer, PGExplainer
+from .subgraphx import HeteroSubgraphX, SubgraphX
 from .factory import KNNGraph, RadiusGraph, SegmentedKNNGraph
 from .network_emb import DeepWalk, MetaPath2Vec
 from .pna import PNAConv
@@ -55,7 +57,7 @@ __all__ = ["functional", "GraphMultiHeadAttention", "GraphConv", "SAGEConv", "GA
            "Sequential", "EdgePredictor", "JumpingKnowledge", "LabelPropagation", "WeightBasis", "TransE", "TransR",
            "DenseGraphConv", "DenseSAGEConv", "DenseChebConv", "PNAConv", "GNNExplainer", "HeteroGNNExplainer",
            "NodeEmbedding",
-           "PGExplainer", "HeteroPGExplainer",
+           "PGExplainer", "HeteroPGExplainer", "SubgraphX", "HeteroSubgraphX",
            "GatedGCNConv", "EGNNConv", "CFConv", "ShiftedSoftplus", "DeepWalk", "MetaPath2Vec", "KNNGraph",
            "SegmentedKNNGraph", "RadiusGraph",
            "SumPooling", "AvgPooling", "MaxPooling", "SortPooling", "GlobalAttentionPooling", "Set2Set", "WeightAndSum",
