@@ -234,7 +234,32 @@ def adjacency_matrix(g: DGLGraph, etype=None):
     return adj(g, etype)
 
 
+def incidence_matrix(g: DGLGraph, typestr: str, ctx=None, etype=None) -> torch.Tensor:
+    """DGL's g.inc / g.incidence_matrix: a torch sparse COO [nodes, E] of the relation (a relation between two node
+    types: 'in' [num_dst, E], 'out' [num_src, E]): 'in' 1 at (v, e) for e = u -> v, 'out' 1 at (u, e), 'both'
+    (one node type) -1 at (u, e) and +1 at (v, e), a self loop's two summing to 0; float32, on ctx (the graph's
+    device by default), coalesced as DGL's."""
+    if typestr not in ("in", "out", "both"):
+        raise DGLError(f"incidence_matrix: typestr must be 'in', 'out' or 'both', got {typestr!r}")
+    etype = g.to_canonical_etype(etype)
+    u, v = (t.to(torch.int64).cpu() for t in g.all_edges(etype=etype))
+    eid = torch.arange(u.numel())
+    if typestr == "both":
+        if etype[0] != etype[2]:
+            raise DGLError(f"incidence_matrix: 'both' needs one node type at both ends, got {etype}")
+        index = torch.stack([torch.cat([u, v]), torch.cat([eid, eid])])
+        values = torch.cat([-torch.ones(u.numel()), torch.ones(v.numel())])
+        rows = g.num_nodes(etype[0])
+    else:
+        ends, ntype = (v, etype[2]) if typestr == "in" else (u, etype[0])
+        index, values, rows = torch.stack([ends, eid]), torch.ones(u.numel()), g.num_nodes(ntype)
+    matrix = torch.sparse_coo_tensor(index, values, (rows, u.numel())).coalesce()
+    return matrix.to(g.device if ctx is None else torch.device(ctx))
+
+
 # DGLGraph's methods of these names, as DGL's; set here to keep _graph.py small.
+DGLGraph.inc = DGLGraph.incidence_matrix = incidence_matrix
+DGLGraph.to_networkx = lambda self, *args, **kwargs: to_networkx(self, *args, **kwargs)
 DGLGraph.adj_tensors = adj_tensors
 DGLGraph.adj_external = adj_external
 DGLGraph.adj = adj

@@ -122,3 +122,6 @@ class PinSAGESampler(RandomWalkNeighborSampler):
                              f"{G.canonical_etypes}")
         super().__init__(G, num_traversals, termination_prob, num_random_walks, num_neighbors,
                          metapath=[forward[0], backward[0]], weight_column=weight_column)
+
+
+DGLGraph.select_topk = select_topk  # DGL's method of the same name, as dgl.sampling.select_topk

@@ -92,3 +92,48 @@ def repeat_rows(graph_feat: torch.Tensor, seglen, what: str) -> torch.Tensor:
         shape = tuple(graph_feat.shape)
         raise ValueError(f"{what}: graph_feat must have one row per graph ({lengths.numel()}), got shape {shape}")
     return torch.repeat_interleave(graph_feat, lengths, dim=0)
+
+
+def rows_by_group(x: torch.Tensor, group: torch.Tensor, num_groups: int, out_size: int, apply) -> torch.Tensor:
+    """apply(g, rows of x in group g, in their order) -> [n_g, out_size] for each non-empty group, put back in x's
+    row order: [N, out_size]. One call per group (a product per relation or type) instead of a gather of per-row
+    weights; group [N] int64 in [0, num_groups)."""
+    order = torch.argsort(group, stable=True)
+    counts = torch.bincount(group, minlength=num_groups).tolist()
+    parts = [apply(g, rows) for g, rows in enumerate(torch.split(x.index_select(0, order), counts)) if rows.shape[0]]
+    if not parts:
+        return x.new_zeros(0, out_size)
+    grouped = torch.cat(parts)
+    return torch.zeros_like(grouped).index_copy(0, order, grouped)
+
+
+def _check_mm(a: torch.Tensor, b: torch.Tensor, what: str) -> None:
+    if a.dim() != 2 or b.dim() != 3 or a.shape[1] != b.shape[1]:
+        raise ValueError(f"{what}: a must be [N, D1] and b [R, D1, D2], got {tuple(a.shape)} and {tuple(b.shape)}")
+
+
+def gather_mm(a: torch.Tensor, b: torch.Tensor, *, idx_b) -> torch.Tensor:
+    """dgl.ops.gather_mm: out[i] = a[i] @ b[idx_b[i]]; a [N, D1], b [R, D1, D2], idx_b [N] -> [N, D2] (an
+    R-GCN's per-relation product), one matmul per index used."""
+    _check_mm(a, b, "gather_mm")
+    idx = torch.as_tensor(idx_b).to(device=a.device)
+    if idx.dim() != 1 or idx.numel() != a.shape[0] or idx.dtype.is_floating_point or idx.dtype == torch.bool:
+        raise ValueError(f"gather_mm: idx_b must hold one integer per row of a ({a.shape[0]}), got "
+                         f"{idx.dtype} {tuple(idx.shape)}")
+    idx = idx.to(torch.int64)
+    bad = ((idx < 0) | (idx >= b.shape[0])).nonzero().flatten()
+    if bad.numel():
+        raise IndexError(f"gather_mm: idx_b[{int(bad[0])}] = {int(idx[bad[0]])} is not in [0, {b.shape[0]})")
+    return rows_by_group(a, idx, b.shape[0], b.shape[2], lambda r, rows: rows @ b[r])
+
+
+def segment_mm(a: torch.Tensor, b: torch.Tensor, seglen_a) -> torch.Tensor:
+    """dgl.ops.segment_mm: a's rows cut into R consecutive segments of seglen_a rows, segment r times b[r]; a [N,
+    D1], b [R, D1, D2] -> [N, D2]. The lengths must add up to N (DGL 2.1 silently drops the rows past them)."""
+    _check_mm(a, b, "segment_mm")
+    lengths = torch.as_tensor(seglen_a)
+    segment_ids(lengths, a.shape[0], a.device, "segment_mm")  # the lengths checked: 1-D, >= 0, adding up to N
+    if lengths.numel() != b.shape[0]:
+        raise ValueError(f"segment_mm: {lengths.numel()} segment lengths for {b.shape[0]} matrices in b")
+    parts = [rows @ b[r] for r, rows in enumerate(torch.split(a, lengths.tolist()))]
+    return torch.cat(parts) if parts else a.new_zeros(0, b.shape[2])

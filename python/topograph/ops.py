@@ -27,7 +27,7 @@ import torch
 from . import _C
 from ._autograd import taped
 from ._graph import ALL, DGLError, DGLGraph
-from ._segment import segment_reduce, segment_softmax  # dgl.ops.segment_reduce / segment_softmax: plain torch
+from ._segment import gather_mm, segment_mm, segment_reduce, segment_softmax  # dgl.ops' segment ops: plain torch
 
 # The C++ enums' values (kernels/sparse/spmm_math.hpp, sddmm_math.hpp).
 _SPMM_OPS = {"copy_lhs": 0, "copy_rhs": 1, "add": 2, "sub": 3, "mul": 4, "div": 5}
@@ -362,7 +362,7 @@ def _sddmm_shorthand(lhs: str, op: str, rhs: str, name: str):
 
 
 __all__ = ["gspmm", "gsddmm", "edge_softmax", "sparse_attention", "gat_attention", "band_attention", "copy_u",
-           "copy_v", "segment_reduce", "segment_softmax"]
+           "copy_v", "copy_e", "segment_reduce", "segment_softmax", "gather_mm", "segment_mm"]
 for _op, _reduce in itertools.product(["add", "sub", "mul", "div", "copy_u", "copy_e"], list(_REDUCE)):
     _name = f"{_op}_{_reduce}" if _op.startswith("copy") else f"u_{_op}_e_{_reduce}"
     globals()[_name] = _spmm_shorthand(_op, _reduce, _name)
@@ -377,6 +377,16 @@ for _lhs, _rhs in itertools.permutations("uve", 2):
 def copy_u(g: DGLGraph, x: torch.Tensor, etype=None) -> torch.Tensor:
     """Per edge (of relation etype, when given), its source's row of x: [E, ...]."""
     return gsddmm(g if etype is None else g[etype], "copy_lhs", x, None, "u", "v")
+
+
+def copy_e(g: DGLGraph, x: torch.Tensor) -> torch.Tensor:
+    """dgl.ops.copy_e: the edge features themselves, [E, ...] (checked to hold one row per edge, where DGL 2.1
+    returns any x)."""
+    g = _graph(g)
+    if not isinstance(x, torch.Tensor) or x.dim() == 0 or x.shape[0] != g.num_edges():
+        raise ValueError(f"copy_e: x must hold one row per edge ({g.num_edges()}), got "
+                         f"{tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}")
+    return x
 
 
 def copy_v(g: DGLGraph, x: torch.Tensor, etype=None) -> torch.Tensor:

@@ -13,6 +13,7 @@ from typing import Optional
 import torch
 
 from .. import ops
+from .._segment import rows_by_group
 from .._base import DGLError
 
 
@@ -82,19 +83,11 @@ class TypedLinear(torch.nn.Module):
         weight = self.get_weight()
         if self.regularizer == "bdd":  # [T, B, in / B, out / B]
             weight = weight.view(self.num_types, self.num_bases, self.submat_in, self.submat_out)
-        order = torch.argsort(types, stable=True)
-        counts = torch.bincount(types, minlength=self.num_types).tolist()
-        parts = []
-        for t, rows in enumerate(torch.split(x.index_select(0, order), counts)):  # the rows of type t, [n_t, in]
-            if rows.shape[0] == 0:
-                continue
-            if self.regularizer == "bdd":  # block b of the input -> block b of the output
-                rows = torch.einsum("nbi,bio->nbo", rows.view(-1, self.num_bases, self.submat_in), weight[t])
-                parts.append(rows.reshape(-1, self.out_size))
-            else:
-                parts.append(rows @ weight[t])
-        by_type = torch.cat(parts) if parts else x.new_zeros(0, self.out_size)  # [N, out] in `order`
-        return torch.zeros_like(by_type).index_copy(0, order, by_type)
+        if self.regularizer != "bdd":
+            return rows_by_group(x, types, self.num_types, self.out_size, lambda t, rows: rows @ weight[t])
+        # block b of the input -> block b of the output
+        return rows_by_group(x, types, self.num_types, self.out_size, lambda t, rows: torch.einsum(
+            "nbi,bio->nbo", rows.view(-1, self.num_bases, self.submat_in), weight[t]).reshape(-1, self.out_size))
 
 
 class RelGraphConv(torch.nn.Module):
