@@ -336,3 +336,42 @@ def test_labor_batch_dependency_as_dgl():
     for k in (4,):  # (k = 16: too few independent variate sets in 160 batches for a 4% comparison)
         ours, theirs = batch_dependency_stats(topograph, k), batch_dependency_stats(dgl, k)
         assert abs(ours[0] - theirs[0]) < 0.04 * theirs[0] and abs(ours[1] - theirs[1]) < 0.03 * theirs[1]
+
+
+def test_sample_labors_frontier():
+    """sampling.sample_labors: LaborSampler's one layer as a frontier (every node, real edges with EID and
+    features), its importances averaging 1 per node, variates fixed by random_seed and moved by
+    seed2_contribution, DGL 2.1's edges a draw on average where it imports."""
+    u, v, w = labor_graph()
+    g = topograph.graph((u, v), num_nodes=300)
+    g.edata["w"], g.ndata["x"] = w, torch.arange(300.0)
+    seeds = torch.arange(0, 300, 3)
+    frontier, (importance,) = topograph.sampling.sample_labors(g, seeds, 5, importance_sampling=1, prob="w")
+    eid = frontier.edata[topograph.EID].long()
+    fu, fv = (t.long() for t in frontier.edges())
+    assert frontier.num_nodes() == 300 and torch.equal(u[eid], fu) and torch.equal(v[eid], fv)
+    assert bool(torch.isin(fv, seeds).all()) and torch.equal(frontier.edata["w"], w[eid])
+    assert torch.equal(frontier.ndata["x"], g.ndata["x"]) and importance.shape == (frontier.num_edges(),)
+    per_node = torch.zeros(300).index_add_(0, fv, importance) / torch.bincount(fv, minlength=300).clamp(min=1)
+    assert torch.allclose(per_node[torch.bincount(fv, minlength=300) > 0], torch.tensor(1.0))
+    plain, (none,) = topograph.sampling.sample_labors(g, seeds, 5, copy_ndata=False, copy_edata=False)
+    assert none.numel() == 0 and set(plain.edata.keys()) == {topograph.EID} and not plain.ndata.keys()
+
+    def eids(**kw):
+        return set(g.sample_labors(seeds, 5, **kw)[0].edata[topograph.EID].tolist())
+    assert eids(random_seed=3) == eids(random_seed=torch.tensor([3]))
+    halfway = eids(random_seed=torch.tensor([3, 4]), seed2_contribution=0.5)
+    assert eids(random_seed=torch.tensor([3, 4]), seed2_contribution=0.0) == eids(random_seed=3)
+    assert 0 < len(halfway & eids(random_seed=3)) < len(halfway)  # between the two seeds' draws
+    for fanout, kw, match in [(-2, {}, "fanout must be"), (5, dict(edge_dir="out"), "edge_dir"),
+                              (5, dict(seed2_contribution=0.5), "two seeds"), (5, dict(seed2_contribution=2), "0, 1")]:
+        with pytest.raises(topograph.DGLError, match=match):
+            topograph.sampling.sample_labors(g, seeds, fanout, **kw)
+    try:
+        import dgl
+    except ImportError:
+        return
+    dg = dgl.graph((u, v), num_nodes=300)
+    ours = sum(topograph.sampling.sample_labors(g, seeds, 5)[0].num_edges() for _ in range(150)) / 150
+    theirs = sum(dgl.sampling.sample_labors(dg, seeds, 5)[0].num_edges() for _ in range(150)) / 150
+    assert abs(ours - theirs) < 0.04 * theirs

@@ -203,3 +203,57 @@ def global_uniform_negative_sampling(g: DGLGraph, num_samples: int, exclude_self
 
 # g.global_uniform_negative_sampling(num_samples, ...), as DGL attaches it (dgl/sampling/negative.py)
 DGLGraph.global_uniform_negative_sampling = global_uniform_negative_sampling
+
+
+def sample_labors(g: DGLGraph, nodes, fanout: int, edge_dir: str = "in", prob: Optional[str] = None,
+                  importance_sampling: int = 0, random_seed=None, seed2_contribution: float = 0,
+                  copy_ndata: bool = True, copy_edata: bool = True, exclude_edges=None, output_device=None):
+    """dgl.sampling.sample_labors: one LABOR draw (dataloading/labor_sampler.py's rule, LaborSampler's one layer)
+    of the in-edges of `nodes` on a graph of one node type and relation -> (frontier: every node, the kept edges,
+    EID their ids in g; [the kept edges' weights w / p scaled to average 1 per node, float32 [E'], or an empty
+    tensor without importance sampling or prob]). random_seed (an int, or one or two in a tensor) makes the
+    variates a function of it; with two, seed2_contribution in [0, 1] moves them from the first's to the second's
+    (DGL's batch dependency). Without random_seed the variates come from torch's generator."""
+    from .dataloading.labor_sampler import edge_weights_named, labor_frontier, uniform_between
+
+    _check(g, "sample_labors")
+    if edge_dir != "in":
+        raise DGLError(f"sample_labors: edge_dir must be 'in' here, got {edge_dir!r} (sample_neighbors samples "
+                       f"out-edges)")
+    if not g.is_homogeneous:
+        raise DGLError(f"sample_labors: a graph of one node type and one relation here, got {g.canonical_etypes}")
+    if isinstance(fanout, bool) or not isinstance(fanout, numbers.Integral) or fanout < -1:
+        raise DGLError(f"sample_labors: fanout must be an int >= 0, or -1 for every edge, got {fanout!r}")
+    if isinstance(importance_sampling, bool) or not isinstance(importance_sampling, numbers.Integral):
+        raise DGLError(f"sample_labors: importance_sampling must be an int, got {importance_sampling!r}")
+    if not 0 <= float(seed2_contribution) <= 1:
+        raise DGLError(f"sample_labors: seed2_contribution must lie in [0, 1], got {seed2_contribution!r}")
+    seeds = torch.as_tensor(g._checked_ids(nodes, g.num_nodes(), "sample_labors: node")).to(torch.int64)
+    n = g.num_nodes()
+    if random_seed is None:
+        if seed2_contribution:
+            raise DGLError("sample_labors: seed2_contribution needs random_seed holding two seeds")
+        r = torch.rand(n)
+    else:
+        given = torch.as_tensor(random_seed).reshape(-1).tolist()
+        if len(given) not in (1, 2) or (seed2_contribution and len(given) != 2):
+            raise DGLError(f"sample_labors: random_seed must hold one seed, or two with seed2_contribution, got "
+                           f"{given}")
+        normals = [torch.randn(n, generator=torch.Generator().manual_seed(int(s)), dtype=torch.float64) for s in given]
+        r = uniform_between(normals[0], normals[-1], float(seed2_contribution))
+    weight = edge_weights_named(g, prob, "sample_labors")
+    frontier, parent, weights = labor_frontier(g, seeds.cpu(), int(fanout), weight, int(importance_sampling), r,
+                                               exclude_edges)
+    for data, keep in ((frontier.ndata, copy_ndata), (frontier.edata, copy_edata)):
+        if not keep:
+            for name in [k for k in data.keys() if k != EID]:
+                data.pop(name)
+    frontier.edata[EID] = parent.to(device=frontier.device, dtype=g.idtype)
+    importances = [torch.empty(0) if weights is None else weights.to(torch.float32)]
+    if output_device is not None:
+        frontier = frontier.to(output_device)
+        importances = [t.to(output_device) for t in importances]
+    return frontier, importances
+
+
+DGLGraph.sample_labors = sample_labors

@@ -72,9 +72,7 @@ class LaborSampler(BlockSampler):
             return torch.rand(rows, num_nodes, generator=self._generator)
         if self._normals is None or self._normals.shape[1:] != (rows, num_nodes):
             self._normals = torch.randn(2, rows, num_nodes, generator=self._generator, dtype=torch.float64)
-        angle = torch.pi / 2 * ((self._batch % k) / k if k > 1 else 0.0)
-        mixed = math.cos(angle) * self._normals[0] + math.sin(angle) * self._normals[1]
-        return 0.5 * torch.erfc(-mixed / math.sqrt(2.0))  # the standard normal's CDF: uniform again
+        return uniform_between(self._normals[0], self._normals[1], (self._batch % k) / k if k > 1 else 0.0)
 
     def _next_batch(self) -> None:
         self._batch += 1
@@ -85,40 +83,14 @@ class LaborSampler(BlockSampler):
     def sample_blocks(self, g, seed_nodes, exclude_eids=None):
         if not g.is_homogeneous:
             raise DGLError(f"LaborSampler: a homogeneous graph only here, got relations {g.canonical_etypes}")
-        weight = None
-        if self.prob is not None:
-            if self.prob not in g.edata:
-                raise DGLError(f"LaborSampler: prob {self.prob!r} is not an edge feature (the graph has "
-                               f"{sorted(g.edata)})")
-            weight = g.edata[self.prob]
-            if weight.dim() != 1 and not (weight.dim() == 2 and weight.shape[1] == 1):
-                raise DGLError(f"LaborSampler: prob {self.prob!r} must hold one weight per edge, got shape "
-                               f"{tuple(weight.shape)}")
-            weight = weight.reshape(-1).to(torch.float64)
-            if not bool(torch.isfinite(weight).all()) or bool((weight < 0).any()):
-                raise DGLError(f"LaborSampler: prob {self.prob!r} must be finite and >= 0")
+        weight = edge_weights_named(g, self.prob, "LaborSampler")
         output_nodes = seeds = torch.as_tensor(seed_nodes, dtype=torch.int64)
         variates = self._variates(len(self.fanouts), g.num_nodes())
         blocks = []
         for layer, fanout in enumerate(reversed(self.fanouts)):
-            frontier = in_subgraph(g, seeds)  # every in-edge of the seeds, EID their ids in g
-            parent = frontier.edata[EID].long()
-            if exclude_eids is not None:
-                kept = torch.nonzero(~torch.isin(parent, torch.as_tensor(exclude_eids).long().to(parent.device)))
-                frontier = edge_subgraph(frontier, kept.reshape(-1), relabel_nodes=False)
-                parent = parent[kept.reshape(-1)]
-            edge_weights = None
-            if fanout >= 0:
-                u, v = (t.to(torch.int64) for t in frontier.edges())
-                w = None if weight is None else weight[parent.to(weight.device)].cpu()
-                p = inclusion_probabilities(u.cpu(), v.cpu(), g.num_nodes(), fanout, w, self.importance_sampling)
-                r = variates[0 if self.layer_dependency else layer]
-                kept = torch.nonzero((r[u.cpu()].double() <= p) & (p > 0)).reshape(-1)  # never a p of 0
-                if self.importance_sampling or w is not None:
-                    edge_weights = _normalised_weights(v.cpu()[kept], (1.0 if w is None else w[kept]) / p[kept],
-                                                       g.num_nodes())
-                frontier = edge_subgraph(frontier, kept.to(parent.device), relabel_nodes=False)
-                parent = parent[kept.to(parent.device)]
+            r = variates[0 if self.layer_dependency else layer]
+            frontier, parent, edge_weights = labor_frontier(g, seeds, fanout, weight, self.importance_sampling, r,
+                                                            exclude_eids)
             block = to_block(frontier, seeds)
             order = block.edata[EID].long()  # the block's edges as positions among the frontier's
             block.edata[EID] = parent[order]  # g's edge ids, as NeighborSampler's blocks
@@ -128,6 +100,53 @@ class LaborSampler(BlockSampler):
             blocks.insert(0, block)
         self._next_batch()
         return seeds, output_nodes, blocks
+
+
+def uniform_between(z0: torch.Tensor, z1: torch.Tensor, contribution: float) -> torch.Tensor:
+    """Uniform variates Phi(cos(a) z0 + sin(a) z1), a = (pi / 2) contribution, of standard normal z0, z1: each
+    stays uniform while contribution moves it from z0's (0) to z1's (1) (DGL's seed2_contribution)."""
+    angle = math.pi / 2 * contribution
+    mixed = math.cos(angle) * z0 + math.sin(angle) * z1
+    return 0.5 * torch.erfc(-mixed / math.sqrt(2.0))  # the standard normal's CDF
+
+
+def edge_weights_named(g, prob, what: str):
+    """[E] float64 weights of the edge feature `prob` (one per edge, finite, >= 0), or None when prob is None."""
+    if prob is None:
+        return None
+    if prob not in g.edata:
+        raise DGLError(f"{what}: prob {prob!r} is not an edge feature (the graph has {sorted(g.edata)})")
+    weight = g.edata[prob]
+    if weight.dim() != 1 and not (weight.dim() == 2 and weight.shape[1] == 1):
+        raise DGLError(f"{what}: prob {prob!r} must hold one weight per edge, got shape {tuple(weight.shape)}")
+    weight = weight.reshape(-1).to(torch.float64)
+    if not bool(torch.isfinite(weight).all()) or bool((weight < 0).any()):
+        raise DGLError(f"{what}: prob {prob!r} must be finite and >= 0")
+    return weight
+
+
+def labor_frontier(g, seeds: torch.Tensor, fanout: int, weight, importance_sampling: int, r: torch.Tensor,
+                   exclude_eids=None):
+    """One LABOR draw: (the frontier, every node of g and the kept in-edges of `seeds`; g's id of each of its
+    edges [E'] int64; the edges' weights w / p scaled per seed [E'] float64, or None without importance sampling
+    or weights). r: [num_nodes] uniform variates; fanout -1 keeps every edge."""
+    frontier = in_subgraph(g, seeds)  # every in-edge of the seeds, EID their ids in g
+    parent = frontier.edata[EID].long()
+    if exclude_eids is not None:
+        kept = torch.nonzero(~torch.isin(parent, torch.as_tensor(exclude_eids).long().to(parent.device)))
+        frontier = edge_subgraph(frontier, kept.reshape(-1), relabel_nodes=False)
+        parent = parent[kept.reshape(-1)]
+    if fanout < 0:
+        return frontier, parent, None
+    u, v = (t.to(torch.int64).cpu() for t in frontier.edges())
+    w = None if weight is None else weight[parent.to(weight.device)].cpu()
+    p = inclusion_probabilities(u, v, g.num_nodes(), fanout, w, importance_sampling)
+    kept = torch.nonzero((r[u].double() <= p) & (p > 0)).reshape(-1)  # never a p of 0
+    edge_weights = None
+    if importance_sampling or w is not None:
+        edge_weights = _normalised_weights(v[kept], (1.0 if w is None else w[kept]) / p[kept], g.num_nodes())
+    frontier = edge_subgraph(frontier, kept.to(parent.device), relabel_nodes=False)
+    return frontier, parent[kept.to(parent.device)], edge_weights
 
 
 def inclusion_probabilities(u: torch.Tensor, v: torch.Tensor, num_nodes: int, fanout: int, weight,
