@@ -91,3 +91,21 @@ def test_against_dgl():
     ours, theirs = topograph.graph((u, v), num_nodes=5), dgl.graph((u, v), num_nodes=5)
     for typestr in ("in", "out", "both"):
         assert torch.equal(ours.inc(typestr).to_dense(), theirs.inc(typestr).to_dense())
+
+
+def test_schemes_block_type_ids_and_pinning():
+    g = topograph.graph(([0, 1], [1, 2]))
+    g.ndata["x"], g.edata["w"] = torch.randn(3, 4), torch.ones(2, dtype=torch.int64)
+    assert g.node_attr_schemes() == {"x": ((4,), torch.float32)} and g.edge_attr_schemes()["w"].dtype == torch.int64
+    assert g.edge_attr_schemes()["w"].shape == ()
+    block = topograph.to_block(g, torch.tensor([1, 2]))
+    assert (block.get_ntype_id_from_src("_N"), block.get_ntype_id_from_dst("_N"), g.get_ntype_id_from_dst("_N")) == (
+        0, 1, 0)
+    hg = topograph.heterograph({("a", "r", "b"): ([0], [1]), ("b", "s", "a"): ([0], [0])})
+    hb = topograph.to_block(hg, {"a": torch.tensor([0]), "b": torch.tensor([1])})
+    assert hb.get_ntype_id_from_src("b") == 1 and hb.get_ntype_id_from_dst("b") == 3  # sources first, as DGL's
+    with pytest.raises(topograph.DGLError, match="not a destination node type"):
+        hb.get_ntype_id_from_dst("c")
+    assert not g.is_pinned() and g.unpin_memory_() is g
+    with pytest.raises(topograph.DGLError, match="does not pin"):
+        g.pin_memory_()
