@@ -21,27 +21,17 @@ Where these differ from DGL 2.1, on purpose:
 """
 from __future__ import annotations
 
-import numbers
 from typing import Optional
 
 import torch
 
 from . import function as fn
 from ._base import DGLError
-from ._positional import _count, _dense_adjacency, _edge_weight
+from ._positional import _count, _dense_adjacency, _edge_weight, _real
 from ._structure_ops import _homogeneous
 from .transforms import BaseTransform, GCNNorm, _probability, update_graph_structure
 
 __all__ = ["PPR", "HeatKernel", "GDC", "SIGNDiffusion"]
-
-
-def _real(value, what: str, minimum: Optional[float] = None) -> float:
-    """value as a float (bool and non-numbers refused, and values below minimum)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or \
-            (minimum is not None and not value >= minimum):
-        bound = "" if minimum is None else f" >= {minimum:g}"
-        raise DGLError(f"{what} must be a real number{bound}, got {value!r}")
-    return float(value)
 
 
 class _Sparsified(BaseTransform):

@@ -42,6 +42,15 @@ def _count(value, what: str, minimum: int) -> int:
     return int(value)
 
 
+def _real(value, what: str, minimum: Optional[float] = None) -> float:
+    """value as a float (bool and non-numbers refused, and values below minimum)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or \
+            (minimum is not None and not value >= minimum):
+        bound = "" if minimum is None else f" >= {minimum:g}"
+        raise DGLError(f"{what} must be a real number{bound}, got {value!r}")
+    return float(value)
+
+
 def _edges(g: DGLGraph):
     """(sources, destinations) as int64 on g's device, by edge id."""
     u, v = g.edges()

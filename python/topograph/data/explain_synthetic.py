@@ -19,6 +19,7 @@ import torch
 from .._base import DGLError
 from .._construct import batch, graph
 from .._external import from_scipy
+from .._positional import _count, _real
 from .._reorder import reorder_graph
 from .._serialize import load_graphs, save_graphs
 from .._structure_ops import line_graph
@@ -27,18 +28,6 @@ from .synthetic import _networkx
 
 __all__ = ["BAShapeDataset", "BACommunityDataset", "TreeCycleDataset", "TreeGridDataset", "SBMMixtureDataset",
            "SBMMixture"]
-
-
-def _int_arg(value, name: str, what: str, least: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
-        raise DGLError(f"{what}: {name} must be an int >= {least}, got {value!r}")
-    return int(value)
-
-
-def _ratio_arg(value, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0:
-        raise DGLError(f"{what}: perturb_ratio must be a number >= 0, got {value!r}")
-    return float(value)
 
 
 def _seed_arg(seed, what: str):
@@ -150,13 +139,13 @@ class BAShapeDataset(_OneGraphDataset):
                  perturb_ratio: float = 0.01, seed=None, raw_dir=None, force_reload: bool = False,
                  verbose: bool = True, transform=None):
         what = "BAShapeDataset"
-        self.num_base_nodes = _int_arg(num_base_nodes, "num_base_nodes", what, 2)
-        self.num_base_edges_per_node = _int_arg(num_base_edges_per_node, "num_base_edges_per_node", what, 1)
+        self.num_base_nodes = _count(num_base_nodes, f"{what}: num_base_nodes", 2)
+        self.num_base_edges_per_node = _count(num_base_edges_per_node, f"{what}: num_base_edges_per_node", 1)
         if self.num_base_edges_per_node >= self.num_base_nodes:
             raise DGLError(f"{what}: num_base_edges_per_node must be below num_base_nodes, got "
                            f"{num_base_edges_per_node} >= {num_base_nodes}")
-        self.num_motifs = _int_arg(num_motifs, "num_motifs", what, 1)
-        self.perturb_ratio, self.seed = _ratio_arg(perturb_ratio, what), _seed_arg(seed, what)
+        self.num_motifs = _count(num_motifs, f"{what}: num_motifs", 1)
+        self.perturb_ratio, self.seed = _real(perturb_ratio, f"{what}: perturb_ratio", 0), _seed_arg(seed, what)
         super().__init__(name="BA-SHAPES", raw_dir=raw_dir, force_reload=force_reload, verbose=verbose,
                          transform=transform, hash_key=(self.num_base_nodes, self.num_base_edges_per_node,
                                                         self.num_motifs, self.perturb_ratio, self.seed))
@@ -181,14 +170,14 @@ class BACommunityDataset(_OneGraphDataset):
                  perturb_ratio: float = 0.01, num_inter_edges: int = 350, seed=None, raw_dir=None,
                  force_reload: bool = False, verbose: bool = True, transform=None):
         what = "BACommunityDataset"
-        self.num_base_nodes = _int_arg(num_base_nodes, "num_base_nodes", what, 2)
-        self.num_base_edges_per_node = _int_arg(num_base_edges_per_node, "num_base_edges_per_node", what, 1)
+        self.num_base_nodes = _count(num_base_nodes, f"{what}: num_base_nodes", 2)
+        self.num_base_edges_per_node = _count(num_base_edges_per_node, f"{what}: num_base_edges_per_node", 1)
         if self.num_base_edges_per_node >= self.num_base_nodes:
             raise DGLError(f"{what}: num_base_edges_per_node must be below num_base_nodes, got "
                            f"{num_base_edges_per_node} >= {num_base_nodes}")
-        self.num_motifs = _int_arg(num_motifs, "num_motifs", what, 1)
-        self.perturb_ratio = _ratio_arg(perturb_ratio, what)
-        self.num_inter_edges = _int_arg(num_inter_edges, "num_inter_edges", what, 0)
+        self.num_motifs = _count(num_motifs, f"{what}: num_motifs", 1)
+        self.perturb_ratio = _real(perturb_ratio, f"{what}: perturb_ratio", 0)
+        self.num_inter_edges = _count(num_inter_edges, f"{what}: num_inter_edges", 0)
         self.seed = _seed_arg(seed, what)
         super().__init__(name="BA-COMMUNITY", raw_dir=raw_dir, force_reload=force_reload, verbose=verbose,
                          transform=transform, hash_key=(self.num_base_nodes, self.num_base_edges_per_node,
@@ -227,9 +216,9 @@ class _TreeMotifDataset(_OneGraphDataset):
         """The arguments both sets share, checked (motif_size: the subclass's own, checked by it); the cache key
         holds them all."""
         what = type(self).__name__
-        self.tree_height = _int_arg(tree_height, "tree_height", what, 1)
-        self.num_motifs = _int_arg(num_motifs, "num_motifs", what, 1)
-        self.perturb_ratio, self.seed = _ratio_arg(perturb_ratio, what), _seed_arg(seed, what)
+        self.tree_height = _count(tree_height, f"{what}: tree_height", 1)
+        self.num_motifs = _count(num_motifs, f"{what}: num_motifs", 1)
+        self.perturb_ratio, self.seed = _real(perturb_ratio, f"{what}: perturb_ratio", 0), _seed_arg(seed, what)
         super().__init__(name=name, raw_dir=raw_dir, force_reload=force_reload, verbose=verbose, transform=transform,
                          hash_key=(self.tree_height, self.num_motifs, motif_size, self.perturb_ratio, self.seed))
 
@@ -261,7 +250,7 @@ class TreeCycleDataset(_TreeMotifDataset):
     def __init__(self, tree_height: int = 8, num_motifs: int = 60, cycle_size: int = 6, perturb_ratio: float = 0.01,
                  seed=None, raw_dir=None, force_reload: bool = False, verbose: bool = True, transform=None):
         # >= 4: the second tie starts at cycle node 1, 2 or 3, which must lie in the same cycle
-        self.cycle_size = _int_arg(cycle_size, "cycle_size", "TreeCycleDataset", 4)
+        self.cycle_size = _count(cycle_size, "TreeCycleDataset: cycle_size", 4)
         super().__init__("TREE-CYCLES", tree_height, num_motifs, self.cycle_size, perturb_ratio, seed, raw_dir,
                          force_reload, verbose, transform)
 
@@ -292,7 +281,7 @@ class TreeGridDataset(_TreeMotifDataset):
 
     def __init__(self, tree_height: int = 8, num_motifs: int = 80, grid_size: int = 3, perturb_ratio: float = 0.1,
                  seed=None, raw_dir=None, force_reload: bool = False, verbose: bool = True, transform=None):
-        self.grid_size = _int_arg(grid_size, "grid_size", "TreeGridDataset", 2)
+        self.grid_size = _count(grid_size, "TreeGridDataset: grid_size", 2)
         super().__init__("TREE-GRIDS", tree_height, num_motifs, self.grid_size, perturb_ratio, seed, raw_dir,
                          force_reload, verbose, transform)
 
@@ -351,9 +340,9 @@ class SBMMixtureDataset(DGLDataset):
     def __init__(self, n_graphs: int, n_nodes: int, n_communities: int, k: int = 2, avg_deg: int = 3,
                  pq="Appendix_C", rng=None):
         what = "SBMMixtureDataset"
-        self._n_graphs = _int_arg(n_graphs, "n_graphs", what, 1)
-        self._n_nodes = _int_arg(n_nodes, "n_nodes", what, 1)
-        self._n_communities = _int_arg(n_communities, "n_communities", what, 1)
+        self._n_graphs = _count(n_graphs, f"{what}: n_graphs", 1)
+        self._n_nodes = _count(n_nodes, f"{what}: n_nodes", 1)
+        self._n_communities = _count(n_communities, f"{what}: n_communities", 1)
         if self._n_nodes % self._n_communities:
             raise DGLError(f"{what}: n_nodes must be a multiple of n_communities, got {n_nodes} and "
                            f"{n_communities}")
