@@ -173,16 +173,13 @@ HeteroGraph node_subgraph(const HeteroGraph& g, const NodeSets& nodes) {
     const CanonicalEType& ce = h.canonical_etype(r);
     const Ids& ms = maps[h.node_type_id(ce.src_type)];
     const Ids& md = maps[h.node_type_id(ce.dst_type)];
-    Kept k = filter_edges(h, r, [&](std::int64_t, std::int64_t s, std::int64_t d) { return ms[s] >= 0 && md[d] >= 0; });
-    for (auto& [s, d] : k.pairs) s = ms[s], d = md[d];
-    // by new source, edge ids ascending within one (stable): the rows of the parent's CSR in the given order
-    std::vector<std::size_t> order(k.pairs.size());
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return k.pairs[a].first < k.pairs[b].first; });
-    Pairs pairs(order.size());
-    Ids eids(order.size());
-    for (std::size_t i = 0; i < order.size(); ++i) pairs[i] = k.pairs[order[i]], eids[i] = k.eids[order[i]];
+    // DGL 2.1's order: the kept sources' CSR rows in the order given (edge ids ascending within a row), each
+    // edge kept when its destination is; only those rows are read, not every edge of the relation
+    const EdgeIds out = gather_edges(h, r, nid[h.node_type_id(ce.src_type)], false);
+    Pairs pairs;
+    Ids eids;
+    for (std::size_t k = 0; k < out.size(); ++k)
+      if (md[out.dst[k]] >= 0) pairs.emplace_back(ms[out.src[k]], md[out.dst[k]]), eids.push_back(out.eid[k]);
     rels.push_back({ce, EdgeList::from_pairs(pairs, h.id_dtype())});
     parents.push_back(std::move(eids));
   }
