@@ -169,6 +169,9 @@ def inclusion_probabilities(u: torch.Tensor, v: torch.Tensor, num_nodes: int, fa
     if importance_sampling == 0:  # weighted LABOR-0: fanout / in-weight keeps too many; c matched once, pi = w
         return torch.clamp(_match_variance(v, num_nodes, c, a, numerator, var_target, count)[v] * a, max=1.0)
     pi = None  # per node; None: the first weighted round reads the weights themselves
+    sources = torch.unique(u)  # the distinct sources (the nodes pi is read at), found once for every round
+    is_source = torch.zeros(num_nodes, dtype=torch.bool)
+    is_source[sources] = True
     previous = float(u.numel())  # above any expected count of distinct sources
     rounds = importance_sampling + weighted if importance_sampling >= 0 else None
     i = 0
@@ -177,11 +180,11 @@ def inclusion_probabilities(u: torch.Tensor, v: torch.Tensor, num_nodes: int, fa
             # pi_t times the largest c_s among t's seeds (the first weighted step takes c_s w_ts)
             step = c[v] * (a if weighted and i == 1 else 1.0)
             top = torch.zeros(num_nodes, dtype=torch.float64).scatter_reduce(0, u, step, "amax", include_self=False)
-            pi = top if pi is None else pi * torch.where(torch.bincount(u, minlength=num_nodes) > 0, top, 1.0)
+            pi = top if pi is None else pi * torch.where(is_source, top, 1.0)
         ps = a if pi is None else pi[u]
         c = _match_variance(v, num_nodes, c, ps, numerator, var_target, count)
         if not weighted or i > 0:
-            expected = torch.clamp(pi[torch.unique(u)], max=1.0).sum().item()  # distinct sources to expect
+            expected = torch.clamp(pi[sources], max=1.0).sum().item()  # distinct sources to expect
             if previous > 0 and expected / previous >= 1 - _EPS:
                 break
             previous = expected
