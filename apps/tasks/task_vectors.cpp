@@ -1,5 +1,7 @@
 #include "apps/tasks/task_vectors.hpp"
 
+#include <utility>
+
 #include "kernels/error.hpp"
 
 namespace topo::apps {
@@ -30,6 +32,18 @@ TaskVectors task_vectors(const text::WordVectors& v, const std::string& path, co
                 {"bad_line_examples", v.bad_examples},
                 {"load_seconds", v.seconds},
                 {"train_coverage", coverage.to_json()}};
+  return out;
+}
+
+ExtendedVocabulary extended_by_vectors(const text::Vocabulary& vocab, const std::vector<std::string>& candidates,
+                                       const std::string& path, const text::WordVectorOptions& options) {
+  const text::Vocabulary all = vocab.extended(candidates);
+  text::WordVectors found = text::load_word_vectors(path, all, options);
+  std::vector<std::string> covered;
+  for (std::int64_t id = vocab.size(); id < all.size(); ++id)
+    if (found.covered[static_cast<std::size_t>(id)]) covered.push_back(all.token(id));
+  ExtendedVocabulary out{vocab.extended(covered), static_cast<std::int64_t>(covered.size()), {}};
+  out.vectors = text::vectors_for(std::move(found), all, out.vocab);
   return out;
 }
 

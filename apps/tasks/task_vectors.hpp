@@ -31,6 +31,17 @@ TaskVectors task_vectors(const text::WordVectors& loaded, const std::string& pat
                          const text::WordVectorOptions& options, const text::Vocabulary& vocab,
                          const std::vector<std::vector<std::int64_t>>& train_ids);
 
+// `vocab` extended by the `candidates` (in order) that the vector file covers: a token unseen in training (or
+// seen too rarely) still gets its pre-trained vector instead of <unk>. The file is read once, for vocab and the
+// candidates together; `vectors` are its rows for the extended vocabulary, `added` how many tokens joined.
+struct ExtendedVocabulary {
+  text::Vocabulary vocab;
+  std::int64_t added = 0;
+  text::WordVectors vectors;
+};
+ExtendedVocabulary extended_by_vectors(const text::Vocabulary& vocab, const std::vector<std::string>& candidates,
+                                       const std::string& path, const text::WordVectorOptions& options);
+
 // The token side the text tasks (classify, tag) share: a vocabulary of token ids and, with --vectors, the
 // pre-trained rows for it, as the Task interface hands them to the encoder.
 class VocabularyTask : public Task {

@@ -138,6 +138,7 @@ WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab, 
     if (wv.values.empty()) wv.values.assign(vocab_size * dim, 0.f);
     ++wv.vectors;
     word.assign(fields[0]);
+    if (options.list_words) wv.words.push_back(word);
     cased = cased || std::any_of(word.begin(), word.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
     bool repeated = false;
     if (const std::int64_t id = vocab.id(word); id > Vocabulary::kUnk) repeated = take(id, kExact);

@@ -23,12 +23,15 @@ struct WordVectorOptions {
   // there a capitalised token ("The" opening a sentence) has no other way to a vector.
   bool lowercase_fallback = false;
   BadVectorLines bad_lines = BadVectorLines::Skip;
+  // Keep every well-formed line's word in WordVectors::words (a vocabulary of the whole file).
+  bool list_words = false;
 };
 
 struct WordVectors {
   std::int64_t dim = 0;
   std::vector<float> values;          // [vocab.size(), dim] row-major; rows without a vector stay 0
   std::vector<std::uint8_t> covered;  // [vocab.size()]: 1 where `values` holds a vector (never <pad>, <unk>)
+  std::vector<std::string> words;     // with WordVectorOptions::list_words: the file's words in file order
   std::int64_t found = 0;             // vocabulary types with a vector (exact or lowercased)
   std::int64_t found_lowercase = 0;   // of them, found through their lowercased form only
   bool uncased = false;               // no word of the file has an ASCII capital (the fallback was on)

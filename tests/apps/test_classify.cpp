@@ -312,6 +312,69 @@ TEST_CASE("classify: vectors narrower than --hidden go through a projection; res
   fs::remove_all(dir);
 }
 
+TEST_CASE("classify: vectors_vocabulary brings the words the vectors cover into the vocabulary: train, data, all") {
+  const fs::path dir = fresh_dir("vectors_vocabulary");
+  std::vector<std::string> lines;
+  for (int i = 0; i < 80; ++i) lines.push_back(i % 2 ? "1\tgood fine day" : "0\tbad awful day");
+  lines.insert(lines.begin(), "1\trare good day");  // "rare": once in training, under min_freq 2
+  write_lines(dir / "data.tsv", lines);
+  write_lines(dir / "test.tsv", {"1\tlovely day", "0\tawful day"});  // "lovely": only in the test file
+  write_lines(dir / "vectors.txt",
+              {"good 0.5 -1 2 0.25", "zebra 1 1 1 1", "rare 2 2 2 2", "lovely 3 3 3 3", "bad -0.5 1 -2 -0.25"});
+  TrainConfig c = small_classify((dir / "data.tsv").string(), dir / "run");
+  c.set("format", "tsv");
+  c.set("dev_split", 20);
+  c.set("test", (dir / "test.tsv").string());
+  c.set("min_freq", 2);
+  c.set("vectors", (dir / "vectors.txt").string());
+  c.epochs = 2;
+  c.hidden = 4;
+  c.heads = 2;
+  auto vocabulary_of = [&](const std::string& which) {
+    c.set("vectors_vocabulary", which);
+    const auto task = make_task(c);
+    return dynamic_cast<const TextClassification&>(*task).vocabulary();
+  };
+  const text::Vocabulary train = vocabulary_of("train"), data = vocabulary_of("data"), all = vocabulary_of("all");
+  for (const char* w : {"rare", "lovely", "zebra"}) CHECK_MESSAGE(!train.contains(w), w);
+  CHECK(data.contains("rare"));
+  CHECK(data.contains("lovely"));
+  CHECK(!data.contains("zebra"));
+  CHECK(data.size() == train.size() + 2);
+  CHECK(all.size() == train.size() + 3);
+  // The training vocabulary keeps its ids: the added words come after it.
+  for (std::int64_t id = 0; id < train.size(); ++id) CHECK(all.token(id) == train.token(id));
+
+  // "all": the rows training never reads (the test file's word, the vectors' own) keep their vectors after
+  // training, and topo-eval reads them from the checkpoint alone.
+  c.set("vectors_vocabulary", "all");
+  const TrainResult r = Trainer(c).run();
+  REQUIRE(r.completed);
+  CHECK(r.result.at("vectors").at("vocabulary_added") == 3);
+  const auto task = make_task(c);
+  const auto model = make_task_model(c, *task);
+  nn::load_checkpoint(Trainer::best_path(c.out), *model, nullptr, nullptr);
+  Tensor trained;
+  for (const auto& [name, p] : model->named_parameters())
+    if (name == "encoder.embedding.token.weight") trained = p.data();
+  REQUIRE(trained.defined());
+  const std::vector<float> w = trained.to_vector<float>();
+  auto row = [&](const std::string& token) {
+    const auto id = static_cast<std::ptrdiff_t>(all.id(token));
+    return std::vector<float>(w.begin() + id * 4, w.begin() + id * 4 + 4);
+  };
+  CHECK(row("zebra") == std::vector<float>{1.f, 1.f, 1.f, 1.f});
+  CHECK(row("lovely") == std::vector<float>{3.f, 3.f, 3.f, 3.f});
+  CHECK(row("rare") != std::vector<float>{2.f, 2.f, 2.f, 2.f});  // trained: it is in the training text
+  EvalOptions e;
+  e.checkpoint = c.out;
+  e.test = (dir / "test.tsv").string();
+  CHECK(evaluate_checkpoint(e).at("acc").get<double>() == r.result.at("test_accuracy").get<double>());
+
+  CHECK(testing::error_of([&] { c.set("vectors_vocabulary", "some"); }).find("vectors_vocabulary") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("classify: a label seen only in the test file is an error naming file:line, not a new class") {
   const fs::path dir = fresh_dir("test_only_label");
   std::vector<std::string> train;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <map>
 
 #include "apps/tasks/task_vectors.hpp"
@@ -78,6 +79,26 @@ TextClassification::TextClassification(const ClassifyOptions& options) : options
   pairs_ = !train.examples.front().tokens2.empty();
 
   vocab_ = text::Vocabulary::build({&train}, options.min_freq);
+  ExtendedVocabulary with_vectors;  // the vocabulary and its vectors, read once (with --vectors)
+  const bool extend = !options.vectors.empty() && options.vectors_vocabulary != "train";
+  if (extend) {
+    // Dev and test lend their text only (never their labels): a word training saw too rarely or not at all
+    // still reads its pre-trained vector.
+    std::vector<std::string> candidates;
+    for (const text::Dataset* d : {&train, &dev, &test})
+      for (const text::Example& e : d->examples)
+        for (const auto* tokens : {&e.tokens, &e.tokens2})
+          for (const std::string& t : *tokens)
+            if (!vocab_.contains(t)) candidates.push_back(t);
+    if (options.vectors_vocabulary == "all") {
+      text::WordVectorOptions listing = options.vector_options;
+      listing.list_words = true;
+      std::vector<std::string> words = text::load_word_vectors(options.vectors, vocab_, listing).words;
+      candidates.insert(candidates.end(), std::make_move_iterator(words.begin()), std::make_move_iterator(words.end()));
+    }
+    with_vectors = extended_by_vectors(vocab_, candidates, options.vectors, options.vector_options);
+    vocab_ = with_vectors.vocab;
+  }
   // Classes are what training saw: a dev/test label outside them is an error naming file:line
   // (encode_split), not a class the model could never learn.
   labels_ = text::LabelSet::build({&train});
@@ -89,7 +110,12 @@ TextClassification::TextClassification(const ClassifyOptions& options) : options
     splits_[s] = encode_split(*parts[s], vocab_, labels_);
     stats_[s] = parts[s]->stats;
   }
-  if (!options.vectors.empty()) {
+  if (extend) {
+    use_vectors(task_vectors(with_vectors.vectors, options.vectors, options.vector_options, vocab_,
+                             splits_[static_cast<int>(Split::Train)].ids),
+                options.freeze_vectors);
+    vectors_.report["vocabulary_added"] = with_vectors.added;
+  } else if (!options.vectors.empty()) {
     load_vectors(options.vectors, options.vector_options, splits_[static_cast<int>(Split::Train)].ids,
                  options.freeze_vectors);
   }

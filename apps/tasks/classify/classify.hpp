@@ -27,6 +27,13 @@ struct ClassifyOptions {
   std::string vectors;             // optional word vectors for the embedding (GloVe / word2vec text, plain or .gz)
   text::WordVectorOptions vector_options;  // lowercase fallback, bad-line policy
   bool freeze_vectors = false;             // the loaded rows stay fixed in training
+  // Which tokens the vectors bring into the vocabulary beside the training tokens seen min_freq times:
+  // "train" none; "data" every token of the train, dev and test files that the vectors cover (rarer
+  // training tokens and unseen ones then read their vector, not <unk>, as the tagger's vocabulary does);
+  // "all" those and every other word of the vector file, so that a file scored later (topo-eval on a
+  // held-back test set) reads the vectors of its words too. Rows training never reads keep their vectors
+  // (under Adam without weight decay, the recipes' optimizer: their gradient is always zero).
+  std::string vectors_vocabulary = "train";
   std::int64_t eval_batch = 128;   // evaluation batch (the "ms per test batch of 128")
 };
 

@@ -36,6 +36,7 @@ ClassifyOptions options_of(const TaskSettings& s) {
   o.read.text_field = s.option<std::string>("text_field");
   o.read.sst_binary = s.option<bool>("binary");
   o.train_subtrees = s.option<bool>("subtrees");
+  o.vectors_vocabulary = s.option<std::string>("vectors_vocabulary");
   return o;
 }
 
@@ -107,6 +108,12 @@ TaskRegistration classify_registration() {
   t.options.push_back({"label_field", "label", "label key (jsonl) / header column (tsv)", {}});
   t.options.push_back({"text_field", "text", "text key (jsonl) / header column (tsv; ChnSentiCorp's header says text_a)", {}});
   t.options.push_back({"subtrees", false, "sst: train on every labelled subtree", {}});
+  t.options.push_back({"vectors_vocabulary", "train",
+                       "with --vectors, the tokens that join the vocabulary beside those seen min_freq times in "
+                       "training: train (none) | data (every token of the train, dev and test files the vectors cover) | all "
+                       "(those and every other word of the vector file: a held-back file scored later reads its "
+                       "words' vectors too)",
+                       {"train", "data", "all"}});
   t.options.push_back({"binary", false, "sst: SST-2 (drop neutral, merge the polarities)", {}});
   t.validate = validate;
   t.make = [](const TaskSettings& s) -> std::unique_ptr<Task> {

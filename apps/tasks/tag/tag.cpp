@@ -44,26 +44,6 @@ constexpr int kSuffixLength = 3;
 // class 0 (the rare and unseen ones) is trained too.
 constexpr std::int64_t kMinCharCount = 2;
 
-// `vocab` extended by the `candidates` (in order) that the vector file covers: a token unseen in training (or
-// seen too rarely) still gets its pre-trained vector instead of <unk>. The file is read once, for vocab and the
-// candidates together; `vectors` are its rows for the extended vocabulary, `added` how many tokens joined.
-struct ExtendedVocabulary {
-  text::Vocabulary vocab;
-  std::int64_t added = 0;
-  text::WordVectors vectors;
-};
-ExtendedVocabulary extended_by_vectors(const text::Vocabulary& vocab, const std::vector<std::string>& candidates,
-                                       const std::string& path, const text::WordVectorOptions& options) {
-  const text::Vocabulary all = vocab.extended(candidates);
-  text::WordVectors found = text::load_word_vectors(path, all, options);
-  std::vector<std::string> covered;
-  for (std::int64_t id = vocab.size(); id < all.size(); ++id)
-    if (found.covered[static_cast<std::size_t>(id)]) covered.push_back(all.token(id));
-  ExtendedVocabulary out{vocab.extended(covered), static_cast<std::int64_t>(covered.size()), {}};
-  out.vectors = text::vectors_for(std::move(found), all, out.vocab);
-  return out;
-}
-
 nlohmann::json tagged_stats_json(const text::TaggedReadStats& s) {
   nlohmann::json j = read_stats_json(s.read);
   j["sentences"] = s.read.examples;
