@@ -13,7 +13,9 @@
 # lowercase look-up, GloVe 6B being uncased; width 50 is projected to the models' 100), VECTOR_FLAGS (e.g.
 # --freeze-vectors), TAG (appended to the set's folder; default -glove with VECTORS, so runs with and without
 # vectors sit side by side).
-# Runs land in runs/<set><TAG>/<model>/<name>/ (result.json, metrics.jsonl, best.ckpt); the tables are printed
+# Runs land in runs/<set><TAG>/<model>/<name>/ (result.json, metrics.jsonl, best.ckpt); a run that already has
+# its result.json is kept (delete the folder to train it again), so an interrupted reproduction resumes. The
+# tables are printed
 # by scripts/summarize_classification.sh at the end. Score a held-back test file with
 #   build/bin/topo-eval --checkpoint runs/mtl16/star/books --test DATA/mtl16/books.task.test
 set -euo pipefail
@@ -38,6 +40,7 @@ run_mtl16() {  # one model, every domain in turn
   for domain in $domains; do
     local out="runs/mtl16$tag/$model/$domain" encoding=utf8
     [ "$domain" = MR ] && encoding=latin1  # MR is Latin-1 (see the data set's SOURCE.txt)
+    [ -f "$out/result.json" ] && { echo "kept: $out/result.json"; continue; }  # finished by an earlier call
     # --skip-bad: sports_outdoors.task.train line 1121 is a label with no text; it is skipped and counted
     # (result.json: data.train.skipped_bad) rather than stopping the run.
     mkdir -p "$out"
@@ -52,6 +55,7 @@ run_mtl16() {  # one model, every domain in turn
 run_sst5() {  # model, run set name, more flags
   local model=$1 out="runs/$2$tag/$1"
   shift 2
+  [ -f "$out/result.json" ] && { echo "kept: $out/result.json"; return; }  # finished by an earlier call
   mkdir -p "$out"
   "$bin/topo-train" --config "configs/sst5_$model.json" --train "$data/sst/trees/train.txt" \
     --dev "$data/sst/trees/dev.txt" --test "$data/sst/trees/test.txt" --threads "$threads" --progress lines \
