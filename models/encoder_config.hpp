@@ -31,6 +31,7 @@ struct EncoderConfig {
   Tensor pretrained = {};         // optional token vectors [vocab_size, embedding_dim or hidden] (EmbeddingConfig)
   bool freeze_pretrained = false;
   std::vector<std::uint8_t> pretrained_rows = {};  // the rows of `pretrained` that hold vectors (empty: all)
+  std::int64_t trained_rows = 0;                   // ids past it never occur in training (EmbeddingConfig)
   std::int64_t embedding_dim = 0;                  // token table width (0: hidden; else projected to hidden)
   std::int64_t case_classes = 0;                   // > 0: a capitalisation embedding added per token (tagging)
   std::int64_t char_classes = 0;                   // > 0 with char_filters: a character CNN per token (tagging)
@@ -45,8 +46,8 @@ struct EncoderConfig {
   // The input stage's share of it (SequenceEmbedding): everything but heads and layers.
   EmbeddingConfig embedding() const {
     return {vocab_size, input_dim, hidden, max_length, dropout, pretrained, freeze_pretrained, pretrained_rows,
-            embedding_dim, case_classes, char_classes, char_filters, suffix_classes, bigram_classes, bigram_dim,
-            bigram_pretrained, bigram_pretrained_rows, word_dropout};
+            trained_rows, embedding_dim, case_classes, char_classes, char_filters, suffix_classes, bigram_classes,
+            bigram_dim, bigram_pretrained, bigram_pretrained_rows, word_dropout};
   }
 };
 

@@ -46,6 +46,8 @@ struct EncoderSpec {
   std::vector<std::string> vocabulary = {};
   bool freeze_pretrained = false;
   std::vector<std::uint8_t> pretrained_rows = {};  // the rows of `pretrained` that hold vectors (empty: all)
+  // In (0, vocab_size): ids from here on never occur in training; their rows stay out of the optimizer.
+  std::int64_t trained_rows = 0;
   std::int64_t embedding_dim = 0;                  // token table width (0: hidden; else projected to hidden)
   // > 0: the batch carries a class per token (SequenceBatch::token_case, e.g. capitalisation) whose learned
   // embedding is added to the token's (models with SequenceEmbedding; the others refuse it).

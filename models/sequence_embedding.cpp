@@ -39,14 +39,18 @@ nn::init::InitSpec projection_init(const Tensor& pretrained, const std::vector<s
 
 std::shared_ptr<nn::Embedding> make_token_table(const EmbeddingConfig& config, std::string_view owner) {
   const std::int64_t table_dim = config.table_dim();
-  if (!config.pretrained.defined()) return std::make_shared<nn::Embedding>(config.vocab_size, table_dim);
+  if (!config.pretrained.defined())
+    return std::make_shared<nn::Embedding>(config.vocab_size, table_dim, false, config.trained_rows);
   TOPO_CHECK(config.vocab_size > 0 && config.pretrained.ndim() == 2 && config.pretrained.size(0) == config.vocab_size &&
                  config.pretrained.size(1) == table_dim,
              "{}: pre-trained vectors {} must be [vocab_size = {}, {} = {}]", owner, config.pretrained.str(),
              config.vocab_size, config.embedding_dim > 0 ? "embedding_dim" : "hidden", table_dim);
-  return config.pretrained_rows.empty()
-             ? nn::Embedding::from_pretrained(config.pretrained, config.freeze_pretrained)
-             : nn::Embedding::with_pretrained_rows(config.pretrained, config.pretrained_rows, config.freeze_pretrained);
+  if (config.pretrained_rows.empty()) {
+    TOPO_CHECK(config.trained_rows == 0, "{}: trained_rows needs the covered rows (pretrained_rows)", owner);
+    return nn::Embedding::from_pretrained(config.pretrained, config.freeze_pretrained);
+  }
+  return nn::Embedding::with_pretrained_rows(config.pretrained, config.pretrained_rows, config.freeze_pretrained,
+                                             config.trained_rows);
 }
 
 std::shared_ptr<nn::Linear> make_token_projection(const EmbeddingConfig& config) {
@@ -276,8 +280,13 @@ nn::Var SequenceEmbedding::forward(const SequenceBatch& batch, const nn::Var& le
   // Token ids straight into the hidden width: every table's rows summed in one pass (embedding_sum).
   if (token_embedding && !token_projection) {
     std::vector<nn::Var> tables{token_embedding->weight, position_embedding->weight};
-    std::vector<Tensor> ids{ids_by_row(token_ids(batch), layout, has_lead, device),
-                            index_tensor(layout.position_of, device)};
+    const auto [token_rows, tail_rows] =
+        token_embedding->split_ids(ids_by_row(token_ids(batch), layout, has_lead, device), /*allow_no_row=*/true);
+    std::vector<Tensor> ids{token_rows, index_tensor(layout.position_of, device)};
+    if (tail_rows.defined()) {  // words training never reads (evaluation only): the frozen tail's rows
+      tables.push_back(token_embedding->tail);
+      ids.push_back(tail_rows);
+    }
     if (case_embedding) {
       tables.push_back(case_embedding->weight);
       ids.push_back(ids_by_row(batch.token_case, layout, has_lead, device));

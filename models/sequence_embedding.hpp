@@ -24,6 +24,9 @@ struct EmbeddingConfig {
   // draw a table without vectors gets (reset_parameters redraws them and rewrites the covered ones). Empty:
   // the whole table is given and reset_parameters keeps it.
   std::vector<std::uint8_t> pretrained_rows;
+  // In (0, vocab_size): ids from here on never occur in training (words only the vectors or the dev and test
+  // files have); their rows sit in a frozen table outside the optimizer (nn::Embedding's tail). 0: one table.
+  std::int64_t trained_rows = 0;
   // Width of the token table; 0: hidden. Otherwise a Linear [embedding_dim -> hidden] without bias follows
   // the look-up, so vectors of any width feed a model of any width and keep their geometry (a linear map),
   // and a frozen table still gets a trained map into the model.

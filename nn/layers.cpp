@@ -5,6 +5,8 @@
 #include <cmath>
 #include <optional>
 
+#include "kernels/dense/indexing.hpp"
+
 namespace topo::nn {
 
 Var apply(Activation act, const Var& x, float leaky_slope) {
@@ -98,10 +100,16 @@ Var Linear::forward(const Var& x) const {
 
 // ---- Embedding
 
-Embedding::Embedding(std::int64_t num_embeddings, std::int64_t dim, bool frozen) {
+Embedding::Embedding(std::int64_t num_embeddings, std::int64_t dim, bool frozen, std::int64_t trained_rows) {
   TOPO_CHECK(num_embeddings > 0 && dim > 0, "Embedding: sizes must be positive, got num={} dim={}",
              num_embeddings, dim);
-  weight = register_parameter("weight", {num_embeddings, dim}, init::InitSpec::normal(0.f, 1.f), !frozen);
+  TOPO_CHECK(trained_rows >= 0 && trained_rows <= num_embeddings,
+             "Embedding: trained_rows {} must be in [0, num = {}]", trained_rows, num_embeddings);
+  const bool split = trained_rows > 0 && trained_rows < num_embeddings;
+  weight = register_parameter("weight", {split ? trained_rows : num_embeddings, dim}, init::InitSpec::normal(0.f, 1.f),
+                              !frozen);
+  if (split)
+    tail = register_parameter("tail", {num_embeddings - trained_rows, dim}, init::InitSpec::normal(0.f, 1.f), false);
 }
 
 Embedding::Embedding(Tensor weights, bool frozen) {
@@ -117,14 +125,14 @@ std::shared_ptr<Embedding> Embedding::from_pretrained(const Tensor& weights, boo
 }
 
 std::shared_ptr<Embedding> Embedding::with_pretrained_rows(const Tensor& vectors, std::vector<std::uint8_t> rows,
-                                                           bool frozen) {
+                                                           bool frozen, std::int64_t trained_rows) {
   TOPO_CHECK(vectors.defined() && vectors.ndim() == 2 && vectors.numel() > 0,
              "Embedding::with_pretrained_rows: vectors must be a non-empty [num, dim] tensor, got {}",
              vectors.defined() ? vectors.str() : std::string("undefined"));
   check_dtype(vectors, DType::F32, "Embedding::with_pretrained_rows", "vectors");
   TOPO_CHECK(static_cast<std::int64_t>(rows.size()) == vectors.size(0),
              "Embedding::with_pretrained_rows: {} row flags for {} vectors", rows.size(), vectors.size(0));
-  auto e = std::make_shared<Embedding>(vectors.size(0), vectors.size(1), frozen);
+  auto e = std::make_shared<Embedding>(vectors.size(0), vectors.size(1), frozen, trained_rows);
   e->pretrained_ = vectors.to(Device::cpu()).clone();
   e->pretrained_rows_ = std::move(rows);
   e->after_reset();
@@ -133,16 +141,60 @@ std::shared_ptr<Embedding> Embedding::with_pretrained_rows(const Tensor& vectors
 
 void Embedding::after_reset() {
   if (!pretrained_.defined()) return;
-  // One host round trip per reset (not per step): [num, dim] out, the covered rows replaced, back in place.
-  std::vector<float> w = weight.data().to(Device::cpu()).to_vector<float>();
+  // One host round trip per reset (not per step): each table out, its covered rows replaced, back in place.
   const std::vector<float> v = pretrained_.to_vector<float>();
   const auto dim = static_cast<std::size_t>(weight.size(1));
-  for (std::size_t r = 0; r < pretrained_rows_.size(); ++r)
-    if (pretrained_rows_[r]) std::copy(v.begin() + r * dim, v.begin() + (r + 1) * dim, w.begin() + r * dim);
-  weight.set_data(Tensor::from_vector(w, weight.shape(), weight.device()));
+  std::size_t first = 0;  // the table's first row in the vocabulary
+  for (Var* table : {&weight, &tail}) {
+    if (!table->defined()) continue;
+    std::vector<float> w = table->data().to(Device::cpu()).to_vector<float>();
+    const auto n = static_cast<std::size_t>(table->size(0));
+    for (std::size_t r = 0; r < n; ++r)
+      if (pretrained_rows_[first + r])
+        std::copy(v.begin() + (first + r) * dim, v.begin() + (first + r + 1) * dim, w.begin() + r * dim);
+    table->set_data(Tensor::from_vector(w, table->shape(), table->device()));
+    first += n;
+  }
 }
 
-Var Embedding::forward(const Tensor& ids) const { return embedding(weight, ids); }
+std::pair<Tensor, Tensor> Embedding::split_ids(const Tensor& ids, bool allow_no_row) const {
+  if (!tail.defined()) return {ids, Tensor()};
+  const std::int64_t trained = weight.size(0), num = num_embeddings();
+  const Tensor host = ids.to(Device::cpu());
+  std::vector<std::int64_t> all;
+  if (host.dtype() == DType::I32) {
+    const std::vector<std::int32_t> narrow = host.to_vector<std::int32_t>();
+    all.assign(narrow.begin(), narrow.end());
+  } else {
+    check_dtype(host, DType::I64, "Embedding", "ids");
+    all = host.to_vector<std::int64_t>();
+  }
+  bool any_tail = false;
+  for (const std::int64_t id : all) {
+    TOPO_CHECK((id >= 0 && id < num) || (allow_no_row && id == kNoRow), "Embedding: id {} out of range [0, {})", id,
+               num);
+    any_tail = any_tail || id >= trained;
+  }
+  if (!any_tail) return {ids, Tensor()};
+  std::vector<std::int64_t> head_ids(all.size()), tail_ids(all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    head_ids[i] = all[i] < trained ? all[i] : kNoRow;  // kNoRow itself stays kNoRow in both
+    tail_ids[i] = all[i] < trained ? kNoRow : all[i] - trained;
+  }
+  const auto m = static_cast<std::int64_t>(all.size());
+  return {Tensor::from_vector(head_ids, {m}).to(ids.device()), Tensor::from_vector(tail_ids, {m}).to(ids.device())};
+}
+
+Var Embedding::forward(const Tensor& ids) const {
+  // Two tables: an id reads weight below trained_rows and tail from there on; embedding_sum takes each row
+  // from the one table whose id is not kNoRow. A batch of training ids never reaches the tail (one look-up).
+  const auto [head_ids, tail_ids] = split_ids(ids);
+  if (!tail_ids.defined()) return embedding(weight, ids);
+  const Var rows = embedding_sum({weight, tail}, {head_ids, tail_ids});
+  Shape shape = ids.shape();
+  shape.push_back(weight.size(1));
+  return reshape(rows, shape);
+}
 
 // ---- LayerNorm
 

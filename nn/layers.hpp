@@ -41,19 +41,30 @@ class Linear : public Module {
 // ids (int32/int64, any shape) -> ids.shape + [dim]; weight [num, dim] ~ N(0, 1) as PyTorch.
 class Embedding : public Module {
  public:
-  Embedding(std::int64_t num_embeddings, std::int64_t dim, bool frozen = false);
+  // trained_rows in (0, num_embeddings): rows [trained_rows, num) are ids training never reads (a vocabulary's
+  // words that only pre-trained vectors or other files have). They live in `tail`, a frozen table outside
+  // the optimizer, so they cost neither gradient nor optimizer state; `weight` holds the first trained_rows.
+  // 0 (or num_embeddings): one table.
+  Embedding(std::int64_t num_embeddings, std::int64_t dim, bool frozen = false, std::int64_t trained_rows = 0);
   // Pretrained vectors [num, dim] (float32; copied to a fresh tensor); reset_parameters keeps them.
   static std::shared_ptr<Embedding> from_pretrained(const Tensor& weights, bool frozen = true);
-  // Drawn like a fresh Embedding(num, dim) (N(0, 1), redrawn by reset_parameters), except rows i with
-  // rows[i] != 0, which are vectors' row i: at construction and after every reset, so pre-trained vectors
-  // replace exactly the rows they cover. vectors float32 [num, dim], rows [num].
+  // Drawn like a fresh Embedding(num, dim, frozen, trained_rows) (N(0, 1), redrawn by reset_parameters),
+  // except rows i with rows[i] != 0, which are vectors' row i: at construction and after every reset, so
+  // pre-trained vectors replace exactly the rows they cover. vectors float32 [num, dim], rows [num].
   static std::shared_ptr<Embedding> with_pretrained_rows(const Tensor& vectors, std::vector<std::uint8_t> rows,
-                                                         bool frozen = false);
+                                                         bool frozen = false, std::int64_t trained_rows = 0);
+  // ids of any shape -> ids.shape + [dim]; an id past the last row is an error naming it.
   Var forward(const Tensor& ids) const;
+  // With a tail: ids [M] as the look-ups of weight and of tail (int64 [M] each, on ids' device), an id in the
+  // table it does not belong to marked kNoRow, for embedding_sum({weight, tail, ...}, ...); an id that is
+  // kNoRow itself (a row no table fills) stays kNoRow in both when allow_no_row. The tail's are undefined
+  // when no id reaches it. Without a tail: {ids, undefined}.
+  std::pair<Tensor, Tensor> split_ids(const Tensor& ids, bool allow_no_row = false) const;
   Var operator()(const Tensor& ids) const { return forward(ids); }
-  std::int64_t num_embeddings() const { return weight.size(0); }
+  std::int64_t num_embeddings() const { return weight.size(0) + (tail.defined() ? tail.size(0) : 0); }
   std::int64_t dim() const { return weight.size(1); }
   Var weight;
+  Var tail;  // [num - trained_rows, dim], frozen; undefined with one table
 
  protected:
   void after_reset() override;

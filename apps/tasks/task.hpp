@@ -49,6 +49,9 @@ class Task {
   virtual std::vector<std::string> token_strings() const { return {}; }
   virtual std::vector<std::uint8_t> pretrained_rows() const { return {}; }
   virtual std::int64_t embedding_dim() const { return 0; }
+  // In (0, vocab_size()): ids from here on never occur in training (vocabulary words only the vectors or the
+  // dev and test files have): the model keeps their rows outside the optimizer. 0: every row may train.
+  virtual std::int64_t trained_rows() const { return 0; }
   // The pre-trained rows stay fixed in training (--freeze-vectors).
   virtual bool freeze_pretrained() const { return false; }
   // > 0: the encoder's last layer emits this many features per node, which the task's model reads directly

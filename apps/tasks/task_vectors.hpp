@@ -55,6 +55,7 @@ class VocabularyTask : public Task {
   std::vector<std::string> token_strings() const override { return vocab_.tokens(); }
   std::vector<std::uint8_t> pretrained_rows() const override { return vectors_.rows; }
   std::int64_t embedding_dim() const override { return embedding_dim_; }
+  std::int64_t trained_rows() const override { return trained_rows_; }
   bool freeze_pretrained() const override { return freeze_; }
 
  protected:
@@ -74,6 +75,8 @@ class VocabularyTask : public Task {
   // Token table width: the vectors' (0 without: the model's hidden); kept from a checkpoint's metadata when a
   // task is rebuilt for evaluation without its vectors, so the model has the checkpoint's shapes.
   std::int64_t embedding_dim_ = 0;
+  // See Task::trained_rows; kept from a checkpoint's metadata for evaluation, as embedding_dim_.
+  std::int64_t trained_rows_ = 0;
   bool freeze_ = false;
 };
 

@@ -26,6 +26,7 @@ std::shared_ptr<models::SequenceEncoder> make_encoder(const TrainConfig& config,
   spec.max_length = task.max_length();  // learned positions cover the longest sequence the run can see
   spec.pretrained = task.pretrained_embedding();
   spec.pretrained_rows = task.pretrained_rows();
+  spec.trained_rows = task.trained_rows();
   spec.embedding_dim = task.embedding_dim();  // vectors of another width than hidden: projected
   spec.case_classes = task.case_classes();
   spec.char_classes = task.char_classes();

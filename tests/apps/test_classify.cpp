@@ -345,8 +345,8 @@ TEST_CASE("classify: vectors_vocabulary brings the words the vectors cover into 
   // The training vocabulary keeps its ids: the added words come after it.
   for (std::int64_t id = 0; id < train.size(); ++id) CHECK(all.token(id) == train.token(id));
 
-  // "all": the rows training never reads (the test file's word, the vectors' own) keep their vectors after
-  // training, and topo-eval reads them from the checkpoint alone.
+  // "all": the rows training never reads (the test file's word, the vectors' own) sit in the token table's
+  // frozen tail, outside the optimizer, and keep their vectors; topo-eval reads them from the checkpoint alone.
   c.set("vectors_vocabulary", "all");
   const TrainResult r = Trainer(c).run();
   REQUIRE(r.completed);
@@ -354,11 +354,21 @@ TEST_CASE("classify: vectors_vocabulary brings the words the vectors cover into 
   const auto task = make_task(c);
   const auto model = make_task_model(c, *task);
   nn::load_checkpoint(Trainer::best_path(c.out), *model, nullptr, nullptr);
-  Tensor trained;
-  for (const auto& [name, p] : model->named_parameters())
-    if (name == "encoder.embedding.token.weight") trained = p.data();
-  REQUIRE(trained.defined());
-  const std::vector<float> w = trained.to_vector<float>();
+  CHECK(task->trained_rows() == train.size() + 1);  // the training tokens, "rare" with them
+  Tensor head, tail;
+  for (const auto& [name, p] : model->named_parameters()) {
+    if (name == "encoder.embedding.token.weight") head = p.data();
+    if (name == "encoder.embedding.token.tail") {
+      tail = p.data();
+      CHECK_FALSE(p.requires_grad());
+    }
+  }
+  REQUIRE(head.defined());
+  REQUIRE(tail.defined());
+  CHECK(head.shape() == Shape{train.size() + 1, 4});
+  CHECK(tail.shape() == Shape{2, 4});
+  std::vector<float> w = head.to_vector<float>();
+  for (const float x : tail.to_vector<float>()) w.push_back(x);
   auto row = [&](const std::string& token) {
     const auto id = static_cast<std::ptrdiff_t>(all.id(token));
     return std::vector<float>(w.begin() + id * 4, w.begin() + id * 4 + 4);

@@ -154,6 +154,52 @@ TEST_CASE("Embedding::with_pretrained_rows: covered rows are the vectors after e
   CHECK_THROWS_AS(nn::Embedding::with_pretrained_rows(vectors, {1, 0}), topo::Error);
 }
 
+TEST_CASE("Embedding with trained_rows: rows past it are a frozen tail the look-ups reach and gradients do not") {
+  const Tensor vectors = topo::testing::random_uniform({6, 3}, 11);
+  const std::vector<float> v = vectors.to_vector<float>();
+  auto emb = nn::Embedding::with_pretrained_rows(vectors, {1, 0, 1, 1, 1, 0}, false, 4);
+  emb->reset_parameters(3);
+  CHECK(emb->num_embeddings() == 6);
+  CHECK(emb->weight.shape() == topo::Shape{4, 3});
+  CHECK(emb->tail.shape() == topo::Shape{2, 3});
+  CHECK(emb->weight.requires_grad());
+  CHECK_FALSE(emb->tail.requires_grad());
+  const std::vector<float> head = emb->weight.data().to_vector<float>(), tail = emb->tail.data().to_vector<float>();
+  std::vector<float> table = head;
+  table.insert(table.end(), tail.begin(), tail.end());
+  for (std::size_t r : {0u, 2u, 3u, 4u})  // covered rows hold the vectors in either table
+    for (std::size_t k = 0; k < 3; ++k) CHECK(table[r * 3 + k] == v[r * 3 + k]);
+  CHECK(table[5 * 3] != v[5 * 3]);  // an uncovered tail row keeps its draw
+
+  // ids of any shape and either integer type read the row of their id, whichever table holds it.
+  for (const Tensor& ids : {Tensor::from_vector(std::vector<std::int64_t>{0, 5, 3, 4, 1, 4}, {2, 3}),
+                            Tensor::from_vector(std::vector<std::int32_t>{0, 5, 3, 4, 1, 4}, {2, 3})}) {
+    const nn::Var y = emb->forward(ids);
+    CHECK(y.shape() == topo::Shape{2, 3, 3});
+    std::vector<float> ref;
+    for (int id : {0, 5, 3, 4, 1, 4})
+      for (int k = 0; k < 3; ++k) ref.push_back(table[static_cast<std::size_t>(id * 3 + k)]);
+    CHECK(y.data().to_vector<float>() == ref);
+    // The gradient reaches the head's rows its ids read, never the tail.
+    nn::sum_all(y).backward();
+    const std::vector<float> g = emb->weight.grad().to_vector<float>();
+    for (std::size_t r = 0; r < 4; ++r) CHECK(g[r * 3] == (r == 0 || r == 1 || r == 3 ? 1.f : 0.f));
+    CHECK_FALSE(emb->tail.grad().defined());
+    emb->zero_grad();
+  }
+  // Training's ids (all below trained_rows) take the one-table look-up and its gradient check.
+  const Tensor train_ids = Tensor::from_vector(std::vector<std::int64_t>{3, 0, 2}, {3});
+  TOPO_GRADCHECK([&](const std::vector<nn::Var>& p) {
+    emb->weight = p[0];
+    return emb->forward(train_ids);
+  }, {leaf({4, 3}, 5)});
+  CHECK_THROWS_AS(emb->forward(Tensor::from_vector(std::vector<std::int64_t>{6}, {1})), topo::Error);
+  CHECK_THROWS_AS(emb->forward(Tensor::from_vector(std::vector<std::int64_t>{-1}, {1})), topo::Error);
+  CHECK_THROWS_AS(nn::Embedding(6, 3, false, 7), topo::Error);
+  nn::Embedding one(6, 3, false, 6);  // trained_rows = num: one table
+  CHECK_FALSE(one.tail.defined());
+}
+
 TEST_CASE("Dropout: identity in eval, inverted-scaled mask in train, seeded by its generator") {
   const Tensor x = Tensor::full({1000}, 2.f);
   nn::Generator gen(123);

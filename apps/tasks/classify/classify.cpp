@@ -115,6 +115,15 @@ TextClassification::TextClassification(const ClassifyOptions& options) : options
                              splits_[static_cast<int>(Split::Train)].ids),
                 options.freeze_vectors);
     vectors_.report["vocabulary_added"] = with_vectors.added;
+    // The training tokens come first in the extended vocabulary, so the rows past the largest training id
+    // are words training never reads: they stay out of the optimizer (a table of 71k GloVe words would
+    // otherwise be stepped, its gradient always zero, at every step).
+    std::int64_t largest = text::Vocabulary::kUnk;
+    const EncodedSplit& t = splits_[static_cast<int>(Split::Train)];
+    for (const auto* sentences : {&t.ids, &t.ids2})
+      for (const auto& sentence : *sentences)
+        for (const std::int64_t id : sentence) largest = std::max(largest, id);
+    trained_rows_ = largest + 1 < vocab_.size() ? largest + 1 : 0;
   } else if (!options.vectors.empty()) {
     load_vectors(options.vectors, options.vector_options, splits_[static_cast<int>(Split::Train)].ids,
                  options.freeze_vectors);
@@ -147,6 +156,7 @@ std::unique_ptr<TextClassification> TextClassification::for_evaluation(const nlo
     t->majority_label_ = metadata.at("majority_label").get<std::string>();
     // embedding_dim is absent in checkpoints before vectors, pairs before sentence pairs.
     t->embedding_dim_ = json_number_or(metadata, "embedding_dim", std::int64_t{0});
+    t->trained_rows_ = json_number_or(metadata, "trained_rows", std::int64_t{0});  // before the tail: one table
     t->pairs_ = metadata.value("pairs", false);
     options.read.parse_tokens = read.value("parse_tokens", true);
   } catch (const nlohmann::json::exception& e) {
@@ -154,9 +164,12 @@ std::unique_ptr<TextClassification> TextClassification::for_evaluation(const nlo
   } catch (const Error& e) {
     fail("{}: {}", source, e.what());
   }
-  TOPO_CHECK(options.read.max_length > 0 && t->labels_.size() >= 1 && t->labels_.contains(t->majority_label_),
-             "{}: inconsistent task metadata (max_length {}, {} labels, majority label '{}')", source,
-             options.read.max_length, t->labels_.size(), t->majority_label_);
+  TOPO_CHECK(options.read.max_length > 0 && t->labels_.size() >= 1 && t->labels_.contains(t->majority_label_) &&
+                 t->trained_rows_ >= 0 && t->trained_rows_ <= t->vocab_.size(),
+             "{}: inconsistent task metadata (max_length {}, {} labels, majority label '{}', trained_rows {} of a "
+             "vocabulary of {})",
+             source, options.read.max_length, t->labels_.size(), t->majority_label_, t->trained_rows_,
+             t->vocab_.size());
   t->options_ = options;
   const text::Dataset test = text::read_dataset(options.format, options.test, options.read);
   TOPO_CHECK(!test.examples.empty(), "'{}' holds no examples", options.test);
@@ -271,6 +284,7 @@ nlohmann::json TextClassification::metadata() const {
           {"vocab_size", vocab_.size()},
           {"pairs", pairs_},
           {"embedding_dim", embedding_dim_},
+          {"trained_rows", trained_rows_},
           {"vectors", vectors_report()},
           {"data", data}};
 }

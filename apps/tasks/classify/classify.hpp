@@ -31,8 +31,8 @@ struct ClassifyOptions {
   // "train" none; "data" every token of the train, dev and test files that the vectors cover (rarer
   // training tokens and unseen ones then read their vector, not <unk>, as the tagger's vocabulary does);
   // "all" those and every other word of the vector file, so that a file scored later (topo-eval on a
-  // held-back test set) reads the vectors of its words too. Rows training never reads keep their vectors
-  // (under Adam without weight decay, the recipes' optimizer: their gradient is always zero).
+  // held-back test set) reads the vectors of its words too. The words training never reads come last and
+  // sit in the token table's frozen tail (Task::trained_rows): they keep their vectors, outside the optimizer.
   std::string vectors_vocabulary = "train";
   std::int64_t eval_batch = 128;   // evaluation batch (the "ms per test batch of 128")
 };
