@@ -8,8 +8,7 @@
 #     dev and test accuracy >= 0.35.
 # Seeds 1/2/3 on Zen 4 with the recipes of 2026-12-03 (CoNLL: word dropout 0.1 on the 30-epoch cosine; SST-5:
 # 20 epochs on a cosine with word dropout 0.1): CoNLL dev F1 0.936/0.939/0.937, test 0.890/0.892/0.886 (926-951 s
-# a run, two side by side, one thread each); SST-5 dev 0.412/0.404/0.406, test 0.405/0.412/0.410 (220 s a run),
-# and since its config's vectors_vocabulary "all" (2026-12-04) dev 0.416/0.408/0.415, test 0.410/0.412/0.426.
+# a run, two side by side, one thread each); SST-5 dev 0.412/0.404/0.406, test 0.405/0.412/0.410 (220 s a run).
 # The recipes' earlier figures are in docs/results.md. Another CPU runs other GEMM kernels (other bits), so its
 # seed-1 run lands anywhere in that spread: CoNLL's floors sit about two points under its lowest seed, SST-5's
 # about five points under its lowest seed (the old recipe's worst seed, 0.359 test, would still pass), twelve
