@@ -45,9 +45,14 @@ struct EncoderConfig {
 
   // The input stage's share of it (SequenceEmbedding): everything but heads and layers.
   EmbeddingConfig embedding() const {
-    return {vocab_size, input_dim, hidden, max_length, dropout, pretrained, freeze_pretrained, pretrained_rows,
-            trained_rows, embedding_dim, case_classes, char_classes, char_filters, suffix_classes, bigram_classes,
-            bigram_dim, bigram_pretrained, bigram_pretrained_rows, word_dropout};
+    // Designated: a field added to EmbeddingConfig cannot shift the others (most are int64 alike).
+    return {.vocab_size = vocab_size, .input_dim = input_dim, .hidden = hidden, .max_length = max_length,
+            .dropout = dropout, .pretrained = pretrained, .freeze_pretrained = freeze_pretrained,
+            .pretrained_rows = pretrained_rows, .trained_rows = trained_rows, .embedding_dim = embedding_dim,
+            .case_classes = case_classes, .char_classes = char_classes, .char_filters = char_filters,
+            .suffix_classes = suffix_classes, .bigram_classes = bigram_classes, .bigram_dim = bigram_dim,
+            .bigram_pretrained = bigram_pretrained, .bigram_pretrained_rows = bigram_pretrained_rows,
+            .word_dropout = word_dropout};
   }
 };
 
