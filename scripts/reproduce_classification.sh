@@ -4,8 +4,8 @@
 # Star-Transformer and the Transformer baseline (dense attention) of equal width, from configs/*.json.
 #   scripts/reproduce_classification.sh [mtl16|sst5|sst2|sst5-subtrees|all]      (default all: mtl16 and sst5)
 # sst5-subtrees trains on every labelled subtree of the training trees (318,582 phrases, as the Star authors
-# do; batch 64, at most 5 epochs) and evaluates on whole dev/test sentences; sst2 is SST-5's recipe on the
-# binary sentences (--binary: neutral dropped).
+# do; configs/sst5_phrases_*.json: batch 64, 5 epochs, patience 3) and evaluates on whole dev/test sentences;
+# sst2 is SST-5's sentence recipe on the binary sentences (--binary: neutral dropped).
 # Environment: DATA (default ../shared/data), BIN (the binaries' folder, default build/bin), MODELS (default
 # "star transformer"; multiscale has configs too), THREADS per run (default 1;
 # the models train side by side), DOMAINS (default all 16), EXTRA (more topo-train flags),
@@ -52,12 +52,12 @@ run_mtl16() {  # one model, every domain in turn
   done
 }
 
-run_sst5() {  # model, run set name, more flags
-  local model=$1 out="runs/$2$tag/$1"
-  shift 2
+run_sst5() {  # model, run set name, config (configs/<config>_<model>.json), more flags
+  local model=$1 out="runs/$2$tag/$1" config="configs/$3_$1.json"
+  shift 3
   [ -f "$out/result.json" ] && { echo "kept: $out/result.json"; return; }  # finished by an earlier call
   mkdir -p "$out"
-  "$bin/topo-train" --config "configs/sst5_$model.json" --train "$data/sst/trees/train.txt" \
+  "$bin/topo-train" --config "$config" --train "$data/sst/trees/train.txt" \
     --dev "$data/sst/trees/dev.txt" --test "$data/sst/trees/test.txt" --threads "$threads" --progress lines \
     --log-every 200 --out "$out" "$@" ${vector_flags[@]+"${vector_flags[@]}"} ${EXTRA:-} > "$out.log" 2>&1
   tail -n 1 "$out.log"
@@ -66,11 +66,9 @@ run_sst5() {  # model, run set name, more flags
 for model in $models; do
   (
     if [ "$which" = mtl16 ] || [ "$which" = all ]; then run_mtl16 "$model"; fi
-    if [ "$which" = sst5 ] || [ "$which" = all ]; then run_sst5 "$model" sst5; fi
-    if [ "$which" = sst2 ]; then run_sst5 "$model" sst2 --binary; fi
-    if [ "$which" = sst5-subtrees ]; then
-      run_sst5 "$model" sst5-subtrees --subtrees --batch 64 --epochs 5 --patience 3 --eval-batch 128
-    fi
+    if [ "$which" = sst5 ] || [ "$which" = all ]; then run_sst5 "$model" sst5 sst5; fi
+    if [ "$which" = sst2 ]; then run_sst5 "$model" sst2 sst5 --binary; fi
+    if [ "$which" = sst5-subtrees ]; then run_sst5 "$model" sst5-subtrees sst5_phrases; fi
   ) &
 done
 wait

@@ -4,7 +4,7 @@
 # checkpoints, the test files scored once; then the table beside the papers' figures and the goals
 # (scripts/summarize_seeds.py papers). It calls the per-table scripts, so each row's runs are theirs:
 #   mtl16     MTL-16, 16 domains x Star, Multi-Scale, the Transformer (+ GloVe 6B 50-d; dev: test is held back)
-#   sst5      SST-5 sentences, the same three models (+ GloVe)
+#   sst5      SST-5, trained on every labelled phrase (as the papers), scored on sentences; the same three models
 #   conll     CoNLL-2003 NER, the same three models (+ GloVe)
 #   ewt       UD English EWT UPOS, Star (+ GloVe)
 #   chinese   Resume and Weibo NER, Star and BiG, with People's Daily vectors (scripts/zh_vectors.sh builds
@@ -14,7 +14,7 @@
 #   scripts/reproduce_papers.sh [ROW ...]          (default: every row; about 9 hours on 2 cores, mirrored ~5 of them)
 # Environment: DATA (default ../shared/data), BIN (default build/bin), SEEDS (default "1 2 3"), JOBS (runs side
 # by side where a script takes it, default 2), ZH_VECTORS (default runs/vectors). Runs land in
-# runs/mtl16-papers-sN/, runs/sst5-papers-sN/, runs/tagging/<set>/<model>-papers-sN/ and
+# runs/mtl16-papers-sN/, runs/sst5-subtrees-papers-sN/, runs/tagging/<set>/<model>-papers-sN/ and
 # runs/mirrored-papers-{5k,10k}-sN/; a run with a result.json is kept, so an interrupted reproduction resumes.
 # Every data file a row names must exist: a missing one fails the row, it is never skipped.
 set -euo pipefail
@@ -28,7 +28,7 @@ rows=${*:-mtl16 sst5 conll ewt chinese mirrored}
 glove=$data/glove6b50d/glove.6B.50d.subset.txt.gz
 [ -x "$BIN/topo-train" ] || { echo "reproduce_papers: $BIN/topo-train is missing (build first: scripts/setup.sh)" >&2; exit 1; }
 
-classification() {  # mtl16 | sst5: the seeds JOBS at a time (each seed runs its three models side by side)
+classification() {  # mtl16 | sst5-subtrees: the seeds JOBS at a time (each seed runs its models side by side)
   local set=$1 running=0
   [ -f "$glove" ] || { echo "reproduce_papers: $glove is missing" >&2; exit 1; }
   for seed in $seeds; do
@@ -45,7 +45,8 @@ mkdir -p runs
 for row in $rows; do
   echo "== $row"
   case $row in
-    mtl16|sst5) classification "$row" || status=1 ;;
+    mtl16) classification mtl16 || status=1 ;;
+    sst5) classification sst5-subtrees || status=1 ;;
     conll|ewt) SEEDS=$seeds JOBS=$jobs TAG=-papers scripts/reproduce_tagging.sh "$row" || status=1 ;;
     chinese)
       if [ ! -f "$zh/zh_chars.vec" ] || [ ! -f "$zh/zh_bigrams.vec" ]; then OUT=$zh THREADS=$jobs scripts/zh_vectors.sh; fi
