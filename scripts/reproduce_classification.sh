@@ -2,10 +2,11 @@
 # Text classification results of docs/results.md: MTL-16 (16 review domains; dev = the last 200 lines of each
 # .task.train, the test files are held back) and SST-5 (PTB trees, sentence level), each with the
 # Star-Transformer and the Transformer baseline (dense attention) of equal width, from configs/*.json.
-#   scripts/reproduce_classification.sh [mtl16|sst5|sst2|sst5-subtrees|all]      (default all: mtl16 and sst5)
+#   scripts/reproduce_classification.sh [mtl16|sst5|sst2|sst5-subtrees|sst2-subtrees|all]  (all: mtl16 and sst5)
 # sst5-subtrees trains on every labelled subtree of the training trees (318,582 phrases, as the Star authors
 # do; configs/sst5_phrases_*.json: batch 64, 5 epochs, patience 3) and evaluates on whole dev/test sentences;
-# sst2 is SST-5's sentence recipe on the binary sentences (--binary: neutral dropped).
+# sst2 is SST-5's sentence recipe on the binary sentences (--binary: neutral dropped); sst2-subtrees its phrase
+# config on the binary phrases (neutral phrases dropped too).
 # Environment: DATA (default ../shared/data), BIN (the binaries' folder, default build/bin), MODELS (default
 # "star transformer"; multiscale has configs too), THREADS per run (default 1;
 # the models train side by side), DOMAINS (default all 16), EXTRA (more topo-train flags),
@@ -21,6 +22,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which=${1:-all}
+case "$which" in
+  mtl16 | sst5 | sst2 | sst5-subtrees | sst2-subtrees | all) ;;
+  *) echo "unknown set '$which': mtl16, sst5, sst2, sst5-subtrees, sst2-subtrees or all" >&2; exit 2 ;;
+esac
 data=${DATA:-../shared/data}
 models=${MODELS:-star transformer}
 threads=${THREADS:-1}
@@ -69,6 +74,7 @@ for model in $models; do
     if [ "$which" = sst5 ] || [ "$which" = all ]; then run_sst5 "$model" sst5 sst5; fi
     if [ "$which" = sst2 ]; then run_sst5 "$model" sst2 sst5 --binary; fi
     if [ "$which" = sst5-subtrees ]; then run_sst5 "$model" sst5-subtrees sst5_phrases; fi
+    if [ "$which" = sst2-subtrees ]; then run_sst5 "$model" sst2-subtrees sst5_phrases --binary; fi
   ) &
 done
 wait
