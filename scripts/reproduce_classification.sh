@@ -22,10 +22,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 which=${1:-all}
-case "$which" in
-  mtl16 | sst5 | sst2 | sst5-subtrees | sst2-subtrees | all) ;;
-  *) echo "unknown set '$which': mtl16, sst5, sst2, sst5-subtrees, sst2-subtrees or all" >&2; exit 2 ;;
-esac
+sets="mtl16 sst5 sst2 sst5-subtrees sst2-subtrees all"
+[[ " $sets " == *" $which "* ]] || { echo "unknown set '$which': one of $sets" >&2; exit 2; }
 data=${DATA:-../shared/data}
 models=${MODELS:-star transformer}
 threads=${THREADS:-1}
