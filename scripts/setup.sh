@@ -14,7 +14,9 @@ packages=(build-essential cmake pkg-config doctest-dev libfmt-dev nlohmann-json3
           libopenmpi-dev openmpi-bin  # data-parallel training: mpirun -np N topo-train (dist/, TOPO_MPI)
           # the reliability builds (scripts/sanitize.sh, fuzz/run.sh): clang's sanitizers, libFuzzer, libomp + Archer
           clang-14 libclang-rt-14-dev libomp-14-dev ninja-build
-          fasttext  # Chinese character vectors pre-trained on People's Daily (scripts/zh_vectors.sh)
+          # vectors pre-trained by the project: People's Daily characters (scripts/zh_vectors.sh), MTL-16's reviews
+          # (scripts/mtl16_vectors.sh)
+          fasttext
           python3-venv python3-dev)  # the Python package (python/): its venv and the extension's headers
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# In-domain word vectors for MTL-16 (issue #38): GloVe 6B 50-d with, beside each word's GloVe coordinates, DIM more
+# learned by Debian's fasttext (scripts/setup.sh installs it) from the reviews of the 16 domains' training splits.
+# GloVe 6B was trained on Wikipedia and newswire; the reviews' own usage ("returned", "flimsy", "5 stars") is what
+# it lacks, and what the papers' 840B vectors (Common Crawl) cover better. Only training text is read: each
+# domain's .task.train without its last 200 lines (the dev split topo-train takes) and never a test file, so dev
+# selection and held-back test files stay untouched. The labels are dropped. The vectors are built, never
+# committed.
+#   scripts/mtl16_vectors.sh         -> runs/vectors/mtl16_glove50_ft30.txt.gz (GloVe text, 80-d, gzip)
+#   DIM=30 EPOCHS=10 THREADS=1 OUT=runs/vectors scripts/mtl16_vectors.sh
+# fasttext's skip-gram (window 5, sub-word n-grams of 3-6 characters, words seen MIN_COUNT (2) times) is
+# deterministic on one thread (-seed 1), the default; more threads train faster but differently each time.
+# Every word of the GloVe file and of the fasttext vocabulary gets a line: the GloVe half is zero for a word GloVe
+# lacks, the fasttext half comes from sub-words for a word fasttext did not see. The fasttext half is scaled to the
+# GloVe half's root mean square (0.65), so neither half starts out louder.
+# Use: VECTORS=runs/vectors/mtl16_glove50_ft30.txt.gz scripts/reproduce_classification.sh mtl16
+set -euo pipefail
+cd "$(dirname "$0")/.."
+data=${DATA:-../shared/data}
+out=${OUT:-runs/vectors}
+glove=${GLOVE:-$data/glove6b50d/glove.6B.50d.subset.txt.gz}
+dim=${DIM:-30}
+epochs=${EPOCHS:-10}
+min_count=${MIN_COUNT:-2}
+threads=${THREADS:-1}
+[ -d "$data/mtl16" ] || { echo "mtl16_vectors: $data/mtl16 is missing (DATA=...)" >&2; exit 1; }
+[ -f "$glove" ] || { echo "mtl16_vectors: $glove is missing (GLOVE=...)" >&2; exit 1; }
+command -v fasttext > /dev/null || { echo "mtl16_vectors: fasttext is missing: run scripts/setup.sh" >&2; exit 1; }
+target=$out/mtl16_glove50_ft$dim.txt.gz
+mkdir -p "$out"
+work=$(mktemp -d "${TMPDIR:-/tmp}/topo_mtl16.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+python3 - "$data/mtl16" "$work/corpus.txt" <<'EOF'
+import glob, os, sys
+folder, target = sys.argv[1], sys.argv[2]
+files = sorted(glob.glob(os.path.join(folder, "*.task.train")))
+if len(files) != 16:
+    sys.exit(f"mtl16_vectors: {folder} holds {len(files)} .task.train files, not 16")
+reviews = tokens = 0
+with open(target, "w", encoding="utf-8") as out:
+    for path in files:
+        # MR is Latin-1 (the data set's SOURCE.txt); elsewhere a bad byte reads as U+FFFD, as topo-train reads it.
+        encoding = "latin-1" if os.path.basename(path).startswith("MR.") else "utf-8"
+        with open(path, "rb") as f:
+            lines = [line for line in f.read().split(b"\n") if line.strip()]
+        if len(lines) <= 200:
+            sys.exit(f"mtl16_vectors: {path} has {len(lines)} lines: no training split before the last 200 (dev)")
+        for line in lines[:-200]:
+            words = line.partition(b"\t")[2].decode(encoding, errors="replace").split()
+            if words:
+                out.write(" ".join(words) + "\n")
+                reviews += 1
+                tokens += len(words)
+print(f"mtl16_vectors: {reviews} training reviews, {tokens} tokens from {len(files)} domains")
+EOF
+fasttext skipgram -input "$work/corpus.txt" -output "$work/ft" -dim "$dim" -epoch "$epochs" -minCount "$min_count" \
+  -ws 5 -minn 3 -maxn 6 -thread "$threads" -seed 1 -verbose 1
+python3 - "$glove" "$work/ft.vec" "$work/words.txt" <<'EOF'
+import gzip, sys
+glove, vec, target = sys.argv[1:]
+seen, words = set(), []
+with gzip.open(glove, "rt", encoding="utf-8") as f:
+    for line in f:
+        word = line.split(" ", 1)[0]
+        if word not in seen:
+            seen.add(word)
+            words.append(word)
+with open(vec, encoding="utf-8") as f:
+    next(f)  # "count dim"
+    for line in f:
+        word = line.split(" ", 1)[0]
+        if word not in seen:
+            seen.add(word)
+            words.append(word)
+with open(target, "w", encoding="utf-8") as out:
+    out.write("\n".join(words) + "\n")
+EOF
+fasttext print-word-vectors "$work/ft.bin" < "$work/words.txt" > "$work/ft_words.txt"
+python3 - "$glove" "$work/words.txt" "$work/ft_words.txt" "$dim" "$target.tmp" <<'EOF'
+import gzip, math, sys
+glove, words, ft_words, dim, target = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+table = {}
+with gzip.open(glove, "rt", encoding="utf-8") as f:
+    for number, line in enumerate(f, 1):
+        fields = line.rstrip("\n").split(" ")
+        if len(fields) != 51:
+            sys.exit(f"mtl16_vectors: {glove}:{number}: {len(fields) - 1} numbers, not 50")
+        table.setdefault(fields[0], [float(x) for x in fields[1:]])
+learned = []
+with open(ft_words, encoding="utf-8") as f:
+    for line in f:
+        fields = line.rstrip().split(" ")
+        learned.append((fields[0], [float(x) for x in fields[1:]]))
+with open(words, encoding="utf-8") as f:
+    asked = f.read().split()
+if [word for word, _ in learned] != asked:
+    sys.exit(f"mtl16_vectors: fasttext gave {len(learned)} vectors for {len(asked)} words, not one each in order")
+def rms(vectors):
+    total = count = 0
+    for v in vectors:
+        total += sum(x * x for x in v)
+        count += len(v)
+    return math.sqrt(total / count)
+scale = rms(table.values()) / rms(v for _, v in learned)
+zero = [0.0] * 50
+with gzip.open(target, "wt", encoding="utf-8") as out:
+    for word, v in learned:
+        if len(v) != dim:
+            sys.exit(f"mtl16_vectors: fasttext gave '{word}' {len(v)} numbers, not {dim}")
+        out.write(word + " " + " ".join(f"{x:.5f}" for x in table.get(word, zero) + [x * scale for x in v]) + "\n")
+print(f"mtl16_vectors: {len(learned)} words of width {50 + dim}; fasttext half scaled by {scale:.3f}")
+EOF
+mv "$target.tmp" "$target"  # whole or absent, never half written
+echo "mtl16_vectors: -> $target"
