@@ -11,9 +11,10 @@
 # "star transformer"; multiscale has configs too), THREADS per run (default 1;
 # the models train side by side), DOMAINS (default all 16), EXTRA (more topo-train flags),
 # VECTORS (a word-vector file, e.g. $DATA/glove6b50d/glove.6B.50d.subset.txt.gz: --vectors with the
-# lowercase look-up, GloVe 6B being uncased; width 50 is projected to the models' 100), VECTOR_FLAGS (e.g.
-# --freeze-vectors), TAG (appended to the set's folder; default -glove with VECTORS, so runs with and without
-# vectors sit side by side).
+# lowercase look-up, GloVe 6B being uncased; width 50 is projected to the models' 100; for MTL-16 the figures use
+# runs/vectors/mtl16_glove50_ft30.txt.gz, GloVe with in-domain coordinates: scripts/mtl16_vectors.sh),
+# VECTOR_FLAGS (e.g. --freeze-vectors), TAG (appended to the set's folder; default -glove with VECTORS, so runs
+# with and without vectors sit side by side).
 # Runs land in runs/<set><TAG>/<model>/<name>/ (result.json, metrics.jsonl, best.ckpt); a run that already has
 # its result.json is kept (delete the folder to train it again), so an interrupted reproduction resumes. The
 # tables are printed
