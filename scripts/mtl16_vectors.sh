@@ -56,60 +56,38 @@ print(f"mtl16_vectors: {reviews} training reviews, {tokens} tokens from {len(fil
 EOF
 fasttext skipgram -input "$work/corpus.txt" -output "$work/ft" -dim "$dim" -epoch "$epochs" -minCount "$min_count" \
   -ws 5 -minn 3 -maxn 6 -thread "$threads" -seed 1 -verbose 1
-python3 - "$glove" "$work/ft.vec" "$work/words.txt" <<'EOF'
-import gzip, sys
-glove, vec, target = sys.argv[1:]
-seen, words = set(), []
-with gzip.open(glove, "rt", encoding="utf-8") as f:
-    for line in f:
-        word = line.split(" ", 1)[0]
-        if word not in seen:
-            seen.add(word)
-            words.append(word)
-with open(vec, encoding="utf-8") as f:
-    next(f)  # "count dim"
-    for line in f:
-        word = line.split(" ", 1)[0]
-        if word not in seen:
-            seen.add(word)
-            words.append(word)
-with open(target, "w", encoding="utf-8") as out:
-    out.write("\n".join(words) + "\n")
-EOF
-fasttext print-word-vectors "$work/ft.bin" < "$work/words.txt" > "$work/ft_words.txt"
-python3 - "$glove" "$work/words.txt" "$work/ft_words.txt" "$dim" "$target.tmp" <<'EOF'
-import gzip, math, sys
-glove, words, ft_words, dim, target = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
-table = {}
+python3 - "$glove" "$work/ft" "$dim" "$target.tmp" <<'EOF'
+import gzip, math, subprocess, sys
+glove, model, dim, target = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+table = {}  # GloVe's words in the file's order, each with its 50 numbers
 with gzip.open(glove, "rt", encoding="utf-8") as f:
     for number, line in enumerate(f, 1):
         fields = line.rstrip("\n").split(" ")
         if len(fields) != 51:
             sys.exit(f"mtl16_vectors: {glove}:{number}: {len(fields) - 1} numbers, not 50")
         table.setdefault(fields[0], [float(x) for x in fields[1:]])
-learned = []
-with open(ft_words, encoding="utf-8") as f:
-    for line in f:
-        fields = line.rstrip().split(" ")
-        learned.append((fields[0], [float(x) for x in fields[1:]]))
-with open(words, encoding="utf-8") as f:
-    asked = f.read().split()
-if [word for word, _ in learned] != asked:
-    sys.exit(f"mtl16_vectors: fasttext gave {len(learned)} vectors for {len(asked)} words, not one each in order")
+words = list(table)
+with open(model + ".vec", encoding="utf-8") as f:
+    next(f)  # "count dim"
+    words += [w for w in (line.split(" ", 1)[0] for line in f) if w not in table]
+# fasttext's vector for every word (from its sub-words where fasttext did not see it), one line each, in order
+printed = subprocess.run(["fasttext", "print-word-vectors", model + ".bin"], input="\n".join(words) + "\n",
+                         capture_output=True, text=True, encoding="utf-8", check=True).stdout.splitlines()
+learned = [[float(x) for x in line.rstrip().split(" ")[1:]] for line in printed]
+if len(learned) != len(words) or any(len(v) != dim for v in learned):
+    sys.exit(f"mtl16_vectors: fasttext gave {len(learned)} vectors for {len(words)} words, not one of width {dim} each")
 def rms(vectors):
     total = count = 0
     for v in vectors:
         total += sum(x * x for x in v)
         count += len(v)
     return math.sqrt(total / count)
-scale = rms(table.values()) / rms(v for _, v in learned)
+scale = rms(table.values()) / rms(learned)
 zero = [0.0] * 50
 with gzip.open(target, "wt", encoding="utf-8") as out:
-    for word, v in learned:
-        if len(v) != dim:
-            sys.exit(f"mtl16_vectors: fasttext gave '{word}' {len(v)} numbers, not {dim}")
+    for word, v in zip(words, learned):
         out.write(word + " " + " ".join(f"{x:.5f}" for x in table.get(word, zero) + [x * scale for x in v]) + "\n")
-print(f"mtl16_vectors: {len(learned)} words of width {50 + dim}; fasttext half scaled by {scale:.3f}")
+print(f"mtl16_vectors: {len(words)} words of width {50 + dim}; fasttext half scaled by {scale:.3f}")
 EOF
 mv "$target.tmp" "$target"  # whole or absent, never half written
 echo "mtl16_vectors: -> $target"
