@@ -69,10 +69,13 @@ MultiScaleTransformer::Positions MultiScaleTransformer::positions(const Sequence
 }
 
 Encoding MultiScaleTransformer::readout(const nn::Var& h, const Positions& p, const SequenceBatch& batch) const {
-  // The max over each sentence's token rows of h in place (its [CLS] row leads them): no gather of the tokens
-  // on the sentence feature's path, so a classifier's backward never scatters through one.
+  // The max (and mean) over each sentence's token rows of h in place (its [CLS] row leads them): no gather of the
+  // tokens on the sentence feature's path, so a classifier's backward never scatters through one.
+  nn::Var summary = config_.summary == SentenceSummary::Mean
+                        ? nn::readout_nodes(h, batch.lengths, nn::Readout::Mean, 1)
+                        : nn::index_select(h, p.cls_rows);
   return Encoding{nn::index_select(h, p.token_rows),
-                  nn::index_select(h, p.cls_rows) + nn::readout_nodes(h, batch.lengths, nn::Readout::Max, 1)};
+                  summary + nn::readout_nodes(h, batch.lengths, nn::Readout::Max, 1)};
 }
 
 Encoding MultiScaleTransformer::encode(const SequenceBatch& batch) {

@@ -5,7 +5,8 @@
 //   layer l:  H^{l+1} = LayerNorm(H^l + ReLU(MSMSA(H^l))),  no feed-forward
 //   MSMSA:    heads split into groups by scale (head_distribution, α rule), each group attending over the
 //             window graph of its scale (GraphMultiHeadAttention head groups), concatenated, one W_O
-//   readout:  tokens H^L without [CLS]; sentence feature H^L_[CLS] + max_i H^L_i (the task head's MLP follows)
+//   readout:  tokens H^L without [CLS]; sentence feature H^L_[CLS] + max_i H^L_i (the task head's MLP follows),
+//             or with config.summary Mean: mean_i H^L_i + max_i H^L_i ([CLS] still a position in the windows)
 // The topology is multiscale_topology(): one window relation per scale over the [CLS]-extended sentences.
 // Two paths compute the same layer with the same parameters (config.band):
 //   band  (default) — each head's window as a band of the fused dense attention kernel (nn::flash_attention
@@ -27,10 +28,15 @@
 
 namespace topo::models {
 
+// What the sentence feature adds to the max over the tokens' final states: the [CLS] state (the paper's), which
+// the windows let see only the sentence's first ~N/8 positions per layer, or the mean of the tokens' states.
+enum class SentenceSummary { Cls, Mean };
+
 struct MultiScaleConfig {
   EncoderConfig encoder{.hidden = 300, .heads = 10};  // hidden = heads * head_dim(); dropout: the embedding output
   std::vector<Scale> scales = parse_scales("1,3,N/16,N/8,N/4");
   double alpha = 0.5;
+  SentenceSummary summary = SentenceSummary::Cls;
   bool band = true;  // encode() runs the band path (false: the window graph)
   std::int64_t head_dim() const { return encoder.heads > 0 ? encoder.hidden / encoder.heads : 0; }
 };

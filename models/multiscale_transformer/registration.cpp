@@ -17,6 +17,10 @@ ModelRegistration multiscale_transformer_registration() {
   m.options = {
       {"scales", "1,3,N/16,N/8,N/4", "Multi-Scale: odd window widths, constants or N/k fractions of the length", {}},
       {"alpha", 0.5, "Multi-Scale: head distribution over scales per layer (0: uniform; > 0: small scales low)", {}},
+      {"sentence_summary", "cls",
+       "Multi-Scale: the sentence feature's term beside the max over tokens: cls (the [CLS] state, the paper's) | "
+       "mean (the tokens' mean state)",
+       {"cls", "mean"}},
       {"attention", MultiScaleConfig{}.band ? "band" : "graph",
        "Multi-Scale attention: band (each head's window as a band of the fused dense kernel) | graph (window "
        "graphs, sparse kernels)",
@@ -26,6 +30,8 @@ ModelRegistration multiscale_transformer_registration() {
     MultiScaleConfig config{.encoder = encoder_config(spec)};
     config.scales = parse_scales(spec.option<std::string>("scales"));
     config.alpha = spec.option<double>("alpha");
+    config.summary =
+        spec.option<std::string>("sentence_summary") == "mean" ? SentenceSummary::Mean : SentenceSummary::Cls;
     config.band = spec.option<std::string>("attention") == "band";
     return std::make_shared<MultiScaleTransformer>(config);
   };

@@ -143,6 +143,22 @@ def test_multiscale_band_and_graph_paths_against_the_dense_masked_equations():
         torch.testing.assert_close(a, b, **TOL)
 
 
+def test_multiscale_mean_summary_is_the_tokens_mean_plus_their_max():
+    torch.manual_seed(3)
+    lengths = [1, 6, 17]
+    ids = torch.randint(0, 30, (sum(lengths),))
+    paper = MultiScaleTransformer(hidden=20, heads=5, layers=2, scales="1,3,N/4", vocab_size=30)
+    mean = MultiScaleTransformer(hidden=20, heads=5, layers=2, scales="1,3,N/4", vocab_size=30, summary="mean")
+    mean.load_state_dict(paper.state_dict())  # the summary adds no parameter
+    tokens, sentences = mean(ids, lengths)
+    torch.testing.assert_close(tokens, paper(ids, lengths)[0], **TOL)
+    rows = torch.split(tokens, lengths)
+    torch.testing.assert_close(sentences, torch.stack([r.mean(0) + r.max(0).values for r in rows]), **TOL)
+    assert not torch.allclose(sentences, paper(ids, lengths)[1], atol=1e-2)
+    with pytest.raises(ValueError, match="summary"):
+        MultiScaleTransformer(hidden=20, heads=5, summary="first")
+
+
 def test_head_distribution_follows_the_alpha_rule():
     # α = 0: uniform; the top layer is always uniform; each layer sums to the heads; small scales first
     assert topograph.models.head_distribution(0.0, 3, 5, 10) == [[2] * 5] * 3

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <numeric>
 #include <random>
 
@@ -134,6 +135,49 @@ TEST_CASE("the MS encoder encodes each sentence of a batch as if it were alone")
   }
   nn::sum_all(all.sentences).backward();
   CHECK(model.cls.grad().defined());
+}
+
+TEST_CASE("the MS sentence feature: [CLS] + max over tokens, or with summary Mean the tokens' mean + their max") {
+  MultiScaleConfig cfg;
+  cfg.encoder.vocab_size = 20;
+  cfg.encoder.heads = 4;
+  cfg.encoder.hidden = 24;  // 4 heads of 6
+  cfg.encoder.layers = 2;
+  cfg.scales = parse_scales("1,3,N/4");
+  SequenceBatch batch;
+  batch.lengths = {3, 1, 8};
+  std::vector<std::int64_t> ids(12);
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int64_t>((i * 5 + 3) % 20);
+  batch.token_ids = Tensor::from_vector(ids, {12});
+  MultiScaleTransformer paper(cfg);
+  paper.reset_parameters(8);
+  cfg.summary = SentenceSummary::Mean;
+  MultiScaleTransformer mean(cfg);
+  mean.reset_parameters(8);  // the same parameters: the summary adds none
+  const Encoding a = paper.encode(batch), b = mean.encode(batch);
+  const auto tokens = b.tokens.data().to_vector<float>(), sentences = b.sentences.data().to_vector<float>();
+  CHECK(a.tokens.data().to_vector<float>() == tokens);  // the layers are the same; only the sentence feature differs
+  std::vector<float> expected;
+  std::int64_t offset = 0;
+  for (std::int64_t n : batch.lengths) {
+    for (std::int64_t c = 0; c < 24; ++c) {
+      float sum = 0.f, max = -std::numeric_limits<float>::infinity();
+      for (std::int64_t i = offset; i < offset + n; ++i) {
+        sum += tokens[static_cast<std::size_t>(i * 24 + c)];
+        max = std::max(max, tokens[static_cast<std::size_t>(i * 24 + c)]);
+      }
+      expected.push_back(sum / static_cast<float>(n) + max);
+    }
+    offset += n;
+  }
+  TOPO_CHECK_CLOSE(sentences, expected, 1e-5, 1e-5);
+  const auto paper_sentences = a.sentences.data().to_vector<float>();
+  float largest_difference = 0.f;  // [CLS] + max differs from mean + max
+  for (std::size_t i = 0; i < expected.size(); ++i)
+    largest_difference = std::max(largest_difference, std::abs(paper_sentences[i] - expected[i]));
+  CHECK(largest_difference > 1e-2f);
+  nn::sum_all(b.sentences).backward();
+  CHECK(mean.cls.grad().defined());  // [CLS] is still a position the tokens' windows read
 }
 
 TEST_CASE("band radii are exactly the window graph: [CLS] first, widths from the token count, clipped ends") {

@@ -74,13 +74,18 @@ TEST_CASE("registry: model options reach the factory; unknown names and missing 
 
   CHECK(models_declaring("attention") == "transformer, multiscale, graph");
   CHECK(models_declaring("residual") == "star, graph");
-  spec.options = {{"scales", "1,N/4"}, {"alpha", 0.0}, {"attention", "band"}};
+  spec.options = {{"scales", "1,N/4"}, {"alpha", 0.0}, {"attention", "band"}, {"sentence_summary", "cls"}};
   spec.heads = 4;
   const auto ms = std::dynamic_pointer_cast<MultiScaleTransformer>(find_model("multiscale").make(spec));
   REQUIRE(ms != nullptr);
   CHECK(scales_str(ms->config().scales) == "1,N/4");
   CHECK(ms->head_counts() == std::vector<std::vector<std::int64_t>>{{2, 2}, {2, 2}});
   CHECK(ms->config().band);
+  CHECK(ms->config().summary == SentenceSummary::Cls);
+  spec.options["sentence_summary"] = "mean";
+  CHECK(std::dynamic_pointer_cast<MultiScaleTransformer>(find_model("multiscale").make(spec))->config().summary ==
+        SentenceSummary::Mean);
+  spec.options["sentence_summary"] = "cls";
   spec.options["attention"] = "graph";
   CHECK_FALSE(std::dynamic_pointer_cast<MultiScaleTransformer>(find_model("multiscale").make(spec))->config().band);
   // One key, two defaults: each model declares its own (Multi-Scale's is its config's band path), and no

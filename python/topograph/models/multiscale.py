@@ -6,7 +6,8 @@
     layer l:  H^{l+1} = LayerNorm(H^l + ReLU(MSMSA(H^l))),  no feed-forward
     MSMSA:    the heads split into groups by scale (head_distribution, the α rule), each group attending over
               the window of its scale, concatenated, one W_O
-    readout:  tokens H^L without [CLS]; sentence feature H^L_[CLS] + max_i H^L_i
+    readout:  tokens H^L without [CLS]; sentence feature H^L_[CLS] + max_i H^L_i, or with summary="mean"
+              mean_i H^L_i + max_i H^L_i ([CLS] still a position in the windows; the C++ sentence_summary option)
 
 Two paths compute the same layer with the same parameters (``band``):
     band  (default) each head's window as a band of the fused dense kernel (topograph.ops.band_attention, one
@@ -85,14 +86,18 @@ class MultiScaleLayer(torch.nn.Module):
 
 
 class MultiScaleTransformer(torch.nn.Module):
-    """forward(tokens, lengths) -> (H^L at the tokens [N, hidden], H^L_[CLS] + max_i H^L_i [B, hidden])."""
+    """forward(tokens, lengths) -> (H^L at the tokens [N, hidden], H^L_[CLS] + max_i H^L_i [B, hidden]);
+    summary="mean": mean_i H^L_i + max_i H^L_i in place of the [CLS] state."""
 
     def __init__(self, hidden: int = 300, heads: int = 10, layers: int = 2, *,
                  scales: Union[str, Sequence] = "1,3,N/16,N/8,N/4", alpha: float = 0.5, vocab_size: int = 0,
-                 input_dim: int = 0, max_length: int = 256, dropout: float = 0.0, band: bool = True):
+                 input_dim: int = 0, max_length: int = 256, dropout: float = 0.0, band: bool = True,
+                 summary: str = "cls"):
         super().__init__()
         check_encoder_shape("MultiScaleTransformer", hidden, heads, layers)
-        self.hidden, self.heads, self.band = hidden, heads, band
+        if summary not in ("cls", "mean"):
+            raise ValueError(f"MultiScaleTransformer: summary {summary!r} is not 'cls' or 'mean'")
+        self.hidden, self.heads, self.band, self.summary = hidden, heads, band, summary
         self.scales = parse_scales(scales)
         self.head_counts = head_distribution(alpha, layers, len(self.scales), heads)
         self.embedding = SequenceEmbedding(hidden, vocab_size, input_dim, max_length, dropout)
@@ -127,4 +132,6 @@ class MultiScaleTransformer(torch.nn.Module):
             h = layer.norm(h + torch.relu(update))
         token_rows, cls_rows = lead_layout(lens, 1, h.device)
         tokens_out = h[token_rows]
-        return tokens_out, h[cls_rows] + ops.copy_u_max(sentence_readout_graph(lens, h.device), tokens_out)
+        readout = sentence_readout_graph(lens, h.device)
+        summary = ops.copy_u_mean(readout, tokens_out) if self.summary == "mean" else h[cls_rows]
+        return tokens_out, summary + ops.copy_u_max(readout, tokens_out)
