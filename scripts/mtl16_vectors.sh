@@ -8,6 +8,9 @@
 # committed.
 #   scripts/mtl16_vectors.sh         -> runs/vectors/mtl16_glove50_ft30.txt.gz (GloVe text, 80-d, gzip)
 #   DIM=30 EPOCHS=10 THREADS=1 OUT=runs/vectors scripts/mtl16_vectors.sh
+#   SET=sst5 scripts/mtl16_vectors.sh -> runs/vectors/sst5_glove50_ft30.txt.gz, for SST: MR left out (its snippets
+#   are SST's sentences: 162 of SST's 2,210 test sentences recur verbatim in MR's training split), SST's training
+#   sentences (sst/stsa/stsa.fine.train: the training trees' leaves, lowercased) added after the 15 domains.
 # fasttext's skip-gram (window 5, sub-word n-grams of 3-6 characters, words seen MIN_COUNT (2) times) is
 # deterministic on one thread (-seed 1), the default; more threads train faster but differently each time.
 # Every word of the GloVe file and of the fasttext vocabulary gets a line: the GloVe half is zero for a word GloVe
@@ -23,23 +26,30 @@ dim=${DIM:-30}
 epochs=${EPOCHS:-10}
 min_count=${MIN_COUNT:-2}
 threads=${THREADS:-1}
+set=${SET:-mtl16}
+[[ $set == mtl16 || $set == sst5 ]] || { echo "mtl16_vectors: SET=$set: mtl16 or sst5" >&2; exit 2; }
 [ -d "$data/mtl16" ] || { echo "mtl16_vectors: $data/mtl16 is missing (DATA=...)" >&2; exit 1; }
+[[ $set == mtl16 || -f "$data/sst/stsa/stsa.fine.train" ]] ||
+  { echo "mtl16_vectors: $data/sst/stsa/stsa.fine.train is missing (DATA=...)" >&2; exit 1; }
 [ -f "$glove" ] || { echo "mtl16_vectors: $glove is missing (GLOVE=...)" >&2; exit 1; }
 command -v fasttext > /dev/null || { echo "mtl16_vectors: fasttext is missing: run scripts/setup.sh" >&2; exit 1; }
-target=$out/mtl16_glove50_ft$dim.txt.gz
+target=$out/${set}_glove50_ft$dim.txt.gz
 mkdir -p "$out"
 work=$(mktemp -d "${TMPDIR:-/tmp}/topo_mtl16.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-python3 - "$data/mtl16" "$work/corpus.txt" <<'EOF'
+python3 - "$data" "$set" "$work/corpus.txt" <<'EOF'
 import glob, os, sys
-folder, target = sys.argv[1], sys.argv[2]
+data, which, target = sys.argv[1:]
+folder = os.path.join(data, "mtl16")
 files = sorted(glob.glob(os.path.join(folder, "*.task.train")))
 if len(files) != 16:
     sys.exit(f"mtl16_vectors: {folder} holds {len(files)} .task.train files, not 16")
 reviews = tokens = 0
 with open(target, "w", encoding="utf-8") as out:
     for path in files:
+        if which == "sst5" and os.path.basename(path).startswith("MR."):
+            continue  # SST's test sentences are among MR's snippets
         # MR is Latin-1 (the data set's SOURCE.txt); elsewhere a bad byte reads as U+FFFD, as topo-train reads it.
         encoding = "latin-1" if os.path.basename(path).startswith("MR.") else "utf-8"
         with open(path, "rb") as f:
@@ -52,7 +62,15 @@ with open(target, "w", encoding="utf-8") as out:
                 out.write(" ".join(words) + "\n")
                 reviews += 1
                 tokens += len(words)
-print(f"mtl16_vectors: {reviews} training reviews, {tokens} tokens from {len(files)} domains")
+    sentences = 0
+    if which == "sst5":  # "LABEL word word ...", the training split only
+        with open(os.path.join(data, "sst", "stsa", "stsa.fine.train"), encoding="utf-8") as f:
+            for line in f:
+                words = line.split()[1:]
+                out.write(" ".join(words) + "\n")
+                sentences += 1
+                tokens += len(words)
+print(f"mtl16_vectors: {reviews} training reviews, {sentences} SST training sentences, {tokens} tokens")
 EOF
 fasttext skipgram -input "$work/corpus.txt" -output "$work/ft" -dim "$dim" -epoch "$epochs" -minCount "$min_count" \
   -ws 5 -minn 3 -maxn 6 -thread "$threads" -seed 1 -verbose 1
