@@ -17,6 +17,32 @@
 using namespace topo;
 using namespace topo::models;
 
+namespace {
+
+// Two layers of 4 heads of 6 over the scales 1, 3, N/4, a vocabulary of 20: the small text encoder of the tests
+// below.
+MultiScaleConfig small_text_config() {
+  MultiScaleConfig cfg;
+  cfg.encoder.vocab_size = 20;
+  cfg.encoder.heads = 4;
+  cfg.encoder.hidden = 24;
+  cfg.encoder.layers = 2;
+  cfg.scales = parse_scales("1,3,N/4");
+  return cfg;
+}
+
+// Sentences of 3, 1 and 8 tokens; token i is (i * stride + shift) % 20.
+SequenceBatch three_sentences(std::int64_t stride, std::int64_t shift) {
+  SequenceBatch batch;
+  batch.lengths = {3, 1, 8};
+  std::vector<std::int64_t> ids(12);
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = (static_cast<std::int64_t>(i) * stride + shift) % 20;
+  batch.token_ids = Tensor::from_vector(ids, {12});
+  return batch;
+}
+
+}  // namespace
+
 TEST_CASE("head_distribution: the alpha rule, rounding that always sums to the head count") {
   using Rows = std::vector<std::vector<std::int64_t>>;
   // The paper's worked example setting (α = 0.5, 10 heads, 3 layers, 5 scales): what our formula gives.
@@ -101,19 +127,10 @@ TEST_CASE("an MS layer's attention equals the dense masked reference on random l
 }
 
 TEST_CASE("the MS encoder encodes each sentence of a batch as if it were alone") {
-  MultiScaleConfig cfg;
-  cfg.encoder.vocab_size = 20;
-  cfg.encoder.heads = 4;
-  cfg.encoder.hidden = 24;  // 4 heads of 6
-  cfg.encoder.layers = 2;
-  cfg.scales = parse_scales("1,3,N/4");
-  MultiScaleTransformer model(cfg);
+  MultiScaleTransformer model(small_text_config());
   model.reset_parameters(5);
-  SequenceBatch batch;
-  batch.lengths = {3, 1, 8};
-  std::vector<std::int64_t> ids(12);
-  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int64_t>((i * 7) % 20);
-  batch.token_ids = Tensor::from_vector(ids, {12});
+  const SequenceBatch batch = three_sentences(7, 0);
+  const auto ids = batch.token_ids.to_vector<std::int64_t>();
   const Encoding all = model.encode(batch);
   REQUIRE(all.tokens.shape() == Shape{12, 24});
   REQUIRE(all.sentences.shape() == Shape{3, 24});
@@ -138,17 +155,8 @@ TEST_CASE("the MS encoder encodes each sentence of a batch as if it were alone")
 }
 
 TEST_CASE("the MS sentence feature: [CLS] + max over tokens, or with summary Mean the tokens' mean + their max") {
-  MultiScaleConfig cfg;
-  cfg.encoder.vocab_size = 20;
-  cfg.encoder.heads = 4;
-  cfg.encoder.hidden = 24;  // 4 heads of 6
-  cfg.encoder.layers = 2;
-  cfg.scales = parse_scales("1,3,N/4");
-  SequenceBatch batch;
-  batch.lengths = {3, 1, 8};
-  std::vector<std::int64_t> ids(12);
-  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int64_t>((i * 5 + 3) % 20);
-  batch.token_ids = Tensor::from_vector(ids, {12});
+  MultiScaleConfig cfg = small_text_config();
+  const SequenceBatch batch = three_sentences(5, 3);
   MultiScaleTransformer paper(cfg);
   paper.reset_parameters(8);
   cfg.summary = SentenceSummary::Mean;
