@@ -48,10 +48,11 @@ if len(files) != 16:
 reviews = tokens = 0
 with open(target, "w", encoding="utf-8") as out:
     for path in files:
-        if which == "sst5" and os.path.basename(path).startswith("MR."):
+        is_mr = os.path.basename(path).startswith("MR.")
+        if which == "sst5" and is_mr:
             continue  # SST's test sentences are among MR's snippets
         # MR is Latin-1 (the data set's SOURCE.txt); elsewhere a bad byte reads as U+FFFD, as topo-train reads it.
-        encoding = "latin-1" if os.path.basename(path).startswith("MR.") else "utf-8"
+        encoding = "latin-1" if is_mr else "utf-8"
         with open(path, "rb") as f:
             lines = [line for line in f.read().split(b"\n") if line.strip()]
         if len(lines) <= 200:
