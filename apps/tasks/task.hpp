@@ -22,7 +22,10 @@ std::string split_name(Split split);
 struct TaskBatch {
   models::SequenceBatch inputs;
   Tensor targets;  // regression: float32 [B, out]; classification: int64 [B]
-  TaskBatch to(Device device) const { return {inputs.to(device), targets.to(device)}; }
+  // What a per-sequence loss averages over when it is not inputs' sequences (0: those): a tagger's packed
+  // pieces (document context) hold several sentences' spans, and its CRF loss stays a mean per span.
+  std::int64_t loss_items = 0;
+  TaskBatch to(Device device) const { return {inputs.to(device), targets.to(device), loss_items}; }
 };
 
 // One evaluation of a split: `metric` selects the best model (its direction is the task's), `values` holds

@@ -92,7 +92,10 @@ TaggedDataset read_tagged(TagFormat format, const std::string& path, const TagRe
     if (token.empty()) bad_line("empty token");
     if (tag.empty()) bad_line("empty tag");
     if (has_space(tag)) bad_line("tag '{}' contains whitespace", tag);
-    if (current.tokens.empty()) current.line = line;
+    if (current.tokens.empty()) {
+      current.line = line;
+      current.document = d.stats.documents - 1;  // documents are counted only in conll files
+    }
     current.tokens.push_back(std::move(token));
     current.tags.emplace_back(tag);
     current.source.push_back(text);

@@ -32,6 +32,7 @@ struct TaggedSentence {
   std::vector<std::string> source;  // each token's line as read (decoded, '\r' stripped): written back with predictions
   std::vector<std::int64_t> lines;  // each token's 1-based line (errors about one tag name it)
   std::int64_t line = 0;            // 1-based line of the first token
+  std::int64_t document = -1;       // conll: the 0-based -DOCSTART- document it is in; -1: none marked
   std::int64_t size() const { return static_cast<std::int64_t>(tokens.size()); }
 };
 

@@ -27,6 +27,7 @@ TagOptions options_of(const TaskSettings& s) {
   o.crf = s.option<bool>("crf");
   o.min_freq = s.option<std::int64_t>("min_freq");
   o.max_length = s.option<std::int64_t>("max_len");
+  o.document_context = s.option<std::int64_t>("document_context");
   o.vectors = s.option<std::string>("vectors");
   o.vector_options = vector_options(s);
   o.freeze_vectors = s.option<bool>("freeze_vectors");
@@ -43,6 +44,9 @@ void validate(const TaskSettings& s) {
     models::fail_invalid_field("dev", "", "tag needs a dev file (the checkpoint is selected on it)");
   if (s.option<std::int64_t>("char_filters") < 0)
     models::fail_invalid_field("char_filters", s.option<std::int64_t>("char_filters"), "expected >= 0 (0: no character CNN)");
+  if (s.option<std::int64_t>("document_context") < 0)
+    models::fail_invalid_field("document_context", s.option<std::int64_t>("document_context"),
+                               "expected >= 0 (0: each sentence alone)");
   if (!s.option<std::string>("bigram_vectors").empty() && !s.option<bool>("bigram_feature"))
     models::fail_invalid_field("bigram_vectors", s.option<std::string>("bigram_vectors"),
                                "bigram vectors need the bigram feature (--bigram-feature)");
@@ -127,6 +131,11 @@ TaskRegistration tag_registration() {
   t.options.push_back({"bigram_vectors", "",
                        "pre-trained bigram vectors (word2vec text keyed by the joined pair, e.g. scripts/zh_vectors.sh's "
                        "zh_bigrams.vec) for --bigram-feature's table, fine-tuned",
+                       {}});
+  t.options.push_back({"document_context", 0,
+                       "> 0: pack consecutive sentences of one document (conll -DOCSTART- marks) into pieces of up "
+                       "to this many tokens (at most max_len), so each is tagged in its neighbours' context; --batch "
+                       "still counts sentences. 0: each sentence alone",
                        {}});
   t.options.push_back({"crf", false, "a linear-chain CRF on the per-token scores (NLL training, Viterbi decoding, the scheme's constraints)", {}});
   t.validate = validate;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <tuple>
@@ -79,6 +80,7 @@ text::TagScheme model_scheme(const std::string& name, text::TagScheme file_schem
 SequenceTagging::SequenceTagging(const TagOptions& options) : options_(options) {
   TOPO_CHECK(options.max_length > 0, "tag: max_length must be > 0");
   TOPO_CHECK(options.eval_batch > 0, "tag: eval_batch must be > 0");
+  TOPO_CHECK(options.document_context >= 0, "tag: document_context must be >= 0, got {}", options.document_context);
   format_ = options.format.empty() ? text::guess_tag_format(options.train) : text::parse_tag_format(options.format);
   options_.format = text::tag_format_name(format_);
   TOPO_CHECK(!options.read.xpos || format_ == text::TagFormat::Conllu, "tag: xpos applies only to conllu files");
@@ -224,19 +226,26 @@ void SequenceTagging::encode_(Split split) {
   TOPO_CHECK((file_scheme == text::TagScheme::None) == (scheme_ == text::TagScheme::None),
              "'{}': its tags (scheme '{}') are not of the model's kind (scheme '{}')", d.path,
              text::tag_scheme_name(file_scheme), text::tag_scheme_name(scheme_));
-  for (std::size_t si = 0; si < d.sentences.size(); ++si) {
-    const text::TaggedSentence& s = d.sentences[si];
+  std::vector<std::int64_t> lengths, documents;
+  for (const text::TaggedSentence& s : d.sentences) {
+    lengths.push_back(s.size());
+    documents.push_back(s.document);
     // Canonical in the model's scheme (convert_tags): an annotation slip ("O I-PER" in a BIO file) reads as
     // conlleval reads it, so the CRF's constraints hold for every gold path and the scores are unchanged.
-    std::vector<std::string> gold = text::convert_tags(s.tags, file_scheme, scheme_);
-    for (std::int64_t begin = 0; begin < s.size(); begin += options_.max_length) {
-      const std::int64_t end = std::min(s.size(), begin + options_.max_length);
-      std::vector<std::int64_t> ids, cases, tags, chars, char_counts, suffixes, bigrams;
-      for (std::int64_t t = begin; t < end; ++t) {
+    out.gold.push_back(text::convert_tags(s.tags, file_scheme, scheme_));
+  }
+  out.sentences = static_cast<std::int64_t>(d.sentences.size());
+  for (text::Piece& piece : text::plan_tag_pieces(lengths, documents, options_.max_length, options_.document_context)) {
+    std::vector<std::int64_t> ids, cases, tags, chars, char_counts, suffixes, bigrams;
+    for (const text::PieceSpan& span : piece) {
+      const text::TaggedSentence& s = d.sentences[static_cast<std::size_t>(span.sentence)];
+      const std::vector<std::string>& gold = out.gold[static_cast<std::size_t>(span.sentence)];
+      for (std::int64_t t = span.offset; t < span.offset + span.size; ++t) {
         const std::string& token = s.tokens[static_cast<std::size_t>(t)];
         const std::string& tag = gold[static_cast<std::size_t>(t)];
         ids.push_back(vocab_.id(word_form(token, options_.lowercase)));
-        cases.push_back(text::case_class(token));
+        cases.push_back(text::case_class(token) +
+                        (options_.document_context > 0 && t == 0 ? text::kCaseClasses : 0));
         if (options_.char_filters > 0) {
           const std::vector<char32_t> code_points = models::utf8_code_points(token, d.path);
           for (char32_t c : code_points) chars.push_back(char_class_(c));
@@ -254,17 +263,15 @@ void SequenceTagging::encode_(Split split) {
         TOPO_CHECK(split != Split::Train || tags.back() >= 0, "{}:{}: tag '{}' missing from the label set", d.path,
                    s.line, tag);
       }
-      out.ids.push_back(std::move(ids));
-      out.cases.push_back(std::move(cases));
-      out.chars.push_back(std::move(chars));
-      out.char_counts.push_back(std::move(char_counts));
-      out.suffixes.push_back(std::move(suffixes));
-      out.bigrams.push_back(std::move(bigrams));
-      out.tags.push_back(std::move(tags));
-      out.sentence.push_back(static_cast<std::int64_t>(si));
-      out.offset.push_back(begin);
     }
-    out.gold.push_back(std::move(gold));
+    out.ids.push_back(std::move(ids));
+    out.cases.push_back(std::move(cases));
+    out.chars.push_back(std::move(chars));
+    out.char_counts.push_back(std::move(char_counts));
+    out.suffixes.push_back(std::move(suffixes));
+    out.bigrams.push_back(std::move(bigrams));
+    out.tags.push_back(std::move(tags));
+    out.spans.push_back(std::move(piece));
   }
   splits_[static_cast<int>(split)] = std::move(out);
 }
@@ -292,6 +299,7 @@ std::unique_ptr<SequenceTagging> SequenceTagging::for_evaluation(const nlohmann:
     t->bigram_dim_ = json_number_or(metadata, "bigram_dim", std::int64_t{0});
     options.crf = read.value("crf", false);
     options.max_length = json_number<std::int64_t>(read.at("max_length"));
+    options.document_context = json_number_or(read, "document_context", std::int64_t{0});
     if (options.format.empty()) options.format = metadata.at("format").get<std::string>();
     t->format_ = text::parse_tag_format(options.format);
     t->scheme_ = text::parse_tag_scheme(metadata.at("scheme").get<std::string>());
@@ -307,6 +315,8 @@ std::unique_ptr<SequenceTagging> SequenceTagging::for_evaluation(const nlohmann:
   }
   TOPO_CHECK(std::is_sorted(t->chars_.begin(), t->chars_.end()) && std::is_sorted(t->suffixes_.begin(), t->suffixes_.end()),
              "{}: the task metadata's chars and suffixes must be sorted lists", source);
+  TOPO_CHECK(options.document_context >= 0, "{}: the task metadata's document_context is {}", source,
+             options.document_context);
   TOPO_CHECK(options.max_length > 0 && t->labels_.contains(t->majority_tag_),
              "{}: inconsistent task metadata (max_length {}, majority tag '{}')", source, options.max_length,
              t->majority_tag_);
@@ -352,7 +362,14 @@ bool all_known(const Tensor& targets) {
 }  // namespace
 
 nn::Var SequenceTagging::batch_loss(models::SequenceModel& model, const nn::Var& output, const TaskBatch& batch) const {
-  if (const nn::LinearChainCrf* crf = crf_of(model)) return crf->nll(output, batch.inputs.lengths, batch.targets);
+  if (const nn::LinearChainCrf* crf = crf_of(model)) {
+    // crf->nll is the mean over pieces; packed pieces hold several spans, and the loss stays a mean per span
+    // (the objective, and the gradient's scale under --clip, of unpacked training).
+    const nn::Var nll = crf->nll(output, batch.inputs.lengths, batch.targets);
+    const auto pieces = static_cast<std::int64_t>(batch.inputs.lengths.size());
+    if (batch.loss_items <= 0 || batch.loss_items == pieces) return nll;
+    return nn::mul_scalar(nll, float(pieces) / float(batch.loss_items));
+  }
   return loss(output, batch.targets);
 }
 
@@ -361,7 +378,11 @@ std::vector<std::vector<std::int64_t>> SequenceTagging::epoch_batches(std::int64
   const EncodedTagSplit& train = split_(Split::Train);
   std::vector<std::int64_t> lengths(train.ids.size());
   for (std::size_t i = 0; i < lengths.size(); ++i) lengths[i] = static_cast<std::int64_t>(train.ids[i].size());
-  return text::length_bucketed_batches(lengths, batch, seed, epoch);
+  // `batch` counts sentences: packed pieces (document_context) hold several, so a batch takes fewer pieces and
+  // an epoch keeps about the steps it has without packing.
+  const double sentences_per_piece = double(train.sentences) / double(std::max<std::int64_t>(train.size(), 1));
+  const std::int64_t pieces = std::max<std::int64_t>(1, std::llround(double(batch) / sentences_per_piece));
+  return text::length_bucketed_batches(lengths, std::min(batch, pieces), seed, epoch);
 }
 
 TaskBatch SequenceTagging::batch(Split split, const std::vector<std::int64_t>& indices) const {
@@ -374,6 +395,7 @@ TaskBatch SequenceTagging::batch(Split split, const std::vector<std::int64_t>& i
                data.size());
     const auto u = static_cast<std::size_t>(i);
     out.inputs.lengths.push_back(static_cast<std::int64_t>(data.ids[u].size()));
+    out.loss_items += static_cast<std::int64_t>(data.spans[u].size());
     ids.insert(ids.end(), data.ids[u].begin(), data.ids[u].end());
     cases.insert(cases.end(), data.cases[u].begin(), data.cases[u].end());
     chars.insert(chars.end(), data.chars[u].begin(), data.chars[u].end());
@@ -436,15 +458,15 @@ SequenceTagging::Predictions SequenceTagging::predict(models::SequenceModel& mod
     }
     ++p.batches;
     std::size_t row = 0;
-    for (std::int64_t i : indices) {
-      const auto u = static_cast<std::size_t>(i);
-      auto& sentence = p.tags[static_cast<std::size_t>(data.sentence[u])];
-      for (std::size_t t = 0; t < data.ids[u].size(); ++t, ++row) {
-        const float* r = out.data() + row * static_cast<std::size_t>(classes);
-        const std::int64_t tag = crf != nullptr ? decoded[row] : std::max_element(r, r + classes) - r;
-        sentence[static_cast<std::size_t>(data.offset[u]) + t] = labels_.name(tag);
+    for (std::int64_t i : indices)
+      for (const text::PieceSpan& span : data.spans[static_cast<std::size_t>(i)]) {
+        auto& sentence = p.tags[static_cast<std::size_t>(span.sentence)];
+        for (std::int64_t t = span.offset; t < span.offset + span.size; ++t, ++row) {
+          const float* r = out.data() + row * static_cast<std::size_t>(classes);
+          const std::int64_t tag = crf != nullptr ? decoded[row] : std::max_element(r, r + classes) - r;
+          sentence[static_cast<std::size_t>(t)] = labels_.name(tag);
+        }
       }
-    }
   }
   p.loss /= double(std::max<std::int64_t>(tokens, 1));
   model.train(was_training);
@@ -493,7 +515,10 @@ nlohmann::json SequenceTagging::baseline(Split split) const {
 nlohmann::json SequenceTagging::metadata() const {
   nlohmann::json data;
   for (Split s : {Split::Train, Split::Dev, Split::Test})
-    if (size(s) > 0) data[split_name(s)] = tagged_stats_json(data_[static_cast<int>(s)].stats);
+    if (size(s) > 0) {
+      data[split_name(s)] = tagged_stats_json(data_[static_cast<int>(s)].stats);
+      data[split_name(s)]["pieces"] = size(s);  // the model's sequences (cut or packed sentences)
+    }
   return {{"vocabulary", vocab_.to_json()},
           {"labels", labels_.to_json()},
           {"majority_tag", majority_tag_},
@@ -509,7 +534,8 @@ nlohmann::json SequenceTagging::metadata() const {
             {"suffix_feature", options_.suffix_feature},
             {"bigram_feature", options_.bigram_feature},
             {"crf", options_.crf},
-            {"max_length", options_.max_length}}},
+            {"max_length", options_.max_length},
+            {"document_context", options_.document_context}}},
           {"vocab_size", vocab_.size()},
           {"chars", chars_},
           {"suffixes", suffixes_},

@@ -22,6 +22,7 @@
 #include "apps/tasks/task.hpp"
 #include "apps/tasks/task_vectors.hpp"
 #include "apps/text/tag_schemes.hpp"
+#include "apps/text/tag_pieces.hpp"
 #include "apps/text/tag_scores.hpp"
 #include "apps/text/tagged.hpp"
 #include "apps/text/vocab.hpp"
@@ -50,6 +51,10 @@ struct TagOptions {
   std::string bigram_vectors;
   std::int64_t min_freq = 1;
   std::int64_t max_length = 256;  // longest piece the model sees (its position table)
+  // > 0: consecutive sentences of one document (conll files' -DOCSTART- marks) are packed into pieces of up to
+  // this many tokens (text::plan_tag_pieces), each sentence tagged in its neighbours' context; batches then hold
+  // about `batch` sentences' worth of pieces. 0: each sentence alone.
+  std::int64_t document_context = 0;
   std::string vectors;
   text::WordVectorOptions vector_options;
   bool freeze_vectors = false;  // the loaded rows stay fixed in training
@@ -57,7 +62,7 @@ struct TagOptions {
   bool crf = false;  // a linear-chain CRF on the per-token scores (NLL training, Viterbi decoding, scheme constraints)
 };
 
-// A split cut into model pieces: piece p covers tokens [offset, offset + size) of sentence `sentence`.
+// A split cut into model pieces (text::plan_tag_pieces): piece p's tokens are its spans' tokens in order.
 struct EncodedTagSplit {
   std::vector<std::vector<std::int64_t>> ids, cases, tags;  // per piece; tags are label ids (-1: not scored)
   // Per piece, with char_filters / suffix_feature: its tokens' character classes in order, the characters per
@@ -65,7 +70,8 @@ struct EncodedTagSplit {
   std::vector<std::vector<std::int64_t>> chars, char_counts, suffixes;
   // Per piece, with bigram_feature: two bigram classes per token, left then right ([2 * tokens]).
   std::vector<std::vector<std::int64_t>> bigrams;
-  std::vector<std::int64_t> sentence, offset;               // per piece
+  std::vector<text::Piece> spans;                            // per piece
+  std::int64_t sentences = 0;
   std::vector<std::vector<std::string>> gold;               // per sentence, in the model's scheme
   std::int64_t size() const { return static_cast<std::int64_t>(ids.size()); }
 };
@@ -82,7 +88,11 @@ class SequenceTagging final : public VocabularyTask {
   text::TagScheme scheme() const { return scheme_; }
   const text::TaggedDataset& data(Split split) const { return data_[static_cast<int>(split)]; }
 
-  std::int64_t case_classes() const override { return options_.case_feature ? text::kCaseClasses : 0; }
+  // With document_context, a sentence's first token reads its case class + kCaseClasses (packing hides where a
+  // sentence starts, where capitalisation says little).
+  std::int64_t case_classes() const override {
+    return options_.case_feature ? text::kCaseClasses * (options_.document_context > 0 ? 2 : 1) : 0;
+  }
   std::int64_t char_classes() const override {
     return options_.char_filters > 0 ? static_cast<std::int64_t>(chars_.size()) + 1 : 0;
   }
