@@ -8,11 +8,11 @@
 #include <fstream>
 
 #include "apps/tasks/tag/tag.hpp"
-#include "apps/train/config.hpp"
 #include "apps/train/model_factory.hpp"
 #include "apps/text/tag_pieces.hpp"
 #include "apps/text/tagged.hpp"
 #include "nn/ops.hpp"
+#include "tests/apps/train_args.hpp"
 #include "tests/support/testing.hpp"
 
 using namespace topo;
@@ -118,13 +118,7 @@ TEST_CASE("tag: document context packs a conll file's documents; spans score as 
   CHECK(task.epoch_batches(5, 1, 0).size() == 1);
   CHECK(task.epoch_batches(2, 1, 0).size() == 2);
 
-  TrainConfig c;
-  c.set("task", "tag");
-  c.set("model", "star");
-  c.hidden = 8;
-  c.heads = 2;
-  c.layers = 1;
-  c.head_hidden = 0;
+  TrainConfig c = testing::tiny_star_tagger_config();
   auto model = make_task_model(c, task);
   model->reset_parameters(3);
   const nn::Var out = model->forward(b.inputs);

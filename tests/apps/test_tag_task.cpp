@@ -133,13 +133,7 @@ TEST_CASE("tag: long sentences are cut into pieces and joined; capitalisation id
   CHECK(task.metric() == "f1");
   CHECK(task.scheme() == text::TagScheme::IOB2);
   // Gold vs itself through the scorer: the pieces are joined back into whole sentences.
-  TrainConfig c;
-  c.set("task", "tag");
-  c.set("model", "star");
-  c.hidden = 8;
-  c.heads = 2;
-  c.layers = 1;
-  c.head_hidden = 0;
+  TrainConfig c = testing::tiny_star_tagger_config();
   c.set("max_len", 3);
   auto model = make_task_model(c, task);
   const auto p = task.predict(*model, Split::Dev, Device::cpu());
