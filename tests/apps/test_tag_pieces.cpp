@@ -11,7 +11,6 @@
 #include "apps/train/model_factory.hpp"
 #include "apps/text/tag_pieces.hpp"
 #include "apps/text/tagged.hpp"
-#include "nn/ops.hpp"
 #include "tests/apps/train_args.hpp"
 #include "tests/support/testing.hpp"
 

@@ -234,7 +234,6 @@ void SequenceTagging::encode_(Split split) {
     // conlleval reads it, so the CRF's constraints hold for every gold path and the scores are unchanged.
     out.gold.push_back(text::convert_tags(s.tags, file_scheme, scheme_));
   }
-  out.sentences = static_cast<std::int64_t>(d.sentences.size());
   for (text::Piece& piece : text::plan_tag_pieces(lengths, documents, options_.max_length, options_.document_context)) {
     std::vector<std::int64_t> ids, cases, tags, chars, char_counts, suffixes, bigrams;
     for (const text::PieceSpan& span : piece) {
@@ -380,7 +379,7 @@ std::vector<std::vector<std::int64_t>> SequenceTagging::epoch_batches(std::int64
   for (std::size_t i = 0; i < lengths.size(); ++i) lengths[i] = static_cast<std::int64_t>(train.ids[i].size());
   // `batch` counts sentences: packed pieces (document_context) hold several, so a batch takes fewer pieces and
   // an epoch keeps about the steps it has without packing.
-  const double sentences_per_piece = double(train.sentences) / double(std::max<std::int64_t>(train.size(), 1));
+  const double sentences_per_piece = double(train.gold.size()) / double(std::max<std::int64_t>(train.size(), 1));
   const std::int64_t pieces = std::max<std::int64_t>(1, std::llround(double(batch) / sentences_per_piece));
   return text::length_bucketed_batches(lengths, std::min(batch, pieces), seed, epoch);
 }

@@ -71,7 +71,6 @@ struct EncodedTagSplit {
   // Per piece, with bigram_feature: two bigram classes per token, left then right ([2 * tokens]).
   std::vector<std::vector<std::int64_t>> bigrams;
   std::vector<text::Piece> spans;                            // per piece
-  std::int64_t sentences = 0;
   std::vector<std::vector<std::string>> gold;               // per sentence, in the model's scheme
   std::int64_t size() const { return static_cast<std::int64_t>(ids.size()); }
 };
