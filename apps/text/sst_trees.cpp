@@ -1,7 +1,9 @@
 // SST's PTB bracket trees, one per line: "(3 (2 The) (2 (2 Rock) ...))". A single left-to-right scan
 // with an explicit stack (no recursion, so a deep or hostile tree cannot overflow the call stack) records
 // the nodes in pre-order as (label, first leaf, end leaf), which is all subtree mode needs.
+#include <algorithm>
 #include <string_view>
+#include <unordered_map>
 
 #include "apps/text/dataset.hpp"
 #include "apps/text/line_reader.hpp"
@@ -85,6 +87,42 @@ Tree parse_tree(std::string_view s, bool lowercase) {
   return t;
 }
 
+// Folds identical token sequences into their first occurrence. A phrase such as "the" recurs in thousands of
+// trees; kept once per tree, the single words alone are half the training set and its neutral share is 69%
+// (51% over distinct phrases).
+void keep_unique_phrases(Dataset& d) {
+  struct Phrase {
+    std::size_t index;                                        // into kept
+    std::vector<std::pair<std::string, std::int64_t>> votes;  // (label, count), in first-seen order
+  };
+  std::unordered_map<std::string, Phrase> seen;
+  std::vector<Example> kept;
+  for (Example& e : d.examples) {
+    std::string key;  // length-prefixed tokens: no separator can collide with a token's bytes
+    for (const std::string& t : e.tokens) key.append(std::to_string(t.size())).append(1, ':').append(t);
+    auto [it, fresh] = seen.try_emplace(std::move(key), Phrase{kept.size(), {}});
+    auto& votes = it->second.votes;
+    auto vote = std::find_if(votes.begin(), votes.end(), [&](const auto& v) { return v.first == e.label; });
+    if (vote == votes.end())
+      votes.emplace_back(e.label, 1);
+    else
+      ++vote->second;
+    if (fresh) kept.push_back(std::move(e));
+  }
+  for (const auto& entry : seen) {
+    const Phrase& phrase = entry.second;
+    const auto& votes = phrase.votes;
+    // max_element keeps the first of equal counts: ties go to the label seen first.
+    const auto best = std::max_element(votes.begin(), votes.end(),
+                                       [](const auto& a, const auto& b) { return a.second < b.second; });
+    kept[phrase.index].label = best->first;
+    if (votes.size() > 1) ++d.stats.label_conflicts;
+  }
+  d.stats.merged_duplicates = static_cast<std::int64_t>(d.examples.size() - kept.size());
+  d.examples = std::move(kept);
+  d.stats.examples = static_cast<std::int64_t>(d.examples.size());
+}
+
 }  // namespace
 
 Dataset read_sst_trees(const std::string& path, const ReadOptions& opts) {
@@ -107,6 +145,7 @@ Dataset read_sst_trees(const std::string& path, const ReadOptions& opts) {
                           std::move(node.label), line, opts);
     }
   });
+  if (opts.sst_subtrees && opts.sst_unique_subtrees) keep_unique_phrases(d);
   return d;
 }
 

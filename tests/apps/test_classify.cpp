@@ -194,6 +194,14 @@ TEST_CASE("classify config: missing or inconsistent fields are rejected naming t
   c.set("subtrees", true);
   CHECK(testing::error_of([&] { c.validate(); }).find("'subtrees'") != std::string::npos);
   c.set("subtrees", false);
+  c.set("format", "sst");
+  c.set("unique_subtrees", true);
+  CHECK(testing::error_of([&] { c.validate(); }).find("'unique_subtrees'") != std::string::npos);
+  c.set("subtrees", true);
+  c.validate();
+  c.set("subtrees", false);
+  c.set("unique_subtrees", false);
+  c.set("format", "mtl");
   CHECK(testing::error_of([&] { set_config_field(c, "attention", "dense"); })
             .find("'attention' applies only to --model transformer, multiscale") != std::string::npos);
   c.set("train", "/nonexistent/file.txt");

@@ -79,6 +79,25 @@ TEST_CASE("text data: the first SST train tree's leaves, and subtree mode (root 
     }
   }
   CHECK(at == s.examples.size());
+
+  // Unique subtrees: the same phrases, each once, labelled by the majority of its occurrences (a map here).
+  ReadOptions unique = sub;
+  unique.sst_unique_subtrees = true;
+  const Dataset u = read_sst_trees(p, unique);
+  MESSAGE("SST train, unique subtrees: " << u.examples.size() << " phrases, " << u.stats.label_conflicts
+                                         << " with more than one label");
+  std::map<V, std::map<std::string, std::int64_t>> votes;
+  for (const Example& e : s.examples) ++votes[e.tokens][e.label];
+  CHECK(u.examples.size() == votes.size());
+  CHECK(u.stats.merged_duplicates == static_cast<std::int64_t>(s.examples.size() - votes.size()));
+  std::int64_t off_majority = 0;
+  for (const Example& e : u.examples) {
+    const auto& v = votes.at(e.tokens);
+    const auto most = std::max_element(v.begin(), v.end(), [](auto& a, auto& b) { return a.second < b.second; });
+    off_majority += v.at(e.label) != most->second;
+  }
+  CHECK(off_majority == 0);
+  CHECK(u.examples.front().tokens == first);
 }
 
 TEST_CASE("text data: stsa has the tree counts and, for dev, the same (label, lowercased tokens) multiset") {

@@ -75,6 +75,35 @@ TEST_CASE("text readers: SST trees give root labels and leaves; subtrees are pre
   CHECK(labels == V{"1", "1", "1", "0", "0"});
 }
 
+TEST_CASE("text readers: unique SST subtrees keep each phrase once, with its most frequent label") {
+  // Subtrees per line: 1: (3 The good Rock) (2 The) (4 good Rock) (3 good) (2 Rock); 2: (1 good) x2;
+  // 3: (4 good Rock) (3 good) (2 Rock); 4: (0 Rock) x3 (a unary chain).
+  const std::string p = write_temp_file("dup_trees.txt", "(3 (2 The) (4 (3 good) (2 Rock)))\n(1 (1 good))\n"
+                                                         "(4 (3 good) (2 Rock))\n(0 (0 (0 Rock)))\n");
+  ReadOptions all;
+  all.sst_subtrees = true;
+  CHECK(read_sst_trees(p, all).examples.size() == 13);
+  ReadOptions unique = all;
+  unique.sst_unique_subtrees = true;
+  const Dataset u = read_sst_trees(p, unique);
+  // "good": 3 twice and 1 twice, a tie, so the label seen first; "Rock": 2 twice, 0 three times.
+  const std::vector<std::pair<std::string, V>> want = {
+      {"3", {"The", "good", "Rock"}}, {"2", {"The"}}, {"4", {"good", "Rock"}}, {"3", {"good"}}, {"0", {"Rock"}}};
+  REQUIRE(u.examples.size() == want.size());
+  for (std::size_t k = 0; k < want.size(); ++k) {
+    CHECK(u.examples[k].label == want[k].first);
+    CHECK(u.examples[k].tokens == want[k].second);
+    CHECK(u.examples[k].line == 1);  // where each phrase first occurs
+  }
+  CHECK(u.stats.examples == 5);
+  CHECK(u.stats.merged_duplicates == 8);
+  CHECK(u.stats.label_conflicts == 2);
+  // Without subtrees the flag changes nothing: the roots stay one per line, duplicates or not.
+  ReadOptions roots;
+  roots.sst_unique_subtrees = true;
+  CHECK(read_sst_trees(p, roots).examples.size() == 4);
+}
+
 TEST_CASE("text readers: malformed trees are errors at path:line, or skipped and counted") {
   const std::string p = write_temp_file("bad_trees.txt",
                                    "(2 (2 a) (2 b))\n(2 (2 a) (2 b)\n(2 (2 a)))\n(x (2 a))\n(2 (2 a b))\n(2 ())\n");

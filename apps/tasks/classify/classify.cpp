@@ -42,7 +42,9 @@ nlohmann::json read_stats_json(const text::ReadStats& s) {
           {"invalid_utf8_lines", s.invalid_utf8_lines},
           {"first_invalid_utf8", s.first_invalid_utf8},
           {"truncated", s.truncated},
-          {"unlabelled", s.unlabelled}};
+          {"unlabelled", s.unlabelled},
+          {"merged_duplicates", s.merged_duplicates},
+          {"label_conflicts", s.label_conflicts}};
 }
 
 EncodedSplit encode_split(const text::Dataset& data, const text::Vocabulary& vocab, const text::LabelSet& labels) {
@@ -65,6 +67,7 @@ TextClassification::TextClassification(const ClassifyOptions& options) : options
   TOPO_CHECK(options.eval_batch > 0, "classify: eval_batch must be > 0");
   text::ReadOptions train_read = options.read;
   train_read.sst_subtrees = options.train_subtrees;
+  train_read.sst_unique_subtrees = options.train_unique_subtrees;
   text::Dataset train = text::read_dataset(options.format, options.train, train_read), dev, test;
   if (!options.dev.empty()) {
     dev = text::read_dataset(options.format, options.dev, options.read);

@@ -23,6 +23,7 @@ struct ClassifyOptions {
   std::int64_t dev_split = 0;      // > 0: dev = the last dev_split training examples
   text::ReadOptions read;          // encoding, lowercase, skip_bad, truncation (max_length), sst_binary
   bool train_subtrees = false;     // sst: every labelled subtree of a training tree is an example
+  bool train_unique_subtrees = false;  // with train_subtrees: each distinct phrase once (its most frequent label)
   std::int64_t min_freq = 1;
   std::string vectors;             // optional word vectors for the embedding (GloVe / word2vec text, plain or .gz)
   text::WordVectorOptions vector_options;  // lowercase fallback, bad-line policy

@@ -36,6 +36,7 @@ ClassifyOptions options_of(const TaskSettings& s) {
   o.read.text_field = s.option<std::string>("text_field");
   o.read.sst_binary = s.option<bool>("binary");
   o.train_subtrees = s.option<bool>("subtrees");
+  o.train_unique_subtrees = s.option<bool>("unique_subtrees");
   o.vectors_vocabulary = s.option<std::string>("vectors_vocabulary");
   return o;
 }
@@ -55,6 +56,8 @@ void validate(const TaskSettings& s) {
   for (const char* sst_only : {"subtrees", "binary"})
     if (s.option<bool>(sst_only) && !sst) models::fail_invalid_field(sst_only, true, "applies only to the sst formats");
   if (s.option<bool>("subtrees") && format != "sst") models::fail_invalid_field("subtrees", true, "needs trees (--format sst)");
+  if (s.option<bool>("unique_subtrees") && !s.option<bool>("subtrees"))
+    models::fail_invalid_field("unique_subtrees", true, "applies only with subtrees");
   validate_text_task(s);
 }
 
@@ -108,6 +111,10 @@ TaskRegistration classify_registration() {
   t.options.push_back({"label_field", "label", "label key (jsonl) / header column (tsv)", {}});
   t.options.push_back({"text_field", "text", "text key (jsonl) / header column (tsv; ChnSentiCorp's header says text_a)", {}});
   t.options.push_back({"subtrees", false, "sst: train on every labelled subtree", {}});
+  t.options.push_back({"unique_subtrees", false,
+                       "sst, with subtrees: each distinct phrase once, with its most frequent label (not once per "
+                       "tree it occurs in)",
+                       {}});
   t.options.push_back({"vectors_vocabulary", "train",
                        "with --vectors, the tokens that join the vocabulary beside those seen min_freq times in "
                        "training: train (none) | data (every token of the train, dev and test files the vectors cover) | all "
