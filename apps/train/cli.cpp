@@ -116,10 +116,14 @@ std::optional<TrainConfig> parse_train_args(int argc, const char* const* argv, s
     CLI::Option* option = nullptr;
     if (field.kind == "bool") {
       // `--flag` sets true; `--flag=false` (CLI11 passes a negative count) turns off what a recipe turned on.
+      // Given twice, the last one wins: CLI11 sums a flag's occurrences, so `--flag=false --flag` counted 0 (off).
       option = app.add_flag_function(
-          flag,
-          [&overrides, name = field.name](std::int64_t count) { overrides.emplace_back(name, count > 0 ? "true" : "false"); },
-          field.help + " (" + flag + "=false: off)");
+                      flag,
+                      [&overrides, name = field.name](std::int64_t count) {
+                        overrides.emplace_back(name, count > 0 ? "true" : "false");
+                      },
+                      field.help + " (" + flag + "=false: off)")
+                   ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     } else if (field.name == "resume") {
       // `--resume` alone is `--resume on`; `--resume auto` resumes only when there is a checkpoint.
       option = app.add_option_function<std::string>(

@@ -202,6 +202,16 @@ TEST_CASE("config: the model's recipe for the task is the default; the file beat
   CHECK_FALSE(tag_off->option<bool>("case_feature"));
   CHECK(tag_off->sources.at("case_feature") == "flag");
   CHECK(parse({"--task", "tag", "--model", "star", "--train", "x", "--dev", "y", "--crf"})->option<bool>("crf"));
+  // The same flag twice: the last one wins (a script's flag, then the user's).
+  const std::vector<std::string> tag = {"--task", "tag", "--model", "star", "--train", "x", "--dev", "y"};
+  auto with = [&](std::vector<std::string> more) {
+    std::vector<std::string> args = tag;
+    args.insert(args.end(), more.begin(), more.end());
+    return parse(args)->option<bool>("case_feature");
+  };
+  CHECK(with({"--case-feature=false", "--case-feature"}));
+  CHECK_FALSE(with({"--case-feature", "--case-feature=false"}));
+  CHECK_FALSE(with({"--case-feature", "--case-feature", "--case-feature=false"}));
 
   // The file's model chooses the recipe (the Transformer's runs dense); the file beats the recipe, a flag both.
   const std::string path = temp_file("recipe.json", R"({"task": "classify", "model": "transformer", "format": "mtl",
