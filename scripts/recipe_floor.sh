@@ -9,12 +9,13 @@
 # Seeds 1/2/3 on Zen 4 with the recipes of 2026-12-03 (CoNLL: word dropout 0.1 on the 30-epoch cosine; SST-5:
 # 20 epochs on a cosine with word dropout 0.1): CoNLL dev F1 0.936/0.939/0.937, test 0.890/0.892/0.886 (926-951 s
 # a run, two side by side, one thread each); SST-5 dev 0.412/0.404/0.406, test 0.405/0.412/0.410 (220 s a run),
-# and on phrases (2026-12-04) dev 0.443/0.424/0.435, test 0.444/0.448/0.444 (160-181 s a run; floor 0.35 before).
+# on phrases (2026-12-04) dev 0.443/0.424/0.435, test 0.444/0.448/0.444 (160-181 s a run; floor 0.35 before),
+# and on each distinct phrase once (2026-12-05) dev 0.443/0.440/0.451, test 0.439/0.431/0.451 (124-129 s).
 # The recipes' earlier figures are in docs/results.md. Another CPU runs other GEMM kernels (other bits), so its
 # seed-1 run lands anywhere in that spread: CoNLL's floors sit about two points under its lowest seed, SST-5's
-# about four points under its lowest seed (0.424 dev) and fifteen above the majority class (0.23 dev and test;
-# 0.18 for phrases' majority label). A change that costs a recipe several points fails; noise
-# does not.
+# four to six points under its lowest seed (0.424 dev; 0.440 on distinct phrases) and fifteen above the majority
+# class (0.23 dev and test; 0.18 for phrases' majority label). A change that costs a recipe several points fails;
+# noise does not.
 # The data sets are required: a missing one fails, it is never skipped.
 #   scripts/recipe_floor.sh          DATA (default ../shared/data), BIN (default build/bin), OUT (default a
 #                                    temporary folder, removed at the end)
