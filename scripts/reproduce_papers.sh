@@ -6,7 +6,7 @@
 #   mtl16     MTL-16, 16 domains x Star, Multi-Scale, the Transformer (+ GloVe 6B 50-d with 30 coordinates learned
 #             from the training reviews: scripts/mtl16_vectors.sh builds them into VECTORS_DIR first when they are
 #             missing, ~5 min of one core; dev: test is held back)
-#   sst5      SST-5, trained on every labelled phrase (as the papers), scored on sentences; the same three models
+#   sst5      SST-5, trained on the labelled phrases (each distinct one once), scored on sentences; the three models
 #   conll     CoNLL-2003 NER, the same three models (+ GloVe)
 #   ewt       UD English EWT UPOS, Star (+ GloVe)
 #   chinese   Resume and Weibo NER, Star and BiG, with People's Daily vectors (scripts/zh_vectors.sh builds
