@@ -91,32 +91,28 @@ Tree parse_tree(std::string_view s, bool lowercase) {
 // trees; kept once per tree, the single words alone are half the training set and its neutral share is 69%
 // (51% over distinct phrases).
 void keep_unique_phrases(Dataset& d) {
-  struct Phrase {
-    std::size_t index;                                        // into kept
-    std::vector<std::pair<std::string, std::int64_t>> votes;  // (label, count), in first-seen order
-  };
-  std::unordered_map<std::string, Phrase> seen;
+  std::unordered_map<std::string, std::size_t> index;  // phrase -> its example in kept
   std::vector<Example> kept;
+  std::vector<std::vector<std::pair<std::string, std::int64_t>>> votes;  // per kept example: (label, count)
   for (Example& e : d.examples) {
     std::string key;  // length-prefixed tokens: no separator can collide with a token's bytes
     for (const std::string& t : e.tokens) key.append(std::to_string(t.size())).append(1, ':').append(t);
-    auto [it, fresh] = seen.try_emplace(std::move(key), Phrase{kept.size(), {}});
-    auto& votes = it->second.votes;
-    auto vote = std::find_if(votes.begin(), votes.end(), [&](const auto& v) { return v.first == e.label; });
-    if (vote == votes.end())
-      votes.emplace_back(e.label, 1);
+    const auto [it, fresh] = index.try_emplace(std::move(key), kept.size());
+    if (fresh) votes.emplace_back();
+    auto& v = votes[it->second];
+    const auto vote = std::find_if(v.begin(), v.end(), [&](const auto& lv) { return lv.first == e.label; });
+    if (vote == v.end())
+      v.emplace_back(e.label, 1);
     else
       ++vote->second;
     if (fresh) kept.push_back(std::move(e));
   }
-  for (const auto& entry : seen) {
-    const Phrase& phrase = entry.second;
-    const auto& votes = phrase.votes;
+  for (std::size_t k = 0; k < kept.size(); ++k) {
     // max_element keeps the first of equal counts: ties go to the label seen first.
-    const auto best = std::max_element(votes.begin(), votes.end(),
+    const auto best = std::max_element(votes[k].begin(), votes[k].end(),
                                        [](const auto& a, const auto& b) { return a.second < b.second; });
-    kept[phrase.index].label = best->first;
-    if (votes.size() > 1) ++d.stats.label_conflicts;
+    kept[k].label = best->first;
+    if (votes[k].size() > 1) ++d.stats.label_conflicts;
   }
   d.stats.merged_duplicates = static_cast<std::int64_t>(d.examples.size() - kept.size());
   d.examples = std::move(kept);
