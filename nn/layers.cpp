@@ -108,8 +108,8 @@ Embedding::Embedding(std::int64_t num_embeddings, std::int64_t dim, bool frozen,
   const bool split = trained_rows > 0 && trained_rows < num_embeddings;
   weight = register_parameter("weight", {split ? trained_rows : num_embeddings, dim}, init::InitSpec::normal(0.f, 1.f),
                               !frozen);
-  if (split)
-    tail = register_parameter("tail", {num_embeddings - trained_rows, dim}, init::InitSpec::normal(0.f, 1.f), false);
+  // The tail continues the table's draw: splitting it changes no initial value, here or in later parameters.
+  if (split) tail = register_continuation("tail", num_embeddings - trained_rows, false);
 }
 
 Embedding::Embedding(Tensor weights, bool frozen) {

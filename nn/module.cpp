@@ -72,12 +72,28 @@ void Module::zero_grad() {
 
 void Module::reset_parameters(std::uint64_t seed) {
   std::uint64_t index = 0;
+  const Param* previous = nullptr;  // the table a continuation continues, and its seed
+  std::uint64_t previous_seed = 0;
   visit_params("", [&](const std::string&, const Param& p) {
-    const std::uint64_t i = index++;
-    if (p.spec.kind == init::InitSpec::Kind::Keep) return;
     Var v = p.var;
+    if (p.continuation) {
+      // One draw of the whole table, this parameter's rows cut from it (the counter-based draw makes the
+      // previous parameter's own rows its first ones).
+      TOPO_CHECK(previous != nullptr, "Module::reset_parameters: a continued parameter follows no table");
+      if (previous->spec.kind == init::InitSpec::Kind::Keep) return;
+      const std::int64_t head = previous->var.size(0);
+      Shape whole = v.shape();
+      whole[0] += head;
+      v.zero_grad();
+      v.set_data(init::make(previous->spec, whole, previous_seed, v.device()).slice_rows(head, whole[0]).clone());
+      return;
+    }
+    const std::uint64_t i = index++;
+    previous = &p;
+    previous_seed = init::derive_seed(seed, i);
+    if (p.spec.kind == init::InitSpec::Kind::Keep) return;
     v.zero_grad();
-    v.set_data(init::make(p.spec, v.shape(), init::derive_seed(seed, i), v.device()));
+    v.set_data(init::make(p.spec, v.shape(), previous_seed, v.device()));
   });
   for (const auto& [name, m] : named_modules()) m->after_reset();
   after_reset();
@@ -106,6 +122,25 @@ Var Module::register_parameter(const std::string& name, const Shape& shape, cons
              "Module: parameter '{}' registered by shape needs an initialiser, not 'keep'", name);
   Var v(init::make(spec, shape, init::derive_seed(0, params_.size()), device), requires_grad);
   params_.push_back({name, v, spec});
+  return v;
+}
+
+Var Module::register_continuation(const std::string& name, std::int64_t rows, bool requires_grad) {
+  check_new_name(name);
+  TOPO_CHECK(!params_.empty() && !params_.back().continuation && params_.back().var.ndim() >= 1 && rows > 0,
+             "Module: parameter '{}' continues no table (it must follow a parameter of this module, with rows > 0)",
+             name);
+  const Param& table = params_.back();
+  Shape whole = table.var.shape(), shape = table.var.shape();
+  whole[0] += rows;
+  shape[0] = rows;
+  Tensor data = table.spec.kind == init::InitSpec::Kind::Keep
+                    ? Tensor::zeros(shape, table.var.dtype(), table.var.device())
+                    : init::make(table.spec, whole, init::derive_seed(0, params_.size() - 1), table.var.device())
+                          .slice_rows(table.var.size(0), whole[0])
+                          .clone();
+  Var v(std::move(data), requires_grad);
+  params_.push_back({name, v, table.spec, true});
   return v;
 }
 

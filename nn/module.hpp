@@ -53,8 +53,9 @@ class Module {
   void to(Device device);
   // Forgets every parameter's gradient.
   void zero_grad();
-  // Re-draws every parameter whose InitSpec is not Keep, parameter i (named_parameters order) from
-  // init::derive_seed(seed, i), on the parameter's current device; then every module's after_reset().
+  // Re-draws every parameter whose InitSpec is not Keep, parameter i (named_parameters order, continuations
+  // not counted) from init::derive_seed(seed, i), on the parameter's current device; then every module's
+  // after_reset().
   void reset_parameters(std::uint64_t seed);
   // The spec a parameter was registered with, by full name; throws naming it when absent.
   init::InitSpec init_spec(const std::string& name) const;
@@ -70,6 +71,10 @@ class Module {
   // Registers given data (float32); its spec is Keep unless one is passed.
   Var register_parameter(const std::string& name, Tensor data, bool requires_grad = true,
                          const init::InitSpec& spec = init::InitSpec::keep());
+  // Registers `rows` more rows of the parameter registered just before (one table split in two, nn::Embedding's
+  // frozen tail): drawn as that table's rows past its own, from its spec and seed, so a split table holds the
+  // values the whole one would and takes no seed index of its own (every later parameter draws as before).
+  Var register_continuation(const std::string& name, std::int64_t rows, bool requires_grad);
   template <class M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
     add_child(name, module);
@@ -81,6 +86,7 @@ class Module {
     std::string name;
     Var var;
     init::InitSpec spec;
+    bool continuation = false;  // register_continuation: the previous parameter's table, continued
   };
   std::vector<Param> params_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;

@@ -200,6 +200,37 @@ TEST_CASE("Embedding with trained_rows: rows past it are a frozen tail the look-
   CHECK_FALSE(one.tail.defined());
 }
 
+TEST_CASE("Embedding with trained_rows: the split table draws what the whole one would, and so do later parameters") {
+  // A table split into its trained rows and a frozen tail is a storage choice: the same seed must give the same
+  // model, so a run with the tail (a vocabulary grown by vectors) repeats the run without it.
+  struct TableThenLinear : nn::Module {
+    TableThenLinear(std::int64_t trained_rows) {
+      table = register_module("table", std::make_shared<nn::Embedding>(7, 3, false, trained_rows));
+      after = register_module("after", std::make_shared<nn::Linear>(3, 2));
+    }
+    std::shared_ptr<nn::Embedding> table;
+    std::shared_ptr<nn::Linear> after;
+  };
+  TableThenLinear whole(0), split(5);
+  REQUIRE(split.table->tail.defined());
+  auto rows_of = [](const nn::Embedding& e) {
+    std::vector<float> v = e.weight.data().to_vector<float>();
+    if (e.tail.defined())
+      for (const float x : e.tail.data().to_vector<float>()) v.push_back(x);
+    return v;
+  };
+  CHECK(rows_of(*split.table) == rows_of(*whole.table));  // at construction too
+  for (std::uint64_t seed : {1u, 9u}) {
+    whole.reset_parameters(seed);
+    split.reset_parameters(seed);
+    CHECK(rows_of(*split.table) == rows_of(*whole.table));
+    CHECK(split.after->weight.data().to_vector<float>() == whole.after->weight.data().to_vector<float>());
+    CHECK(split.after->bias.data().to_vector<float>() == whole.after->bias.data().to_vector<float>());
+  }
+  CHECK(split.named_parameters().size() == whole.named_parameters().size() + 1);
+  CHECK(split.num_parameters(true) == whole.num_parameters(true) - 2 * 3);
+}
+
 TEST_CASE("Dropout: identity in eval, inverted-scaled mask in train, seeded by its generator") {
   const Tensor x = Tensor::full({1000}, 2.f);
   nn::Generator gen(123);
