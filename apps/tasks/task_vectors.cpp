@@ -1,5 +1,7 @@
 #include "apps/tasks/task_vectors.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <utility>
 
 #include "kernels/error.hpp"
@@ -45,6 +47,28 @@ ExtendedVocabulary extended_by_vectors(const text::Vocabulary& vocab, const std:
   ExtendedVocabulary out{vocab.extended(covered), static_cast<std::int64_t>(covered.size()), {}};
   out.vectors = text::vectors_for(std::move(found), all, out.vocab);
   return out;
+}
+
+ExtendedVocabulary vocabulary_with_vectors(const text::Vocabulary& vocab, std::vector<std::string> candidates,
+                                           const std::string& which, const std::string& path,
+                                           const text::WordVectorOptions& options) {
+  TOPO_CHECK(which == "data" || which == "all", "vectors_vocabulary '{}': expected data or all here", which);
+  if (which == "all") {
+    text::WordVectorOptions listing = options;
+    listing.list_words = true;
+    std::vector<std::string> words = text::load_word_vectors(path, vocab, listing).words;
+    candidates.insert(candidates.end(), std::make_move_iterator(words.begin()), std::make_move_iterator(words.end()));
+  }
+  return extended_by_vectors(vocab, candidates, path, options);
+}
+
+std::int64_t trained_rows_of(std::int64_t vocab_size,
+                             const std::vector<const std::vector<std::vector<std::int64_t>>*>& training_sentences) {
+  std::int64_t largest = text::Vocabulary::kUnk;
+  for (const auto* sentences : training_sentences)
+    for (const auto& sentence : *sentences)
+      for (const std::int64_t id : sentence) largest = std::max(largest, id);
+  return largest + 1 < vocab_size ? largest + 1 : 0;
 }
 
 }  // namespace topo::apps

@@ -42,6 +42,21 @@ struct ExtendedVocabulary {
 ExtendedVocabulary extended_by_vectors(const text::Vocabulary& vocab, const std::vector<std::string>& candidates,
                                        const std::string& path, const text::WordVectorOptions& options);
 
+// --vectors-vocabulary (classify, tag): the words a vector file brings into `vocab` (the training tokens seen
+// min_freq times): "data" the `candidates` it covers (the tokens of the task's train, dev and test files, their
+// text only, in order), "all" those and then every other word of the file, so that a held-back file scored later
+// with topo-eval reads its words' vectors too (the file is read twice: its word list, then the vectors). "train"
+// brings none and reads no file here (the task loads the vectors for its own vocabulary).
+ExtendedVocabulary vocabulary_with_vectors(const text::Vocabulary& vocab, std::vector<std::string> candidates,
+                                           const std::string& which, const std::string& path,
+                                           const text::WordVectorOptions& options);
+
+// The token table's trained rows (nn::Embedding's trained_rows): the largest id the training sentences read
+// + 1 (at least <unk>'s), so the rows past it (words only dev, test or the vector file have) sit in a frozen
+// tail outside the optimizer; 0 (one table) when training reads up to the last row.
+std::int64_t trained_rows_of(std::int64_t vocab_size,
+                             const std::vector<const std::vector<std::vector<std::int64_t>>*>& training_sentences);
+
 // The token side the text tasks (classify, tag) share: a vocabulary of token ids and, with --vectors, the
 // pre-trained rows for it, as the Task interface hands them to the encoder.
 class VocabularyTask : public Task {

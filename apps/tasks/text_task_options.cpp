@@ -25,6 +25,14 @@ std::vector<models::Option> text_task_options() {
   };
 }
 
+models::Option vectors_vocabulary_option(const char* default_value) {
+  return {"vectors_vocabulary", default_value,
+          "with --vectors, the tokens that join the vocabulary beside those seen min_freq times in training: train "
+          "(none) | data (every token of the train, dev and test files the vectors cover) | all (those and every "
+          "other word of the vector file: a held-back file scored later reads its words' vectors too)",
+          {"train", "data", "all"}};
+}
+
 void validate_text_task(const TaskSettings& s) {
   if (s.option<std::int64_t>("min_freq") < 1)
     models::fail_invalid_field("min_freq", s.option<std::int64_t>("min_freq"), "must be >= 1");

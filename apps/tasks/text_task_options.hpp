@@ -12,6 +12,9 @@ namespace topo::apps {
 // train, dev, test, encoding, lowercase, skip_bad, min_freq, max_len, vectors, freeze_vectors,
 // vectors_lowercase, vectors_bad_lines.
 std::vector<models::Option> text_task_options();
+// vectors_vocabulary (train | data | all; task_vectors.hpp's vocabulary_with_vectors) with the task's default:
+// classify "train", tag "data" (the tagger has always taken its files' words the vectors cover).
+models::Option vectors_vocabulary_option(const char* default_value);
 // Their checks against each other (a named field and value in the error).
 void validate_text_task(const TaskSettings& settings);
 // --vectors-lowercase and --vectors-bad-lines as the loader takes them.

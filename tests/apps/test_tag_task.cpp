@@ -17,6 +17,7 @@
 #include "apps/train/evaluate.hpp"
 #include "apps/train/model_factory.hpp"
 #include "apps/train/trainer.hpp"
+#include "nn/checkpoint.hpp"
 #include "tests/apps/train_args.hpp"
 #include "tests/support/testing.hpp"
 
@@ -214,7 +215,7 @@ TEST_CASE("tag: with vectors, words the vectors know join the vocabulary from ev
   std::ofstream(dir / "train.conll") << "EU NNP B-NP B-ORG\nsays VBZ B-VP O\n\nEU NNP B-NP B-ORG\nsays VBZ B-VP O\n\n"
                                         "Rare NNP B-NP B-PER\nsays VBZ B-VP O\n\n";
   std::ofstream(dir / "dev.conll") << "Paris NNP B-NP B-LOC\nsays VBZ B-VP O\nzzunknown NN B-NP O\n\n";
-  std::ofstream(dir / "vec.txt") << "eu 1 0\nparis 0 1\nrare 1 1\nsays 0.5 0.5\n";
+  std::ofstream(dir / "vec.txt") << "eu 1 0\nparis 0 1\nrare 1 1\nsays 0.5 0.5\nberlin 0.25 1\n";
   TagOptions o;
   o.train = (dir / "train.conll").string();
   o.dev = (dir / "dev.conll").string();
@@ -231,6 +232,47 @@ TEST_CASE("tag: with vectors, words the vectors know join the vocabulary from ev
   CHECK(std::find(tokens.begin(), tokens.end(), "zzunknown") == tokens.end());
   CHECK(with.embedding_dim() == 2);
   CHECK(with.metadata().at("vectors").at("vocabulary_added") == 2);
+  // Rows past the last one training reads (paris: dev text only) are the frozen tail, outside the optimizer.
+  CHECK(with.trained_rows() == 5);
+  CHECK(with.metadata().at("trained_rows") == 5);
+
+  // vectors_vocabulary: train brings no word, all every word of the file (berlin: in no data file).
+  o.vectors_vocabulary = "train";
+  const SequenceTagging train_only(o);
+  CHECK(train_only.vocab_size() == 4);
+  CHECK(train_only.trained_rows() == 0);
+  o.vectors_vocabulary = "all";
+  const SequenceTagging all(o);
+  const std::vector<std::string> every = all.token_strings();
+  CHECK(every.size() == 7);
+  CHECK(std::vector<std::string>(every.begin(), every.begin() + 6) == tokens);  // data's ids kept, berlin after
+  CHECK(every.back() == "berlin");
+  CHECK(all.trained_rows() == 5);
+
+  // End to end: a held-back file's word that only the vector file has reads its vector through topo-eval.
+  TrainConfig c = parsed_config({"--task", "tag", "--model", "star", "--train", o.train, "--dev", o.dev, "--vectors",
+                                 o.vectors, "--vectors-vocabulary", "all", "--hidden", "8", "--heads", "2", "--layers",
+                                 "1", "--epochs", "1", "--min-steps", "0", "--progress", "none", "--out",
+                                 (dir / "run").string()});
+  const TrainResult r = Trainer(c).run();
+  REQUIRE(r.completed);
+  CHECK(r.result.at("vectors").at("vocabulary_added") == 3);
+  std::ofstream(dir / "held_back.conll") << "Berlin NNP B-NP B-LOC\nsays VBZ B-VP O\n\n";
+  EvalOptions e;
+  e.checkpoint = c.out;
+  e.test = (dir / "held_back.conll").string();
+  CHECK(evaluate_checkpoint(e).at("sentences") == 1);
+  const auto task = make_task(c);
+  const auto model = make_task_model(c, *task);
+  nn::load_checkpoint(Trainer::best_path(c.out), *model, nullptr, nullptr);
+  bool tail_holds_berlin = false;
+  for (const auto& [name, p] : model->named_parameters())
+    if (name == "encoder.embedding.token.tail") {
+      CHECK_FALSE(p.requires_grad());
+      CHECK(p.shape() == Shape{2, 2});  // paris, berlin: their vectors, untouched by training
+      tail_holds_berlin = p.data().to_vector<float>() == std::vector<float>{0.f, 1.f, 0.25f, 1.f};
+    }
+  CHECK(tail_holds_berlin);
   fs::remove_all(dir);
 }
 

@@ -93,13 +93,8 @@ TextClassification::TextClassification(const ClassifyOptions& options) : options
         for (const auto* tokens : {&e.tokens, &e.tokens2})
           for (const std::string& t : *tokens)
             if (!vocab_.contains(t)) candidates.push_back(t);
-    if (options.vectors_vocabulary == "all") {
-      text::WordVectorOptions listing = options.vector_options;
-      listing.list_words = true;
-      std::vector<std::string> words = text::load_word_vectors(options.vectors, vocab_, listing).words;
-      candidates.insert(candidates.end(), std::make_move_iterator(words.begin()), std::make_move_iterator(words.end()));
-    }
-    with_vectors = extended_by_vectors(vocab_, candidates, options.vectors, options.vector_options);
+    with_vectors = vocabulary_with_vectors(vocab_, std::move(candidates), options.vectors_vocabulary, options.vectors,
+                                           options.vector_options);
     vocab_ = with_vectors.vocab;
   }
   // Classes are what training saw: a dev/test label outside them is an error naming file:line
@@ -118,15 +113,10 @@ TextClassification::TextClassification(const ClassifyOptions& options) : options
                              splits_[static_cast<int>(Split::Train)].ids),
                 options.freeze_vectors);
     vectors_.report["vocabulary_added"] = with_vectors.added;
-    // The training tokens come first in the extended vocabulary, so the rows past the largest training id
-    // are words training never reads: they stay out of the optimizer (a table of 71k GloVe words would
-    // otherwise be stepped, its gradient always zero, at every step).
-    std::int64_t largest = text::Vocabulary::kUnk;
+    // The words training never reads stay out of the optimizer (a table of 71k GloVe words would otherwise be
+    // stepped, its gradient always zero, at every step).
     const EncodedSplit& t = splits_[static_cast<int>(Split::Train)];
-    for (const auto* sentences : {&t.ids, &t.ids2})
-      for (const auto& sentence : *sentences)
-        for (const std::int64_t id : sentence) largest = std::max(largest, id);
-    trained_rows_ = largest + 1 < vocab_.size() ? largest + 1 : 0;
+    trained_rows_ = trained_rows_of(vocab_.size(), {&t.ids, &t.ids2});
   } else if (!options.vectors.empty()) {
     load_vectors(options.vectors, options.vector_options, splits_[static_cast<int>(Split::Train)].ids,
                  options.freeze_vectors);

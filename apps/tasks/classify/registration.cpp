@@ -115,12 +115,7 @@ TaskRegistration classify_registration() {
                        "sst, with subtrees: each distinct phrase once, with its most frequent label (not once per "
                        "tree it occurs in)",
                        {}});
-  t.options.push_back({"vectors_vocabulary", "train",
-                       "with --vectors, the tokens that join the vocabulary beside those seen min_freq times in "
-                       "training: train (none) | data (every token of the train, dev and test files the vectors cover) | all "
-                       "(those and every other word of the vector file: a held-back file scored later reads its "
-                       "words' vectors too)",
-                       {"train", "data", "all"}});
+  t.options.push_back(vectors_vocabulary_option("train"));
   t.options.push_back({"binary", false, "sst: SST-2 (drop neutral, merge the polarities)", {}});
   t.validate = validate;
   t.make = [](const TaskSettings& s) -> std::unique_ptr<Task> {

@@ -30,6 +30,7 @@ TagOptions options_of(const TaskSettings& s) {
   o.document_context = s.option<std::int64_t>("document_context");
   o.vectors = s.option<std::string>("vectors");
   o.vector_options = vector_options(s);
+  o.vectors_vocabulary = s.option<std::string>("vectors_vocabulary");
   o.freeze_vectors = s.option<bool>("freeze_vectors");
   o.eval_batch = text_eval_batch(s);
   return o;
@@ -137,6 +138,7 @@ TaskRegistration tag_registration() {
                        "to this many tokens (at most max_len), so each is tagged in its neighbours' context; --batch "
                        "still counts sentences. 0: each sentence alone",
                        {}});
+  t.options.push_back(vectors_vocabulary_option("data"));
   t.options.push_back({"crf", false, "a linear-chain CRF on the per-token scores (NLL training, Viterbi decoding, the scheme's constraints)", {}});
   t.validate = validate;
   t.make = [](const TaskSettings& s) -> std::unique_ptr<Task> { return std::make_unique<SequenceTagging>(options_of(s)); };

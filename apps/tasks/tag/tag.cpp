@@ -104,10 +104,11 @@ SequenceTagging::SequenceTagging(const TagOptions& options) : options_(options) 
   }
   vocab_ = text::Vocabulary::build({&words}, options.min_freq);
   ExtendedVocabulary with_vectors;  // the vocabulary and its vectors, read once (with --vectors)
-  if (!options.vectors.empty()) {
-    // Words the vectors know join the vocabulary whatever their training count, those of the dev and test
-    // files included (their text only, never their tags): a word unseen in training still gets its pre-trained
-    // vector instead of <unk> (as Lample et al. 2016 and the Star-Transformer's tagger do).
+  const bool extend = !options.vectors.empty() && options.vectors_vocabulary != "train";
+  if (extend) {
+    // By default ("data") the words the vectors know join the vocabulary whatever their training count, those
+    // of the dev and test files included (their text only, never their tags): a word unseen in training still
+    // gets its pre-trained vector instead of <unk> (as Lample et al. 2016 and the Star-Transformer's tagger do).
     std::vector<std::string> candidates;
     for (const text::TaggedDataset& d : data_)
       for (const auto& s : d.sentences)
@@ -115,7 +116,8 @@ SequenceTagging::SequenceTagging(const TagOptions& options) : options_(options) 
           std::string w = word_form(t, options.lowercase);
           if (!vocab_.contains(w)) candidates.push_back(std::move(w));
         }
-    with_vectors = extended_by_vectors(vocab_, candidates, options.vectors, options.vector_options);
+    with_vectors = vocabulary_with_vectors(vocab_, std::move(candidates), options.vectors_vocabulary, options.vectors,
+                                           options.vector_options);
     vocab_ = with_vectors.vocab;
   }
   std::vector<std::string> names;
@@ -131,11 +133,15 @@ SequenceTagging::SequenceTagging(const TagOptions& options) : options_(options) 
   build_char_classes_();
   build_bigram_classes_();
   for (Split s : {Split::Train, Split::Dev, Split::Test}) encode_(s);
-  if (!options.vectors.empty()) {
+  if (extend) {
     use_vectors(task_vectors(with_vectors.vectors, options.vectors, options.vector_options, vocab_,
                              split_(Split::Train).ids),
                 options.freeze_vectors);
     vectors_.report["vocabulary_added"] = with_vectors.added;
+    // The words training never reads (dev's, test's, the vector file's) stay out of the optimizer.
+    trained_rows_ = trained_rows_of(vocab_.size(), {&split_(Split::Train).ids});
+  } else if (!options.vectors.empty()) {
+    load_vectors(options.vectors, options.vector_options, split_(Split::Train).ids, options.freeze_vectors);
   }
 }
 
@@ -307,6 +313,7 @@ std::unique_ptr<SequenceTagging> SequenceTagging::for_evaluation(const nlohmann:
     t->labels_ = text::LabelSet::from_json(metadata.at("labels"));
     t->majority_tag_ = metadata.at("majority_tag").get<std::string>();
     t->embedding_dim_ = json_number_or(metadata, "embedding_dim", std::int64_t{0});
+    t->trained_rows_ = json_number_or(metadata, "trained_rows", std::int64_t{0});  // before the tail: one table
   } catch (const nlohmann::json::exception& e) {
     fail("{}: malformed task metadata: {}", source, e.what());
   } catch (const Error& e) {
@@ -316,9 +323,10 @@ std::unique_ptr<SequenceTagging> SequenceTagging::for_evaluation(const nlohmann:
              "{}: the task metadata's chars and suffixes must be sorted lists", source);
   TOPO_CHECK(options.document_context >= 0, "{}: the task metadata's document_context is {}", source,
              options.document_context);
-  TOPO_CHECK(options.max_length > 0 && t->labels_.contains(t->majority_tag_),
-             "{}: inconsistent task metadata (max_length {}, majority tag '{}')", source, options.max_length,
-             t->majority_tag_);
+  TOPO_CHECK(options.max_length > 0 && t->labels_.contains(t->majority_tag_) && t->trained_rows_ >= 0 &&
+                 t->trained_rows_ <= t->vocab_.size(),
+             "{}: inconsistent task metadata (max_length {}, majority tag '{}', trained_rows {} of a vocabulary of {})",
+             source, options.max_length, t->majority_tag_, t->trained_rows_, t->vocab_.size());
   options.scheme = text::tag_scheme_name(t->scheme_);
   t->options_ = options;
   t->data_[2] = text::read_tagged(t->format_, options.test, options.read);
@@ -542,6 +550,7 @@ nlohmann::json SequenceTagging::metadata() const {
           {"bigram_dim", bigram_dim_},
           {"bigram_vectors", bigram_vectors_.report},
           {"embedding_dim", embedding_dim_},
+          {"trained_rows", trained_rows_},
           {"vectors", vectors_report()},
           {"data", data}};
 }

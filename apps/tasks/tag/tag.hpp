@@ -57,6 +57,9 @@ struct TagOptions {
   std::int64_t document_context = 0;
   std::string vectors;
   text::WordVectorOptions vector_options;
+  // With vectors, the words they bring into the vocabulary (task_vectors.hpp's vocabulary_with_vectors):
+  // train | data (the train, dev and test files' words) | all (and every other word of the vector file).
+  std::string vectors_vocabulary = "data";
   bool freeze_vectors = false;  // the loaded rows stay fixed in training
   std::int64_t eval_batch = 128;
   bool crf = false;  // a linear-chain CRF on the per-token scores (NLL training, Viterbi decoding, scheme constraints)
