@@ -276,6 +276,36 @@ TEST_CASE("tag: with vectors, words the vectors know join the vocabulary from ev
   fs::remove_all(dir);
 }
 
+TEST_CASE("tag: --tag-scheme auto predicts IOB chunks as BIOES and keeps BMES and free-form tags; scores are the chunks'") {
+  const fs::path dir = testing::fresh_temp_dir("tag_scheme_auto");
+  std::ofstream(dir / "ner.conll") << "EU NNP B-NP B-ORG\nrejects VBZ B-VP O\nGerman JJ B-NP B-MISC\ncall NN I-NP O\n\n"
+                                      "Peter NNP B-NP B-PER\nBlackburn NNP I-NP I-PER\n\n";
+  std::ofstream(dir / "pos.conll") << "EU NNP\nrejects VBZ\n\nPeter NNP\n\n";
+  std::ofstream(dir / "resume.bmes") << "\u6b27 B-NAME\n\u9633 M-NAME\n\u4fee E-NAME\n\u597d O\n\n\u674e S-NAME\n\n";
+  TagOptions o;
+  o.scheme = "auto";
+  o.train = o.dev = o.test = (dir / "ner.conll").string();
+  const SequenceTagging ner(o);
+  CHECK(ner.scheme() == text::TagScheme::BIOES);
+  std::vector<std::string> names = ner.labels().names();
+  std::sort(names.begin(), names.end());
+  CHECK(names == std::vector<std::string>{"B-PER", "E-PER", "O", "S-MISC", "S-ORG"});
+  // The file's chunks, predicted in the model's scheme, score as the same chunks.
+  std::vector<std::vector<std::string>> predicted;
+  for (const auto& sentence : ner.data(Split::Test).sentences)
+    predicted.push_back(text::convert_tags(sentence.tags, text::TagScheme::IOB2, text::TagScheme::BIOES));
+  CHECK(predicted[1] == std::vector<std::string>{"B-PER", "E-PER"});
+  const text::TagScorer same = ner.score(Split::Test, predicted);
+  CHECK(same.overall().f1() == 1.0);
+  CHECK(same.overall().gold == 3);
+  o.train = o.dev = o.test = (dir / "pos.conll").string();
+  CHECK(SequenceTagging(o).scheme() == text::TagScheme::None);
+  o.format = "bmes";
+  o.train = o.dev = o.test = (dir / "resume.bmes").string();
+  CHECK(SequenceTagging(o).scheme() == text::TagScheme::BMES);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("tag: a tag outside the file's scheme is an error naming file and line; --tag-scheme none takes it as a class") {
   const std::string bad = testing::write_temp_file("q_per.txt",
                                                    "EU NNP B-ORG\nrejects VBZ O\n\nPeter NNP B-PER\nBlackburn NNP I-PER\n\n"

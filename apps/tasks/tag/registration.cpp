@@ -114,10 +114,11 @@ TaskRegistration tag_registration() {
   t.options = {{"format", "", "conll | conllu | weibo | bmes (empty: from the training file's name)", {}}};
   for (const models::Option& o : text_task_options()) t.options.push_back(o);
   t.options.push_back({"tag_scheme", "file",
-                       "the scheme the model predicts: file (the training file's) | iob1 | iob2 | bio | bioes | bmes | "
+                       "the scheme the model predicts: file (the training file's) | auto (the file's chunks as BIOES "
+                       "from IOB1/IOB2, BMES and free-form tags as they are) | iob1 | iob2 | bio | bioes | bmes | "
                        "none (free-form tags, POS-style: no chunks, token accuracy; a tag outside the scheme is an "
                        "error otherwise)",
-                       {"file", "iob1", "iob2", "bio", "bioes", "bmes", "none"}});
+                       {"file", "auto", "iob1", "iob2", "bio", "bioes", "bmes", "none"}});
   t.options.push_back({"xpos", false, "conllu: tag with XPOS instead of UPOS", {}});
   t.options.push_back({"case_feature", false, "add a capitalisation embedding (lower, Upper, ALLCAPS, mixed, digits) to each token", {}});
   t.options.push_back({"char_filters", 0,

@@ -68,6 +68,11 @@ void check_tag_prefixes(const text::TaggedDataset& d, text::TagScheme scheme) {
 
 text::TagScheme model_scheme(const std::string& name, text::TagScheme file_scheme) {
   if (name == "file") return file_scheme;
+  // auto: chunks as BIOES, which marks each chunk's last token and single-token chunks (Ratinov & Roth 2009);
+  // BMES already does, and free-form tags have no chunks.
+  if (name == "auto")
+    return file_scheme == text::TagScheme::IOB1 || file_scheme == text::TagScheme::IOB2 ? text::TagScheme::BIOES
+                                                                                         : file_scheme;
   if (name == "none") return text::TagScheme::None;  // free-form tags, whatever their spelling
   const text::TagScheme s = text::parse_tag_scheme(name);
   TOPO_CHECK((s == text::TagScheme::None) == (file_scheme == text::TagScheme::None),

@@ -34,7 +34,8 @@ struct TagOptions {
   std::string format;            // conll | conllu | weibo | bmes; empty: guessed from the training file's name
   std::string train, dev, test;  // test optional
   text::TagReadOptions read;     // encoding, skip_bad, xpos
-  std::string scheme = "file";   // the model's tag scheme: file | iob1 | iob2 | bio | bioes | bmes | none (free-form)
+  // The model's tag scheme: file | auto (IOB1/IOB2 chunks as BIOES) | iob1 | iob2 | bio | bioes | bmes | none (free-form)
+  std::string scheme = "file";
   bool lowercase = false;        // vocabulary of lowercased words (the case feature keeps the capitalisation)
   bool case_feature = false;
   // > 0: a character CNN with this many filters reads each word's characters (training characters seen twice
