@@ -5,6 +5,18 @@
 
 namespace topo::nn {
 
+namespace {
+
+// A continuation's values: the rows after the table's `head` rows in one draw of the whole table per `spec`
+// from `seed` (the counter-based draw gives the table's own rows first, as it draws them alone).
+Tensor continued_rows(const init::InitSpec& spec, std::int64_t head, Shape shape, std::uint64_t seed, Device device) {
+  const std::int64_t rows = shape[0];
+  shape[0] += head;
+  return init::make(spec, shape, seed, device).slice_rows(head, head + rows).clone();
+}
+
+}  // namespace
+
 template <class F>
 void Module::visit_params(const std::string& prefix, F&& f) const {
   // A parameter shared by two modules (tied weights) is visited once, under its first name, as
@@ -77,15 +89,10 @@ void Module::reset_parameters(std::uint64_t seed) {
   visit_params("", [&](const std::string&, const Param& p) {
     Var v = p.var;
     if (p.continuation) {
-      // One draw of the whole table, this parameter's rows cut from it (the counter-based draw makes the
-      // previous parameter's own rows its first ones).
       TOPO_CHECK(previous != nullptr, "Module::reset_parameters: a continued parameter follows no table");
       if (previous->spec.kind == init::InitSpec::Kind::Keep) return;
-      const std::int64_t head = previous->var.size(0);
-      Shape whole = v.shape();
-      whole[0] += head;
       v.zero_grad();
-      v.set_data(init::make(previous->spec, whole, previous_seed, v.device()).slice_rows(head, whole[0]).clone());
+      v.set_data(continued_rows(previous->spec, previous->var.size(0), v.shape(), previous_seed, v.device()));
       return;
     }
     const std::uint64_t i = index++;
@@ -131,14 +138,13 @@ Var Module::register_continuation(const std::string& name, std::int64_t rows, bo
              "Module: parameter '{}' continues no table (it must follow a parameter of this module, with rows > 0)",
              name);
   const Param& table = params_.back();
-  Shape whole = table.var.shape(), shape = table.var.shape();
-  whole[0] += rows;
+  Shape shape = table.var.shape();
   shape[0] = rows;
+  // Seeded as register_parameter seeded the table (its local index) until the owner calls reset_parameters.
   Tensor data = table.spec.kind == init::InitSpec::Kind::Keep
                     ? Tensor::zeros(shape, table.var.dtype(), table.var.device())
-                    : init::make(table.spec, whole, init::derive_seed(0, params_.size() - 1), table.var.device())
-                          .slice_rows(table.var.size(0), whole[0])
-                          .clone();
+                    : continued_rows(table.spec, table.var.size(0), shape, init::derive_seed(0, params_.size() - 1),
+                                     table.var.device());
   Var v(std::move(data), requires_grad);
   params_.push_back({name, v, table.spec, true});
   return v;
