@@ -1,11 +1,12 @@
 // Suite `gemm_bf16`: the CPU GEMM backends (kernels/dense/gemm_backend.hpp) at the models' shapes, all through
 // cpu::sgemm so all get the same threading (one thread below its threshold, one slab per thread above;
 // --threads picks the count): fp32 on OpenBLAS and on oneDNN (dnnl_sgemm), bf16 (fp32 accumulation) on the
-// own AVX512_BF16 kernel and on oneDNN's matmul. Shapes: M tokens (800, 2048, 8192, or --sizes) by the widths
+// own AVX512_BF16 kernel, on the own AMX kernel and on oneDNN's matmul. Shapes: M tokens (800, 2048, 8192, or --sizes) by the widths
 // 100, 300, 1200, in the three forms of a Linear layer's products: forward x W^T (nt), input gradient g W (nn),
 // weight gradient g^T x (tn, K = the tokens), and an FFN's two projections. GFLOP/s = 2 m n k / median time.
 // The backends alternate sample by sample (rounds of all in order, then reversed). oneDNN's rows carry
-// `onednn_over_openblas` (fp32) or `onednn_over_own` (bf16), the bf16 rows `over_fp32_openblas`: the median
+// `onednn_over_openblas` (fp32) or `onednn_over_own` (bf16), the AMX kernel's `amx_over_onednn`, the bf16 rows
+// `over_fp32_openblas`: the median
 // over rounds of the other backend's time over this one's (> 1: this one is faster). `first_call_ms` is each
 // backend's first call at the shape (oneDNN's bf16 primitive is created, JIT-compiled, there).
 // `fraction_of_peak` is against the matrix peak of each row's precision (fp32 sgemm or bf16,
@@ -29,6 +30,7 @@ struct Config {
 constexpr Config all[] = {{topo::Precision::fp32, topo::GemmBackend::openblas},
                           {topo::Precision::fp32, topo::GemmBackend::onednn},
                           {topo::Precision::bf16, topo::GemmBackend::own},
+                          {topo::Precision::bf16, topo::GemmBackend::amx},
                           {topo::Precision::bf16, topo::GemmBackend::onednn}};
 struct Shape3 {
   std::int64_t m, n, k;
@@ -37,7 +39,7 @@ struct Shape3 {
 };
 }  // namespace
 
-TOPO_BENCH_SUITE(gemm_bf16, "CPU GEMM backends (OpenBLAS, oneDNN, own bf16) at the models' shapes, fp32 and bf16") {
+TOPO_BENCH_SUITE(gemm_bf16, "CPU GEMM backends (OpenBLAS, oneDNN, own bf16 and AMX) at the models' shapes, fp32 and bf16") {
   using namespace topo;
   const bool onednn = gemm_backend_available(Precision::fp32, GemmBackend::onednn);
   const bool bf16 = bf16_gemm_supported();
@@ -110,6 +112,9 @@ TOPO_BENCH_SUITE(gemm_bf16, "CPU GEMM backends (OpenBLAS, oneDNN, own bf16) at t
         bench.annotate("onednn_over_openblas", ratio(c, static_cast<std::size_t>(blas)));
       if (cf.backend == GemmBackend::onednn && cf.precision == Precision::bf16 && own >= 0)
         bench.annotate("onednn_over_own", ratio(c, static_cast<std::size_t>(own)));
+      const int dnnl_bf16 = index(Precision::bf16, GemmBackend::onednn);
+      if (cf.backend == GemmBackend::amx && dnnl_bf16 >= 0)
+        bench.annotate("amx_over_onednn", ratio(c, static_cast<std::size_t>(dnnl_bf16)));
       if (cf.precision == Precision::bf16 && blas >= 0) bench.annotate("over_fp32_openblas", ratio(c, static_cast<std::size_t>(blas)));
     }
   }

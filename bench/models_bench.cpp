@@ -265,7 +265,7 @@ TOPO_BENCH_SUITE(models_backends, "the models' train steps with each CPU GEMM ba
   };
   std::vector<Config> configs;
   for (Precision p : {Precision::fp32, Precision::bf16})
-    for (GemmBackend b : {GemmBackend::openblas, GemmBackend::own, GemmBackend::onednn})
+    for (GemmBackend b : {GemmBackend::openblas, GemmBackend::own, GemmBackend::amx, GemmBackend::onednn})
       if (gemm_backend_available(p, b)) configs.push_back({p, b});
   const auto rule = [&](Precision p) {
     for (std::size_t i = 0; i < configs.size(); ++i)

@@ -22,6 +22,7 @@
 #include "kernels/profile.hpp"
 #include "kernels/threads.hpp"
 #include "kernels/dense/binary.hpp"
+#include "kernels/dense/gemm_amx.hpp"
 #include "kernels/dense/gemm_backend.hpp"
 #include "kernels/dense/gemm_bf16.hpp"
 #include "kernels/dense/gemm_onednn.hpp"
@@ -101,9 +102,11 @@ PrecisionChoice configure_gemm_precision(std::string_view requested, bool cuda_d
     out.line = "precision: bf16 requested, fp32 used: this CPU does not report AVX512_BF16";
   } else {
     out.used = Precision::bf16;
+    const GemmBackend backend = gemm_backend(Precision::bf16);
     out.line = fmt::format("precision: bf16 GEMM inputs ({}), fp32 accumulation, weights, optimizer, norms and softmax",
-                           gemm_backend(Precision::bf16) == GemmBackend::onednn ? cpu::onednn_version()
-                                                                                : std::string("own AVX512_BF16 kernel"));
+                           backend == GemmBackend::onednn ? cpu::onednn_version()
+                           : backend == GemmBackend::amx  ? std::string("own AMX kernel")
+                                                          : std::string("own AVX512_BF16 kernel"));
   }
   set_gemm_precision(out.used);
   return out;
@@ -193,13 +196,24 @@ void split_k(Kernel kernel, bool ta, bool tb, std::int64_t m, std::int64_t n, st
   }
 }
 
+// The AMX backend: the own AMX kernel, except weight gradients (op(a) stored transposed, k the batch's rows) in a
+// build with oneDNN, whose matmul runs them faster. Measured on the Xeon with AMX, bf16 train steps at n = 512
+// (`topo-bench models --precision bf16`): every product on the own kernel, Star 339 ms, dense 894; with the
+// weight gradients on oneDNN 262 and 663 (oneDNN for all: 324 and 741). docs/performance/kernels.md.
+void amx_backend_sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
+                       std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
+  if (ta && cpu::onednn_built()) return cpu::onednn_sgemm_bf16(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  cpu::amx_sgemm_bf16(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
 // The single-threaded product of each backend (gemm_backend.hpp). OpenBLAS and oneDNN run on as many threads
-// as OpenMP gives the caller (one inside a region); the own bf16 kernel is always single-threaded.
+// as OpenMP gives the caller (one inside a region); the own bf16 kernels are always single-threaded.
 Kernel kernel_of(GemmBackend backend, Precision p) {
   switch (backend) {
     case GemmBackend::openblas: return &blas_sgemm;
     case GemmBackend::onednn: return p == Precision::bf16 ? &cpu::onednn_sgemm_bf16 : &cpu::onednn_sgemm;
     case GemmBackend::own: return &cpu::sgemm_bf16;
+    case GemmBackend::amx: return &amx_backend_sgemm;
   }
   return &blas_sgemm;
 }
@@ -218,7 +232,9 @@ void cpu::sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k
   const GemmBackend backend = gemm_backend(precision);
   const auto kernel = kernel_of(backend, precision);
   // Whether the library would thread the call itself (OpenBLAS only as its OpenMP build: see blas_follows_openmp).
-  const bool own_threads = backend != GemmBackend::own && (backend != GemmBackend::openblas || blas_follows_openmp());
+  // The AMX backend counts as threading itself: its weight gradients run on oneDNN (amx_backend_sgemm).
+  const bool own_threads = backend == GemmBackend::onednn || backend == GemmBackend::amx ||
+                           (backend == GemmBackend::openblas && blas_follows_openmp());
   const std::int64_t mnk = m * n * k;
   const int threads = omp_in_parallel() ? 1 : num_threads();
   if (mnk <= single_thread_gemm_mnk()) {  // one thread: the region would cost what the second thread gives

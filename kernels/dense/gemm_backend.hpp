@@ -1,12 +1,12 @@
 #pragma once
 // Which library runs the CPU's GEMMs, per precision (issue #41): OpenBLAS, oneDNN, or the project's own bf16
-// kernel (kernels/dense/gemm_bf16.hpp). cpu::sgemm keeps its threading (one thread, or chunks over the threads) for
+// kernels (kernels/dense/gemm_bf16.hpp on AVX512_BF16, kernels/dense/gemm_amx.hpp on AMX tiles). cpu::sgemm keeps its threading (one thread, or chunks over the threads) for
 // all of them; only the single-threaded product inside changes.
 //
 // The choice is a fixed rule of the CPU's features and the build (default_gemm_backend), derived from the
 // measurements in docs/performance/kernels.md, never a timing taken at run time: a run, its --resume and a run
 // with the same seed run the same kernels on the same machine, so their results stay bitwise identical.
-// TOPO_GEMM_FP32=openblas|onednn and TOPO_GEMM_BF16=own|onednn replace the rule for a process (comparisons).
+// TOPO_GEMM_FP32=openblas|onednn and TOPO_GEMM_BF16=own|amx|onednn replace the rule for a process (comparisons).
 #include <string>
 #include <string_view>
 
@@ -14,8 +14,10 @@
 
 namespace topo {
 
-enum class GemmBackend { openblas, onednn, own };
-const char* gemm_backend_name(GemmBackend b);         // "openblas" / "onednn" / "own"
+// own: the AVX512_BF16 kernel (gemm_bf16.hpp); amx: the own AMX kernel (gemm_amx.hpp), weight gradients (op(a)
+// stored transposed) on oneDNN's matmul when the build has it (measured faster there: gemm.cpp).
+enum class GemmBackend { openblas, onednn, own, amx };
+const char* gemm_backend_name(GemmBackend b);         // "openblas" / "onednn" / "own" / "amx"
 GemmBackend parse_gemm_backend(std::string_view name);  // topo::Error naming any other value
 
 // What the rule looks at.
@@ -24,16 +26,18 @@ struct GemmCpu {
   bool avx512 = false;  // AVX-512 F, CD, BW, DQ, VL (oneDNN's avx512_core; Intel Skylake-SP and later, Zen 4)
   bool avx512_bf16 = false;
   bool amx_bf16 = false;  // oneDNN dispatches to AMX tiles here
+  bool amx_tiles = false;  // the own AMX kernel can run (cpu::amx_gemm_supported: CPUID and the kernel's grant)
 };
 GemmCpu gemm_cpu();  // this process's
 
 // The rule (pure), with oneDNN in the build: AVX512_BF16 without AMX (Zen 4): fp32 oneDNN, bf16 the own kernel;
-// AMX (Intel Xeon): fp32 and bf16 oneDNN (its tiles); AVX-512 without either (Intel Skylake-SP): fp32 oneDNN;
-// every other CPU: fp32 OpenBLAS. Without oneDNN: OpenBLAS and the own kernel.
+// AMX (Intel Xeon): fp32 oneDNN, bf16 amx (the own AMX kernel, weight gradients on oneDNN's matmul: gemm.cpp);
+// AVX-512 without either (Intel Skylake-SP): fp32 oneDNN; every other CPU: fp32 OpenBLAS. Without oneDNN:
+// OpenBLAS, and bf16 on the AMX kernel (every product) or the own AVX512_BF16 kernel.
 // (Why, with the figures and what is not measured yet: docs/performance/kernels.md, "GEMM backends".)
 GemmBackend default_gemm_backend(Precision p, const GemmCpu& cpu);
-// Whether `b` can run GEMMs of precision p in this process: openblas: fp32 only; own: bf16 only; onednn: either,
-// when built with it (bf16 also needs AVX512_BF16, as every bf16 GEMM does).
+// Whether `b` can run GEMMs of precision p in this process: openblas: fp32 only; own: bf16 only; amx: bf16 only,
+// on AMX tiles; onednn: either, when built with it (bf16 also needs AVX512_BF16, as every bf16 GEMM does).
 bool gemm_backend_available(Precision p, GemmBackend b);
 
 // The backend of each precision: the rule's (or the environment's) until set_gemm_backend. An unavailable

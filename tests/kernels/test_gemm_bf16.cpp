@@ -1,10 +1,11 @@
-// The CPU GEMM backends other than OpenBLAS: the own bf16 kernel (kernels/dense/gemm_bf16.*) and oneDNN
-// (gemm_onednn.*, fp32 and bf16). bf16 against the scalar reference (bf16-rounded inputs, fp32 dot: agreement to
+// The CPU GEMM backends other than OpenBLAS: the own bf16 kernels (kernels/dense/gemm_bf16.*, gemm_amx.* on AMX
+// tiles) and oneDNN (gemm_onednn.*, fp32 and bf16). bf16 against the scalar reference (bf16-rounded inputs, fp32 dot: agreement to
 // fp32 summation-order error, (k + 4) 2^-24 of sum |a b|) and against fp32 (within bf16's rounding of the
 // inputs, 2^-7 of sum |a b|); oneDNN fp32 against the double-precision product within (k + 4) 2^-24. At awkward
 // sizes, the four transpose combinations, alpha / beta (beta = 0 over NaN), row strides wider than the rows,
 // and through cpu::sgemm / gemm with each backend at 1-3 threads (slabs), batched. The bf16 kernels need
-// AVX512_BF16, oneDNN a build with it: where either is missing these tests say so and skip those checks.
+// AVX512_BF16 (the AMX kernel AMX tiles too), oneDNN a build with it: where one is missing these tests say so and
+// skip those checks.
 #include <array>
 #include <cmath>
 #include <limits>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "kernels/dense/gemm.hpp"
+#include "kernels/dense/gemm_amx.hpp"
 #include "kernels/dense/gemm_backend.hpp"
 #include "kernels/dense/gemm_bf16.hpp"
 #include "kernels/dense/gemm_onednn.hpp"
@@ -214,9 +216,15 @@ TEST_CASE("sgemm_bf16: beta = 0 ignores NaN in c, beta = 1 accumulates, k = 0 an
 // The bf16 backends this process can run (none without AVX512_BF16).
 std::vector<GemmBackend> bf16_backends() {
   std::vector<GemmBackend> out;
-  for (GemmBackend b : {GemmBackend::own, GemmBackend::onednn})
+  for (GemmBackend b : {GemmBackend::own, GemmBackend::amx, GemmBackend::onednn})
     if (gemm_backend_available(Precision::bf16, b)) out.push_back(b);
   return out;
+}
+
+bool amx_available() {
+  if (cpu::amx_gemm_supported()) return true;
+  MESSAGE("this CPU (or its kernel) offers no AMX tiles with bf16: the AMX kernel's checks are skipped");
+  return false;
 }
 
 bool onednn_available() {
@@ -292,6 +300,61 @@ TEST_CASE("oneDNN bf16 matches the bf16 reference, oneDNN fp32 the exact product
   });
 }
 
+TEST_CASE("AMX bf16 kernel matches the bf16 reference: sizes across its 32 x 32 blocks, transposes, strides, scales") {
+  if (!amx_available()) return;
+  // alpha = 1 with beta = 0 or 1 stores the tiles straight into c (loading c first for beta = 1); other scales
+  // combine a product taken apart. m, n cross the 16-row tiles and 32-wide blocks, k the 32-deep tiles.
+  const std::array<std::array<float, 2>, 3> scales = {{{1.f, 0.f}, {1.f, 1.f}, {0.75f, -0.5f}}};
+  std::size_t call = 0;
+  for_each_problem({1, 7, 16, 33, 70}, {1, 2, 7, 33, 64, 300}, 70 * 70 * 33, 6001, [&](const GemmProblem& p) {
+    const float alpha = scales[call % scales.size()][0], beta = scales[call % scales.size()][1];
+    ++call;
+    CAPTURE(alpha);
+    CAPTURE(beta);
+    std::vector<float> got = p.c0, ref = p.c0;
+    cpu::amx_sgemm_bf16(p.ta, p.tb, p.m, p.n, p.k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, got.data(), p.ldc);
+    cpu::sgemm_bf16_reference(p.ta, p.tb, p.m, p.n, p.k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, ref.data(),
+                              p.ldc);
+    check_within(p, got, ref, alpha, beta, reference_tolerance(p.k));
+  });
+  // A deep k: the packed columns exceed the kernel's chunk (1 MiB of tiles), so op(b) is packed in parts.
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      CAPTURE(ta);
+      CAPTURE(tb);
+      const GemmProblem p = make_problem(ta, tb, 40, 200, 4100, 1, 6301);
+      std::vector<float> got = p.c0, ref = p.c0;
+      cpu::amx_sgemm_bf16(ta, tb, 40, 200, 4100, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, 1.f, got.data(), p.ldc);
+      cpu::sgemm_bf16_reference(ta, tb, 40, 200, 4100, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, 1.f, ref.data(), p.ldc);
+      check_within(p, got, ref, 1.f, 1.f, reference_tolerance(4100));
+    }
+}
+
+TEST_CASE("AMX bf16 kernel: beta = 0 ignores NaN in c, k = 0 and alpha = 0 scale c, a repeated call is bitwise the same") {
+  if (!amx_available()) return;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (float alpha : {1.f, 2.f}) {
+    CAPTURE(alpha);
+    GemmProblem p = make_problem(false, true, 45, 37, 300, 2, 78);
+    for (float& x : p.c0) x = nan;
+    std::vector<float> got = p.c0;
+    cpu::amx_sgemm_bf16(false, true, 45, 37, 300, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, 0.f, got.data(), p.ldc);
+    for (std::int64_t i = 0; i < 45; ++i)
+      for (std::int64_t j = 0; j < 37; ++j) REQUIRE(std::isfinite(got[i * p.ldc + j]));
+  }
+  const GemmProblem q = make_problem(true, false, 9, 40, 50, 0, 92);
+  std::vector<float> got = q.c0;
+  cpu::amx_sgemm_bf16(true, false, 9, 40, 0, 2.f, q.a.data(), q.lda, q.b.data(), q.ldb, 3.f, got.data(), q.ldc);
+  for (std::size_t i = 0; i < got.size(); ++i) CHECK(got[i] == 3.f * q.c0[i]);
+  got = q.c0;
+  cpu::amx_sgemm_bf16(true, false, 9, 40, 50, 0.f, q.a.data(), q.lda, q.b.data(), q.ldb, 0.f, got.data(), q.ldc);
+  for (float x : got) CHECK(x == 0.f);
+  const Tensor a = testing::random_uniform({3000, 300}, 9), b = testing::random_uniform({300, 300}, 10);
+  const GemmPrecisionGuard g(Precision::bf16);
+  const GemmBackendGuard use(Precision::bf16, GemmBackend::amx);
+  CHECK(matmul(a, b, false, true).to_vector<float>() == matmul(a, b, false, true).to_vector<float>());
+}
+
 TEST_CASE("oneDNN: beta = 0 ignores NaN in c, k = 0 and alpha = 0 scale c, a repeated call is bitwise the same") {
   if (!onednn_available() || !kernel_available()) return;
   const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -336,7 +399,7 @@ TEST_CASE("every backend: a product cut into slabs of rows, columns or K is bitw
   REQUIRE(8192 >= cpu::kSplitKRatio * 300);
   REQUIRE(cpu::split_k_parts(100, 300, 8192) > 1);
   for (Precision precision : {Precision::fp32, Precision::bf16})
-    for (GemmBackend backend : {GemmBackend::openblas, GemmBackend::onednn, GemmBackend::own}) {
+    for (GemmBackend backend : {GemmBackend::openblas, GemmBackend::onednn, GemmBackend::own, GemmBackend::amx}) {
       if (!gemm_backend_available(precision, backend)) continue;
       CAPTURE(std::string(precision_name(precision)));
       CAPTURE(std::string(gemm_backend_name(backend)));  // the name: doctest prints a char* as its address
@@ -358,17 +421,24 @@ TEST_CASE("every backend: a product cut into slabs of rows, columns or K is bitw
 }
 
 TEST_CASE("GEMM backends: the rule, what each backend can run, clear errors, the guard restores") {
-  const GemmCpu zen4{.onednn = true, .avx512_bf16 = true}, amx{.onednn = true, .avx512_bf16 = true, .amx_bf16 = true};
+  const GemmCpu zen4{.onednn = true, .avx512_bf16 = true};
+  const GemmCpu amx{.onednn = true, .avx512_bf16 = true, .amx_bf16 = true, .amx_tiles = true};
   CHECK(default_gemm_backend(Precision::fp32, zen4) == GemmBackend::onednn);
   CHECK(default_gemm_backend(Precision::bf16, zen4) == GemmBackend::own);
   CHECK(default_gemm_backend(Precision::fp32, amx) == GemmBackend::onednn);
-  CHECK(default_gemm_backend(Precision::bf16, amx) == GemmBackend::onednn);  // the AMX tiles
+  CHECK(default_gemm_backend(Precision::bf16, amx) == GemmBackend::amx);  // the own kernel on the tiles
+  CHECK(default_gemm_backend(Precision::bf16, {.avx512_bf16 = true, .amx_tiles = true}) == GemmBackend::amx);  // no oneDNN
+  // Tiles the kernel may not use (no grant from Linux) leave oneDNN's.
+  CHECK(default_gemm_backend(Precision::bf16, {.onednn = true, .avx512_bf16 = true, .amx_bf16 = true}) == GemmBackend::onednn);
   CHECK(default_gemm_backend(Precision::fp32, {.onednn = true, .avx512 = true}) == GemmBackend::onednn);  // Skylake-SP
   CHECK(default_gemm_backend(Precision::bf16, {.onednn = true, .avx512 = true}) == GemmBackend::own);
   CHECK(default_gemm_backend(Precision::fp32, {.onednn = true}) == GemmBackend::openblas);  // AVX2 only: not measured
   CHECK(default_gemm_backend(Precision::fp32, {.onednn = false, .avx512_bf16 = true}) == GemmBackend::openblas);
   CHECK(default_gemm_backend(Precision::bf16, {.onednn = false, .avx512_bf16 = true}) == GemmBackend::own);
   CHECK(parse_gemm_backend("onednn") == GemmBackend::onednn);
+  CHECK(parse_gemm_backend("amx") == GemmBackend::amx);
+  CHECK_FALSE(gemm_backend_available(Precision::fp32, GemmBackend::amx));
+  CHECK(gemm_backend_available(Precision::bf16, GemmBackend::amx) == cpu::amx_gemm_supported());
   CHECK_THROWS_WITH_AS(parse_gemm_backend("mkl"), doctest::Contains("'mkl'"), Error);
   CHECK_FALSE(gemm_backend_available(Precision::bf16, GemmBackend::openblas));
   CHECK_FALSE(gemm_backend_available(Precision::fp32, GemmBackend::own));

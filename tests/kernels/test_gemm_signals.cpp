@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/dense/gemm.hpp"
+#include "kernels/dense/gemm_amx.hpp"
 #include "kernels/dense/gemm_backend.hpp"
 #include "kernels/dense/gemm_bf16.hpp"
 #include "kernels/dense/gemm_onednn.hpp"
@@ -102,6 +103,8 @@ TEST_CASE("GEMMs under a storm of signals: the heap stays intact and every produ
     cases.push_back({"own bf16", Precision::bf16, GemmBackend::own, &cpu::sgemm_bf16});
     if (cpu::onednn_built())
       cases.push_back({"onednn bf16", Precision::bf16, GemmBackend::onednn, &cpu::onednn_sgemm_bf16});
+    if (cpu::amx_gemm_supported())  // the tile state (8 KiB) in every signal frame
+      cases.push_back({"amx bf16", Precision::bf16, GemmBackend::amx, &cpu::amx_sgemm_bf16});
   }
   const int saved_threads = num_threads();
   for (const Case& c : cases) {
