@@ -317,17 +317,26 @@ TEST_CASE("AMX bf16 kernel matches the bf16 reference: sizes across its 32 x 32 
                               p.ldc);
     check_within(p, got, ref, alpha, beta, reference_tolerance(p.k));
   });
-  // A deep k: the packed columns exceed the kernel's chunk (1 MiB of tiles), so op(b) is packed in parts.
-  for (bool ta : {false, true})
-    for (bool tb : {false, true}) {
-      CAPTURE(ta);
-      CAPTURE(tb);
-      const GemmProblem p = make_problem(ta, tb, 40, 200, 4100, 1, 6301);
-      std::vector<float> got = p.c0, ref = p.c0;
-      cpu::amx_sgemm_bf16(ta, tb, 40, 200, 4100, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, 1.f, got.data(), p.ldc);
-      cpu::sgemm_bf16_reference(ta, tb, 40, 200, 4100, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, 1.f, ref.data(), p.ldc);
-      check_within(p, got, ref, 1.f, 1.f, reference_tolerance(4100));
-    }
+  // A deep k (chunks of k, each after the first added onto c) and a wide n (op(b)'s tiles packed in parts: at
+  // k = 384, 1,344 columns fill the kernel's 1 MiB).
+  const std::vector<std::array<std::int64_t, 3>> large = {{40, 200, 4100}, {3, 1400, 384}};
+  for (const std::array<std::int64_t, 3>& shape : large)
+    for (float beta : {0.f, 1.f})
+      for (bool ta : {false, true})
+        for (bool tb : {false, true}) {
+          const std::int64_t m = shape[0], n = shape[1], k = shape[2];
+          CAPTURE(m);
+          CAPTURE(n);
+          CAPTURE(k);
+          CAPTURE(beta);
+          CAPTURE(ta);
+          CAPTURE(tb);
+          const GemmProblem p = make_problem(ta, tb, m, n, k, 1, 6301);
+          std::vector<float> got = p.c0, ref = p.c0;
+          cpu::amx_sgemm_bf16(ta, tb, m, n, k, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, beta, got.data(), p.ldc);
+          cpu::sgemm_bf16_reference(ta, tb, m, n, k, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, beta, ref.data(), p.ldc);
+          check_within(p, got, ref, 1.f, beta, reference_tolerance(k));
+        }
 }
 
 TEST_CASE("AMX bf16 kernel: beta = 0 ignores NaN in c, k = 0 and alpha = 0 scale c, a repeated call is bitwise the same") {
