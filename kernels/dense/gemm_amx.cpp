@@ -1,14 +1,14 @@
 // The own bf16 GEMM on AMX tiles: see gemm_amx.hpp.
 //
-// Strategy (one thread). k is cut into equal chunks of at most kMaxChunkK (one chunk at the models' k = 300). Per
-// chunk, op(b) is converted to bf16 while it is packed into VNNI tiles (16 rows of k pairs x 16 columns, 1 KiB
-// each), for a chunk of columns whose tiles fit in kBChunkBytes (at the models' shapes the whole of n), kept in
-// L2. Then 32 rows of op(a) at a time are converted into A tiles (16 rows x 32 k; the block, at most 24 KiB,
-// stays in L1), and for each 32 columns a 2 x 2 block of accumulator tiles runs over the chunk's k (tdpbf16ps:
-// 16 x 16 x 32 multiply-adds each) and is stored, onto c's partial sums after the first chunk. Tiles 0-3 hold
-// c, 4-5 a, 6-7 b: with eight tiles the 2 x 2 block is the largest, one tile load per product, so the B panels
-// stream from L2 at ~2 KiB per 4 products; an A block deeper than L1 (k = 1,365 in a weight gradient's slab, the
-// first version) made both stream and ran 2-3.6x slower there. Transposed operands (a stored [k, m] in
+// Strategy (one thread). op(b) is converted to bf16 while it is packed into VNNI tiles (16 rows of k pairs x 16
+// columns, 1 KiB each), for a chunk of columns whose tiles fit in kBChunkBytes (at the models' shapes the whole
+// of n), kept in L2. Then 32 rows of op(a) at a time are converted into A tiles (16 rows x 32 k; the block, 20 KiB
+// at k = 300, stays in L1), and for each 32 columns of the chunk a 2 x 2 block of accumulator tiles runs over all
+// of k (tdpbf16ps: 16 x 16 x 32 multiply-adds each) and is stored once. Tiles 0-3 hold c, 4-5 a, 6-7 b: with
+// eight tiles the 2 x 2 block is the largest, one tile load per product. Tried: k in chunks of at most 384 (the
+// A block in L1 also for a weight gradient's k = 1,365-2,731) ran those 1.2-3.6x faster alone but the models'
+// k = 1,200 products 1.4-1.6x slower (2048x1200x1200 nt 6.0-6.2 against 3.7-3.8 ms, alternated runs: c's
+// partial sums reloaded per chunk), and weight gradients go to oneDNN here anyway (gemm.cpp): not kept. Transposed operands (a stored [k, m] in
 // weight gradients, b stored [n, k] in x W^T) are packed through 16 x 16 transposes of bf16 pairs. Edges are zero
 // in the packs (k past its end too, so padding adds exact zeros), and blocks of c cut by m or n go through a
 // 32 x 32 scratch. The sum over k runs in the same order for every call of a shape: bits depend on the shape only.
@@ -43,7 +43,6 @@ namespace {
 constexpr std::int64_t kTileElems = 512;  // one tile: 16 rows x 64 bytes = 16 x 32 bf16
 constexpr std::int64_t kBlock = 32;       // rows and columns of c per 2 x 2 block of tiles
 constexpr std::int64_t kBChunkBytes = std::int64_t{1} << 20;  // packed op(b) per chunk of columns: within L2
-constexpr std::int64_t kMaxChunkK = 384;  // k per chunk: a 32-row block of a (at most 24 KiB) stays in L1
 
 bool request_amx() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
@@ -210,35 +209,26 @@ TOPO_AMX_TARGET void multiply_block(const std::uint16_t* a_block, const std::uin
     for (std::int64_t i = 0; i < rows; ++i) std::copy(scratch + i * kBlock, scratch + i * kBlock + cols, c + i * ldc);
 }
 
-// c = (accumulate ? c : 0) + op(a) @ op(b), k > 0. k is cut into equal chunks of at most kMaxChunkK, so that a
-// block of a (32 x chunk) stays in L1 while the B panels stream from L2; each chunk after the first adds onto c.
+// c = (accumulate ? c : 0) + op(a) @ op(b), k > 0.
 TOPO_AMX_TARGET void product(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const float* a,
                              std::int64_t lda, const float* b, std::int64_t ldb, bool accumulate, float* c,
                              std::int64_t ldc) {
   thread_local std::vector<std::uint16_t> a_pack, b_pack;
-  const std::int64_t k_chunks = (k + kMaxChunkK - 1) / kMaxChunkK;
-  const std::int64_t chunk_k = (k + k_chunks - 1) / k_chunks;
-  const std::int64_t tiles_k = (chunk_k + 31) / 32;
+  const std::int64_t tiles_k = (k + 31) / 32;
   const std::int64_t pair_bytes = 2 * tiles_k * kTileElems * static_cast<std::int64_t>(sizeof(std::uint16_t));
-  const std::int64_t chunk_n = std::max<std::int64_t>(1, kBChunkBytes / pair_bytes) * kBlock;  // columns
+  const std::int64_t chunk = std::max<std::int64_t>(1, kBChunkBytes / pair_bytes) * kBlock;  // columns
   a_pack.resize(static_cast<std::size_t>(2 * tiles_k * kTileElems));
   configure_tiles();
-  for (std::int64_t k0 = 0; k0 < k; k0 += chunk_k) {
-    const std::int64_t kc = std::min(chunk_k, k - k0);
-    const float* a_k = ta ? a + k0 * lda : a + k0;  // op(a)[., k0 ..]
-    const float* b_k = tb ? b + k0 : b + k0 * ldb;  // op(b)[k0 .., .]
-    const bool onto_c = accumulate || k0 > 0;
-    for (std::int64_t n0 = 0; n0 < n; n0 += chunk_n) {
-      const std::int64_t tiles_n = 2 * ((std::min(chunk_n, n - n0) + kBlock - 1) / kBlock);
-      b_pack.resize(static_cast<std::size_t>(tiles_n * tiles_k * kTileElems));
-      pack_b(tb, b_k, ldb, kc, n, n0, tiles_n, tiles_k, b_pack.data());
-      for (std::int64_t m0 = 0; m0 < m; m0 += kBlock) {
-        pack_a(ta, a_k, lda, m, kc, m0, tiles_k, a_pack.data());
-        for (std::int64_t tn = 0; tn < tiles_n; tn += 2) {
-          const std::int64_t j0 = n0 + 16 * tn;
-          multiply_block(a_pack.data(), b_pack.data() + tn * tiles_k * kTileElems, tiles_k, onto_c, c + m0 * ldc + j0,
-                         ldc, std::min(kBlock, m - m0), std::min(kBlock, n - j0));
-        }
+  for (std::int64_t n0 = 0; n0 < n; n0 += chunk) {
+    const std::int64_t tiles_n = 2 * ((std::min(chunk, n - n0) + kBlock - 1) / kBlock);
+    b_pack.resize(static_cast<std::size_t>(tiles_n * tiles_k * kTileElems));
+    pack_b(tb, b, ldb, k, n, n0, tiles_n, tiles_k, b_pack.data());
+    for (std::int64_t m0 = 0; m0 < m; m0 += kBlock) {
+      pack_a(ta, a, lda, m, k, m0, tiles_k, a_pack.data());
+      for (std::int64_t tn = 0; tn < tiles_n; tn += 2) {
+        const std::int64_t j0 = n0 + 16 * tn;
+        multiply_block(a_pack.data(), b_pack.data() + tn * tiles_k * kTileElems, tiles_k, accumulate, c + m0 * ldc + j0,
+                       ldc, std::min(kBlock, m - m0), std::min(kBlock, n - j0));
       }
     }
   }
