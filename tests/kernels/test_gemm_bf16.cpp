@@ -8,6 +8,7 @@
 // skip those checks.
 #include <array>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <vector>
@@ -129,6 +130,31 @@ void for_each_problem(const std::vector<std::int64_t>& ms, const std::vector<std
             check(make_problem(ta, tb, m, n, k, pad, seed));
             seed += 3;
           }
+}
+
+using GemmCall = void (*)(bool, bool, std::int64_t, std::int64_t, std::int64_t, float, const float*, std::int64_t,
+                          const float*, std::int64_t, float, float*, std::int64_t);
+
+// A bf16 kernel's edges: beta = 0 does not read c (NaN there leaves the product finite) for each alpha, k = 0
+// scales c by beta, alpha = 0 leaves beta c (zero here).
+void check_scale_edges(GemmCall call, std::int64_t m, std::initializer_list<float> alphas, std::uint64_t seed) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (float alpha : alphas) {
+    CAPTURE(alpha);
+    GemmProblem p = make_problem(false, true, m, 37, 300, 2, seed);
+    for (float& x : p.c0) x = nan;
+    std::vector<float> got = p.c0;
+    call(false, true, m, 37, 300, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, 0.f, got.data(), p.ldc);
+    for (std::int64_t i = 0; i < m; ++i)
+      for (std::int64_t j = 0; j < 37; ++j) REQUIRE(std::isfinite(got[i * p.ldc + j]));
+  }
+  const GemmProblem q = make_problem(true, false, 9, 40, 50, 0, seed + 14);
+  std::vector<float> got = q.c0;
+  call(true, false, 9, 40, 0, 2.f, q.a.data(), q.lda, q.b.data(), q.ldb, 3.f, got.data(), q.ldc);
+  for (std::size_t i = 0; i < got.size(); ++i) CHECK(got[i] == 3.f * q.c0[i]);
+  got = q.c0;
+  call(true, false, 9, 40, 50, 0.f, q.a.data(), q.lda, q.b.data(), q.ldb, 0.f, got.data(), q.ldc);
+  for (float x : got) CHECK(x == 0.f);
 }
 
 }  // namespace
@@ -341,23 +367,7 @@ TEST_CASE("AMX bf16 kernel matches the bf16 reference: sizes across its 32 x 32 
 
 TEST_CASE("AMX bf16 kernel: beta = 0 ignores NaN in c, k = 0 and alpha = 0 scale c, a repeated call is bitwise the same") {
   if (!amx_available()) return;
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  for (float alpha : {1.f, 2.f}) {
-    CAPTURE(alpha);
-    GemmProblem p = make_problem(false, true, 45, 37, 300, 2, 78);
-    for (float& x : p.c0) x = nan;
-    std::vector<float> got = p.c0;
-    cpu::amx_sgemm_bf16(false, true, 45, 37, 300, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, 0.f, got.data(), p.ldc);
-    for (std::int64_t i = 0; i < 45; ++i)
-      for (std::int64_t j = 0; j < 37; ++j) REQUIRE(std::isfinite(got[i * p.ldc + j]));
-  }
-  const GemmProblem q = make_problem(true, false, 9, 40, 50, 0, 92);
-  std::vector<float> got = q.c0;
-  cpu::amx_sgemm_bf16(true, false, 9, 40, 0, 2.f, q.a.data(), q.lda, q.b.data(), q.ldb, 3.f, got.data(), q.ldc);
-  for (std::size_t i = 0; i < got.size(); ++i) CHECK(got[i] == 3.f * q.c0[i]);
-  got = q.c0;
-  cpu::amx_sgemm_bf16(true, false, 9, 40, 50, 0.f, q.a.data(), q.lda, q.b.data(), q.ldb, 0.f, got.data(), q.ldc);
-  for (float x : got) CHECK(x == 0.f);
+  check_scale_edges(&cpu::amx_sgemm_bf16, 45, {1.f, 2.f}, 78);  // alpha = 1: tiles stored into c; 2: combined apart
   const Tensor a = testing::random_uniform({3000, 300}, 9), b = testing::random_uniform({300, 300}, 10);
   const GemmPrecisionGuard g(Precision::bf16);
   const GemmBackendGuard use(Precision::bf16, GemmBackend::amx);
@@ -369,21 +379,11 @@ TEST_CASE("oneDNN: beta = 0 ignores NaN in c, k = 0 and alpha = 0 scale c, a rep
   const float nan = std::numeric_limits<float>::quiet_NaN();
   GemmProblem p = make_problem(false, true, 13, 37, 300, 2, 77);
   for (float& x : p.c0) x = nan;
-  for (bool bf16 : {false, true}) {
-    CAPTURE(bf16);
-    std::vector<float> got = p.c0;
-    const auto call = bf16 ? &cpu::onednn_sgemm_bf16 : &cpu::onednn_sgemm;
-    call(false, true, 13, 37, 300, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, 0.f, got.data(), p.ldc);
-    for (std::int64_t i = 0; i < 13; ++i)
-      for (std::int64_t j = 0; j < 37; ++j) REQUIRE(std::isfinite(got[i * p.ldc + j]));
-  }
-  const GemmProblem q = make_problem(true, false, 9, 40, 50, 0, 91);
-  std::vector<float> got = q.c0;
-  cpu::onednn_sgemm_bf16(true, false, 9, 40, 0, 2.f, q.a.data(), q.lda, q.b.data(), q.ldb, 3.f, got.data(), q.ldc);
-  for (std::size_t i = 0; i < got.size(); ++i) CHECK(got[i] == 3.f * q.c0[i]);
-  got = q.c0;
-  cpu::onednn_sgemm_bf16(true, false, 9, 40, 50, 0.f, q.a.data(), q.lda, q.b.data(), q.ldb, 0.f, got.data(), q.ldc);
-  for (float x : got) CHECK(x == 0.f);
+  std::vector<float> got = p.c0;
+  cpu::onednn_sgemm(false, true, 13, 37, 300, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, 0.f, got.data(), p.ldc);
+  for (std::int64_t i = 0; i < 13; ++i)
+    for (std::int64_t j = 0; j < 37; ++j) REQUIRE(std::isfinite(got[i * p.ldc + j]));
+  check_scale_edges(&cpu::onednn_sgemm_bf16, 13, {1.f}, 77);
   // Run to run: the same product twice through gemm at 2 threads (slabs) is bitwise identical.
   const int before = num_threads();
   set_num_threads(2);
