@@ -1,8 +1,8 @@
 // Suite `gemm_bf16`: the CPU GEMM backends (kernels/dense/gemm_backend.hpp) at the models' shapes, all through
 // cpu::sgemm so all get the same threading (one thread below its threshold, one slab per thread above;
 // --threads picks the count): fp32 on OpenBLAS and on oneDNN (dnnl_sgemm), bf16 (fp32 accumulation) on the
-// own AVX512_BF16 kernel, on the own AMX kernel and on oneDNN's matmul. Shapes: M tokens (800, 2048, 8192, or --sizes) by the widths
-// 100, 300, 1200, in the three forms of a Linear layer's products: forward x W^T (nt), input gradient g W (nn),
+// own AVX512_BF16 kernel, on the own AMX kernel and on oneDNN's matmul. Shapes: M tokens (800, 2048, 8192, or
+// --sizes) by the widths 100, 300, 1200, in the three forms of a Linear layer's products: forward x W^T (nt), input gradient g W (nn),
 // weight gradient g^T x (tn, K = the tokens), and an FFN's two projections. GFLOP/s = 2 m n k / median time.
 // The backends alternate sample by sample (rounds of all in order, then reversed). oneDNN's rows carry
 // `onednn_over_openblas` (fp32) or `onednn_over_own` (bf16), the AMX kernel's `amx_over_onednn`, the bf16 rows
@@ -39,7 +39,7 @@ struct Shape3 {
 };
 }  // namespace
 
-TOPO_BENCH_SUITE(gemm_bf16, "CPU GEMM backends (OpenBLAS, oneDNN, own bf16 and AMX) at the models' shapes, fp32 and bf16") {
+TOPO_BENCH_SUITE(gemm_bf16, "CPU GEMM backends (OpenBLAS, oneDNN, own bf16 and AMX) at the models' shapes") {
   using namespace topo;
   const bool onednn = gemm_backend_available(Precision::fp32, GemmBackend::onednn);
   const bool bf16 = bf16_gemm_supported();

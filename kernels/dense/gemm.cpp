@@ -198,10 +198,11 @@ void split_k(Kernel kernel, bool ta, bool tb, std::int64_t m, std::int64_t n, st
 
 // The AMX backend: the own AMX kernel, except weight gradients (op(a) stored transposed, k the batch's rows) in a
 // build with oneDNN, whose matmul ran them faster inside the steps. Measured on the Xeon with AMX, bf16 train
-// steps at d = 300, n = 512, 2 threads (`topo-bench models --precision bf16 --quick`): every product on the own
-// kernel, Star 339 ms and the dense Transformer 894; weight gradients on oneDNN 262 and 663. (A version of the
-// kernel that cut k into chunks ran them 1.1-1.5x oneDNN's alone at widths 300-1,200, and the steps still no
-// faster in alternated runs: 288-354 against 274-339 ms, 760-882 against 701-792.) docs/performance/kernels.md.
+// steps at d = 300, n = 512, 2 threads (`topo-bench models --precision bf16 --quick`, single runs): every product
+// on the own kernel, Star 339 ms and the dense Transformer 894; weight gradients on oneDNN 262 and 663. (A
+// version of the kernel that cut k into chunks ran them 1.1-1.5x oneDNN's alone at widths 300-1,200, and the
+// steps still no faster in alternated runs: 288-354 against 274-339 ms, 760-882 against 701-792.)
+// docs/performance/kernels.md.
 void amx_backend_sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
                        std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
   if (ta && cpu::onednn_built()) return cpu::onednn_sgemm_bf16(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);

@@ -5,13 +5,14 @@
 // of n), kept in L2. Then 32 rows of op(a) at a time are converted into A tiles (16 rows x 32 k; the block, 20 KiB
 // at k = 300, stays in L1), and for each 32 columns of the chunk a 2 x 2 block of accumulator tiles runs over all
 // of k (tdpbf16ps: 16 x 16 x 32 multiply-adds each) and is stored once. Tiles 0-3 hold c, 4-5 a, 6-7 b: with
-// eight tiles the 2 x 2 block is the largest, one tile load per product. Tried: k in chunks of at most 384 (the
-// A block in L1 also for a weight gradient's k = 1,365-2,731) ran those 1.2-3.6x faster alone but the models'
-// k = 1,200 products 1.4-1.6x slower (2048x1200x1200 nt 6.0-6.2 against 3.7-3.8 ms, alternated runs: c's
-// partial sums reloaded per chunk), and weight gradients go to oneDNN here anyway (gemm.cpp): not kept. Transposed operands (a stored [k, m] in
+// eight tiles the 2 x 2 block is the largest, one tile load per product. Transposed operands (a stored [k, m] in
 // weight gradients, b stored [n, k] in x W^T) are packed through 16 x 16 transposes of bf16 pairs. Edges are zero
 // in the packs (k past its end too, so padding adds exact zeros), and blocks of c cut by m or n go through a
 // 32 x 32 scratch. The sum over k runs in the same order for every call of a shape: bits depend on the shape only.
+// Tried: k in chunks of at most 384 (the A block in L1 also for a weight gradient's k = 1,365-2,731) ran those
+// 1.2-3.6x faster alone but the models' k = 1,200 products 1.4-1.6x slower (2048x1200x1200 nt 6.0-6.2 against
+// 3.7-3.8 ms, alternated runs: c's partial sums reloaded per chunk), and weight gradients go to oneDNN here anyway
+// (gemm.cpp): not kept.
 #include "kernels/dense/gemm_amx.hpp"
 
 #include "kernels/error.hpp"
@@ -104,7 +105,8 @@ TOPO_AMX_TARGET inline void transpose_16x16(__m512i r[16]) {
     u[g + 3] = _mm512_maskz_unpackhi_epi64(kAll8, t[g + 1], t[g + 3]);
   }
   for (int j = 0; j < 4; ++j) {  // row 4L + j gathers lane L of u[j], u[4 + j], u[8 + j], u[12 + j]
-    const __m512i x0 = _mm512_maskz_shuffle_i32x4(kAll16, u[j], u[4 + j], 0x44), x1 = _mm512_maskz_shuffle_i32x4(kAll16, u[j], u[4 + j], 0xEE);
+    const __m512i x0 = _mm512_maskz_shuffle_i32x4(kAll16, u[j], u[4 + j], 0x44);
+    const __m512i x1 = _mm512_maskz_shuffle_i32x4(kAll16, u[j], u[4 + j], 0xEE);
     const __m512i x2 = _mm512_maskz_shuffle_i32x4(kAll16, u[8 + j], u[12 + j], 0x44);
     const __m512i x3 = _mm512_maskz_shuffle_i32x4(kAll16, u[8 + j], u[12 + j], 0xEE);
     r[j] = _mm512_maskz_shuffle_i32x4(kAll16, x0, x2, 0x88);
@@ -151,7 +153,8 @@ TOPO_AMX_TARGET void pack_a(bool ta, const float* a, std::int64_t lda, std::int6
       const std::int64_t k0 = 32 * tk;
       if (!ta) {  // a [m, k]
         for (std::int64_t r = 0; r < 16; ++r)
-          _mm512_storeu_si512(tile + 32 * r, r < rows ? bf16_run(a + (i0 + r) * lda + k0, k - k0) : _mm512_setzero_si512());
+          _mm512_storeu_si512(tile + 32 * r,
+                              r < rows ? bf16_run(a + (i0 + r) * lda + k0, k - k0) : _mm512_setzero_si512());
       } else {  // a [k, m]: stored row kk holds column kk of 16 consecutive rows of op(a)
         __m512i v[16];
         for (std::int64_t p = 0; p < 16; ++p) {
@@ -247,7 +250,8 @@ void amx_sgemm_bf16(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64
   if (m <= 0 || n <= 0) return;
   if (k <= 0 || alpha == 0.f) return sgemm_bf16(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);  // c = beta c
   TOPO_CHECK(amx_gemm_supported(), "AMX bf16 GEMM: this CPU or kernel offers no AMX tiles with bf16");
-  if (alpha == 1.f && (beta == 0.f || beta == 1.f)) return product(ta, tb, m, n, k, a, lda, b, ldb, beta == 1.f, c, ldc);
+  if (alpha == 1.f && (beta == 0.f || beta == 1.f))
+    return product(ta, tb, m, n, k, a, lda, b, ldb, beta == 1.f, c, ldc);
   // Other scales (rare: no model's product has them) take the product apart and combine it with c.
   thread_local std::vector<float> t;
   t.resize(static_cast<std::size_t>(m * n));

@@ -83,7 +83,7 @@ GemmCpu gemm_cpu() {
 // nor AMX): fp32 steps 1.01-1.14x faster on oneDNN at 2 threads (22 of 24 points in two runs), 0.90-1.14x at
 // 1 (9 of 12): fp32 oneDNN. CPUs without AVX-512 (Zen 3: not measured) keep OpenBLAS, until figures say
 // otherwise. AMX tiles, bf16 (2026-12-05, 2 threads): the own AMX kernel with the weight gradients on oneDNN ran
-// the three models' steps 1.03-1.23x faster than oneDNN for every product, at all 12 points: amx.
+// the three models' steps 1.02-1.24x faster than oneDNN for every product, at all 12 points: amx.
 GemmBackend default_gemm_backend(Precision p, const GemmCpu& cpu) {
   if (p == Precision::fp32)
     return cpu.onednn && (cpu.avx512 || cpu.avx512_bf16 || cpu.amx_bf16) ? GemmBackend::onednn : GemmBackend::openblas;

@@ -1,7 +1,8 @@
 #pragma once
 // Which library runs the CPU's GEMMs, per precision (issue #41): OpenBLAS, oneDNN, or the project's own bf16
-// kernels (kernels/dense/gemm_bf16.hpp on AVX512_BF16, kernels/dense/gemm_amx.hpp on AMX tiles). cpu::sgemm keeps its threading (one thread, or chunks over the threads) for
-// all of them; only the single-threaded product inside changes.
+// kernels (kernels/dense/gemm_bf16.hpp on AVX512_BF16, kernels/dense/gemm_amx.hpp on AMX tiles). cpu::sgemm keeps
+// its threading (one thread, or chunks over the threads) for all of them; only the single-threaded product
+// inside changes.
 //
 // The choice is a fixed rule of the CPU's features and the build (default_gemm_backend), derived from the
 // measurements in docs/performance/kernels.md, never a timing taken at run time: a run, its --resume and a run

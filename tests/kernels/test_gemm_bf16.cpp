@@ -1,6 +1,6 @@
 // The CPU GEMM backends other than OpenBLAS: the own bf16 kernels (kernels/dense/gemm_bf16.*, gemm_amx.* on AMX
-// tiles) and oneDNN (gemm_onednn.*, fp32 and bf16). bf16 against the scalar reference (bf16-rounded inputs, fp32 dot: agreement to
-// fp32 summation-order error, (k + 4) 2^-24 of sum |a b|) and against fp32 (within bf16's rounding of the
+// tiles) and oneDNN (gemm_onednn.*, fp32 and bf16). bf16 against the scalar reference (bf16-rounded inputs, fp32
+// dot: agreement to fp32 summation-order error, (k + 4) 2^-24 of sum |a b|) and against fp32 (within bf16's rounding of the
 // inputs, 2^-7 of sum |a b|); oneDNN fp32 against the double-precision product within (k + 4) 2^-24. At awkward
 // sizes, the four transpose combinations, alpha / beta (beta = 0 over NaN), row strides wider than the rows,
 // and through cpu::sgemm / gemm with each backend at 1-3 threads (slabs), batched. The bf16 kernels need
@@ -338,7 +338,8 @@ TEST_CASE("AMX bf16 kernel matches the bf16 reference: sizes across its 32 x 32 
     CAPTURE(alpha);
     CAPTURE(beta);
     std::vector<float> got = p.c0, ref = p.c0;
-    cpu::amx_sgemm_bf16(p.ta, p.tb, p.m, p.n, p.k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, got.data(), p.ldc);
+    cpu::amx_sgemm_bf16(p.ta, p.tb, p.m, p.n, p.k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, got.data(),
+                        p.ldc);
     cpu::sgemm_bf16_reference(p.ta, p.tb, p.m, p.n, p.k, alpha, p.a.data(), p.lda, p.b.data(), p.ldb, beta, ref.data(),
                               p.ldc);
     check_within(p, got, ref, alpha, beta, reference_tolerance(p.k));
@@ -360,12 +361,13 @@ TEST_CASE("AMX bf16 kernel matches the bf16 reference: sizes across its 32 x 32 
           const GemmProblem p = make_problem(ta, tb, m, n, k, 1, 6301);
           std::vector<float> got = p.c0, ref = p.c0;
           cpu::amx_sgemm_bf16(ta, tb, m, n, k, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, beta, got.data(), p.ldc);
-          cpu::sgemm_bf16_reference(ta, tb, m, n, k, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, beta, ref.data(), p.ldc);
+          cpu::sgemm_bf16_reference(ta, tb, m, n, k, 1.f, p.a.data(), p.lda, p.b.data(), p.ldb, beta, ref.data(),
+                                    p.ldc);
           check_within(p, got, ref, 1.f, beta, reference_tolerance(k));
         }
 }
 
-TEST_CASE("AMX bf16 kernel: beta = 0 ignores NaN in c, k = 0 and alpha = 0 scale c, a repeated call is bitwise the same") {
+TEST_CASE("AMX bf16 kernel: beta = 0 ignores NaN in c, k = 0 and alpha = 0 scale c, a repeated call is the same") {
   if (!amx_available()) return;
   check_scale_edges(&cpu::amx_sgemm_bf16, 45, {1.f, 2.f}, 78);  // alpha = 1: tiles stored into c; 2: combined apart
   const Tensor a = testing::random_uniform({3000, 300}, 9), b = testing::random_uniform({300, 300}, 10);
