@@ -36,6 +36,9 @@ namespace topo::cpu {
 
 #if TOPO_AMX_BUILD
 
+// A named namespace around the helpers: unity builds (scripts/sanitize.sh) join this file with others that
+// have their own pack_b, kBlock and first_lanes at file scope.
+namespace amx_gemm {
 namespace {
 
 // Function-level targets: the file compiles in every x86-64 build and runs only where amx_gemm_supported().
@@ -239,9 +242,10 @@ TOPO_AMX_TARGET void product(bool ta, bool tb, std::int64_t m, std::int64_t n, s
 }
 
 }  // namespace
+}  // namespace amx_gemm
 
 bool amx_gemm_supported() {
-  static const bool supported = request_amx();
+  static const bool supported = amx_gemm::request_amx();
   return supported;
 }
 
@@ -251,11 +255,11 @@ void amx_sgemm_bf16(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64
   if (k <= 0 || alpha == 0.f) return sgemm_bf16(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);  // c = beta c
   TOPO_CHECK(amx_gemm_supported(), "AMX bf16 GEMM: this CPU or kernel offers no AMX tiles with bf16");
   if (alpha == 1.f && (beta == 0.f || beta == 1.f))
-    return product(ta, tb, m, n, k, a, lda, b, ldb, beta == 1.f, c, ldc);
+    return amx_gemm::product(ta, tb, m, n, k, a, lda, b, ldb, beta == 1.f, c, ldc);
   // Other scales (rare: no model's product has them) take the product apart and combine it with c.
   thread_local std::vector<float> t;
   t.resize(static_cast<std::size_t>(m * n));
-  product(ta, tb, m, n, k, a, lda, b, ldb, false, t.data(), n);
+  amx_gemm::product(ta, tb, m, n, k, a, lda, b, ldb, false, t.data(), n);
   for (std::int64_t i = 0; i < m; ++i)
     for (std::int64_t j = 0; j < n; ++j)
       c[i * ldc + j] = beta == 0.f ? alpha * t[i * n + j] : alpha * t[i * n + j] + beta * c[i * ldc + j];
