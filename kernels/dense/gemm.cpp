@@ -196,19 +196,6 @@ void split_k(Kernel kernel, bool ta, bool tb, std::int64_t m, std::int64_t n, st
   }
 }
 
-// The AMX backend: the own AMX kernel, except weight gradients (op(a) stored transposed, k the batch's rows) in a
-// build with oneDNN, whose matmul ran them faster inside the steps. Measured on the Xeon with AMX, bf16 train
-// steps at d = 300, n = 512, 2 threads (`topo-bench models --precision bf16 --quick`, single runs): every product
-// on the own kernel, Star 339 ms and the dense Transformer 894; weight gradients on oneDNN 262 and 663. (A
-// version of the kernel that cut k into chunks ran them 1.1-1.5x oneDNN's alone at widths 300-1,200, and the
-// steps still no faster in alternated runs: 288-354 against 274-339 ms, 760-882 against 701-792.)
-// docs/performance/kernels.md.
-void amx_backend_sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, float alpha, const float* a,
-                       std::int64_t lda, const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {
-  if (ta && cpu::onednn_built()) return cpu::onednn_sgemm_bf16(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  cpu::amx_sgemm_bf16(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-}
-
 // The single-threaded product of each backend (gemm_backend.hpp). OpenBLAS and oneDNN run on as many threads
 // as OpenMP gives the caller (one inside a region); the own bf16 kernels are always single-threaded.
 Kernel kernel_of(GemmBackend backend, Precision p) {
@@ -216,7 +203,7 @@ Kernel kernel_of(GemmBackend backend, Precision p) {
     case GemmBackend::openblas: return &blas_sgemm;
     case GemmBackend::onednn: return p == Precision::bf16 ? &cpu::onednn_sgemm_bf16 : &cpu::onednn_sgemm;
     case GemmBackend::own: return &cpu::sgemm_bf16;
-    case GemmBackend::amx: return &amx_backend_sgemm;
+    case GemmBackend::amx: return &cpu::amx_sgemm_bf16;
   }
   return &blas_sgemm;
 }
@@ -235,9 +222,8 @@ void cpu::sgemm(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k
   const GemmBackend backend = gemm_backend(precision);
   const auto kernel = kernel_of(backend, precision);
   // Whether the library would thread the call itself (OpenBLAS only as its OpenMP build: see blas_follows_openmp).
-  // The AMX backend counts as threading itself: its weight gradients run on oneDNN (amx_backend_sgemm).
-  const bool own_threads = backend == GemmBackend::onednn || backend == GemmBackend::amx ||
-                           (backend == GemmBackend::openblas && blas_follows_openmp());
+  const bool own_threads =
+      backend == GemmBackend::onednn || (backend == GemmBackend::openblas && blas_follows_openmp());
   const std::int64_t mnk = m * n * k;
   const int threads = omp_in_parallel() ? 1 : num_threads();
   if (mnk <= single_thread_gemm_mnk()) {  // one thread: the region would cost what the second thread gives

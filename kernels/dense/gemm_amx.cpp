@@ -9,10 +9,10 @@
 // weight gradients, b stored [n, k] in x W^T) are packed through 16 x 16 transposes of bf16 pairs. Edges are zero
 // in the packs (k past its end too, so padding adds exact zeros), and blocks of c cut by m or n go through a
 // 32 x 32 scratch. The sum over k runs in the same order for every call of a shape: bits depend on the shape only.
-// Tried: k in chunks of at most 384 (the A block in L1 also for a weight gradient's k = 1,365-2,731) ran those
-// 1.2-3.6x faster alone but the models' k = 1,200 products 1.4-1.6x slower (2048x1200x1200 nt 6.0-6.2 against
-// 3.7-3.8 ms, alternated runs: c's partial sums reloaded per chunk), and weight gradients go to oneDNN here anyway
-// (gemm.cpp): not kept.
+// Weight gradients (op(a) stored transposed, k the batch's rows: 1,365-2,731 in a slab of cpu::sgemm) are cut
+// into chunks of k (product_in_chunks): a 32-row block of a deeper op(a) leaves L1 and both operands then stream
+// from L2 (those ran at 0.8-1.0x oneDNN's). Only they: chunks reload c's partial sums, which cost the models'
+// k = 1,200 products 1.4-1.6x (2048x1200x1200 nt 6.0-6.2 against 3.7-3.8 ms, alternated runs).
 #include "kernels/dense/gemm_amx.hpp"
 
 #include "kernels/error.hpp"
@@ -47,6 +47,7 @@ namespace {
 constexpr std::int64_t kTileElems = 512;  // one tile: 16 rows x 64 bytes = 16 x 32 bf16
 constexpr std::int64_t kBlock = 32;       // rows and columns of c per 2 x 2 block of tiles
 constexpr std::int64_t kBChunkBytes = std::int64_t{1} << 20;  // packed op(b) per chunk of columns: within L2
+constexpr std::int64_t kMaxChunkK = 384;  // k per chunk of a weight gradient: its 32-row block of a in L1
 
 bool request_amx() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
@@ -241,6 +242,18 @@ TOPO_AMX_TARGET void product(bool ta, bool tb, std::int64_t m, std::int64_t n, s
   _tile_release();
 }
 
+// Weight gradients (op(a) stored transposed; k the batch's rows, 1,365-2,731 in a slab of cpu::sgemm): k in
+// equal chunks of at most kMaxChunkK, each after the first added onto c, so that a 32-row block of op(a) stays
+// in L1; the other products keep all of k in one pass (chunks there cost c's reloads: 1.4-1.6x at k = 1,200).
+void product_in_chunks(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const float* a,
+                       std::int64_t lda, const float* b, std::int64_t ldb, bool accumulate, float* c,
+                       std::int64_t ldc) {
+  const std::int64_t chunks = ta ? (k + kMaxChunkK - 1) / kMaxChunkK : 1, step = (k + chunks - 1) / chunks;
+  for (std::int64_t k0 = 0; k0 < k; k0 += step)
+    product(ta, tb, m, n, std::min(step, k - k0), ta ? a + k0 * lda : a + k0, lda, tb ? b + k0 : b + k0 * ldb, ldb,
+            accumulate || k0 > 0, c, ldc);
+}
+
 }  // namespace
 }  // namespace amx_gemm
 
@@ -255,11 +268,11 @@ void amx_sgemm_bf16(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64
   if (k <= 0 || alpha == 0.f) return sgemm_bf16(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);  // c = beta c
   TOPO_CHECK(amx_gemm_supported(), "AMX bf16 GEMM: this CPU or kernel offers no AMX tiles with bf16");
   if (alpha == 1.f && (beta == 0.f || beta == 1.f))
-    return amx_gemm::product(ta, tb, m, n, k, a, lda, b, ldb, beta == 1.f, c, ldc);
+    return amx_gemm::product_in_chunks(ta, tb, m, n, k, a, lda, b, ldb, beta == 1.f, c, ldc);
   // Other scales (rare: no model's product has them) take the product apart and combine it with c.
   thread_local std::vector<float> t;
   t.resize(static_cast<std::size_t>(m * n));
-  amx_gemm::product(ta, tb, m, n, k, a, lda, b, ldb, false, t.data(), n);
+  amx_gemm::product_in_chunks(ta, tb, m, n, k, a, lda, b, ldb, false, t.data(), n);
   for (std::int64_t i = 0; i < m; ++i)
     for (std::int64_t j = 0; j < n; ++j)
       c[i * ldc + j] = beta == 0.f ? alpha * t[i * n + j] : alpha * t[i * n + j] + beta * c[i * ldc + j];

@@ -82,8 +82,8 @@ GemmCpu gemm_cpu() {
 // sgemm (9 of 12 faster, the others within 1.3%): both oneDNN. Intel Xeon Skylake-SP (AVX-512, neither bf16
 // nor AMX): fp32 steps 1.01-1.14x faster on oneDNN at 2 threads (22 of 24 points in two runs), 0.90-1.14x at
 // 1 (9 of 12): fp32 oneDNN. CPUs without AVX-512 (Zen 3: not measured) keep OpenBLAS, until figures say
-// otherwise. AMX tiles, bf16 (2026-12-05, 2 threads): the own AMX kernel with the weight gradients on oneDNN ran
-// the three models' steps 1.02-1.24x faster than oneDNN for every product, at all 12 points: amx.
+// otherwise. AMX tiles, bf16 (2026-12-05, 2 threads): the own AMX kernel ran the three models' steps 1.05-1.31x
+// faster than oneDNN's matmul, at all 12 points: amx.
 GemmBackend default_gemm_backend(Precision p, const GemmCpu& cpu) {
   if (p == Precision::fp32)
     return cpu.onednn && (cpu.avx512 || cpu.avx512_bf16 || cpu.amx_bf16) ? GemmBackend::onednn : GemmBackend::openblas;

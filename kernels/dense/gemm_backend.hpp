@@ -15,8 +15,7 @@
 
 namespace topo {
 
-// own: the AVX512_BF16 kernel (gemm_bf16.hpp); amx: the own AMX kernel (gemm_amx.hpp), weight gradients (op(a)
-// stored transposed) on oneDNN's matmul when the build has it (measured faster there: gemm.cpp).
+// own: the AVX512_BF16 kernel (gemm_bf16.hpp); amx: the own AMX kernel (gemm_amx.hpp).
 enum class GemmBackend { openblas, onednn, own, amx };
 const char* gemm_backend_name(GemmBackend b);         // "openblas" / "onednn" / "own" / "amx"
 GemmBackend parse_gemm_backend(std::string_view name);  // topo::Error naming any other value
@@ -32,9 +31,9 @@ struct GemmCpu {
 GemmCpu gemm_cpu();  // this process's
 
 // The rule (pure), with oneDNN in the build: AVX512_BF16 without AMX (Zen 4): fp32 oneDNN, bf16 the own kernel;
-// AMX (Intel Xeon): fp32 oneDNN, bf16 amx (the own AMX kernel, weight gradients on oneDNN's matmul: gemm.cpp);
-// AVX-512 without either (Intel Skylake-SP): fp32 oneDNN; every other CPU: fp32 OpenBLAS. Without oneDNN:
-// OpenBLAS, and bf16 on the AMX kernel (every product) or the own AVX512_BF16 kernel.
+// AMX (Intel Xeon): fp32 oneDNN, bf16 amx (the own AMX kernel); AVX-512 without either (Intel Skylake-SP): fp32
+// oneDNN; every other CPU: fp32 OpenBLAS. Without oneDNN: OpenBLAS, and bf16 on the AMX kernel or the own
+// AVX512_BF16 kernel.
 // (Why, with the figures and what is not measured yet: docs/performance/kernels.md, "GEMM backends".)
 GemmBackend default_gemm_backend(Precision p, const GemmCpu& cpu);
 // Whether `b` can run GEMMs of precision p in this process: openblas: fp32 only; own: bf16 only; amx: bf16 only,
