@@ -252,13 +252,13 @@ TOPO_BENCH_SUITE(models_ab, "Star and Multi-Scale over the dense Transformer per
 
 // Suite `models_backends`: the three models' training steps (as in `models_ab`: forward + backward of a linear
 // loss, sub-batches of at most 16,384 tokens) at d = 100 and 300, n = 128 and 512 (or --sizes), with every CPU
-// GEMM backend this process can run (kernels/dense/gemm_backend.hpp: fp32 OpenBLAS / oneDNN, bf16 own /
+// GEMM backend this process can run (kernels/dense/gemm_backend.hpp: fp32 OpenBLAS / oneDNN, bf16 own / AMX /
 // oneDNN), alternated call by call: rounds of the backends in order, then reversed, after one untimed round
 // (which also compiles oneDNN's primitives), so a drifting load slows all alike. Per (model, backend) the
 // rounds' times are its result (`mfu` against the peak of its precision); `over_rule` is the median per round
 // of the time of the precision's rule backend (default_gemm_backend) over this one's (> 1: faster), and
 // `fp32_over_this` the median of the fp32 rule backend's time over this one's.
-TOPO_BENCH_SUITE(models_backends, "the models' train steps with each CPU GEMM backend (fp32/bf16, OpenBLAS/oneDNN/own), interleaved") {
+TOPO_BENCH_SUITE(models_backends, "the models' train steps with each CPU GEMM backend (fp32/bf16), interleaved") {
   struct Config {
     Precision precision;
     GemmBackend backend;
