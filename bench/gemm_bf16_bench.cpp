@@ -2,15 +2,15 @@
 // cpu::sgemm so all get the same threading (one thread below its threshold, one slab per thread above;
 // --threads picks the count): fp32 on OpenBLAS and on oneDNN (dnnl_sgemm), bf16 (fp32 accumulation) on the
 // own AVX512_BF16 kernel, on the own AMX kernel and on oneDNN's matmul. Shapes: M tokens (800, 2048, 8192, or
-// --sizes) by the widths 100, 300, 1200, in the three forms of a Linear layer's products: forward x W^T (nt), input gradient g W (nn),
-// weight gradient g^T x (tn, K = the tokens), and an FFN's two projections. GFLOP/s = 2 m n k / median time.
-// The backends alternate sample by sample (rounds of all in order, then reversed). oneDNN's rows carry
-// `onednn_over_openblas` (fp32) or `onednn_over_own` (bf16), the AMX kernel's `amx_over_onednn`, the bf16 rows
-// `over_fp32_openblas`: the median
-// over rounds of the other backend's time over this one's (> 1: this one is faster). `first_call_ms` is each
-// backend's first call at the shape (oneDNN's bf16 primitive is created, JIT-compiled, there).
-// `fraction_of_peak` is against the matrix peak of each row's precision (fp32 sgemm or bf16,
-// bench/machine.hpp). Backends absent from the build or the CPU are skipped (said once).
+// --sizes) by the widths 100, 300, 1200, in the three forms of a Linear layer's products: forward x W^T (nt),
+// input gradient g W (nn), weight gradient g^T x (tn, K = the tokens), and an FFN's two projections.
+// GFLOP/s = 2 m n k / median time. The backends alternate sample by sample (rounds of all in order, then
+// reversed). oneDNN's rows carry `onednn_over_openblas` (fp32) or `onednn_over_own` (bf16), the AMX kernel's
+// `amx_over_onednn`, the bf16 rows `over_fp32_openblas`: the median over rounds of the other backend's time over
+// this one's (> 1: this one is faster). `first_call_ms` is each backend's first call at the shape (oneDNN's bf16
+// primitive is created, JIT-compiled, there). `fraction_of_peak` is against the matrix peak of each row's
+// precision (fp32 sgemm or bf16, bench/machine.hpp). Backends absent from the build or the CPU are skipped (said
+// once).
 #include <fmt/core.h>
 
 #include <algorithm>

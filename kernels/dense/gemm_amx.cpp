@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernels/dense/bf16_pack.hpp"
 #include "kernels/dense/gemm_bf16.hpp"
 #else
 #define TOPO_AMX_BUILD 0
@@ -37,7 +38,7 @@ namespace topo::cpu {
 #if TOPO_AMX_BUILD
 
 // A named namespace around the helpers: unity builds (scripts/sanitize.sh) join this file with others that
-// have their own pack_b, kBlock and first_lanes at file scope.
+// have their own pack_b and kBlock at file scope.
 namespace amx_gemm {
 namespace {
 
@@ -75,24 +76,13 @@ TOPO_AMX_TARGET void configure_tiles() {
 constexpr __mmask16 kAll16 = 0xffff;
 constexpr __mmask8 kAll8 = 0xff;
 
-TOPO_AMX_TARGET inline __mmask16 first_lanes(std::int64_t count) {
-  return count >= 16 ? __mmask16(0xffff) : count <= 0 ? __mmask16(0) : __mmask16((1u << count) - 1);
-}
+using bf16_pack::first_lanes;
+using bf16_pack::run32;
 
-// The first `count` (up to 32) of 32 floats as 32 bf16 in order, zero past count.
-TOPO_AMX_TARGET inline __m512i bf16_run(const float* src, std::int64_t count) {
-  const __m512 lo = _mm512_maskz_loadu_ps(first_lanes(count), src);
-  const __m512 hi = _mm512_maskz_loadu_ps(first_lanes(count - 16), src + 16);
-  return (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
-}
-
-// Two rows of 16 floats (mask: the valid columns; a null row is zero) as 16 bf16 pairs (row0[j], row1[j]).
-TOPO_AMX_TARGET inline __m512i bf16_pairs(const float* row0, const float* row1, __mmask16 mask) {
-  const __m512 lo = row0 ? _mm512_maskz_loadu_ps(mask, row0) : _mm512_setzero_ps();
-  const __m512 hi = row1 ? _mm512_maskz_loadu_ps(mask, row1) : _mm512_setzero_ps();
-  const __m512i interleave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22,
-                                              6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-  return _mm512_maskz_permutexvar_epi16(~__mmask32(0), interleave, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+// Two rows of 16 floats (mask: the valid columns; a null row is zero) as 16 pair words (row0[j], row1[j]).
+TOPO_AMX_TARGET inline __m512i pair_rows(const float* row0, const float* row1, __mmask16 mask) {
+  return bf16_pack::pair_words(row0 ? _mm512_maskz_loadu_ps(mask, row0) : _mm512_setzero_ps(),
+                               row1 ? _mm512_maskz_loadu_ps(mask, row1) : _mm512_setzero_ps());
 }
 
 // r[i] lane j <- r[j] lane i, for 16 vectors of 16 32-bit lanes (here: bf16 pairs).
@@ -134,12 +124,12 @@ TOPO_AMX_TARGET void pack_b(bool tb, const float* b, std::int64_t ldb, std::int6
           const std::int64_t kk = k0 + 2 * r;
           const float* row0 = kk < k ? b + kk * ldb + j0 : nullptr;
           const float* row1 = kk + 1 < k ? b + (kk + 1) * ldb + j0 : nullptr;
-          _mm512_storeu_si512(tile + 32 * r, bf16_pairs(row0, row1, first_lanes(cols)));
+          _mm512_storeu_si512(tile + 32 * r, pair_rows(row0, row1, first_lanes(cols)));
         }
       } else {  // b [n, k]: a column's 32 k are contiguous
         __m512i v[16];
         for (std::int64_t j = 0; j < 16; ++j)
-          v[j] = j < cols ? bf16_run(b + (j0 + j) * ldb + k0, k - k0) : _mm512_setzero_si512();
+          v[j] = j < cols ? run32(b + (j0 + j) * ldb + k0, k - k0) : _mm512_setzero_si512();
         transpose_16x16(v);
         for (int r = 0; r < 16; ++r) _mm512_storeu_si512(tile + 32 * r, v[r]);
       }
@@ -158,14 +148,14 @@ TOPO_AMX_TARGET void pack_a(bool ta, const float* a, std::int64_t lda, std::int6
       if (!ta) {  // a [m, k]
         for (std::int64_t r = 0; r < 16; ++r)
           _mm512_storeu_si512(tile + 32 * r,
-                              r < rows ? bf16_run(a + (i0 + r) * lda + k0, k - k0) : _mm512_setzero_si512());
+                              r < rows ? run32(a + (i0 + r) * lda + k0, k - k0) : _mm512_setzero_si512());
       } else {  // a [k, m]: stored row kk holds column kk of 16 consecutive rows of op(a)
         __m512i v[16];
         for (std::int64_t p = 0; p < 16; ++p) {
           const std::int64_t kk = k0 + 2 * p;
           const float* row0 = kk < k ? a + kk * lda + i0 : nullptr;
           const float* row1 = kk + 1 < k ? a + (kk + 1) * lda + i0 : nullptr;
-          v[p] = bf16_pairs(row0, row1, first_lanes(rows));
+          v[p] = pair_rows(row0, row1, first_lanes(rows));
         }
         transpose_16x16(v);
         for (int r = 0; r < 16; ++r) _mm512_storeu_si512(tile + 32 * r, v[r]);

@@ -42,7 +42,7 @@
 #include <cstring>
 #include <new>
 
-#define TOPO_BF16_TARGET __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+#include "kernels/dense/bf16_pack.hpp"
 
 namespace topo::cpu {
 namespace {
@@ -81,14 +81,9 @@ TOPO_BF16_TARGET void pack_pairs(const float* src, std::int64_t rs, std::int64_t
     for (int i = 0; i < lanes; ++i) {
       const float* row = src + i * rs;
       for (std::int64_t k0 = 0; k0 < kc; k0 += 32) {
-        const std::int64_t left = kc - k0;
-        const __mmask16 m0 = left >= 16 ? 0xffff : static_cast<__mmask16>((1u << left) - 1);
-        const __mmask16 m1 = left >= 32 ? 0xffff : left <= 16 ? 0 : static_cast<__mmask16>((1u << (left - 16)) - 1);
-        const __m512 lo = _mm512_maskz_loadu_ps(m0, row + k0), hi = _mm512_maskz_loadu_ps(m1, row + k0 + 16);
-        const __m512i words = (__m512i)_mm512_cvtne2ps_pbh(hi, lo);  // bf16 k0..k0+31 in order = 16 pairs
-        const std::int64_t pairs = std::min<std::int64_t>(16, kp - k0 / 2);
-        const __mmask16 pm = pairs >= 16 ? 0xffff : static_cast<__mmask16>((1u << pairs) - 1);
-        _mm512_mask_i32scatter_epi32(out + (k0 / 2) * width + i, pm, stride, words, 4);
+        const __m512i words = bf16_pack::run32(row + k0, kc - k0);  // bf16 k0..k0+31 in order = 16 pairs
+        _mm512_mask_i32scatter_epi32(out + (k0 / 2) * width + i, bf16_pack::first_lanes(kp - k0 / 2), stride, words,
+                                     4);
       }
     }
     for (int i = lanes; i < width; ++i)
@@ -97,14 +92,11 @@ TOPO_BF16_TARGET void pack_pairs(const float* src, std::int64_t rs, std::int64_t
   }
   // Lanes contiguous for each k (rs == 1; also a single lane): two k rows of 16 lanes become 16 pair words by
   // converting both and interleaving their bf16 halves.
-  const __m512i interleave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7,
-                                              22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
   for (std::int64_t p = 0; p < kp; ++p) {
     const float* r0 = src + 2 * p * cs;
     const bool has_odd = 2 * p + 1 < kc;
     for (int i0 = 0; i0 < width; i0 += 16) {
-      const int valid = std::clamp(lanes - i0, 0, 16), out_n = std::min(width - i0, 16);
-      const __mmask16 lm = valid >= 16 ? 0xffff : static_cast<__mmask16>((1u << valid) - 1);
+      const __mmask16 lm = bf16_pack::first_lanes(lanes - i0);
       __m512 x0, x1;
       if (rs == 1) {
         x0 = _mm512_maskz_loadu_ps(lm, r0 + i0);
@@ -113,10 +105,8 @@ TOPO_BF16_TARGET void pack_pairs(const float* src, std::int64_t rs, std::int64_t
         x0 = _mm512_maskz_mov_ps(lm, _mm512_set1_ps(r0[0]));
         x1 = has_odd ? _mm512_maskz_mov_ps(lm, _mm512_set1_ps(r0[cs])) : _mm512_setzero_ps();
       }
-      const __m512i h = (__m512i)_mm512_cvtne2ps_pbh(x1, x0);  // [x0 lanes 0..15 | x1 lanes 0..15]
-      const __m512i words = _mm512_permutexvar_epi16(interleave, h);
-      const __mmask16 sm = out_n >= 16 ? 0xffff : static_cast<__mmask16>((1u << out_n) - 1);
-      _mm512_mask_storeu_epi32(out + p * width + i0, sm, words);
+      _mm512_mask_storeu_epi32(out + p * width + i0, bf16_pack::first_lanes(width - i0),
+                               bf16_pack::pair_words(x0, x1));
     }
   }
 }
@@ -129,15 +119,9 @@ TOPO_BF16_TARGET void pack_rows(const float* src, std::int64_t ld, int rows, std
   for (int i = 0; i < kMr; ++i) {
     const float* row = src + i * ld;
     std::uint32_t* o = out + i * kRowStride;
-    for (std::int64_t k0 = 0; k0 < kc; k0 += 32) {
-      const std::int64_t left = i < rows ? kc - k0 : 0;
-      const __mmask16 m0 = left >= 16 ? 0xffff : static_cast<__mmask16>((1u << left) - 1);
-      const __mmask16 m1 = left >= 32 ? 0xffff : left <= 16 ? 0 : static_cast<__mmask16>((1u << (left - 16)) - 1);
-      const __m512 lo = _mm512_maskz_loadu_ps(m0, row + k0), hi = _mm512_maskz_loadu_ps(m1, row + k0 + 16);
-      const std::int64_t pairs = std::min<std::int64_t>(16, kp - k0 / 2);
-      const __mmask16 pm = pairs >= 16 ? 0xffff : static_cast<__mmask16>((1u << pairs) - 1);
-      _mm512_mask_storeu_epi32(o + k0 / 2, pm, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
-    }
+    for (std::int64_t k0 = 0; k0 < kc; k0 += 32)
+      _mm512_mask_storeu_epi32(o + k0 / 2, bf16_pack::first_lanes(kp - k0 / 2),
+                               bf16_pack::run32(row + k0, i < rows ? kc - k0 : 0));
   }
 }
 
