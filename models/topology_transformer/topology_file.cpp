@@ -393,6 +393,15 @@ TopologySpec parse_topology(const nlohmann::ordered_json& file, const std::strin
                           g.heads.size(), layers));
         layers = g.heads.size();
       }
+    // A run has at least one head (--heads >= 1), so a layer where every group has none is no run's.
+    for (std::size_t l = 0; l < std::max<std::size_t>(layers, 1); ++l) {
+      std::int64_t sum = 0;
+      for (const TopologyHeadGroup& g : spec.head_groups) sum += g.heads_in_layer(l, 0);
+      if (sum == 0)
+        bad(source, "head_groups",
+            layers == 0 ? std::string("every group has 0 heads: at least one head must attend")
+                        : fmt::format("every group has 0 heads in layer {}: at least one head must attend", l + 1));
+    }
   } else {
     TopologyHeadGroup all;
     all.path = "(all heads)";

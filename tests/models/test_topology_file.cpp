@@ -2,6 +2,7 @@
 // padding, random edges fixed per seed and length, and every kind of bad file as an error naming the file and
 // the JSON path.
 #include <doctest/doctest.h>
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <set>
@@ -166,7 +167,7 @@ TEST_CASE("head groups: a pair two relations hold is one edge; groups into a typ
     if (o.relation < 0)
       CHECK(name.find("pad:") != std::string::npos);
     else
-      CHECK(name == "g" + std::to_string(o.group) + ":" + spec.relations[static_cast<std::size_t>(o.relation)].name);
+      CHECK(name == fmt::format("g{}:{}", o.group, spec.relations[static_cast<std::size_t>(o.relation)].name));
   }
 }
 
@@ -223,6 +224,10 @@ TEST_CASE("topology files: every bad file is an error naming the file and the JS
       {head + local + R"(], "head_groups": [{"heads": 2, "relations": ["local"]}, {"heads": [1], "relations": ["local"]}, {"heads": [1, 2], "relations": ["local"]}]})",
        "head_groups[2].heads: lists 2 layers, an earlier group 1"},
       {head + local + R"(], "head_groups": [{"heads": -1, "relations": ["local"]}]})", "head_groups[0].heads: must be >= 0"},
+      {head + local + R"(], "head_groups": [{"heads": 0, "relations": ["local"]}]})",
+       "head_groups: every group has 0 heads: at least one head must attend"},
+      {head + local + R"(], "head_groups": [{"heads": [2, 0], "relations": ["local"]}, {"heads": [1, 0], "relations": ["local"]}]})",
+       "head_groups: every group has 0 heads in layer 2"},
       {R"({"nodes": {"g": 1}, "relations": [)" + local + R"(, {"name": "read", "src": "tok", "dst": "g", "builder": "all"}],
          "head_groups": [{"heads": 1, "relations": ["local", "read"]}, {"heads": 1, "relations": ["local"]}]})",
        "head_groups[1].relations: no relation into 'g'"},
