@@ -109,6 +109,14 @@ def get_num_threads() -> int:
     return _C.num_threads()
 
 
+def as_dgl():
+    """Makes `import dgl`, `import dgl.nn as dglnn`, `from dgl.data import ...` load topograph's modules in this
+    process, so a DGL script's own imports work unchanged; call it before the first `import dgl`. Returns
+    topograph. `python -m topograph.dgl_alias SCRIPT ARGS...` runs a script so (topograph/dgl_alias.py)."""
+    from .dgl_alias import install
+    return install()
+
+
 __all__ = ["ALL", "NID", "EID", "NTYPE", "ETYPE", "DGLError", "DGLGraph", "DGLHeteroGraph", "DGLBlock", "graph",
            "heterograph", "batch",
            "unbatch", "edge_type_subgraph", "node_subgraph", "edge_subgraph", "in_subgraph", "out_subgraph",
@@ -133,5 +141,5 @@ __all__ = ["ALL", "NID", "EID", "NTYPE", "ETYPE", "DGLError", "DGLGraph", "DGLHe
            "to_bidirected", "to_homogeneous",
            "to_heterogeneous", "readout",
            *readout.__all__, "builders", "dataloading", "sampling", "function", "ops", "sparse", "nn", "models",
-           "built_with_cuda", "seed", "set_num_threads", "get_num_threads", "PPR", "HeatKernel", "GDC",
+           "built_with_cuda", "seed", "set_num_threads", "get_num_threads", "as_dgl", "PPR", "HeatKernel", "GDC",
            "SIGNDiffusion", "ToLevi", "AddMetaPaths", "SVDPE", "svd_pe"]
