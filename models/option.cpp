@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "nn/json_input.hpp"
+
 namespace topo::models {
 
 std::string value_kind(const nlohmann::json& value) {
@@ -12,7 +14,9 @@ std::string value_kind(const nlohmann::json& value) {
 }
 
 std::string shown_value(const nlohmann::json& value) {
-  return value.is_string() ? fmt::format("'{}'", value.get<std::string>()) : value.dump();
+  if (!value.is_string()) return shown_json(value);
+  const std::string& s = value.get_ref<const std::string&>();
+  return s.size() <= 200 ? fmt::format("'{}'", s) : fmt::format("'{}'... ({} characters)", s.substr(0, 200), s.size());
 }
 
 nlohmann::json checked_option_value(const Option& option, const nlohmann::json& value) {
@@ -23,7 +27,7 @@ nlohmann::json checked_option_value(const Option& option, const nlohmann::json& 
                                       : value.is_string();
   TOPO_CHECK(fits, "config field '{}': expected {}, got {}", option.name,
              kind == "bool" ? "true or false" : kind == "int" ? "an integer" : kind == "float" ? "a number" : "a string",
-             value.dump());
+             shown_value(value));
   if (!option.choices.empty() &&
       std::find(option.choices.begin(), option.choices.end(), value.get<std::string>()) == option.choices.end())
     fail_invalid_field(option.name, value, fmt::format("expected one of {}", fmt::join(option.choices, ", ")));

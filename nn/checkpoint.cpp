@@ -9,9 +9,11 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <string_view>
 
 #include "kernels/atomic_file.hpp"
 #include "nn/json_number.hpp"
+#include "nn/json_input.hpp"
 
 namespace topo::nn {
 namespace {
@@ -88,7 +90,7 @@ Parsed parse(const std::string& path, const FileBytes& f) {
              index_bytes, b.size());
   Parsed p;
   try {
-    p.index = nlohmann::json::parse(b.begin() + 16, b.begin() + 16 + static_cast<std::ptrdiff_t>(index_bytes));
+    p.index = parse_json_input(std::string_view(reinterpret_cast<const char*>(b.data()) + 16, index_bytes));
   } catch (const nlohmann::json::exception& e) {
     fail("checkpoint {}: corrupt index: {}", path, e.what());
   }

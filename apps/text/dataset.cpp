@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/text/line_reader.hpp"
+#include "nn/json_input.hpp"
 
 namespace topo::text {
 
@@ -182,8 +183,12 @@ Dataset read_tsv(const std::string& path, const ReadOptions& opts) {
 Dataset read_jsonl(const std::string& path, const ReadOptions& opts) {
   Dataset d = detail::start_dataset(path, opts);
   detail::for_each_line(d, opts, [&](std::int64_t line, const std::string& text) {
-    nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) bad_line("bad JSON");
+    nlohmann::json j;
+    try {
+      j = parse_json_input(text);
+    } catch (const nlohmann::json::exception& e) {
+      bad_line("bad JSON: {}", e.what());
+    }
     if (!j.is_object()) bad_line("expected a JSON object, got {}", j.type_name());
     const auto label = j.find(opts.label_field);
     if (label == j.end()) bad_line("no '{}' field", opts.label_field);

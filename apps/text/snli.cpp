@@ -3,6 +3,7 @@
 
 #include "apps/text/dataset.hpp"
 #include "apps/text/line_reader.hpp"
+#include "nn/json_input.hpp"
 
 namespace topo::text {
 
@@ -39,8 +40,12 @@ std::vector<std::string> sentence_tokens(const nlohmann::json& j, int which, con
 Dataset read_snli(const std::string& path, const ReadOptions& opts) {
   Dataset d = detail::start_dataset(path, opts);
   detail::for_each_line(d, opts, [&](std::int64_t line, const std::string& text) {
-    const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) detail::bad_line("bad JSON");
+    nlohmann::json j;
+    try {
+      j = parse_json_input(text);
+    } catch (const nlohmann::json::exception& e) {
+      detail::bad_line("bad JSON: {}", e.what());
+    }
     if (!j.is_object()) detail::bad_line("expected a JSON object, got {}", j.type_name());
     const auto label = j.find("gold_label");
     if (label == j.end()) detail::bad_line("no 'gold_label' field");

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <variant>
 
@@ -13,6 +14,7 @@
 #include "apps/tasks/registry.hpp"
 #include "apps/text/decode.hpp"
 #include "models/registry.hpp"
+#include "nn/json_input.hpp"
 
 namespace topo::apps {
 namespace {
@@ -369,7 +371,7 @@ nlohmann::json read_config_file(const std::string& path) {
   text << in.rdbuf();
   nlohmann::json object;
   try {
-    object = nlohmann::json::parse(text.str());
+    object = parse_json_input(text.str());
   } catch (const nlohmann::json::exception& e) {
     fail("config file '{}' is not valid JSON: {}", path, e.what());
   }
@@ -429,20 +431,25 @@ void TrainConfig::validate() const {
   if (patience < 0) bad("patience", patience, "must be >= 0 (0: never stop early)");
   if (min_steps < 0) bad("min_steps", min_steps, "must be >= 0");
   if (eval_batch < 0) bad("eval_batch", eval_batch, "must be >= 0 (0: the task's default)");
-  if (layers < 1) bad("layers", layers, "must be >= 1");
-  if (hidden < 1) bad("hidden", hidden, "must be >= 1");
-  if (heads < 1) bad("heads", heads, "must be >= 1");
+  // Upper bounds far past any model that trains here, so that a typo fails at once, naming its field, instead of
+  // building for minutes (a million layers ignored SIGTERM while it grew to 16 GiB) or failing in the allocator.
+  constexpr std::int64_t kMaxLayers = 1024, kMaxWidth = 65536, kMaxHeads = 4096;
+  if (layers < 1 || layers > kMaxLayers) bad("layers", layers, fmt::format("must be in [1, {}]", kMaxLayers));
+  if (hidden < 1 || hidden > kMaxWidth) bad("hidden", hidden, fmt::format("must be in [1, {}]", kMaxWidth));
+  if (heads < 1 || heads > kMaxHeads) bad("heads", heads, fmt::format("must be in [1, {}]", kMaxHeads));
   // Only attention splits hidden into heads; the other encoders ignore the field.
   if (chosen.heads_divide_hidden && hidden % heads != 0)
     bad("heads", heads, fmt::format("must divide hidden = {}", hidden));
-  if (head_hidden < 0) bad("head_hidden", head_hidden, "must be >= 0 (0: one Linear)");
+  if (head_hidden < 0 || head_hidden > kMaxWidth)
+    bad("head_hidden", head_hidden, fmt::format("must be in [0, {}] (0: one Linear)", kMaxWidth));
   if (!(dropout >= 0.0 && dropout < 1.0)) bad("dropout", dropout, "must be in [0, 1)");
   if (!(word_dropout >= 0.0 && word_dropout < 1.0)) bad("word_dropout", word_dropout, "must be in [0, 1)");
   if (!(ema_decay >= 0.0 && ema_decay < 1.0)) bad("ema_decay", ema_decay, "must be in [0, 1)");
   if (epochs < 1) bad("epochs", epochs, "must be >= 1");
   if (batch < 1) bad("batch", batch, "must be >= 1");
   if (!one_of(optimizer, {"adam", "adamw"})) bad("optimizer", "'" + optimizer + "'", "expected adam or adamw");
-  if (!(lr > 0.0 && std::isfinite(lr))) bad("lr", lr, "must be a positive number");
+  // The optimizers step in float: 1e308 is a finite double and an infinite float.
+  if (!(lr > 0.0 && lr <= std::numeric_limits<float>::max())) bad("lr", lr, "must be a positive number (a float's)");
   if (!one_of(schedule, {"constant", "linear", "cosine", "inverse_sqrt"}))
     bad("schedule", "'" + schedule + "'", "expected constant, linear, cosine or inverse_sqrt");
   if (warmup < 0) bad("warmup", warmup, "must be >= 0");

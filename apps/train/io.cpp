@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "kernels/error.hpp"
+#include "nn/json_input.hpp"
 
 namespace topo::apps {
 
@@ -44,7 +45,7 @@ std::vector<nlohmann::json> read_json_lines(const std::string& path, bool drop_t
     const bool unterminated = in.eof();
     if (text.empty()) continue;
     try {
-      lines.push_back(nlohmann::json::parse(text));
+      lines.push_back(parse_json_input(text));
     } catch (const nlohmann::json::exception& e) {
       if (drop_torn_tail && unterminated) break;
       fail("'{}' line {} is not valid JSON: {}", path, number, e.what());

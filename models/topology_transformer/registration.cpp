@@ -5,6 +5,7 @@
 
 #include "models/registry.hpp"
 #include "models/topology_transformer/topology_transformer.hpp"
+#include "nn/json_input.hpp"
 
 namespace topo::models {
 
@@ -28,7 +29,7 @@ nlohmann::ordered_json topology_json(const std::string& value, std::string* sour
   }
   *source = "--topology (inline JSON)";
   try {
-    return nlohmann::ordered_json::parse(value);
+    return parse_json_input<nlohmann::ordered_json>(value);
   } catch (const nlohmann::json::exception& e) {
     fail("--topology (inline JSON) is not valid JSON: {}", e.what());
   }

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "kernels/error.hpp"
+#include "nn/json_input.hpp"
 
 namespace topo::models {
 
@@ -19,7 +20,7 @@ using Json = nlohmann::ordered_json;
   fail("{}: {}: {}", source, path, why);
 }
 
-std::string shown(const Json& value) { return value.dump(); }
+std::string shown(const Json& value) { return shown_json(value); }
 
 // A name used in relation and type lists: letters, digits, '_' and '-'.
 void check_name(const std::string& source, const std::string& path, const Json& value) {
@@ -447,7 +448,7 @@ nlohmann::ordered_json read_topology_json(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   try {
-    return nlohmann::ordered_json::parse(text.str());
+    return parse_json_input<nlohmann::ordered_json>(text.str());
   } catch (const nlohmann::json::exception& e) {
     fail("topology file '{}' is not valid JSON: {}", path, e.what());
   }

@@ -83,6 +83,15 @@ TEST_CASE("config: JSON file, then flags; flags override wherever they stand") {
 TEST_CASE("config: unknown keys, wrong types and unreadable files are errors naming them") {
   TrainConfig c;
   CHECK(error_of([&] { apply_config_json(c, {{"epochz", 3}}); }).find("'epochz'") != std::string::npos);
+  // A key twice (nlohmann kept the last silently) and a value nested past nn/json_input.hpp's bound (its error
+  // message's dump overflowed the stack) are errors naming the file.
+  const std::string twice = temp_file("twice.json", R"({"task": "classify", "hidden": 100, "hidden": 32})");
+  CHECK(error_of([&] { (void)read_config_file(twice); })
+            .find("config file '" + twice + "' is not valid JSON: [json.exception.parse_error.101] parse error: the "
+                  "key \"hidden\" appears twice in one object") != std::string::npos);
+  const std::string deep =
+      temp_file("deep.json", "{\"hidden\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
+  CHECK(error_of([&] { (void)read_config_file(deep); }).find("nested deeper than 256 levels") != std::string::npos);
   CHECK(error_of([&] { apply_config_json(c, {{"n", "20"}}); }).find("'n'") != std::string::npos);
   CHECK(error_of([&] { apply_config_json(c, {{"k", 2.5}}); }).find("'k'") != std::string::npos);
   CHECK(error_of([&] { apply_config_json(c, {{"resume", 1}}); }).find("'resume'") != std::string::npos);
@@ -138,6 +147,9 @@ TEST_CASE("config: every validation error names its field and value") {
       {"device", "tpu", "'tpu'"},        {"eval_every", -1, "-1"},         {"log_every", 0, "0"},
       {"progress", "fancy", "'fancy'"},  {"out", "", "''"},                {"stop_after", -1, "-1"},
       {"precision", "fp16", "'fp16'"},
+      // upper bounds (a million layers built for minutes and ignored SIGTERM; 1e308 is an infinite float)
+      {"layers", 1000000, "1000000"},    {"hidden", 1000000000000, "1000000000000"},
+      {"heads", 5000, "5000"},           {"head_hidden", 70000, "70000"}, {"lr", 1e308, "1e+308"},
   };
   for (const Bad& bad : cases) {
     TrainConfig c;

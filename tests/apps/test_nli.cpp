@@ -68,6 +68,12 @@ TEST_CASE("snli reader: labels, parse tokens or text tokens, '-' pairs counted, 
     return error_of([&] { text::read_snli(p.string(), text::ReadOptions{}); });
   };
   CHECK(bad("not json").find("bad.jsonl:2: bad JSON") != std::string::npos);
+  CHECK(bad(R"({"gold_label": "neutral", "gold_label": "entailment", "sentence1": "a", "sentence2": "b"})")
+            .find("bad.jsonl:2: bad JSON: [json.exception.parse_error.101] parse error: the key \"gold_label\" appears "
+                  "twice") != std::string::npos);
+  CHECK(bad(R"({"gold_label": )" + std::string(100000, '[') + std::string(100000, ']') + "}")
+            .find("bad.jsonl:2: bad JSON: [json.exception.parse_error.101] parse error: nested deeper") !=
+        std::string::npos);
   CHECK(bad(R"({"sentence1": "a", "sentence2": "b"})").find(":2: no 'gold_label' field") != std::string::npos);
   CHECK(bad(R"({"gold_label": "maybe", "sentence1": "a", "sentence2": "b"})").find(":2: gold_label 'maybe'") !=
         std::string::npos);

@@ -238,6 +238,8 @@ TEST_CASE("topology files: every bad file is an error naming the file and the JS
       {head + local + R"(], "schedule": "lazy"})", "schedule: expected \"parallel\" or \"sequential\""},
       {head + local + R"(], "head_group": []})", "(top).head_group: unknown field"},
       {R"([1, 2])", "(top): expected a JSON object"},
+      {head + local + R"(], "relations": []})", "the key \"relations\" appears twice in one object"},
+      {R"({"description": )" + std::string(100000, '[') + std::string(100000, ']') + "}", "nested deeper than 256"},
       {R"({"nodes": {"g": 5000}, "relations": [)" + local + "]}", "nodes.g: must be <= 4096, got 5000"},
       {head + local + R"(], "head_groups": [{"heads": 100000, "relations": ["local"]}]})", "head_groups[0].heads: must be <= 4096"},
       {head + R"({"name": "a", "src": "tok", "dst": "tok", "builder": "window", "radius": 18446744073709551615}]})",
