@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <string_view>
 
 #include "kernels/atomic_file.hpp"
@@ -61,6 +62,10 @@ struct FileBytes {
 };
 
 FileBytes read_file(const std::string& path) {
+  // A directory opens as an ifstream on Linux and reports a size of 2^63 - 1, which became a bad_alloc.
+  std::error_code ec;
+  TOPO_CHECK(!std::filesystem::exists(path, ec) || std::filesystem::is_regular_file(path, ec),
+             "checkpoint {}: not a regular file (a directory?)", path);
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   TOPO_CHECK(in.good(), "checkpoint {}: cannot open for reading", path);
   const std::streamoff size = in.tellg();
@@ -108,11 +113,23 @@ Parsed parse(const std::string& path, const FileBytes& f) {
     const auto sum = json_number<std::uint64_t>(p.index.at("payload_fnv1a"));
     TOPO_CHECK(fnv1a(b.data() + p.payload_start, payload_bytes) == sum,
                "checkpoint {}: payload checksum mismatch (corrupt file)", path);
+    // Each tensor within the payload, under a name of its own, its bytes its own: two index entries over the
+    // same bytes (a crafted file with a valid checksum) loaded one tensor's values into another.
+    std::map<std::uint64_t, std::pair<std::uint64_t, std::string>> by_offset;  // offset -> (nbytes, name)
+    std::set<std::string> names;
     for (const auto& t : p.index.at("tensors")) {
       const auto off = json_number<std::uint64_t>(t.at("offset")), n = json_number<std::uint64_t>(t.at("nbytes"));
-      TOPO_CHECK(off <= payload_bytes && n <= payload_bytes - off,
-                 "checkpoint {}: tensor '{}' lies outside the payload", path, t.at("name").get<std::string>());
+      const std::string name = t.at("name").get<std::string>();
+      TOPO_CHECK(off <= payload_bytes && n <= payload_bytes - off, "checkpoint {}: tensor '{}' lies outside the payload",
+                 path, name);
+      TOPO_CHECK(names.insert(name).second, "checkpoint {}: tensor '{}' is listed twice", path, name);
+      if (n == 0) continue;
+      const auto [it, fresh] = by_offset.emplace(off, std::make_pair(n, name));
+      TOPO_CHECK(fresh, "checkpoint {}: tensors '{}' and '{}' share their bytes", path, it->second.second, name);
     }
+    for (auto it = by_offset.begin(); it != by_offset.end() && std::next(it) != by_offset.end(); ++it)
+      TOPO_CHECK(it->first + it->second.first <= std::next(it)->first, "checkpoint {}: tensors '{}' and '{}' share "
+                 "their bytes", path, it->second.second, std::next(it)->second.second);
   } catch (const nlohmann::json::exception& e) {
     fail("checkpoint {}: malformed index: {}", path, e.what());
   }
@@ -228,6 +245,16 @@ CheckpointInfo load_checkpoint(const std::string& path, Module& model, Optimizer
                  path, name, dtype_name(dt), shape_str(shape), dtype_name(t.dtype()), shape_str(t.shape()));
       TOPO_CHECK(json_number<std::uint64_t>(it->second.at("nbytes")) == t.nbytes(),
                  "checkpoint {}: tensor '{}' has a wrong byte count", path, name);
+      if (dt == DType::F32) {  // weights and optimizer state are finite in any run that trains; NaN evaluates to nan
+        const unsigned char* bytes = f.bytes.data() + p.payload_start + json_number<std::uint64_t>(it->second.at("offset"));
+        for (std::int64_t i = 0; i < t.numel(); ++i) {
+          std::uint32_t bits = 0;
+          std::memcpy(&bits, bytes + 4 * i, 4);
+          TOPO_CHECK((bits & 0x7f800000u) != 0x7f800000u,
+                     "checkpoint {}: tensor '{}' holds {} at element {}: the run that wrote it had diverged, or the "
+                     "file was altered", path, name, (bits & 0x007fffffu) != 0 ? "NaN" : "an infinity", i);
+        }
+      }
     }
     for (const auto& [name, t] : stored) {
       if (name.rfind("optim/", 0) == 0 && !optimizer) continue;     // optimizer state not requested

@@ -2,7 +2,10 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <cmath>
+#include <cstring>
 #include <fstream>
+#include <limits>
 
 #include "tests/support/testing.hpp"
 #include "nn/checkpoint.hpp"
@@ -316,5 +319,56 @@ TEST_CASE("checkpoint: a crafted payload size that wraps the size check is an er
   CHECK(contains(err, path));
   CHECK(contains(err, "truncated"));
   CHECK(contains(error_of([&] { nn::read_checkpoint_index(path); }), path));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("checkpoint: non-finite values, overlapping or repeated index entries and a directory are errors") {
+  const fs::path dir = scratch_dir("crafted_index");
+  const std::string path = (dir / "c.ckpt").string();
+  Tiny a;
+  // A NaN or an infinity in a weight: saved with a valid checksum (the run that wrote it had diverged).
+  for (const float bad : {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity()}) {
+    Tiny broken;
+    Tensor w = broken.fc2->weight.data();  // shares the parameter's storage
+    w.data<float>()[3] = bad;
+    nn::save_checkpoint(path, broken, nullptr, nullptr, 1, {});
+    const std::string err = error_of([&] { nn::load_checkpoint(path, a, nullptr, nullptr); });
+    CHECK(contains(err, path));
+    CHECK(contains(err, std::string("tensor 'param/fc2.weight' holds ") + (std::isnan(bad) ? "NaN" : "an infinity") +
+                            " at element 3"));
+  }
+  // The index rewritten with the payload (and so its checksum) untouched: padded to its old length with spaces,
+  // so the payload stays where it was.
+  nn::save_checkpoint(path, a, nullptr, nullptr, 1, {});
+  std::vector<char> bytes(fs::file_size(path));
+  std::ifstream(path, std::ios::binary).read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  std::uint64_t index_bytes = 0;
+  std::memcpy(&index_bytes, bytes.data() + 8, 8);
+  const nlohmann::json index = nlohmann::json::parse(bytes.begin() + 16, bytes.begin() + 16 + index_bytes);
+  auto load_with = [&](const nlohmann::json& edited) {
+    std::string text = edited.dump();
+    REQUIRE(text.size() <= index_bytes);
+    text.resize(index_bytes, ' ');
+    std::vector<char> out = bytes;
+    std::copy(text.begin(), text.end(), out.begin() + 16);
+    std::ofstream(path, std::ios::binary | std::ios::trunc).write(out.data(), static_cast<std::streamsize>(out.size()));
+    return error_of([&] { nn::load_checkpoint(path, a, nullptr, nullptr); });
+  };
+  REQUIRE(load_with(index).empty());  // the rewrite itself changes nothing
+  nlohmann::json overlap = index;
+  overlap["tensors"][1]["offset"] = overlap["tensors"][0]["offset"];
+  CHECK(contains(load_with(overlap), "share their bytes"));
+  overlap = index;
+  overlap["tensors"][1]["offset"] = overlap["tensors"][0]["offset"].get<std::uint64_t>() + 4;  // inside tensor 0
+  CHECK(contains(load_with(overlap), "share their bytes"));
+  nlohmann::json twice = index;
+  const auto& ts = index["tensors"];
+  const std::size_t longer = ts[0]["name"].get<std::string>().size() >= ts[1]["name"].get<std::string>().size() ? 0 : 1;
+  twice["tensors"][longer]["name"] = ts[1 - longer]["name"];
+  CHECK(contains(load_with(twice), "is listed twice"));
+  // A directory where the file should be.
+  fs::create_directories(dir / "d.ckpt");
+  CHECK(contains(error_of([&] { nn::load_checkpoint((dir / "d.ckpt").string(), a, nullptr, nullptr); }),
+                 "not a regular file"));
   fs::remove_all(dir);
 }
