@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -367,6 +368,7 @@ void apply_config_json(TrainConfig& config, const nlohmann::json& object, const 
 nlohmann::json read_config_file(const std::string& path) {
   std::ifstream in(path);
   TOPO_CHECK(in.good(), "config file '{}' cannot be opened", path);
+  TOPO_CHECK(!std::filesystem::is_directory(path), "config file '{}' is a directory, not a JSON file", path);
   std::stringstream text;
   text << in.rdbuf();
   nlohmann::json object;

@@ -1,6 +1,7 @@
 #include "models/topology_transformer/topology_file.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <set>
@@ -445,6 +446,7 @@ TopologySpec parse_topology(const nlohmann::ordered_json& file, const std::strin
 nlohmann::ordered_json read_topology_json(const std::string& path) {
   std::ifstream in(path);
   TOPO_CHECK(in.good(), "topology file '{}' cannot be opened", path);
+  TOPO_CHECK(!std::filesystem::is_directory(path), "topology file '{}' is a directory, not a JSON file", path);
   std::stringstream text;
   text << in.rdbuf();
   try {

@@ -92,6 +92,8 @@ TEST_CASE("config: unknown keys, wrong types and unreadable files are errors nam
   const std::string deep =
       temp_file("deep.json", "{\"hidden\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
   CHECK(error_of([&] { (void)read_config_file(deep); }).find("nested deeper than 256 levels") != std::string::npos);
+  const std::string folder = std::filesystem::path(deep).parent_path().string();
+  CHECK(error_of([&] { (void)read_config_file(folder); }).find("is a directory, not a JSON file") != std::string::npos);
   CHECK(error_of([&] { apply_config_json(c, {{"n", "20"}}); }).find("'n'") != std::string::npos);
   CHECK(error_of([&] { apply_config_json(c, {{"k", 2.5}}); }).find("'k'") != std::string::npos);
   CHECK(error_of([&] { apply_config_json(c, {{"resume", 1}}); }).find("'resume'") != std::string::npos);

@@ -255,6 +255,7 @@ TEST_CASE("topology files: every bad file is an error naming the file and the JS
   }
   CHECK(error_of([] { (void)read_topology_file("/nonexistent/t.json"); }).find("topology file '/nonexistent/t.json' cannot be opened") !=
         std::string::npos);
+  CHECK(error_of([] { (void)read_topology_file("/tmp"); }).find("topology file '/tmp' is a directory") != std::string::npos);
 
   // Heads that do not sum to --heads, per-layer lists of another depth.
   const TopologySpec groups = spec_of(head + local + R"(, {"name": "me", "src": "tok", "dst": "tok", "builder": "self"}],
