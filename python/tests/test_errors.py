@@ -19,6 +19,11 @@ def test_bad_ids():
         topograph.graph((torch.zeros(2, 2, dtype=torch.int64), torch.zeros(2, 2, dtype=torch.int64)))
     with pytest.raises(ValueError, match="dst"):
         topograph.heterograph({("a", "r", "b"): ([0], [5])}, num_nodes_dict={"a": 1, "b": 2})
+    # int64 ids past int32's range with idtype int32: named, not wrapped to -2**31 by the cast
+    with pytest.raises(ValueError, match=r"node id 2147483648 does not fit idtype torch.int32"):
+        topograph.graph((torch.tensor([0, 2**31]), torch.tensor([1, 2])), idtype=torch.int32)
+    with pytest.raises(ValueError, match=r"node id -2147483649 does not fit"):
+        topograph.graph((torch.tensor([0, -2**31 - 1]), torch.tensor([1, 2])), num_nodes=3, idtype=torch.int32)
 
 
 def test_bad_names():

@@ -569,4 +569,13 @@ def _mp():
 
 def _host_ids(t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     # The graph copies its ids (it is immutable); a contiguous CPU tensor of the id dtype is read directly.
+    # An int64 id past int32's range would wrap in the cast (2**31 became -2**31, then "not a valid node id").
+    if dtype == torch.int32 and t.dtype == torch.int64 and t.numel():
+        lo, hi = int(t.min()), int(t.max())
+        if hi > _INT32_MAX or lo < -_INT32_MAX - 1:
+            bad = hi if hi > _INT32_MAX else lo
+            raise ValueError(f"node id {bad} does not fit idtype torch.int32 (use torch.int64)")
     return t.to(device="cpu", dtype=dtype).contiguous()
+
+
+_INT32_MAX = 2**31 - 1
