@@ -145,3 +145,24 @@ TEST_CASE("node-classify: bad data lines and settings are named") {
   CHECK(error_of([&] { Trainer(c).run(); }).find("/nonexistent/graph.txt") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("node-classify: a node count or class id past what the graph can hold is named with its line") {
+  auto bad = [](const std::string& text) {
+    const std::string path = topo::testing::write_temp_file("counts.txt", text);
+    return error_of([&] { read_node_dataset(path); });
+  };
+  // Refused before the per-node arrays are allocated (these gave std::bad_alloc).
+  CHECK(bad("nodes 99999999999999\nlabel 0 0\n")
+            .find("counts.txt:1: 99999999999999 nodes do not fit the graph's int32 node ids") != std::string::npos);
+  CHECK(bad("# a short file\nnodes 300000000\nlabel 0 0\nlabel 1 1\n")
+            .find("counts.txt:2: 300000000 nodes, but every node needs a 'label NODE CLASS' line, and this file of 51 "
+                  "bytes has room for at most 5") != std::string::npos);
+  // A class id is below the node count (2000000 on karate trained a 2,000,001-class model; 2^63 - 1 overflowed).
+  CHECK(bad("nodes 3\nlabel 0 0\nlabel 1 3\nlabel 2 1\n")
+            .find("counts.txt:3: class 3 of node 1 is not below the node count 3") != std::string::npos);
+  CHECK(bad("nodes 3\nlabel 0 0\nlabel 1 9223372036854775807\n")
+            .find("counts.txt:3: class 9223372036854775807 of node 1") != std::string::npos);
+  const NodeDataset d = read_node_dataset(topo::testing::write_temp_file("counts.txt", "nodes 3\nlabel 0 2\nlabel 1 0\n"
+                                                                                       "label 2 0\n"));
+  CHECK(d.num_classes == 3);  // the largest id the bound allows
+}

@@ -34,6 +34,8 @@ NodeDataset read_node_dataset(const std::string& path) {
   TOPO_CHECK(in.good(), "node-classify: cannot open data file {}", path);
   NodeDataset d;
   std::vector<char> has_label;
+  std::error_code size_error;
+  const auto file_bytes = static_cast<std::int64_t>(std::filesystem::file_size(path, size_error));
   std::string line;
   for (std::int64_t lineno = 1; std::getline(in, line); ++lineno) {
     const auto first = line.find_first_not_of(" \t\r");
@@ -46,6 +48,16 @@ NodeDataset read_node_dataset(const std::string& path) {
     if (kind == "nodes") {
       if (!(s >> a) || a <= 0) bad("'nodes' needs a positive count");
       if (d.num_nodes > 0) bad("'nodes' given twice");
+      // Checked before the per-node arrays (9 bytes a node) are sized by it: the graph's node ids are int32, and
+      // every node needs a 'label NODE CLASS' line of at least 10 bytes ("label 0 0\n"), so a count the file
+      // cannot label is a typo (99999999999999 asked for 900 TB). Up to kSmallGraph nodes the arrays are cheap and
+      // the end of the file names the first node left unlabelled; a pipe has no size: only the int32 bound there.
+      constexpr std::int64_t kSmallGraph = std::int64_t{1} << 20;
+      if (a > INT32_MAX) bad(fmt::format("{} nodes do not fit the graph's int32 node ids (at most {})", a, INT32_MAX));
+      if (!size_error && a > std::max(kSmallGraph, (file_bytes + 1) / 10))
+        bad(fmt::format("{} nodes, but every node needs a 'label NODE CLASS' line, and this file of {} bytes has room "
+                        "for at most {}",
+                        a, file_bytes, (file_bytes + 1) / 10));
       d.num_nodes = a;
       d.labels.assign(static_cast<std::size_t>(a), -1);
       has_label.assign(static_cast<std::size_t>(a), 0);
@@ -55,6 +67,12 @@ NodeDataset read_node_dataset(const std::string& path) {
       if (a < 0 || a >= d.num_nodes) bad(fmt::format("node {} is outside [0, {})", a, d.num_nodes));
       if (kind == "label") {
         if (b < 0) bad(fmt::format("class {} is negative", b));
+        // The model has a score per class up to the largest id: N nodes hold at most N classes, so an id past
+        // that is a typo or a foreign id (2000000 on a 34-node graph trained 34M parameters).
+        if (b >= d.num_nodes)
+          bad(fmt::format("class {} of node {} is not below the node count {} (class ids are 0, 1, ...: a graph of "
+                          "N nodes has at most N classes)",
+                          b, a, d.num_nodes));
         if (has_label[a]) bad(fmt::format("node {} is labelled twice", a));
         has_label[a] = 1;
         d.labels[a] = b;

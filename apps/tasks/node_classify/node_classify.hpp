@@ -41,7 +41,7 @@ struct NodeDataset {
   NodeSplits splits;      // the file's own split (karate: nodes 0 and 33 labelled; an .npz: its masks)
 };
 // A graph file, by its name: FILE.npz (NumPy arrays, read_npz_node_dataset) or the text format: 'nodes N',
-// 'label NODE CLASS' (every node once), 'edge U V' (undirected) and 'split NODE train|dev|test' lines ('#'
+// 'label NODE CLASS' (every node once, CLASS < N), 'edge U V' (undirected) and 'split NODE train|dev|test' lines ('#'
 // comments, blank lines). A bad line is a topo::Error naming path:line.
 NodeDataset read_node_dataset(const std::string& path);
 // An .npz in Planetoid's layout (../shared/data/planetoid/SOURCE.txt; what PyG's Planetoid holds, exported with
