@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "apps/graphs/npz.hpp"
 #include "apps/tasks/node_classify/node_classify.hpp"
@@ -171,6 +172,39 @@ TEST_CASE("npz: every malformed archive, array or graph is an error naming the f
   const std::string path = write("tiny_split.npz", good);
   CHECK(error_of([&] { NodeClassification t(read_node_dataset(path), path, {{0}, {}, {3}}); })
             .find("node 3 of --test-nodes has no label") != std::string::npos);
+}
+
+TEST_CASE("npz: a class id past the node count and a non-finite feature name the array and the index") {
+  auto reading = [](const std::string& name, const std::vector<std::pair<std::string, std::string>>& members) {
+    const std::string path = write(name, zip(members, false));
+    return error_of([&] { (void)read_node_dataset(path); });
+  };
+  auto with = [](const std::string& member, const std::string& bytes) {
+    auto members = tiny_graph();
+    for (auto& [name, b] : members)
+      if (name == member) b = bytes;
+    return members;
+  };
+  // y[0] = 1000000 on Cora ended in "a full-graph training step ... needs about 121.3 GiB", naming no array.
+  CHECK(reading("class.npz", with("y.npy", npy("<i8", "(4,)", raw<std::int64_t>({0, 1000000, 0, -1}))))
+            .find("class.npz: y[1] = 1000000 is not a class id: expected -1 (no label) or 0 .. 3") !=
+        std::string::npos);
+  CHECK(reading("class4.npz", with("y.npy", npy("<i8", "(4,)", raw<std::int64_t>({0, 1, 4, -1}))))
+            .find("class4.npz: y[2] = 4 is not a class id") != std::string::npos);
+  // NaN or inf features trained silently to uniform predictions.
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  CHECK(reading("nan.npz", with("x_data.npy", npy("<f4", "(5,)", raw<float>({1, 1, 1, nan, 2}))))
+            .find("nan.npz: x_data[3] = nan (node 3, feature 1) is not a finite float32 feature") != std::string::npos);
+  auto dense = tiny_graph();
+  std::erase_if(dense, [](const auto& m) { return m.first.rfind("x_", 0) == 0; });
+  dense.emplace_back("x.npy", npy("<f4", "(4, 2)", raw<float>({1, 0, 0, 1, 1, -inf, 0, 1})));
+  CHECK(reading("dense_inf.npz", dense).find("dense_inf.npz: x[2, 1] = -inf is not a finite float32 feature") !=
+        std::string::npos);
+  dense.back().second = npy("<f8", "(4, 2)", raw<double>({1, 0, 0, 1e300, 1, 0, 0, 1}));  // past float32: inf
+  CHECK(reading("dense_f8.npz", dense).find("dense_f8.npz: x[1, 1] = inf is not a finite float32 feature") !=
+        std::string::npos);
+  dense.back().second = npy("<f4", "(4, 2)", raw<float>({1, 0, 0, 1, 1, 0, 0, 1}));
+  CHECK(read_node_dataset(write("dense_ok.npz", zip(dense, false))).features.shape() == Shape{4, 2});
 }
 
 TEST_CASE("Planetoid's Cora as shipped: the counts of its SOURCE.txt; GCN learns its public split") {

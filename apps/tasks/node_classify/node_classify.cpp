@@ -128,10 +128,15 @@ NodeDataset read_npz_node_dataset(const std::string& path, std::int64_t max_feat
     d.labels = y.as_int64(path + ": y");
   }
   const std::int64_t n = d.num_nodes;
+  // As in the text format: N nodes hold at most N classes, so a larger id is a typo or a foreign id (the model
+  // would score every class up to it: y[0] = 1000000 on Cora asked for 121 GiB).
+  const std::int64_t class_bound = std::min(n, std::int64_t{1} << 20);
   for (std::int64_t v = 0; v < n; ++v) {
     const std::int64_t c = d.labels[static_cast<std::size_t>(v)];
-    TOPO_CHECK(c >= -1 && c < (std::int64_t{1} << 20), "node-classify: {}: y[{}] = {} (a class >= 0, or -1: none)", path,
-               v, c);
+    TOPO_CHECK(c >= -1 && c < class_bound,
+               "node-classify: {}: y[{}] = {} is not a class id: expected -1 (no label) or 0 .. {} (below the node "
+               "count {}{})",
+               path, v, c, class_bound - 1, n, class_bound < n ? ", and below 2^20" : "");
     d.num_classes = std::max(d.num_classes, c + 1);
   }
   TOPO_CHECK(d.num_classes >= 2, "node-classify: {}: needs at least two classes, found {}", path, d.num_classes);
@@ -147,6 +152,13 @@ NodeDataset read_npz_node_dataset(const std::string& path, std::int64_t max_feat
       const std::vector<float> values = x.as_float(path + ": x");
       std::copy(values.begin(), values.end(), d.features.data<float>());
     }
+    // A NaN or inf feature spreads through every layer's aggregation and trains silently to uniform scores; an
+    // f8 value past float32's range arrives here as inf.
+    const float* values = d.features.data<float>();
+    const std::int64_t f = x.shape[1];
+    for (std::int64_t i = 0; i < n * f; ++i)
+      TOPO_CHECK(std::isfinite(values[i]), "node-classify: {}: x[{}, {}] = {} is not a finite float32 feature", path,
+                 i / f, i % f, values[i]);
   } else {
     const std::vector<std::int64_t> dims = [&] {
       const NpyArray a = array("x_shape");
@@ -181,6 +193,9 @@ NodeDataset read_npz_node_dataset(const std::string& path, std::int64_t max_feat
       for (std::int64_t k = begin; k < end; ++k) {
         const std::int64_t f = indices[static_cast<std::size_t>(k)];
         TOPO_CHECK(f >= 0 && f < dims[1], "node-classify: {}: x_indices[{}] = {} is outside [0, {})", path, k, f, dims[1]);
+        TOPO_CHECK(std::isfinite(values[static_cast<std::size_t>(k)]),
+                   "node-classify: {}: x_data[{}] = {} (node {}, feature {}) is not a finite float32 feature", path, k,
+                   values[static_cast<std::size_t>(k)], v, f);  // as for dense x
         x[v * dims[1] + f] = values[static_cast<std::size_t>(k)];
       }
     }

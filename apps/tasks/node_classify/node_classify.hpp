@@ -47,7 +47,8 @@ NodeDataset read_node_dataset(const std::string& path);
 // An .npz in Planetoid's layout (../shared/data/planetoid/SOURCE.txt; what PyG's Planetoid holds, exported with
 // numpy.savez): edge_index int [2, E] (source row 0, destination row 1, every direction listed), node features
 // as CSR (x_indptr [N + 1], x_indices [nnz], x_data [nnz], x_shape [2] = (N, F)) or dense (x [N, F]), y int [N]
-// (-1: no label) and train_mask / val_mask / test_mask bool [N]. Errors name the file and the array.
+// (-1: no label, else a class below N) and train_mask / val_mask / test_mask bool [N]; features are finite.
+// Errors name the file and the array.
 // Dense features of more than `max_feature_bytes` are an error saying how much they would take (the default:
 // 1 GiB; Facebook pages' 22,470 x 4,714 take 424 MB).
 NodeDataset read_npz_node_dataset(const std::string& path, std::int64_t max_feature_bytes = std::int64_t{1} << 30);
