@@ -334,6 +334,50 @@ TEST_CASE("tag: a tag outside the file's scheme is an error naming file and line
   CHECK(free_form.metric() == "acc");
 }
 
+TEST_CASE("tag: a tag without a type beside chunk tags is an error naming file and line; --tag-scheme none runs") {
+  const fs::path dir = testing::fresh_temp_dir("tag_bare");
+  const std::string second = "Peter NNP B-NP B-PER\nBlackburn NNP I-NP I-PER\n\n";
+  const std::string good = testing::write_temp_file("bio_good.txt", "EU NNP B-NP B-ORG\nrejects VBZ B-VP O\n\n" +
+                                                                        second);
+  const std::string number = testing::write_temp_file("bio_42.txt", "EU NNP B-NP 42\nrejects VBZ B-VP O\n\n" + second);
+  const std::string untyped = testing::write_temp_file(
+      "bio_untyped.txt", "EU NNP B-NP B-ORG\nrejects VBZ B-VP O\n\nPeter NNP B-NP I-\nBlackburn NNP I-NP O\n\n");
+  TagOptions o;
+  o.format = "conll";
+  o.dev = good;
+  // These trained a whole epoch, then failed with "cannot convert tags between scheme 'none' and 'iob2'".
+  for (const char* scheme : {"file", "auto", "iob2"}) {
+    CAPTURE(scheme);
+    o.scheme = scheme;
+    o.train = number;
+    const std::string message = testing::error_of([&] { SequenceTagging task(o); });
+    CHECK(message.find("'" + number + "' line 1: tag '42' is not a chunk tag (expected O, or a prefix B, I, E, S or M, "
+                       "'-' and a type, as line 4's 'B-PER')") != std::string::npos);
+    CHECK(message.find("--tag-scheme none") != std::string::npos);
+    o.train = untyped;
+    CHECK(testing::error_of([&] { SequenceTagging task(o); })
+              .find("'" + untyped + "' line 4: tag 'I-' is not a chunk tag") != std::string::npos);
+    o.train = good;  // a dev file that mixes them
+    o.dev = number;
+    CHECK(testing::error_of([&] { SequenceTagging task(o); }).find("'" + number + "' line 1: tag '42'") !=
+          std::string::npos);
+    o.dev = good;
+  }
+  // --tag-scheme none: every tag a class, the dev file's chunk tags too; predictions are written as predicted.
+  o.scheme = "none";
+  o.train = number;
+  SequenceTagging task(o);
+  CHECK(task.scheme() == text::TagScheme::None);
+  const TrainConfig c = parsed_config({"--task", "tag", "--model", "star", "--train", number, "--dev", good, "--hidden",
+                                       "8", "--heads", "2", "--layers", "1", "--tag-scheme", "none"});
+  auto model = make_task_model(c, task);
+  model->reset_parameters(3);
+  const std::vector<std::string> written = task.write_outputs(*model, Device::cpu(), dir.string());
+  REQUIRE(written.size() == 1);
+  CHECK(count_lines(written[0]) == 4);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("tag: each word's characters and suffix ride in the batch; rare ones share class 0; topo-eval restores them") {
   const fs::path dir = testing::fresh_temp_dir("tag_chars");
   const fs::path file = dir / "t.conll";

@@ -54,6 +54,11 @@ nlohmann::json tagged_stats_json(const text::TaggedReadStats& s) {
   return j;
 }
 
+// The 1-based line of tag i of sentence s.
+std::int64_t tag_line(const text::TaggedSentence& s, std::size_t i) {
+  return i < s.lines.size() ? s.lines[i] : s.line + static_cast<std::int64_t>(i);
+}
+
 // Every tag of `d` in `scheme` (tag_in_scheme): a prefix the scheme lacks (Q-PER in a BIO file) is an error
 // naming the file and line, not a class of its own.
 void check_tag_prefixes(const text::TaggedDataset& d, text::TagScheme scheme) {
@@ -62,8 +67,32 @@ void check_tag_prefixes(const text::TaggedDataset& d, text::TagScheme scheme) {
       if (!text::tag_in_scheme(s.tags[i], scheme))
         fail("'{}' line {}: tag '{}' is not a {} tag (prefixes {}, or O); if the column holds free-form tags "
              "(POS-style), train with --tag-scheme none",
-             d.path, i < s.lines.size() ? s.lines[i] : s.line + static_cast<std::int64_t>(i), s.tags[i],
-             text::tag_scheme_name(scheme), text::scheme_prefixes(scheme));
+             d.path, tag_line(s, i), s.tags[i], text::tag_scheme_name(scheme), text::scheme_prefixes(scheme));
+}
+
+// detect_tag_scheme reads a file as free-form (scheme none) as soon as one tag other than O has no type ("42",
+// "I-"). Beside chunk tags (B-X, I-X, E-X, S-X, M-X) such a tag is a slip, not a POS column: read as none, the
+// run trained a whole epoch and then failed converting its predictions to the dev file's chunk scheme, naming
+// no line. So a file that mixes them is refused here with the first bare tag's line; --tag-scheme none (which
+// skips this detection) still reads any mix as free-form classes.
+text::TagScheme detect_file_scheme(const text::TaggedDataset& d) {
+  const text::TagScheme scheme = text::detect_tag_scheme(tags_of(d));
+  if (scheme != text::TagScheme::None) return scheme;
+  // The first tag for which `is` holds: its line and text ({0, ""}: none).
+  const auto first = [&](auto is) -> std::pair<std::int64_t, std::string> {
+    for (const text::TaggedSentence& s : d.sentences)
+      for (std::size_t i = 0; i < s.tags.size(); ++i)
+        if (is(s.tags[i])) return {tag_line(s, i), s.tags[i]};
+    return {0, ""};
+  };
+  const auto [chunk_line, chunk] = first([](const std::string& tag) {
+    return !text::split_tag(tag).type.empty() && text::tag_in_scheme(tag, text::TagScheme::BIOES);
+  });
+  if (chunk_line == 0) return scheme;  // no chunk tag at all: a POS-style column
+  const auto [line, tag] = first([](const std::string& t) { return t != "O" && text::split_tag(t).type.empty(); });
+  fail("'{}' line {}: tag '{}' is not a chunk tag (expected O, or a prefix B, I, E, S or M, '-' and a type, as "
+       "line {}'s '{}'); if the column holds free-form tags (POS-style), train with --tag-scheme none",
+       d.path, line, tag, chunk_line, chunk);
 }
 
 text::TagScheme model_scheme(const std::string& name, text::TagScheme file_scheme) {
@@ -95,7 +124,7 @@ SequenceTagging::SequenceTagging(const TagOptions& options) : options_(options) 
   TOPO_CHECK(!data_[0].sentences.empty(), "tag: '{}' holds no sentences", options.train);
   TOPO_CHECK(!data_[1].sentences.empty(), "tag: '{}' holds no sentences", options.dev);
   // --tag-scheme none: the tags are free-form classes (POS-style), whatever their spelling.
-  file_scheme_ = options.scheme == "none" ? text::TagScheme::None : text::detect_tag_scheme(tags_of(data_[0]));
+  file_scheme_ = options.scheme == "none" ? text::TagScheme::None : detect_file_scheme(data_[0]);
   scheme_ = model_scheme(options.scheme, file_scheme_);
 
   text::Dataset words;  // the training words as the vocabulary builder reads them
@@ -232,7 +261,7 @@ void SequenceTagging::encode_(Split split) {
   const text::TagScheme file_scheme =
       split == Split::Train || d.sentences.empty() || scheme_ == text::TagScheme::None
           ? (scheme_ == text::TagScheme::None ? text::TagScheme::None : file_scheme_)
-          : text::detect_tag_scheme(tags_of(d));
+          : detect_file_scheme(d);
   check_tag_prefixes(d, file_scheme);
   TOPO_CHECK((file_scheme == text::TagScheme::None) == (scheme_ == text::TagScheme::None),
              "'{}': its tags (scheme '{}') are not of the model's kind (scheme '{}')", d.path,
@@ -567,9 +596,12 @@ std::vector<std::string> SequenceTagging::write_outputs(models::SequenceModel& m
     if (size(s) == 0) continue;
     const text::TaggedDataset& d = data(s);
     std::vector<std::vector<std::string>> tags = predict(model, s, device).tags;
-    // Written in the file's own scheme, so the gold and predicted columns read alike (conlleval, a user).
-    const text::TagScheme file_scheme = text::detect_tag_scheme(tags_of(d));
-    for (auto& t : tags) t = text::convert_tags(t, scheme_, file_scheme);
+    // Written in the file's own scheme, so the gold and predicted columns read alike (conlleval, a user); a
+    // free-form model (scheme none) read every file's tags as they are (encode_), and writes its own so too.
+    if (scheme_ != text::TagScheme::None) {
+      const text::TagScheme file_scheme = detect_file_scheme(d);
+      for (auto& t : tags) t = text::convert_tags(t, scheme_, file_scheme);
+    }
     const std::string path = (std::filesystem::path(out_dir) / (split_name(s) + ".predictions.txt")).string();
     text::write_tagged_predictions(path, d, tags);
     written.push_back(path);
