@@ -448,6 +448,25 @@ TEST_CASE("tag: each word's characters and suffix ride in the batch; rare ones s
   fs::remove_all(dir);
 }
 
+TEST_CASE("tag: the character CNN reads a word's first 512 characters; the words cut are counted per split") {
+  // A 10 MB token took 6.2 GiB through the CNN (about 600 bytes a character).
+  const std::string file = testing::write_temp_file(
+      "long_word.conll", "Peter NNP B-PER\n" + std::string(600, 'a') + " NN O\n" + std::string(512, 'b') + " NN O\n\n");
+  TagOptions o;
+  o.format = "conll";
+  o.train = o.dev = file;
+  o.char_filters = 4;
+  SequenceTagging task(o);
+  const TaskBatch b = task.batch(Split::Dev, {0});
+  CHECK(b.inputs.chars_per_token == std::vector<std::int64_t>{5, 512, 512});
+  CHECK(b.inputs.token_chars.numel() == 5 + 512 + 512);
+  const nlohmann::json data = task.metadata().at("data");
+  CHECK(data.at("train").at("char_truncated_words") == 1);
+  CHECK(data.at("dev").at("char_truncated_words") == 1);
+  o.char_filters = 0;  // without the CNN nothing is cut, and valid data's metadata has no count
+  CHECK_FALSE(SequenceTagging(o).metadata().at("data").at("train").contains("char_truncated_words"));
+}
+
 TEST_CASE("tag: bigram classes from training pairs seen twice, pre-trained pairs from any split, across piece cuts; "
           "topo-eval restores them; Star and BiG train the table") {
   const fs::path dir = testing::fresh_temp_dir("tag_bigrams");

@@ -123,7 +123,8 @@ TaskRegistration tag_registration() {
   t.options.push_back({"case_feature", false, "add a capitalisation embedding (lower, Upper, ALLCAPS, mixed, digits) to each token", {}});
   t.options.push_back({"char_filters", 0,
                        "> 0: a character CNN per word with this many filters (width-3 convolution over its "
-                       "characters, max over the word) added to the token's embedding; 0: none",
+                       "characters, the first 512 of a longer word, max over the word) added to the token's "
+                       "embedding; 0: none",
                        {}});
   t.options.push_back({"suffix_feature", false, "add an embedding of each word's last three characters (lowercased)", {}});
   t.options.push_back({"bigram_feature", false,

@@ -185,8 +185,11 @@ void SequenceTagging::build_char_classes_() {
   const text::TaggedDataset& train = data_[0];
   for (const auto& s : train.sentences)
     for (const auto& t : s.tokens) {
-      if (options_.char_filters > 0)
-        for (char32_t c : models::utf8_code_points(t, train.path)) ++char_counts[c];
+      if (options_.char_filters > 0) {
+        const std::vector<char32_t> code_points = models::utf8_code_points(t, train.path);
+        const std::size_t read = std::min(code_points.size(), kMaxWordCharacters);  // what encode_ keeps
+        for (std::size_t k = 0; k < read; ++k) ++char_counts[code_points[k]];
+      }
       if (options_.suffix_feature) ++suffix_counts[last_characters(word_form(t, true), kSuffixLength)];
     }
   chars_.clear();
@@ -286,7 +289,11 @@ void SequenceTagging::encode_(Split split) {
         cases.push_back(text::case_class(token) +
                         (options_.document_context > 0 && t == 0 ? text::kCaseClasses : 0));
         if (options_.char_filters > 0) {
-          const std::vector<char32_t> code_points = models::utf8_code_points(token, d.path);
+          std::vector<char32_t> code_points = models::utf8_code_points(token, d.path);
+          if (code_points.size() > kMaxWordCharacters) {
+            code_points.resize(kMaxWordCharacters);
+            ++out.char_truncated_words;
+          }
           for (char32_t c : code_points) chars.push_back(char_class_(c));
           if (code_points.empty()) chars.push_back(0);  // an empty token still has one (unknown) character
           char_counts.push_back(std::max<std::int64_t>(static_cast<std::int64_t>(code_points.size()), 1));
@@ -559,6 +566,8 @@ nlohmann::json SequenceTagging::metadata() const {
     if (size(s) > 0) {
       data[split_name(s)] = tagged_stats_json(data_[static_cast<int>(s)].stats);
       data[split_name(s)]["pieces"] = size(s);  // the model's sequences (cut or packed sentences)
+      if (const std::int64_t cut = split_(s).char_truncated_words; cut > 0)
+        data[split_name(s)]["char_truncated_words"] = cut;  // read by the CNN up to kMaxWordCharacters
     }
   return {{"vocabulary", vocab_.to_json()},
           {"labels", labels_.to_json()},

@@ -38,9 +38,9 @@ struct TagOptions {
   std::string scheme = "file";
   bool lowercase = false;        // vocabulary of lowercased words (the case feature keeps the capitalisation)
   bool case_feature = false;
-  // > 0: a character CNN with this many filters reads each word's characters (training characters seen twice
-  // or more; the others share class 0); suffix_feature: an embedding of the lowercased word's last three
-  // characters (those seen twice or more in training; the others share class 0).
+  // > 0: a character CNN with this many filters reads each word's characters, its first kMaxWordCharacters
+  // (training characters seen twice or more; the others share class 0); suffix_feature: an embedding of the
+  // lowercased word's last three characters (those seen twice or more in training; the others share class 0).
   std::int64_t char_filters = 0;
   bool suffix_feature = false;
   // Bigram embeddings (Chinese character tagging, Zhang & Yang 2018): each token's pairs with its left and right
@@ -66,6 +66,11 @@ struct TagOptions {
   bool crf = false;  // a linear-chain CRF on the per-token scores (NLL training, Viterbi decoding, scheme constraints)
 };
 
+// The characters the CNN reads of one word. Its memory is about 600 bytes a character (a 10 MB token took
+// 6.2 GiB), so a longer token (a pasted blob, a file without line breaks) is cut to its first ones; the
+// longest words of the recipes' corpora stay whole (UD EWT's URLs: up to 473 code points; CoNLL-2003: 61).
+inline constexpr std::size_t kMaxWordCharacters = 512;
+
 // A split cut into model pieces (text::plan_tag_pieces): piece p's tokens are its spans' tokens in order.
 struct EncodedTagSplit {
   std::vector<std::vector<std::int64_t>> ids, cases, tags;  // per piece; tags are label ids (-1: not scored)
@@ -76,6 +81,7 @@ struct EncodedTagSplit {
   std::vector<std::vector<std::int64_t>> bigrams;
   std::vector<text::Piece> spans;                            // per piece
   std::vector<std::vector<std::string>> gold;               // per sentence, in the model's scheme
+  std::int64_t char_truncated_words = 0;                    // words cut to kMaxWordCharacters for the CNN
   std::int64_t size() const { return static_cast<std::int64_t>(ids.size()); }
 };
 
