@@ -36,7 +36,10 @@ struct WordVectors {
   std::int64_t found_lowercase = 0;   // of them, found through their lowercased form only
   bool uncased = false;               // no word of the file has an ASCII capital (the fallback was on)
   std::int64_t vectors = 0;           // well-formed vector lines in the file
-  std::int64_t duplicates = 0;        // well-formed lines repeating an earlier word (the first one wins)
+  // Well-formed lines repeating an earlier word of the vocabulary: the first vector wins (as gensim's loader), and
+  // the repeat is counted, not an error, like a skipped line. A repeat of a word the vocabulary lacks changes
+  // nothing and is not counted (that would take a set of every word of the file: GloVe 840B has 2.2M).
+  std::int64_t duplicates = 0;
   std::int64_t bad_lines = 0;         // malformed lines skipped
   std::vector<std::string> bad_examples;  // "path:line: why" of the first kMaxBadExamples of them
   double seconds = 0.0;               // wall time of the load
