@@ -46,6 +46,12 @@ void TrainingRun::report_data_and_settings() {
                                            : "; the first at " + stats.value("first_invalid_utf8", ""),
                                        stats.value("skipped_bad", 0),
                                        stats.value("truncated", 0), meta.value("max_length", 0)));
+  if (meta.contains("data"))
+    for (const auto& [split, stats] : meta.at("data").items())
+      if (const std::int64_t cut = stats.value("char_truncated_words", std::int64_t{0}); cut > 0)
+        progress_->message(fmt::format("{} data: {} words longer than {} characters, the character CNN reads their "
+                                       "first {}", split, cut, stats.value("char_word_limit", std::int64_t{0}),
+                                       stats.value("char_word_limit", std::int64_t{0})));
   // Pre-trained vectors (words; the tagger's bigram pairs): the coverage line (also result.json's "vectors" /
   // "bigram_vectors") and the malformed lines skipped.
   for (const char* key : {"vectors", "bigram_vectors"}) {
@@ -62,6 +68,9 @@ void TrainingRun::report_data_and_settings() {
         cov.at("tokens_found").get<std::int64_t>(), cov.at("tokens").get<std::int64_t>(),
         cov.at("tokens_pct").get<double>(), v.at("bad_lines").get<std::int64_t>(),
         1e3 * v.at("load_seconds").get<double>()));
+    if (const std::int64_t repeats = v.value("duplicates", std::int64_t{0}); repeats > 0)
+      progress_->message(fmt::format("  {} lines repeat a word given earlier in the file: its first vector is kept",
+                                     repeats));
     for (const nlohmann::json& bad : v.at("bad_line_examples")) progress_->message("  skipped " + bad.get<std::string>());
   }
 }

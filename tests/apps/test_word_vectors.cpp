@@ -2,6 +2,7 @@
 // here (bad lines under both policies, duplicate words, \r\n, a line across the reader's chunks, the
 // lowercase fallback), coverage counts, and the real GloVe 6B 50-d subset looked up for MR and SST.
 #include <doctest/doctest.h>
+#include <fmt/core.h>
 
 #include <zlib.h>
 
@@ -73,7 +74,7 @@ TEST_CASE("word vectors: GloVe text, plain and gzip alike; first occurrence wins
 
 TEST_CASE("word vectors: a line longer than the reader's chunk and a file of many chunks") {
   std::string text;
-  for (int i = 0; i < 70000; ++i) text += "w" + std::to_string(i) + " " + std::to_string(i) + " 0.25\n";  // ~1.1 MB
+  for (int i = 0; i < 70000; ++i) text += fmt::format("w{} {} 0.25\n", i, i);  // ~1.1 MB
   const Vocabulary v = vocab_of("w0 w31337 w69999");
   for (const std::string& path : {write_temp_file("many.txt", text), write_temp_gz("many.txt.gz", text)}) {
     const WordVectors g = load_word_vectors(path, v);
@@ -230,7 +231,7 @@ TEST_CASE("word vectors: word2vec header; unreadable, corrupt and empty files ar
   }
   // A gzip stream cut short is a read error, not a silently shorter file.
   std::string text;
-  for (int i = 0; i < 5000; ++i) text += "w" + std::to_string(i) + " 0.5 1.5\n";
+  for (int i = 0; i < 5000; ++i) text += fmt::format("w{} 0.5 1.5\n", i);  // not "w" + ...: GCC 12's -Wrestrict
   const std::string gz = write_temp_gz("cut.txt.gz", text);
   std::string bytes;
   {

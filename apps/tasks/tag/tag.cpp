@@ -566,8 +566,10 @@ nlohmann::json SequenceTagging::metadata() const {
     if (size(s) > 0) {
       data[split_name(s)] = tagged_stats_json(data_[static_cast<int>(s)].stats);
       data[split_name(s)]["pieces"] = size(s);  // the model's sequences (cut or packed sentences)
-      if (const std::int64_t cut = split_(s).char_truncated_words; cut > 0)
+      if (const std::int64_t cut = split_(s).char_truncated_words; cut > 0) {
         data[split_name(s)]["char_truncated_words"] = cut;  // read by the CNN up to kMaxWordCharacters
+        data[split_name(s)]["char_word_limit"] = kMaxWordCharacters;
+      }
     }
   return {{"vocabulary", vocab_.to_json()},
           {"labels", labels_.to_json()},
