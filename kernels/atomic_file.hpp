@@ -2,7 +2,9 @@
 // The project's one way to write a result file: checkpoints, result.json, benchmark reports and plots are
 // all written through here, so a run killed mid-write never leaves a half-written file behind.
 // The bytes go to a temp file beside the target (same filesystem), are fsynced, and the temp file is renamed
-// over the target; the directory is then fsynced (best effort) so the rename itself survives a crash.
+// over the target; the directory is then fsynced (best effort) so the rename itself survives a crash. A symlink
+// has the file it points to replaced; a device or FIFO (/dev/null, /dev/stdout) is written in place; a directory
+// is an error.
 #include <cstddef>
 #include <string>
 #include <string_view>

@@ -182,3 +182,31 @@ def test_dgl_data_utils_paths_and_info_files(tmp_path):
         load_info(str(tmp_path / "missing.pkl"))
     with pytest.raises(topograph.DGLError, match="info must be a dict, got list"):
         save_info(str(path), [1])
+
+
+def test_a_fifo_is_written_in_place_a_symlink_followed_a_directory_refused(tmp_path):
+    """A device or FIFO (/dev/null, /dev/stdout) is written in place, not replaced by a renamed temp file; a
+    symlink keeps pointing at the file, which is replaced; a directory is a DGLError."""
+    import stat
+
+    g = topograph.graph(([0, 1], [1, 2]))
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # open first, so the writer's open does not wait
+    try:
+        topograph.save_graphs(str(fifo), [g])  # a few KB: within the pipe's buffer
+        got = os.read(reader, 1 << 20)
+    finally:
+        os.close(reader)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert len(got) > 0
+    target = tmp_path / "graphs.bin"
+    link = tmp_path / "link.bin"
+    os.symlink(target, link)
+    topograph.save_graphs(str(link), [g])
+    assert os.path.islink(link) and topograph.load_graphs(str(target))[0][0].num_edges() == 2
+    with pytest.raises(topograph.DGLError, match="is an existing directory"):
+        topograph.save_graphs(str(tmp_path), [g])
+    from topograph.data.utils import save_info
+    with pytest.raises(topograph.DGLError, match="it is a directory"):
+        save_info(str(tmp_path), {"a": 1})

@@ -7,6 +7,7 @@ crash leaves the old file or the new one, never half of one."""
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from typing import Dict, List, Optional, Tuple
 
@@ -55,7 +56,16 @@ def save_graphs(filename: str, g_list, labels: Optional[Dict[str, torch.Tensor]]
 
 def write_atomically(filename: str, write) -> None:
     """write(f) into a temporary file beside filename (its folder made if missing), synced, then renamed over
-    it: a reader sees the old file or the new one whole, never a part, also when the process is killed."""
+    it: a reader sees the old file or the new one whole, never a part, also when the process is killed. As
+    kernels/atomic_file.hpp: a symlink has the file it points to replaced, a device or FIFO (/dev/null) is
+    written in place (a rename made it a regular file, run as root), a directory is a DGLError."""
+    filename = os.path.realpath(filename) if os.path.islink(filename) else filename
+    if os.path.isdir(filename):
+        raise DGLError(f"cannot write {filename}: it is a directory")
+    if os.path.exists(filename) and not stat.S_ISREG(os.stat(filename).st_mode):
+        with open(filename, "wb") as f:
+            write(f)
+        return
     folder = os.path.dirname(os.path.abspath(filename))
     os.makedirs(folder, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(filename) + ".", suffix=".tmp")

@@ -2,6 +2,8 @@
 // result.json is complete and written atomically, and the binary fails cleanly on malformed configs.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -370,6 +372,27 @@ TEST_CASE("write_file_atomically replaces a file whole and reports unwritable pa
   } catch (const Error& e) {
     CHECK(std::string(e.what()).find("no_such_dir") != std::string::npos);
   }
+  // A FIFO (as /dev/stdout in a pipe, /dev/null) is written in place: the rename made such a path a regular
+  // file (/dev/null, when run as root).
+  const std::string fifo = (dir / "fifo").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // first, so the writer's open does not wait
+  REQUIRE(reader >= 0);
+  write_file_atomically(fifo, "through the pipe\n");
+  char buffer[64] = {};
+  const ssize_t got = ::read(reader, buffer, sizeof buffer);
+  ::close(reader);
+  CHECK(std::string(buffer, got > 0 ? static_cast<std::size_t>(got) : 0) == "through the pipe\n");
+  CHECK(fs::is_fifo(fifo));
+  // A symlink keeps pointing at the file, which is replaced; a directory is an error saying so.
+  const std::string link = (dir / "link.json").string();
+  fs::create_symlink(path, link);
+  write_file_atomically(link, "via the link\n");
+  CHECK(fs::is_symlink(link));
+  std::ifstream again(path);
+  CHECK(std::string((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>()) == "via the link\n");
+  CHECK(topo::testing::error_of([&] { write_file_atomically(dir.string(), "x"); }).find("it is a directory") !=
+        std::string::npos);
   fs::remove_all(dir);
 }
 
