@@ -4,9 +4,11 @@
 // their own files (TOPO_BENCH_SUITE in bench/*_bench.cpp): nothing here names them.
 #include <cblas.h>
 #include <omp.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -37,6 +39,14 @@ int run(const std::string& suite_name, const std::string& json_path, int threads
   }
   TOPO_CHECK(!chosen.empty() || suite_name == "all", "unknown suite '{}'; known suites:\n{}  all        every suite",
              suite_name, suite_list());
+  // Checked before the suites run, not after: a report that cannot be written lost a whole run's results.
+  if (!json_path.empty()) {
+    const std::filesystem::path folder = std::filesystem::path(json_path).parent_path();
+    const std::string dir = folder.empty() ? "." : folder.string();
+    TOPO_CHECK(std::filesystem::is_directory(dir), "--json {}: the folder {} does not exist", json_path, dir);
+    TOPO_CHECK(!std::filesystem::is_directory(json_path), "--json {}: it is a directory, not a file", json_path);
+    TOPO_CHECK(::access(dir.c_str(), W_OK) == 0, "--json {}: the folder {} is not writable", json_path, dir);
+  }
   const topo::ThreadCount count = topo::configure_threads(threads);
   const topo::PrecisionChoice gemm_precision = topo::configure_gemm_precision(precision);
   Machine machine({.quick = quick});
@@ -59,6 +69,9 @@ int run(const std::string& suite_name, const std::string& json_path, int threads
     runner.set_suite(s->name);
     s->run(runner);
   }
+  TOPO_CHECK(only.empty() || !report.results().empty(), "--only '{}' matched no benchmark of {} (names: `topo-bench {} "
+             "--json FILE` lists them, each row's \"name\")", only, suite_name == "all" ? "any suite" : "suite " + suite_name,
+             suite_name);
 
   nlohmann::json machine_json = machine.to_json();  // after the suites: includes every triad size used
   machine_json["gemm_precision"] = topo::precision_name(gemm_precision.used);
@@ -104,6 +117,20 @@ int main(int argc, char** argv) {
                  "flash_attention, \"projection|weight gradient\"); the others are not timed");
   app.add_flag("--profile", profile, "where a step's time goes, by op category (suite models: the Star train step)");
   CLI11_PARSE(app, argc, argv);
+  if (app.count("--only") > 0) {
+    // An empty alternative is contained in every name: `--only ''` or 'a||b' would run the whole suite.
+    bool empty_alternative = only.empty();
+    for (std::size_t begin = 0, end; !empty_alternative; begin = end + 1) {
+      end = only.find('|', begin);
+      empty_alternative = (end == std::string::npos ? only.size() : end) == begin;
+      if (end == std::string::npos) break;
+    }
+    if (empty_alternative) {
+      std::fprintf(stderr, "topo-bench: --only '%s': an empty text (or alternative) would match every benchmark\n",
+                   only.c_str());
+      return 2;
+    }
+  }
 
   if (list || suite.empty()) {
     std::printf("suites:\n%s  all        every suite\n", suite_list().c_str());
