@@ -223,6 +223,19 @@ def test_khop_subgraph(k, inward):
     assert plain.num_nodes() == 6 and plain.num_edges() == len(induced)
 
 
+def test_khop_with_a_huge_k_stops_once_nothing_new_is_reached():
+    """k = 10**12 on a cycle: the walk ends when a hop reaches no new node (it looped k times: unbounded)."""
+    import time
+
+    cycle = topograph.graph(([0, 1, 2, 3], [1, 2, 3, 0]))
+    start = time.perf_counter()
+    sub, where = topograph.khop_out_subgraph(cycle, torch.tensor([0]), 10**12)
+    assert time.perf_counter() - start < 10
+    assert sub.ndata[NID].tolist() == [0, 1, 2, 3] and where.tolist() == [0]
+    assert topograph.khop_in_subgraph(sample_graph(), [3, 1], 10**9)[0].ndata[NID].tolist() == \
+        khop_reference(U, V, [3, 1], 50, True)
+
+
 def test_khop_on_two_relations_and_errors():
     hg = two_relations()
     sub, where = topograph.khop_in_subgraph(hg, {"u": [2]}, 2)

@@ -57,6 +57,11 @@ def test_spmatrix_defaults_and_errors():
         sp.from_csr(torch.tensor([0, 2]), torch.tensor([0]))
     with pytest.raises(ValueError, match="must not decrease"):
         sp.from_csr(torch.tensor([0, 2, 1, 3]), torch.tensor([0, 1, 2]))
+    # an indptr for 1 row under a shape of 2 rows put both entries in row 0, without a word
+    with pytest.raises(ValueError, match="from_csr: indptr has 2 entries; a matrix of 2 rows needs 3"):
+        sp.from_csr(torch.tensor([0, 2]), torch.tensor([0, 1]), shape=(2, 2))
+    with pytest.raises(ValueError, match="from_csc: indptr has 4 entries; a matrix of 2 columns needs 3"):
+        sp.from_csc(torch.tensor([0, 1, 2, 2]), torch.tensor([0, 1]), shape=(2, 2))
 
 
 def test_to_dense_coalesce_and_duplicates():

@@ -285,6 +285,7 @@ def _khop(g: DGLGraph, nodes, k, relabel_nodes: bool, store_ids: bool, output_de
     seeds = {t: g._checked_ids(ids, g.num_nodes(t), f"{what}: node of {t!r}").cpu() for t, ids in nodes.items()}
     empty = torch.zeros(0, dtype=torch.int64)
     hops, last = [seeds], seeds
+    reached = {t: torch.unique(ids.to(torch.int64)) for t, ids in seeds.items()}
     for _ in range(int(k)):
         found = {t: [] for t in g.ntypes}
         for s, e, d in g.canonical_etypes:
@@ -295,6 +296,11 @@ def _khop(g: DGLGraph, nodes, k, relabel_nodes: bool, store_ids: bool, output_de
                 found[d].append(v[torch.isin(u, last.get(s, empty))])
         last = {t: torch.unique(torch.cat(ids)) if ids else empty for t, ids in found.items()}
         hops.append(last)
+        # A hop that reaches no node outside the earlier hops ends the walk: every later hop's nodes are
+        # neighbours of nodes already reached, so already reached (k = 10**12 on a 4-node cycle ran unbounded).
+        if all(bool(torch.isin(ids, reached.get(t, empty)).all()) for t, ids in last.items()):
+            break
+        reached = {t: torch.unique(torch.cat([reached.get(t, empty), last.get(t, empty)])) for t in g.ntypes}
     kept, inverse = {}, {}
     for t in g.ntypes:
         kept[t], inverse[t] = torch.unique(torch.cat([h.get(t, empty) for h in hops]), return_inverse=True)

@@ -291,7 +291,15 @@ def from_csr(indptr: torch.Tensor, indices: torch.Tensor, val: Optional[torch.Te
     rows = _expand_indptr(indptr, indices, "from_csr")
     if shape is None:
         shape = (indptr.numel() - 1, int(indices.max()) + 1 if indices.numel() else 0)
+    _check_indptr_length(indptr, _shape(shape)[0], "from_csr", "rows")
     return from_coo(rows, indices, val, shape)
+
+
+def _check_indptr_length(indptr: torch.Tensor, count: int, what: str, of: str) -> None:
+    # An indptr of the wrong length put every entry in the rows it did describe (2 entries for 2 rows: both
+    # landed in row 0), a matrix other than the one meant, without a word.
+    if indptr.numel() != count + 1:
+        raise ValueError(f"{what}: indptr has {indptr.numel()} entries; a matrix of {count} {of} needs {count + 1}")
 
 
 def from_csc(indptr: torch.Tensor, indices: torch.Tensor, val: Optional[torch.Tensor] = None,
@@ -300,6 +308,7 @@ def from_csc(indptr: torch.Tensor, indices: torch.Tensor, val: Optional[torch.Te
     cols = _expand_indptr(indptr, indices, "from_csc")
     if shape is None:
         shape = (int(indices.max()) + 1 if indices.numel() else 0, indptr.numel() - 1)
+    _check_indptr_length(indptr, _shape(shape)[1], "from_csc", "columns")
     return from_coo(indices, cols, val, shape)
 
 
