@@ -144,3 +144,35 @@ def test_formats_are_built_on_use_and_copy_u_sum_builds_no_edge_ids():
         g.formats(["csx"])
     g.create_formats_()
     assert g._g.built_formats(0) == (True, True, True, True)
+
+
+def test_feature_rows_of_some_nodes_and_edges_as_dgl():
+    """g.nodes[ids].data / g.edges[eids].data (DGL's NodeDataView / EdgeDataView over ids): reading gives those
+    rows, writing sets them out of place, a new name starts as zeros elsewhere; ids were read as a node type."""
+    g = topograph.graph((torch.tensor([0, 1, 2]), torch.tensor([1, 2, 0])))
+    g.ndata["x"] = torch.arange(6.0).reshape(3, 2)
+    assert g.nodes[torch.tensor([0, 2])].data["x"].tolist() == [[0.0, 1.0], [4.0, 5.0]]
+    assert g.nodes[1].data["x"].tolist() == [[2.0, 3.0]] and g.nodes[:].data["x"].shape == (3, 2)
+    before = g.ndata["x"]
+    g.nodes[[1]].data["x"] = torch.tensor([[9.0, 9.0]])
+    assert g.ndata["x"].tolist() == [[0.0, 1.0], [9.0, 9.0], [4.0, 5.0]] and before[1].tolist() == [2.0, 3.0]
+    g.nodes[[0, 2]].data["y"] = torch.ones(2)
+    assert g.ndata["y"].tolist() == [1.0, 0.0, 1.0]
+    g.edata["w"] = torch.tensor([1.0, 2.0, 3.0])
+    assert g.edges[[2, 0]].data["w"].tolist() == [3.0, 1.0]
+    assert g.edges[(torch.tensor([1]), torch.tensor([2]))].data["w"].tolist() == [2.0]  # the edge 1 -> 2
+    g.edges[[1]].data["w"] = torch.tensor([7.0])
+    assert g.edata["w"].tolist() == [1.0, 7.0, 3.0]
+    hg = topograph.heterograph({("u", "r", "v"): ([0, 1], [1, 0])})
+    hg.nodes["u"].data["h"] = torch.tensor([[1.0], [2.0]])
+    assert hg.nodes[([1], "u")].data["h"].tolist() == [[2.0]]
+    with pytest.raises(topograph.DGLError, match=r"id 5 out of range \[0, 3\)"):
+        g.nodes[[5]].data["x"]
+    with pytest.raises(topograph.DGLError, match="expected a tensor of 1 rows"):
+        g.nodes[[0]].data["x"] = torch.ones(2, 2)
+    with pytest.raises(topograph.DGLError, match="the feature is torch.float32"):
+        g.nodes[[0]].data["x"] = torch.ones(1, 3)
+    with pytest.raises(topograph.DGLError, match="not supported"):
+        del g.nodes[[0]].data["x"]
+    with pytest.raises(topograph.DGLError, match="full slice"):
+        g.nodes[0:2]

@@ -72,6 +72,50 @@ class _Features:
         self.data = frame
 
 
+class _RowFeatures(MutableMapping):
+    """DGL's NodeDataView / EdgeDataView over some ids (``g.nodes[ids].data``, ``g.edges[eids].data``): a name
+    reads those rows; writing sets them, out of place (index_copy: autograd sees both), a name new to the frame
+    starting as zeros elsewhere, as DGL's frame initializer; deleting is refused (a subset has no own column)."""
+
+    def __init__(self, frame, ids: torch.Tensor, what: str):
+        self._frame, self._ids, self._what = frame, ids, what
+
+    def __getitem__(self, name: str) -> torch.Tensor:
+        column = self._frame[name]
+        return column[self._ids.to(column.device)]
+
+    def __setitem__(self, name: str, value) -> None:
+        if not isinstance(value, torch.Tensor):
+            raise DGLError(f"{self._what}[{name!r}]: expected a tensor, got {type(value).__name__}")
+        if value.dim() == 0 or value.shape[0] != self._ids.numel():
+            raise DGLError(f"{self._what}[{name!r}]: expected a tensor of {self._ids.numel()} rows (one per id), "
+                           f"got shape {tuple(value.shape)}")
+        ids = self._ids.to(value.device)
+        if name in self._frame:
+            column = self._frame[name]
+            if column.shape[1:] != value.shape[1:] or column.dtype != value.dtype:
+                raise DGLError(f"{self._what}[{name!r}]: the feature is {column.dtype} {tuple(column.shape[1:])} a "
+                               f"row, the value {value.dtype} {tuple(value.shape[1:])}")
+            self._frame[name] = column.index_copy(0, ids.to(column.device), value.to(column.device))
+        else:
+            rows = self._frame._rows()
+            zeros = torch.zeros((rows,) + tuple(value.shape[1:]), dtype=value.dtype, device=value.device)
+            self._frame[name] = zeros.index_copy(0, ids, value)
+
+    def __delitem__(self, name: str) -> None:
+        raise DGLError(f"{self._what}: deleting {name!r} from a subset of the rows is not supported (as in DGL); "
+                       "delete it from g.ndata / g.edata")
+
+    def __iter__(self):
+        return iter(self._frame)
+
+    def __len__(self) -> int:
+        return len(self._frame)
+
+    def __contains__(self, name) -> bool:
+        return name in self._frame
+
+
 class _NodeSpace:
     """DGL's NodeView: ``g.nodes(ntype)`` gives the ids 0..n-1, ``g.nodes[ntype].data`` the features; a block's
     srcnodes / dstnodes are its source / destination side (`side` 'src' / 'dst'; '' for a graph's nodes)."""
@@ -88,8 +132,25 @@ class _NodeSpace:
             ntype = types[0]
         return g._stored_ntype(ntype, self._side)
 
-    def __getitem__(self, ntype: str) -> _Features:
-        return _Features(_mp().node_frame(self._graph, self._stored(ntype)))
+    def __getitem__(self, key) -> _Features:
+        # DGL's keys: a node type (or None, or the full slice ':'), some node ids of the one node type, or
+        # (ids, node type).
+        ids, ntype = None, key
+        if isinstance(key, slice):
+            if key != slice(None):
+                raise DGLError(f"g.nodes[{key!r}]: only the full slice ':' is supported (as in DGL)")
+            ntype = None
+        elif isinstance(key, tuple):
+            ids, ntype = key
+        elif key is not None and not isinstance(key, str):
+            ids, ntype = key, None
+        stored = self._stored(ntype)
+        frame = _mp().node_frame(self._graph, stored)
+        if ids is None:
+            return _Features(frame)
+        what = f"g.nodes[ids{'' if ntype is None else ', ' + repr(ntype)}].data"
+        return _Features(_RowFeatures(frame, self._graph._checked_ids(ids, self._graph.num_nodes(stored), what),
+                                      what))
 
     def __call__(self, ntype: Optional[str] = None) -> torch.Tensor:
         return torch.arange(self._graph.num_nodes(self._stored(ntype)), dtype=self._graph.idtype)
@@ -104,5 +165,20 @@ class _EdgeSpace:
     def __call__(self, form: str = "uv", order: str = "eid", etype=None):
         return self._graph.all_edges(form, order, etype)
 
-    def __getitem__(self, etype) -> _Features:
-        return _Features(_mp().edge_frame(self._graph, self._graph._relation(etype)))
+    def __getitem__(self, key) -> _Features:
+        # DGL's keys: a relation (a name, a canonical triple, None or ':'), some edge ids of the one relation, or
+        # the edges between (u, v) ids.
+        g = self._graph
+        if isinstance(key, slice):
+            if key != slice(None):
+                raise DGLError(f"g.edges[{key!r}]: only the full slice ':' is supported (as in DGL)")
+            key = None
+        if key is None or isinstance(key, str) or (isinstance(key, tuple) and len(key) == 3):
+            return _Features(_mp().edge_frame(g, g._relation(key)))
+        relation = g._relation(None)
+        frame = _mp().edge_frame(g, relation)
+        if isinstance(key, tuple) and len(key) == 2:  # (u, v): the edges between them, as g.edge_ids
+            eids = g.edge_ids(*key)
+        else:
+            eids = g._checked_ids(key, g.num_edges(), "g.edges[ids].data")
+        return _Features(_RowFeatures(frame, torch.as_tensor(eids).reshape(-1).to(torch.int64), "g.edges[ids].data"))
