@@ -141,6 +141,11 @@ def test_sampler_takes_dgl_prefetch_output_device_and_fused():
         NeighborSampler([2], prefetch_node_feats=["feat"]).sample(g, torch.tensor([0]))
     with pytest.raises(topograph.DGLError, match="prefetch_edge_feats names 'weight', no edge feature"):
         NeighborSampler([2], prefetch_edge_feats=["weight"]).sample(g, torch.tensor([0]))
+    # fanouts not a list (len() of an int was the error); a mask named as mask, not as prob
+    with pytest.raises(TypeError, match="fanouts must be a list, one fan-out per layer"):
+        NeighborSampler(3)
+    with pytest.raises(topograph.DGLError, match="mask names the edge feature 'm', which no relation"):
+        NeighborSampler([2], mask="m").sample(g, torch.tensor([0]))
     h = topograph.heterograph({("u", "f", "u"): ([0, 1], [1, 2]), ("i", "b", "u"): ([0, 1], [2, 2])})
     h.nodes["u"].data["x"] = torch.ones(3, 2)
     NeighborSampler([2], prefetch_node_feats={"u": ["x"]}).sample(h, {"u": torch.tensor([2])})

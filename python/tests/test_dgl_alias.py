@@ -134,6 +134,8 @@ def test_the_runner_without_a_script_says_how_to_call_it(tmp_path):
     r = run_python(["-m", "topograph.dgl_alias", str(tmp_path / "missing.py")], tmp_path)
     assert r.returncode == 2
     assert "missing.py: no such file" in r.stderr and "usage: python -m topograph.dgl_alias SCRIPT" in r.stderr
+    r = run_python(["-m", "topograph.dgl_alias", str(tmp_path)], tmp_path)
+    assert r.returncode == 2 and "a directory, not a script" in r.stderr
     r = run_python(["-m", "topograph.dgl_alias"], tmp_path)
     assert r.returncode == 2 and "usage:" in r.stderr
     script = tmp_path / "train.py"

@@ -101,7 +101,8 @@ def main(argv=None) -> int:
         return 0 if argv else 2
     script = argv[0]
     if not os.path.isfile(script):
-        print(f"topograph.dgl_alias: {script}: no such file\n{_USAGE}", file=sys.stderr)
+        why = "a directory, not a script" if os.path.isdir(script) else "no such file"
+        print(f"topograph.dgl_alias: {script}: {why}\n{_USAGE}", file=sys.stderr)
         return 2
     install()
     sys.argv = argv  # as `python SCRIPT ARGS...` would see them

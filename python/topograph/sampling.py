@@ -71,16 +71,16 @@ def sample_neighbors(g: DGLGraph, nodes, fanout, edge_dir: str = "in", prob: Opt
 DGLGraph.sample_neighbors = sample_neighbors
 
 
-def _sampling_options(g: DGLGraph, edge_dir, prob, replace, what: str) -> tuple:
+def _sampling_options(g: DGLGraph, edge_dir, prob, replace, what: str, arg: str = "prob") -> tuple:
     """(edge_dir, replace, weights) checked for the core: weights per relation of g, the edge feature `prob` as
     float32 [E] on the CPU (the feature itself when it is one), None where the relation lacks it; [] for
-    prob None (uniform everywhere)."""
+    prob None (uniform everywhere). `arg`: the caller's name for it in errors (NeighborSampler's mask too)."""
     if edge_dir not in EDGE_DIRS:
         raise DGLError(f"{what}: edge_dir must be 'in' or 'out', got {edge_dir!r}")
     if prob is None:
         return edge_dir, bool(replace), []
     if not isinstance(prob, str):
-        raise TypeError(f"{what}: prob must name an edge feature (a str) or be None, got {prob!r}")
+        raise TypeError(f"{what}: {arg} must name an edge feature (a str) or be None, got {prob!r}")
     from . import _message_passing as mp
 
     frames, weights = mp.frames(g), []
@@ -90,14 +90,14 @@ def _sampling_options(g: DGLGraph, edge_dir, prob, replace, what: str) -> tuple:
             weights.append(None)
             continue
         if value.dtype not in PROB_DTYPES:
-            raise TypeError(f"{what}: prob feature {prob!r} of {etype} must be float32, float64, bool, uint8 or int8 "
+            raise TypeError(f"{what}: {arg} feature {prob!r} of {etype} must be float32, float64, bool, uint8 or int8 "
                             f"(as DGL's), got {value.dtype}")
         if not (value.dim() == 1 or value.dim() == 2 and value.shape[1] == 1):
-            raise DGLError(f"{what}: prob feature {prob!r} of {etype} must hold one value per edge ([E] or [E, 1]), "
+            raise DGLError(f"{what}: {arg} feature {prob!r} of {etype} must hold one value per edge ([E] or [E, 1]), "
                            f"got shape {list(value.shape)}")
         weights.append(value.detach().reshape(-1).to(device="cpu", dtype=torch.float32).contiguous())
     if all(w is None for w in weights):
-        raise DGLError(f"{what}: prob names the edge feature {prob!r}, which no relation of the graph has")
+        raise DGLError(f"{what}: {arg} names the edge feature {prob!r}, which no relation of the graph has")
     return edge_dir, bool(replace), weights
 
 

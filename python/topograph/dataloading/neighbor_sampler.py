@@ -6,6 +6,7 @@ sources, then the sampled neighbours) and makes the block's sources the next lay
 layer first. All of a batch's layers are one call into the core (graph/sampling.hpp sample_blocks)."""
 from __future__ import annotations
 
+from collections import abc
 from collections.abc import Mapping
 from typing import List, Optional, Sequence
 
@@ -52,6 +53,9 @@ class MultiLayerNeighborSampler(BlockSampler):
     def __init__(self, fanouts: Sequence, edge_dir: str = "in", prob: Optional[str] = None,
                  mask: Optional[str] = None, replace: bool = False, prefetch_node_feats=None, prefetch_labels=None,
                  prefetch_edge_feats=None, output_device=None, fused: bool = True):
+        if isinstance(fanouts, (str, bytes)) or not isinstance(fanouts, abc.Sequence):
+            raise TypeError("MultiLayerNeighborSampler: fanouts must be a list, one fan-out per layer (as DGL's), "
+                            f"got {fanouts!r}")
         if len(fanouts) == 0:
             raise ValueError("MultiLayerNeighborSampler: fanouts must name at least one layer")
         if edge_dir not in EDGE_DIRS:
@@ -61,6 +65,7 @@ class MultiLayerNeighborSampler(BlockSampler):
                              "the probability by the mask instead")
         self.fanouts, self.edge_dir, self.replace = list(fanouts), edge_dir, replace
         self.prob = prob if prob is not None else mask
+        self._prob_name = "prob" if prob is not None else "mask"  # which argument an error names
         self.prefetch = [("node", "prefetch_node_feats", prefetch_node_feats or []),
                          ("node", "prefetch_labels", prefetch_labels or []),
                          ("edge", "prefetch_edge_feats", prefetch_edge_feats or [])]
@@ -78,7 +83,7 @@ class MultiLayerNeighborSampler(BlockSampler):
         for kind, what, names in self.prefetch:
             check_feature_names(g, names, kind, f"MultiLayerNeighborSampler: {what}")
         edge_dir, replace, weights = _sampling_options(g, self.edge_dir, self.prob, self.replace,
-                                                       "MultiLayerNeighborSampler")
+                                                       "MultiLayerNeighborSampler", self._prob_name)
         single = not isinstance(seed_nodes, Mapping)
         sets = _node_sets(g, seed_nodes, "MultiLayerNeighborSampler")
         types = g.ntypes
