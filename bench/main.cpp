@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <limits>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -103,13 +104,14 @@ int main(int argc, char** argv) {
   std::vector<std::int64_t> sizes;
   app.add_option("suite", suite, "suite to run, or `all`");
   app.add_option("--json", json_path, "write the JSON report here (atomically)");
+  // CLI::Range, not CLI::PositiveNumber: its message for 0 read "not in range 0.000000 to 1.79...e308".
   app.add_option("--threads", threads, "OpenMP (and OpenBLAS) threads; default: the cores this process may use")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, std::numeric_limits<int>::max()));
   app.add_flag("--quick", quick, "fewer repetitions (smoke runs, CI)");
   app.add_flag("--list", list, "list the suites and exit");
   app.add_option("--sizes", sizes, "problem sizes to sweep instead of the suite's own (models: sentence lengths)")
       ->delimiter(',')
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(std::int64_t{1}, std::numeric_limits<std::int64_t>::max()));
   app.add_option("--precision", precision,
                  "GEMM precision of the suites: fp32 | bf16 (AVX512_BF16 CPUs; fp32 elsewhere, said on stderr); a "
                  "bf16 row is judged against the machine's bf16 peak; suite models also times Star at fp32 for the ratio");

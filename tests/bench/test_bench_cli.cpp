@@ -44,6 +44,9 @@ TEST_CASE("topo-bench: --json and --only that cannot give a report are refused u
   o = run_bench("ops --json " + folder);
   CHECK(o.status == 1);
   CHECK(topo::testing::contains(o.output, "it is a directory, not a file"));
+  o = run_bench("ops --sizes 64,0");  // CLI11's PositiveNumber said "0 not in range 0.000000 to 1.79...e308"
+  CHECK(o.status != 0);
+  CHECK(topo::testing::contains(o.output, "--sizes: Value 0 not in range 1 to 9223372036854775807"));
   o = run_bench("ops --quick --threads 1 --only no_such_benchmark_name");
   CHECK(o.status == 1);
   CHECK(topo::testing::contains(o.output, "--only 'no_such_benchmark_name' matched no benchmark of suite ops"));
