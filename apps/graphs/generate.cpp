@@ -41,13 +41,13 @@ double parse_number(const std::string& key, const std::string& value, const std:
   double v = 0;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
   TOPO_CHECK(!value.empty() && ec == std::errc() && end == value.data() + value.size() && std::isfinite(v),
-             "invalid --data '{}': {}='{}' is not a number", spec, key, value);
+             "invalid generated graph '{}': {}='{}' is not a number", spec, key, value);
   return v;
 }
 
 std::int64_t parse_count(const std::string& key, const std::string& value, const std::string& spec) {
   const double v = parse_number(key, value, spec);
-  TOPO_CHECK(v == std::floor(v) && v >= 1 && v <= 9.0e15, "invalid --data '{}': {}={} must be a whole number >= 1",
+  TOPO_CHECK(v == std::floor(v) && v >= 1 && v <= 9.0e15, "invalid generated graph '{}': {}={} must be a whole number >= 1",
              spec, key, value);
   return static_cast<std::int64_t>(v);
 }
@@ -204,7 +204,7 @@ std::int64_t GeneratedGraphSpec::split_count(double share) const {
 bool is_generated_graph_spec(const std::string& text) { return text.rfind("csbm:", 0) == 0 || text.rfind("rmat:", 0) == 0; }
 
 GeneratedGraphSpec parse_generated_graph_spec(const std::string& text) {
-  TOPO_CHECK(is_generated_graph_spec(text), "invalid --data '{}': a generated graph is csbm:KEY=VALUE,... or rmat:KEY=VALUE,...",
+  TOPO_CHECK(is_generated_graph_spec(text), "invalid generated graph '{}': a generated graph is csbm:KEY=VALUE,... or rmat:KEY=VALUE,...",
              text);
   GeneratedGraphSpec s;
   s.kind = text.substr(0, 4);
@@ -214,9 +214,9 @@ GeneratedGraphSpec parse_generated_graph_spec(const std::string& text) {
   for (std::string item; std::getline(items, item, ',');) {
     if (item.empty()) continue;
     const auto eq = item.find('=');
-    TOPO_CHECK(eq != std::string::npos, "invalid --data '{}': '{}' is not KEY=VALUE", text, item);
+    TOPO_CHECK(eq != std::string::npos, "invalid generated graph '{}': '{}' is not KEY=VALUE", text, item);
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
-    TOPO_CHECK(!seen[key], "invalid --data '{}': {} is given twice", text, key);
+    TOPO_CHECK(!seen[key], "invalid generated graph '{}': {} is given twice", text, key);
     seen[key] = true;
     if (key == "nodes") s.nodes = parse_count(key, value, text);
     else if (key == "degree") s.degree = parse_number(key, value, text);
@@ -232,11 +232,11 @@ GeneratedGraphSpec parse_generated_graph_spec(const std::string& text) {
     else if (!csbm && key == "b") s.b = parse_number(key, value, text);
     else if (!csbm && key == "c") s.c = parse_number(key, value, text);
     else
-      fail("invalid --data '{}': unknown key '{}' for {} (keys: nodes, degree, classes, features, {}, snr, train, dev, "
+      fail("invalid generated graph '{}': unknown key '{}' for {} (keys: nodes, degree, classes, features, {}, snr, train, dev, "
            "test, seed)",
            text, key, s.kind, csbm ? "homophily" : "a, b, c");
   }
-  auto bad = [&](const std::string& why) { fail("invalid --data '{}': {}", text, why); };
+  auto bad = [&](const std::string& why) { fail("invalid generated graph '{}': {}", text, why); };
   if (s.nodes < 2 || s.nodes >= kMaxNodes) bad(fmt::format("nodes={} must be in [2, 2^31)", s.nodes));
   if (!(s.degree > 0) || s.degree > static_cast<double>(s.nodes - 1))
     bad(fmt::format("degree={:g} must be > 0 and below nodes={}", s.degree, s.nodes));

@@ -130,6 +130,7 @@ TEST_CASE("node-classify: bad data lines and settings are named") {
   CHECK(error_of([] { read_node_dataset("/nonexistent/karate.txt"); }).find("/nonexistent/karate.txt") !=
         std::string::npos);
   const auto dir = topo::testing::fresh_temp_dir("node_bad");
+  CHECK(error_of([&] { read_node_dataset(dir.string()); }).find("is a directory, not a graph file") != std::string::npos);
   TrainConfig c = node_config("gcn", dir);
   CHECK(error_of([&] { c.set("model", "star").validate(); }).find("node-classify needs a model that reads a graph: gcn, gat") !=
         std::string::npos);

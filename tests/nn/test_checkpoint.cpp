@@ -210,11 +210,12 @@ TEST_CASE("checkpoint: a failed save leaves no partial or stray file and keeps t
   const std::string missing = (dir / "no_such_dir" / "x.ckpt").string();
   CHECK(contains(error_of([&] { nn::save_checkpoint(missing, a, nullptr, nullptr, 0); }), missing));
   CHECK(listing(dir).empty());
-  // The target is a non-empty directory: the temp file is fully written, then the rename fails; the
-  // temp file must be removed and the directory untouched.
+  // The target is a non-empty directory: refused before any temp file is made (kernels/atomic_file.cpp), the
+  // directory untouched.
   const fs::path blocker = dir / "blocker";
   fs::create_directories(blocker / "inside");
-  CHECK(contains(error_of([&] { nn::save_checkpoint(blocker.string(), a, nullptr, nullptr, 0); }), "rename"));
+  CHECK(contains(error_of([&] { nn::save_checkpoint(blocker.string(), a, nullptr, nullptr, 0); }),
+                 "it is a directory"));
   CHECK(listing(dir) == std::vector<std::string>{"blocker"});
   CHECK(listing(blocker) == std::vector<std::string>{"inside"});
   // Overwriting an existing checkpoint replaces it whole.

@@ -32,6 +32,7 @@ NodeDataset read_node_dataset(const std::string& path) {
   if (path.size() > 4 && path.compare(path.size() - 4, 4, ".npz") == 0) return read_npz_node_dataset(path);
   std::ifstream in(path);
   TOPO_CHECK(in.good(), "node-classify: cannot open data file {}", path);
+  TOPO_CHECK(!std::filesystem::is_directory(path), "node-classify: {} is a directory, not a graph file", path);
   NodeDataset d;
   std::vector<char> has_label;
   std::error_code size_error;
