@@ -297,6 +297,18 @@ def test_graphs_pickle_with_their_batch_and_features():
     for bl in (block, back):
         bl.update_all(fn.u_mul_e("h", "w", "m"), fn.sum("m", "out"))
     assert torch.equal(back.dstdata["out"], block.dstdata["out"])
+    # a tampered or foreign state: an error naming what disagrees, before anything is built (it raised
+    # "'zz' is not in list" or IndexError, or built a graph with an edge dropped)
+    from topograph._pickle import restore_graph
+    edges = [(torch.tensor([0, 1]), torch.tensor([1, 0]))]
+    with pytest.raises(topograph.DGLError, match=r"lists 2 sources and 2 destinations against 1 counted edges"):
+        restore_graph(["_N"], [("_N", "_E", "_N")], [[2]], [[1]], edges, {}, "cpu")
+    with pytest.raises(topograph.DGLError, match=r"names a node type outside \['_N'\]"):
+        restore_graph(["_N"], [("_N", "_E", "zz")], [[2]], [[2]], edges, {}, "cpu")
+    with pytest.raises(topograph.DGLError, match="per-graph count lists of different lengths"):
+        restore_graph(["_N"], [("_N", "_E", "_N")], [[1, 1]], [[2]], edges, {}, "cpu")
+    with pytest.raises(topograph.DGLError, match="expected lists"):
+        restore_graph(None, None, None, None, None, {}, "cpu")
     wide = block.long()  # astype goes the same way
     assert wide.is_block and wide.idtype == torch.int64 and torch.equal(wide.dstdata["out"], block.dstdata["out"])
 

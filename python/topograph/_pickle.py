@@ -11,6 +11,7 @@ from typing import Dict, List, Tuple
 import torch
 
 from . import _C
+from ._base import DGLError
 
 
 def reduce_graph(g) -> tuple:
@@ -27,6 +28,33 @@ def reduce_graph(g) -> tuple:
     return restore_graph, (types, relations, node_counts, edge_counts, edges, features, str(g.device), g.is_block)
 
 
+def _check_state(types, relations, node_counts, edge_counts, edges) -> None:
+    """A pickled graph's counts agree with its edges and types before anything is built: a tampered or foreign
+    state raised ValueError("'zz' is not in list") or IndexError, or built a graph that dropped edges silently."""
+    def bad(why: str):
+        raise DGLError(f"unpickling a graph: the state is inconsistent: {why}")
+
+    try:
+        types, relations = list(types), [tuple(r) for r in relations]
+        node_counts, edge_counts, edges = list(node_counts), list(edge_counts), list(edges)
+    except TypeError:
+        bad("expected lists of types, relations, counts and edges")
+    if len(node_counts) != len(types):
+        bad(f"{len(node_counts)} node count lists for {len(types)} node types")
+    if len(edge_counts) != len(relations) or len(edges) != len(relations):
+        bad(f"{len(edge_counts)} edge count lists and {len(edges)} edge lists for {len(relations)} relations")
+    sizes = {len(c) for c in node_counts + edge_counts}
+    if len(sizes) > 1:
+        bad(f"per-graph count lists of different lengths {sorted(sizes)}")
+    for r, c in enumerate(relations):
+        if len(c) != 3 or c[0] not in types or c[2] not in types:
+            bad(f"relation {c!r} names a node type outside {types}")
+        u, v = edges[r]
+        if len(u) != len(v) or sum(edge_counts[r]) != len(u):
+            bad(f"relation {c!r} lists {len(u)} sources and {len(v)} destinations against {sum(edge_counts[r])} "
+                "counted edges")
+
+
 def restore_graph(types: List[str], relations: List[Tuple[str, str, str]], node_counts: List[List[int]],
                   edge_counts: List[List[int]], edges: List[Tuple[torch.Tensor, torch.Tensor]],
                   features: Dict[tuple, Dict[str, torch.Tensor]], device: str, is_block: bool = False):
@@ -36,6 +64,7 @@ def restore_graph(types: List[str], relations: List[Tuple[str, str, str]], node_
     from ._block import DGLBlock
     from ._graph import DGLGraph
 
+    _check_state(types, relations, node_counts, edge_counts, edges)
     batch_size = len(node_counts[0]) if node_counts else 1
     members = []
     for b in range(batch_size):
