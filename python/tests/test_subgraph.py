@@ -96,3 +96,5 @@ def test_subgraph_errors():
         topograph.to_block(g).subgraph([0])
     with pytest.raises(ValueError, match="one row per edge"):
         topograph.ops.edge_softmax(g, torch.randn(3), eids=[0, 1])
+    with pytest.raises(ValueError, match=r"^edge_softmax: eids: edges\['_E'\]\[0\] = 70 is not an edge id"):
+        topograph.ops.edge_softmax(g, torch.randn(1), eids=[70])  # named as edge_softmax's argument

@@ -210,7 +210,10 @@ def edge_softmax(graph: DGLGraph, logits: torch.Tensor, eids=ALL, norm_by: str =
     if not (isinstance(eids, str) and eids == ALL):  # over the subgraph of those edges, logits [len(eids), ...]
         from ._subgraph import edge_subgraph
 
-        g = edge_subgraph(g, eids, relabel_nodes=False, store_ids=False)
+        try:
+            g = edge_subgraph(g, eids, relabel_nodes=False, store_ids=False)
+        except (ValueError, DGLError) as e:  # named as this call's argument, not as edge_subgraph's
+            raise type(e)(f"edge_softmax: eids: {str(e).removeprefix('edge_subgraph: ')}") from None
         if logits.shape[0] != g.num_edges():
             raise ValueError(f"edge_softmax: logits must have one row per edge of eids ({g.num_edges()}), got "
                              f"{tuple(logits.shape)}")
