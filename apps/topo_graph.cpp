@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -46,10 +47,14 @@ int run(int argc, char** argv) {
   sample->add_option("DATA", data, "a generated graph's spec or a graph file")->required();
   sample->add_option("--fanouts", fanouts, "in-edges drawn per node and layer, input layer first (default 10,25)")
       ->delimiter(',');
-  sample->add_option("--batch", batch, "training nodes per batch (default 1024)");
-  sample->add_option("--batches", batches, "batches timed (default 50)");
-  sample->add_option("--threads", threads, "threads (default: OpenMP's)");
-  sample->add_option("--seed", seed, "the shuffle's and the draws' seed (default 1)");
+  // Ranges, so that -1 is an error naming the flag rather than OpenMP's default (threads) or 2^64 - 1 (seed).
+  sample->add_option("--batch", batch, "training nodes per batch (default 1024)")
+      ->check(CLI::Range(std::int64_t{1}, std::numeric_limits<std::int64_t>::max()));
+  sample->add_option("--batches", batches, "batches timed (default 50)")
+      ->check(CLI::Range(std::int64_t{1}, std::numeric_limits<std::int64_t>::max()));
+  sample->add_option("--threads", threads, "threads (default: OpenMP's)")->check(CLI::Range(0, 4096));
+  sample->add_option("--seed", seed, "the shuffle's and the draws' seed (default 1)")
+      ->check(CLI::Range(std::int64_t{0}, std::numeric_limits<std::int64_t>::max()));
   sample->add_option("--json", json, "also write the report here (atomically)");
   if (!parse_command_line(app, argc, argv, std::cout)) return 0;
   if (threads > 0) topo::set_num_threads(threads);
