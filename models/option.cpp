@@ -14,9 +14,7 @@ std::string value_kind(const nlohmann::json& value) {
 }
 
 std::string shown_value(const nlohmann::json& value) {
-  if (!value.is_string()) return shown_json(value);
-  const std::string& s = value.get_ref<const std::string&>();
-  return s.size() <= 200 ? fmt::format("'{}'", s) : fmt::format("'{}'... ({} characters)", s.substr(0, 200), s.size());
+  return value.is_string() ? fmt::format("'{}'", shown_text(value.get<std::string>())) : shown_json(value);
 }
 
 nlohmann::json checked_option_value(const Option& option, const nlohmann::json& value) {

@@ -8,13 +8,21 @@
 //   trained at 32 with nothing said.
 // Both throw nlohmann::json::parse_error, so each reader's existing handler for nlohmann's exceptions names
 // its file (and line) as it does for any other bad JSON.
-// shown_json is a value as an error message quotes it: its JSON, cut to a readable length.
+// parse_json_text and read_json_file add the file's name to any of those errors (the readers of configs and
+// topology files, and --topology's inline object); shown_json is a value as an error message quotes it: its
+// JSON, cut to a readable length (shown_text, the cut, for a string an error quotes as it is).
 #include <cstddef>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "kernels/error.hpp"
 
 namespace topo {
 
@@ -51,14 +59,41 @@ Json parse_json_input(Input&& input) {
   return Json::parse(std::forward<Input>(input), check);
 }
 
-// `value`'s JSON for an error message: at most max_chars characters, then how long it was.
-template <class Json>
-std::string shown_json(const Json& value, std::size_t max_chars = 200) {
-  std::string text = value.dump();
+// `text`, parsed as parse_json_input parses it; a bad text is a topo::Error "SOURCE is not valid JSON: why".
+template <class Json = nlohmann::json>
+Json parse_json_text(std::string_view text, const std::string& source) {
+  try {
+    return parse_json_input<Json>(text);
+  } catch (const nlohmann::json::exception& e) {
+    fail("{} is not valid JSON: {}", source, e.what());
+  }
+}
+
+// The file at `path`, read whole and parsed so; `what` ("config file", "topology file") begins each error:
+// "WHAT 'PATH' cannot be opened", "... is a directory, not a JSON file" (one opens and reads as empty), "... is
+// not valid JSON: why".
+template <class Json = nlohmann::json>
+Json read_json_file(const std::string& path, const std::string& what) {
+  std::ifstream in(path);
+  TOPO_CHECK(in.good(), "{} '{}' cannot be opened", what, path);
+  TOPO_CHECK(!std::filesystem::is_directory(path), "{} '{}' is a directory, not a JSON file", what, path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_json_text<Json>(text.str(), fmt::format("{} '{}'", what, path));  // not +: GCC 12's -Wrestrict
+}
+
+// `text` for an error message: at most max_chars characters, then how long it was.
+inline std::string shown_text(std::string text, std::size_t max_chars = 200) {
   if (text.size() <= max_chars) return text;
   const std::size_t total = text.size();
   text.resize(max_chars);
   return text + "... (" + std::to_string(total) + " characters)";
+}
+
+// `value`'s JSON for an error message, cut as shown_text cuts.
+template <class Json>
+std::string shown_json(const Json& value, std::size_t max_chars = 200) {
+  return shown_text(value.dump(), max_chars);
 }
 
 }  // namespace topo

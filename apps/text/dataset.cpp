@@ -180,16 +180,21 @@ Dataset read_tsv(const std::string& path, const ReadOptions& opts) {
   return d;
 }
 
+nlohmann::json detail::json_object_line(const std::string& text) {
+  nlohmann::json j;
+  try {
+    j = parse_json_input(text);
+  } catch (const nlohmann::json::exception& e) {
+    bad_line("bad JSON: {}", e.what());
+  }
+  if (!j.is_object()) bad_line("expected a JSON object, got {}", j.type_name());
+  return j;
+}
+
 Dataset read_jsonl(const std::string& path, const ReadOptions& opts) {
   Dataset d = detail::start_dataset(path, opts);
   detail::for_each_line(d, opts, [&](std::int64_t line, const std::string& text) {
-    nlohmann::json j;
-    try {
-      j = parse_json_input(text);
-    } catch (const nlohmann::json::exception& e) {
-      bad_line("bad JSON: {}", e.what());
-    }
-    if (!j.is_object()) bad_line("expected a JSON object, got {}", j.type_name());
+    const nlohmann::json j = detail::json_object_line(text);
     const auto label = j.find(opts.label_field);
     if (label == j.end()) bad_line("no '{}' field", opts.label_field);
     std::string label_text;

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "apps/text/dataset.hpp"
 #include "kernels/error.hpp"
 
@@ -21,6 +23,10 @@ template <class... Args>
 [[noreturn]] void bad_line(fmt::format_string<Args...> format, Args&&... args) {
   throw BadLine{fmt::format(format, std::forward<Args>(args)...)};
 }
+
+// One line of a JSON-lines file (SNLI, --format jsonl) as its object: bad JSON (nn/json_input.hpp's limits
+// included) or another kind of value is a BadLine.
+nlohmann::json json_object_line(const std::string& text);
 
 // The whole file as bytes, gunzipped when it is gzip; missing, unreadable or corrupt: topo::Error naming the path.
 std::string read_file_bytes(const std::string& path);

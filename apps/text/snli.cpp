@@ -3,7 +3,6 @@
 
 #include "apps/text/dataset.hpp"
 #include "apps/text/line_reader.hpp"
-#include "nn/json_input.hpp"
 
 namespace topo::text {
 
@@ -40,13 +39,7 @@ std::vector<std::string> sentence_tokens(const nlohmann::json& j, int which, con
 Dataset read_snli(const std::string& path, const ReadOptions& opts) {
   Dataset d = detail::start_dataset(path, opts);
   detail::for_each_line(d, opts, [&](std::int64_t line, const std::string& text) {
-    nlohmann::json j;
-    try {
-      j = parse_json_input(text);
-    } catch (const nlohmann::json::exception& e) {
-      detail::bad_line("bad JSON: {}", e.what());
-    }
-    if (!j.is_object()) detail::bad_line("expected a JSON object, got {}", j.type_name());
+    const nlohmann::json j = detail::json_object_line(text);
     const auto label = j.find("gold_label");
     if (label == j.end()) detail::bad_line("no 'gold_label' field");
     if (!label->is_string()) detail::bad_line("'gold_label' must be a string, got {}", label->dump());

@@ -4,10 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <variant>
 
 #include "kernels/device.hpp"
@@ -365,20 +362,7 @@ void apply_config_json(TrainConfig& config, const nlohmann::json& object, const 
     if (key != "task" && key != "model") apply(key, value);
 }
 
-nlohmann::json read_config_file(const std::string& path) {
-  std::ifstream in(path);
-  TOPO_CHECK(in.good(), "config file '{}' cannot be opened", path);
-  TOPO_CHECK(!std::filesystem::is_directory(path), "config file '{}' is a directory, not a JSON file", path);
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::json object;
-  try {
-    object = parse_json_input(text.str());
-  } catch (const nlohmann::json::exception& e) {
-    fail("config file '{}' is not valid JSON: {}", path, e.what());
-  }
-  return object;
-}
+nlohmann::json read_config_file(const std::string& path) { return read_json_file(path, "config file"); }
 
 nlohmann::json TrainConfig::to_json() const {
   nlohmann::json out = nlohmann::json::object();

@@ -20,7 +20,6 @@ bool inline_json(const std::string& value) {
   return first != std::string::npos && value[first] == '{';
 }
 
-// The topology's JSON as --topology gives it: a file's content read once, or the inline object; `source` names it.
 // The topology's JSON as --topology gives it: the file's (read once), or the inline object; `source` names it.
 nlohmann::ordered_json topology_json(const std::string& value, std::string* source) {
   if (!inline_json(value)) {
@@ -28,11 +27,7 @@ nlohmann::ordered_json topology_json(const std::string& value, std::string* sour
     return read_topology_json(value);
   }
   *source = "--topology (inline JSON)";
-  try {
-    return parse_json_input<nlohmann::ordered_json>(value);
-  } catch (const nlohmann::json::exception& e) {
-    fail("--topology (inline JSON) is not valid JSON: {}", e.what());
-  }
+  return parse_json_text<nlohmann::ordered_json>(value, *source);
 }
 
 std::string topology_value(const nlohmann::json& options) {

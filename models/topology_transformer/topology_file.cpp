@@ -1,11 +1,8 @@
 #include "models/topology_transformer/topology_file.hpp"
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <numeric>
 #include <set>
-#include <sstream>
 
 #include "kernels/error.hpp"
 #include "nn/json_input.hpp"
@@ -444,16 +441,7 @@ TopologySpec parse_topology(const nlohmann::ordered_json& file, const std::strin
 }
 
 nlohmann::ordered_json read_topology_json(const std::string& path) {
-  std::ifstream in(path);
-  TOPO_CHECK(in.good(), "topology file '{}' cannot be opened", path);
-  TOPO_CHECK(!std::filesystem::is_directory(path), "topology file '{}' is a directory, not a JSON file", path);
-  std::stringstream text;
-  text << in.rdbuf();
-  try {
-    return parse_json_input<nlohmann::ordered_json>(text.str());
-  } catch (const nlohmann::json::exception& e) {
-    fail("topology file '{}' is not valid JSON: {}", path, e.what());
-  }
+  return read_json_file<nlohmann::ordered_json>(path, "topology file");
 }
 
 TopologySpec read_topology_file(const std::string& path) { return parse_topology(read_topology_json(path), path); }
