@@ -218,14 +218,22 @@ Result Runner::run(const std::string& name, const Work& work, const std::functio
   return record(name, time_calls(fn, timing_), work, std::move(extra));
 }
 
-bool Runner::skipped(const std::string& name) const {
+std::vector<std::string> only_alternatives(const std::string& only) {
+  std::vector<std::string> out;
+  if (only.empty()) return out;
   for (std::size_t begin = 0;;) {
-    const std::size_t end = only_.find('|', begin);
-    if (name.find(only_.substr(begin, end == std::string::npos ? std::string::npos : end - begin)) != std::string::npos)
-      return false;
-    if (end == std::string::npos) return true;
+    const std::size_t end = only.find('|', begin);
+    out.push_back(only.substr(begin, end == std::string::npos ? std::string::npos : end - begin));
+    if (end == std::string::npos) return out;
     begin = end + 1;
   }
+}
+
+bool Runner::skipped(const std::string& name) const {
+  if (only_.empty()) return false;
+  for (const std::string& part : only_)
+    if (name.find(part) != std::string::npos) return false;
+  return true;
 }
 
 Result Runner::record(const std::string& name, const Stats& stats, const Work& work, nlohmann::json extra) {

@@ -121,6 +121,10 @@ class Report {
 // reader never sees a half-written file. Throws topo::Error naming the path on failure.
 void write_json_atomically(const std::string& path, const nlohmann::json& value);
 
+// --only's text as its '|'-separated alternatives ("a|b" -> {"a", "b"}; "" -> {}): a name is kept when it
+// contains one of them, so an empty alternative ("a||b") would keep every name.
+std::vector<std::string> only_alternatives(const std::string& only);
+
 // ---- running suites --------------------------------------------------------------------------------
 
 // Handed to a suite: times benchmarks against this run's machine limits and records them in the report.
@@ -159,7 +163,7 @@ class Runner {
   // --only: only the benchmarks whose name contains this text, or one of its '|'-separated alternatives
   // ("projection|weight gradient"), are timed and reported (empty: all); run and record return the others
   // untimed, their times NaN (so a ratio over one is NaN, written as null).
-  void set_only(std::string only) { only_ = std::move(only); }
+  void set_only(const std::string& only) { only_ = only_alternatives(only); }
   // True where --only leaves `name` out (a suite may skip building a left-out benchmark's inputs).
   bool skipped(const std::string& name) const;
   int threads() const;
@@ -172,7 +176,7 @@ class Runner {
   bool quick_;
   bool profile_ = false;
   std::vector<std::int64_t> sizes_;
-  std::string only_;
+  std::vector<std::string> only_;  // --only's alternatives; empty: every benchmark
   bool last_skipped_ = false;  // the latest run/record was left out by --only: annotate() skips it too
   std::string suite_;
   std::string json_path_;

@@ -6,6 +6,7 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -121,13 +122,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (app.count("--only") > 0) {
     // An empty alternative is contained in every name: `--only ''` or 'a||b' would run the whole suite.
-    bool empty_alternative = only.empty();
-    for (std::size_t begin = 0, end; !empty_alternative; begin = end + 1) {
-      end = only.find('|', begin);
-      empty_alternative = (end == std::string::npos ? only.size() : end) == begin;
-      if (end == std::string::npos) break;
-    }
-    if (empty_alternative) {
+    const std::vector<std::string> parts = topo::bench::only_alternatives(only);
+    if (parts.empty() || std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); })) {
       std::fprintf(stderr, "topo-bench: --only '%s': an empty text (or alternative) would match every benchmark\n",
                    only.c_str());
       return 2;
