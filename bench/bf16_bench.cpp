@@ -23,7 +23,13 @@ TOPO_BENCH_SUITE(bf16, "fp32 FMA vs AVX512_BF16 dot-product instruction throughp
   const __m512bh xb = (__m512bh)_mm512_set1_epi16(0x3f80), yb = (__m512bh)_mm512_set1_epi16(0x3000);
   // The accumulators are locals of each timed call (not captured) so they stay in registers.
   const auto drain = [&](const __m512* acc) {
-    for (int j = 0; j < kChains; ++j) sink += _mm512_reduce_add_ps(acc[j]);
+    // Through memory, not _mm512_reduce_add_ps: GCC 12's expansion starts from _mm256_undefined_pd, which
+    // -Wuninitialized reports.
+    alignas(64) float lanes[16];
+    for (int j = 0; j < kChains; ++j) {
+      _mm512_store_ps(lanes, acc[j]);
+      for (float x : lanes) sink += x;
+    }
   };
   const topo::bench::Result fp32 = bench.run("fp32 fma", {.flops = kIters * kChains * 32.0}, [&] {
     __m512 acc[kChains];

@@ -49,9 +49,8 @@ void TrainingRun::report_data_and_settings() {
   if (meta.contains("data"))
     for (const auto& [split, stats] : meta.at("data").items())
       if (const std::int64_t cut = stats.value("char_truncated_words", std::int64_t{0}); cut > 0)
-        progress_->message(fmt::format("{} data: {} words longer than {} characters, the character CNN reads their "
-                                       "first {}", split, cut, stats.value("char_word_limit", std::int64_t{0}),
-                                       stats.value("char_word_limit", std::int64_t{0})));
+        progress_->message(fmt::format("{0} data: {1} words longer than {2} characters, the character CNN reads "
+                                       "their first {2}", split, cut, stats.value("char_word_limit", std::int64_t{0})));
   // Pre-trained vectors (words; the tagger's bigram pairs): the coverage line (also result.json's "vectors" /
   // "bigram_vectors") and the malformed lines skipped.
   for (const char* key : {"vectors", "bigram_vectors"}) {
