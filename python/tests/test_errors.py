@@ -20,9 +20,9 @@ def test_bad_ids():
     with pytest.raises(ValueError, match="dst"):
         topograph.heterograph({("a", "r", "b"): ([0], [5])}, num_nodes_dict={"a": 1, "b": 2})
     # a node count that is not an integer (2.5 became 2, '3' became 3)
-    with pytest.raises(TypeError, match=r"graph: num_nodes must be an integer, got 2.5"):
+    with pytest.raises(topograph.DGLError, match=r"graph: num_nodes must be an int >= 0, got 2.5"):
         topograph.graph(([0], [0]), num_nodes=2.5)
-    with pytest.raises(TypeError, match=r"num_nodes_dict\['b'\] must be an integer, got '3'"):
+    with pytest.raises(topograph.DGLError, match=r"num_nodes_dict\['b'\] must be an int >= 0, got '3'"):
         topograph.heterograph({("a", "r", "b"): ([0], [0])}, num_nodes_dict={"b": "3"})
     assert topograph.graph(([0], [0]), num_nodes=torch.tensor(4)).num_nodes() == 4  # an integer tensor is fine
     # int64 ids past int32's range with idtype int32: named, not wrapped to -2**31 by the cast

@@ -1,6 +1,8 @@
 """The names every module shares, as dgl.base holds them: ALL, NID, EID, NTYPE, ETYPE and DGLError."""
 from __future__ import annotations
 
+import operator
+
 ALL = "__ALL__"  # dgl.base.ALL: every node / edge
 NID = "_ID"  # dgl.NID: the original node ids of a block's (or subgraph's) nodes, in srcdata / dstdata
 EID = "_ID"  # dgl.EID: the original edge ids of a block's edges, in edata
@@ -15,3 +17,15 @@ class DGLError(ValueError):
 
 def is_all(x) -> bool:
     return isinstance(x, str) and x == ALL
+
+
+def count_arg(value, what: str, minimum: int = 0) -> int:
+    """An integer argument (a count, k, num_nodes) as an int: Python and numpy ints and 0-d integer tensors; a bool,
+    a float (2.5 was truncated to 2), a string or a value under `minimum` is a DGLError naming `what`."""
+    try:
+        n = None if isinstance(value, bool) else operator.index(value)
+    except TypeError:
+        n = None
+    if n is None or n < minimum:
+        raise DGLError(f"{what} must be an int >= {minimum}, got {value!r}")
+    return n

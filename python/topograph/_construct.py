@@ -2,13 +2,12 @@
 batch / unbatch (disjoint union and its inverse), edge_type_subgraph and reverse. The class is in _graph.py."""
 from __future__ import annotations
 
-import operator
 from typing import Dict, List, Optional, Sequence
 
 import torch
 
 from . import _C
-from ._base import ALL, DGLError
+from ._base import ALL, DGLError, count_arg
 from ._graph import CanonicalEType, DGLGraph, EType, _host_ids, _ids, _idtype_of, _max_id, _mp
 
 
@@ -23,18 +22,10 @@ def graph(data, num_nodes: Optional[int] = None, idtype=None, device=None) -> DG
     if u.shape[0] != v.shape[0]:
         raise ValueError(f"graph: {u.shape[0]} source ids but {v.shape[0]} destination ids")
     dtype = _idtype_of((u, v), idtype)
-    n = max(_max_id(u), _max_id(v)) if num_nodes is None else _count(num_nodes, "graph: num_nodes")
+    n = max(_max_id(u), _max_id(v)) if num_nodes is None else count_arg(num_nodes, "graph: num_nodes")
     handle = _C.make_graph([("_N", n)], [(("_N", "_E", "_N"), _host_ids(u, dtype), _host_ids(v, dtype))])
     g = DGLGraph(handle)
     return g if device is None or torch.device(device).type == "cpu" else g.to(device)
-
-
-def _count(n, what: str) -> int:
-    """A node count as an int: 2.5 or '3' were truncated or parsed without a word (int(n))."""
-    try:
-        return operator.index(n)
-    except TypeError:
-        raise TypeError(f"{what} must be an integer, got {n!r}") from None
 
 
 def heterograph(data_dict: Dict[CanonicalEType, tuple], num_nodes_dict: Optional[Dict[str, int]] = None,
@@ -59,7 +50,7 @@ def heterograph(data_dict: Dict[CanonicalEType, tuple], num_nodes_dict: Optional
         counts[s] = max(counts.get(s, 0), _max_id(u))
         counts[d] = max(counts.get(d, 0), _max_id(v))
     for t, n in (num_nodes_dict or {}).items():
-        counts[t] = _count(n, f"heterograph: num_nodes_dict[{t!r}]")
+        counts[t] = count_arg(n, f"heterograph: num_nodes_dict[{t!r}]")
     node_types = sorted(counts.items())
     relations = [(key, _host_ids(u, dtype), _host_ids(v, dtype)) for key, u, v in sorted(rels, key=lambda r: r[0])]
     g = DGLGraph(_C.make_graph(node_types, relations))

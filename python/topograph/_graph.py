@@ -572,10 +572,10 @@ def _host_ids(t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     # An int64 id past int32's range would wrap in the cast (2**31 became -2**31, then "not a valid node id").
     if dtype == torch.int32 and t.dtype == torch.int64 and t.numel():
         lo, hi = int(t.min()), int(t.max())
-        if hi > _INT32_MAX or lo < -_INT32_MAX - 1:
-            bad = hi if hi > _INT32_MAX else lo
+        if hi > _ID_MAX[torch.int32] or lo < -_ID_MAX[torch.int32] - 1:
+            bad = hi if hi > _ID_MAX[torch.int32] else lo
             raise ValueError(f"node id {bad} does not fit idtype torch.int32 (use torch.int64)")
     return t.to(device="cpu", dtype=dtype).contiguous()
 
 
-_INT32_MAX = 2**31 - 1
+_ID_MAX = {torch.int32: 2**31 - 1, torch.int64: 2**63 - 1}  # the largest id of each idtype

@@ -16,11 +16,10 @@ import torch
 
 from . import _C
 from ._base import EID, NID, DGLError
-from ._graph import DGLGraph, EType, _host_ids, _mp
+from ._graph import _ID_MAX, DGLGraph, EType, _host_ids, _mp
 from ._subgraph import typed_nodes
 from ._transform import _check, _rebuilt
 
-_ID_MAX = {torch.int32: 2 ** 31 - 1, torch.int64: 2 ** 63 - 1}
 
 
 def _check_counts(what: str, idtype, **counts) -> None:

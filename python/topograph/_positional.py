@@ -26,7 +26,7 @@ from typing import Optional
 
 import torch
 
-from ._base import DGLError
+from ._base import DGLError, count_arg as _count
 from ._graph import DGLGraph, _mp
 from ._structure_ops import _homogeneous
 
@@ -36,10 +36,6 @@ __all__ = ["random_walk_pe", "lap_pe", "laplacian_pe", "shortest_dist", "khop_ad
 _FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
 
-def _count(value, what: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise DGLError(f"{what} must be an int >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def _real(value, what: str, minimum: Optional[float] = None) -> float:
