@@ -4,7 +4,8 @@
 //
 // Why it exists: at the models' widths (K or N of 300-1,200) oneDNN 2.6's bf16 matmul runs 800-850 GFLOP/s on
 // the 2-core Xeon with AMX where its 2048^3 product runs ~1,850 (docs/performance/kernels.md, "GEMM backends").
-// This kernel converts while it packs and keeps a 2 x 2 block of accumulator tiles (32 x 32 of c) over all of K.
+// This kernel converts while it packs and keeps a 2 x 2 block of accumulator tiles (32 x 32 of c) over all of K
+// (a weight gradient's K in chunks of at most 384: gemm_amx.cpp).
 #include <cstdint>
 
 namespace topo::cpu {

@@ -83,7 +83,8 @@ GemmCpu gemm_cpu() {
 // nor AMX): fp32 steps 1.01-1.14x faster on oneDNN at 2 threads (22 of 24 points in two runs), 0.90-1.14x at
 // 1 (9 of 12): fp32 oneDNN. CPUs without AVX-512 (Zen 3: not measured) keep OpenBLAS, until figures say
 // otherwise. AMX tiles, bf16 (2026-12-05, 2 threads): the own AMX kernel ran the three models' steps 1.05-1.31x
-// faster than oneDNN's matmul, at all 12 points: amx.
+// faster than oneDNN's matmul, at all 12 points: amx. Re-measured at d = 300 on a busier host the same day:
+// 0.99-1.16x, oneDNN ahead by 1.3% at one point of six (Star, n = 512; docs/performance/kernels.md).
 GemmBackend default_gemm_backend(Precision p, const GemmCpu& cpu) {
   if (p == Precision::fp32)
     return cpu.onednn && (cpu.avx512 || cpu.avx512_bf16 || cpu.amx_bf16) ? GemmBackend::onednn : GemmBackend::openblas;
