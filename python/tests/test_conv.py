@@ -53,6 +53,53 @@ def test_sage_conv_aggregators(aggregator):
     torch.testing.assert_close(layer(graph(), x), h)
 
 
+def test_sage_conv_lstm_runs_an_lstm_over_each_mailbox_in_edge_order():
+    # DGL's 'lstm' aggregator: the LSTM's last hidden state over a destination's messages, ordered by edge id;
+    # 0 where no edge enters; edge_weight multiplies the messages; a block gives the destinations' rows
+    layer = SAGEConv(4, 3, "lstm")
+    x = torch.randn(N, 4, dtype=torch.float32)
+    w = torch.rand(len(SRC))
+
+    def expected(weights):
+        rows = []
+        for d in range(N):
+            eids = torch.nonzero(DST == d).view(-1)
+            if len(eids) == 0:
+                neigh = torch.zeros(4)
+            else:
+                _, (last, _) = layer.lstm((x[SRC[eids]] * weights[eids].view(-1, 1)).unsqueeze(0))
+                neigh = last.view(-1)
+            rows.append(layer.fc_self(x[d]) + layer.fc_neigh(neigh))
+        return torch.stack(rows)
+
+    torch.testing.assert_close(layer(graph(), x), expected(torch.ones(len(SRC))))
+    torch.testing.assert_close(layer(graph(), x, edge_weight=w), expected(w))
+    seeds = torch.tensor([2, 0])
+    block = topograph.to_block(topograph.in_subgraph(graph(), seeds), seeds)
+    torch.testing.assert_close(layer(block, x[block.srcdata[topograph.NID]]), expected(torch.ones(len(SRC)))[seeds])
+    layer(graph(), x).sum().backward()
+    assert layer.lstm.weight_ih_l0.grad is not None
+    assert {k.split(".")[0] for k in layer.state_dict()} == {"fc_self", "fc_neigh", "lstm"}
+
+
+def test_gat_conv_edge_weight_scales_the_attention():
+    # DGL >= 1.0: forward(graph, feat, edge_weight=None, get_attention=False); the weights multiply alpha after
+    # the softmax, and the alpha returned is the scaled one
+    layer = GATConv(4, 3, 2)
+    x = torch.randn(N, 4, dtype=torch.float32)
+    w = torch.rand(len(SRC))
+    _, alpha = layer(graph(), x, get_attention=True)
+    z = layer.fc(x).view(N, 2, 3)
+    scaled = alpha * w.view(-1, 1, 1)
+    expect = torch.zeros(N, 2, 3).index_add(0, DST, scaled * z[SRC]) + layer.bias.view(1, 2, 3)
+    torch.testing.assert_close(layer(graph(), x, edge_weight=w), expect)
+    out, att = layer(graph(), x, w, True)
+    torch.testing.assert_close(out, expect)
+    torch.testing.assert_close(att, scaled)
+    with pytest.raises(ValueError, match="edge_weight"):
+        layer(graph(), x, edge_weight=torch.ones(3))
+
+
 def test_gat_conv_attention_and_block():
     layer = GATConv(4, 3, 2, residual=True)
     x = torch.randn(N, 4, dtype=torch.float32)
@@ -116,6 +163,6 @@ def test_conv_errors():
         GATConv(2, 2, 1)(g, torch.randn(3, 2))
     assert GraphConv(2, 2, allow_zero_in_degree=True)(g, torch.randn(3, 2)).shape == (3, 2)
     with pytest.raises(ValueError, match="aggregator_type"):
-        SAGEConv(2, 2, "lstm")
+        SAGEConv(2, 2, "max")
     with pytest.raises(ValueError, match="norm"):
         GraphConv(2, 2, norm="sym")

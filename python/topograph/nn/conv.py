@@ -1,6 +1,6 @@
 """dgl.nn's graph convolutions under their names and with their equations, parameters and defaults
-(DGL 2.1), each a few of Topograph's ops: GraphConv (Kipf & Welling), SAGEConv (Hamilton et al.; mean, gcn
-and pool aggregators), GATConv (Velickovic et al.), GINConv (Xu et al.) and GINEConv (Hu et al.). Each takes
+(DGL 2.1), each a few of Topograph's ops: GraphConv (Kipf & Welling), SAGEConv (Hamilton et al.; mean, gcn,
+pool and lstm aggregators), GATConv (Velickovic et al.), GINConv (Xu et al.) and GINEConv (Hu et al.). Each takes
 a graph with one relation (a heterograph's g[etype], as HeteroGraphConv runs them: nn/hetero.py) or a block
 (topograph.to_block, topograph.dataloading), and features [N, in] or a pair (source, destination) for
 bipartite graphs; on a block the destinations' own features are the first num_dst_nodes source rows, as DGL's
@@ -13,6 +13,7 @@ from typing import Optional, Tuple, Union
 
 import torch
 
+from .. import function as fn
 from .. import ops
 
 Features = Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]
@@ -114,22 +115,25 @@ class GraphConv(torch.nn.Module):
 
 class SAGEConv(torch.nn.Module):
     """h_dst = fc_self(h_dst) + fc_neigh(aggregate_{src -> dst} h_src), aggregator 'mean', 'pool' (max of
-    ReLU(fc_pool h_src)) or 'gcn' (fc_neigh((sum_src h_src + h_dst) / (in-degree + 1)) + bias, no fc_self);
-    then activation and norm. Parameters and their initialisation as DGL 2.1's (Xavier-uniform weights with
+    ReLU(fc_pool h_src)), 'lstm' (the last hidden state of an LSTM over each destination's messages in edge-id
+    order, as DGL's mailbox; 0 without in-edges) or 'gcn' (fc_neigh((sum_src h_src + h_dst) / (in-degree + 1))
+    + bias, no fc_self); then activation and norm. Parameters and their initialisation as DGL 2.1's (Xavier-uniform weights with
     ReLU gain; the bias is fc_self's, torch's default init)."""
 
     def __init__(self, in_feats, out_feats: int, aggregator_type: str, feat_drop: float = 0.0, bias: bool = True,
                  norm=None, activation=None):
         super().__init__()
-        if aggregator_type not in ("mean", "gcn", "pool"):
-            raise ValueError(f"SAGEConv: aggregator_type must be 'mean', 'gcn' or 'pool' ('lstm' is not "
-                             f"there), got {aggregator_type!r}")
+        if aggregator_type not in ("mean", "gcn", "pool", "lstm"):
+            raise ValueError(f"SAGEConv: aggregator_type must be 'mean', 'gcn', 'pool' or 'lstm', got "
+                             f"{aggregator_type!r}")
         in_src, in_dst = in_feats if isinstance(in_feats, (tuple, list)) else (in_feats, in_feats)
         self.in_src, self.in_dst, self.out_feats = in_src, in_dst, out_feats
         self.aggregator_type, self.norm, self.activation = aggregator_type, norm, activation
         self.feat_drop = torch.nn.Dropout(feat_drop)
         if aggregator_type == "pool":
             self.fc_pool = torch.nn.Linear(in_src, in_src)
+        if aggregator_type == "lstm":
+            self.lstm = torch.nn.LSTM(in_src, in_src, batch_first=True)
         self.fc_neigh = torch.nn.Linear(in_src, out_feats, bias=False)
         # as DGL 2.1: the bias is fc_self's, or (gcn, no fc_self) a parameter of its own
         if aggregator_type != "gcn":
@@ -141,6 +145,8 @@ class SAGEConv(torch.nn.Module):
         gain = torch.nn.init.calculate_gain("relu")
         if self.aggregator_type == "pool":
             torch.nn.init.xavier_uniform_(self.fc_pool.weight, gain=gain)
+        if self.aggregator_type == "lstm":
+            self.lstm.reset_parameters()
         if self.aggregator_type != "gcn":
             torch.nn.init.xavier_uniform_(self.fc_self.weight, gain=gain)
         torch.nn.init.xavier_uniform_(self.fc_neigh.weight, gain=gain)
@@ -170,6 +176,8 @@ class SAGEConv(torch.nn.Module):
             total = ops.gspmm(graph, op, "sum", src, edge_weight) + dst
             h = total / (graph.in_degrees().to(total.dtype).to(total.device).view(-1, 1) + 1)
             h_neigh = h if first else self.fc_neigh(h)
+        elif self.aggregator_type == "lstm":
+            h_neigh = self.fc_neigh(self._lstm_aggregate(graph, feat_src, edge_weight))
         else:  # pool: max over weighted ReLU(fc_pool h_src); 0 without in-edges, as DGL's update_all
             h_neigh = self.fc_neigh(ops.gspmm_zero_empty(graph, op, "max", torch.relu(self.fc_pool(feat_src)),
                                                          edge_weight))
@@ -180,12 +188,33 @@ class SAGEConv(torch.nn.Module):
             rst = self.activation(rst)
         return self.norm(rst) if self.norm is not None else rst
 
+    def _lstm_aggregate(self, graph, feat_src: torch.Tensor, edge_weight: Optional[torch.Tensor]) -> torch.Tensor:
+        """DGL's _lstm_reducer: per destination, the LSTM's last hidden state over its (weighted) messages
+        [num_dst, in_src]; destinations of one in-degree run as one batch; 0 without in-edges."""
+        def reduce(nodes):
+            m = nodes.mailbox["m"]  # [n, degree, in_src]
+            zeros = m.new_zeros((1, m.shape[0], m.shape[2]))
+            _, (last, _) = self.lstm(m, (zeros, zeros))
+            return {"neigh": last.squeeze(0)}
+
+        with graph.local_scope():
+            graph.srcdata["h"] = feat_src
+            if edge_weight is None:
+                graph.update_all(fn.copy_u("h", "m"), reduce)
+            else:
+                graph.edata["_edge_weight"] = edge_weight
+                graph.update_all(fn.u_mul_e("h", "_edge_weight", "m"), reduce)
+            if "neigh" not in graph.dstdata:  # no edge at all: nothing was reduced
+                return feat_src.new_zeros((graph.num_dst_nodes(), feat_src.shape[1]))
+            return graph.dstdata["neigh"]
+
 
 class GATConv(torch.nn.Module):
     """Graph attention: z = W h [N, H, out]; e_{s->d} = LeakyReLU(a_l . z_s + a_r . z_d); alpha = softmax
     over each destination's in-edges; h_d = sum_s alpha z_s (+ residual, + bias) -> [N_dst, H, out].
     Parameters and initialisation as DGL 2.1's (Xavier-normal, ReLU gain; a linear residual carries the bias);
-    get_attention=True also returns alpha [E, H, 1]. Without it the attention is one fused op
+    forward(graph, feat, edge_weight=None, get_attention=False), DGL's order; get_attention=True also returns
+    alpha [E, H, 1]. Without either keyword the attention is one fused op
     (topograph.ops.gat_attention) that keeps nothing per edge for the backward; its attention dropout mask is
     drawn by Topograph from a seed taken from torch's generator."""
 
@@ -231,8 +260,12 @@ class GATConv(torch.nn.Module):
         """As DGL's: HeteroGraphConv sets it on every module it holds (a relation may leave nodes without in-edges)."""
         self.allow_zero_in_degree = set_value
 
-    def forward(self, graph, feat: Features, get_attention: bool = False):
+    def forward(self, graph, feat: Features, edge_weight: Optional[torch.Tensor] = None,
+                get_attention: bool = False):
+        """edge_weight [E], as DGL's: scales each edge's attention after the softmax and the dropout (the
+        weights then need not sum to 1); the alpha returned with get_attention is the scaled one."""
         _check_in_degrees(graph, self.allow_zero_in_degree, "GATConv")
+        edge_weight = _edge_weight(graph, edge_weight, "GATConv")
         shape = (-1, self.heads, self.out_feats)
         if isinstance(feat, (tuple, list)):  # bipartite: each side projected
             h_src, h_dst = (self.feat_drop(x) for x in _pair(graph, feat, "GATConv"))
@@ -245,9 +278,11 @@ class GATConv(torch.nn.Module):
             h_dst, z_dst = h_src[:n_dst], z_src[:n_dst]
         el = (z_src * self.attn_l).sum(-1, keepdim=True)  # [N_src, H, 1]
         er = (z_dst * self.attn_r).sum(-1, keepdim=True)  # [N_dst, H, 1]
-        if get_attention:  # alpha [E, H, 1] wanted: the composition, which makes it
+        if get_attention or edge_weight is not None:  # alpha [E, H, 1] wanted: the composition, which makes it
             e = torch.nn.functional.leaky_relu(ops.u_add_v(graph, el, er), self.negative_slope)
             alpha = self.attn_drop(ops.edge_softmax(graph, e))  # [E, H, 1]
+            if edge_weight is not None:
+                alpha = alpha * edge_weight.reshape(-1, 1, 1).to(alpha.dtype)
             rst = ops.u_mul_e_sum(graph, z_src, alpha)
         else:  # one fused op: nothing per edge kept for the backward (its mask from Topograph's generator)
             rst = ops.gat_attention(graph, el, er, z_src, self.negative_slope, self.attn_drop.p, self.training)
