@@ -98,3 +98,14 @@ def test_subgraph_errors():
         topograph.ops.edge_softmax(g, torch.randn(3), eids=[0, 1])
     with pytest.raises(ValueError, match=r"^edge_softmax: eids: edges\['_E'\]\[0\] = 70 is not an edge id"):
         topograph.ops.edge_softmax(g, torch.randn(1), eids=[70])  # named as edge_softmax's argument
+
+
+def test_node_and_edge_subgraph_take_output_device():
+    # DGL's node_subgraph / edge_subgraph (and the DGLGraph methods) take output_device=
+    g = topograph.graph((torch.tensor([0, 1, 2]), torch.tensor([1, 2, 0])))
+    g.ndata["x"] = torch.arange(3.0)
+    for sub in (topograph.node_subgraph(g, [0, 1], output_device="cpu"), g.subgraph([0, 1], output_device="cpu"),
+                topograph.edge_subgraph(g, [1], output_device=torch.device("cpu")),
+                g.edge_subgraph([1], relabel_nodes=False, output_device="cpu")):
+        assert sub.device == torch.device("cpu") and sub.ndata["x"].device == torch.device("cpu")
+    assert g.subgraph([0, 1], output_device="cpu").num_edges() == 1

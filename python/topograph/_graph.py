@@ -344,17 +344,21 @@ class DGLGraph(MessagePassingVerbs):
         (its features g's), or the relations matched merged into a new graph."""
         return relation_slice(self, key)
 
-    def subgraph(self, nodes, *, relabel_nodes: bool = True, store_ids: bool = True) -> "DGLGraph":
+    def subgraph(self, nodes, *, relabel_nodes: bool = True, store_ids: bool = True,
+                  output_device=None) -> "DGLGraph":
         """topograph.node_subgraph(self, nodes, ...), as DGLGraph.subgraph."""
         from ._subgraph import node_subgraph
 
-        return node_subgraph(self, nodes, relabel_nodes=relabel_nodes, store_ids=store_ids)
+        return node_subgraph(self, nodes, relabel_nodes=relabel_nodes, store_ids=store_ids,
+                             output_device=output_device)
 
-    def edge_subgraph(self, edges, *, relabel_nodes: bool = True, store_ids: bool = True) -> "DGLGraph":
+    def edge_subgraph(self, edges, *, relabel_nodes: bool = True, store_ids: bool = True,
+                      output_device=None) -> "DGLGraph":
         """topograph.edge_subgraph(self, edges, ...), as DGLGraph.edge_subgraph."""
         from ._subgraph import edge_subgraph
 
-        return edge_subgraph(self, edges, relabel_nodes=relabel_nodes, store_ids=store_ids)
+        return edge_subgraph(self, edges, relabel_nodes=relabel_nodes, store_ids=store_ids,
+                             output_device=output_device)
 
     def add_self_loop(self, edge_feat_names=None, fill_data=1.0, etype: EType = None) -> "DGLGraph":
         """topograph.add_self_loop(self, ...), as DGLGraph.add_self_loop."""

@@ -74,25 +74,32 @@ def carry_parent_data(g, sub: DGLGraph, nid: dict, eids: list, store_ids: bool) 
     return sub
 
 
-def node_subgraph(g: DGLGraph, nodes, *, relabel_nodes: bool = True, store_ids: bool = True) -> DGLGraph:
+def node_subgraph(g: DGLGraph, nodes, *, relabel_nodes: bool = True, store_ids: bool = True,
+                  output_device=None) -> DGLGraph:
     """The subgraph induced by `nodes` (ids or a boolean mask; {ntype: ...} with several types): node i of
     type t is nodes[t][i], in the order given (relabel_nodes=False: every node kept, only the induced edges);
     every edge whose two ends are kept, grouped by source in the order given and by increasing parent edge id
-    within a source (DGL 2.1's order: it slices the CSR)."""
+    within a source (DGL 2.1's order: it slices the CSR). output_device: where the subgraph goes (as DGL's)."""
     _check(g, "node_subgraph")
     sets = _node_sets(g, nodes, "node_subgraph")
     handle = g._g.node_subgraph(sets)
     if not relabel_nodes:  # the same edges over every node
         induced = {r: handle.parent_ids(False, r).tolist() for r in range(len(handle.canonical_etypes))}
         handle = g._g.edge_subgraph(induced, False)
-    return _finish(g, handle, store_ids)
+    return _to_device(_finish(g, handle, store_ids), output_device)
 
 
-def edge_subgraph(g: DGLGraph, edges, *, relabel_nodes: bool = True, store_ids: bool = True) -> DGLGraph:
+def edge_subgraph(g: DGLGraph, edges, *, relabel_nodes: bool = True, store_ids: bool = True,
+                  output_device=None) -> DGLGraph:
     """The given edges (ids or a boolean mask; {etype: ...} with several relations), in the order given;
     relabel_nodes keeps only the nodes they touch, by increasing parent id (ndata[NID] maps them back)."""
     _check(g, "edge_subgraph")
-    return _finish(g, g._g.edge_subgraph(_edge_sets(g, edges, "edge_subgraph"), relabel_nodes), store_ids)
+    sub = _finish(g, g._g.edge_subgraph(_edge_sets(g, edges, "edge_subgraph"), relabel_nodes), store_ids)
+    return _to_device(sub, output_device)
+
+
+def _to_device(sub: DGLGraph, output_device) -> DGLGraph:
+    return sub if output_device is None else sub.to(output_device)
 
 
 def in_subgraph(g: DGLGraph, nodes, *, relabel_nodes: bool = False, store_ids: bool = True,
