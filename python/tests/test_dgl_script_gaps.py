@@ -453,3 +453,21 @@ def test_set_batch_num_nodes_and_edges():
     d.set_batch_num_nodes(torch.tensor([2, 4]))
     d.set_batch_num_edges(torch.tensor([2, 3]))
     assert [p.edges()[0].tolist() for p in dgl.unbatch(d)] == [p.edges()[0].tolist() for p in parts]
+
+
+def test_unbatch_with_node_and_edge_split():
+    """DGL's unbatch(g, node_split=, edge_split=): split a graph that was never batched, features by the same
+    counts; the graph itself keeps its batch counts; counts of different lengths are a DGLError."""
+    g = topograph.graph((torch.tensor([0, 2, 3]), torch.tensor([1, 3, 4])), num_nodes=5)
+    g.ndata["x"] = torch.arange(5.0)
+    g.edata["w"] = torch.tensor([5.0, 6.0, 7.0])
+    parts = topograph.unbatch(g, node_split=torch.tensor([2, 3]), edge_split=torch.tensor([1, 2]))
+    assert [p.num_nodes() for p in parts] == [2, 3] and g.batch_size == 1
+    assert [p.edges()[0].tolist() for p in parts] == [[0], [0, 1]]
+    assert [p.edata["w"].tolist() for p in parts] == [[5.0], [6.0, 7.0]]
+    assert [p.ndata["x"].tolist() for p in parts] == [[0.0, 1.0], [2.0, 3.0, 4.0]]
+    hg = topograph.heterograph({("a", "r", "b"): ([0, 1], [0, 1])})
+    hparts = topograph.unbatch(hg, node_split={"a": [1, 1], "b": [1, 1]}, edge_split={"r": [1, 1]})
+    assert [p.num_edges() for p in hparts] == [1, 1]
+    with pytest.raises(topograph.DGLError, match="same number"):
+        topograph.unbatch(g, node_split=[2, 3])  # the edges' default split is the graph's own: one member

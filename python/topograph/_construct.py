@@ -77,9 +77,24 @@ def batch(graphs: Sequence[DGLGraph], ndata=ALL, edata=ALL) -> DGLGraph:
     return new
 
 
-def unbatch(g: DGLGraph) -> List[DGLGraph]:
+def unbatch(g: DGLGraph, node_split=None, edge_split=None) -> List[DGLGraph]:
     """The inverse of batch: one graph per member, ids back in each graph's own numbering, with its rows of
-    the batch's features."""
+    the batch's features. node_split / edge_split (as DGL's: [B] counts, or {type: [B]} for several types; each
+    defaults to the graph's own batch counts) split a graph that was not batched, or split it otherwise;
+    every edge must lie inside its member's nodes (a DGLError otherwise, as a mismatch of the counts)."""
+    if node_split is not None or edge_split is not None:
+        g = g.clone()  # the split is set on a copy: g keeps its own batch counts
+        nodes = node_split if node_split is not None else {t: g.batch_num_nodes(t) for t in g.ntypes}
+        edges = edge_split if edge_split is not None else {c: g.batch_num_edges(c) for c in g.canonical_etypes}
+        sizes = {len(torch.as_tensor(c).reshape(-1)) for c in
+                 (nodes.values() if isinstance(nodes, dict) else [nodes])}
+        sizes |= {len(torch.as_tensor(c).reshape(-1)) for c in
+                  (edges.values() if isinstance(edges, dict) else [edges])}
+        if len(sizes) != 1:
+            raise DGLError("unbatch: node_split and edge_split must give the same number of member graphs for "
+                           "every type")
+        g.set_batch_num_nodes(nodes)
+        g.set_batch_num_edges(edges)
     members = [DGLGraph(h) for h in _C.unbatch(g._g)]
     _mp().unbatch_features(g, members)
     return members
