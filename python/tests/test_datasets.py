@@ -96,6 +96,9 @@ def test_minigc_graphs():
     assert all(torch.equal(x[0].edges()[0], y[0].edges()[0]) for x, y in zip(ds, again))
     with pytest.raises(topograph.DGLError, match="min_num_v"):
         MiniGCDataset(8, 2, 5)
+    # a lollipop or grid of under 6 nodes: DGL's numpy randint(2, n // 2) fails; here a DGLError that says why
+    with pytest.raises(topograph.DGLError, match="lollipop of [45] nodes, but a lollipop needs at least 6"):
+        MiniGCDataset(40, 4, 6, save_graph=False, force_reload=True)
 
 
 def test_karate_club():

@@ -54,14 +54,20 @@ class MiniGCDataset(DGLDataset):
         rng = np.random.RandomState(self.seed)
         size = lambda: int(rng.randint(self.min_num_v, self.max_num_v))  # noqa: E731
 
+        def split(kind: str, n: int) -> int:  # DGL's randint(2, n // 2), which needs n >= 6
+            if n < 6:
+                raise DGLError(f"MiniGCDataset: drew a {kind} of {n} nodes, but a {kind} needs at least 6 (DGL's "
+                               f"randint(2, n // 2) fails there too, with the same seed): use min_num_v >= 6")
+            return int(rng.randint(2, n // 2))
+
         def lollipop():
             n = size()
-            path = int(rng.randint(2, n // 2))
+            path = split("lollipop", n)
             return nx.lollipop_graph(m=n - path, n=path)
 
         def grid():
             n = size()
-            rows = int(rng.randint(2, n // 2))
+            rows = split("grid", n)
             return nx.convert_node_labels_to_integers(nx.grid_graph([rows, n // rows]))
 
         makers = [lambda: nx.cycle_graph(size()), lambda: nx.star_graph(size() - 1), lambda: nx.wheel_graph(size()),
