@@ -89,3 +89,25 @@ def test_graph_building_modules():
     g, d = topograph.nn.RadiusGraph(0.5)(x, get_distances=True)
     assert g.num_edges() == d.shape[0] == topograph.radius_graph(x, 0.5).num_edges()
     assert topograph.data.KarateClub is topograph.data.KarateClubDataset
+
+
+def test_utils_expand_as_pair_and_check_eq_shape():
+    """dgl.utils.expand_as_pair / check_eq_shape, which conv modules written in DGL's style import: a tuple as
+    it is, a block's destinations its first rows (per type for a dict), else the input twice."""
+    from topograph.utils import check_eq_shape, expand_as_pair
+
+    x = torch.arange(8.0).view(4, 2)
+    pair = (x, x[:1])
+    assert expand_as_pair(pair) is pair
+    src, dst = expand_as_pair(x)
+    assert src is x and dst is x
+    block = topograph.to_block(topograph.graph(([1, 2, 3], [0, 0, 1]), num_nodes=4), torch.tensor([0, 1]))
+    src, dst = expand_as_pair(x, block)
+    assert src is x and torch.equal(dst, x[:2])
+    h = topograph.heterograph({("a", "r", "b"): ([0, 1], [0, 0])})
+    hb = topograph.to_block(h, {"b": torch.tensor([0])})
+    _, dsts = expand_as_pair({"a": torch.ones(2, 3), "b": torch.ones(hb.num_src_nodes("b"), 3)}, hb)
+    assert dsts["b"].shape == (1, 3) and dsts["a"].shape == (0, 3)
+    check_eq_shape((x, x[:1]))
+    with pytest.raises(topograph.DGLError, match="should be equal"):
+        check_eq_shape((x, torch.ones(2, 3)))

@@ -15,6 +15,7 @@ import torch
 
 from .. import function as fn
 from .. import ops
+from ..utils import expand_as_pair
 
 Features = Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]
 
@@ -25,9 +26,7 @@ def _pair(g, feat: Features, what: str) -> Tuple[torch.Tensor, torch.Tensor]:
         if len(feat) != 2:
             raise ValueError(f"{what}: a feature pair must be (source, destination), got {len(feat)} tensors")
         return feat[0], feat[1]
-    if g.is_block:
-        return feat, feat[: g.num_dst_nodes()]
-    return feat, feat
+    return expand_as_pair(feat, g)
 
 
 def _check_in_degrees(g, allow_zero_in_degree: bool, what: str) -> None:
