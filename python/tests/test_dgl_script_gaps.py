@@ -421,7 +421,10 @@ def test_dgl_nn_pytorch_submodule_paths():
     from topograph.nn.pytorch.link import EdgePredictor, TransE  # noqa: F401
     from topograph.nn.pytorch.network_emb import DeepWalk, MetaPath2Vec  # noqa: F401
     from topograph.nn.pytorch.sparse_emb import NodeEmbedding  # noqa: F401
-    from topograph.nn.pytorch.utils import JumpingKnowledge, Sequential  # noqa: F401
+    from topograph.nn.pytorch.utils import Identity, JumpingKnowledge, Sequential  # noqa: F401
+
+    x = torch.ones(2)
+    assert Identity()(x) is x
 
 
 def test_set_batch_num_nodes_and_edges():
