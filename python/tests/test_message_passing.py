@@ -83,6 +83,8 @@ def test_bipartite_src_and_dst_data():
 def test_message_passing_errors(g):
     with pytest.raises(ValueError, match=r"expected a tensor of 6 rows, got \(5, 2\)"):
         g.ndata["h"] = torch.ones(5, 2)
+    with pytest.raises(topograph.DGLError, match="expected a tensor of"):  # DGL's error type, as DGL raises
+        g.edata["w"] = torch.ones(1)
     with pytest.raises(KeyError, match="no feature 'nope'"):
         g.update_all(fn.copy_u("nope", "m"), fn.sum("m", "h"))
     g.ndata["h"] = torch.ones(6, 2)

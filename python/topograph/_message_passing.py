@@ -30,6 +30,7 @@ from typing import Callable, Dict, Iterator, Optional
 import torch
 
 from . import ops
+from ._base import DGLError
 from .function import BuiltinMessage, BuiltinReduce
 
 
@@ -49,7 +50,8 @@ class Frame(MutableMapping):
     def __setitem__(self, name: str, value: torch.Tensor) -> None:
         if not isinstance(value, torch.Tensor) or value.dim() == 0 or value.shape[0] != self._rows():
             shape = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
-            raise ValueError(f"{self._what}[{name!r}]: expected a tensor of {self._rows()} rows, got {shape}")
+            # DGL's DGLError (a ValueError here too), so `except dgl.DGLError` catches it as in DGL
+            raise DGLError(f"{self._what}[{name!r}]: expected a tensor of {self._rows()} rows, got {shape}")
         self._data[name] = value
 
     def __delitem__(self, name: str) -> None:
