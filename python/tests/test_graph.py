@@ -101,7 +101,18 @@ def test_the_graph_copies_its_ids():
 
 
 def test_repr():
-    assert repr(topograph.graph(([0], [1]))) == "Graph(num_nodes=2, num_edges=1)"
+    # DGL 2.1's text, which tutorials print
+    g = topograph.graph(([0], [1]))
+    assert repr(g) == "Graph(num_nodes=2, num_edges=1,\n      ndata_schemes={}\n      edata_schemes={})"
+    g.ndata["feat"] = torch.ones(2, 3)
+    g.edata["w"] = torch.ones(1)
+    assert repr(g) == ("Graph(num_nodes=2, num_edges=1,\n"
+                       "      ndata_schemes={'feat': Scheme(shape=(3,), dtype=torch.float32)}\n"
+                       "      edata_schemes={'w': Scheme(shape=(), dtype=torch.float32)})")
+    h = topograph.heterograph({("user", "plays", "game"): ([0], [0]), ("user", "follows", "user"): ([0], [1])})
+    assert repr(h) == ("Graph(num_nodes={'game': 1, 'user': 2},\n"
+                       "      num_edges={('user', 'follows', 'user'): 1, ('user', 'plays', 'game'): 1},\n"
+                       "      metagraph=[('user', 'user', 'follows'), ('user', 'game', 'plays')])")
 
 
 def test_in_out_edges_neighbours_and_self_loops(idtype):

@@ -481,11 +481,21 @@ class DGLGraph(MessagePassingVerbs):
         return reduce_graph(self)
 
     def __repr__(self) -> str:
+        """DGL's text: one type, the counts and each feature's Scheme; several, the counts per type and the
+        metagraph's edges (source type, destination type, edge type) in networkx's order, as DGL prints them."""
         if self.is_homogeneous:
-            return f"Graph(num_nodes={self.num_nodes()}, num_edges={self.num_edges()})"
+            from ._schemes import edge_attr_schemes, node_attr_schemes
+
+            return (f"Graph(num_nodes={self.num_nodes()}, num_edges={self.num_edges()},\n"
+                    f"      ndata_schemes={node_attr_schemes(self)}\n      edata_schemes={edge_attr_schemes(self)})")
         nodes = {t: self.num_nodes(t) for t in self.ntypes}
         edges = {c: self.num_edges(c) for c in self.canonical_etypes}
-        return f"Graph(num_nodes={nodes}, num_edges={edges}, metagraph={self.canonical_etypes})"
+        meta = []  # networkx's MultiDiGraph.edges(keys=True): by source, its destinations by first edge, keys
+        for s in self.ntypes:
+            mine = [(d, e) for u, e, d in self.canonical_etypes if u == s]
+            for d in dict.fromkeys(d for d, _ in mine):
+                meta += [(s, d, e) for dd, e in mine if dd == d]
+        return f"Graph(num_nodes={nodes},\n      num_edges={edges},\n      metagraph={meta})"
 
     # --- helpers
     def _relation(self, etype: EType) -> int:
