@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernels/dense/amx_tiles.hpp"
 #include "kernels/dense/bf16_pack.hpp"
 #include "kernels/dense/gemm_bf16.hpp"
 #else
@@ -37,39 +38,17 @@ namespace topo::cpu {
 
 #if TOPO_AMX_BUILD
 
-// A named namespace around the helpers: unity builds (scripts/sanitize.sh) join this file with others that
-// have their own pack_b and kBlock at file scope.
-namespace amx_gemm {
+// The tile helpers (amx_tiles.hpp) are shared with the bf16 attention on AMX (flash_attention_amx.cpp); the
+// GEMM's own schedule follows in amx_gemm. Named namespaces: unity builds (scripts/sanitize.sh) join this file
+// with others that have their own pack_b and kBlock at file scope.
+namespace amx_tiles {
 namespace {
-
-// Function-level targets: the file compiles in every x86-64 build and runs only where amx_gemm_supported().
-#define TOPO_AMX_TARGET __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512dq,avx512bf16")))
-
-constexpr std::int64_t kTileElems = 512;  // one tile: 16 rows x 64 bytes = 16 x 32 bf16
-constexpr std::int64_t kBlock = 32;       // rows and columns of c per 2 x 2 block of tiles
-constexpr std::int64_t kBChunkBytes = std::int64_t{1} << 20;  // packed op(b) per chunk of columns: within L2
-constexpr std::int64_t kMaxChunkK = 384;  // k per chunk of a weight gradient: its 32-row block of a in L1
-
-bool request_amx() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
-  const bool amx_bf16 = edx & (1u << 22), amx_tile = edx & (1u << 24);
-  if (!amx_bf16 || !amx_tile || !bf16_gemm_cpu_supported()) return false;
-  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;  // Linux 5.16+: asm/prctl.h, fpu/xstate.h
-  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
-}
 
 struct alignas(64) TileConfig {
   std::uint8_t palette = 1, start_row = 0, reserved[14] = {};
   std::uint16_t bytes_per_row[16] = {};
   std::uint8_t rows[16] = {};
 };
-
-TOPO_AMX_TARGET void configure_tiles() {
-  TileConfig config;
-  for (int t = 0; t < 8; ++t) config.bytes_per_row[t] = 64, config.rows[t] = 16;
-  _tile_loadconfig(&config);
-}
 
 // All-lanes masks: the maskz forms of the shuffles below, because GCC 12's unmasked ones start from
 // _mm512_undefined_*(), which -Wmaybe-uninitialized reports once inlined here.
@@ -110,8 +89,18 @@ TOPO_AMX_TARGET inline void transpose_16x16(__m512i r[16]) {
   }
 }
 
-// Columns [n0, n0 + 16 tiles_n) of op(b) [k, n] -> tiles [tiles_n][tiles_k]: row r of tile (tn, tk) holds, for
-// each of its 16 columns, the pair op(b)[32 tk + 2r][.], op(b)[32 tk + 2r + 1][.] (AMX's VNNI layout).
+}  // namespace
+
+TOPO_AMX_TARGET void configure_tiles() {
+  TileConfig config;
+  for (int t = 0; t < 8; ++t) config.bytes_per_row[t] = 64, config.rows[t] = 16;
+  // GCC 12's _tile_loadconfig tells the compiler it reads fewer bytes than the 64 of the configuration: compiled
+  // out of line, the stores of bytes_per_row and rows were dropped and ldtilecfg faulted on stack garbage. The
+  // escaped address and memory clobber keep every store.
+  asm volatile("" : : "r"(&config) : "memory");
+  _tile_loadconfig(&config);
+}
+
 TOPO_AMX_TARGET void pack_b(bool tb, const float* b, std::int64_t ldb, std::int64_t k, std::int64_t n, std::int64_t n0,
                             std::int64_t tiles_n, std::int64_t tiles_k, std::uint16_t* out) {
   for (std::int64_t tn = 0; tn < tiles_n; ++tn) {
@@ -137,7 +126,6 @@ TOPO_AMX_TARGET void pack_b(bool tb, const float* b, std::int64_t ldb, std::int6
   }
 }
 
-// Rows [m0, m0 + 32) of op(a) [m, k] -> tiles [2][tiles_k]: row r of tile (h, tk) is op(a)[m0 + 16h + r][32 tk ..].
 TOPO_AMX_TARGET void pack_a(bool ta, const float* a, std::int64_t lda, std::int64_t m, std::int64_t k, std::int64_t m0,
                             std::int64_t tiles_k, std::uint16_t* out) {
   for (std::int64_t h = 0; h < 2; ++h) {
@@ -164,7 +152,6 @@ TOPO_AMX_TARGET void pack_a(bool ta, const float* a, std::int64_t lda, std::int6
   }
 }
 
-// c[rows, cols] (at most 32 x 32; row stride ldc) = (accumulate ? c : 0) + a block @ b pair over all tiles_k.
 TOPO_AMX_TARGET void multiply_block(const std::uint16_t* a_block, const std::uint16_t* b_pair, std::int64_t tiles_k,
                                     bool accumulate, float* c, std::int64_t ldc, std::int64_t rows, std::int64_t cols) {
   alignas(64) float scratch[kBlock * kBlock];
@@ -206,6 +193,27 @@ TOPO_AMX_TARGET void multiply_block(const std::uint16_t* a_block, const std::uin
     for (std::int64_t i = 0; i < rows; ++i) std::copy(scratch + i * kBlock, scratch + i * kBlock + cols, c + i * ldc);
 }
 
+TOPO_AMX_TARGET void release_tiles() { _tile_release(); }
+
+}  // namespace amx_tiles
+
+namespace amx_gemm {
+namespace {
+
+using amx_tiles::kBlock;
+using amx_tiles::kTileElems;
+constexpr std::int64_t kBChunkBytes = std::int64_t{1} << 20;  // packed op(b) per chunk of columns: within L2
+constexpr std::int64_t kMaxChunkK = 384;  // k per chunk of a weight gradient: its 32-row block of a in L1
+
+bool request_amx() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  const bool amx_bf16 = edx & (1u << 22), amx_tile = edx & (1u << 24);
+  if (!amx_bf16 || !amx_tile || !bf16_gemm_cpu_supported()) return false;
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;  // Linux 5.16+: asm/prctl.h, fpu/xstate.h
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+}
+
 // c = (accumulate ? c : 0) + op(a) @ op(b), k > 0.
 TOPO_AMX_TARGET void product(bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, const float* a,
                              std::int64_t lda, const float* b, std::int64_t ldb, bool accumulate, float* c,
@@ -215,21 +223,21 @@ TOPO_AMX_TARGET void product(bool ta, bool tb, std::int64_t m, std::int64_t n, s
   const std::int64_t pair_bytes = 2 * tiles_k * kTileElems * static_cast<std::int64_t>(sizeof(std::uint16_t));
   const std::int64_t chunk = std::max<std::int64_t>(1, kBChunkBytes / pair_bytes) * kBlock;  // columns
   a_pack.resize(static_cast<std::size_t>(2 * tiles_k * kTileElems));
-  configure_tiles();
+  amx_tiles::configure_tiles();
   for (std::int64_t n0 = 0; n0 < n; n0 += chunk) {
     const std::int64_t tiles_n = 2 * ((std::min(chunk, n - n0) + kBlock - 1) / kBlock);
     b_pack.resize(static_cast<std::size_t>(tiles_n * tiles_k * kTileElems));
-    pack_b(tb, b, ldb, k, n, n0, tiles_n, tiles_k, b_pack.data());
+    amx_tiles::pack_b(tb, b, ldb, k, n, n0, tiles_n, tiles_k, b_pack.data());
     for (std::int64_t m0 = 0; m0 < m; m0 += kBlock) {
-      pack_a(ta, a, lda, m, k, m0, tiles_k, a_pack.data());
+      amx_tiles::pack_a(ta, a, lda, m, k, m0, tiles_k, a_pack.data());
       for (std::int64_t tn = 0; tn < tiles_n; tn += 2) {
         const std::int64_t j0 = n0 + 16 * tn;
-        multiply_block(a_pack.data(), b_pack.data() + tn * tiles_k * kTileElems, tiles_k, accumulate, c + m0 * ldc + j0,
-                       ldc, std::min(kBlock, m - m0), std::min(kBlock, n - j0));
+        amx_tiles::multiply_block(a_pack.data(), b_pack.data() + tn * tiles_k * kTileElems, tiles_k, accumulate,
+                                  c + m0 * ldc + j0, ldc, std::min(kBlock, m - m0), std::min(kBlock, n - j0));
       }
     }
   }
-  _tile_release();
+  amx_tiles::release_tiles();
 }
 
 // Weight gradients (op(a) stored transposed; k the batch's rows, 1,365-2,731 in a slab of cpu::sgemm): k in
