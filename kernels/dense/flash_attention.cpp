@@ -12,7 +12,8 @@
 //    depend on the thread count. 5 GEMMs per tile pair (the minimum; the forward's 2 are recomputed as 1).
 // Inside the OpenMP region OpenBLAS runs each tile's sgemm single-threaded. On AVX-512 CPUs, full attention
 // over sequences of flash_lanes::kMinLength rows or more runs on register-blocked micro-kernels with positions
-// in lanes instead (flash_attention_lanes.hpp: same tasks, no sgemm calls).
+// in lanes instead (flash_attention_lanes.hpp: same tasks, no sgemm calls), and when the GEMMs run in bf16 on
+// the AMX kernel, on AMX tiles (flash_attention_amx.hpp: one forward task per (sequence, head)).
 //
 // Bands (radius r per (sequence, head)): a query tile [r0, r0 + mq) walks only the keys [r0 - r, r0 + mq + r)
 // of its sequence (the backward: a key tile only the queries [j0 - r, j0 + nk + r)), so tiles wholly outside
@@ -35,6 +36,7 @@
 #include <string>
 
 #include "kernels/dense/flash_attention_band.hpp"
+#include "kernels/dense/flash_attention_amx.hpp"
 #include "kernels/dense/flash_attention_lanes.hpp"
 #include "kernels/dense/flash_attention_math.hpp"
 #include "kernels/dense/gemm.hpp"
@@ -71,6 +73,11 @@ constexpr std::int64_t kBandChunk = 256;
 // CPUs, full attention over sequences of at least kMinLength rows).
 bool lanes_head(std::int64_t radius, std::int64_t len) {
   return flash_lanes::kAvailable && radius >= len && len >= flash_lanes::kMinLength;
+}
+// Whether such a head runs in bf16 on AMX tiles instead (flash_attention_amx.hpp: bf16 GEMMs on the AMX kernel,
+// at most kMaxLength rows), one task per head: the kernel packs the head's keys and values once.
+bool amx_head(std::int64_t radius, std::int64_t len) {
+  return flash_amx::kAvailable && lanes_head(radius, len) && flash_amx::usable(len);
 }
 constexpr std::int64_t kEveryBandedHead = -1;  // a task over all micro-banded heads of its rows
 
@@ -164,6 +171,7 @@ struct ForwardScratch {
                      l = std::vector<float>(kQueryTile);
   flash_band::Scratch band;
   flash_lanes::Scratch lanes;
+  flash_amx::Scratch amx;
 };
 
 // Pointers to row i of one head in q/k/dq/dk, v/dv and out/dout (FlashDims' strides), rows counted from `off`.
@@ -207,6 +215,9 @@ void forward_tile(HeadRows at, std::int64_t len, std::int64_t r0, std::int64_t m
                   const float* q, const float* k, const float* v, float* out, float* lse, ForwardScratch& w) {
   if (row_band(radius, len)) return forward_rows(at, len, r0, mq, radius, scale, q, k, v, out, lse);
   const FlashDims d = at.d;
+  if (amx_head(radius, len))
+    return flash_amx::forward({len, radius, d.dk, d.dv, d.ld_qk, d.ld_v, d.ld_out, d.heads}, scale, at.k_row(q, 0),
+                              at.k_row(k, 0), at.v_row(v, 0), at.o_row(out, 0), lse + at.off * d.heads + at.h, w.amx);
   if (lanes_head(radius, len))
     return flash_lanes::forward({len, radius, d.dk, d.dv, d.ld_qk, d.ld_v, d.ld_out, d.heads}, r0, mq, scale,
                                 at.k_row(q, 0), at.k_row(k, 0), at.v_row(v, 0), at.o_row(out, 0),
@@ -262,7 +273,7 @@ void forward_cpu(const Sequences& s, FlashDims d, float scale, const float* q, c
         banded = true;
         continue;
       }
-      const std::int64_t tile = row_band(r, len) ? kQueryTile : band_tile(r, kQueryTile);
+      const std::int64_t tile = amx_head(r, len) ? len : row_band(r, len) ? kQueryTile : band_tile(r, kQueryTile);
       for (std::int64_t r0 = 0; r0 < len; r0 += tile) tasks.push_back({b, h, r0, std::min(tile, len - r0)});
     }
     if (banded)
@@ -293,6 +304,7 @@ struct BackwardScratch {
                      dp = std::vector<float>(kBackwardTile * kBackwardTile), delta, lse;
   flash_band::Scratch band;
   flash_lanes::Scratch lanes;
+  flash_amx::Scratch amx;
 };
 
 // A narrow band (row_band): per query row, its scores by dot products; dq_i, and dk_j, dv_j of its keys.
@@ -342,6 +354,10 @@ void backward_head(HeadRows at, std::int64_t len, std::int64_t radius, float sca
     w.lse[static_cast<std::size_t>(i)] = lse[(at.off + i) * d.heads + at.h];
   }
   if (row_band(radius, len)) return backward_rows(at, len, radius, scale, q, k, v, dout, dq, dk, dv, w);
+  if (amx_head(radius, len))
+    return flash_amx::backward({len, radius, d.dk, d.dv, d.ld_qk, d.ld_v, d.ld_out, d.heads}, scale, at.k_row(q, 0),
+                               at.k_row(k, 0), at.v_row(v, 0), w.lse.data(), w.delta.data(), at.o_row(dout, 0),
+                               at.k_row(dq, 0), at.k_row(dk, 0), at.v_row(dv, 0), w.amx);
   if (lanes_head(radius, len))
     return flash_lanes::backward({len, radius, d.dk, d.dv, d.ld_qk, d.ld_v, d.ld_out, d.heads}, scale,
                                  at.k_row(q, 0), at.k_row(k, 0), at.v_row(v, 0), w.lse.data(), w.delta.data(),
