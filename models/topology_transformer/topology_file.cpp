@@ -203,7 +203,12 @@ TopologyRelation parse_relation(const TopologySpec& spec, const Json& value, std
       break;
     case TopologyBuilderKind::Random:
       r.per_node = integer(source, r.path + ".per_node", field("per_node", "sources per destination"), 1);
-      r.seed = static_cast<std::uint64_t>(integer(source, r.path + ".seed", field("seed", "the pattern's seed"), 0));
+      {
+        // Any 64-bit seed (the docs ask only >= 0): the draws hash it, so no value is too large.
+        const Json& seed = field("seed", "the pattern's seed");
+        r.seed = seed.is_number_unsigned() ? seed.get<std::uint64_t>()
+                                           : static_cast<std::uint64_t>(integer(source, r.path + ".seed", seed, 0));
+      }
       break;
     case TopologyBuilderKind::Block:
       r.size = integer(source, r.path + ".size", field("size", "positions per block"), 1);

@@ -135,6 +135,13 @@ TEST_CASE("topology builders: random edges are distinct, fixed per seed and sent
   const auto wide = edges(1, 2, 40);
   seen.insert(wide.src.begin(), wide.src.end());
   CHECK(seen.size() > 30);
+  // Any 64-bit seed is a seed (the docs ask only >= 0); the largest draws as well as any.
+  const TopologySpec big = one_relation(
+      R"({"name": "r", "src": "tok", "dst": "tok", "builder": "random", "per_node": 2, "seed": 18446744073709551615})");
+  CHECK(big.relations[0].seed == 18446744073709551615ull);
+  CHECK(relation_edges(big, big.relations[0], 5).size() == 10);
+  CHECK(error_of([] { (void)one_relation(R"({"name": "r", "src": "tok", "dst": "tok", "builder": "random", "per_node": 2, "seed": -1})"); })
+            .find("relations[0].seed: must be >= 0, got -1") != std::string::npos);
 }
 
 TEST_CASE("head groups: a pair two relations hold is one edge; groups into a type share their source types") {
