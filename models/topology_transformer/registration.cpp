@@ -67,6 +67,12 @@ ModelRegistration topology_transformer_registration() {
   m.validate = [](const EncoderSpec& spec) {
     const TopologySpec topology = topology_of(spec.options);
     topology.check_heads(spec.heads, spec.layers);
+    // Heads the file's groups fix must divide the recipe's width too; said here, naming the file, since the run's
+    // own check ("'heads' = 3: must divide hidden = 100") names a --heads the user may never have typed.
+    if (!topology.head_groups.front().heads.empty() && spec.heads > 0 && spec.hidden % spec.heads != 0)
+      fail("{}: head_groups: the groups' heads sum to {}, which does not divide --hidden {} (each head attends over "
+           "hidden / heads features); give --hidden a multiple of {}, or heads that divide {}",
+           topology.source, spec.heads, spec.hidden, spec.heads, spec.hidden);
     check_topology_lengths(topology, kCheckedLength);
   };
   m.implied_settings = [](const nlohmann::json& options) {

@@ -397,7 +397,9 @@ TopologySpec parse_topology(const nlohmann::ordered_json& file, const std::strin
                           g.heads.size(), layers));
         layers = g.heads.size();
       }
-    // A run has at least one head (--heads >= 1), so a layer where every group has none is no run's.
+    // Every layer runs the same --heads (1 .. kMaxHeads) heads, so each layer's groups sum to one count in that
+    // range; checked here, the error names the file rather than an implied --heads the user never typed.
+    std::vector<std::int64_t> sums;  // per layer
     for (std::size_t l = 0; l < std::max<std::size_t>(layers, 1); ++l) {
       std::int64_t sum = 0;
       for (const TopologyHeadGroup& g : spec.head_groups) sum += g.heads_in_layer(l, 0);
@@ -405,7 +407,16 @@ TopologySpec parse_topology(const nlohmann::ordered_json& file, const std::strin
         bad(source, "head_groups",
             layers == 0 ? std::string("every group has 0 heads: at least one head must attend")
                         : fmt::format("every group has 0 heads in layer {}: at least one head must attend", l + 1));
+      sums.push_back(sum);
+      if (sum != sums.front())
+        bad(source, "head_groups",
+            fmt::format("the groups' heads sum to {} in layer 1 but {} in layer {}: every layer runs --heads "
+                        "heads, so every layer's heads must sum to the same count",
+                        sums.front(), sum, l + 1));
     }
+    if (sums.front() > kMaxHeads)
+      bad(source, "head_groups",
+          fmt::format("the groups' heads sum to {}; a run has at most {} heads", sums.front(), kMaxHeads));
   } else {
     TopologyHeadGroup all;
     all.path = "(all heads)";

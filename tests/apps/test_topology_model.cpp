@@ -55,6 +55,18 @@ TEST_CASE("graph model: the file's head groups set heads and layers; a typed val
                            "--format", "mtl", "--layers", "3"});
   CHECK(error_of([&] { deep->validate(); }).find("head_groups[0].heads: lists the heads of 2 layers; this run has --layers 3") !=
         std::string::npos);
+  // Groups whose heads do not divide the recipe's width (Star's 100): the error names the file and the fix, not
+  // only a --heads the user never typed.
+  const std::string three = topo::testing::write_temp_file(
+      "three_heads.json", R"({"relations": [{"name": "a", "src": "tok", "dst": "tok", "builder": "window", "radius": 1}],
+                               "head_groups": [{"heads": 2, "relations": ["a"]}, {"heads": 1, "relations": ["a"]}]})");
+  const auto odd = parse({"--task", "classify", "--model", "graph", "--topology", three, "--train", "x", "--format", "mtl"});
+  REQUIRE(odd.has_value());
+  CHECK(odd->heads == 3);
+  CHECK(error_of([&] { odd->validate(); })
+            .find(three + ": head_groups: the groups' heads sum to 3, which does not divide --hidden 100") != std::string::npos);
+  const auto wide = parse({"--task", "classify", "--model", "graph", "--topology", three, "--train", "x", "--format", "mtl", "--hidden", "99"});
+  CHECK_NOTHROW(wide->validate());
 }
 
 TEST_CASE("graph model: a bad file, no file, or --topology with another model are errors naming them") {

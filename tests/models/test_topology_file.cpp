@@ -251,6 +251,11 @@ TEST_CASE("topology files: every bad file is an error naming the file and the JS
       {head + local + R"(], "head_groups": [{"heads": 100000, "relations": ["local"]}]})", "head_groups[0].heads: must be <= 4096"},
       {head + R"({"name": "a", "src": "tok", "dst": "tok", "builder": "window", "radius": 18446744073709551615}]})",
        "relations[0].radius: must be <= "},
+      // Layers whose heads sum differently fit no run: said of the file, not of an implied --heads.
+      {head + local + R"(], "head_groups": [{"heads": [1, 2], "relations": ["local"]}]})",
+       "head_groups: the groups' heads sum to 1 in layer 1 but 2 in layer 2"},
+      {head + local + R"(], "head_groups": [{"heads": 4096, "relations": ["local"]}, {"heads": 1, "relations": ["local"]}]})",
+       "head_groups: the groups' heads sum to 4097; a run has at most 4096 heads"},
   };
   for (const Bad& c : cases) {
     CAPTURE(c.text);
@@ -266,9 +271,10 @@ TEST_CASE("topology files: every bad file is an error naming the file and the JS
 
   // Heads that do not sum to --heads, per-layer lists of another depth.
   const TopologySpec groups = spec_of(head + local + R"(, {"name": "me", "src": "tok", "dst": "tok", "builder": "self"}],
-      "head_groups": [{"heads": 2, "relations": ["local"]}, {"heads": [1, 3], "relations": ["me"]}]})");
-  CHECK(error_of([&] { groups.check_heads(3, 2); }).find("sum to 5 (2 + 3) in layer 2; this run has --heads 3") !=
+      "head_groups": [{"heads": 2, "relations": ["local"]}, {"heads": [1, 1], "relations": ["me"]}]})");
+  CHECK(error_of([&] { groups.check_heads(4, 2); }).find("sum to 3 (2 + 1) in layer 1; this run has --heads 4") !=
         std::string::npos);
+  CHECK_NOTHROW(groups.check_heads(3, 2));
   CHECK(error_of([&] { groups.check_heads(3, 3); }).find("head_groups[1].heads: lists the heads of 2 layers; this run has --layers 3") !=
         std::string::npos);
   const TopologySpec all_heads = spec_of(head + local + "]}");
