@@ -146,10 +146,17 @@ void check_end(const TopologySpec& spec, const std::string& path, const Json& va
       if (!t.in_sequence) known.push_back(t.name);
     bad(spec.source, path, fmt::format("unknown node type '{}' (known: {})", name, fmt::join(known, ", ")));
   }
-  if (type->in_sequence)
+  if (type->in_sequence) {
+    std::int64_t first = 0;  // the type's first position on tok: the in_sequence types before it lead
+    for (const TopologyNodeType& t : spec.node_types) {
+      if (&t == type) break;
+      if (t.in_sequence) first += t.count;
+    }
+    const std::string positions = type->count == 1 ? fmt::format("position {}", first)
+                                                   : fmt::format("positions {}..{}", first, first + type->count - 1);
     bad(spec.source, path,
-        fmt::format("'{}' is in_sequence: its nodes are tok's first {} positions, so relations reach them as 'tok'",
-                    name, spec.lead_count()));
+        fmt::format("'{}' is in_sequence: its nodes are tok's {}, so relations reach them as 'tok'", name, positions));
+  }
 }
 
 TopologyRelation parse_relation(const TopologySpec& spec, const Json& value, std::size_t index) {

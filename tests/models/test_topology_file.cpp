@@ -256,6 +256,10 @@ TEST_CASE("topology files: every bad file is an error naming the file and the JS
        "head_groups: the groups' heads sum to 1 in layer 1 but 2 in layer 2"},
       {head + local + R"(], "head_groups": [{"heads": 4096, "relations": ["local"]}, {"heads": 1, "relations": ["local"]}]})",
        "head_groups: the groups' heads sum to 4097; a run has at most 4096 heads"},
+      // An in_sequence type named as an end: the error gives the type's own positions on tok.
+      {R"({"nodes": {"reg": {"count": 3, "in_sequence": true}, "cls": {"count": 2, "in_sequence": true}}, "relations": [)" +
+           local + R"(, {"name": "b", "src": "tok", "dst": "cls", "builder": "all"}]})",
+       "relations[1].dst: 'cls' is in_sequence: its nodes are tok's positions 3..4, so relations reach them as 'tok'"},
   };
   for (const Bad& c : cases) {
     CAPTURE(c.text);
