@@ -33,9 +33,15 @@ bool has_own_head_groups(const models::TopologySpec& spec) {
 // Out-neighbours on the axis over every group's edges (key -> query).
 std::vector<std::vector<std::int64_t>> adjacency(const TopologyLayout& layout) {
   std::vector<std::vector<std::int64_t>> out(static_cast<std::size_t>(layout.side()));
+  // A group with 0 heads in every layer (a group switched off, e.g. to ablate it) attends nowhere: its edges
+  // carry nothing, so they are no hop. Groups with heads in some layer count (the path over every layer).
+  std::vector<bool> attends;
+  for (const models::TopologyHeadGroup& g : layout.spec.head_groups)
+    attends.push_back(g.heads.empty() || std::any_of(g.heads.begin(), g.heads.end(), [](std::int64_t h) { return h > 0; }));
   for (const TopologyCell& c : topology_cells(layout))
-    out[static_cast<std::size_t>(layout.axis_index(c.src_type, c.src))].push_back(
-        layout.axis_index(c.dst_type, c.dst));
+    if (attends[static_cast<std::size_t>(c.group)])
+      out[static_cast<std::size_t>(layout.axis_index(c.src_type, c.src))].push_back(
+          layout.axis_index(c.dst_type, c.dst));
   for (auto& next : out) {
     std::sort(next.begin(), next.end());
     next.erase(std::unique(next.begin(), next.end()), next.end());

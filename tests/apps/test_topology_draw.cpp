@@ -169,6 +169,22 @@ TEST_CASE("topo-topology: self only never reaches another token") {
         std::string::npos);
 }
 
+TEST_CASE("topo-topology: a group with 0 heads in every layer is no hop") {
+  // The full group is switched off (0 heads): its edges stay in the picture and the counts, but no head moves
+  // information over them, so tokens 0 and 2 are 2 window hops apart, not 1 full hop.
+  const std::string off = R"({"relations": [{"name": "w", "src": "tok", "dst": "tok", "builder": "window", "radius": 1},
+      {"name": "f", "src": "tok", "dst": "tok", "builder": "full"}],
+      "head_groups": [{"heads": 4, "relations": ["w"]}, {"heads": 0, "relations": ["f"]}]})";
+  const TopologyStats s = topology_stats(layout_of(off, 5));
+  CHECK(s.edges == 13 + 25);
+  CHECK(s.hops == 4);
+  // With heads in some layer, the group's edges are hops.
+  const std::string later = R"({"relations": [{"name": "w", "src": "tok", "dst": "tok", "builder": "window", "radius": 1},
+      {"name": "f", "src": "tok", "dst": "tok", "builder": "full"}],
+      "head_groups": [{"heads": [4, 2], "relations": ["w"]}, {"heads": [0, 2], "relations": ["f"]}]})";
+  CHECK(topology_stats(layout_of(later, 5)).hops == 1);
+}
+
 TEST_CASE("topo-topology: custom_topology's pattern, counted by hand") {
   const models::TopologySpec spec =
       models::read_topology_file(std::string(TOPO_SOURCE_DIR) + "/configs/topologies/custom_topology.json");
