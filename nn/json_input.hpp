@@ -28,31 +28,64 @@ namespace topo {
 
 inline constexpr int kMaxJsonDepth = 256;
 
+// `text` for an error message: at most max_chars characters, then how long it was.
+inline std::string shown_text(std::string text, std::size_t max_chars = 200) {
+  if (text.size() <= max_chars) return text;
+  const std::size_t total = text.size();
+  text.resize(max_chars);
+  return text + "... (" + std::to_string(total) + " characters)";
+}
+
 // Json: nlohmann::json or nlohmann::ordered_json. `input`: what Json::parse takes (a string, a pair of
 // iterators as two arguments is not offered: pass a std::string or a std::string_view).
 template <class Json = nlohmann::json, class Input>
 Json parse_json_input(Input&& input) {
-  // keys[d]: the keys seen so far in the open object at depth d (objects here hold tens of keys at most,
-  // so a linear scan beats a set; the slots are reused, not reallocated, object after object).
-  std::vector<std::vector<std::string>> keys;
-  const typename Json::parser_callback_t check = [&keys](int depth, typename Json::parse_event_t event,
-                                                         Json& parsed) {
+  // One frame per open object or array: the keys an object has had so far (objects here hold tens of keys at
+  // most, so a linear scan beats a set), an array's count of finished elements. They give the errors the place
+  // they name (`relations[2].radius`): nlohmann's callback knows no line or column.
+  struct Frame {
+    bool array = false;
+    std::size_t elements = 0;
+    std::vector<std::string> keys;
+  };
+  std::vector<Frame> open;
+  const auto where = [&open] {
+    std::string path;
+    for (const Frame& f : open) {
+      if (f.array)
+        path += fmt::format("[{}]", f.elements);  // fmt, not +: GCC 12's -Wrestrict false positive
+      else if (!f.keys.empty())
+        path += fmt::format("{}{}", path.empty() ? "" : ".", f.keys.back());
+    }
+    if (path.empty()) path = "the top level";
+    return path;
+  };
+  const auto finished_element = [&open] {
+    if (!open.empty() && open.back().array) ++open.back().elements;
+  };
+  const typename Json::parser_callback_t check = [&](int depth, typename Json::parse_event_t event, Json& parsed) {
     using Event = typename Json::parse_event_t;
     if (event == Event::object_start || event == Event::array_start) {
       if (depth >= kMaxJsonDepth)
         throw Json::parse_error::create(
-            101, 0, "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels", nullptr);
-      if (event == Event::object_start) {
-        if (keys.size() <= static_cast<std::size_t>(depth)) keys.resize(static_cast<std::size_t>(depth) + 1);
-        keys[static_cast<std::size_t>(depth)].clear();
-      }
-    } else if (event == Event::key && depth >= 1) {
-      std::vector<std::string>& seen = keys[static_cast<std::size_t>(depth) - 1];
+            101, 0, fmt::format("nested deeper than {} levels (at {})", kMaxJsonDepth, where()), nullptr);
+      open.push_back(Frame{event == Event::array_start, 0, {}});
+    } else if (event == Event::object_end || event == Event::array_end) {
+      open.pop_back();
+      finished_element();
+    } else if (event == Event::key) {
       const std::string& key = parsed.template get_ref<const std::string&>();
+      std::vector<std::string>& seen = open.back().keys;
       for (const std::string& k : seen)
-        if (k == key) throw Json::parse_error::create(101, 0, "the key \"" + key + "\" appears twice in one object",
-                                                      nullptr);
+        if (k == key) {
+          seen.push_back(key);  // the path names the repeated key
+          throw Json::parse_error::create(
+              101, 0, fmt::format("the key \"{}\" appears twice in one object (at {})", shown_text(key, 60), where()),
+              nullptr);
+        }
       seen.push_back(key);
+    } else if (event == Event::value) {
+      finished_element();
     }
     return true;
   };
@@ -80,14 +113,6 @@ Json read_json_file(const std::string& path, const std::string& what) {
   std::stringstream text;
   text << in.rdbuf();
   return parse_json_text<Json>(text.str(), fmt::format("{} '{}'", what, path));  // not +: GCC 12's -Wrestrict
-}
-
-// `text` for an error message: at most max_chars characters, then how long it was.
-inline std::string shown_text(std::string text, std::size_t max_chars = 200) {
-  if (text.size() <= max_chars) return text;
-  const std::size_t total = text.size();
-  text.resize(max_chars);
-  return text + "... (" + std::to_string(total) + " characters)";
 }
 
 // `value`'s JSON for an error message, cut as shown_text cuts.

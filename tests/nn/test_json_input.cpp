@@ -41,6 +41,12 @@ TEST_CASE("parse_json_input: what nlohmann's parse reads, within kMaxJsonDepth l
   CHECK(parse_error_of(R"({"hidden": 100, "layers": 2, "hidden": 32})")
             .find("the key \"hidden\" appears twice in one object") != std::string::npos);
   CHECK(parse_error_of(R"({"a": {"x": 1, "y": {"x": 2}, "x": 3}})").find("\"x\" appears twice") != std::string::npos);
+  // The place is named (nlohmann's callback knows no line or column): keys, and array elements by index.
+  CHECK(parse_error_of(R"({"radius": 1, "radius": 2})").find("(at radius)") != std::string::npos);
+  CHECK(parse_error_of(R"({"relations": [{"a": 1}, {"b": [1, 2], "c": {}, "c": 2}]})")
+            .find("\"c\" appears twice in one object (at relations[1].c)") != std::string::npos);
+  CHECK(parse_error_of(R"({"n": [[1], [2], )" + nested(300, "[", "]") + "]}").find("(at n[2]") != std::string::npos);
+  CHECK(parse_error_of(nested(300, "[", "]")).find("(at [0][0]") != std::string::npos);
   CHECK(parse_error_of("{\"a\": 1").find("parse error") != std::string::npos);  // nlohmann's own errors pass through
 }
 
