@@ -6,7 +6,9 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <new>
 
+#include "apps/train/cli.hpp"
 #include "apps/train/evaluate.hpp"
 #include "kernels/error.hpp"
 #include "kernels/threads.hpp"
@@ -24,6 +26,9 @@ int main(int argc, char** argv) {
     return 0;
   } catch (const topo::Error& e) {
     std::fprintf(stderr, "topo-eval: error: %s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "topo-eval: error: %s\n", kOutOfMemory);
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "topo-eval: internal error: %s\n", e.what());

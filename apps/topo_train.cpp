@@ -13,6 +13,7 @@
 #include <exception>
 #include <iostream>
 #include <memory>
+#include <new>
 #include <string>
 
 #include "apps/train/cli.hpp"
@@ -79,6 +80,8 @@ int main(int argc, char** argv) {
     return 0;
   } catch (const topo::Error& e) {
     return report_failure(world.get(), "error", e.what(), 1);
+  } catch (const std::bad_alloc&) {
+    return report_failure(world.get(), "error", topo::apps::kOutOfMemory, 1);
   } catch (const std::exception& e) {
     return report_failure(world.get(), "internal error", e.what(), 2);
   }

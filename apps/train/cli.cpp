@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <new>
 #include <exception>
 #include <stdexcept>
 #include <string_view>
@@ -194,6 +195,9 @@ int run_tool(std::string_view program, int (*run)(int, char**), int argc, char**
     if (what.starts_with(program) && what.substr(program.size()).starts_with(": "))
       what.remove_prefix(program.size() + 2);
     std::fprintf(stderr, "%.*s: %.*s\n", name_length, program.data(), static_cast<int>(what.size()), what.data());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "%.*s: error: %s\n", name_length, program.data(), kOutOfMemory);
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%.*s: internal error: %s\n", name_length, program.data(), e.what());

@@ -21,9 +21,15 @@ namespace topo::apps {
 // is a topo::Error "<program>: <what> (see --help)".
 bool parse_command_line(CLI::App& app, int argc, const char* const* argv, std::ostream& out);
 
+// What every topo program prints (after "<program>: error: ") when an allocation fails: a graph, batch or model
+// larger than the memory the process may use, not a bug (exit 1, not the internal error's 2).
+inline constexpr const char* kOutOfMemory =
+    "out of memory (an allocation failed): the run needs more memory than this machine or its limit gives; "
+    "a smaller --batch, --max-len, model or graph needs less";
+
 // main() of the small tools (topo-topology, topo-graph): `run`, with a topo::Error printed as the one line
-// "<program>: <what>" (exit 1; parse_command_line's own "<program>: " prefix is not repeated) and anything else
-// as "<program>: internal error: <what>" (exit 2).
+// "<program>: <what>" (exit 1; parse_command_line's own "<program>: " prefix is not repeated), std::bad_alloc as
+// "<program>: error: kOutOfMemory" (exit 1) and anything else as "<program>: internal error: <what>" (exit 2).
 int run_tool(std::string_view program, int (*run)(int, char**), int argc, char** argv);
 
 // Returns nullopt when --help was requested (the help text goes to `out`). Bad flags, unreadable or

@@ -330,3 +330,17 @@ TEST_CASE("config: options belong to their task or model: their own defaults, er
   CHECK_NOTHROW(apply_config_json(loaded, old, "checkpoint", /*skip_foreign=*/true));
   CHECK(loaded.to_json() == c.to_json());
 }
+
+TEST_CASE("run_tool: a failed allocation is an out-of-memory error (exit 1), not an internal error (exit 2)") {
+  // A huge topology file or graph ran out of memory with "internal error: std::bad_alloc" (a probe, 2026-12-05).
+  const auto exit_of = [](int (*run)(int, char**)) {
+    char name[] = "topo-test";
+    char* argv[] = {name, nullptr};
+    return topo::apps::run_tool("topo-test", run, 1, argv);
+  };
+  CHECK(exit_of([](int, char**) -> int { throw std::bad_alloc(); }) == 1);
+  CHECK(exit_of([](int, char**) -> int { topo::fail("a bad file"); }) == 1);
+  CHECK(exit_of([](int, char**) -> int { throw std::logic_error("a bug"); }) == 2);
+  CHECK(exit_of([](int, char**) -> int { return 0; }) == 0);
+  CHECK(std::string(topo::apps::kOutOfMemory).starts_with("out of memory"));
+}
