@@ -169,9 +169,8 @@ void forward(const flash_band::HeadView& h, float scale, const float* q, const f
     multiply_rows(qa, kt, blocks(h.dk), kBlock, ld, s, ld);  // S [32, n]; rows past `rows` are zero queries
     std::uint16_t* pa = sized(w.a1, 2 * blocks(n) * kTileElems);  // P, unnormalised, packed by the rows' pass
     for (std::int64_t r = 0; r < rows; ++r) row_lse[r] = softmax_row(s + r * ld, n, scale, pa, r, row_sum[r]);
-    if (rows < kBlock)  // the last block's rows past the head: zero
-      for (std::int64_t r = rows; r < kBlock; ++r)
-        for (std::int64_t t = 0; t < blocks(n); ++t) std::fill_n(tile_row(pa, blocks(n), r, t), 32, std::uint16_t{0});
+    for (std::int64_t r = rows; r < kBlock; ++r)  // the last block's rows past the head: zero
+      for (std::int64_t t = 0; t < blocks(n); ++t) std::fill_n(tile_row(pa, blocks(n), r, t), 32, std::uint16_t{0});
     multiply_rows(pa, vb, blocks(n), kBlock, dv_cols, o, dv_cols);
     for (std::int64_t r = 0; r < rows; ++r) {
       const __m512 inv = _mm512_set1_ps(1.f / row_sum[r]);
