@@ -9,13 +9,21 @@ written in Python.
 The tape reads the inputs' memory in place during backward, so they are also saved with
 ``ctx.save_for_backward``: torch's version counter then raises if one was modified in place in between.
 Double backward is not supported (``once_differentiable``).
+
+The kernels are float32. taped runs them on inputs of DGL's other feature dtypes too (float16, bfloat16,
+float64): it casts each such input to float32 and the output to the inputs' promotion (torch.result_type's),
+both with Tensor.to, so torch's autograd hands each input its gradient in its own dtype. float64 is so
+computed at float32 precision, and float16 / bfloat16 accumulate in float32.
 """
 from __future__ import annotations
 
+import functools
 from typing import Callable, Optional
 
 import torch
 from torch.autograd.function import once_differentiable
+
+FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)  # the features the ops take
 
 
 class _Taped(torch.autograd.Function):
@@ -35,7 +43,12 @@ class _Taped(torch.autograd.Function):
 
 def taped(run: Callable, *tensors: Optional[torch.Tensor]) -> torch.Tensor:
     """``run(*tensors, needs)`` calls one _C op (needs[i]: whether tensors[i] wants a gradient) and returns
-    (output, tape). Through autograd when torch would record the call, straight otherwise (no tape kept)."""
+    (output, tape). Through autograd when torch would record the call, straight otherwise (no tape kept).
+    Inputs of another float dtype than float32 run cast to float32, the output cast back (see above)."""
+    dtypes = [t.dtype for t in tensors if t is not None]
+    if any(d != torch.float32 for d in dtypes):
+        out = taped(run, *(None if t is None else t.to(torch.float32) for t in tensors))
+        return out.to(functools.reduce(torch.promote_types, dtypes))
     if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors):
         return _Taped.apply(run, *tensors)
     out, _ = run(*tensors, [False] * len(tensors))

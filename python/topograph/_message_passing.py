@@ -186,7 +186,10 @@ def one_relation(g, what: str):
 def _operand(g, target: str, field: str) -> torch.Tensor:
     s, r, d = one_relation(g, "message passing")
     frame = node_frame(g, s) if target == "u" else node_frame(g, d) if target == "v" else edge_frame(g, r)
-    return frame[field]
+    x = frame[field]
+    side = {"u": "source node", "v": "destination node"}.get(target, "edge")
+    ops._need_float(x, f"message passing: the {side} feature {field!r}")  # as DGL, no integer features
+    return x
 
 
 def _messages(g, msg: BuiltinMessage) -> torch.Tensor:

@@ -4,10 +4,13 @@ Shapes (as DGL): node features [N, D] or [N, H, D], edge features [E, ...] by ed
 against [N, H, D], ...); the per-row shapes broadcast numpy-style from the right. A 1-D operand [N] is
 treated as [N, 1] and, when every operand given is 1-D, the output is squeezed back (DGL's rule).
 
-Tensors: float32, on the graph's device. A contiguous float32 tensor is read in place by the kernels (zero
-copy; the backward reads it again, so modifying it in place before backward raises). A non-contiguous
-tensor is first made contiguous with ``.contiguous()`` (one copy). Any other dtype raises TypeError (cast
-with ``.float()``). Outputs and gradients are Topograph's buffers handed to torch by DLPack, not copied.
+Tensors: float16, bfloat16, float32 or float64, on the graph's device. The kernels compute in float32: a
+contiguous float32 tensor is read in place (zero copy; the backward reads it again, so modifying it in place
+before backward raises); a non-contiguous tensor is first made contiguous with ``.contiguous()`` (one copy).
+Any other float dtype is cast to float32 on the way in and the output back to the operands' torch promotion
+(torch.result_type: float64 stays float64, but is computed at float32 precision; float16 / bfloat16 accumulate
+in float32), with each gradient in its input's dtype (taped, _autograd.py). Integer, bool and complex tensors
+raise TypeError. Outputs and gradients are Topograph's buffers handed to torch by DLPack, not copied.
 
 Every op takes a graph with one relation (pass ``g[etype]`` or ``edge_type_subgraph(g, [etype])`` for one
 relation of a heterograph), except gspmm and gsddmm (and so their shorthands), which, as DGL 2.1's, also take a
@@ -25,7 +28,7 @@ from typing import Optional
 import torch
 
 from . import _C
-from ._autograd import taped
+from ._autograd import FLOAT_DTYPES, taped
 from ._graph import ALL, DGLError, DGLGraph
 from ._segment import gather_mm, segment_mm, segment_reduce, segment_softmax  # dgl.ops' segment ops: plain torch
 
@@ -36,14 +39,21 @@ _SDDMM_OPS = {"add": 0, "sub": 1, "mul": 2, "div": 3, "dot": 4, "copy_lhs": 5, "
 _TARGETS = {"u": 0, "src": 0, "v": 1, "dst": 1, "e": 2, "edge": 2}
 
 
+def _need_float(x: torch.Tensor, what: str) -> None:
+    """A TypeError naming `what` unless x is float16, bfloat16, float32 or float64 (DGL's feature dtypes; it
+    refuses integer features too). The cast to the kernels' float32 and back is taped's (_autograd.py)."""
+    if x.dtype not in FLOAT_DTYPES:
+        raise TypeError(f"{what}: features must be float16, bfloat16, float32 or float64, got {x.dtype} (cast with "
+                        f".float())")
+
+
 def _feature(x: Optional[torch.Tensor], what: str):
     """(tensor as the kernels take it, whether it was 1-D)."""
     if x is None:
         return None, False
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{what}: expected a torch.Tensor, got {type(x).__name__}")
-    if x.dtype != torch.float32:
-        raise TypeError(f"{what}: Topograph's kernels take float32 tensors, got {x.dtype} (cast with .float())")
+    _need_float(x, what)
     if x.dim() == 0:
         raise ValueError(f"{what}: expected [rows, ...], got a scalar")
     one_d = x.dim() == 1

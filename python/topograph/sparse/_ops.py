@@ -7,7 +7,8 @@ The products run on the structure's bipartite graph (col -> row, edge id = entry
                   (destinations): one dot product per entry, never the dense L x N product.
 - softmax:        edge_softmax over each row's entries (a destination's in-edges; dim 1) or each column's
                   (a source's out-edges; dim 0).
-so they take float32 values and features, as every Topograph kernel, and differentiate through Topograph's
+so they take float16 / bfloat16 / float32 / float64 values and features, as every Topograph op (computed in
+float32, the result in the operands' promoted dtype: topograph/ops.py), and differentiate through Topograph's
 backward kernels. Sparse x sparse, sums of two matrices and reductions are torch ops on the index tensors
 (any dtype), differentiable in the values.
 """
@@ -30,13 +31,6 @@ def _need_matrix(x, what: str, position: str = "A") -> SparseMatrix:
     return x
 
 
-def _need_float32(what: str, *tensors) -> None:
-    for t in tensors:
-        if t.dtype != torch.float32:
-            raise TypeError(f"{what}: Topograph's kernels take float32 values and features, got {t.dtype} "
-                            f"(cast with .float())")
-
-
 # --- products
 def spmm(A: SparseMatrix, X: torch.Tensor) -> torch.Tensor:
     """A [L, N] @ X: X [N] -> [L], [N, D] -> [L, D]; with vector values [nnz, K], X [N, D, K] -> [L, D, K]
@@ -54,7 +48,8 @@ def spmm(A: SparseMatrix, X: torch.Tensor) -> torch.Tensor:
         wanted = f"[{N}], [{N}, D] or [{N}, D, K]" if val.dim() == 1 else f"[{N}, D, {val.shape[1]}]"
         raise ValueError(f"spmm: a matrix of shape {A.shape} with values {tuple(val.shape)} multiplies {wanted}, "
                          f"got {tuple(X.shape)}")
-    _need_float32("spmm", val, X)
+    ops._need_float(val, "spmm: A's values")
+    ops._need_float(X, "spmm: X")
     g = A._s.graph()
     if X.dim() == 3:
         # DGL's layout [N, D, K] puts a head's features K apart; the kernels' is [N, K, D] with one value per
@@ -115,7 +110,8 @@ def sddmm(A: SparseMatrix, X1: torch.Tensor, X2: torch.Tensor) -> SparseMatrix:
                          f"[{L}, K, H] and [K, {N}, H]), got {tuple(X1.shape)} and {tuple(X2.shape)}")
     if A.val.dim() == 2 and dims == (3, 3) and A.val.shape[1] != X1.shape[2]:
         raise ValueError(f"bsddmm: values {tuple(A.val.shape)} against H = {X1.shape[2]} batches")
-    _need_float32("sddmm", A.val, X1, X2)
+    for t, name in ((A.val, "A's values"), (X1, "X1"), (X2, "X2")):
+        ops._need_float(t, f"sddmm: {name}")
     g = A._s.graph()
     if dims == (1, 1):
         prod = ops.gsddmm(g, "mul", X2, X1, "u", "v")                               # [nnz]
@@ -142,7 +138,7 @@ def softmax(input: SparseMatrix, dim: int = 1) -> SparseMatrix:  # noqa: A002 (D
     _need_matrix(input, "softmax", "input")
     if dim not in (0, 1):
         raise ValueError(f"softmax: dim must be 0 (columns) or 1 (rows), got {dim!r}")
-    _need_float32("softmax", input.val)
+    ops._need_float(input.val, "softmax: the values")
     out = ops.edge_softmax(input._s.graph(), input.val, norm_by="dst" if dim == 1 else "src")
     return val_like(input, out)
 
