@@ -178,7 +178,8 @@ class GatedGraphConv(torch.nn.Module):
                 messages = feat.new_zeros((graph.num_edges(), self._out_feats))
                 for linear, eids in zip(self.linears, groups):
                     if eids.numel():
-                        messages = messages.index_put((eids,), linear(feat[src[eids]]))
+                        m = linear(feat[src[eids]])  # under autocast in its lower dtype: the messages' then
+                        messages = messages.to(m.dtype).index_put((eids,), m)
                 a = ops.copy_e_sum(graph, messages)
             feat = self.gru(a, feat)
         return feat
