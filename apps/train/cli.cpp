@@ -97,7 +97,7 @@ void yield_derived_recipe_settings(TrainConfig& config) {
   for (const auto& [name, value] : implied.items())
     if (!from_user(name)) {
       config.set(name, value);
-      config.sources[name] = "implied by the model's options";
+      config.sources[name] = "the model's options";  // the log: "settings from the model's options: heads=3"
     }
 }
 
