@@ -39,7 +39,7 @@ TEST_CASE("graph model: the file's head groups set heads and layers; a typed val
   REQUIRE(ms.has_value());
   CHECK(ms->heads == 10);  // over the recipe's 4
   CHECK(ms->layers == 2);
-  CHECK(ms->sources.at("heads").find("implied") != std::string::npos);
+  CHECK(ms->sources.at("heads").find("the model's options") != std::string::npos);
   CHECK_NOTHROW(ms->validate());
   // No head groups: the recipe's heads stay.
   const auto star = parse({"--task", "classify", "--model", "graph", "--topology", shipped("star"), "--train", "x"});
