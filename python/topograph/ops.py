@@ -306,6 +306,8 @@ def band_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, lengths, r
 
 def _int_list(x, what: str):
     t = x if isinstance(x, torch.Tensor) else torch.as_tensor(x)
+    if t.dim() == 1 and t.numel() == 0:  # [] / torch.tensor([]) are float32 to torch: no values to misread
+        return []
     if t.dtype.is_floating_point or t.dtype == torch.bool or t.dtype.is_complex:
         raise TypeError(f"{what}: expected integers, got {t.dtype}")
     if t.dim() != 1:

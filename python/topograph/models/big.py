@@ -24,7 +24,8 @@ from .. import builders, ops
 from .._construct import edge_type_subgraph, heterograph
 from .._graph import DGLGraph
 from ..nn import GraphMultiHeadAttention
-from .sequence import check_encoder_shape, lengths_list, on_device, positions_in_sentence, sentence_readout_graph
+from .sequence import (check_encoder_shape, check_token_ids, lengths_list, on_device, positions_in_sentence,
+                       sentence_readout_graph)
 
 VARIANTS = ("full", "no-global", "no-local", "radical")
 Spans = Sequence[Sequence[Tuple[int, int]]]
@@ -137,9 +138,7 @@ class BigTransformer(torch.nn.Module):
 
     def forward(self, char_ids: torch.Tensor, lengths, words: Optional[Spans] = None):
         lens = lengths_list(lengths, "BigTransformer")
-        if char_ids.dim() != 1 or char_ids.shape[0] != sum(lens):
-            raise ValueError(f"BigTransformer: char ids must be [{sum(lens)}] for these lengths, got "
-                             f"{tuple(char_ids.shape)}")
+        char_ids = check_token_ids(char_ids, sum(lens), "BigTransformer", "char_ids")
         if max(lens) > self.max_length:
             raise ValueError(f"a sentence of length {max(lens)} exceeds the model's max_length {self.max_length}")
         topology = big_topology(lens, words, self.variant, char_ids.device)

@@ -12,6 +12,7 @@ import torch
 
 from .. import builders
 from .._construct import heterograph
+from ..ops import _int_list
 
 
 def check_encoder_shape(model: str, hidden: int, heads: int, layers: int) -> None:
@@ -23,14 +24,32 @@ def check_encoder_shape(model: str, hidden: int, heads: int, layers: int) -> Non
 
 
 def lengths_list(lengths, what: str) -> List[int]:
-    """Sentence lengths (a list or 1-D integer tensor) as ints, each >= 1."""
-    lens = lengths.tolist() if isinstance(lengths, torch.Tensor) else [int(n) for n in lengths]
+    """Sentence lengths (a list, numpy array or 1-D integer tensor) as ints, each >= 1: a TypeError for
+    floats or bools (never truncated), a ValueError for another shape or an empty batch."""
+    lens = _int_list(lengths, f"{what}: lengths")
     if not lens:
         raise ValueError(f"{what}: empty batch (no lengths)")
     for b, n in enumerate(lens):
         if n < 1:
             raise ValueError(f"{what}: sentence {b} has length {n} (must be >= 1)")
     return lens
+
+
+def check_token_ids(tokens, count: int, what: str, name: str = "tokens") -> torch.Tensor:
+    """The argument `name` as nn.Embedding reads it: packed integer ids [count] (int32 / int64; other integer
+    dtypes cast to int64). A TypeError for a non-tensor or non-integer ids, a ValueError for another shape."""
+    if not isinstance(tokens, torch.Tensor):
+        raise TypeError(f"{what}: {name} must be a tensor of token ids, got {type(tokens).__name__}")
+    if tokens.dtype.is_floating_point or tokens.dtype.is_complex or tokens.dtype == torch.bool:
+        raise TypeError(f"{what}: {name} must be integer token ids [N], got {tokens.dtype}")
+    if tokens.dim() != 1:
+        raise ValueError(f"{what}: {name} must be token ids [N] packed sentence after sentence (no padding), got "
+                         f"shape {tuple(tokens.shape)}; pack a padded batch [B, L] with {name}[mask] or "
+                         f"torch.cat([row[:n] for row, n in zip({name}, lengths)])")
+    if tokens.shape[0] != count:
+        raise ValueError(f"{what}: {name} has {tokens.shape[0]} ids for sentences of {count} tokens (the sum of "
+                         f"lengths)")
+    return tokens if tokens.dtype in (torch.int32, torch.int64) else tokens.long()
 
 
 def positions_in_sentence(lengths: List[int], device=None) -> torch.Tensor:
@@ -75,19 +94,17 @@ class SequenceEmbedding(torch.nn.Module):
 
     def forward(self, tokens: torch.Tensor, lengths, lead: Optional[torch.Tensor] = None) -> torch.Tensor:
         lens = lengths_list(lengths, "SequenceEmbedding")
-        if tokens.shape[0] != sum(lens):
-            raise ValueError(f"SequenceEmbedding: {tokens.shape[0]} tokens for sentences of {sum(lens)} tokens")
         if max(lens) > self.max_length:
             raise ValueError(f"a sentence of length {max(lens)} exceeds the model's max_length {self.max_length}")
         if self.token is not None:
-            if tokens.dim() != 1 or tokens.dtype.is_floating_point:
-                raise TypeError(f"SequenceEmbedding: this model reads token ids [N], got {tokens.dtype} "
-                                f"{tuple(tokens.shape)}")
-            rows = self.token(tokens)
+            rows = self.token(check_token_ids(tokens, sum(lens), "SequenceEmbedding"))
         else:
-            if tokens.dim() != 2 or tokens.shape[1] != self.features.in_features:
+            if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2 \
+                    or tokens.shape[1] != self.features.in_features:
                 raise ValueError(f"SequenceEmbedding: this model reads features [N, {self.features.in_features}], "
-                                 f"got {tuple(tokens.shape)}")
+                                 f"got {tuple(getattr(tokens, 'shape', ())) or type(tokens).__name__}")
+            if tokens.shape[0] != sum(lens):
+                raise ValueError(f"SequenceEmbedding: {tokens.shape[0]} tokens for sentences of {sum(lens)} tokens")
             rows = self.features(tokens)
         rows = rows + self.position(positions_in_sentence(lens, rows.device))
         if lead is not None:
