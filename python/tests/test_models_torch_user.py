@@ -104,3 +104,33 @@ def test_token_ids_of_the_wrong_dtype_or_shape_are_named(name):
         run(model, torch.zeros(2, 3, dtype=torch.int64), [2, 3])
     with pytest.raises(ValueError, match="sum of lengths"):
         run(model, torch.zeros(4, dtype=torch.int64), [2, 3])
+
+
+def test_graph_attention_names_states_of_the_wrong_shape_or_dtype():
+    g = topograph.graph((torch.tensor([0, 1, 2]), torch.tensor([1, 2, 0])), num_nodes=3)
+    layer = GraphMultiHeadAttention(8, 2)
+    with pytest.raises(ValueError, match=r"dst_states must be \[rows, 8\]"):  # was viewed as 6 rows
+        layer(g, torch.randn(3, 2, 8))
+    with pytest.raises(ValueError, match="dst_states"):
+        layer(g, torch.randn(3, 6))
+    with pytest.raises(TypeError, match="dst_states must be floating point"):
+        layer(g, torch.ones(3, 8, dtype=torch.int64))
+    with pytest.raises(ValueError, match="src_states"):
+        layer(g, torch.randn(3, 8), torch.randn(3, 4))
+    with pytest.raises(ValueError, match=r"states must be \[rows, 8\]"):
+        layer.forward_band(torch.randn(3, 2, 8), [3])
+    with pytest.raises(ValueError, match="no sequences"):  # [] is float32 to torch: not 'expected integers'
+        layer.forward_band(torch.randn(0, 8), [])
+    x = torch.randn(8, 3).t()  # non-contiguous rows
+    torch.testing.assert_close(layer(g, x), layer(g, x.contiguous()))
+    torch.testing.assert_close(layer.forward_band(x, [3]), layer.forward_band(x.contiguous(), [3]))
+
+
+def test_set_transformer_names_feat_of_the_wrong_width_or_dtype():
+    bg = topograph.batch([topograph.graph(([0], [1]), num_nodes=3), topograph.graph(([0], [0]), num_nodes=2)])
+    for layer in (SetTransformerEncoder(8, 2, 4, 16), SetTransformerDecoder(8, 2, 4, 16, 1, 2)):
+        what = type(layer).__name__
+        with pytest.raises(ValueError, match=rf"{what}: feat must be \[N, d_model\]"):
+            layer(bg, torch.randn(5, 7))
+        with pytest.raises(TypeError, match=f"{what}: feat must be floating point"):
+            layer(bg, torch.ones(5, 8, dtype=torch.int64))

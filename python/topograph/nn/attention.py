@@ -37,6 +37,12 @@ class GraphMultiHeadAttention(torch.nn.Module):
 
         g: a graph, or head groups [(heads, graph), ...] whose heads sum to the layer's (every graph with the
         same destination and source nodes)."""
+        self._check_states(dst_states, "dst_states")
+        if isinstance(src_states, dict):
+            for t, x in src_states.items():
+                self._check_states(x, f"src_states[{t!r}]")
+        elif src_states is not None:
+            self._check_states(src_states, "src_states")
         src = dst_states if src_states is None else src_states
         q = self._split(self.q(dst_states))
         if isinstance(src, dict):
@@ -60,8 +66,20 @@ class GraphMultiHeadAttention(torch.nn.Module):
         """Self-attention within packed sequences: sequence b owns lengths[b] consecutive rows of states
         [rows, dim]; radius as topograph.ops.band_attention takes it (None: full; an int; [B]; [B, H] or
         [1, H]: one band per head). -> [rows, dim]."""
+        self._check_states(states, "states")
         q, k, v = (self._split(p(states)) for p in (self.q, self.k, self.v))
         return self.o(ops.band_attention(q, k, v, lengths, radius, scale=self._scale()).reshape(-1, self.dim))
+
+    def _check_states(self, x, name: str) -> None:
+        """Rows [n, dim] of floats: anything else named here, rather than reshaped into other heads (a [n, H,
+        d] tensor viewed as more rows) or failing inside the projection or kernel."""
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"GraphMultiHeadAttention: {name} must be a tensor, got {type(x).__name__}")
+        if not x.dtype.is_floating_point:
+            raise TypeError(f"GraphMultiHeadAttention: {name} must be floating point, got {x.dtype}")
+        if x.dim() != 2 or x.shape[1] != self.dim:
+            raise ValueError(f"GraphMultiHeadAttention: {name} must be [rows, {self.dim}] (rows, dim), got "
+                             f"{tuple(x.shape)}")
 
     def _split(self, x: torch.Tensor) -> torch.Tensor:
         return x.view(-1, self.heads, self.dim // self.heads)  # [rows, dim] -> [rows, H, d_h]

@@ -39,6 +39,14 @@ def _attention_graph(lengths_q: Tuple[int, ...], lengths_m: Tuple[int, ...], dev
                        num_nodes_dict={"_memory": int(lengths_m.sum()), "_query": int(lengths_q.sum())}).to(device)
 
 
+def _check_feat(feat: torch.Tensor, d_model: int, what: str) -> None:
+    """feat [N, d_model] of floats, named, before the projections fail on it."""
+    if not feat.dtype.is_floating_point:
+        raise TypeError(f"{what}: feat must be floating point, got {feat.dtype}")
+    if feat.dim() != 2 or feat.shape[1] != d_model:
+        raise ValueError(f"{what}: feat must be [N, d_model] = [N, {d_model}], got {tuple(feat.shape)}")
+
+
 def _lengths(x: Sequence[int]) -> torch.Tensor:
     return torch.as_tensor(x, dtype=torch.int64).cpu()
 
@@ -158,7 +166,7 @@ class SetTransformerEncoder(torch.nn.Module):
             raise KeyError(f"SetTransformerEncoder: block_type must be 'sab' or 'isab', got {block_type!r}")
         if block_type == "isab" and m is None:
             raise KeyError("SetTransformerEncoder: block_type 'isab' needs m, the number of inducing points")
-        self.n_layers, self.block_type, self.m = n_layers, block_type, m
+        self.n_layers, self.block_type, self.m, self.d_model = n_layers, block_type, m, d_model
         self.layers = torch.nn.ModuleList(
             SetAttentionBlock(d_model, n_heads, d_head, d_ff, dropouth=dropouth, dropouta=dropouta)
             if block_type == "sab" else
@@ -167,6 +175,7 @@ class SetTransformerEncoder(torch.nn.Module):
 
     def forward(self, graph, feat: torch.Tensor) -> torch.Tensor:
         lengths = _batch_rows(graph, feat, "SetTransformerEncoder")
+        _check_feat(feat, self.d_model, "SetTransformerEncoder")
         for layer in self.layers:
             feat = layer(feat, lengths)
         return feat
@@ -186,6 +195,7 @@ class SetTransformerDecoder(torch.nn.Module):
 
     def forward(self, graph, feat: torch.Tensor) -> torch.Tensor:
         lengths = _batch_rows(graph, feat, "SetTransformerDecoder")
+        _check_feat(feat, self.d_model, "SetTransformerDecoder")
         members = lengths.numel()
         feat = self.pma(feat, lengths)
         for layer in self.layers:
