@@ -134,3 +134,31 @@ def test_set_transformer_names_feat_of_the_wrong_width_or_dtype():
             layer(bg, torch.randn(5, 7))
         with pytest.raises(TypeError, match=f"{what}: feat must be floating point"):
             layer(bg, torch.ones(5, 8, dtype=torch.int64))
+
+
+def test_dense_graph_transformer_layers_name_inputs_of_the_wrong_shape():
+    mha = BiasedMHA(8, 2)
+    with pytest.raises(ValueError, match=r"ndata must be \[B, N, 8\]"):
+        mha(torch.randn(3, 8))
+    with pytest.raises(ValueError, match="attn_bias"):  # no heads dimension
+        mha(torch.randn(2, 3, 8), torch.randn(2, 3, 3))
+    with pytest.raises(ValueError, match="attn_mask"):
+        mha(torch.randn(2, 3, 8), attn_mask=torch.zeros(2, 3, 4, dtype=torch.bool))
+    assert mha(torch.randn(2, 3, 8), torch.randn(3, 3, 2)).shape == (2, 3, 8)  # a bias that broadcasts
+    egt = EGTLayer(8, 4, 2, 1)
+    with pytest.raises(ValueError, match=r"efeat must be \[B, N, N, 4\]"):
+        egt(torch.randn(2, 3, 8), torch.randn(2, 3, 4))
+    with pytest.raises(ValueError, match="nfeat"):
+        egt(torch.randn(3, 8), torch.randn(2, 3, 3, 4))
+
+
+@pytest.mark.parametrize("model_type,layers", [("Transformer", 1), ("DeepSet", 2)])
+def test_lap_pos_encoder_runs_in_float64(model_type, layers):
+    torch.manual_seed(0)
+    enc = LapPosEncoder(model_type, layers, 3, 8, n_head=2).eval()
+    vals, vecs = torch.randn(4, 3), torch.randn(4, 3)
+    vecs[0, 2] = float("nan")  # padding
+    ref = enc(vals, vecs)
+    out = copy.deepcopy(enc).double()(vals.double(), vecs.double())  # was: mat1 and mat2 must have the same dtype
+    assert out.dtype == torch.float64
+    torch.testing.assert_close(out.float(), ref, atol=1e-5, rtol=1e-5)

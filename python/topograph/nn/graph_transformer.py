@@ -55,6 +55,28 @@ class SpatialEncoder(torch.nn.Module):
         return self.embedding_table(torch.clamp(dist, min=-1, max=self.max_dist) + 1)
 
 
+def _check_padded(what: str, name: str, x, dims: int, layout: str, last=None) -> None:
+    """x [B, N, ...] of `dims` dimensions (and last size `last`): a ValueError naming the argument and its
+    layout otherwise, before an unpacking or broadcast error deep in the layer."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{what}: {name} must be a tensor {layout}, got {type(x).__name__}")
+    if x.dim() != dims or (last is not None and x.shape[-1] != last):
+        raise ValueError(f"{what}: {name} must be {layout}, got {tuple(x.shape)}")
+
+
+def _check_broadcasts(what: str, name: str, x, shape, layout: str) -> None:
+    """An optional bias or mask that must broadcast to `shape`."""
+    if x is None:
+        return
+    try:
+        ok = torch.broadcast_shapes(tuple(x.shape), shape) == shape
+    except RuntimeError:
+        ok = False
+    if not ok:
+        raise ValueError(f"{what}: {name} must be {layout} = {list(shape)} (or broadcast to it), got "
+                         f"{tuple(x.shape)}")
+
+
 def _gaussian(x: torch.Tensor, mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
     return torch.exp(-0.5 * ((x - mean) / std) ** 2) / (math.sqrt(2 * math.pi) * std)
 
@@ -136,7 +158,8 @@ class LapPosEncoder(torch.nn.Module):
             self.post_mlp = None
 
     def forward(self, eigvals: torch.Tensor, eigvecs: torch.Tensor) -> torch.Tensor:
-        pairs = torch.stack([eigvecs, eigvals], dim=2).float()  # [N, k, 2]
+        # [N, k, 2] in the layer's dtype (DGL's .float(): the same for a float32 layer; .double() works too)
+        pairs = torch.stack([eigvecs, eigvals], dim=2).to(self.linear.weight.dtype)
         empty = torch.isnan(pairs)
         pairs = pairs.masked_fill(empty, 0)
         if self.raw_norm is not None:
@@ -193,7 +216,10 @@ class BiasedMHA(torch.nn.Module):
             torch.nn.init.constant_(self.out_proj.bias, 0.0)
 
     def forward(self, ndata: torch.Tensor, attn_bias=None, attn_mask=None) -> torch.Tensor:
+        _check_padded("BiasedMHA", "ndata", ndata, 3, f"[B, N, {self.feat_size}]", self.feat_size)
         bsz, n, _ = ndata.shape
+        _check_broadcasts("BiasedMHA", "attn_bias", attn_bias, (bsz, n, n, self.num_heads), "[B, N, N, num_heads]")
+        _check_broadcasts("BiasedMHA", "attn_mask", attn_mask, (bsz, n, n), "[B, N, N]")
         heads = lambda x: x.view(bsz, n, self.num_heads, self.head_dim)  # noqa: E731
         q, k, v = heads(self.q_proj(ndata) * self.scaling), heads(self.k_proj(ndata)), heads(self.v_proj(ndata))
         scores = torch.einsum("bxhd,byhd->bxyh", q, k)  # [B, N, N, H]
@@ -259,6 +285,13 @@ class EGTLayer(torch.nn.Module):
             self.edge_ffn = _egt_ffn(edge_feat_size, activation, dropout)
 
     def forward(self, nfeat: torch.Tensor, efeat: torch.Tensor, mask=None):
+        _check_padded("EGTLayer", "nfeat", nfeat, 3, f"[B, N, {self.mha_ln_h.normalized_shape[0]}]",
+                      self.mha_ln_h.normalized_shape[0])
+        bsz, n = nfeat.shape[:2]
+        edge_dim = self.mha_ln_e.normalized_shape[0]
+        _check_padded("EGTLayer", "efeat", efeat, 4, f"[B, N, N, {edge_dim}]", edge_dim)
+        _check_broadcasts("EGTLayer", "efeat", efeat, (bsz, n, n, edge_dim), f"[B, N, N, {edge_dim}]")
+        _check_broadcasts("EGTLayer", "mask", mask, (bsz, n, n), "[B, N, N]")
         qkv = self.qkv_proj(self.mha_ln_h(nfeat))
         e_ln = self.mha_ln_e(efeat)
         bsz, n, _ = qkv.shape
