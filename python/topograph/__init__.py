@@ -87,6 +87,12 @@ from . import optim  # dgl.optim: SparseAdam, SparseAdagrad
 from . import utils
 from . import data  # dgl.data: the citation graphs, from local files only
 
+# After every module that attaches methods to DGLGraph (above): torch.compile calls them eagerly (_compile.py).
+from ._compile import eager_methods as _eager_methods
+
+_eager_methods(DGLGraph)
+_eager_methods(DGLBlock, with_bases=False)
+
 __version__ = "0.1.0"
 built_with_cuda = _C.built_with_cuda
 

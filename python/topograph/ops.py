@@ -29,6 +29,7 @@ import torch
 
 from . import _C
 from ._autograd import FLOAT_DTYPES, taped
+from ._compile import eager
 from ._graph import ALL, DGLError, DGLGraph
 from ._segment import gather_mm, segment_mm, segment_reduce, segment_softmax  # dgl.ops' segment ops: plain torch
 
@@ -77,6 +78,7 @@ def _lookup(table, key, what):
         raise ValueError(f"{what} must be one of {sorted(table)}, got {key!r}") from None
 
 
+@eager
 def gspmm(g: DGLGraph, op: str, reduce_op: str, lhs_data, rhs_data):
     """out[v] = reduce_{(u -> v, e)} op(lhs_data[u], rhs_data[e]) -> [num_dst, *broadcast row shape].
 
@@ -114,6 +116,7 @@ def _gspmm_relation(g: DGLGraph, relation: int, op: str, reduce_op: str, lhs_dat
     return out
 
 
+@eager
 def gsddmm(g: DGLGraph, op: str, lhs_data, rhs_data, lhs_target: str = "u", rhs_target: str = "v"):
     """out[e] = op(lhs_data[lhs_target of e], rhs_data[rhs_target of e]) -> [num_edges, *broadcast row shape].
 
@@ -212,6 +215,7 @@ def _read_by(data: Optional[list], names: list, key, what: str, relation) -> tor
     return x
 
 
+@eager
 def edge_softmax(graph: DGLGraph, logits: torch.Tensor, eids=ALL, norm_by: str = "dst") -> torch.Tensor:
     """Softmax of per-edge logits [E, ...] over each destination's in-edges (norm_by='dst') or each source's
     out-edges ('src'); trailing dims (heads) are independent. Same shape as logits. eids (ids or a mask, as
@@ -235,6 +239,7 @@ def edge_softmax(graph: DGLGraph, logits: torch.Tensor, eids=ALL, norm_by: str =
     return out.squeeze(-1) if one_d else out
 
 
+@eager
 def sparse_attention(g: DGLGraph, q: torch.Tensor, k, v, scale: Optional[float] = None) -> torch.Tensor:
     """Topograph's fused attention: out[d] = sum_{s -> d} softmax_s(scale * q[d] . k[s]) v[s], per head.
 
@@ -259,6 +264,7 @@ def sparse_attention(g: DGLGraph, q: torch.Tensor, k, v, scale: Optional[float] 
     return taped(lambda a, b, c, need: _C.sparse_attention(g._g, etypes, a, b, c, s, *need), qs, ks, vs)
 
 
+@eager
 def gat_attention(g: DGLGraph, el: torch.Tensor, er: torch.Tensor, z: torch.Tensor, negative_slope: float = 0.2,
                   attn_drop: float = 0.0, training: bool = False) -> torch.Tensor:
     """GAT's attention in one op: out[d] = sum_{s -> d} dropout(softmax_s(LeakyReLU(el[s] + er[d]))) z[s], per head.
@@ -280,6 +286,7 @@ def gat_attention(g: DGLGraph, el: torch.Tensor, er: torch.Tensor, z: torch.Tens
                  *tensors)
 
 
+@eager
 def band_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, lengths, radius=None,
                    scale: Optional[float] = None) -> torch.Tensor:
     """Self-attention within packed sequences, each query seeing the keys of its sequence within `radius`
