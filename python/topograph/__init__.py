@@ -78,6 +78,8 @@ from . import builders
 from . import dataloading
 from . import sampling
 from . import function
+from . import backend  # dgl.backend: `import dgl.backend as F` helpers
+from . import init  # dgl.init: zero_initializer
 from . import ops
 from . import nn
 from . import models

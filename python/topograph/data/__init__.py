@@ -19,8 +19,20 @@ from .explain_synthetic import (BACommunityDataset, BAShapeDataset, SBMMixture, 
 
 KarateClub = KarateClubDataset  # DGL's other name
 
+
+def load_data(args):
+    """dgl.data.load_data, the older examples' loader: args.dataset 'cora' or 'citeseer' (an argparse namespace or
+    anything with that attribute) -> load_cora() / load_citeseer(). Other names (DGL's 'pubmed', 'reddit...') are a
+    ValueError, as DGL's for an unknown name: topograph has no files for them."""
+    name = getattr(args, "dataset", None)
+    if name == "cora":
+        return load_cora()
+    if name == "citeseer":
+        return load_citeseer()
+    raise ValueError(f"Unknown dataset: {name!r} (topograph's load_data has 'cora' and 'citeseer')")
+
 __all__ = ["CitationGraphDataset", "CoraGraphDataset", "CiteseerGraphDataset", "load_cora", "load_citeseer",
            "citation_graph", "citegrh", "utils", "DGLDataset", "Subset", "split_dataset", "MiniGCDataset",
            "KarateClubDataset", "KarateClub", "AsNodePredDataset",
            "AsGraphPredDataset", "AsLinkPredDataset", "BAShapeDataset", "BACommunityDataset", "TreeCycleDataset",
-           "TreeGridDataset", "SBMMixtureDataset", "SBMMixture", "CSVDataset"]
+           "TreeGridDataset", "SBMMixtureDataset", "SBMMixture", "CSVDataset", "load_data"]

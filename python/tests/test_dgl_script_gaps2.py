@@ -1,0 +1,58 @@
+"""What a second round of DGL example-style scripts (GIN, GCNII/JKNet/APPNP, PNA, TreeLSTM, HAN, DGI,
+unsupervised GraphSAGE, MPNN regression, hetero link prediction, DistMult, and old-style DGLGraph code) needed:
+dgl.data.load_data, dgl.backend (`import dgl.backend as F`), dgl.init, the old DGLGraph methods DGL keeps with a
+deprecation warning (add_edge, readonly, edge_id, has_node, ...), DGL's DGLError for the removed ones (send, recv,
+...) and DGLGraph(networkx graph / scipy matrix). Checked against DGL's documented behaviour and plain torch."""
+import argparse
+import warnings
+
+import topograph  # before torch: then both OpenMP pools wait briefly (topograph/__init__.py)
+import topograph.function as fn
+
+import numpy as np
+import pytest
+import torch
+
+
+def test_load_data_reads_the_named_citation_graph(monkeypatch):
+    calls = []
+    monkeypatch.setattr(topograph.data, "load_cora", lambda: calls.append("cora") or "C")
+    monkeypatch.setattr(topograph.data, "load_citeseer", lambda: calls.append("citeseer") or "S")
+    assert topograph.data.load_data(argparse.Namespace(dataset="cora")) == "C"
+    assert topograph.data.load_data(argparse.Namespace(dataset="citeseer")) == "S"
+    assert calls == ["cora", "citeseer"]
+    with pytest.raises(ValueError, match="Unknown dataset: 'pubmed'"):
+        topograph.data.load_data(argparse.Namespace(dataset="pubmed"))
+    from topograph.data import load_data  # noqa: F401  (the import old examples write)
+
+
+def test_backend_helpers_are_dgl_pytorch_backend():
+    import topograph.backend as F
+    assert F.backend_name == "pytorch" and F.float32 is torch.float32 and F.int64 is torch.int64
+    x = F.ones((3, 2), F.float32, F.cpu())
+    assert F.shape(x) == (3, 2) and F.dtype(x) == torch.float32 and F.context(x) == torch.device("cpu")
+    assert F.ndim(x) == 2 and F.is_tensor(x) and F.device_type(F.context(x)) == "cpu" and F.device_id("cpu") == 0
+    assert F.asnumpy(F.sum(x, 0)).tolist() == [3.0, 3.0] and F.sum(x, 1, keepdims=True).shape == (3, 1)
+    assert F.tensor(5).tolist() == [5] and F.tensor([1, 2], F.int32).dtype == torch.int32
+    assert F.tensor([torch.tensor(1), torch.tensor(2)]).tolist() == [1, 2]
+    y = torch.tensor([[1.0, 5.0], [3.0, 2.0], [0.0, 4.0]])
+    assert F.max(y, 0).tolist() == [3.0, 5.0] and F.min(y, 1).tolist() == [1.0, 2.0, 0.0]
+    assert F.gather_row(y, torch.tensor([2, 0])).tolist() == [[0.0, 4.0], [1.0, 5.0]]
+    assert F.scatter_row(y, torch.tensor([1]), torch.zeros(1, 2)).tolist()[1] == [0.0, 0.0] and y[1, 0] == 3.0
+    assert F.take(y, torch.tensor([[1]]), 1).shape == (3, 1, 1)
+    assert F.repeat(torch.tensor([1, 2]), torch.tensor([2, 1]), 0).tolist() == [1, 1, 2]
+    assert F.nonzero_1d(torch.tensor([0, 3, 0, 1])).tolist() == [1, 3]
+    assert F.nonzero_1d(torch.tensor([0, 3])).tolist() == [1]  # one hit stays 1-d
+    assert F.zeros((2,), F.int64, F.cpu()).tolist() == [0, 0] and F.arange(1, 4).tolist() == [1, 2, 3]
+    assert F.boolean_mask(torch.arange(3), torch.tensor([1, 0, 1])).tolist() == [0, 2]
+    packed = torch.arange(5.0).view(5, 1)
+    padded = F.pad_packed_tensor(packed, [2, 3], -1.0)
+    assert padded[:, :, 0].tolist() == [[0.0, 1.0, -1.0], [2.0, 3.0, 4.0]]
+    assert F.pad_packed_tensor(packed, [2, 3], 0.0, l_min=4).shape == (2, 4, 1)
+    assert F.pack_padded_tensor(padded, [2, 3]).tolist() == packed.tolist()
+    assert F.copy_to(x, F.cpu()).device.type == "cpu" and F.zerocopy_from_numpy(np.ones(2)).dtype == torch.float64
+
+
+def test_dgl_init_zero_initializer():
+    z = topograph.init.zero_initializer((2, 3), torch.float32, torch.device("cpu"), slice(0, 2))
+    assert z.shape == (2, 3) and not z.any()
