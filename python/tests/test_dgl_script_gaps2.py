@@ -56,3 +56,48 @@ def test_backend_helpers_are_dgl_pytorch_backend():
 def test_dgl_init_zero_initializer():
     z = topograph.init.zero_initializer((2, 3), torch.float32, torch.device("cpu"), slice(0, 2))
     assert z.shape == (2, 3) and not z.any()
+
+
+def test_old_dglgraph_methods_warn_and_forward():
+    g = topograph.DGLGraph()
+    g.add_nodes(4)
+    with pytest.warns(DeprecationWarning, match="add_edges"):
+        g.add_edge(0, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        g.add_edge(1, 2)
+        g.add_edge(0, 2)
+        g.readonly()
+        g.readonly(False)
+        assert g.num_edges() == 3
+        assert g.edge_id(1, 2) == 1 and g.has_edge_between(0, 2) and not g.has_edge_between(2, 0)
+        assert g.has_node(3) and not g.has_node(4)
+        assert g.in_degree(2) == 2 and g.out_degree(0) == 2
+    g.set_n_initializer(topograph.init.zero_initializer)
+    g.set_e_initializer(topograph.init.zero_initializer, field="w")
+    with pytest.raises(topograph.DGLError, match="zero_initializer"):
+        g.set_n_initializer(lambda shape, dtype, ctx, id_range: torch.ones(shape, dtype=dtype))
+
+
+def test_removed_old_apis_raise_dglerror_naming_the_replacement():
+    g = topograph.graph(([0], [1]))
+    with pytest.raises(topograph.DGLError, match="send_and_recv"):
+        g.send(torch.tensor([0]), fn.copy_u("x", "m"))
+    with pytest.raises(topograph.DGLError, match="deprecated"):
+        g.recv(torch.tensor([1]), fn.sum("m", "h"))
+    with pytest.raises(topograph.DGLError, match="apply_nodes"):
+        g.register_apply_node_func(lambda nodes: {})
+
+
+def test_dglgraph_constructor_takes_networkx_and_scipy():
+    nx = pytest.importorskip("networkx")
+    sp = pytest.importorskip("scipy.sparse")
+    g = topograph.DGLGraph(nx.path_graph(4))  # undirected: both directions, as DGL's
+    assert g.num_nodes() == 4 and g.num_edges() == 6
+    assert sorted(zip(*[t.tolist() for t in g.edges()])) == [(0, 1), (1, 0), (1, 2), (2, 1), (2, 3), (3, 2)]
+    d = topograph.DGLGraph(nx.DiGraph([(0, 2), (2, 1)]))
+    assert d.num_edges() == 2 and d.has_edges_between(0, 2) and not d.has_edges_between(2, 0)
+    m = sp.coo_matrix((np.ones(2), ([0, 2], [1, 0])), shape=(3, 3))
+    s = topograph.DGLGraph(m)
+    assert s.num_nodes() == 3 and sorted(zip(*[t.tolist() for t in s.edges()])) == [(0, 1), (2, 0)]
+    assert topograph.DGLGraph((torch.tensor([0]), torch.tensor([2]))).num_nodes() == 3

@@ -73,6 +73,20 @@ def _stacked(values: list, what: str) -> torch.Tensor:
         raise DGLError(f"from_networkx: {what} cannot make a tensor: {e}") from e
 
 
+def handle_of_graph_data(data):
+    """The store of DGLGraph(data), DGL's deprecated constructor (graphdata2tensors): None an empty graph, a
+    networkx graph from_networkx's, a scipy sparse matrix from_scipy's (structure only, as DGL's), else
+    graph(data)'s ((u, v) pairs)."""
+    from ._construct import graph
+
+    module = type(data).__module__ or ""
+    if module.startswith("networkx"):
+        return from_networkx(data)._g
+    if module.startswith("scipy.sparse"):
+        return from_scipy(data)._g
+    return graph(([], []) if data is None else data)._g
+
+
 def from_networkx(nx_graph, node_attrs: Optional[Sequence[str]] = None, edge_attrs: Optional[Sequence[str]] = None,
                   edge_id_attr_name: Optional[str] = None, idtype=None, device=None) -> DGLGraph:
     """dgl.from_networkx: nodes relabelled 0..N-1 in sorted order, then an undirected graph made directed (each

@@ -69,11 +69,13 @@ class DGLGraph(MessagePassingVerbs):
     def __init__(self, handle=None, *args, **kwargs):
         """The package builds graphs from the core's store (handle). As DGL 2.1's deprecated constructor,
         DGLGraph() is an empty graph (nodes and edges then added in place) and DGLGraph((u, v)) is
-        topograph.graph((u, v)); DGL's other constructor arguments are accepted and ignored, as there."""
+        topograph.graph((u, v)), DGLGraph(networkx graph) dgl.from_networkx's and DGLGraph(scipy matrix)
+        dgl.from_scipy's structure (DGL's graphdata2tensors; no features); DGL's other constructor arguments are
+        accepted and ignored, as there."""
         if handle is None or not isinstance(handle, _C.HeteroGraph):
-            from ._construct import graph
+            from ._external import handle_of_graph_data
 
-            handle = graph(([], []) if handle is None else handle)._g
+            handle = handle_of_graph_data(handle)
         self._g = handle
 
     # --- schema
