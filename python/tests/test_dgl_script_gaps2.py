@@ -101,3 +101,19 @@ def test_dglgraph_constructor_takes_networkx_and_scipy():
     s = topograph.DGLGraph(m)
     assert s.num_nodes() == 3 and sorted(zip(*[t.tolist() for t in s.edges()])) == [(0, 1), (2, 0)]
     assert topograph.DGLGraph((torch.tensor([0]), torch.tensor([2]))).num_nodes() == 3
+
+
+def test_register_data_args_and_data_utils_helpers(tmp_path, monkeypatch):
+    parser = argparse.ArgumentParser()
+    topograph.data.register_data_args(parser)
+    assert parser.parse_args(["--dataset", "cora"]).dataset == "cora" and parser.parse_args([]).dataset is None
+    from topograph.data.utils import _get_dgl_url, download, generate_mask_tensor
+    monkeypatch.delenv("DGL_REPO", raising=False)
+    assert _get_dgl_url("dataset/ACM.mat") == "https://data.dgl.ai/dataset/ACM.mat"
+    (tmp_path / "ACM.mat").write_bytes(b"x")
+    url = _get_dgl_url("dataset/ACM.mat")
+    assert download(url, path=str(tmp_path), overwrite=False) == str(tmp_path / "ACM.mat")
+    with pytest.raises(topograph.DGLError, match="downloads nothing"):
+        download(url, path=str(tmp_path / "other.mat"))
+    m = generate_mask_tensor(np.array([1, 0, 1]))
+    assert m.dtype == torch.bool and m.tolist() == [True, False, True]

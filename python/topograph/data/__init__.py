@@ -31,8 +31,14 @@ def load_data(args):
         return load_citeseer()
     raise ValueError(f"Unknown dataset: {name!r} (topograph's load_data has 'cora' and 'citeseer')")
 
+
+def register_data_args(parser):
+    """dgl.data.register_data_args, the older examples' argparse helper: adds --dataset (a str, not required)."""
+    parser.add_argument("--dataset", type=str, required=False,
+                        help="The input dataset. Can be cora or citeseer (DGL's also pubmed, syn, reddit).")
+
 __all__ = ["CitationGraphDataset", "CoraGraphDataset", "CiteseerGraphDataset", "load_cora", "load_citeseer",
            "citation_graph", "citegrh", "utils", "DGLDataset", "Subset", "split_dataset", "MiniGCDataset",
            "KarateClubDataset", "KarateClub", "AsNodePredDataset",
            "AsGraphPredDataset", "AsLinkPredDataset", "BAShapeDataset", "BACommunityDataset", "TreeCycleDataset",
-           "TreeGridDataset", "SBMMixtureDataset", "SBMMixture", "CSVDataset", "load_data"]
+           "TreeGridDataset", "SBMMixtureDataset", "SBMMixture", "CSVDataset", "load_data", "register_data_args"]

@@ -5,12 +5,46 @@ from __future__ import annotations
 import os
 import pickle
 
+import numpy as np
+import torch
+
 from .._base import DGLError
 from .._serialize import load_graphs, save_graphs, write_atomically
 from .dgl_dataset import Subset, get_download_dir, makedirs, split_dataset
 
 __all__ = ["save_graphs", "load_graphs", "save_info", "load_info", "Subset", "split_dataset", "get_download_dir",
-           "makedirs"]
+           "makedirs", "download", "generate_mask_tensor"]
+
+
+def _get_dgl_url(file_url: str) -> str:
+    """DGL's data URL of file_url ($DGL_REPO, default https://data.dgl.ai/, + file_url); only a string here:
+    topograph downloads nothing."""
+    repo_url = os.environ.get("DGL_REPO", "https://data.dgl.ai/")
+    if not repo_url.endswith("/"):
+        repo_url += "/"
+    return repo_url + file_url
+
+
+def download(url: str, path=None, overwrite: bool = True, sha1_hash=None, retries: int = 5, verify_ssl: bool = True,
+             log: bool = True) -> str:
+    """dgl.data.utils.download without the network: the local file DGL's would write (path, a folder or a file
+    name; default the url's last part in the working directory). With overwrite=False a file already there is
+    returned, as DGL's; otherwise a DGLError saying where to put the file (topograph downloads nothing)."""
+    fname = url.split("/")[-1]
+    if path is not None:
+        path = os.path.expanduser(os.fspath(path))
+        fname = os.path.join(path, fname) if os.path.isdir(path) else path
+    if not overwrite and os.path.exists(fname):
+        return fname
+    raise DGLError(f"download: topograph downloads nothing; fetch {url} yourself, put it at {fname} and call "
+                   "download(..., overwrite=False) (or read the file directly)")
+
+
+def generate_mask_tensor(mask) -> torch.Tensor:
+    """dgl.data.utils.generate_mask_tensor: a numpy mask as a bool tensor (DGL 0.5+'s mask dtype)."""
+    if not isinstance(mask, np.ndarray):
+        raise DGLError(f"generate_mask_tensor: mask must be a numpy array, got {type(mask).__name__}")
+    return torch.tensor(mask, dtype=torch.bool)
 
 
 def save_info(filename: str, info: dict) -> None:
