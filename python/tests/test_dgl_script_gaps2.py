@@ -117,3 +117,21 @@ def test_register_data_args_and_data_utils_helpers(tmp_path, monkeypatch):
         download(url, path=str(tmp_path / "other.mat"))
     m = generate_mask_tensor(np.array([1, 0, 1]))
     assert m.dtype == torch.bool and m.tolist() == [True, False, True]
+
+
+def test_node_and_edge_dataloader_old_names():
+    g = topograph.graph((torch.tensor([0, 1, 2, 3, 1]), torch.tensor([1, 2, 3, 0, 3])))
+    sampler = topograph.dataloading.MultiLayerFullNeighborSampler(1)
+    nodes = list(topograph.dataloading.NodeDataLoader(g, torch.arange(4), sampler, batch_size=2))
+    assert len(nodes) == 2 and all(len(b) == 3 for b in nodes)
+    assert isinstance(topograph.dataloading.NodeDataLoader(g, torch.arange(4), sampler),
+                      topograph.dataloading.DataLoader)
+    with pytest.warns(DeprecationWarning, match="as_edge_prediction_sampler"):
+        loader = topograph.dataloading.EdgeDataLoader(
+            g, torch.arange(5), sampler, batch_size=5, exclude="self",
+            negative_sampler=topograph.dataloading.negative_sampler.Uniform(2))
+    input_nodes, pair_graph, neg_graph, blocks = next(iter(loader))
+    assert pair_graph.num_edges() == 5 and neg_graph.num_edges() == 10 and len(blocks) == 1
+    assert blocks[0].num_edges() == 0  # every edge is a seed, and exclude='self' leaves them all out
+    wrapped = topograph.dataloading.as_edge_prediction_sampler(sampler)
+    assert len(next(iter(topograph.dataloading.EdgeDataLoader(g, torch.arange(5), wrapped, batch_size=5)))) == 3
