@@ -1,10 +1,9 @@
 """What a second round of DGL example-style scripts (GIN, GCNII/JKNet/APPNP, PNA, TreeLSTM, HAN, DGI,
 unsupervised GraphSAGE, MPNN regression, hetero link prediction, DistMult, and old-style DGLGraph code) needed:
-dgl.data.load_data, dgl.backend (`import dgl.backend as F`), dgl.init, the old DGLGraph methods DGL keeps with a
-deprecation warning (add_edge, readonly, edge_id, has_node, ...), DGL's DGLError for the removed ones (send, recv,
-...) and DGLGraph(networkx graph / scipy matrix). Checked against DGL's documented behaviour and plain torch."""
+dgl.data.load_data, dgl.backend (`import dgl.backend as F`), dgl.init, DGLGraph's
+set_n_initializer / set_e_initializer, DGLGraph(networkx graph / scipy matrix), NodeDataLoader / EdgeDataLoader and
+dgl.data.utils's download helpers. Checked against DGL's documented behaviour and plain torch."""
 import argparse
-import warnings
 
 import topograph  # before torch: then both OpenMP pools wait briefly (topograph/__init__.py)
 import topograph.function as fn
@@ -58,35 +57,15 @@ def test_dgl_init_zero_initializer():
     assert z.shape == (2, 3) and not z.any()
 
 
-def test_old_dglgraph_methods_warn_and_forward():
+def test_set_initializers_take_zero_initializer_and_removed_old_methods_stay_absent():
     g = topograph.DGLGraph()
-    g.add_nodes(4)
-    with pytest.warns(DeprecationWarning, match="add_edges"):
-        g.add_edge(0, 1)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        g.add_edge(1, 2)
-        g.add_edge(0, 2)
-        g.readonly()
-        g.readonly(False)
-        assert g.num_edges() == 3
-        assert g.edge_id(1, 2) == 1 and g.has_edge_between(0, 2) and not g.has_edge_between(2, 0)
-        assert g.has_node(3) and not g.has_node(4)
-        assert g.in_degree(2) == 2 and g.out_degree(0) == 2
+    g.add_nodes(3)
     g.set_n_initializer(topograph.init.zero_initializer)
     g.set_e_initializer(topograph.init.zero_initializer, field="w")
     with pytest.raises(topograph.DGLError, match="zero_initializer"):
         g.set_n_initializer(lambda shape, dtype, ctx, id_range: torch.ones(shape, dtype=dtype))
-
-
-def test_removed_old_apis_raise_dglerror_naming_the_replacement():
-    g = topograph.graph(([0], [1]))
-    with pytest.raises(topograph.DGLError, match="send_and_recv"):
-        g.send(torch.tensor([0]), fn.copy_u("x", "m"))
-    with pytest.raises(topograph.DGLError, match="deprecated"):
-        g.recv(torch.tensor([1]), fn.sum("m", "h"))
-    with pytest.raises(topograph.DGLError, match="apply_nodes"):
-        g.register_apply_node_func(lambda nodes: {})
+    for name in ("add_edge", "edge_id", "has_node", "has_edge_between", "in_degree", "out_degree", "is_readonly"):
+        assert not hasattr(g, name)  # removed in DGL 1.0 (dmlc/dgl#4894, #4896, #4902)
 
 
 def test_dglgraph_constructor_takes_networkx_and_scipy():

@@ -48,7 +48,7 @@ from ._convert import to_heterogeneous, to_homogeneous
 from ._external import bipartite_from_networkx, bipartite_from_scipy, from_networkx, from_scipy, to_networkx
 from . import _rebatch  # noqa: F401 (DGLGraph.set_batch_num_nodes / set_batch_num_edges)
 from . import _schemes  # noqa: F401 (DGLGraph.node_attr_schemes, get_ntype_id_from_src, is_pinned, ...)
-from . import _deprecated  # noqa: F401 (DGLGraph.add_edge, readonly, edge_id, set_n_initializer, ...)
+from . import _initializers  # noqa: F401 (DGLGraph.set_n_initializer / set_e_initializer)
 from ._structure_ops import khop_graph, knn_graph, line_graph, radius_graph, segmented_knn_graph
 from ._adjacency_ops import adj_product_graph, adj_sum_graph, metapath_reachable_graph
 from ._traversal import (bfs_edges_generator, bfs_nodes_generator, prop_edges, prop_nodes, prop_nodes_bfs,
