@@ -6,7 +6,8 @@ Subset and split_dataset in dgl_dataset.py; MiniGCDataset and KarateClubDataset 
 synthetic.py; AsNodePredDataset, AsGraphPredDataset and AsLinkPredDataset (task splits over a dataset) in adapter.py;
 GNNExplainer's synthetic sets (BAShapeDataset, BACommunityDataset, TreeCycleDataset, TreeGridDataset) and
 SBMMixtureDataset, made from a seed as DGL's, in explain_synthetic.py. CSVDataset (a folder of meta.yaml and CSV
-files; needs PyYAML and pandas) in csv_dataset.py."""
+files; needs PyYAML and pandas) in csv_dataset.py. SSTDataset (the Stanford Sentiment Treebank's trees, DGL's TreeLSTM
+data; raw_dir, or $TOPOGRAPH_DATA_DIR/sst/trees/) in sst.py."""
 from . import citation_graph, utils
 from . import citation_graph as citegrh  # DGL's alias: `from dgl.data import citegrh`
 from .citation_graph import CitationGraphDataset, CiteseerGraphDataset, CoraGraphDataset, load_citeseer, load_cora
@@ -14,6 +15,7 @@ from .adapter import AsGraphPredDataset, AsLinkPredDataset, AsNodePredDataset
 from .csv_dataset import CSVDataset
 from .dgl_dataset import DGLDataset, Subset, split_dataset
 from .synthetic import KarateClubDataset, MiniGCDataset
+from .sst import SST, SSTDataset
 from .explain_synthetic import (BACommunityDataset, BAShapeDataset, SBMMixture, SBMMixtureDataset, TreeCycleDataset,
                                 TreeGridDataset)
 
@@ -41,4 +43,4 @@ __all__ = ["CitationGraphDataset", "CoraGraphDataset", "CiteseerGraphDataset", "
            "citation_graph", "citegrh", "utils", "DGLDataset", "Subset", "split_dataset", "MiniGCDataset",
            "KarateClubDataset", "KarateClub", "AsNodePredDataset",
            "AsGraphPredDataset", "AsLinkPredDataset", "BAShapeDataset", "BACommunityDataset", "TreeCycleDataset",
-           "TreeGridDataset", "SBMMixtureDataset", "SBMMixture", "CSVDataset", "load_data", "register_data_args"]
+           "TreeGridDataset", "SBMMixtureDataset", "SBMMixture", "CSVDataset", "SSTDataset", "SST", "load_data", "register_data_args"]
