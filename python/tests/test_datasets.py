@@ -3,6 +3,8 @@ split_dataset, and the datasets made without downloads (MiniGCDataset, KarateClu
 and, where dgl imports, the same graphs, labels and splits as DGL 2.1's from the same seeds."""
 import topograph  # before torch: then both OpenMP pools wait briefly (topograph/__init__.py)
 
+import os
+
 import pytest
 import torch
 
@@ -170,6 +172,8 @@ def test_as_node_pred_dataset(data_dir):
     from topograph.data import AsNodePredDataset, CoraGraphDataset
 
     cora = CoraGraphDataset(raw_dir=shared_data("planetoid"), verbose=False)
+    assert cora.raw_path.endswith(".npz") and os.path.dirname(cora.raw_path) == cora.raw_dir
+    assert cora.url is None and cora.verbose is False
     ds = AsNodePredDataset(cora)
     assert (len(ds.train_idx), len(ds.val_idx), len(ds.test_idx)) == (140, 500, 1000) and ds.num_classes == 7
     split = AsNodePredDataset(cora, split_ratio=[0.6, 0.2, 0.2])

@@ -189,3 +189,9 @@ def test_child_sum_tree_lstm_trains(train):
     # dgl.batch keeps the trees apart: one root (out-degree 0) per tree.
     roots = torch.nonzero(g.out_degrees() == 0).flatten()
     assert len(roots) == 16
+
+
+def test_where_the_data_came_from(train, trees_dir):
+    # DGL's dataset properties, shared with the citation graphs (data/_local_files.py).
+    assert train.raw_dir == trees_dir and train.raw_path == os.path.join(trees_dir, "train.txt")
+    assert train.url is None and train.verbose is False and train.name == "sst"

@@ -38,6 +38,7 @@ import torch
 
 from .._base import DGLError
 from .._construct import graph as _make_graph
+from ._local_files import LocalFileProperties
 
 ENV_VAR = "TOPOGRAPH_DATA_DIR"
 # name -> (file, DGL's dataset name, classes: the width of the raw one-hot labels)
@@ -171,7 +172,7 @@ def row_normalize(feat: torch.Tensor) -> torch.Tensor:
     return feat * inverse
 
 
-class CitationGraphDataset:
+class CitationGraphDataset(LocalFileProperties):
     """dgl.data.CitationGraphDataset(name, raw_dir=None, force_reload=False, verbose=True, reverse_edge=True,
     transform=None, reorder=False) for name 'cora' or 'citeseer' (see the module docstring for where the file
     comes from and what differs from DGL). One graph: ``ds[0]``, passed through ``transform`` on every access
@@ -243,24 +244,6 @@ class CitationGraphDataset:
     @property
     def name(self) -> str:
         return self._name
-
-    @property
-    def raw_dir(self) -> str:
-        """The folder the .npz was read from."""
-        return self._raw_dir
-
-    @property
-    def raw_path(self) -> str:
-        """The .npz file read (DGL's is a folder of the raw files)."""
-        return self._raw_path
-
-    @property
-    def url(self):
-        return None  # nothing is downloaded
-
-    @property
-    def verbose(self) -> bool:
-        return self._verbose
 
     @property
     def reverse_edge(self) -> bool:

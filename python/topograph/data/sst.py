@@ -37,6 +37,7 @@ import torch
 
 from .._base import DGLError
 from .._construct import graph as _make_graph
+from ._local_files import LocalFileProperties
 
 __all__ = ["SSTDataset", "SST"]
 
@@ -126,7 +127,7 @@ def _leaves(tree: _Tree):
             stack.extend(reversed(body))
 
 
-class SSTDataset:
+class SSTDataset(LocalFileProperties):
     """dgl.data.SSTDataset(mode='train', glove_embed_file=None, vocab_file=None, raw_dir=None, force_reload=False,
     verbose=False, transform=None): mode one of 'train' (8,544 trees), 'dev' (1,101), 'test' (2,210), 'tiny'. See
     the module docstring for the files, the node order and the vocabulary. ``ds[i]`` is tree i (through
@@ -250,24 +251,6 @@ class SSTDataset:
     @property
     def name(self) -> str:
         return "sst"
-
-    @property
-    def raw_dir(self) -> str:
-        """The folder the trees were read from."""
-        return self._raw_dir
-
-    @property
-    def raw_path(self) -> str:
-        """The mode's .txt file (DGL's is the folder of the unzipped files)."""
-        return self._raw_path
-
-    @property
-    def url(self):
-        return None  # nothing is downloaded
-
-    @property
-    def verbose(self) -> bool:
-        return self._verbose
 
 
 class SST(SSTDataset):
