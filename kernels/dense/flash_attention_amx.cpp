@@ -33,15 +33,11 @@ namespace {
 namespace tiles = cpu::amx_tiles;
 using flash_band::detail::exp16;
 using flash_band::detail::kL;
+using flash_band::detail::sized;
 using tiles::kBlock;
 using tiles::kTileElems;
 
 std::int64_t blocks(std::int64_t x) { return (x + kBlock - 1) / kBlock; }  // 32-wide blocks (and k tiles)
-
-std::uint16_t* sized(std::vector<std::uint16_t>& v, std::int64_t n) {
-  v.resize(static_cast<std::size_t>(n));
-  return v.data();
-}
 
 // The whole of op(b) [kdim, cols] (b stored [kdim, cols], or [cols, kdim] when tb) as [2 blocks(cols)][tiles].
 std::uint16_t* pack_b_whole(bool tb, const float* b, std::int64_t ldb, std::int64_t kdim, std::int64_t cols,
@@ -66,10 +62,6 @@ void multiply_rows(const std::uint16_t* a, const std::uint16_t* b, std::int64_t 
   for (std::int64_t c0 = 0; c0 < cols; c0 += kBlock)
     tiles::multiply_block(a, b + (c0 / 16) * tiles_k * kTileElems, tiles_k, false, c + c0, ldc, rows,
                           std::min(kBlock, cols - c0));
-}
-
-__mmask16 lanes_below(std::int64_t count) {
-  return count >= kL ? __mmask16(0xffff) : count <= 0 ? __mmask16(0) : static_cast<__mmask16>((1u << count) - 1);
 }
 
 // Horizontal max and sum through memory (GCC 12's reduction intrinsics warn -Wmaybe-uninitialized inlined here).
@@ -105,7 +97,7 @@ TOPO_AMX_TARGET float softmax_row(float* x, std::int64_t n, float scale, std::ui
   const __m512 sv = _mm512_set1_ps(scale);
   __m512 top = _mm512_set1_ps(-INFINITY);
   for (std::int64_t j = 0; j < n; j += kL) {
-    const __mmask16 m = lanes_below(n - j);
+    const __mmask16 m = simd::first_lanes(n - j);
     const __m512 y = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + j), sv);
     _mm512_mask_storeu_ps(x + j, m, y);
     top = _mm512_mask_max_ps(top, m, top, y);
@@ -115,7 +107,7 @@ TOPO_AMX_TARGET float softmax_row(float* x, std::int64_t n, float scale, std::ui
   __m512 sum = _mm512_setzero_ps();
   const std::int64_t tiles_k = blocks(n);
   for (std::int64_t j = 0; j < n; j += 2 * kL) {
-    const __mmask16 m0 = lanes_below(n - j), m1 = lanes_below(n - j - kL);
+    const __mmask16 m0 = simd::first_lanes(n - j), m1 = simd::first_lanes(n - j - kL);
     const __m512 p0 = _mm512_maskz_mov_ps(m0, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m0, x + j), mv)));
     const __m512 p1 = _mm512_maskz_mov_ps(m1, exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(m1, x + j + kL), mv)));
     sum = _mm512_add_ps(sum, _mm512_add_ps(p0, p1));
@@ -137,7 +129,7 @@ TOPO_AMX_TARGET void probabilities_row(const float* s, float* g, std::int64_t n,
   for (std::int64_t i = 0; i < ld; i += kBlock) {
     for (int half = 0; half < 2; ++half) {
       const std::int64_t at = i + half * kL;
-      const __mmask16 m = lanes_below(n - at);
+      const __mmask16 m = simd::first_lanes(n - at);
       const __m512 e = exp16(_mm512_fmsub_ps(_mm512_loadu_ps(s + at), sv, _mm512_maskz_loadu_ps(m, lse + at)));
       p[half] = _mm512_maskz_mov_ps(m, e);
       d[half] = _mm512_mul_ps(_mm512_mul_ps(p[half], sv),
@@ -158,7 +150,7 @@ bool usable(std::int64_t len) {
 void forward(const flash_band::HeadView& h, float scale, const float* q, const float* k, const float* v, float* out,
              float* lse, Scratch& w) {
   const std::int64_t n = h.len, ld = blocks(n) * kBlock, dv_cols = blocks(h.dv) * kBlock;
-  float *s = flash_band::detail::sized(w.s, kBlock * ld), *o = flash_band::detail::sized(w.o, kBlock * dv_cols);
+  float *s = sized(w.s, kBlock * ld), *o = sized(w.o, kBlock * dv_cols);
   tiles::configure_tiles();
   const std::uint16_t* kt = pack_b_whole(true, k, h.ldk, h.dk, n, w.b0);     // K^T [dk, n]
   const std::uint16_t* vb = pack_b_whole(false, v, h.ldv, n, h.dv, w.b1);    // V [n, dv]
@@ -176,7 +168,7 @@ void forward(const flash_band::HeadView& h, float scale, const float* q, const f
       const __m512 inv = _mm512_set1_ps(1.f / row_sum[r]);
       float* dst = out + (i0 + r) * h.ld_out;
       for (std::int64_t c = 0; c < h.dv; c += kL) {
-        const __mmask16 m = lanes_below(h.dv - c);
+        const __mmask16 m = simd::first_lanes(h.dv - c);
         _mm512_mask_storeu_ps(dst + c, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, o + r * dv_cols + c), inv));
       }
       lse[(i0 + r) * h.ld_lse] = row_lse[r];
@@ -188,7 +180,7 @@ void forward(const flash_band::HeadView& h, float scale, const float* q, const f
 void backward(const flash_band::HeadView& h, float scale, const float* q, const float* k, const float* v,
               const float* lse, const float* delta, const float* dout, float* dq, float* dk, float* dv, Scratch& w) {
   const std::int64_t n = h.len, ld = blocks(n) * kBlock;
-  float *pt = flash_band::detail::sized(w.s, kBlock * ld), *dst = flash_band::detail::sized(w.ds, ld * ld);
+  float *pt = sized(w.s, kBlock * ld), *dst = sized(w.ds, ld * ld);
   tiles::configure_tiles();
   const std::uint16_t* qt = pack_b_whole(true, q, h.ldk, h.dk, n, w.b0);          // Q^T [dk, n]
   const std::uint16_t* gt = pack_b_whole(true, dout, h.ld_out, h.dv, n, w.b1);    // dout^T [dv, n]

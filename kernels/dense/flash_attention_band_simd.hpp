@@ -15,8 +15,9 @@ inline constexpr std::int64_t kL = simd::kLanes;
 
 inline std::int64_t round_up(std::int64_t x, std::int64_t m) { return (x + m - 1) / m * m; }
 
-// v resized to n floats (per-thread scratch: it only grows after the first tasks), its data.
-inline float* sized(std::vector<float>& v, std::int64_t n) {
+// v resized to n elements (per-thread scratch: it only grows after the first tasks), its data.
+template <class T>
+T* sized(std::vector<T>& v, std::int64_t n) {
   v.resize(static_cast<std::size_t>(n));
   return v.data();
 }
