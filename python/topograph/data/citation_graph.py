@@ -38,9 +38,8 @@ import torch
 
 from .._base import DGLError
 from .._construct import graph as _make_graph
-from ._local_files import LocalFileProperties
+from ._local_files import ENV_VAR, LocalFileProperties, data_folder
 
-ENV_VAR = "TOPOGRAPH_DATA_DIR"
 # name -> (file, DGL's dataset name, classes: the width of the raw one-hot labels)
 _DATASETS = {"cora": ("cora.npz", "cora_v2", 7), "citeseer": ("citeseer.npz", "citeseer", 6)}
 _LAYOUT = ("the Planetoid .npz layout: edge_index int64 [2, E], x_indptr int64 [N + 1], x_indices int64 [nnz], "
@@ -55,13 +54,8 @@ class _NotImplementedDGLError(DGLError, NotImplementedError):
 def _locate(cls_name: str, file: str, raw_dir) -> str:
     """The .npz path: raw_dir/file, else $TOPOGRAPH_DATA_DIR/planetoid/file; a DGLError when neither is given or
     the file is not there (never a download)."""
-    if raw_dir is not None:
-        path, source = os.path.join(os.fspath(raw_dir), file), f"raw_dir={os.fspath(raw_dir)!r}"
-    elif os.environ.get(ENV_VAR):
-        path, source = os.path.join(os.environ[ENV_VAR], "planetoid", file), f"{ENV_VAR}={os.environ[ENV_VAR]!r}"
-    else:
-        raise DGLError(f"{cls_name}: no data folder: pass raw_dir=<a folder holding {file}> or set {ENV_VAR}=<a folder "
-                       f"holding planetoid/{file}> (e.g. ../shared/data); topograph downloads nothing")
+    folder, source = data_folder(cls_name, raw_dir, "planetoid", file)
+    path = os.path.join(folder, file)
     if os.path.exists(path) and not os.path.isfile(path):
         raise DGLError(f"{cls_name}: {path} (from {source}) is not a file; expected {file} ({_LAYOUT})")
     if not os.path.isfile(path):

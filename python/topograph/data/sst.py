@@ -37,27 +37,15 @@ import torch
 
 from .._base import DGLError
 from .._construct import graph as _make_graph
-from ._local_files import LocalFileProperties
+from ._local_files import ENV_VAR, LocalFileProperties, data_folder
 
 __all__ = ["SSTDataset", "SST"]
 
-ENV_VAR = "TOPOGRAPH_DATA_DIR"
 _MODES = ("train", "dev", "test", "tiny")
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
 
 # A parsed tree: (label, word) for a leaf, (label, [children]) otherwise.
 _Tree = Tuple[int, object]
-
-
-def _locate_dir(cls_name: str, raw_dir) -> Tuple[str, str]:
-    """The folder holding the split files and where it came from: raw_dir, else $TOPOGRAPH_DATA_DIR/sst/trees."""
-    if raw_dir is not None:
-        return os.fspath(raw_dir), f"raw_dir={os.fspath(raw_dir)!r}"
-    if os.environ.get(ENV_VAR):
-        return os.path.join(os.environ[ENV_VAR], "sst", "trees"), f"{ENV_VAR}={os.environ[ENV_VAR]!r}"
-    raise DGLError(f"{cls_name}: no data folder: pass raw_dir=<a folder holding train.txt, dev.txt, test.txt> or set "
-                   f"{ENV_VAR}=<a folder holding sst/trees/train.txt ...> (e.g. ../shared/data); topograph downloads "
-                   f"nothing")
 
 
 def _split_file(cls_name: str, folder: str, source: str, mode: str) -> str:
@@ -145,7 +133,7 @@ class SSTDataset(LocalFileProperties):
             raise DGLError(f"{cls_name}: transform must be callable, got {type(transform).__name__}")
         self.mode, self._force_reload, self._verbose, self._transform = mode, force_reload, verbose, transform
         self._glove_embed_file = glove_embed_file if mode == "train" else None  # as DGL
-        folder, source = _locate_dir(cls_name, raw_dir)
+        folder, source = data_folder(cls_name, raw_dir, "sst/trees", "train.txt, dev.txt, test.txt")
         self._raw_dir, self._raw_path = folder, _split_file(cls_name, folder, source, mode)
         trees = _read_trees(self._raw_path)
 
