@@ -48,10 +48,14 @@ Json parse_json_input(Input&& input) {
     std::size_t elements = 0;
     std::vector<std::string> keys;
   };
+  // open[0, depth_open): the frames of the open containers. Slots past depth_open are kept, not freed, so their
+  // key vectors are reused object after object of one text (a topology file's relations, a config's sections).
   std::vector<Frame> open;
-  const auto where = [&open] {
+  std::size_t depth_open = 0;
+  const auto where = [&] {
     std::string path;
-    for (const Frame& f : open) {
+    for (std::size_t d = 0; d < depth_open; ++d) {
+      const Frame& f = open[d];
       if (f.array)
         path += fmt::format("[{}]", f.elements);  // fmt, not +: GCC 12's -Wrestrict false positive
       else if (!f.keys.empty())
@@ -60,8 +64,8 @@ Json parse_json_input(Input&& input) {
     if (path.empty()) path = "the top level";
     return path;
   };
-  const auto finished_element = [&open] {
-    if (!open.empty() && open.back().array) ++open.back().elements;
+  const auto finished_element = [&] {
+    if (depth_open > 0 && open[depth_open - 1].array) ++open[depth_open - 1].elements;
   };
   const typename Json::parser_callback_t check = [&](int depth, typename Json::parse_event_t event, Json& parsed) {
     using Event = typename Json::parse_event_t;
@@ -69,13 +73,17 @@ Json parse_json_input(Input&& input) {
       if (depth >= kMaxJsonDepth)
         throw Json::parse_error::create(
             101, 0, fmt::format("nested deeper than {} levels (at {})", kMaxJsonDepth, where()), nullptr);
-      open.push_back(Frame{event == Event::array_start, 0, {}});
+      if (depth_open == open.size()) open.emplace_back();
+      Frame& f = open[depth_open++];
+      f.array = event == Event::array_start;
+      f.elements = 0;
+      f.keys.clear();
     } else if (event == Event::object_end || event == Event::array_end) {
-      open.pop_back();
+      --depth_open;
       finished_element();
     } else if (event == Event::key) {
       const std::string& key = parsed.template get_ref<const std::string&>();
-      std::vector<std::string>& seen = open.back().keys;
+      std::vector<std::string>& seen = open[depth_open - 1].keys;
       for (const std::string& k : seen)
         if (k == key) {
           seen.push_back(key);  // the path names the repeated key
