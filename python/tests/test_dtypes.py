@@ -1,8 +1,9 @@
 """float64, float16 and bfloat16 features, as DGL takes them: every built-in message and reducer, edge_softmax,
 the ops with operands of mixed dtypes, the sparse products and GraphConv / GATConv / SAGEConv. The result has the
-input's dtype (torch's promotion of the operands' dtypes), values are a float32 computation of the same inputs
-(the kernels are float32), gradients come back in each input's dtype and match torch's autograd of a float64
-dense reference within the dtype's tolerance. Integer features stay a TypeError naming the feature."""
+input's dtype (torch's promotion of the operands' dtypes), values match a float32 computation of the same inputs
+(the kernels are float32; float64 is computed in float64, test_float64.py checks it to float64 precision),
+gradients come back in each input's dtype and match torch's autograd of a float64 dense reference within the
+dtype's tolerance. Integer features stay a TypeError naming the feature."""
 import pytest
 import torch
 
@@ -12,7 +13,7 @@ from conftest import build, ref_edge_softmax, ref_gsddmm, ref_gspmm
 
 DTYPES = [torch.float64, torch.float16, torch.bfloat16]
 IDS = ["float64", "float16", "bfloat16"]
-# (rtol, atol) of a result in that dtype against the float64 reference: float64 is computed in float32
+# (rtol, atol) of a result in that dtype against the float64 reference and the float32 run: float32's for float64
 TOL = {torch.float64: (1e-5, 1e-5), torch.float32: (1e-5, 1e-5), torch.float16: (4e-3, 4e-3),
        torch.bfloat16: (3e-2, 3e-2)}
 MESSAGES = ["copy_u", "copy_e", "copy_v", "u_add_e", "u_sub_e", "u_mul_e", "u_div_e", "e_mul_u", "e_add_u",

@@ -10,10 +10,13 @@ The tape reads the inputs' memory in place during backward, so they are also sav
 ``ctx.save_for_backward``: torch's version counter then raises if one was modified in place in between.
 Double backward is not supported (``once_differentiable``).
 
-The kernels are float32. taped runs them on inputs of DGL's other feature dtypes too (float16, bfloat16,
-float64): it casts each such input to float32 and the output to the inputs' promotion (torch.result_type's),
-both with Tensor.to, so torch's autograd hands each input its gradient in its own dtype. float64 is so
-computed at float32 precision, and float16 / bfloat16 accumulate in float32.
+The kernels are float32. When the inputs' torch promotion (torch.result_type's) is float64, an op that gives taped
+a ``float64`` function (gspmm, gsddmm, edge_softmax, sparse_attention, gat_attention: _float64.py, plain torch over
+the graph's COO) runs that instead, on its inputs cast to float64: computed in float64, differentiated by torch's
+autograd (double backward too). Otherwise (float16 / bfloat16, or float64 into band_attention, which has no such
+function) taped casts each input to float32 and the output to the inputs' promotion, both with Tensor.to, so
+torch's autograd hands each input its gradient in its own dtype: float16 / bfloat16 accumulate in float32, and
+band_attention's float64 is computed at float32 precision.
 """
 from __future__ import annotations
 
@@ -41,14 +44,19 @@ class _Taped(torch.autograd.Function):
         return (None, *ctx.tape.backward(grad.contiguous()))
 
 
-def taped(run: Callable, *tensors: Optional[torch.Tensor]) -> torch.Tensor:
+def taped(run: Callable, *tensors: Optional[torch.Tensor], float64: Optional[Callable] = None) -> torch.Tensor:
     """``run(*tensors, needs)`` calls one _C op (needs[i]: whether tensors[i] wants a gradient) and returns
     (output, tape). Through autograd when torch would record the call, straight otherwise (no tape kept).
-    Inputs of another float dtype than float32 run cast to float32, the output cast back (see above)."""
+    ``float64(*tensors)``, when given, is the same op in plain torch: it runs instead, on the inputs cast to float64,
+    when they promote to float64. Inputs of another float dtype run cast to float32, the output cast back (see
+    above)."""
     dtypes = [t.dtype for t in tensors if t is not None]
+    promoted = functools.reduce(torch.promote_types, dtypes)
+    if promoted == torch.float64 and float64 is not None:
+        return float64(*(None if t is None else t.to(torch.float64) for t in tensors))
     if any(d != torch.float32 for d in dtypes):
         out = taped(run, *(None if t is None else t.to(torch.float32) for t in tensors))
-        return out.to(functools.reduce(torch.promote_types, dtypes))
+        return out.to(promoted)
     if torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors):
         return _Taped.apply(run, *tensors)
     out, _ = run(*tensors, [False] * len(tensors))

@@ -1,7 +1,9 @@
 """Reductions over consecutive segments of rows, as dgl.ops.segment_reduce / segment_softmax: the readouts'
 (topograph.readout) per-graph reductions of a batch, where graph b owns batch_num_nodes()[b] consecutive
 rows. Plain torch ops (index_add, scatter_reduce, gather), so any dtype and device torch has, and torch's
-autograd; Topograph's kernels are float32 and work per edge, which a readout has none of."""
+autograd; Topograph's kernels are float32 and work per edge, which a readout has none of. group_reduce /
+group_softmax take each row's group in any order: the graph ops' float64 path (_float64.py) reduces edges by
+destination with them."""
 from __future__ import annotations
 
 import torch
@@ -61,12 +63,18 @@ def segment_reduce(seglen, value: torch.Tensor, reducer: str = "sum") -> torch.T
     if not isinstance(value, torch.Tensor) or value.dim() == 0:
         raise ValueError("segment_reduce: value must be a tensor [N, *]")
     seg = segment_ids(seglen, value.shape[0], value.device, "segment_reduce")
-    num_segments = torch.as_tensor(seglen).numel()
+    return group_reduce(value, seg, torch.as_tensor(seglen).numel(), reducer)
+
+
+def group_reduce(value: torch.Tensor, group: torch.Tensor, num_groups: int, reducer: str) -> torch.Tensor:
+    """value [N, *] reduced over the rows of each group -> [num_groups, *]; group [N] int64 in [0, num_groups), the
+    rows of a group in any order (an edge's destination: gspmm's float64 path, _float64.py). An empty group gives 0;
+    max / min pass the gradient to the first row (lowest index) holding the extreme."""
     if reducer in ("max", "min"):
-        return _pick_extreme(value, seg, num_segments, reducer)
-    out = value.new_zeros((num_segments,) + tuple(value.shape[1:])).index_add(0, seg, value)
+        return _pick_extreme(value, group, num_groups, reducer)
+    out = value.new_zeros((num_groups,) + tuple(value.shape[1:])).index_add(0, group, value)
     if reducer == "mean":
-        counts = torch.bincount(seg, minlength=num_segments).clamp(min=1)
+        counts = torch.bincount(group, minlength=num_groups).clamp(min=1)
         out = out / counts.to(out.device).view(-1, *[1] * (out.dim() - 1))
     return out
 
@@ -77,12 +85,17 @@ def segment_softmax(seglen, value: torch.Tensor) -> torch.Tensor:
     if not isinstance(value, torch.Tensor) or value.dim() == 0:
         raise ValueError("segment_softmax: value must be a tensor [N, *]")
     seg = segment_ids(seglen, value.shape[0], value.device, "segment_softmax")
-    num_segments = torch.as_tensor(seglen).numel()
+    return group_softmax(value, seg, torch.as_tensor(seglen).numel())
+
+
+def group_softmax(value: torch.Tensor, group: torch.Tensor, num_groups: int) -> torch.Tensor:
+    """Softmax over the rows of each group, every element of the row shape apart: value [N, *] -> [N, *]; group
+    [N] int64 in [0, num_groups), a group's rows in any order (edge_softmax's float64 path, _float64.py)."""
     with torch.no_grad():  # the shift cancels in the softmax, so it needs no gradient
-        shift = _pick_extreme(value, seg, num_segments, "max").index_select(0, seg)
+        shift = _pick_extreme(value, group, num_groups, "max").index_select(0, group)
     exp = (value - shift).exp()
-    total = exp.new_zeros((num_segments,) + tuple(value.shape[1:])).index_add(0, seg, exp)
-    return exp / total.index_select(0, seg)
+    total = exp.new_zeros((num_groups,) + tuple(value.shape[1:])).index_add(0, group, exp)
+    return exp / total.index_select(0, group)
 
 
 def repeat_rows(graph_feat: torch.Tensor, seglen, what: str) -> torch.Tensor:

@@ -7,10 +7,12 @@ treated as [N, 1] and, when every operand given is 1-D, the output is squeezed b
 Tensors: float16, bfloat16, float32 or float64, on the graph's device. The kernels compute in float32: a
 contiguous float32 tensor is read in place (zero copy; the backward reads it again, so modifying it in place
 before backward raises); a non-contiguous tensor is first made contiguous with ``.contiguous()`` (one copy).
-Any other float dtype is cast to float32 on the way in and the output back to the operands' torch promotion
-(torch.result_type: float64 stays float64, but is computed at float32 precision; float16 / bfloat16 accumulate
-in float32), with each gradient in its input's dtype (taped, _autograd.py). Integer, bool and complex tensors
-raise TypeError. Outputs and gradients are Topograph's buffers handed to torch by DLPack, not copied.
+When the operands' torch promotion (torch.result_type) is float64, every op but band_attention computes in float64
+instead, in plain torch over the graph's COO (_float64.py: exact, differentiable twice, but it forms [E, ...]
+tensors per edge). Any other float dtype (and float64 into band_attention, at float32 precision) is cast to
+float32 on the way in and the output back to the promotion, float16 / bfloat16 accumulating in float32, with each
+gradient in its input's dtype (taped, _autograd.py). Integer, bool and complex tensors raise TypeError. The
+kernels' outputs and gradients are Topograph's buffers handed to torch by DLPack, not copied.
 
 Every op takes a graph with one relation (pass ``g[etype]`` or ``edge_type_subgraph(g, [etype])`` for one
 relation of a heterograph), except gspmm and gsddmm (and so their shorthands), which, as DGL 2.1's, also take a
@@ -27,7 +29,7 @@ from typing import Optional
 
 import torch
 
-from . import _C
+from . import _C, _float64
 from ._autograd import FLOAT_DTYPES, taped
 from ._compile import eager
 from ._graph import ALL, DGLError, DGLGraph
@@ -42,7 +44,8 @@ _TARGETS = {"u": 0, "src": 0, "v": 1, "dst": 1, "e": 2, "edge": 2}
 
 def _need_float(x: torch.Tensor, what: str) -> None:
     """A TypeError naming `what` unless x is float16, bfloat16, float32 or float64 (DGL's feature dtypes; it
-    refuses integer features too). The cast to the kernels' float32 and back is taped's (_autograd.py)."""
+    refuses integer features too). The cast to the kernels' float32 and back, or the float64 path, is taped's
+    (_autograd.py)."""
     if x.dtype not in FLOAT_DTYPES:
         raise TypeError(f"{what}: features must be float16, bfloat16, float32 or float64, got {x.dtype} (cast with "
                         f".float())")
@@ -106,7 +109,8 @@ def _gspmm_relation(g: DGLGraph, relation: int, op: str, reduce_op: str, lhs_dat
     code, reduce = _lookup(_SPMM_OPS, op, "gspmm: op"), _lookup(_REDUCE, reduce_op, "gspmm: reduce_op")
     u, u1 = _feature(lhs_data if op != "copy_rhs" else None, "gspmm: lhs_data")
     e, e1 = _feature(rhs_data if op != "copy_lhs" else None, "gspmm: rhs_data")
-    out = taped(lambda a, b, need: _C.gspmm(g._g, relation, code, reduce, a, b, need[0], need[1]), u, e)
+    out = taped(lambda a, b, need: _C.gspmm(g._g, relation, code, reduce, a, b, need[0], need[1]), u, e,
+                float64=lambda a, b: _float64.gspmm(_float64.coo(g, relation), op, reduce_op, a, b))
     out = _squeeze(out, [(u, u1), (e, e1)])
     if infinite_when_empty and reduce_op in ("max", "min"):
         empty = g._g.in_degrees(relation) == 0  # [num_dst]
@@ -136,7 +140,9 @@ def _gsddmm_relation(g: DGLGraph, relation: int, op: str, lhs_data: Optional[tor
     lt, rt = _lookup(_TARGETS, lhs_target, "gsddmm: lhs_target"), _lookup(_TARGETS, rhs_target, "gsddmm: rhs_target")
     lhs, l1 = _feature(lhs_data if op != "copy_rhs" else None, "gsddmm: lhs_data")
     rhs, r1 = _feature(rhs_data if op != "copy_lhs" else None, "gsddmm: rhs_data")
-    out = taped(lambda a, b, need: _C.gsddmm(g._g, relation, code, a, b, lt, rt, need[0], need[1]), lhs, rhs)
+    targets = "uve"[lt], "uve"[rt]  # the _TARGETS codes as _float64 names them
+    out = taped(lambda a, b, need: _C.gsddmm(g._g, relation, code, a, b, lt, rt, need[0], need[1]), lhs, rhs,
+                float64=lambda a, b: _float64.gsddmm(_float64.coo(g, relation), op, a, b, *targets))
     return _squeeze(out, [(lhs, l1), (rhs, r1)])
 
 
@@ -235,7 +241,8 @@ def edge_softmax(graph: DGLGraph, logits: torch.Tensor, eids=ALL, norm_by: str =
         raise ValueError(f"edge_softmax: norm_by must be 'dst' or 'src', got {norm_by!r}")
     x, one_d = _feature(logits, "edge_softmax: logits")
     rel, by_src = g._relation(None), norm_by == "src"
-    out = taped(lambda s, need: _C.edge_softmax(g._g, rel, s, by_src, need[0]), x)
+    out = taped(lambda s, need: _C.edge_softmax(g._g, rel, s, by_src, need[0]), x,
+                float64=lambda s: _float64.edge_softmax(_float64.coo(g, rel), s, by_src))
     return out.squeeze(-1) if one_d else out
 
 
@@ -246,7 +253,7 @@ def sparse_attention(g: DGLGraph, q: torch.Tensor, k, v, scale: Optional[float] 
     q [num_dst, H, dk], k [num_src, H, dk], v [num_src, H, dv] -> [num_dst, H, dv]; scale defaults to
     1 / sqrt(dk); a destination without in-edges gets 0. The same as v_dot_u(g, q, k) * scale ->
     edge_softmax -> u_mul_e_sum(g, v, .) in one pass that never forms the [E, H] scores, with the kernel's
-    own two-pass backward.
+    own two-pass backward (in float64 it is that composition, _float64.py).
 
     ``g`` has one relation, or several relations into one destination type: then one softmax runs across
     all of them (DGL would need a homogeneous graph for that) and k, v are dicts {source type: [n, H, d]}
@@ -261,7 +268,8 @@ def sparse_attention(g: DGLGraph, q: torch.Tensor, k, v, scale: Optional[float] 
     if qs.dim() != 3:
         raise ValueError(f"sparse_attention: q must be [num_dst, H, dk], got {tuple(q.shape)}")
     s = float(scale) if scale is not None else qs.shape[-1] ** -0.5
-    return taped(lambda a, b, c, need: _C.sparse_attention(g._g, etypes, a, b, c, s, *need), qs, ks, vs)
+    return taped(lambda a, b, c, need: _C.sparse_attention(g._g, etypes, a, b, c, s, *need), qs, ks, vs,
+                 float64=lambda a, b, c: _float64.sparse_attention(_float64.attention_coo(g, etypes), a, b, c, s))
 
 
 @eager
@@ -272,7 +280,8 @@ def gat_attention(g: DGLGraph, el: torch.Tensor, er: torch.Tensor, z: torch.Tens
     el [num_src, H, 1] (or [num_src, H]), er [num_dst, H, 1], z [num_src, H, F] -> [num_dst, H, F]; a destination
     without in-edges gets 0. The same as leaky_relu(u_add_v(g, el, er)) -> edge_softmax -> dropout ->
     u_mul_e_sum(g, z, .), but nothing per edge is kept for the backward (the composition keeps about three
-    [E, H] tensors). With training and attn_drop > 0 the mask's seed is drawn from torch's generator."""
+    [E, H] tensors). With training and attn_drop > 0 the mask's seed is drawn from torch's generator. In float64 it
+    is that composition (_float64.py), with torch's dropout."""
     g = _graph(g)
     if not 0.0 <= attn_drop < 1.0:
         raise ValueError(f"gat_attention: attn_drop must be in [0, 1), got {attn_drop}")
@@ -283,7 +292,8 @@ def gat_attention(g: DGLGraph, el: torch.Tensor, er: torch.Tensor, z: torch.Tens
     seed = int(torch.randint(0, 2**62, (1,)).item()) if p > 0.0 else 0
     rel = g._relation(None)
     return taped(lambda a, b, c, need: _C.gat_attention(g._g, rel, a, b, c, float(negative_slope), p, seed, *need),
-                 *tensors)
+                 *tensors, float64=lambda a, b, c: _float64.gat_attention(_float64.coo(g, rel), a, b, c,
+                                                                          float(negative_slope), p))
 
 
 @eager
@@ -301,7 +311,8 @@ def band_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, lengths, r
                            nested lists): Multi-Scale's head groups, each with its own window, in one call.
     A radius r is builders.window's width 2 r + 1 (clipped at the sequence ends; r >= length - 1 is full).
     Topograph's fused dense kernel (nn::flash_attention): key tiles outside the band are never computed,
-    and the backward recomputes the scores from the row log-sum-exp (no [L, L] tensor either way)."""
+    and the backward recomputes the scores from the row log-sum-exp (no [L, L] tensor either way). float64 operands
+    are computed in float32, the output cast back to float64 (no float64 path, unlike the graph ops)."""
     qs, ks, vs = (_feature(x, f"band_attention: {name}")[0] for x, name in ((q, "q"), (k, "k"), (v, "v")))
     if qs.dim() != 3:
         raise ValueError(f"band_attention: q must be [rows, H, dk], got {tuple(q.shape)}")

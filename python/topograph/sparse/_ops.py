@@ -7,10 +7,11 @@ The products run on the structure's bipartite graph (col -> row, edge id = entry
                   (destinations): one dot product per entry, never the dense L x N product.
 - softmax:        edge_softmax over each row's entries (a destination's in-edges; dim 1) or each column's
                   (a source's out-edges; dim 0).
-so they take float16 / bfloat16 / float32 / float64 values and features, as every Topograph op (computed in
-float32, the result in the operands' promoted dtype: topograph/ops.py), and differentiate through Topograph's
-backward kernels. Sparse x sparse, sums of two matrices and reductions are torch ops on the index tensors
-(any dtype), differentiable in the values.
+so they take float16 / bfloat16 / float32 / float64 values and features, as every Topograph op (the result in the
+operands' promoted dtype, computed in float32 by the kernels, or in float64 by plain torch when that promotion is
+float64: topograph/ops.py), and differentiate through Topograph's backward kernels (torch's autograd in float64).
+Sparse x sparse, sums of two matrices and reductions are torch ops on the index tensors (any dtype),
+differentiable in the values.
 """
 from __future__ import annotations
 
