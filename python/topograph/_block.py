@@ -14,7 +14,7 @@ from typing import List, Optional, Sequence
 import torch
 
 from . import _C
-from ._graph import EID, NID, CanonicalEType, DGLGraph, _NodeSpace, _TypedFeatures, _host_ids, _ids, _mp
+from ._graph import EID, NID, CanonicalEType, DGLGraph, _NodeSpace, _TypedFeatures, _host_ids, _ids, _max_id, _mp
 
 _SRC, _DST = "SRC/", "DST/"
 
@@ -211,9 +211,10 @@ def _block_nodes(g: DGLGraph, nodes, what: str) -> dict:
 def create_block(data_dict, num_src_nodes=None, num_dst_nodes=None, idtype=None, device=None) -> DGLBlock:
     """dgl.create_block: a block from its edges. data_dict: (u, v) for one node type on each side (source ids u
     in [0, num_src_nodes), destination ids v in [0, num_dst_nodes), ints), or {(src type, etype, dst type): (u,
-    v)} with num_src_nodes / num_dst_nodes {type: count} (a type named only there gets no edges); counts left
-    out are the largest id + 1. Ids, counts and formats are checked as topograph.heterograph checks them."""
-    from ._construct import heterograph
+    v)} with num_src_nodes / num_dst_nodes {type: count} (a type named only there gets no edges); (u, v) may be
+    any form topograph.graph takes (('coo' | 'csr' | 'csc', arrays) too). Counts left out are the largest id + 1
+    (len(indptr) - 1 on a pointer's side). Ids, counts and formats are checked as topograph.heterograph does."""
+    from ._construct import _graph_data, heterograph
 
     if not isinstance(data_dict, Mapping):
         data_dict = {("_N", "_E", "_N"): data_dict}
@@ -225,12 +226,12 @@ def create_block(data_dict, num_src_nodes=None, num_dst_nodes=None, idtype=None,
             raise ValueError(f"create_block: with relations named, num_src_nodes / num_dst_nodes must be {{type: "
                              f"count}}, got {given!r}")
         counts.update({prefix + t: int(n) for t, n in (given or {}).items()})
-    stored = {(_SRC + s, e, _DST + d): uv for (s, e, d), uv in data_dict.items()}
-    for (s, _, d), uv in stored.items():  # counts left out: the largest id + 1, as DGL's
-        for t, ids in ((s, uv[0]), (d, uv[1])):
+    stored = {(_SRC + s, e, _DST + d): data for (s, e, d), data in data_dict.items()}
+    for (s, e, d), data in data_dict.items():  # counts left out: the largest id + 1 (a csr / csc pointer's)
+        u, v, sources, destinations = _graph_data(data, f"create_block {(s, e, d)}")
+        for t, ids, fixed in ((_SRC + s, u, sources), (_DST + d, v, destinations)):
             if t not in counts:
-                ids = torch.as_tensor(ids)
-                counts[t] = int(ids.max()) + 1 if ids.numel() else 0
+                counts[t] = fixed if fixed is not None else _max_id(ids)
     g = heterograph(stored, num_nodes_dict=counts, idtype=idtype, device=device)
     return DGLBlock(g._g)
 

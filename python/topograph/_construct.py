@@ -11,18 +11,91 @@ from ._base import ALL, DGLError, count_arg
 from ._graph import CanonicalEType, DGLGraph, EType, _host_ids, _ids, _idtype_of, _max_id, _mp
 
 
-def graph(data, num_nodes: Optional[int] = None, idtype=None, device=None) -> DGLGraph:
-    """A one-type graph from (src ids, dst ids), as dgl.graph: node type '_N', edge type '_E'.
+def _graph_data(data, what: str):
+    """One relation's edges in any of the forms dgl.graph / dgl.heterograph take, as (u, v, sources,
+    destinations): u, v the edges' end ids in edge-id order; sources / destinations the node count an index
+    pointer fixes on its side (len(indptr) - 1), None where nothing does. The forms:
+      (u, v) or ('coo', (u, v));
+      ('csr', (indptr [R + 1], indices [nnz], eids)): row r's edges go to indices[indptr[r]:indptr[r + 1]];
+      ('csc', (indptr [C + 1], indices [nnz], eids)): column c's edges come from indices[indptr[c]:...];
+    eids: empty (edge i is entry i) or a permutation of 0..nnz-1 (entry i is edge eids[i]), as DGL's.
+    A list is a list of edges, [(u0, v0), (u1, v1), ...], as DGL reads one (its graphdata2tensors): only a
+    tuple is (U, V), so [[0, 1], [2, 3]] is the edges 0 -> 1 and 2 -> 3."""
+    if isinstance(data, list):
+        if not all(isinstance(e, (tuple, list, torch.Tensor)) and len(e) == 2 for e in data):
+            raise DGLError(f"{what}: a list is read as DGL reads one, a list of (src, dst) edge pairs; for "
+                           f"(src ids, dst ids) pass a tuple")
+        u = _ids([int(e[0]) for e in data], f"{what}: src")
+        return u, _ids([int(e[1]) for e in data], f"{what}: dst"), None, None
+    if not isinstance(data, tuple) or len(data) != 2:
+        kind = type(data).__module__.split(".")[0]
+        if kind in ("scipy", "networkx"):  # DGL's own message: dgl.graph left these to the from_* functions
+            given = "a SciPy sparse matrix" if kind == "scipy" else "a NetworkX graph"
+            raise DGLError(f"{what}: dgl.graph no longer takes {given}: use dgl.from_{kind}")
+        raise TypeError(f"{what}: data must be a pair (src ids, dst ids) or (format, arrays) with format 'coo', "
+                        f"'csr' or 'csc'")
+    if not isinstance(data[0], str):
+        return _ids(data[0], f"{what}: src"), _ids(data[1], f"{what}: dst"), None, None
+    fmt, arrays = data
+    if fmt not in ("coo", "csr", "csc"):
+        raise DGLError(f"{what}: unknown sparse format {fmt!r} (DGL's are 'coo', 'csr' and 'csc')")
+    if fmt == "coo":
+        if not isinstance(arrays, (tuple, list)) or len(arrays) != 2:
+            raise DGLError(f"{what}: ('coo', arrays) needs arrays = (src ids, dst ids)")
+        return _ids(arrays[0], f"{what}: src"), _ids(arrays[1], f"{what}: dst"), None, None
+    if not isinstance(arrays, (tuple, list)) or len(arrays) != 3:
+        raise DGLError(f"{what}: ({fmt!r}, arrays) needs arrays = (indptr, indices, edge ids; [] for 0..nnz-1)")
+    indptr, indices = _ids(arrays[0], f"{what}: {fmt} indptr"), _ids(arrays[1], f"{what}: {fmt} indices")
+    eids = arrays[2]  # empty: torch.tensor([]) is float32, which DGL takes too
+    eids = _ids(eids, f"{what}: {fmt} edge ids") if len(eids) else torch.empty(0, dtype=torch.int64)
+    nnz = indices.shape[0]
+    counts = indptr.diff() if indptr.numel() else indptr
+    if indptr.numel() == 0 or int(indptr[0]) != 0 or int(indptr[-1]) != nnz or bool((counts < 0).any()):
+        raise DGLError(f"{what}: {fmt} indptr must start at 0, never decrease and end at len(indices) ({nnz}), "
+                       f"got {indptr.tolist() if indptr.numel() <= 10 else tuple(indptr.shape)}")
+    # each entry's row (csr) / column (csc): entry i lies in the slice of the pointer position before it
+    lines = torch.repeat_interleave(torch.arange(indptr.numel() - 1, device=indices.device), counts.long())
+    lines = lines.to(indices.dtype)
+    if eids.numel():
+        seen = torch.zeros(nnz, dtype=torch.bool, device=indices.device)
+        in_range = eids.numel() == nnz and bool(((eids >= 0) & (eids < nnz)).all())
+        if in_range:
+            seen[eids.long()] = True
+        if not in_range or not bool(seen.all()):
+            raise DGLError(f"{what}: {fmt} edge ids must be empty or a permutation of 0..{nnz - 1} (one per entry "
+                           f"of indices), got {eids.numel()} ids")
+        order = torch.empty_like(eids, dtype=torch.int64)
+        order[eids.long()] = torch.arange(nnz, device=eids.device)  # edge id -> its entry
+        lines, indices = lines[order], indices[order]
+    if fmt == "csr":
+        return lines, indices, indptr.numel() - 1, None
+    return indices, lines, None, indptr.numel() - 1
 
-    ``num_nodes`` defaults to the largest id + 1. Ids out of range or negative raise ValueError with
-    Topograph's message (relation, position, value)."""
-    if not isinstance(data, (tuple, list)) or len(data) != 2:
-        raise TypeError("graph: data must be a pair (src ids, dst ids)")
-    u, v = _ids(data[0], "graph: src"), _ids(data[1], "graph: dst")
+
+def _check_pointer_count(fixed, count: int, what: str, side: str) -> None:
+    """A csr / csc relation's index pointer fixes its side's node count (DGL fails on any other)."""
+    if fixed is not None and fixed != count:
+        raise DGLError(f"{what}: the index pointer gives {fixed} {side} nodes (len(indptr) - 1) but the graph has "
+                       f"{count}: as DGL, it must cover every node of that type")
+
+
+def graph(data, num_nodes: Optional[int] = None, idtype=None, device=None) -> DGLGraph:
+    """A one-type graph, as dgl.graph: node type '_N', edge type '_E'. data: (src ids, dst ids), ('coo', (src,
+    dst)), ('csr', (indptr, indices, edge ids)), ('csc', ...) or a list of (src, dst) pairs, as DGL's
+    (_graph_data).
+
+    ``num_nodes`` defaults to the largest id + 1 (len(indptr) - 1 for csr / csc, which must then cover every
+    node). Ids out of range or negative raise ValueError with Topograph's message (relation, position, value)."""
+    u, v, sources, destinations = _graph_data(data, "graph")
     if u.shape[0] != v.shape[0]:
         raise ValueError(f"graph: {u.shape[0]} source ids but {v.shape[0]} destination ids")
     dtype = _idtype_of((u, v), idtype)
-    n = max(_max_id(u), _max_id(v)) if num_nodes is None else count_arg(num_nodes, "graph: num_nodes")
+    if num_nodes is None:
+        n = max(_max_id(u), _max_id(v), sources or 0, destinations or 0)
+    else:
+        n = count_arg(num_nodes, "graph: num_nodes")
+    _check_pointer_count(sources, n, "graph", "source")
+    _check_pointer_count(destinations, n, "graph", "destination")
     handle = _C.make_graph([("_N", n)], [(("_N", "_E", "_N"), _host_ids(u, dtype), _host_ids(v, dtype))])
     g = DGLGraph(handle)
     return g if device is None or torch.device(device).type == "cpu" else g.to(device)
@@ -30,27 +103,32 @@ def graph(data, num_nodes: Optional[int] = None, idtype=None, device=None) -> DG
 
 def heterograph(data_dict: Dict[CanonicalEType, tuple], num_nodes_dict: Optional[Dict[str, int]] = None,
                 idtype=None, device=None) -> DGLGraph:
-    """A graph of several node and edge types, as dgl.heterograph: {(src type, etype, dst type): (u, v)}.
+    """A graph of several node and edge types, as dgl.heterograph: {(src type, etype, dst type): data}, data in
+    any form dgl.graph takes ((u, v), ('coo', ...), ('csr', ...), ('csc', ...): _graph_data).
 
     Node types and relations are sorted by name (DGL's order). A node type missing from num_nodes_dict gets
-    the largest id that any relation gives it + 1."""
-    rels = []
+    the largest id that any relation gives it + 1 (or len(indptr) - 1 of a csr / csc relation, which must then
+    cover every node of its type)."""
+    rels, pointers = [], []
     for key, data in data_dict.items():
         if not (isinstance(key, tuple) and len(key) == 3 and all(isinstance(k, str) for k in key)):
             raise TypeError(f"heterograph: relation keys are (src type, edge type, dst type), got {key!r}")
-        if not isinstance(data, (tuple, list)) or len(data) != 2:
-            raise TypeError(f"heterograph: {key}: data must be a pair (src ids, dst ids)")
-        u, v = _ids(data[0], f"heterograph {key}: src"), _ids(data[1], f"heterograph {key}: dst")
+        u, v, sources, destinations = _graph_data(data, f"heterograph {key}")
         if u.shape[0] != v.shape[0]:
             raise ValueError(f"heterograph {key}: {u.shape[0]} source ids but {v.shape[0]} destination ids")
         rels.append((key, u, v))
+        pointers += [(key, key[0], sources, "source"), (key, key[2], destinations, "destination")]
     dtype = _idtype_of([t for _, u, v in rels for t in (u, v)], idtype)
     counts: Dict[str, int] = {}
     for (s, _, d), u, v in rels:
         counts[s] = max(counts.get(s, 0), _max_id(u))
         counts[d] = max(counts.get(d, 0), _max_id(v))
+    for _, t, fixed, _ in pointers:
+        counts[t] = max(counts[t], fixed or 0)
     for t, n in (num_nodes_dict or {}).items():
         counts[t] = count_arg(n, f"heterograph: num_nodes_dict[{t!r}]")
+    for key, t, fixed, side in pointers:
+        _check_pointer_count(fixed, counts[t], f"heterograph {key}", f"{side} ({t!r})")
     node_types = sorted(counts.items())
     relations = [(key, _host_ids(u, dtype), _host_ids(v, dtype)) for key, u, v in sorted(rels, key=lambda r: r[0])]
     g = DGLGraph(_C.make_graph(node_types, relations))
