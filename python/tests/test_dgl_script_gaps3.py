@@ -104,3 +104,15 @@ def test_graph_data_forms_match_dgl():
     for data in forms:
         ours, theirs = topograph.graph(data), dgl.graph(data)
         assert ours.num_nodes() == theirs.num_nodes() and lists(*ours.edges()) == lists(*theirs.edges()), data
+
+
+# --- MetaPath2Vec
+def test_metapath2vec_maps_each_type_to_its_embedding_rows():
+    g = topograph.heterograph({("user", "uc", "company"): ([0, 0, 2, 1, 3], [1, 2, 1, 3, 0]),
+                               ("company", "cu", "user"): ([1, 2, 1, 3, 0], [0, 0, 2, 1, 3])},
+                              num_nodes_dict={"company": 4, "user": 5})
+    model = topograph.nn.MetaPath2Vec(g, ["uc", "cu"], window_size=1, emb_dim=8)
+    # rows numbered type after type in g.ntypes order (company, then user), as DGL's to_homogeneous
+    assert model.local_to_global_nid == {"company": [0, 1, 2, 3], "user": [4, 5, 6, 7, 8]}
+    user_emb = model.node_embed(torch.LongTensor(model.local_to_global_nid["user"]))  # DGL's docstring use
+    assert user_emb.shape == (5, 8) and torch.equal(user_emb, model.node_embed.weight[4:])

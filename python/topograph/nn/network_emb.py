@@ -74,11 +74,12 @@ class DeepWalk(torch.nn.Module):
 class MetaPath2Vec(torch.nn.Module):
     """dgl.nn.MetaPath2Vec (Dong et al.): skip-gram with negative sampling over metapath-guided walks of a
     heterograph. Every node has one row of node_embed / context_embed, numbered type after type (g.ntypes
-    order, as to_homogeneous numbers them). sample(indices) walks the metapath from those nodes of its first
-    type and returns (centres, contexts, negatives [pairs, negative_size]): each walk position against the
-    others within window_size of it (the position itself excluded; DGL 2.1 compares the wrong index there and
-    so keeps some self pairs and drops others), negatives drawn by the walk-visit frequency ^ 0.75 of one walk
-    from every node of the first type, as DGL computes it. forward(pos_u, pos_v, neg_v) is the loss."""
+    order, as to_homogeneous numbers them; local_to_global_nid[ntype] lists a type's rows, as DGL's).
+    sample(indices) walks the metapath from those nodes of its first type and returns (centres, contexts,
+    negatives [pairs, negative_size]): each walk position against the others within window_size of it (the
+    position itself excluded; DGL 2.1 compares the wrong index there and so keeps some self pairs and drops
+    others), negatives drawn by the walk-visit frequency ^ 0.75 of one walk from every node of the first type,
+    as DGL computes it. forward(pos_u, pos_v, neg_v) is the loss."""
 
     def __init__(self, g, metapath, window_size: int, emb_dim: int = 128, negative_size: int = 5,
                  sparse: bool = True):
@@ -94,6 +95,9 @@ class MetaPath2Vec(torch.nn.Module):
         for t in g.ntypes:
             offsets[t], total = total, total + g.num_nodes(t)
         self._offsets = torch.tensor([offsets[t] for t in self.node_metapath])
+        # DGL's attribute: {ntype: [the global id (node_embed's row) of each node of that type]}, which its
+        # docs index node_embed with (torch.LongTensor(model.local_to_global_nid['user']))
+        self.local_to_global_nid = {t: list(range(offsets[t], offsets[t] + g.num_nodes(t))) for t in g.ntypes}
         walks = self._global_walks(torch.arange(g.num_nodes(first)))
         frequency = torch.bincount(walks[walks >= 0], minlength=total).float()
         prob = frequency.pow(0.75)
