@@ -116,3 +116,32 @@ def test_metapath2vec_maps_each_type_to_its_embedding_rows():
     assert model.local_to_global_nid == {"company": [0, 1, 2, 3], "user": [4, 5, 6, 7, 8]}
     user_emb = model.node_embed(torch.LongTensor(model.local_to_global_nid["user"]))  # DGL's docstring use
     assert user_emb.shape == (5, 8) and torch.equal(user_emb, model.node_embed.weight[4:])
+
+
+# --- DGLError where DGL raises it
+def test_user_input_errors_are_dgl_errors():
+    g = topograph.graph(([0, 1], [1, 2]))
+    hg = topograph.heterograph({("a", "r", "b"): ([0], [1]), ("b", "s", "a"): ([1], [0])})
+    core = {  # the core's topo::Error
+        "num_nodes below an id": lambda: topograph.graph(([0, 5], [1, 2]), num_nodes=3),
+        "unknown edge type": lambda: hg.edges(etype="nope"),
+        "unknown node type": lambda: hg.num_nodes("nope"),
+        "subgraph id out of range": lambda: g.subgraph([0, 7]),
+        "successors id out of range": lambda: g.successors(10),
+        "seed out of range": lambda: topograph.sampling.sample_neighbors(g, [9], 1),
+    }
+    for name, call in core.items():
+        with pytest.raises(DGLError):
+            call()
+        with pytest.raises(ValueError):  # still a ValueError, for code that catches that
+            call()
+    with pytest.raises(DGLError, match="GraphConv: some destination has no in-edge"):
+        topograph.nn.GraphConv(2, 2)(g, torch.ones(3, 2))
+    with pytest.raises(DGLError, match="GATConv: some destination has no in-edge"):
+        topograph.nn.GATConv(2, 2, 1)(g, torch.ones(3, 2))
+    with pytest.raises(DGLError, match="readout_nodes: the graph has node types \\['a', 'b'\\]: name one"):
+        topograph.mean_nodes(hg, "x")
+    g1, g2 = topograph.graph(([0], [1])), topograph.graph(([0], [1]))
+    g1.ndata["x"] = torch.ones(2, 1)
+    with pytest.raises(DGLError, match="batch: graph 1's nodes\\['_N'\\].data has features \\[\\]"):
+        topograph.batch([g1, g2])

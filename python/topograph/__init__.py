@@ -36,6 +36,8 @@ if _short_spin and _torch_was_loaded and _torch.get_num_threads() > 1:
                    RuntimeWarning, stacklevel=2)
 
 from ._base import ALL, EID, ETYPE, NID, NTYPE, DGLError
+
+_C._set_user_error(DGLError)  # the core's user-input errors (ids, types, shapes) raise DGLError, as DGL's
 from ._construct import batch, edge_type_subgraph, graph, heterograph, reverse, unbatch
 from ._graph import DGLGraph
 

@@ -149,14 +149,14 @@ def batch_features(graphs, new, ndata, edata) -> None:
             names = list(data[0]) if keys == "__ALL__" else list(keys)
             for b, d in zip(members, data):
                 if keys == "__ALL__" and sorted(d) != sorted(names):
-                    raise ValueError(f"batch: graph {b}'s {label} has features {sorted(d)}, graph {members[0]}'s "
+                    raise DGLError(f"batch: graph {b}'s {label} has features {sorted(d)}, graph {members[0]}'s "
                                      f"{sorted(names)}: batch needs the same ones (or name them: ndata=[...])")
                 for name in names:
                     if name not in d:
-                        raise ValueError(f"batch: graph {b}'s {label} has no feature {name!r}")
+                        raise DGLError(f"batch: graph {b}'s {label} has no feature {name!r}")
                     first = data[0][name]
                     if d[name].shape[1:] != first.shape[1:] or d[name].dtype != first.dtype:
-                        raise ValueError(f"batch: graph {b}'s {label}[{name!r}] is {d[name].dtype} "
+                        raise DGLError(f"batch: graph {b}'s {label}[{name!r}] is {d[name].dtype} "
                                          f"{tuple(d[name].shape[1:])} per row, graph {members[0]}'s {first.dtype} "
                                          f"{tuple(first.shape[1:])}")
             target = node_frame(new, kind) if what == "n" else edge_frame(new, kind)

@@ -28,6 +28,7 @@ from typing import Optional, Tuple
 
 import torch
 
+from ._base import DGLError
 from ._graph import DGLGraph, EType
 from ._segment import REDUCERS, repeat_rows, segment_reduce, segment_softmax
 
@@ -45,7 +46,7 @@ def _node_frame(graph, ntype: Optional[str], what: str):
     """(the features of ntype's nodes, their count per graph of the batch [B])."""
     _check_graph(graph, what)
     if ntype is None and len(graph.ntypes) != 1:
-        raise ValueError(f"{what}: the graph has node types {graph.ntypes}: name one (ntype=...)")
+        raise DGLError(f"{what}: the graph has node types {graph.ntypes}: name one (ntype=...)")
     return graph.nodes[ntype].data, graph.batch_num_nodes(ntype)
 
 
@@ -53,7 +54,7 @@ def _edge_frame(graph, etype: EType, what: str):
     """(the features of etype's edges, their count per graph of the batch [B])."""
     _check_graph(graph, what)
     if etype is None and len(graph.canonical_etypes) != 1:
-        raise ValueError(f"{what}: the graph has relations {graph.canonical_etypes}: name one (etype=...)")
+        raise DGLError(f"{what}: the graph has relations {graph.canonical_etypes}: name one (etype=...)")
     return graph.edges[etype].data, graph.batch_num_edges(etype)
 
 

@@ -15,6 +15,7 @@ import torch
 
 from .. import function as fn
 from .. import ops
+from .._base import DGLError
 from ..utils import expand_as_pair
 
 Features = Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]
@@ -30,8 +31,8 @@ def _pair(g, feat: Features, what: str) -> Tuple[torch.Tensor, torch.Tensor]:
 
 
 def _check_in_degrees(g, allow_zero_in_degree: bool, what: str) -> None:
-    if not allow_zero_in_degree and bool((g.in_degrees() == 0).any()):
-        raise ValueError(f"{what}: some destination has no in-edge, so its output would be 0 without a "
+    if not allow_zero_in_degree and bool((g.in_degrees() == 0).any()):  # DGL's DGLError, which users catch
+        raise DGLError(f"{what}: some destination has no in-edge, so its output would be 0 without a "
                          f"message; add self loops (topograph.add_self_loop) or pass allow_zero_in_degree=True")
 
 
