@@ -141,7 +141,8 @@ ThreadCount default_thread_count(const CoreLimits& l) {
     // OpenMP allows a list ("4,2": per nesting level); the first entry is ours.
     const std::string first = l.omp_num_threads.substr(0, l.omp_num_threads.find(','));
     const auto n = parse_positive(first);
-    TOPO_CHECK(n.has_value(), "OMP_NUM_THREADS='{}' is not a positive thread count", l.omp_num_threads);
+    TOPO_CHECK(n.has_value() && *n <= kMaxThreads, "OMP_NUM_THREADS='{}' is not a thread count in [1, {}]",
+               l.omp_num_threads, kMaxThreads);
     return {static_cast<int>(*n), fmt::format("OMP_NUM_THREADS={}", l.omp_num_threads)};
   }
   const auto plural = [](int n) { return n == 1 ? "" : "s"; };
@@ -198,10 +199,12 @@ int num_threads() {
   return wanted;
 }
 
-ThreadCount configure_threads(int requested) {
-  TOPO_CHECK(requested >= 0, "--threads {} must be >= 0 (0: the cores this process may use)", requested);
-  const ThreadCount choice =
-      requested > 0 ? ThreadCount{requested, fmt::format("--threads {}", requested)} : default_thread_count(probe_core_limits());
+ThreadCount configure_threads(std::int64_t requested) {
+  TOPO_CHECK(requested >= 0 && requested <= kMaxThreads,
+             "--threads {} must be in [0, {}] (0: the cores this process may use)", requested, kMaxThreads);
+  const ThreadCount choice = requested > 0
+                                 ? ThreadCount{static_cast<int>(requested), fmt::format("--threads {}", requested)}
+                                 : default_thread_count(probe_core_limits());
   set_num_threads(choice.threads);
   std::lock_guard<std::mutex> lock(g_mutex);
   g_choice = choice;

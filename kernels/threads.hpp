@@ -12,6 +12,7 @@
 // it sleeps. When another process holds the core that the awaited thread needs, every one of a step's
 // hundreds of regions then costs a scheduler slice (two trainings at once on 2 cores: 30x slower each).
 // `prepare_runtime` makes threads spin ~30 us, then sleep on a futex (docs/performance/threads.md, issue #22).
+#include <cstdint>
 #include <string>
 
 namespace topo {
@@ -42,9 +43,14 @@ ThreadCount default_thread_count(const CoreLimits& limits);
 void set_num_threads(int threads);
 int num_threads();
 
+// The most threads --threads, a config's `threads` or OMP_NUM_THREADS may ask for: far past any machine here,
+// and far short of 100000, where libgomp failed to start its team and crashed (SIGSEGV in GOMP_parallel).
+inline constexpr int kMaxThreads = 4096;
+
 // Sets OpenMP's and OpenBLAS's thread count: `requested` > 0 (from --threads), else the default for this
-// process. The choice is remembered for thread_choice(). Throws topo::Error for requested < 0.
-ThreadCount configure_threads(int requested = 0);
+// process. The choice is remembered for thread_choice(). Throws topo::Error for requested < 0 or past
+// kMaxThreads (taken as int64, so a config's 2^32 + 1 is refused rather than narrowed to 1).
+ThreadCount configure_threads(std::int64_t requested = 0);
 // The last configure_threads() choice; before any, the default this process would get (not applied).
 ThreadCount thread_choice();
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "nn/json_input.hpp"
+#include "nn/json_number.hpp"
 
 namespace topo::models {
 
@@ -20,7 +21,7 @@ std::string shown_value(const nlohmann::json& value) {
 nlohmann::json checked_option_value(const Option& option, const nlohmann::json& value) {
   const std::string kind = value_kind(option.default_value);
   const bool fits = kind == "bool"    ? value.is_boolean()
-                    : kind == "int"   ? value.is_number_integer()
+                    : kind == "int"   ? is_int64(value)
                     : kind == "float" ? value.is_number()
                                       : value.is_string();
   TOPO_CHECK(fits, "config field '{}': expected {}, got {}", option.name,

@@ -37,6 +37,12 @@ T json_number(const nlohmann::json& v) {
       &v);
 }
 
+// True for an integer that int64 holds: nlohmann calls 2^64 - 1 an integer too, and get<std::int64_t>() made it -1
+// (a config's "seed": 18446744073709551615 was refused as "= -1", a value the file does not have).
+inline bool is_int64(const nlohmann::json& v) {
+  return v.is_number_unsigned() ? std::in_range<std::int64_t>(v.get<std::uint64_t>()) : v.is_number_integer();
+}
+
 // object[key] as json_number<T>, or `fallback` where the key is absent (older files).
 template <class T>
 T json_number_or(const nlohmann::json& object, const char* key, T fallback) {

@@ -36,8 +36,11 @@ models::Option vectors_vocabulary_option(const char* default_value) {
 void validate_text_task(const TaskSettings& s) {
   if (s.option<std::int64_t>("min_freq") < 1)
     models::fail_invalid_field("min_freq", s.option<std::int64_t>("min_freq"), "must be >= 1");
-  if (s.option<std::int64_t>("max_len") < 1)
-    models::fail_invalid_field("max_len", s.option<std::int64_t>("max_len"), "must be >= 1");
+  // The position table has max_len rows: 10^8 spent minutes allocating before the first step, 2^63 - 1 crashed.
+  constexpr std::int64_t kMaxLength = std::int64_t{1} << 20;
+  if (s.option<std::int64_t>("max_len") < 1 || s.option<std::int64_t>("max_len") > kMaxLength)
+    models::fail_invalid_field("max_len", s.option<std::int64_t>("max_len"),
+                               fmt::format("must be in [1, {}]", kMaxLength));
   const bool vectors = !s.option<std::string>("vectors").empty();
   if (s.option<bool>("freeze_vectors") && !vectors) models::fail_invalid_field("freeze_vectors", true, "needs --vectors");
   if (s.option<bool>("vectors_lowercase") && !vectors)

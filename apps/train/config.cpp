@@ -9,10 +9,12 @@
 
 #include "kernels/device.hpp"
 #include "kernels/error.hpp"
+#include "kernels/threads.hpp"
 #include "apps/tasks/registry.hpp"
 #include "apps/text/decode.hpp"
 #include "models/registry.hpp"
 #include "nn/json_input.hpp"
+#include "nn/json_number.hpp"
 
 namespace topo::apps {
 namespace {
@@ -311,7 +313,7 @@ void set_config_field(TrainConfig& config, const std::string& name, const nlohma
       [&](auto member) {
         using T = std::remove_reference_t<decltype(config.*member)>;
         if constexpr (std::is_same_v<T, std::int64_t>) {
-          TOPO_CHECK(value.is_number_integer(), "config field '{}': expected an integer, got {}", name, value.dump());
+          TOPO_CHECK(is_int64(value), "config field '{}': expected an integer, got {}", name, value.dump());
           config.*member = value.get<std::int64_t>();
         } else if constexpr (std::is_same_v<T, double>) {
           TOPO_CHECK(value.is_number(), "config field '{}': expected a number, got {}", name, value.dump());
@@ -414,8 +416,11 @@ void TrainConfig::validate() const {
     bad("model", "'" + model + "'",
         fmt::format("{} needs a model that reads {}: {}", task, task_input_name(chosen_task.input),
                     models_reading(chosen_task.input)));
+  // Counts past these are typos, and near 2^63 they wrapped in the step arithmetic: a batch of 2^63 - 1 crashed
+  // the length bucketing (SIGSEGV), epochs of 2^63 - 1 planned -4 steps, min_steps of 2^63 - 1 was ignored.
+  constexpr std::int64_t kMaxEpochs = 1'000'000, kMaxBatch = std::int64_t{1} << 24, kMaxSteps = 1'000'000'000'000;
   if (patience < 0) bad("patience", patience, "must be >= 0 (0: never stop early)");
-  if (min_steps < 0) bad("min_steps", min_steps, "must be >= 0");
+  if (min_steps < 0 || min_steps > kMaxSteps) bad("min_steps", min_steps, fmt::format("must be in [0, {}]", kMaxSteps));
   if (eval_batch < 0) bad("eval_batch", eval_batch, "must be >= 0 (0: the task's default)");
   // Upper bounds far past any model that trains here, so that a typo fails at once, naming its field, instead of
   // building for minutes (a million layers ignored SIGTERM while it grew to 16 GiB) or failing in the allocator.
@@ -431,8 +436,8 @@ void TrainConfig::validate() const {
   if (!(dropout >= 0.0 && dropout < 1.0)) bad("dropout", dropout, "must be in [0, 1)");
   if (!(word_dropout >= 0.0 && word_dropout < 1.0)) bad("word_dropout", word_dropout, "must be in [0, 1)");
   if (!(ema_decay >= 0.0 && ema_decay < 1.0)) bad("ema_decay", ema_decay, "must be in [0, 1)");
-  if (epochs < 1) bad("epochs", epochs, "must be >= 1");
-  if (batch < 1) bad("batch", batch, "must be >= 1");
+  if (epochs < 1 || epochs > kMaxEpochs) bad("epochs", epochs, fmt::format("must be in [1, {}]", kMaxEpochs));
+  if (batch < 1 || batch > kMaxBatch) bad("batch", batch, fmt::format("must be in [1, {}]", kMaxBatch));
   if (!one_of(optimizer, {"adam", "adamw"})) bad("optimizer", "'" + optimizer + "'", "expected adam or adamw");
   // The optimizers step in float: 1e308 is a finite double and an infinite float.
   if (!(lr > 0.0 && lr <= std::numeric_limits<float>::max())) bad("lr", lr, "must be a positive number (a float's)");
@@ -443,7 +448,8 @@ void TrainConfig::validate() const {
   if (!(clip >= 0.0 && std::isfinite(clip))) bad("clip", clip, "must be >= 0 (0: no clipping)");
   if (!(weight_decay >= 0.0 && std::isfinite(weight_decay))) bad("weight_decay", weight_decay, "must be >= 0");
   if (seed < 0) bad("seed", seed, "must be >= 0");
-  if (threads < 0) bad("threads", threads, "must be >= 0 (0: default)");
+  if (threads < 0 || threads > kMaxThreads)
+    bad("threads", threads, fmt::format("must be in [0, {}] (0: default)", kMaxThreads));
   try {
     (void)Device::parse(device);
   } catch (const Error&) {

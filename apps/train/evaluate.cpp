@@ -43,7 +43,7 @@ std::shared_ptr<models::SequenceModel> load_model(const TrainConfig& config, con
 nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
   TOPO_CHECK(options.batch >= 1, "--batch {} must be >= 1", options.batch);
   TOPO_CHECK(options.threads >= 0, "--threads {} must be >= 0", options.threads);
-  const ThreadCount threads = configure_threads(static_cast<int>(options.threads));
+  const ThreadCount threads = configure_threads(options.threads);
   const Device device = Device::parse(options.device);
   require_available(device);
   const GemmPrecisionGuard restore_precision(gemm_precision());  // evaluate_checkpoint is a library call too

@@ -100,7 +100,7 @@ TrainingRun::TrainingRun(const TrainConfig& c, dist::Communicator& comm)
     : c_(c), comm_(comm), distributed_(comm.size() > 1), root_(comm.rank() == 0) {
   host_memory::reset_peak();  // the allocator's peak is this run's (the process's RSS high-water mark cannot be)
   comm_.set_timeout_seconds(c.dist_timeout);
-  threads_ = configure_threads(static_cast<int>(c.threads));  // under mpirun: the cores per rank on this node
+  threads_ = configure_threads(c.threads);  // under mpirun: the cores per rank on this node
   device_ = Device::parse(c.device);
   // Ranks on one node share its GPUs: "cuda" without an index means the local rank's device.
   if (distributed_ && device_.is_cuda() && c.device == "cuda" && cuda_device_count() > 0)

@@ -96,6 +96,10 @@ TEST_CASE("config: unknown keys, wrong types and unreadable files are errors nam
   CHECK(error_of([&] { (void)read_config_file(folder); }).find("is a directory, not a JSON file") != std::string::npos);
   CHECK(error_of([&] { apply_config_json(c, {{"n", "20"}}); }).find("'n'") != std::string::npos);
   CHECK(error_of([&] { apply_config_json(c, {{"k", 2.5}}); }).find("'k'") != std::string::npos);
+  // Past int64: the value the file has, not the -1 it wrapped to ("seed = -1: must be >= 0").
+  for (const char* key : {"seed", "n"})  // a TrainConfig field and a task's option
+    CHECK(error_of([&] { apply_config_json(c, {{key, std::uint64_t{18446744073709551615u}}}); })
+              .find(std::string("'") + key + "': expected an integer, got 18446744073709551615") != std::string::npos);
   CHECK(error_of([&] { apply_config_json(c, {{"resume", 1}}); }).find("'resume'") != std::string::npos);
   CHECK(error_of([&] { apply_config_json(c, {{"model", 3}}); }).find("'model'") != std::string::npos);
   CHECK(error_of([&] { apply_config_json(c, nlohmann::json::array({1, 2})); }).find("object") != std::string::npos);
@@ -152,6 +156,9 @@ TEST_CASE("config: every validation error names its field and value") {
       // upper bounds (a million layers built for minutes and ignored SIGTERM; 1e308 is an infinite float)
       {"layers", 1000000, "1000000"},    {"hidden", 1000000000000, "1000000000000"},
       {"heads", 5000, "5000"},           {"head_hidden", 70000, "70000"}, {"lr", 1e308, "1e+308"},
+      // counts that wrapped near 2^63 (a batch crashed the bucketing, epochs planned -4 steps) or crashed libgomp
+      {"batch", INT64_MAX, "9223372036854775807"}, {"epochs", INT64_MAX, "9223372036854775807"},
+      {"min_steps", INT64_MAX, "9223372036854775807"}, {"threads", 100000, "100000"},
   };
   for (const Bad& bad : cases) {
     TrainConfig c;
@@ -192,6 +199,11 @@ TEST_CASE("config: every validation error names its field and value") {
   CHECK(error_of([&] { c.validate(); }).find("'vectors_lowercase'") != std::string::npos);
   c.set("vectors", "glove.txt.gz");
   CHECK(error_of([&] { c.validate(); }).empty());
+  // A text task's max_len is the position table's rows: 2^63 - 1 crashed, 10^8 allocated for minutes.
+  c.set("max_len", INT64_MAX);
+  CHECK(error_of([&] { c.validate(); }).find("'max_len' = 9223372036854775807: must be in [1, 1048576]") !=
+        std::string::npos);
+  c.set("max_len", 256);
   CHECK(error_of([&] { c.set("vectors_bad_lines", "abort"); }).find("'vectors_bad_lines' = 'abort'") != std::string::npos);
   // The command line's config validates the same way (Trainer::run validates it once).
   CHECK(error_of([&] { parse({"--n", "10", "--k", "11"})->validate(); }).find("'k' = 11") != std::string::npos);

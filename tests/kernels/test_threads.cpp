@@ -62,6 +62,8 @@ TEST_CASE("default_thread_count: mask, quota and ranks on the node each cap the 
   CHECK_THROWS_WITH_AS(default_thread_count(l), doctest::Contains("OMP_NUM_THREADS='many'"), Error);
   l.omp_num_threads = std::string{"0"};
   CHECK_THROWS_AS(default_thread_count(l), Error);
+  l.omp_num_threads = std::string{"100000"};  // libgomp crashed starting such a team: refused by name
+  CHECK_THROWS_WITH_AS(default_thread_count(l), doctest::Contains("OMP_NUM_THREADS='100000'"), Error);
 }
 
 TEST_CASE("configure_threads: --threads overrides the default and is remembered with its source") {
@@ -71,6 +73,11 @@ TEST_CASE("configure_threads: --threads overrides the default and is remembered 
   CHECK(thread_choice().source == "--threads 3");
   CHECK(threads_line(thread_choice()).rfind("threads: 3 (--threads 3); OpenMP waits: ", 0) == 0);
   CHECK_THROWS_WITH_AS(configure_threads(-2), doctest::Contains("--threads -2"), Error);
+  // Past kMaxThreads: an error, not libgomp's SIGSEGV (100000) or a count narrowed to int (2^32 + 1 was 1).
+  CHECK_THROWS_WITH_AS(configure_threads(100000), doctest::Contains("--threads 100000 must be in [0, 4096]"), Error);
+  CHECK_THROWS_WITH_AS(configure_threads((std::int64_t{1} << 32) + 1), doctest::Contains("--threads 4294967297"),
+                       Error);
+  CHECK(num_threads() == 3);  // a refused count changes nothing
   set_num_threads(saved);
 }
 
