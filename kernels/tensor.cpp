@@ -1,13 +1,18 @@
 #include "kernels/tensor.hpp"
 
 #include <cstring>
+#include <limits>
 #include <utility>
 
 namespace topo {
 
 std::int64_t shape_numel(const Shape& shape) {
   std::int64_t n = 1;
-  for (std::int64_t d : shape) n *= d;
+  // A product past int64 (a probe's max_len of 2^63 - 1 times the width) wrapped to a small count that was
+  // allocated and then written past: a crash, where any other impossible size is an out-of-memory error.
+  for (std::int64_t d : shape)
+    if (__builtin_mul_overflow(n, d, &n))
+      fail("out of host memory: shape {} has more elements than int64 counts", shape_str(shape));
   return n;
 }
 
@@ -15,10 +20,13 @@ std::string shape_str(const Shape& shape) { return fmt::format("[{}]", fmt::join
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   for (std::int64_t d : shape) TOPO_CHECK(d >= 0, "negative dimension in shape {}", shape_str(shape));
+  const std::int64_t numel = shape_numel(shape), item = static_cast<std::int64_t>(dtype_size(dtype));
+  TOPO_CHECK(numel <= std::numeric_limits<std::int64_t>::max() / item,
+             "out of host memory: {} {} has more bytes than int64 counts", dtype_name(dtype), shape_str(shape));
   Tensor t;
   t.shape_ = shape;
   t.dtype_ = dtype;
-  t.storage_ = std::make_shared<Storage>(static_cast<std::size_t>(shape_numel(shape)) * dtype_size(dtype), device);
+  t.storage_ = std::make_shared<Storage>(static_cast<std::size_t>(numel * item), device);
   return t;
 }
 

@@ -31,6 +31,10 @@ TEST_CASE("tensor: bad shapes, dtypes and devices are topo::Error naming the val
   CHECK_THROWS_WITH_AS(t.data<std::int64_t>(), doctest::Contains("int64"), Error);
   CHECK_THROWS_AS(t.size(2), Error);
   CHECK_THROWS_AS(Tensor::empty({-1}), Error);
+  // Sizes past int64 are out of memory, not a wrapped small allocation written past its end (a crash).
+  constexpr std::int64_t kHuge = std::int64_t{1} << 62;
+  CHECK_THROWS_WITH_AS(Tensor::zeros({kHuge, 16}), doctest::Contains("out of host memory: shape ["), Error);
+  CHECK_THROWS_WITH_AS(Tensor::zeros({kHuge}), doctest::Contains("more bytes than int64 counts"), Error);
   CHECK_THROWS_AS(Device::parse("gpu"), Error);
   CHECK(Device::parse("cuda:1") == Device::cuda(1));
   CHECK(Device::parse("cuda:2147483647") == Device::cuda(2147483647));
