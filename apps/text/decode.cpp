@@ -97,6 +97,10 @@ std::string decode_line(std::string_view bytes, TextEncoding encoding, bool* had
   return out;
 }
 
+std::string_view without_utf8_bom(std::string_view bytes) {
+  return bytes.starts_with("\xEF\xBB\xBF") ? bytes.substr(3) : bytes;
+}
+
 Tokenization parse_tokenization(const std::string& name) {
   if (name == "whitespace") return Tokenization::Whitespace;
   if (name == "char") return Tokenization::Characters;

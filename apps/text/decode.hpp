@@ -22,6 +22,11 @@ const char* text_encoding_name(TextEncoding encoding);
 // Latin1: each byte maps to the code point of the same value (never invalid).
 std::string decode_line(std::string_view bytes, TextEncoding encoding, bool* had_invalid = nullptr);
 
+// `bytes` without a leading UTF-8 byte order mark (EF BB BF), which Windows editors write at a file's start. Kept,
+// it glued an invisible U+FEFF to the first field: CoNLL's first "-DOCSTART-" became a word, a vector file's first
+// word matched nothing, MTL-16's first label '1' was "not a label". The readers drop it from a file's first line.
+std::string_view without_utf8_bom(std::string_view bytes);
+
 // How text becomes tokens: words between ASCII whitespace, or Unicode characters (code points; Chinese text,
 // BiG-Transformer's char nodes).
 enum class Tokenization { Whitespace, Characters };

@@ -44,7 +44,7 @@ template <class Parse, class Blank>
 void for_each_line(const std::string& path, ReadStats& stats, TextEncoding encoding, bool skip_bad, Parse&& parse,
                    Blank&& blank) {
   const std::string bytes = read_file_bytes(path);
-  const std::string_view all(bytes);
+  const std::string_view all = without_utf8_bom(bytes);
   std::int64_t line_number = 0;
   std::size_t pos = 0;
   while (pos < all.size()) {

@@ -104,6 +104,7 @@ WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab, 
   };
   auto process = [&](std::string_view line) {
     ++line_number;
+    if (line_number == 1) line = without_utf8_bom(line);
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     split_fields(line, fields);
     if (fields.empty()) return;

@@ -127,6 +127,9 @@ TEST_CASE("node-classify: bad data lines and settings are named") {
   CHECK(bad("nodes 2\nlabel 0 0\n").find("node 1 has no label") != std::string::npos);
   CHECK(bad("nodes 2\nvertex 0 1\n").find(":2: unknown record 'vertex'") != std::string::npos);
   CHECK(bad("nodes 2\nedge 0 1 7\n").find(":2: unexpected '7'") != std::string::npos);
+  // A UTF-8 byte order mark opening the file is dropped, not read as part of the first record.
+  const std::string bom = topo::testing::write_temp_file("bom.txt", "\xEF\xBB\xBFnodes 2\nlabel 0 0\nlabel 1 1\n");
+  CHECK(read_node_dataset(bom).num_nodes == 2);
   CHECK(error_of([] { read_node_dataset("/nonexistent/karate.txt"); }).find("/nonexistent/karate.txt") !=
         std::string::npos);
   const auto dir = topo::testing::fresh_temp_dir("node_bad");

@@ -126,6 +126,24 @@ TEST_CASE("tagged readers: malformed lines name file and line; skip_bad drops th
   CHECK(guess_tag_format("conll2003/iob2/test.txt") == TagFormat::Conll);
 }
 
+TEST_CASE("tagged readers: a UTF-8 byte order mark opening a file is dropped") {
+  // Kept, it made CoNLL's first "-DOCSTART-" a one-word sentence and CoNLL-U's first comment a malformed line.
+  const std::string bom = "\xEF\xBB\xBF";
+  const std::string conll_file =
+      testing::write_temp_file("bom.conll", bom + "-DOCSTART- -X- O O\n\nEU NNP I-NP I-ORG\n\n");
+  const TaggedDataset conll = read_tagged(TagFormat::Conll, conll_file);
+  REQUIRE(conll.sentences.size() == 1);
+  CHECK(conll.sentences[0].tokens == std::vector<std::string>{"EU"});
+  CHECK(conll.sentences[0].document == 0);
+  const std::string conllu_file =
+      testing::write_temp_file("bom.conllu", bom + "# text = a\n1\ta\ta\tDET\tDT\t_\t0\troot\t_\t_\n\n");
+  const TaggedDataset conllu = read_tagged(TagFormat::Conllu, conllu_file);
+  CHECK(conllu.sentences.at(0).tags == std::vector<std::string>{"DET"});
+  const std::string bmes_file = testing::write_temp_file("bom.bmes", bom + "高 B-NAME\n勇 E-NAME\n");
+  const TaggedDataset bmes = read_tagged(TagFormat::Bmes, bmes_file);
+  CHECK(bmes.sentences.at(0).tokens == std::vector<std::string>{"高", "勇"});
+}
+
 TEST_CASE("tagged readers: Weibo's two-digit positions, digit characters and U+FFFD pairs") {
   const std::string f = testing::write_temp_file("pos.weibo", "011\tO\nK16\tB-ORG.NAM\n\xEF\xBF\xBD\xEF\xBF\xBD" "0\tO\n"
                                                               "20\tO\n\n");

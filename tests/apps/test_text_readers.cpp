@@ -180,6 +180,19 @@ TEST_CASE("text readers: MTL 'LABEL<TAB>text' with a missing tab or empty text")
   CHECK(s.stats.skipped_bad == 2);
 }
 
+TEST_CASE("text readers: a UTF-8 byte order mark opening a file is dropped, not glued to its first field") {
+  const std::string bom = "\xEF\xBB\xBF";
+  CHECK(read_mtl(write_temp_file("bom.mtl", bom + "1\tgood\n0\tbad\n"), {}).examples.at(0).label == "1");
+  CHECK(read_label_tokens(write_temp_file("bom.stsa", bom + "4 a b\n"), {}).examples.at(0).label == "4");
+  const Dataset tsv = read_tsv(write_temp_file("bom.tsv", bom + "label\ttext\n1\tgood\n"), {});
+  REQUIRE(tsv.examples.size() == 1);  // the header was found: 'label', not "\uFEFFlabel"
+  CHECK(tsv.examples[0].tokens == V{"good"});
+  CHECK(read_sst_trees(write_temp_file("bom.sst", bom + "(3 (2 a) (4 b))\n"), {}).examples.at(0).tokens ==
+        V{"a", "b"});
+  // Only at the file's start: elsewhere U+FEFF is a character like any other.
+  CHECK(read_mtl(write_temp_file("mid.mtl", "1\t" + bom + "x\n"), {}).examples.at(0).tokens == V{bom + "x"});
+}
+
 TEST_CASE("text readers: TSV with a header (any column order) and without one") {
   const std::string with = write_temp_file("h.tsv", "id\ttext\tlabel\n7\tnice day\tpos\n8\tgrim\tneg\n");
   const Dataset h = read_tsv(with, {});

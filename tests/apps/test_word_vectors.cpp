@@ -72,6 +72,19 @@ TEST_CASE("word vectors: GloVe text, plain and gzip alike; first occurrence wins
   }
 }
 
+TEST_CASE("word vectors: a UTF-8 byte order mark opening the file is dropped") {
+  // Kept, GloVe's first word matched nothing and a word2vec header was read as a 1-d vector of the word "\uFEFF2".
+  const Vocabulary v = vocab_of("the rock");
+  const std::string bom = "\xEF\xBB\xBF";
+  for (const std::string& text : {bom + "the 1 2\nrock 3 4\n", bom + "2 2\nthe 1 2\nrock 3 4\n"}) {
+    const WordVectors g = load_word_vectors(write_temp_file("bom.vec", text), v);
+    CHECK(g.dim == 2);
+    CHECK(g.found == 2);
+    CHECK(g.bad_lines == 0);
+    CHECK(row(g, v, "the") == std::vector<float>{1.f, 2.f});
+  }
+}
+
 TEST_CASE("word vectors: a line longer than the reader's chunk and a file of many chunks") {
   std::string text;
   for (int i = 0; i < 70000; ++i) text += fmt::format("w{} {} 0.25\n", i, i);  // ~1.1 MB

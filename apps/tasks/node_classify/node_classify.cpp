@@ -12,6 +12,7 @@
 
 #include "apps/graphs/generate.hpp"
 #include "apps/graphs/npz.hpp"
+#include "apps/text/decode.hpp"
 #include "kernels/memory.hpp"
 #include "graph/sampling.hpp"
 #include "graph/structure.hpp"
@@ -39,6 +40,7 @@ NodeDataset read_node_dataset(const std::string& path) {
   const auto file_bytes = static_cast<std::int64_t>(std::filesystem::file_size(path, size_error));
   std::string line;
   for (std::int64_t lineno = 1; std::getline(in, line); ++lineno) {
+    if (lineno == 1) line = std::string(text::without_utf8_bom(line));
     const auto first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos || line[first] == '#') continue;
     std::istringstream s(line);
