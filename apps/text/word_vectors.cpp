@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <string_view>
 #include <unordered_map>
@@ -86,6 +87,8 @@ WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab, 
   std::int64_t exact_duplicates = 0;
 
   std::int64_t declared = -1, line_number = 0;
+  std::int64_t width_line = 0;                    // the line that fixed wv.dim (1 for a word2vec header)
+  std::map<std::size_t, std::int64_t> other_widths;  // value counts of the lines skipped for another count
   std::vector<std::string_view> fields;
   std::vector<float> row;
   std::string word;
@@ -113,7 +116,8 @@ WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab, 
       if (parse_int(fields[0], count) && parse_int(fields[1], dim)) {
         if (count < 0 || dim <= 0) fail("{}:1: bad word2vec header '{}'", path, line);
         declared = count;
-        wv.dim = dim;  // the table is allocated at the first line that has this many values, not on the
+        wv.dim = dim;
+        width_line = 1;  // the table is allocated at the first line that has this many values, not on the
         return;        // header's word: "3 38000000000" asked for 10^12 bytes (found by fuzz_word_vectors)
       }
     }
@@ -123,8 +127,10 @@ WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab, 
       while (numeric + 1 < fields.size() && parse_float(fields[fields.size() - 1 - numeric], unused)) ++numeric;
       if (numeric == 0) return bad("a word vector line needs a word and at least one value");
       wv.dim = static_cast<std::int64_t>(numeric);
+      width_line = line_number;
     }
     const auto dim = static_cast<std::size_t>(wv.dim);
+    if (fields.size() != dim + 1) ++other_widths[fields.size() - 1];
     if (fields.size() < dim + 1)
       return bad(fmt::format("'{}' has {} values, expected {}", fields[0], fields.size() - 1, dim));
     if (fields.size() > dim + 1)  // GloVe 840B has ". . ." and the like: no tokenizer here produces them
@@ -189,6 +195,13 @@ WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab, 
   if (declared >= 0 && declared != wv.vectors + wv.bad_lines)
     fail("{}: word2vec header declares {} vectors, the file has {} lines after it", path, declared,
          wv.vectors + wv.bad_lines);
+  // A first line cut short (or a wrong header) fixes a width the file's other lines do not have: each of them was
+  // then skipped as malformed, and a run trained on the one vector of 200 that was read. Lines of one other width
+  // outnumbering those read say that the width is what is wrong.
+  for (const auto& [width, count] : other_widths)
+    if (count > wv.vectors)
+      fail("{}: {} lines have {} values, more than the {} read with the {} that line {} set (is line {} malformed?)",
+           path, count, width, wv.vectors, wv.dim, width_line, width_line);
   wv.uncased = !cased;
   if (cased && !options.lowercase_fallback) {  // undo the folded rows: only exact matches count
     for (std::size_t id = 0; id < vocab_size; ++id)

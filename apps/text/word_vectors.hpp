@@ -48,9 +48,11 @@ struct WordVectors {
 
 // Streams the file through zlib (a plain text file reads through the same path, so .gz is optional).
 // GloVe text ("word v1 .. vd" per line, the first vector line fixes d) or word2vec text (first line
-// "count dim": exactly two integers; the count must then match the vector lines). Blank lines and a '\r'
-// before '\n' are ignored. A missing or unreadable file, corrupt gzip data, or a file without a single
-// vector is a topo::Error naming the path.
+// "count dim": exactly two integers; the count must then match the vector lines). Blank lines, a '\r'
+// before '\n' and a UTF-8 byte order mark opening the file are ignored. Lines of one other count of values
+// outnumbering the vectors read are an error naming the line that fixed the width (a first line cut short). A
+// missing or unreadable file, corrupt gzip data, or a file without a single vector is a topo::Error naming the
+// path.
 WordVectors load_word_vectors(const std::string& path, const Vocabulary& vocab, const WordVectorOptions& options = {});
 
 // `vectors` loaded for `from`, re-indexed for `to`: a vocabulary of tokens of `from` (<pad>, <unk> first)

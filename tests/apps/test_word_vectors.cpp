@@ -141,7 +141,7 @@ TEST_CASE("word vectors: malformed lines are reported with path:line and skipped
 
   // Many bad lines: all counted, the first few kept.
   std::string many = "the 1 2\n";
-  for (int i = 0; i < 25; ++i) many += "x 1\n";
+  for (int i = 0; i < 25; ++i) many += "x 1 y\n";  // not numbers: 25 lines of one other width would be an error
   const WordVectors m = load_word_vectors(write_temp_file("many_bad.txt", many), v);
   CHECK(m.bad_lines == 25);
   CHECK(m.bad_examples.size() == WordVectors::kMaxBadExamples);
@@ -233,6 +233,10 @@ TEST_CASE("word vectors: word2vec header; unreadable, corrupt and empty files ar
   check_error(write_temp_file("words.txt", "a\nb\n"), "no word vectors");  // two bad lines, nothing else
   // A header's dimension alone allocates nothing: this one asked for 10^12 bytes before its first line.
   check_error(write_temp_file("huge_dim.txt", "1 38000000000\ngood 1 2\n"), "no word vectors (1 bad lines)");
+  // A first line cut short fixed the width, and the good lines after it were skipped: a run trained on 1 vector.
+  check_error(write_temp_file("cut_first.txt", "good 1\na 1 2\nb 1 2\n"),
+              "2 lines have 2 values, more than the 1 read with the 1 that line 1 set (is line 1 malformed?)");
+  check_error(write_temp_file("wrong_header.txt", "4 3\ngood 1 2 3\na 1 2\nb 1 2\nc 1 2\n"), "line 1 set");
   // One line longer than the read buffer (sized to the 100-byte compressed file): the buffer grows.
   {
     std::string line = "good";
