@@ -21,6 +21,10 @@ std::vector<std::string> sentence_tokens(const nlohmann::json& j, int which, con
   const std::string parse_key = key + "_binary_parse";
   if (opts.parse_tokens) {
     const auto parse = j.find(parse_key);
+    // A parse of another type is a corrupt line, not an absent parse: falling back to the text mixed the two
+    // tokenizations with nothing said (`"sentence1_binary_parse": 5` trained on the sentence's words).
+    if (parse != j.end() && !parse->is_string() && !parse->is_null())
+      detail::bad_line("'{}' must be a string, got {}", parse_key, parse->type_name());
     if (parse != j.end() && parse->is_string()) {
       std::vector<std::string> tokens = parse_leaves(parse->get_ref<const std::string&>(), opts.lowercase);
       if (!tokens.empty()) return tokens;

@@ -80,6 +80,9 @@ TEST_CASE("snli reader: labels, parse tokens or text tokens, '-' pairs counted, 
   CHECK(bad(R"({"gold_label": "neutral", "sentence1": "a"})").find(":2: no 'sentence2' field") != std::string::npos);
   CHECK(bad(R"({"gold_label": "neutral", "sentence1": "a", "sentence2": 3})").find(":2: 'sentence2' must be a string") !=
         std::string::npos);
+  // A parse of another type is corrupt, not absent (the text's words were read instead, with nothing said).
+  CHECK(bad(R"({"gold_label": "neutral", "sentence1": "a", "sentence1_binary_parse": 5, "sentence2": "b"})")
+            .find(":2: 'sentence1_binary_parse' must be a string, got number") != std::string::npos);
   text::ReadOptions skip;
   skip.skip_bad = true;
   const fs::path p = dir / "skip.jsonl";
