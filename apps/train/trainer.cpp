@@ -30,6 +30,7 @@
 #include "kernels/storage.hpp"
 #include "kernels/threads.hpp"
 #include "nn/checkpoint.hpp"
+#include "nn/json_input.hpp"
 #include "nn/json_number.hpp"
 #include "nn/optim.hpp"
 #include "nn/schedule.hpp"
@@ -212,7 +213,12 @@ void TrainingRun::share_bookkeeping() {
 
 void TrainingRun::start_or_resume() {
   namespace fs = std::filesystem;
-  if (root_) fs::create_directories(c_.out);
+  if (root_) {
+    // The error_code form: a path that is a file threw std::filesystem_error, reported as an "internal error".
+    std::error_code failed;
+    fs::create_directories(c_.out, failed);
+    TOPO_CHECK(!failed, "cannot create the run directory --out '{}': {}", c_.out, failed.message());
+  }
   if (!root_) {
     // Rank 0 alone reads the run directory; the state comes from it below.
   } else if (c_.resume == "on" || (c_.resume == "auto" && fs::exists(ckpt_))) {
@@ -237,8 +243,19 @@ void TrainingRun::start_or_resume() {
                                resume_batches_);
     // Evaluations an interrupted run logged after its last checkpoint are redone: drop them.
     std::string kept;
-    for (const nlohmann::json& line : read_json_lines(metrics_, /*drop_torn_tail=*/true))
-      if (json_number_or(line, "step", std::int64_t{0}) <= step_) kept += line.dump() + "\n";
+    const std::vector<nlohmann::json> lines = read_json_lines(metrics_, /*drop_torn_tail=*/true);
+    for (std::size_t k = 0; k < lines.size(); ++k) {
+      std::int64_t step = 0;
+      try {
+        step = json_number<std::int64_t>(lines[k].at("step"));
+      } catch (const nlohmann::json::exception& e) {
+        // Every record this program writes is an object with an integer step: another is a damaged file, named
+        // as such (nlohmann's exception alone was an "internal error" that named nothing).
+        fail("resume: '{}' record {} is not a metrics line with an integer step: {} ({})", metrics_, k + 1,
+             shown_json(lines[k], 80), e.what());
+      }
+      if (step <= step_) kept += lines[k].dump() + "\n";
+    }
     write_file_atomically(metrics_, kept);
   } else {
     if (c_.resume == "auto") resume_note_ = fmt::format("resume auto: no checkpoint at {}, starting fresh", ckpt_);

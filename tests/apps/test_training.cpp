@@ -293,6 +293,19 @@ TEST_CASE("training: resume from the epoch checkpoint continues the identical lo
   TrainConfig missing = config(fresh_dir("resume_missing"));
   missing.resume = "on";
   CHECK_THROWS_AS(Trainer(missing).run(), Error);
+  // A metrics record without an integer step is a damaged file named as such, not nlohmann's "internal error".
+  append_json_line(Trainer::metrics_path(second.out), {{"step", "x"}});
+  const std::string damaged = testing::error_of([&] { Trainer(second).run(); });
+  INFO(damaged);
+  CHECK(damaged.find("metrics.jsonl' record ") != std::string::npos);
+  CHECK(damaged.find("is not a metrics line with an integer step: {\"step\":\"x\"}") != std::string::npos);
+  // --out naming a file: an error naming it, not std::filesystem_error's "internal error".
+  TrainConfig onto_file = config(fresh_dir("resume_onto_file"));
+  fs::remove_all(onto_file.out);
+  std::ofstream(onto_file.out) << "a file\n";
+  CHECK(testing::error_of([&] { Trainer(onto_file).run(); }).find("cannot create the run directory --out '" +
+                                                                   onto_file.out + "'") != std::string::npos);
+  fs::remove(onto_file.out);
   fs::remove_all(a_dir);
   fs::remove_all(b_dir);
   fs::remove_all(missing.out);
