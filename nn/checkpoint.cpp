@@ -21,7 +21,10 @@ namespace {
 
 constexpr char kMagic[8] = {'T', 'O', 'P', 'O', 'C', 'K', 'P', '1'};
 constexpr std::uint64_t kAlign = 64;
-constexpr std::int64_t kFormat = 1;
+// 2: the index carries a checksum of its own. The payload's covers only the tensors, and a flipped bit in the
+// index's metadata (a vocabulary word, a label) loaded as a valid file that mapped tokens to other rows. 1: files
+// written before it, read as they were.
+constexpr std::int64_t kFormat = 2;
 
 std::uint64_t align_up(std::uint64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
 
@@ -29,6 +32,14 @@ std::uint64_t fnv1a(const unsigned char* p, std::size_t n) {
   std::uint64_t h = 0xcbf29ce484222325ULL;
   for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ULL;
   return h;
+}
+
+// The index's checksum: of its JSON without the "index_fnv1a" field. A loader re-dumps the parsed index, which
+// gives the text that was summed: nlohmann's dump is canonical (sorted keys, no spaces, shortest round-trip
+// numbers), so a parsed dump dumps to itself.
+std::uint64_t index_checksum(const nlohmann::json& index_without_sum) {
+  const std::string text = index_without_sum.dump();
+  return fnv1a(reinterpret_cast<const unsigned char*>(text.data()), text.size());
 }
 
 DType parse_dtype(const std::string& path, const std::string& name, const std::string& s) {
@@ -101,8 +112,14 @@ Parsed parse(const std::string& path, const FileBytes& f) {
   }
   p.payload_start = align_up(16 + index_bytes);
   try {
-    TOPO_CHECK(json_number<std::int64_t>(p.index.at("format")) == kFormat, "checkpoint {}: unsupported format {}", path,
+    const auto format = json_number<std::int64_t>(p.index.at("format"));
+    TOPO_CHECK(format == 1 || format == kFormat, "checkpoint {}: unsupported format {}", path,
                p.index.at("format").dump());
+    if (format >= 2) {  // checked first: a flipped size or offset is then named as the corruption it is
+      const auto sum = json_number<std::uint64_t>(p.index.at("index_fnv1a"));
+      p.index.erase("index_fnv1a");
+      TOPO_CHECK(index_checksum(p.index) == sum, "checkpoint {}: index checksum mismatch (corrupt file)", path);
+    }
     const auto payload_bytes = json_number<std::uint64_t>(p.index.at("payload_bytes"));
     // Compared as a difference of sizes known to fit: payload_start + payload_bytes wraps for a crafted
     // payload_bytes near 2^64, and the checksum below would then read past the end of the file.
@@ -180,6 +197,7 @@ void save_checkpoint(const std::string& path, const Module& model, const Optimiz
   index["tensors"] = tensors;
   index["payload_bytes"] = payload_bytes;
   index["payload_fnv1a"] = fnv1a(payload.data(), payload.size());
+  index["index_fnv1a"] = index_checksum(index);
   const std::string text = index.dump();
   const std::uint64_t index_bytes = text.size();
   const std::vector<unsigned char> pad(align_up(16 + index_bytes) - (16 + index_bytes), 0);

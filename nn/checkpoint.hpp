@@ -6,14 +6,15 @@
 //   "TOPOCKP1" (8 bytes) | u64 index_bytes | JSON index | zero padding to a 64-byte boundary | payload
 // The JSON index holds {"format", "step", "rng": {seed, offset}, "metadata", "optimizer": {kind, lr,
 // groups: [{name, steps: [...]}]}, "tensors": [{name, dtype, shape, offset, nbytes}], "payload_bytes",
-// "payload_fnv1a"} with offsets relative to the payload start. Parameters are stored as "param/<name>",
-// optimizer buffers as "optim/<group>/<index>/<buffer>".
+// "payload_fnv1a", "index_fnv1a"} with offsets relative to the payload start. index_fnv1a (format 2) is the
+// checksum of the index's JSON without it; format 1 files, written before it, have none and load as before.
+// Parameters are stored as "param/<name>", optimizer buffers as "optim/<group>/<index>/<buffer>".
 //
 // Writing is atomic: a temp file in the target's directory is written, fsynced and renamed over the
 // target (then the directory is fsynced), so a crash leaves either the old file or the new one, never a
-// partial one; on any failure the temp file is removed. Loading checks the magic, sizes and the payload
-// checksum (a truncated or corrupt file is a topo::Error naming the file) and validates names, shapes and
-// dtypes against the live model and optimizer before touching them, reporting the first mismatch by name.
+// partial one; on any failure the temp file is removed. Loading checks the magic, sizes and the index's and
+// the payload's checksums (a truncated or corrupt file is a topo::Error naming the file) and validates names,
+// shapes and dtypes against the live model and optimizer before touching them, reporting the first mismatch by name.
 #include <cstdint>
 #include <string>
 

@@ -199,6 +199,17 @@ TEST_CASE("checkpoint: truncated, corrupt or missing files are errors naming the
   flipped[20] = '#';  // inside the JSON index
   write(flipped);
   CHECK(contains(error_of([&] { nn::load_checkpoint(path, a, &opt, nullptr); }), path));
+  // A bit flipped in the index that leaves valid JSON (metadata "k": 1 -> 3: a vocabulary word, a label) is caught
+  // by the index's own checksum; it loaded as a valid file before it had one.
+  const std::string text(bytes.begin(), bytes.end());
+  const std::size_t k = text.find("\"k\":1");
+  REQUIRE(k != std::string::npos);
+  flipped = bytes;
+  flipped[k + 4] ^= 0x02;
+  write(flipped);
+  for (const std::string& err : {error_of([&] { nn::load_checkpoint(path, a, &opt, nullptr); }),
+                                 error_of([&] { nn::read_checkpoint_index(path); })})
+    CHECK(contains(err, "checkpoint " + path + ": index checksum mismatch"));
   CHECK(contains(error_of([&] { nn::load_checkpoint((dir / "absent").string(), a, nullptr, nullptr); }), "absent"));
   fs::remove_all(dir);
 }
@@ -346,7 +357,10 @@ TEST_CASE("checkpoint: non-finite values, overlapping or repeated index entries 
   std::uint64_t index_bytes = 0;
   std::memcpy(&index_bytes, bytes.data() + 8, 8);
   const nlohmann::json index = nlohmann::json::parse(bytes.begin() + 16, bytes.begin() + 16 + index_bytes);
-  auto load_with = [&](const nlohmann::json& edited) {
+  auto load_with = [&](nlohmann::json edited) {
+    // Written as a format-1 file (no index checksum, as before format 2), so the checks after it are reached.
+    edited["format"] = 1;
+    edited.erase("index_fnv1a");
     std::string text = edited.dump();
     REQUIRE(text.size() <= index_bytes);
     text.resize(index_bytes, ' ');
