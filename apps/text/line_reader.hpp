@@ -44,6 +44,11 @@ template <class Parse, class Blank>
 void for_each_line(const std::string& path, ReadStats& stats, TextEncoding encoding, bool skip_bad, Parse&& parse,
                    Blank&& blank) {
   const std::string bytes = read_file_bytes(path);
+  // UTF-16 (what Windows editors save as "Unicode") puts a NUL beside every ASCII character, which is valid
+  // UTF-8: each line decoded to tokens with NULs inside, and a run trained on them. Named at the file's mark,
+  // and a NUL in any line (UTF-16 without a mark, a binary file) is a bad line below.
+  if (bytes.starts_with("\xFF\xFE") || bytes.starts_with("\xFE\xFF"))
+    fail("{}: UTF-16 text (its byte order mark); save the file as UTF-8", path);
   const std::string_view all = without_utf8_bom(bytes);
   std::int64_t line_number = 0;
   std::size_t pos = 0;
@@ -62,6 +67,8 @@ void for_each_line(const std::string& path, ReadStats& stats, TextEncoding encod
     const std::string line = decode_line(raw, encoding, &invalid);
     if (invalid && stats.invalid_utf8_lines++ == 0) stats.first_invalid_utf8 = fmt::format("{}:{}", path, line_number);
     try {
+      if (const std::size_t nul = raw.find('\0'); nul != std::string_view::npos)
+        bad_line("a NUL byte at byte {} of the line: UTF-16 or binary data, not UTF-8 text", nul + 1);
       parse(line_number, line);
     } catch (const BadLine& bad) {
       if (!skip_bad)

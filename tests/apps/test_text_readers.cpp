@@ -193,6 +193,24 @@ TEST_CASE("text readers: a UTF-8 byte order mark opening a file is dropped, not 
   CHECK(read_mtl(write_temp_file("mid.mtl", "1\t" + bom + "x\n"), {}).examples.at(0).tokens == V{bom + "x"});
 }
 
+TEST_CASE("text readers: UTF-16 text or a NUL byte is an error naming the file, not tokens with NULs inside") {
+  // "1\tgood" saved as UTF-16LE with its mark, and without: a NUL beside every ASCII byte.
+  const std::string utf16 = std::string("\xFF\xFE", 2) + std::string("1\0\t\0g\0o\0o\0d\0\n\0", 14);
+  const std::string marked = write_temp_file("utf16.mtl", utf16);
+  CHECK(testing::error_of([&] { (void)read_mtl(marked, {}); }) ==
+        marked + ": UTF-16 text (its byte order mark); save the file as UTF-8");
+  const std::string unmarked = write_temp_file("utf16_nomark.mtl", utf16.substr(2));
+  const std::string error = testing::error_of([&] { (void)read_mtl(unmarked, {}); });
+  INFO(error);
+  CHECK(error.starts_with(unmarked + ":1: a NUL byte at byte 2 of the line"));
+  // With skip_bad the line is skipped and counted, as any bad line.
+  ReadOptions skip;
+  skip.skip_bad = true;
+  const Dataset d = read_mtl(write_temp_file("nul.mtl", std::string("1\tgood\n0\tb\0d\n", 13)), skip);
+  CHECK(d.examples.size() == 1);
+  CHECK(d.stats.skipped_bad == 1);
+}
+
 TEST_CASE("text readers: TSV with a header (any column order) and without one") {
   const std::string with = write_temp_file("h.tsv", "id\ttext\tlabel\n7\tnice day\tpos\n8\tgrim\tneg\n");
   const Dataset h = read_tsv(with, {});
