@@ -315,17 +315,17 @@ TEST_CASE("tag: a tag outside the file's scheme is an error naming file and line
   o.train = bad;
   o.dev = bad;
   const std::string message = testing::error_of([&] { SequenceTagging task(o); });
-  CHECK(message.find("'" + bad + "' line 8: tag 'Q-PER' is not a iob2 tag (prefixes B, I, or O)") != std::string::npos);
+  CHECK(message.find(bad + ":8: tag 'Q-PER' is not a iob2 tag (prefixes B, I, or O)") != std::string::npos);
   CHECK(message.find("--tag-scheme none") != std::string::npos);
   // A BIOES file with a BIO-only mistake, and a dev file with a bad prefix in a good training file's scheme.
   const std::string bioes = testing::write_temp_file("bioes_bad.txt", "a X S-PER\nb X B-LOC\nc X E-LOC\nd X X-LOC\n\n");
   o.train = bioes;
   o.dev = bioes;
-  CHECK(testing::error_of([&] { SequenceTagging task(o); }).find("line 4: tag 'X-LOC' is not a bioes tag") != std::string::npos);
+  CHECK(testing::error_of([&] { SequenceTagging task(o); }).find(":4: tag 'X-LOC' is not a bioes tag") != std::string::npos);
   const std::string good = testing::write_temp_file("good_bio.txt", "EU NNP B-ORG\nrejects VBZ O\n\n");
   o.train = good;
   o.dev = bad;
-  CHECK(testing::error_of([&] { SequenceTagging task(o); }).find("'" + bad + "' line 8: tag 'Q-PER'") != std::string::npos);
+  CHECK(testing::error_of([&] { SequenceTagging task(o); }).find(bad + ":8: tag 'Q-PER'") != std::string::npos);
   // Free-form: every distinct tag is a class, scored by token accuracy.
   o.train = bad;
   o.scheme = "none";
@@ -351,15 +351,15 @@ TEST_CASE("tag: a tag without a type beside chunk tags is an error naming file a
     o.scheme = scheme;
     o.train = number;
     const std::string message = testing::error_of([&] { SequenceTagging task(o); });
-    CHECK(message.find("'" + number + "' line 1: tag '42' is not a chunk tag (expected O, or a prefix B, I, E, S or M, "
+    CHECK(message.find(number + ":1: tag '42' is not a chunk tag (expected O, or a prefix B, I, E, S or M, "
                        "'-' and a type, as line 4's 'B-PER')") != std::string::npos);
     CHECK(message.find("--tag-scheme none") != std::string::npos);
     o.train = untyped;
     CHECK(testing::error_of([&] { SequenceTagging task(o); })
-              .find("'" + untyped + "' line 4: tag 'I-' is not a chunk tag") != std::string::npos);
+              .find(untyped + ":4: tag 'I-' is not a chunk tag") != std::string::npos);
     o.train = good;  // a dev file that mixes them
     o.dev = number;
-    CHECK(testing::error_of([&] { SequenceTagging task(o); }).find("'" + number + "' line 1: tag '42'") !=
+    CHECK(testing::error_of([&] { SequenceTagging task(o); }).find(number + ":1: tag '42'") !=
           std::string::npos);
     o.dev = good;
   }

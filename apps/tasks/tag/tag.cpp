@@ -65,7 +65,7 @@ void check_tag_prefixes(const text::TaggedDataset& d, text::TagScheme scheme) {
   for (const text::TaggedSentence& s : d.sentences)
     for (std::size_t i = 0; i < s.tags.size(); ++i)
       if (!text::tag_in_scheme(s.tags[i], scheme))
-        fail("'{}' line {}: tag '{}' is not a {} tag (prefixes {}, or O); if the column holds free-form tags "
+        fail("{}:{}: tag '{}' is not a {} tag (prefixes {}, or O); if the column holds free-form tags "
              "(POS-style), train with --tag-scheme none",
              d.path, tag_line(s, i), s.tags[i], text::tag_scheme_name(scheme), text::scheme_prefixes(scheme));
 }
@@ -90,7 +90,7 @@ text::TagScheme detect_file_scheme(const text::TaggedDataset& d) {
   });
   if (chunk_line == 0) return scheme;  // no chunk tag at all: a POS-style column
   const auto [line, tag] = first([](const std::string& t) { return t != "O" && text::split_tag(t).type.empty(); });
-  fail("'{}' line {}: tag '{}' is not a chunk tag (expected O, or a prefix B, I, E, S or M, '-' and a type, as "
+  fail("{}:{}: tag '{}' is not a chunk tag (expected O, or a prefix B, I, E, S or M, '-' and a type, as "
        "line {}'s '{}'); if the column holds free-form tags (POS-style), train with --tag-scheme none",
        d.path, line, tag, chunk_line, chunk);
 }
