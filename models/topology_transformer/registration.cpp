@@ -92,8 +92,11 @@ ModelRegistration topology_transformer_registration() {
     const std::string value = option_value<std::string>(options, "topology", "model graph");
     if (value.empty() || inline_json(value)) return recorded;
     std::string source;
-    const nlohmann::ordered_json file = topology_json(value, &source);
+    nlohmann::ordered_json file = topology_json(value, &source);
     (void)parse_topology(file, source);  // a file that does not parse is not recorded silently
+    // The description is text for people: an edit of it alone changes no model, so it stays out of the record
+    // a --resume compares (it refused such a run) and that topo-eval rebuilds the model from.
+    file.erase("description");
     recorded["topology"] = file.dump();
     return recorded;
   };

@@ -125,6 +125,17 @@ TEST_CASE("graph model: a topology file trains on masked summation and on text, 
   REQUIRE(text.has_value());
   const TrainResult t = Trainer(*text).run();
   REQUIRE(t.completed);
+  // An edit of the description alone is not an edit of the model: the resume is not refused for it.
+  {
+    nlohmann::ordered_json file = nlohmann::ordered_json::parse(std::ifstream(shipped("bigbird")));
+    file["description"] = "my notes";
+    std::ofstream(mine) << file.dump(2);
+  }
+  auto same = *text;
+  same.resume = "on";
+  const std::string described = error_of([&] { Trainer(same).run(); });
+  CAPTURE(described);
+  CHECK(described.find("config field 'topology'") == std::string::npos);
   // A resume with an edited file is refused: the checkpoint recorded the content it trained with.
   {
     std::ofstream edit(mine);
