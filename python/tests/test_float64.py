@@ -1,6 +1,7 @@
 """float64 computed in float64: the graph ops (gspmm, gsddmm, edge_softmax, sparse_attention, gat_attention) and what
 DGL users build on them (update_all / apply_edges with dgl.function built-ins, nn.functional.edge_softmax, GraphConv,
-GATConv) take float64 operands through _float64.py, plain torch over the COO. Each test checks what float32
+GATConv) take float64 operands through _float64.py, plain torch over the COO; band_attention (and so
+MultiScaleTransformer's band path) dense per sequence. Each test checks what float32
 precision cannot pass: the value against a float64 reference to ~1e-10, torch.autograd.gradcheck with its default
 (float64) tolerances, or gradgradcheck (double backward). The float64 value also matches the float32 kernels' within
 float32 tolerance, and the kernels' semantics (broadcast shapes, max / min over NaN and ties, empty rows) hold."""
@@ -356,3 +357,66 @@ def test_gat_conv(get_attention):
     assert out.dtype == torch.float64
     torch.testing.assert_close(out, want, **EXACT)
     assert torch.autograd.gradcheck(f, (x,))
+
+
+# band_attention (packed sequences, no graph): (lengths, radius as given); a length-1 sequence, sequences shorter
+# than their radius (full attention), radius 0 (each position itself only), and every form of the radius
+BAND_CASES = {
+    "full": ([1, 7, 12, 2], None),
+    "zero": ([1, 7, 12, 2], 0),
+    "one_int": ([1, 7, 12, 2], 2),
+    "longer_than_sequences": ([3, 1, 2], 9),
+    "per_sequence": ([1, 7, 12, 2], [0, 3, 1, 40]),
+    "per_head": ([1, 7, 12, 2], torch.tensor([[0, 2, 20]])),
+    "per_sequence_and_head": ([5, 1, 9], torch.tensor([[0, 1, 7], [3, 0, 0], [1, 4, 2]])),
+}
+
+
+def band_radii(radius, lengths, heads):
+    """The [B, H] radii of test_band_attention's reference (None: full)."""
+    if radius is None:
+        return None
+    r = torch.as_tensor(radius)
+    return (r.view(-1, 1) if r.dim() == 1 else r.view(-1, heads) if r.dim() == 2 else r).expand(len(lengths), heads)
+
+
+@pytest.mark.parametrize("case", list(BAND_CASES))
+def test_band_attention_values(case):
+    from test_band_attention import ref_band_attention
+    lengths, radius = BAND_CASES[case]
+    q, k, v = (feature(sum(lengths), (3, d), seed) for d, seed in ((4, 40), (4, 41), (5, 42)))
+    out = topograph.ops.band_attention(q, k, v, lengths, radius, scale=0.7)
+    assert out.dtype == torch.float64
+    torch.testing.assert_close(out, ref_band_attention(q, k, v, lengths, band_radii(radius, lengths, 3), 0.7),
+                               **EXACT)
+    f32 = topograph.ops.band_attention(q.float(), k.float(), v.float(), lengths, radius, scale=0.7)
+    torch.testing.assert_close(out, f32.double(), rtol=1e-5, atol=1e-5)
+
+
+def test_band_attention_gradcheck_and_gradgradcheck():
+    lengths, radius = [1, 3, 4], torch.tensor([[0, 1], [2, 0], [1, 5]])
+    q, k, v = (feature(8, (2, d), seed) for d, seed in ((3, 43), (3, 44), (2, 45)))
+
+    def f(a, b, c):
+        return topograph.ops.band_attention(a, b, c, lengths, radius)
+
+    assert torch.autograd.gradcheck(f, (q, k, v))
+    assert torch.autograd.gradgradcheck(f, (q, k, v))
+
+
+def test_multiscale_transformer_double():
+    """The band path (band_attention) in float64 agrees with its float32 forward and, to 1e-10, with the graph path
+    (sparse_attention over the window graphs) on the same parameters in float64."""
+    torch.manual_seed(0)
+    model = topograph.models.MultiScaleTransformer(16, 4, 2, scales="1,3,N/2", vocab_size=30).eval()
+    graph_model = topograph.models.MultiScaleTransformer(16, 4, 2, scales="1,3,N/2", vocab_size=30, band=False).eval()
+    graph_model.load_state_dict(model.state_dict())
+    ids, lengths = torch.randint(0, 30, (13,)), [6, 1, 4, 2]
+    f32 = model(ids, lengths)
+    model.double()
+    out = model(ids, lengths)
+    want = graph_model.double()(ids, lengths)
+    for a, b, c in zip(out, f32, want, strict=True):
+        assert a.dtype == torch.float64
+        torch.testing.assert_close(a, b.double(), **F32)
+        torch.testing.assert_close(a, c, **EXACT)

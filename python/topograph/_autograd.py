@@ -11,12 +11,11 @@ The tape reads the inputs' memory in place during backward, so they are also sav
 Double backward is not supported (``once_differentiable``).
 
 The kernels are float32. When the inputs' torch promotion (torch.result_type's) is float64, an op that gives taped
-a ``float64`` function (gspmm, gsddmm, edge_softmax, sparse_attention, gat_attention: _float64.py, plain torch over
-the graph's COO) runs that instead, on its inputs cast to float64: computed in float64, differentiated by torch's
-autograd (double backward too). Otherwise (float16 / bfloat16, or float64 into band_attention, which has no such
-function) taped casts each input to float32 and the output to the inputs' promotion, both with Tensor.to, so
-torch's autograd hands each input its gradient in its own dtype: float16 / bfloat16 accumulate in float32, and
-band_attention's float64 is computed at float32 precision.
+a ``float64`` function (gspmm, gsddmm, edge_softmax, sparse_attention, gat_attention, band_attention: _float64.py,
+plain torch over the graph's COO or per sequence) runs that instead, on its inputs cast to float64: computed in
+float64, differentiated by torch's autograd (double backward too). Otherwise (float16 / bfloat16) taped casts each
+input to float32 and the output to the inputs' promotion, both with Tensor.to, so torch's autograd hands each input
+its gradient in its own dtype: float16 / bfloat16 accumulate in float32.
 """
 from __future__ import annotations
 

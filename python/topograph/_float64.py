@@ -15,7 +15,8 @@ float64 computed in float64, and torch's autograd differentiates it (double back
 - gat_attention's attention dropout draws its mask from torch's generator (the kernel draws it from its own).
 
 Each op forms [E, ...] per-edge tensors that the fused kernels avoid: this path is for precision, not speed.
-band_attention (no graph) has no float64 path: it stays cast to float32 (_autograd.py).
+band_attention (packed sequences, no graph) is here too: per sequence, dense [H, L, L] scores masked to each head's
+band, a softmax and a product with v, the kernel's checks repeated (it is not called).
 """
 from __future__ import annotations
 
@@ -151,3 +152,46 @@ def gat_attention(g: Coo, el: torch.Tensor, er: torch.Tensor, z: torch.Tensor, n
     if attn_drop > 0.0:
         attention = torch.nn.functional.dropout(attention, attn_drop, training=True)
     return gspmm(g, "mul", "sum", z, attention)
+
+
+def band_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, lengths: List[int], scale: float,
+                   radii: List[int]) -> torch.Tensor:
+    """ops.band_attention dense per sequence: q, k [rows, H, dk], v [rows, H, dv] -> [rows, H, dv]; sequence b owns
+    lengths[b] (>= 1) consecutive rows; radii [] (full), [B] or [B * H] row-major (>= 0): query i of sequence b in
+    head h sees the keys j of its sequence with |i - j| <= radius (itself always, so no row is empty)."""
+    op = "band_attention"
+    if q.dim() != 3 or k.dim() != 3 or v.dim() != 3:
+        raise ValueError(f"{op}: q, k, v must be [rows, heads, dim], got {list(q.shape)}, {list(k.shape)}, "
+                         f"{list(v.shape)}")
+    if q.shape != k.shape:
+        raise ValueError(f"{op}: q {list(q.shape)} and k {list(k.shape)} differ")
+    if v.shape[:2] != q.shape[:2]:
+        raise ValueError(f"{op}: v {list(v.shape)} does not match q {list(q.shape)} in rows and heads")
+    if not lengths:
+        raise ValueError(f"{op}: no sequences")
+    for b, n in enumerate(lengths):
+        if n < 1:
+            raise ValueError(f"{op}: sequence {b} has length {n} (must be >= 1)")
+    if q.shape[0] != sum(lengths):
+        raise ValueError(f"{op}: q has {q.shape[0]} rows but the lengths sum to {sum(lengths)}")
+    sequences, heads = len(lengths), q.shape[1]
+    if len(radii) not in (0, sequences, sequences * heads):
+        raise ValueError(f"{op}: {len(radii)} radii for {sequences} sequences of {heads} heads (expected none, "
+                         f"{sequences} or {sequences * heads})")
+    for i, r in enumerate(radii):
+        if r < 0:
+            b, h = (i, 0) if len(radii) == sequences else divmod(i, heads)
+            raise ValueError(f"{op}: sequence {b} head {h} has radius {r} (must be >= 0)")
+    outs, start = [], 0
+    for b, n in enumerate(lengths):
+        qs, ks, vs = (x[start:start + n].transpose(0, 1) for x in (q, k, v))  # [H, n, d]
+        scores = (qs @ ks.transpose(1, 2)) * scale  # [H, n, n]
+        if radii:
+            r = radii[b:b + 1] * heads if len(radii) == sequences else radii[b * heads:(b + 1) * heads]
+            pos = torch.arange(n, device=q.device)
+            dist = (pos.view(-1, 1) - pos.view(1, -1)).abs()  # [n, n]
+            outside = dist.unsqueeze(0) > torch.tensor(r, device=q.device).view(-1, 1, 1)  # [H, n, n]
+            scores = scores.masked_fill(outside, float("-inf"))
+        outs.append((torch.softmax(scores, dim=-1) @ vs).transpose(0, 1))  # [n, H, dv]
+        start += n
+    return torch.cat(outs)

@@ -7,12 +7,12 @@ treated as [N, 1] and, when every operand given is 1-D, the output is squeezed b
 Tensors: float16, bfloat16, float32 or float64, on the graph's device. The kernels compute in float32: a
 contiguous float32 tensor is read in place (zero copy; the backward reads it again, so modifying it in place
 before backward raises); a non-contiguous tensor is first made contiguous with ``.contiguous()`` (one copy).
-When the operands' torch promotion (torch.result_type) is float64, every op but band_attention computes in float64
-instead, in plain torch over the graph's COO (_float64.py: exact, differentiable twice, but it forms [E, ...]
-tensors per edge). Any other float dtype (and float64 into band_attention, at float32 precision) is cast to
-float32 on the way in and the output back to the promotion, float16 / bfloat16 accumulating in float32, with each
-gradient in its input's dtype (taped, _autograd.py). Integer, bool and complex tensors raise TypeError. The
-kernels' outputs and gradients are Topograph's buffers handed to torch by DLPack, not copied.
+When the operands' torch promotion (torch.result_type) is float64, every op computes in float64 instead, in plain
+torch over the graph's COO (_float64.py: exact, differentiable twice, but it forms [E, ...] tensors per edge;
+band_attention dense [H, L, L] scores per sequence). Any other float dtype is cast to float32 on the way in and
+the output back to the promotion, float16 / bfloat16 accumulating in float32, with each gradient in its input's
+dtype (taped, _autograd.py). Integer, bool and complex tensors raise TypeError. The kernels' outputs and
+gradients are Topograph's buffers handed to torch by DLPack, not copied.
 
 Every op takes a graph with one relation (pass ``g[etype]`` or ``edge_type_subgraph(g, [etype])`` for one
 relation of a heterograph), except gspmm and gsddmm (and so their shorthands), which, as DGL 2.1's, also take a
@@ -312,14 +312,16 @@ def band_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, lengths, r
     A radius r is builders.window's width 2 r + 1 (clipped at the sequence ends; r >= length - 1 is full).
     Topograph's fused dense kernel (nn::flash_attention): key tiles outside the band are never computed,
     and the backward recomputes the scores from the row log-sum-exp (no [L, L] tensor either way). float64 operands
-    are computed in float32, the output cast back to float64 (no float64 path, unlike the graph ops)."""
+    run _float64.band_attention instead: dense masked [H, L, L] scores per sequence in float64 (exact, differentiable
+    twice, not fast)."""
     qs, ks, vs = (_feature(x, f"band_attention: {name}")[0] for x, name in ((q, "q"), (k, "k"), (v, "v")))
     if qs.dim() != 3:
         raise ValueError(f"band_attention: q must be [rows, H, dk], got {tuple(q.shape)}")
     lens = _int_list(lengths, "band_attention: lengths")
     radii = _radii(radius, len(lens), qs.shape[1])
     s = float(scale) if scale is not None else qs.shape[-1] ** -0.5
-    return taped(lambda a, b, c, need: _C.band_attention(a, b, c, lens, s, radii, *need), qs, ks, vs)
+    return taped(lambda a, b, c, need: _C.band_attention(a, b, c, lens, s, radii, *need), qs, ks, vs,
+                 float64=lambda a, b, c: _float64.band_attention(a, b, c, lens, s, radii))
 
 
 def _int_list(x, what: str):
