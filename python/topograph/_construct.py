@@ -9,6 +9,7 @@ import torch
 from . import _C
 from ._base import ALL, DGLError, count_arg
 from ._graph import CanonicalEType, DGLGraph, EType, _host_ids, _ids, _idtype_of, _max_id, _mp
+from ._segment import pointer_ids
 
 
 def _graph_data(data, what: str):
@@ -49,13 +50,7 @@ def _graph_data(data, what: str):
     eids = arrays[2]  # empty: torch.tensor([]) is float32, which DGL takes too
     eids = _ids(eids, f"{what}: {fmt} edge ids") if len(eids) else torch.empty(0, dtype=torch.int64)
     nnz = indices.shape[0]
-    counts = indptr.diff() if indptr.numel() else indptr
-    if indptr.numel() == 0 or int(indptr[0]) != 0 or int(indptr[-1]) != nnz or bool((counts < 0).any()):
-        raise DGLError(f"{what}: {fmt} indptr must start at 0, never decrease and end at len(indices) ({nnz}), "
-                       f"got {indptr.tolist() if indptr.numel() <= 10 else tuple(indptr.shape)}")
-    # each entry's row (csr) / column (csc): entry i lies in the slice of the pointer position before it
-    lines = torch.repeat_interleave(torch.arange(indptr.numel() - 1, device=indices.device), counts.long())
-    lines = lines.to(indices.dtype)
+    lines = pointer_ids(indptr, nnz, f"{what}: {fmt}").to(indices.dtype)  # each entry's row (csr) / column (csc)
     if eids.numel():
         seen = torch.zeros(nnz, dtype=torch.bool, device=indices.device)
         in_range = eids.numel() == nnz and bool(((eids >= 0) & (eids < nnz)).all())

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import torch
 
+from ._base import DGLError
+
 REDUCERS = ("sum", "mean", "max", "min")
 
 
@@ -22,6 +24,21 @@ def segment_ids(seglen, rows: int, device, what: str) -> torch.Tensor:
     if total != rows:  # DGL 2.1 returns garbage here without a word
         raise ValueError(f"{what}: the segment lengths add up to {total}, but the value has {rows} rows")
     return torch.repeat_interleave(torch.arange(lengths.numel(), device=device), lengths)
+
+
+def pointer_ids(indptr: torch.Tensor, nnz: int, what: str) -> torch.Tensor:
+    """[nnz] int64: the line (row of a csr, column of a csc) of each of nnz entries under the index pointer
+    indptr [lines + 1] (1-D integers): line r owns entries indptr[r] .. indptr[r + 1] - 1. DGLError unless indptr
+    starts at 0, never decreases and ends at nnz (dgl.graph's csr / csc forms, dgl.sparse's from_csr / from_csc)."""
+    if indptr.numel() == 0 or int(indptr[0]) != 0 or int(indptr[-1]) != nnz:
+        shown = indptr.tolist() if indptr.numel() <= 10 else tuple(indptr.shape)
+        raise DGLError(f"{what}: indptr must start at 0, never decrease and end at len(indices) ({nnz}), got {shown}")
+    counts = indptr[1:] - indptr[:-1]
+    if bool((counts < 0).any()):
+        at = int(torch.nonzero(counts < 0)[0])
+        raise DGLError(f"{what}: indptr must not decrease (at {at}): it must start at 0, never decrease and end at "
+                       f"len(indices) ({nnz})")
+    return segment_ids(counts, nnz, indptr.device, what)
 
 
 def _rows_like(index: torch.Tensor, value: torch.Tensor) -> torch.Tensor:

@@ -17,6 +17,8 @@ from typing import Optional, Tuple
 
 import torch
 
+from .._segment import pointer_ids
+
 
 class _Structure:
     """Rows, columns and shape of a sparse matrix, with the Topograph graph of it built on first use."""
@@ -406,12 +408,7 @@ def _compressed(major: torch.Tensor, minor: torch.Tensor, extent: int):
 
 def _expand_indptr(indptr: torch.Tensor, indices: torch.Tensor, what: str) -> torch.Tensor:
     indptr, indices = _ids(indptr, "indptr"), _ids(indices, "indices")
-    if indptr.numel() == 0 or int(indptr[0]) != 0 or int(indptr[-1]) != indices.numel():
-        raise ValueError(f"{what}: indptr must start at 0 and end at len(indices) = {indices.numel()}")
-    counts = indptr[1:] - indptr[:-1]
-    if counts.numel() and int(counts.min()) < 0:
-        raise ValueError(f"{what}: indptr must not decrease (at {int(torch.nonzero(counts < 0)[0])})")
-    return torch.repeat_interleave(torch.arange(counts.numel(), device=indptr.device), counts)
+    return pointer_ids(indptr, indices.numel(), what)
 
 
 def _ids(x, what: str) -> torch.Tensor:
