@@ -42,7 +42,6 @@ std::shared_ptr<models::SequenceModel> load_model(const TrainConfig& config, con
 
 nlohmann::json evaluate_checkpoint(const EvalOptions& options) {
   TOPO_CHECK(options.batch >= 1, "--batch {} must be >= 1", options.batch);
-  TOPO_CHECK(options.threads >= 0, "--threads {} must be >= 0", options.threads);
   const ThreadCount threads = configure_threads(options.threads);
   const Device device = Device::parse(options.device);
   require_available(device);
