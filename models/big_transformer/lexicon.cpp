@@ -81,6 +81,7 @@ Lexicon::Lexicon(const std::vector<std::u32string>& given) {
 }
 
 Lexicon Lexicon::load(const std::string& path) {
+  constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("cannot open lexicon '{}': {}", path, std::strerror(errno));
   std::vector<std::u32string> words;
@@ -89,7 +90,13 @@ Lexicon Lexicon::load(const std::string& path) {
   while (std::getline(in, line)) {
     ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (number == 1 && line.starts_with(kUtf8Bom)) line.erase(0, kUtf8Bom.size());  // an editor's byte order mark
     const std::string where = fmt::format("{}:{}", path, number);
+    // Bytes no word holds, which would load as words nothing matches: NUL (a UTF-16 file has one beside every
+    // ASCII byte) and a byte order mark past the file's start (files joined together).
+    TOPO_CHECK(line.find('\0') == std::string::npos,
+               "{}: NUL byte in a word list line (a UTF-16 file? save it as UTF-8)", where);
+    TOPO_CHECK(line.find(kUtf8Bom) == std::string::npos, "{}: byte order mark (U+FEFF) inside the word list", where);
     const std::size_t start = line.find_first_not_of(' ');
     if (start == std::string::npos) continue;  // blank
     std::size_t end = line.find(' ', start);
