@@ -229,7 +229,7 @@ def test_more_layers_by_reference():
     out = lin({"user": torch.randn(2, 3), ("user", "buys", "item"): torch.randn(5, 2)})
     assert out["user"].shape == (2, 4) and out[("user", "buys", "item")].shape == (5, 4)
     emb = topograph.nn.HeteroEmbedding({"user": 3, "item": 5}, 4)
-    assert emb({"item": torch.tensor([4, 0])})["item"].shape == (2, 4) and emb.weight()["user"].shape == (3, 4)
+    assert emb({"item": torch.tensor([4, 0])})["item"].shape == (2, 4) and emb.weight["user"].shape == (3, 4)
     with pytest.raises(KeyError, match="no module for type 'shop'"):
         emb({"shop": torch.tensor([0])})
 

@@ -105,7 +105,7 @@ class HeteroLinear(torch.nn.Module):
 
 class HeteroEmbedding(torch.nn.Module):
     """An Embedding per type: num_embeddings {type: rows} -> forward({type: ids}) -> {type: [n, embedding_dim]};
-    weight() gives {type: table}; modules embeds[str(type)], as DGL's."""
+    the property weight gives {type: table}; modules embeds[str(type)], as DGL's."""
 
     def __init__(self, num_embeddings: dict, embedding_dim: int):
         super().__init__()
@@ -113,6 +113,7 @@ class HeteroEmbedding(torch.nn.Module):
                                            for t, n in num_embeddings.items()})
         self.raw_keys = {str(t): t for t in num_embeddings}
 
+    @property  # a property in DGL: scripts write emb.weight[ntype] (e.g. to feed an optimizer or copy a table)
     def weight(self) -> dict:
         return {self.raw_keys[t]: emb.weight for t, emb in self.embeds.items()}
 
