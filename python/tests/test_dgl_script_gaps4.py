@@ -25,3 +25,60 @@ def test_hetero_embedding_weight_matches_dgl():
     dgl = pytest.importorskip("dgl")
     ours, theirs = topograph.nn.HeteroEmbedding({"a": 3, "b": 2}, 4), dgl.nn.HeteroEmbedding({"a": 3, "b": 2}, 4)
     assert {k: tuple(v.shape) for k, v in ours.weight.items()} == {k: tuple(v.shape) for k, v in theirs.weight.items()}
+
+
+# --- NodeBatch.ntype
+def hetero():
+    g = topograph.heterograph({("user", "plays", "game"): ([0, 1, 1], [0, 0, 1]),
+                               ("user", "follows", "user"): ([0, 1], [1, 2])})
+    g.nodes["user"].data["h"] = torch.tensor([[1.0], [2.0], [3.0]])
+    g.nodes["game"].data["h"] = torch.tensor([[10.0], [20.0]])
+    return g
+
+
+def test_node_batch_names_its_node_type():
+    seen = []
+
+    def reduce(nodes):  # DGL's UDFs branch on nodes.ntype on heterographs
+        seen.append(("reduce", nodes.ntype))
+        return {"s": nodes.mailbox["m"].sum(1)}
+
+    def apply(nodes):
+        seen.append(("apply", nodes.ntype))
+        return {"a": nodes.data["h"] * (2 if nodes.ntype == "game" else 3)}
+
+    g = hetero()
+    g.update_all(fn.copy_u("h", "m"), reduce, apply, etype="plays")
+    assert g.nodes["game"].data["a"].tolist() == [[20.0], [40.0]]
+    g.apply_nodes(apply, ntype="user")
+    assert g.nodes["user"].data["a"].tolist() == [[3.0], [6.0], [9.0]]
+    g.multi_update_all({"plays": (fn.copy_u("h", "m"), fn.sum("m", "z")),
+                        "follows": (fn.copy_u("h", "m"), fn.sum("m", "z"))}, "sum", apply)
+    g.update_all(fn.copy_u("h", "m"), fn.sum("m", "t"), apply)  # every relation at once
+    g.pull(torch.tensor([1]), fn.copy_u("h", "m"), reduce, etype="plays")
+    assert g.filter_nodes(lambda nodes: (nodes.data["h"] > 1).view(-1) & (nodes.ntype == "user"), ntype="user") \
+        .tolist() == [1, 2]
+    assert ("reduce", "game") in seen and ("apply", "game") in seen and ("apply", "user") in seen
+    assert {t for _, t in seen} == {"game", "user"}
+    homo = topograph.graph(([0, 1], [1, 2]))
+    homo.ndata["h"] = torch.ones(3, 1)
+    homo.update_all(fn.copy_u("h", "m"), reduce)
+    assert seen[-1] == ("reduce", "_N")
+    block = topograph.to_block(homo, torch.tensor([1, 2]))  # a block's destination side keeps the public name
+    block.srcdata["h"] = torch.ones(block.num_src_nodes(), 1)
+    block.update_all(fn.copy_u("h", "m"), reduce)
+    assert seen[-1] == ("reduce", "_N")
+
+
+def test_node_batch_ntype_matches_dgl():
+    dgl = pytest.importorskip("dgl")
+    names = {}
+    for lib in (topograph, dgl):
+        g = lib.heterograph({("user", "plays", "game"): ([0, 1, 1], [0, 0, 1])})
+        g.nodes["user"].data["h"] = torch.ones(2, 1)
+        seen = []
+        g.update_all(lib.function.copy_u("h", "m"),
+                     lambda nodes: seen.append(nodes.ntype) or {"s": nodes.mailbox["m"].sum(1)})
+        g.apply_nodes(lambda nodes: seen.append(nodes.ntype) or {}, ntype="user")
+        names[lib.__name__] = sorted(set(seen))
+    assert names["topograph"] == names["dgl"] == ["game", "user"]

@@ -97,8 +97,8 @@ def multi_update_all(g, etype_dict, cross_reducer: str, apply_node_func=None) ->
             frame[name] = value
         if apply_node_func is not None:
             ids = torch.arange(frame._rows())
-            for name, value in udf_output(apply_node_func(NodeBatch(frame, ids)), ids.shape[0],
-                                          "apply_node_func").items():
+            batch = NodeBatch(frame, ids, ntype=g._public_ntype(d))
+            for name, value in udf_output(apply_node_func(batch), ids.shape[0], "apply_node_func").items():
                 frame[name] = value
 
 
@@ -117,7 +117,8 @@ def update_all_relations(g, message_func, reduce_func, apply_node_func=None) -> 
         frame = node_frame(g, d)
         if apply_node_func is not None:  # over the combined result and the type's features, as on one relation
             ids = torch.arange(frame._rows())
-            out = udf_output(apply_node_func(NodeBatch(_Overlay(out, frame), ids)), ids.shape[0], "apply_node_func")
+            batch = NodeBatch(_Overlay(out, frame), ids, ntype=g._public_ntype(d))
+            out = udf_output(apply_node_func(batch), ids.shape[0], "apply_node_func")
         for name, value in out.items():
             frame[name] = value
 

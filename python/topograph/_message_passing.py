@@ -245,15 +245,17 @@ class EdgeBatch:
 
 
 class NodeBatch:
-    """DGL's NodeBatch, for user-defined reduce and apply_node_func: `ids` nodes of the destination type, with
-    their features (data) and, in a reduce, the messages into them (mailbox[name] [n, degree, ...]); nodes()
-    gives `reported` where the ids are a compute graph's positions (the verb's graph's ids), else `ids`."""
+    """DGL's NodeBatch, for user-defined reduce and apply_node_func: `ids` nodes of the destination type `ntype`
+    (its public name), with their features (data) and, in a reduce, the messages into them (mailbox[name]
+    [n, degree, ...]); nodes() gives `reported` where the ids are a compute graph's positions (the verb's graph's
+    ids), else `ids`."""
 
     def __init__(self, frame: Mapping, ids: torch.Tensor, mailbox: Optional[Dict[str, torch.Tensor]] = None,
-                 reported: Optional[torch.Tensor] = None):
+                 reported: Optional[torch.Tensor] = None, *, ntype: str):
         self._ids = reported if reported is not None else ids
         self.data = GatheredRows(frame, ids)
         self.mailbox = mailbox if mailbox is not None else {}
+        self.ntype = ntype  # DGL's UDFs on heterographs branch on it (nodes.ntype == 'user')
 
     def nodes(self) -> torch.Tensor:
         return self._ids
@@ -323,8 +325,8 @@ def _reduce_udf(g, reduce_func, messages: Dict[str, torch.Tensor]) -> Dict[str, 
         nodes = torch.nonzero(degree == deg).view(-1)
         eids = by_dst[first[nodes].view(-1, 1) + torch.arange(deg)]  # [n, deg]
         mailbox = {name: m[eids.to(m.device)] for name, m in messages.items()}
-        result = udf_output(reduce_func(NodeBatch(node_frame(g, d), nodes, mailbox, _reported_nodes(g, nodes))),
-                            nodes.shape[0], "a reduce function")
+        batch = NodeBatch(node_frame(g, d), nodes, mailbox, _reported_nodes(g, nodes), ntype=g._public_ntype(d))
+        result = udf_output(reduce_func(batch), nodes.shape[0], "a reduce function")
         for name, value in result.items():
             if name not in out:
                 out[name] = value.new_zeros((num_dst,) + tuple(value.shape[1:]))
@@ -356,7 +358,8 @@ def message_passing(g, message_func, reduce_func, apply_node_func=None) -> Dict[
         raise TypeError(f"reduce function must be a topograph.function built-in or a callable, got {reduce_func!r}")
     if apply_node_func is not None:
         ids = torch.arange(g.num_nodes(d))
-        batch = NodeBatch(_Overlay(out, node_frame(g, d)), ids, reported=_reported_nodes(g, ids))
+        batch = NodeBatch(_Overlay(out, node_frame(g, d)), ids, reported=_reported_nodes(g, ids),
+                          ntype=g._public_ntype(d))
         out = udf_output(apply_node_func(batch), ids.shape[0], "apply_node_func")
     return out
 

@@ -260,7 +260,8 @@ class MessagePassingVerbs:
         frame = self.nodes[ntype].data
         rows = frame._rows()
         ids = torch.arange(rows) if is_all(v) else self._checked_ids(v, rows, "apply_nodes: v node")
-        out = mp.udf_output(func(mp.NodeBatch(frame, ids, reported=ids.to(self.idtype))), ids.numel(), "apply_nodes")
+        batch = mp.NodeBatch(frame, ids, reported=ids.to(self.idtype), ntype=self._ntype(ntype))
+        out = mp.udf_output(func(batch), ids.numel(), "apply_nodes")
         if is_all(v):
             for name, value in out.items():
                 frame[name] = value
@@ -274,7 +275,8 @@ class MessagePassingVerbs:
         frame = self.nodes[ntype].data
         rows = frame._rows()
         ids = torch.arange(rows) if is_all(nodes) else self._checked_ids(nodes, rows, "filter_nodes: node")
-        keep = _mask(predicate(mp.NodeBatch(frame, ids, reported=ids.to(self.idtype))), ids.numel(), "filter_nodes")
+        batch = mp.NodeBatch(frame, ids, reported=ids.to(self.idtype), ntype=self._ntype(ntype))
+        keep = _mask(predicate(batch), ids.numel(), "filter_nodes")
         return ids[keep.cpu()].to(self.idtype)
 
     def filter_edges(self, predicate, edges=ALL, etype=None) -> torch.Tensor:
