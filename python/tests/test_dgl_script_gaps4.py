@@ -82,3 +82,27 @@ def test_node_batch_ntype_matches_dgl():
         g.apply_nodes(lambda nodes: seen.append(nodes.ntype) or {}, ntype="user")
         names[lib.__name__] = sorted(set(seen))
     assert names["topograph"] == names["dgl"] == ["game", "user"]
+
+
+# --- g.nodes[unknown type]
+def test_unknown_node_type_in_a_node_view_is_a_dgl_error():
+    g = topograph.graph(([0, 1], [1, 2]))
+    for call in (lambda: g.nodes["nope"].data, lambda: g.nodes[(torch.tensor([0]), "nope")].data,
+                 lambda: g.srcnodes["nope"].data, lambda: g.dstnodes["nope"].data):
+        with pytest.raises(DGLError, match="unknown (source |destination )?node type 'nope' \\(node types: _N\\)"):
+            call()
+    hg = hetero()
+    with pytest.raises(DGLError, match="unknown node type 'usr' \\(node types: game, user\\)"):
+        hg.nodes["usr"].data
+    block = topograph.to_block(topograph.edge_type_subgraph(hg, ["plays"]), {"game": torch.tensor([0, 1])})
+    with pytest.raises(DGLError, match="unknown destination node type 'shop' \\(node types: game, user\\)"):
+        block.dstnodes["shop"].data
+    assert len(block.dstnodes["user"].data[topograph.NID]) == 0  # a type without destinations is still a type
+    assert block.srcnodes["user"].data[topograph.NID].tolist() == [0, 1] and "h" not in g.nodes["_N"].data
+
+
+def test_unknown_node_type_matches_dgl():
+    dgl = pytest.importorskip("dgl")
+    for lib in (topograph, dgl):
+        with pytest.raises(lib.DGLError):
+            lib.graph(([0, 1], [1, 2])).nodes["nope"].data

@@ -130,7 +130,12 @@ class _NodeSpace:
             if len(types) != 1:
                 raise ValueError(f"the graph has node types {types}: name one")
             ntype = types[0]
-        return g._stored_ntype(ntype, self._side)
+        stored = g._stored_ntype(ntype, self._side)
+        if stored not in g._g.ntypes:  # as DGL's; else a frame made for a mistyped name reads as empty
+            side = {"src": "source ", "dst": "destination "}.get(self._side, "")
+            types = g.srctypes if self._side == "src" else g.dsttypes if self._side == "dst" else g.ntypes
+            raise DGLError(f"unknown {side}node type {ntype!r} (node types: {', '.join(types)})")
+        return stored
 
     def __getitem__(self, key) -> _Features:
         # DGL's keys: a node type (or None, or the full slice ':'), some node ids of the one node type, or
