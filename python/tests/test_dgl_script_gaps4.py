@@ -106,3 +106,52 @@ def test_unknown_node_type_matches_dgl():
     for lib in (topograph, dgl):
         with pytest.raises(lib.DGLError):
             lib.graph(([0, 1], [1, 2])).nodes["nope"].data
+
+
+# --- edge_softmax over a heterograph's relations
+def two_into_user():
+    return topograph.heterograph({("user", "follows", "user"): ([0, 1, 2, 1], [1, 2, 3, 3]),
+                                  ("game", "liked-by", "user"): ([0, 1, 1], [3, 3, 0]),
+                                  ("user", "plays", "game"): ([0, 1, 1], [0, 0, 1])})
+
+
+def test_edge_softmax_over_relations_shares_each_nodes_softmax():
+    g = two_into_user()
+    gen = torch.Generator().manual_seed(0)
+    logits = {c: torch.randn(g.num_edges(c), 2, generator=gen, requires_grad=True) for c in g.canonical_etypes}
+    out = topograph.nn.functional.edge_softmax(g, logits)
+    assert list(out) == g.canonical_etypes
+    # user 3's in-edges: follows 2 and 3, liked-by 0 and 1: one softmax over the four
+    f, lk = ("user", "follows", "user"), ("game", "liked-by", "user")
+    four = torch.cat([logits[f][2:4], logits[lk][0:2]]).softmax(0)
+    torch.testing.assert_close(torch.cat([out[f][2:4], out[lk][0:2]]), four)
+    torch.testing.assert_close(out[lk][2], torch.ones(2))  # user 0's only in-edge
+    p = ("user", "plays", "game")
+    torch.testing.assert_close(out[p][:2], logits[p][:2].softmax(0))
+    sum(o.pow(2).sum() for o in out.values()).backward()
+    assert all(x.grad is not None and x.grad.shape == x.shape for x in logits.values())
+    # by source: user 1's out-edges are follows 1 and 3 and plays 1 and 2
+    by_src = topograph.nn.functional.edge_softmax(g, {c[1]: v.detach() for c, v in logits.items()}, norm_by="src")
+    torch.testing.assert_close(torch.cat([by_src[f][[1, 3]], by_src[p][1:3]]),
+                               torch.cat([logits[f][[1, 3]], logits[p][1:3]]).detach().softmax(0))
+    with pytest.raises(DGLError, match="no tensor for relations \\[\\('user', 'plays', 'game'\\)\\]"):
+        topograph.nn.functional.edge_softmax(g, {f: logits[f], lk: logits[lk]})
+    with pytest.raises(DGLError, match="one row per edge \\(3\\), got \\(2, 2\\)"):
+        topograph.nn.functional.edge_softmax(g, {**logits, p: torch.ones(2, 2)})
+
+
+def test_edge_softmax_over_relations_matches_dgl():
+    dgl = pytest.importorskip("dgl")
+    ours = two_into_user()
+    u, v = {}, {}
+    for c in ours.canonical_etypes:
+        u[c], v[c] = ours.edges(etype=c)
+    theirs = dgl.heterograph({c: (u[c], v[c]) for c in ours.canonical_etypes})
+    gen = torch.Generator().manual_seed(1)
+    logits = {c: torch.randn(ours.num_edges(c), 3, 1, generator=gen) for c in ours.canonical_etypes}
+    for norm_by in ("dst", "src"):
+        a = topograph.nn.functional.edge_softmax(ours, logits, norm_by=norm_by)
+        b = dgl.nn.functional.edge_softmax(theirs, logits, norm_by=norm_by)
+        assert sorted(a) == sorted(b)
+        for c in b:
+            torch.testing.assert_close(a[c], b[c])

@@ -25,6 +25,7 @@ ops (topograph/_segment.py): any dtype.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from typing import Optional
 
 import torch
@@ -34,6 +35,7 @@ from ._autograd import FLOAT_DTYPES, taped
 from ._compile import eager
 from ._graph import ALL, DGLError, DGLGraph
 from ._segment import gather_mm, segment_mm, segment_reduce, segment_softmax  # dgl.ops' segment ops: plain torch
+from ._segment import group_softmax
 
 # The C++ enums' values (kernels/sparse/spmm_math.hpp, sddmm_math.hpp).
 _SPMM_OPS = {"copy_lhs": 0, "copy_rhs": 1, "add": 2, "sub": 3, "mul": 4, "div": 5}
@@ -225,8 +227,13 @@ def _read_by(data: Optional[list], names: list, key, what: str, relation) -> tor
 def edge_softmax(graph: DGLGraph, logits: torch.Tensor, eids=ALL, norm_by: str = "dst") -> torch.Tensor:
     """Softmax of per-edge logits [E, ...] over each destination's in-edges (norm_by='dst') or each source's
     out-edges ('src'); trailing dims (heads) are independent. Same shape as logits. eids (ids or a mask, as
-    DGL's): the softmax runs over the subgraph of those edges only, logits [len(eids), ...] in their order."""
+    DGL's): the softmax runs over the subgraph of those edges only, logits [len(eids), ...] in their order.
+    On a graph of several relations, logits is {relation: [E_r, ...]} with every relation (a name or a canonical
+    triple) and so is the result (keyed by canonical triples), as DGL's: each node's edges of every relation
+    into (out of) it share one softmax."""
     g = _graph(graph)
+    if isinstance(logits, Mapping):
+        return _edge_softmax_relations(g, logits, eids, norm_by)
     if not (isinstance(eids, str) and eids == ALL):  # over the subgraph of those edges, logits [len(eids), ...]
         from ._subgraph import edge_subgraph
 
@@ -244,6 +251,36 @@ def edge_softmax(graph: DGLGraph, logits: torch.Tensor, eids=ALL, norm_by: str =
     out = taped(lambda s, need: _C.edge_softmax(g._g, rel, s, by_src, need[0]), x,
                 float64=lambda s: _float64.edge_softmax(_float64.coo(g, rel), s, by_src))
     return out.squeeze(-1) if one_d else out
+
+
+def _edge_softmax_relations(g: DGLGraph, logits: Mapping, eids, norm_by: str) -> dict:
+    """edge_softmax over {relation: logits} (its doc): the relations' edges laid one after another, each grouped
+    by its destination (source) numbered across types, then one softmax per group (plain torch: the kernel
+    takes one relation)."""
+    if not (isinstance(eids, str) and eids == ALL):
+        raise DGLError("edge_softmax: eids is not supported with {relation: logits} (nor by DGL 2.1's); take "
+                       "the edge subgraph first")
+    if norm_by not in ("dst", "src"):
+        raise ValueError(f"edge_softmax: norm_by must be 'dst' or 'src', got {norm_by!r}")
+    given = {g.to_canonical_etype(k): v for k, v in logits.items()}
+    missing = [c for c in g.canonical_etypes if c not in given]
+    if missing:
+        raise DGLError(f"edge_softmax: logits has no tensor for relations {missing}: it needs one per relation")
+    starts, total = {}, 0  # each node type's first group
+    for t in g.ntypes:
+        starts[t], total = total, total + g.num_nodes(t)
+    values, groups = [], []
+    for c in g.canonical_etypes:
+        x = given[c]
+        if not isinstance(x, torch.Tensor) or x.dim() == 0 or x.shape[0] != g.num_edges(c):
+            shape = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
+            raise DGLError(f"edge_softmax: logits[{c}] must have one row per edge ({g.num_edges(c)}), got {shape}")
+        u, v = g.edges(etype=c)
+        node, ntype = (v, c[2]) if norm_by == "dst" else (u, c[0])
+        values.append(x)
+        groups.append(node.to(device=x.device, dtype=torch.int64) + starts[ntype])
+    out = group_softmax(torch.cat(values), torch.cat(groups), total)
+    return dict(zip(g.canonical_etypes, out.split([g.num_edges(c) for c in g.canonical_etypes])))
 
 
 @eager
