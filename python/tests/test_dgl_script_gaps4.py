@@ -155,3 +155,23 @@ def test_edge_softmax_over_relations_matches_dgl():
         assert sorted(a) == sorted(b)
         for c in b:
             torch.testing.assert_close(a[c], b[c])
+
+
+# --- adj_external's SciPy matrix
+def test_adj_external_scipy_matrix_is_int64():
+    pytest.importorskip("scipy")
+    g = topograph.graph(([0, 1, 1], [1, 2, 2]))
+    for fmt in ("coo", "csr", "csc"):
+        m = g.adj_external(scipy_fmt=fmt)
+        assert m.dtype == "int64" and m.toarray().tolist() == [[0, 1, 0], [0, 0, 2], [0, 0, 0]]
+    assert g.adj_external(transpose=True, scipy_fmt="csr").toarray().tolist() == [[0, 0, 0], [1, 0, 0], [0, 2, 0]]
+    assert g.adj_external().dtype == torch.float32  # the torch tensor stays float32, as DGL's
+
+
+def test_adj_external_scipy_dtype_matches_dgl():
+    dgl = pytest.importorskip("dgl")
+    pytest.importorskip("scipy")
+    u, v = [0, 1, 1, 3], [1, 2, 2, 0]
+    for fmt in ("coo", "csr"):  # DGL 2.1 has no 'csc' here
+        assert topograph.graph((u, v)).adj_external(scipy_fmt=fmt).dtype == dgl.graph((u, v)).adj_external(
+            scipy_fmt=fmt).dtype

@@ -208,7 +208,8 @@ def adj_external(g: DGLGraph, transpose: bool = False, ctx=None, scipy_fmt: Opti
                  etype: EType = None):
     """DGLGraph.adj_external: the relation's adjacency matrix [sources, destinations] (transpose: [destinations,
     sources]) with a 1 per edge (parallel edges summed where the format sums them), as a torch sparse COO tensor
-    (float32, uncoalesced, on ctx or g's device) or, with scipy_fmt 'coo' / 'csr' / 'csc', a SciPy matrix."""
+    (float32, uncoalesced, on ctx or g's device) or, with scipy_fmt 'coo' / 'csr' / 'csc', a SciPy matrix (int64, as
+    DGL's: arithmetic on it then promotes as on DGL's, e.g. a degree normalisation comes out float64)."""
     relation = g.to_canonical_etype(etype)
     u, v = (t.to(device="cpu", dtype=torch.int64) for t in g.all_edges(form="uv", order="eid", etype=relation))
     shape = (g.num_src_nodes(relation[0]), g.num_dst_nodes(relation[2]))
@@ -223,7 +224,7 @@ def adj_external(g: DGLGraph, transpose: bool = False, ctx=None, scipy_fmt: Opti
     import numpy as np
     import scipy.sparse
 
-    matrix = scipy.sparse.coo_matrix((np.ones(u.numel(), dtype=np.float32), (u.numpy(), v.numpy())), shape=shape)
+    matrix = scipy.sparse.coo_matrix((np.ones(u.numel(), dtype=np.int64), (u.numpy(), v.numpy())), shape=shape)
     return matrix.asformat(scipy_fmt)
 
 
