@@ -347,6 +347,43 @@ HeteroGraph HeteroGraph::edge_type_subgraph(const std::vector<CanonicalEType>& e
   return out;
 }
 
+HeteroGraph HeteroGraph::edge_type_subgraph(const std::vector<CanonicalEType>& etypes,
+                                             const std::vector<std::string>& node_types) const {
+  std::vector<int> kept_type(data_->node_types.size(), -1);  // old node type -> new, -1 when dropped
+  auto data = std::make_shared<detail::GraphData>();
+  data->batch_size = data_->batch_size;
+  data->id_dtype = data_->id_dtype;
+  data->device = data_->device;
+  std::vector<int> old_types;
+  for (const auto& name : node_types) {
+    const int t = node_type_id(name);
+    if (kept_type[t] >= 0) fail("edge_type_subgraph: node type '{}' is named twice", name);
+    kept_type[t] = static_cast<int>(old_types.size());
+    old_types.push_back(t);
+    data->node_types.push_back(data_->node_types[t]);
+    data->num_nodes.push_back(data_->num_nodes[t]);
+    data->batch_num_nodes.push_back(data_->batch_num_nodes[t]);
+  }
+  std::vector<int> ids;
+  for (const auto& et : etypes) {
+    const int r = relation_id(et);
+    const auto& old = *data_->relations[r];
+    for (const auto& [side, type] : {std::pair{"source", old.src_type}, std::pair{"destination", old.dst_type}})
+      if (kept_type[type] < 0)
+        fail("edge_type_subgraph: relation {} needs its {} type '{}', which is not among the node types kept ({})",
+             old.etype.str(), side, data_->node_types[type], fmt::join(node_types, ", "));
+    auto rel = std::make_shared<detail::RelationData>(old);  // shares src, dst and the format caches
+    rel->src_type = kept_type[old.src_type];
+    rel->dst_type = kept_type[old.dst_type];
+    data->relations.push_back(std::move(rel));
+    ids.push_back(r);
+  }
+  HeteroGraph out(std::move(data));
+  for (std::size_t k = 0; k < old_types.size(); ++k) out.ndata_[k] = ndata_[old_types[k]];
+  for (std::size_t k = 0; k < ids.size(); ++k) out.edata_[k] = edata_[ids[k]];
+  return out;
+}
+
 HeteroGraph HeteroGraph::edge_type_subgraph(const std::vector<std::string>& etypes) const {
   std::vector<CanonicalEType> canon;
   for (const auto& name : etypes) canon.push_back(canonical_etype(relation_id(name)));

@@ -140,6 +140,11 @@ class HeteroGraph {
   // its features are kept; the kept relations keep their edge features and share their format caches.
   HeteroGraph edge_type_subgraph(const std::vector<std::string>& etypes) const;
   HeteroGraph edge_type_subgraph(const std::vector<CanonicalEType>& etypes) const;
+  // The same relations over only the node types `node_types`, in that order (their counts, batch counts and
+  // features; DGL's relation slice keeps just the types its relations touch): each kept relation's end types
+  // must be among them. Nothing is copied: the relations' index tensors and format caches are shared.
+  HeteroGraph edge_type_subgraph(const std::vector<CanonicalEType>& etypes,
+                                 const std::vector<std::string>& node_types) const;
   // Index tensors, built formats and features copied to `device`.
   HeteroGraph to(Device device) const;
 

@@ -252,12 +252,16 @@ void bind_graph(nb::module_& m) {
              const auto it = data.find(kEID);
              return it != data.end() ? to_torch(it->second) : nb::none();
            })
+      // node_types: the (stored) node types kept, in that order (None: every type), as a relation slice keeps
+      // only those its relations touch; the relations' arrays and formats are shared either way.
       .def("edge_type_subgraph",
-           [](const HeteroGraph& g, const std::vector<Triple>& etypes) {
+           [](const HeteroGraph& g, const std::vector<Triple>& etypes,
+              const std::optional<std::vector<std::string>>& node_types) {
              std::vector<CanonicalEType> c;
              for (const auto& t : etypes) c.push_back(canonical(t));
-             return g.edge_type_subgraph(c);
-           })
+             return node_types ? g.edge_type_subgraph(c, *node_types) : g.edge_type_subgraph(c);
+           },
+           nb::arg("etypes"), nb::arg("node_types") = nb::none())
       .def("to",
            [](const HeteroGraph& g, const std::string& type, int index) { return g.to(device_from(type, index)); })
       .def_prop_ro("batch_size", &HeteroGraph::batch_size)
