@@ -173,23 +173,31 @@ def unbatch(g: DGLGraph, node_split=None, edge_split=None) -> List[DGLGraph]:
     return members
 
 
-def edge_type_subgraph(g: DGLGraph, etypes: Sequence[EType]) -> DGLGraph:
-    """Only the named relations (names or canonical triples), every node type kept; shares the structure (a
-    block's subgraph is a block) and, as in DGL, the features: the subgraph's node frames are the graph's, its
-    relations' edge frames those relations' (a feature set on either is seen by both)."""
-    stored = [tuple(c) for c in g._g.canonical_etypes]
+def edge_type_subgraph(g: DGLGraph, etypes: Sequence[EType], output_device=None) -> DGLGraph:
+    """Only the named relations (names or canonical triples), in the order given, over the node types they
+    touch in g's order (as DGL 2.1's); shares the structure (a block's subgraph is a block) and, as in DGL, the
+    features: the subgraph's node frames are the graph's, its relations' edge frames those relations' (a
+    feature set on either is seen by both). output_device: the subgraph on that device (features copied), as
+    DGL's."""
+    from ._slice import relation_view
+
+    stored = g._g.canonical_etypes
     kept = [g._relation(e) for e in etypes]
-    sub = g._derived(g._g.edge_type_subgraph([stored[r] for r in kept]))
-    _mp().share_frames(g, sub, [stored.index(tuple(c)) for c in sub._g.canonical_etypes])
-    return sub
+    touched = {stored[r][0] for r in kept} | {stored[r][2] for r in kept}
+    sub = relation_view(g, kept, [t for t in g._g.ntypes if t in touched])
+    return sub if output_device is None else sub.to(output_device)
 
 
 def reverse(g: DGLGraph, copy_ndata: bool = True, copy_edata: bool = False) -> DGLGraph:
     return g.reverse(copy_ndata=copy_ndata, copy_edata=copy_edata)
 
 
+def _edge_type_subgraph_method(self, etypes, output_device=None):
+    return edge_type_subgraph(self, etypes, output_device)
+
+
 # g.edge_type_subgraph(etypes), as DGL's method; set here beside the function.
-DGLGraph.edge_type_subgraph = lambda self, etypes: edge_type_subgraph(self, etypes)
+DGLGraph.edge_type_subgraph = _edge_type_subgraph_method
 
 
 def slice_batch(g: DGLGraph, gid: int, store_ids: bool = False) -> DGLGraph:

@@ -9,8 +9,8 @@ _construct.py; blocks (DGLBlock, to_block) in _block.py; graph transforms (add_s
 ...) in _transform.py; the DGLGraph methods of the same names call them.
 
 The feature views (g.nodes, g.edges, and ndata / edata as {type: tensor} on a graph of several types) are in
-_views.py; relation slices (g[etype], g[s, :, d]) in _slice.py. Differences from DGL, for now: ``g[etype]`` keeps
-every node type (DGL keeps the relation's two), and graphs live on the CPU unless the core was built with CUDA.
+_views.py; relation slices (g[etype], g[s, :, d]) in _slice.py (g[etype] keeps the relation's node types only and
+shares g's features, as DGL's). Difference from DGL: graphs live on the CPU unless the core was built with CUDA.
 """
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ class DGLGraph(MessagePassingVerbs):
     @property
     def srctypes(self) -> List[str]:
         """As DGL's: the source types of a uni-bipartite graph (no type both a source and a destination), else
-        every node type, here every type that a relation uses (g[etype] keeps every type; DGL's keeps its two)."""
+        every node type a relation uses; in ntypes' order (g['plays'] is ['user'], g['follows'] ['user'])."""
         return self._side_types()[0]
 
     @property
@@ -103,11 +103,11 @@ class DGLGraph(MessagePassingVerbs):
         return self._side_types()[1]
 
     def _side_types(self) -> Tuple[List[str], List[str]]:
-        src = sorted({s for (s, _, _) in self.canonical_etypes})
-        dst = sorted({d for (_, _, d) in self.canonical_etypes})
-        if set(src) & set(dst):  # not uni-bipartite: both sides are every type
-            src = dst = sorted(set(src) | set(dst))
-        return src, dst
+        src = {s for (s, _, _) in self.canonical_etypes}
+        dst = {d for (_, _, d) in self.canonical_etypes}
+        if src & dst:  # not uni-bipartite: both sides are every type
+            src = dst = src | dst
+        return [t for t in self.ntypes if t in src], [t for t in self.ntypes if t in dst]
 
     @property
     def idtype(self) -> torch.dtype:

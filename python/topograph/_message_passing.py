@@ -83,15 +83,6 @@ def edge_frame(g, relation: int) -> Frame:
     return frames(g).setdefault(("e", relation), Frame(lambda: g.num_edges(etype), f"edges of {etype}"))
 
 
-def share_frames(g, sub, relations) -> None:
-    """sub (every node type of g, g's relations `relations` in its order) reads and writes g's frames."""
-    shared = frames(sub)
-    for t in g._g.ntypes:
-        shared[("n", t)] = node_frame(g, t)
-    for i, r in enumerate(relations):
-        shared[("e", i)] = edge_frame(g, r)
-
-
 def carry_node_features(g, new, move=None, node_ids=None) -> None:
     """new's node types (by stored name) get g's node features: the same tensors, or move(tensor), or, for a
     type in node_ids ({type: ids}), the rows of those ids in g (a subgraph's)."""

@@ -2,8 +2,12 @@
 (source type, edge type, destination type), or such a triple with ':' for any type (g['user', :, 'item'],
 g[:, 'follows', :]; a name alone is g[:, name, :]).
 
-- One relation matched: its view, edge_type_subgraph (features shared with g; every node type kept, where DGL
-  keeps the relation's two).
+- One relation matched: its view, over only the relation's node types, as DGL's: [source type] when both ends
+  are one type (a homogeneous graph), else [source type, destination type] (source first, whatever g's order;
+  a block's view is a block of those two sides). Its features are g's (relation_view).
+  edge_type_subgraph(g, etypes) is the same view of several relations, over the node types they touch in g's
+  order (so edge_type_subgraph(g, ['plays']).ntypes is ['game', 'user'] where g['plays'].ntypes is ['user',
+  'game'], as in DGL 2.1).
 - Several: one relation merging them (DGL's flatten_relations), a new graph with features of its own:
   * source nodes: every node of each source type of a matched relation, type after type in g's type order,
     each type's by id; destination nodes likewise; one node type when both sides have the same types (a
@@ -17,6 +21,11 @@ g[:, 'follows', :]; a name alone is g[:, name, :]).
     relation's index in g) and edata[EID] (the id within it), of g's idtype;
   * a batch becomes one graph, as DGL's.
 - None: a DGLError naming the key and the relations there are.
+
+A view shares g's relation arrays and format caches (the store's edge_type_subgraph over the kept node types
+copies no edges), and g keeps the views' stores per (relations, node types) until its own store changes (an
+in-place mutation), so hetero message passing, which takes g[relation] for every relation at every call
+(HeteroGraphConv, multi_update_all), builds nothing after the first call.
 """
 from __future__ import annotations
 
@@ -41,10 +50,33 @@ def relation_slice(g, key):
     if not matched:
         raise DGLError(f"g[{key!r}]: no relation matches; the graph has {g.canonical_etypes}")
     if len(matched) == 1:
-        from ._construct import edge_type_subgraph
-
-        return edge_type_subgraph(g, [g.canonical_etypes[matched[0]]])
+        s, _, d = g._g.canonical_etypes[matched[0]]
+        return relation_view(g, matched, [s] if s == d else [s, d])
     return _merged(g, matched)
+
+
+def relation_view(g, relations: Sequence[int], node_types: Sequence[str]):
+    """g's relations `relations` (indices, in that order) over g's stored node types `node_types` (in that
+    order; each relation's two among them): a graph of g's kind sharing g's structure and g's frames (a feature
+    set on either is seen by both). The store is made once per (relations, node types) while g's is unchanged."""
+    from ._graph import _mp
+
+    views = g.__dict__.get("_views")
+    if views is None or views[0] is not g._g:  # none yet, or g's store was replaced (add_nodes, ...)
+        views = g._views = (g._g, {})
+    key = (tuple(relations), tuple(node_types))
+    handle = views[1].get(key)
+    if handle is None:
+        stored = g._g.canonical_etypes
+        handle = views[1][key] = g._g.edge_type_subgraph([stored[r] for r in relations], list(node_types))
+    view = g._derived(handle)
+    mp = _mp()
+    shared = mp.frames(view)
+    for t in node_types:
+        shared[("n", t)] = mp.node_frame(g, t)
+    for i, r in enumerate(relations):
+        shared[("e", i)] = mp.edge_frame(g, r)
+    return view
 
 
 def _matches(part, name: str) -> bool:
