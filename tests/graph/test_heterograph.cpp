@@ -228,6 +228,28 @@ TEST_CASE("relation lookup by edge-type name, ambiguity and unknown names") {
   CHECK(sub2.relation_id("x") == 0);  // unambiguous in the subgraph
 }
 
+TEST_CASE("edge_type_subgraph over chosen node types: only those types, renumbered, features and formats shared") {
+  HeteroGraph g({{"a", 2}, {"b", 3}, {"c", 1}}, {{{"a", "x", "b"}, EdgeList::from_pairs({{0, 2}, {1, 0}})},
+                                                 {{"c", "y", "c"}, EdgeList::from_pairs({{0, 0}})}});
+  g.set_ndata("b", "h", Tensor::zeros({3, 2}));
+  g.set_edata("x", "w", Tensor::zeros({2}));
+  const HeteroGraph sub = g.edge_type_subgraph(std::vector<CanonicalEType>{{"a", "x", "b"}}, {"b", "a"});
+  CHECK(sub.node_types() == std::vector<std::string>{"b", "a"});  // the order asked for
+  CHECK(sub.num_nodes("a") == 2);
+  CHECK(sub.num_nodes(0) == 3);
+  CHECK(sub.num_relations() == 1);
+  CHECK(sub.edges(0).pairs() == Pairs{{0, 2}, {1, 0}});
+  CHECK(sub.ndata("b", "h").raw_data() == g.ndata("b", "h").raw_data());  // the same storage, not a copy
+  CHECK(sub.has_edata("x", "w"));
+  CHECK(sub.in_csc(0).indptr.raw_data() == g.in_csc(0).indptr.raw_data());  // one format cache for both graphs
+  CHECK_THROWS_WITH_AS(g.edge_type_subgraph(std::vector<CanonicalEType>{{"a", "x", "b"}}, {"a"}),
+                       doctest::Contains("needs its destination type 'b'"), Error);
+  CHECK_THROWS_WITH_AS(g.edge_type_subgraph(std::vector<CanonicalEType>{{"a", "x", "b"}}, {"a", "b", "a"}),
+                       doctest::Contains("node type 'a' is named twice"), Error);
+  CHECK_THROWS_WITH_AS(g.edge_type_subgraph(std::vector<CanonicalEType>{{"a", "x", "b"}}, {"a", "q"}),
+                       doctest::Contains("unknown node type 'q'"), Error);
+}
+
 TEST_CASE("features: row counts are checked, names are reported") {
   HeteroGraph g({{"tok", 3}, {"hub", 1}}, {{{"tok", "to", "hub"}, builders::to_one(3)}});
   g.set_ndata("tok", "h", Tensor::zeros({3, 4}));
