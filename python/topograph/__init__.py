@@ -35,7 +35,7 @@ if _short_spin and _torch_was_loaded and _torch.get_num_threads() > 1:
                    "topograph first, or set GOMP_SPINCOUNT=1000 (or OMP_WAIT_POLICY=passive) in the environment",
                    RuntimeWarning, stacklevel=2)
 
-from ._base import ALL, EID, ETYPE, NID, NTYPE, DGLError
+from ._base import ALL, EID, ETYPE, NID, NTYPE, DGLError, DGLTypeError  # noqa: F401 (DGLTypeError: README, Errors)
 
 _C._set_user_error(DGLError)  # the core's user-input errors (ids, types, shapes) raise DGLError, as DGL's
 from ._construct import batch, edge_type_subgraph, graph, heterograph, reverse, unbatch

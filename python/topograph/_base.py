@@ -15,6 +15,12 @@ class DGLError(ValueError):
     type to name). A ValueError, so that ``except ValueError`` catches it too (DGL's derives from Exception)."""
 
 
+class DGLTypeError(DGLError, TypeError):
+    """An argument of the wrong type where DGL 2.1 raises DGLError: float or bool node ids, an idtype other than
+    torch.int32 / torch.int64, graph data that is no pair. Both a DGLError, so that a DGL script's
+    ``except dgl.DGLError`` catches it, and a TypeError, as topograph raised it before (``except TypeError``)."""
+
+
 def is_all(x) -> bool:
     return isinstance(x, str) and x == ALL
 

@@ -14,6 +14,7 @@ from typing import List, Optional, Sequence
 import torch
 
 from . import _C
+from ._base import DGLError
 from ._graph import EID, NID, CanonicalEType, DGLGraph, _NodeSpace, _TypedFeatures, _host_ids, _ids, _max_id, _mp
 
 _SRC, _DST = "SRC/", "DST/"
@@ -204,7 +205,7 @@ def _block_nodes(g: DGLGraph, nodes, what: str) -> dict:
         return {t: _ids(nodes[t], f"to_block: {what}[{t!r}]").to(torch.int64) if t in nodes
                 else torch.zeros(0, dtype=torch.int64) for t in types}
     if len(types) != 1:
-        raise ValueError(f"to_block: the graph has node types {types}: give {what} as {{ntype: ids}}")
+        raise DGLError(f"to_block: the graph has node types {types}: give {what} as {{ntype: ids}}")
     return {types[0]: _ids(nodes, f"to_block: {what}").to(torch.int64)}
 
 

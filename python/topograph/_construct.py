@@ -7,7 +7,7 @@ from typing import Dict, List, Optional, Sequence
 import torch
 
 from . import _C
-from ._base import ALL, DGLError, count_arg
+from ._base import ALL, DGLError, DGLTypeError, count_arg
 from ._graph import CanonicalEType, DGLGraph, EType, _host_ids, _ids, _idtype_of, _max_id, _mp
 from ._segment import pointer_ids
 
@@ -33,7 +33,7 @@ def _graph_data(data, what: str):
         if kind in ("scipy", "networkx"):  # DGL's own message: dgl.graph left these to the from_* functions
             given = "a SciPy sparse matrix" if kind == "scipy" else "a NetworkX graph"
             raise DGLError(f"{what}: dgl.graph no longer takes {given}: use dgl.from_{kind}")
-        raise TypeError(f"{what}: data must be a pair (src ids, dst ids) or (format, arrays) with format 'coo', "
+        raise DGLTypeError(f"{what}: data must be a pair (src ids, dst ids) or (format, arrays) with format 'coo', "
                         f"'csr' or 'csc'")
     if not isinstance(data[0], str):
         return _ids(data[0], f"{what}: src"), _ids(data[1], f"{what}: dst"), None, None
@@ -83,7 +83,7 @@ def graph(data, num_nodes: Optional[int] = None, idtype=None, device=None) -> DG
     node). Ids out of range or negative raise ValueError with Topograph's message (relation, position, value)."""
     u, v, sources, destinations = _graph_data(data, "graph")
     if u.shape[0] != v.shape[0]:
-        raise ValueError(f"graph: {u.shape[0]} source ids but {v.shape[0]} destination ids")
+        raise DGLError(f"graph: {u.shape[0]} source ids but {v.shape[0]} destination ids")
     dtype = _idtype_of((u, v), idtype)
     if num_nodes is None:
         n = max(_max_id(u), _max_id(v), sources or 0, destinations or 0)
@@ -110,7 +110,7 @@ def heterograph(data_dict: Dict[CanonicalEType, tuple], num_nodes_dict: Optional
             raise TypeError(f"heterograph: relation keys are (src type, edge type, dst type), got {key!r}")
         u, v, sources, destinations = _graph_data(data, f"heterograph {key}")
         if u.shape[0] != v.shape[0]:
-            raise ValueError(f"heterograph {key}: {u.shape[0]} source ids but {v.shape[0]} destination ids")
+            raise DGLError(f"heterograph {key}: {u.shape[0]} source ids but {v.shape[0]} destination ids")
         rels.append((key, u, v))
         pointers += [(key, key[0], sources, "source"), (key, key[2], destinations, "destination")]
     dtype = _idtype_of([t for _, u, v in rels for t in (u, v)], idtype)
@@ -135,16 +135,16 @@ def batch(graphs: Sequence[DGLGraph], ndata=ALL, edata=ALL) -> DGLGraph:
     features (ndata / edata: ALL, which every member must hold alike, a list of names, or None)."""
     graphs = list(graphs)
     if not graphs:
-        raise ValueError("batch: no graphs given")
+        raise DGLError("batch: no graphs given")
     for g in graphs:
         if not isinstance(g, DGLGraph):
             raise TypeError(f"batch: expected topograph graphs, got {type(g).__name__}")
         if g.is_block:
-            raise ValueError("batch: a block cannot be batched (as in DGL)")
+            raise DGLError("batch: a block cannot be batched (as in DGL)")
     for name, keys in (("ndata", ndata), ("edata", edata)):
         if not (keys is None or keys == ALL or (isinstance(keys, (list, tuple)) and
                                                  all(isinstance(k, str) for k in keys))):
-            raise TypeError(f"batch: {name} must be ALL, a list of feature names or None, got {keys!r}")
+            raise DGLTypeError(f"batch: {name} must be ALL, a list of feature names or None, got {keys!r}")
     new = DGLGraph(_C.batch([g._g for g in graphs]))
     _mp().batch_features(graphs, new, ndata, edata)
     return new

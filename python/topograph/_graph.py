@@ -20,7 +20,7 @@ from typing import Iterable, List, Optional, Tuple, Union
 import torch
 
 from . import _C
-from ._base import ALL, EID, NID, DGLError  # noqa: F401 (EID, NID: imported from here elsewhere)
+from ._base import ALL, EID, NID, DGLError, DGLTypeError  # noqa: F401 (EID, NID: imported from here elsewhere)
 from ._slice import relation_slice
 from ._verbs import MessagePassingVerbs
 from ._views import _EdgeSpace, _NodeSpace, _TypedFeatures
@@ -40,16 +40,31 @@ def _ids(x, what: str) -> torch.Tensor:
     """A 1-D integer id tensor (lists and numpy arrays are converted; int64 unless already an int tensor)."""
     t = x if isinstance(x, torch.Tensor) else torch.as_tensor(x, dtype=torch.int64)
     if t.dtype not in (torch.int32, torch.int64, torch.int16, torch.int8, torch.uint8):
-        raise TypeError(f"{what}: node ids must be an integer tensor, got {t.dtype}")
+        raise DGLTypeError(f"{what}: node ids must be an integer tensor, got {t.dtype}")
     if t.dim() != 1:
         raise ValueError(f"{what}: node ids must be 1-D, got shape {tuple(t.shape)}")
     return t
 
 
+def _node_id(v, what: str) -> int:
+    """One node id (an int, a numpy integer, or an integer tensor of one element) as an int. A float, a bool or a
+    float tensor is a DGLTypeError, as DGL 2.1 raises for them (int(1.7) made it node 1)."""
+    if not isinstance(v, torch.Tensor) and hasattr(v, "dtype") and hasattr(v, "shape"):  # a numpy array or scalar
+        v = torch.as_tensor(v)
+    if isinstance(v, torch.Tensor):
+        if v.numel() == 1 and not (v.dtype.is_floating_point or v.dtype.is_complex or v.dtype == torch.bool):
+            return int(v.reshape(()))
+        raise DGLTypeError(f"{what}: expected one integer node id, got a tensor of {v.dtype} with shape "
+                           f"{tuple(v.shape)}")
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise DGLTypeError(f"{what}: expected one integer node id, got {v!r}")
+    return int(v)
+
+
 def _idtype_of(tensors: Iterable[torch.Tensor], idtype) -> torch.dtype:
     if idtype is not None:
         if idtype not in (torch.int32, torch.int64):
-            raise TypeError(f"idtype must be torch.int32 or torch.int64, got {idtype}")
+            raise DGLTypeError(f"idtype must be torch.int32 or torch.int64, got {idtype}")
         return idtype
     ts = list(tensors)
     return torch.int32 if ts and all(t.dtype == torch.int32 for t in ts) else torch.int64
@@ -206,7 +221,7 @@ class DGLGraph(MessagePassingVerbs):
             perm = torch.sort(key, stable=True).indices
             src, dst, eid = src[perm], dst[perm], eid[perm]
         elif order != "eid":
-            raise ValueError(f"edges: order must be 'eid' or 'srcdst', got {order!r}")
+            raise DGLError(f"edges: order must be 'eid' or 'srcdst', got {order!r}")
         return self._form((src, dst, eid), form, "edges")
 
     def in_edges(self, v, form: str = "uv", etype: EType = None):
@@ -220,11 +235,11 @@ class DGLGraph(MessagePassingVerbs):
 
     def predecessors(self, v: int, etype: EType = None) -> torch.Tensor:
         """Sources of v's in-edges by edge id (a neighbour joined by k edges appears k times, as DGL)."""
-        return self._g.predecessors(self._relation(etype), int(v))
+        return self._g.predecessors(self._relation(etype), _node_id(v, "predecessors"))
 
     def successors(self, v: int, etype: EType = None) -> torch.Tensor:
         """Destinations of v's out-edges by edge id."""
-        return self._g.successors(self._relation(etype), int(v))
+        return self._g.successors(self._relation(etype), _node_id(v, "successors"))
 
     def has_edges_between(self, u, v, etype: EType = None):
         """Whether the relation has an edge u[i] -> v[i]: a bool for two ints, else a bool tensor (one id of
@@ -319,7 +334,7 @@ class DGLGraph(MessagePassingVerbs):
             names = [formats] if isinstance(formats, str) else list(formats)
             unknown = [f for f in names if f not in ("coo", "csr", "csc", "any")]
             if unknown:
-                raise ValueError(f"formats: unknown format(s) {unknown}; known: 'coo', 'csr', 'csc', 'any'")
+                raise DGLError(f"formats: unknown format(s) {unknown}; known: 'coo', 'csr', 'csc', 'any'")
             return self
         built = [self._g.built_formats(r) for r in range(len(self._g.canonical_etypes))]
         created = ["coo"] + [name for i, name in ((0, "csr"), (1, "csc")) if built and all(b[i] for b in built)]
@@ -560,7 +575,7 @@ class DGLGraph(MessagePassingVerbs):
             return eid
         if form == "all":
             return src, dst, eid
-        raise ValueError(f"{what}: form must be 'uv', 'eid' or 'all', got {form!r}")
+        raise DGLError(f"{what}: form must be 'uv', 'eid' or 'all', got {form!r}")
 
     @staticmethod
     def _select(values: torch.Tensor, nodes):
