@@ -22,7 +22,7 @@ build=build-sanitize
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(fuzz_mtl fuzz_tsv fuzz_jsonl fuzz_sst_trees fuzz_sst_stsa fuzz_snli fuzz_conll fuzz_conllu
                                       fuzz_weibo fuzz_bmes fuzz_word_vectors fuzz_config fuzz_cli fuzz_checkpoint
-                                      fuzz_eval_metadata fuzz_topology fuzz_npz fuzz_graph_api)
+                                      fuzz_eval_metadata fuzz_topology fuzz_npz fuzz_graph_api fuzz_lexicon)
 
 scripts/sanitize.sh configure
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
@@ -53,6 +53,7 @@ slices "$seeds/fuzz_conll" "$data"/conll2003/iob2/*.txt "$data"/conll2003/origin
 slices "$seeds/fuzz_conllu" "$data"/ud_english_ewt/*.conllu
 slices "$seeds/fuzz_weibo" "$data"/weibo_ner/weiboNER_2nd_conll.*
 slices "$seeds/fuzz_bmes" "$data"/resume_ner/*.bmes
+slices "$seeds/fuzz_lexicon" "$data"/zh_lexicon/dict.txt
 mkdir -p "$seeds/fuzz_jsonl"  # no JSON-lines set is shipped: the MTL lines as {"label", "text"} objects
 for f in "$seeds"/fuzz_mtl/*.head; do
   sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^\([^\t]*\)\t\(.*\)$/{"label": "\1", "text": "\2"}/' "$f" > "$seeds/fuzz_jsonl/$(basename "$f")"
