@@ -38,8 +38,9 @@ class Lexicon {
   Lexicon();  // empty: matches nothing
   explicit Lexicon(const std::vector<std::u32string>& words);
   // A word list file, one entry a line: `WORD [FREQ [POS]]` separated by spaces (jieba's dict.txt). Only the
-  // word is read; FREQ, when present, must be a non-negative integer. Blank lines are skipped; a malformed
-  // line (invalid UTF-8, a bad FREQ) is a topo::Error naming path:line.
+  // word is read; FREQ, when present, must be a non-negative integer. Blank lines are skipped, a UTF-8 byte order
+  // mark at the start is dropped; a malformed line (invalid UTF-8, a NUL byte as UTF-16 has, a byte order mark
+  // past the start, a bad FREQ) is a topo::Error naming path:line.
   static Lexicon load(const std::string& path);
 
   std::int64_t size() const { return words_; }  // distinct words
