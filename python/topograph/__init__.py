@@ -63,7 +63,7 @@ from ._homophily import edge_label_informativeness, node_label_informativeness
 from ._node_labeling import double_radius_node_labeling
 from ._reorder import reorder_graph, sort_csc_by_tag, sort_csr_by_tag
 from ._construct import slice_batch
-from .ops import copy_u, copy_v, u_add_v, u_div_v, u_dot_v, u_mul_v, u_sub_v  # dgl.copy_u(g, x, etype=None), ...
+from ._edgewise import copy_u, copy_v, u_add_v, u_div_v, u_dot_v, u_mul_v, u_sub_v  # dgl.copy_u(g, x_node, etype=None)
 from .utils import apply_each
 from ._serialize import load_graphs, save_graphs
 from ._mutation import (add_edges, add_nodes, compact_graphs, khop_in_subgraph, khop_out_subgraph, merge,

@@ -173,7 +173,7 @@ def unbatch(g: DGLGraph, node_split=None, edge_split=None) -> List[DGLGraph]:
     return members
 
 
-def edge_type_subgraph(g: DGLGraph, etypes: Sequence[EType], output_device=None) -> DGLGraph:
+def edge_type_subgraph(graph: DGLGraph, etypes: Sequence[EType], output_device=None) -> DGLGraph:
     """Only the named relations (names or canonical triples), in the order given, over the node types they
     touch in g's order (as DGL 2.1's); shares the structure (a block's subgraph is a block) and, as in DGL, the
     features: the subgraph's node frames are the graph's, its relations' edge frames those relations' (a
@@ -181,10 +181,10 @@ def edge_type_subgraph(g: DGLGraph, etypes: Sequence[EType], output_device=None)
     DGL's."""
     from ._slice import relation_view
 
-    stored = g._g.canonical_etypes
-    kept = [g._relation(e) for e in etypes]
+    stored = graph._g.canonical_etypes
+    kept = [graph._relation(e) for e in etypes]
     touched = {stored[r][0] for r in kept} | {stored[r][2] for r in kept}
-    sub = relation_view(g, kept, [t for t in g._g.ntypes if t in touched])
+    sub = relation_view(graph, kept, [t for t in graph._g.ntypes if t in touched])
     return sub if output_device is None else sub.to(output_device)
 
 

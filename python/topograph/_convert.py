@@ -48,12 +48,14 @@ def _concatenated(frames: Sequence[Tuple[str, int, dict]], name: str, what: str)
     return torch.cat([f[name] for _, f in holders])
 
 
-def to_homogeneous(g: DGLGraph, ndata=None, edata=None, store_type: bool = True, return_count: bool = False):
+def to_homogeneous(G: DGLGraph, ndata=None, edata=None, store_type: bool = True,  # noqa: N803 (DGL's name)
+                   return_count: bool = False):
     """dgl.to_homogeneous: g as a graph of one node type and one relation (see this module's doc for the
     numbering). ndata / edata: the node / edge features to concatenate over the types (each type with rows must
     hold it, alike in row shape and dtype); no other feature comes along. store_type: ndata[NTYPE] /
     edata[ETYPE] hold each node's / edge's type index (int64). return_count: also return the node count of each
     type and the edge count of each relation (lists of ints), as DGL's. A batch becomes one graph, as DGL's."""
+    g = G  # DGL 2.1 names the parameter G (dgl.to_homogeneous(G=hg) is a DGL script's call)
     _check(g, "to_homogeneous")
     from . import _message_passing as mp  # it builds on ops, which builds on _graph
 

@@ -74,27 +74,27 @@ def carry_parent_data(g, sub: DGLGraph, nid: dict, eids: list, store_ids: bool) 
     return sub
 
 
-def node_subgraph(g: DGLGraph, nodes, *, relabel_nodes: bool = True, store_ids: bool = True,
+def node_subgraph(graph: DGLGraph, nodes, *, relabel_nodes: bool = True, store_ids: bool = True,
                   output_device=None) -> DGLGraph:
     """The subgraph induced by `nodes` (ids or a boolean mask; {ntype: ...} with several types): node i of
     type t is nodes[t][i], in the order given (relabel_nodes=False: every node kept, only the induced edges);
     every edge whose two ends are kept, grouped by source in the order given and by increasing parent edge id
     within a source (DGL 2.1's order: it slices the CSR). output_device: where the subgraph goes (as DGL's)."""
-    _check(g, "node_subgraph")
-    sets = _node_sets(g, nodes, "node_subgraph")
-    handle = g._g.node_subgraph(sets)
+    _check(graph, "node_subgraph")
+    sets = _node_sets(graph, nodes, "node_subgraph")
+    handle = graph._g.node_subgraph(sets)
     if not relabel_nodes:  # the same edges over every node
         induced = {r: handle.parent_ids(False, r).tolist() for r in range(len(handle.canonical_etypes))}
-        handle = g._g.edge_subgraph(induced, False)
-    return _to_device(_finish(g, handle, store_ids), output_device)
+        handle = graph._g.edge_subgraph(induced, False)
+    return _to_device(_finish(graph, handle, store_ids), output_device)
 
 
-def edge_subgraph(g: DGLGraph, edges, *, relabel_nodes: bool = True, store_ids: bool = True,
+def edge_subgraph(graph: DGLGraph, edges, *, relabel_nodes: bool = True, store_ids: bool = True,
                   output_device=None) -> DGLGraph:
     """The given edges (ids or a boolean mask; {etype: ...} with several relations), in the order given;
     relabel_nodes keeps only the nodes they touch, by increasing parent id (ndata[NID] maps them back)."""
-    _check(g, "edge_subgraph")
-    sub = _finish(g, g._g.edge_subgraph(_edge_sets(g, edges, "edge_subgraph"), relabel_nodes), store_ids)
+    _check(graph, "edge_subgraph")
+    sub = _finish(graph, graph._g.edge_subgraph(_edge_sets(graph, edges, "edge_subgraph"), relabel_nodes), store_ids)
     return _to_device(sub, output_device)
 
 
@@ -102,11 +102,11 @@ def _to_device(sub: DGLGraph, output_device) -> DGLGraph:
     return sub if output_device is None else sub.to(output_device)
 
 
-def in_subgraph(g: DGLGraph, nodes, *, relabel_nodes: bool = False, store_ids: bool = True,
+def in_subgraph(graph: DGLGraph, nodes, *, relabel_nodes: bool = False, store_ids: bool = True,
                 output_device=None) -> DGLGraph:
     """dgl.in_subgraph: every in-edge (all relations) of `nodes`, ordered and numbered as _seed_subgraph says
     (DGL 2.1's order: seed by seed in the order given)."""
-    return _seed_subgraph(g, nodes, relabel_nodes, store_ids, output_device, incoming=True)
+    return _seed_subgraph(graph, nodes, relabel_nodes, store_ids, output_device, incoming=True)
 
 
 def out_subgraph(graph: DGLGraph, nodes, *, relabel_nodes: bool = False, store_ids: bool = True,

@@ -94,8 +94,8 @@ class WeightAndSum(torch.nn.Module):
         self.in_feats = in_feats
         self.atom_weighting = torch.nn.Sequential(torch.nn.Linear(in_feats, 1), torch.nn.Sigmoid())
 
-    def forward(self, graph, feats: torch.Tensor) -> torch.Tensor:
-        seglen = _batch_rows(graph, feats, "WeightAndSum")
+    def forward(self, g, feats: torch.Tensor) -> torch.Tensor:  # DGL 2.1 names the graph g here (not graph)
+        seglen = _batch_rows(g, feats, "WeightAndSum")
         return _segment.segment_reduce(seglen, feats * self.atom_weighting(feats), "sum")
 
 
