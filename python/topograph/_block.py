@@ -96,7 +96,7 @@ class DGLBlock(DGLGraph):
     def dstnodes(self) -> _NodeSpace:
         return _NodeSpace(self, "dst")
 
-    def reverse(self) -> "DGLGraph":
+    def reverse(self, *args, **kwargs) -> "DGLGraph":
         raise NotImplementedError("reverse: not defined for a block (its destinations would become sources)")
 
     def batch_num_nodes(self, ntype: Optional[str] = None) -> torch.Tensor:

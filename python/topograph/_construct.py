@@ -74,13 +74,17 @@ def _check_pointer_count(fixed, count: int, what: str, side: str) -> None:
                        f"{count}: as DGL, it must cover every node of that type")
 
 
-def graph(data, num_nodes: Optional[int] = None, idtype=None, device=None) -> DGLGraph:
+def graph(data, num_nodes: Optional[int] = None, idtype=None, device=None, row_sorted: bool = False,
+          col_sorted: bool = False) -> DGLGraph:
     """A one-type graph, as dgl.graph: node type '_N', edge type '_E'. data: (src ids, dst ids), ('coo', (src,
     dst)), ('csr', (indptr, indices, edge ids)), ('csc', ...) or a list of (src, dst) pairs, as DGL's
     (_graph_data).
 
     ``num_nodes`` defaults to the largest id + 1 (len(indptr) - 1 for csr / csc, which must then cover every
-    node). Ids out of range or negative raise ValueError with Topograph's message (relation, position, value)."""
+    node). Ids out of range or negative raise ValueError with Topograph's message (relation, position, value).
+
+    row_sorted / col_sorted: DGL 2.1's hints that the COO is sorted by source / destination, which let DGL skip a
+    sort; the graph is the same either way (the core sorts for its own formats), so they are accepted and unused."""
     u, v, sources, destinations = _graph_data(data, "graph")
     if u.shape[0] != v.shape[0]:
         raise DGLError(f"graph: {u.shape[0]} source ids but {v.shape[0]} destination ids")
@@ -188,8 +192,11 @@ def edge_type_subgraph(graph: DGLGraph, etypes: Sequence[EType], output_device=N
     return sub if output_device is None else sub.to(output_device)
 
 
-def reverse(g: DGLGraph, copy_ndata: bool = True, copy_edata: bool = False) -> DGLGraph:
-    return g.reverse(copy_ndata=copy_ndata, copy_edata=copy_edata)
+def reverse(g: DGLGraph, copy_ndata: bool = True, copy_edata: bool = False, *, share_ndata=None,
+            share_edata=None) -> DGLGraph:
+    """dgl.reverse, g.reverse (see DGLGraph.reverse); share_ndata / share_edata are DGL's old names of copy_ndata /
+    copy_edata, which, as in DGL 2.1, override them with a warning."""
+    return g.reverse(copy_ndata, copy_edata, share_ndata=share_ndata, share_edata=share_edata)
 
 
 def _edge_type_subgraph_method(self, etypes, output_device=None):

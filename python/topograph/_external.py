@@ -173,10 +173,13 @@ def _edge_attributes(frame, edges, names, what: str) -> None:
 
 
 def to_networkx(g: DGLGraph, node_attrs: Optional[Sequence[str]] = None,
-                edge_attrs: Optional[Sequence[str]] = None):
+                edge_attrs: Optional[Sequence[str]] = None, ntype_attr: str = "ntype", etype_attr: str = "etype",
+                eid_attr: str = "id"):
     """dgl.to_networkx of a graph of one node type and one relation: a NetworkX MultiDiGraph of nodes 0..N-1
     and one edge per edge, whose attribute 'id' is its edge id; node_attrs / edge_attrs copy those features'
-    rows (tensors) onto the nodes / edges."""
+    rows (tensors) onto the nodes / edges. ntype_attr / etype_attr / eid_attr name the type and edge-id
+    attributes of a heterograph's conversion in DGL 2.1, which ignores them for a graph of one type (its edge id
+    stays 'id'), the only graph converted here; so they are accepted and, as there, unused."""
     nx = _module("networkx")
     if not isinstance(g, DGLGraph) or g.is_block or not g.is_homogeneous:
         raise DGLError("to_networkx: only a graph of one node type and one relation"

@@ -15,6 +15,7 @@ shares g's features, as DGL's). Difference from DGL: graphs live on the CPU unle
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import Iterable, List, Optional, Tuple, Union
 
 import torch
@@ -345,9 +346,17 @@ class DGLGraph(MessagePassingVerbs):
         before forking data-loader workers, so that they share the formats instead of each building them)."""
         self._g.create_formats()
 
-    def reverse(self, copy_ndata: bool = True, copy_edata: bool = False) -> "DGLGraph":
+    def reverse(self, copy_ndata: bool = True, copy_edata: bool = False, *, share_ndata=None,
+                share_edata=None) -> "DGLGraph":
         """Every relation (A, e, B) becomes (B, e, A), same edge ids; shares the structure (no copy). As DGL's,
-        the node features come along (the same tensors) and, with copy_edata, the edge features."""
+        the node features come along (the same tensors) and, with copy_edata, the edge features. share_ndata /
+        share_edata: DGL's old names of copy_ndata / copy_edata, overriding them with a warning as DGL 2.1's."""
+        if share_ndata is not None:
+            warnings.warn("share_ndata argument has been renamed to copy_ndata.")
+            copy_ndata = share_ndata
+        if share_edata is not None:
+            warnings.warn("share_edata argument has been renamed to copy_edata.")
+            copy_edata = share_edata
         new = self._derived(self._g.reverse())
         if copy_ndata:
             _mp().carry_node_features(self, new)
@@ -427,11 +436,12 @@ class DGLGraph(MessagePassingVerbs):
 
         return to_simple(self, return_counts, writeback_mapping, copy_ndata, copy_edata, aggregator)
 
-    def to(self, device) -> "DGLGraph":
-        """The graph and its features on `device` (as DGL's to)."""
+    def to(self, device, **kwargs) -> "DGLGraph":
+        """The graph and its features on `device` (as DGL's to); kwargs go to each feature's Tensor.to, as DGL
+        2.1's (non_blocking=True, copy=True, ...)."""
         new = self._derived(self._g.to(*_device_args(device)))
         target = torch.device(new.device) if not isinstance(new.device, torch.device) else new.device
-        move = lambda value: value.to(target)  # noqa: E731
+        move = lambda value: value.to(target, **kwargs)  # noqa: E731
         _mp().carry_node_features(self, new, move)
         _mp().carry_edge_features(self, new, range(len(self._g.canonical_etypes)), move=move)
         return new

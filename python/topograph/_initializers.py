@@ -9,14 +9,21 @@ from ._graph import DGLGraph
 from .init import zero_initializer
 
 
-def _initializer(what: str):
-    def set_initializer(g: DGLGraph, initializer, field=None, **type_kw):
-        if initializer is not zero_initializer:
-            raise DGLError(f"{what}: topograph fills the rows an update does not reach with zeros, which is "
-                           f"dgl.init.zero_initializer; another initializer ({initializer!r}) is not supported")
-    set_initializer.__name__ = what
-    return set_initializer
+def _check_initializer(initializer, what: str) -> None:
+    if initializer is not zero_initializer:
+        raise DGLError(f"{what}: topograph fills the rows an update does not reach with zeros, which is "
+                       f"dgl.init.zero_initializer; another initializer ({initializer!r}) is not supported")
 
 
-DGLGraph.set_n_initializer = _initializer("set_n_initializer")
-DGLGraph.set_e_initializer = _initializer("set_e_initializer")
+# DGL 2.1's parameters: (initializer, field=None, ntype=None) and (initializer, field=None, etype=None); zeros are
+# what every field of every type gets, so field and type only select where the one supported initializer goes.
+def set_n_initializer(g: DGLGraph, initializer, field=None, ntype=None) -> None:
+    _check_initializer(initializer, "set_n_initializer")
+
+
+def set_e_initializer(g: DGLGraph, initializer, field=None, etype=None) -> None:
+    _check_initializer(initializer, "set_e_initializer")
+
+
+DGLGraph.set_n_initializer = set_n_initializer
+DGLGraph.set_e_initializer = set_e_initializer

@@ -209,7 +209,17 @@ def prop_edges_dfs(graph: DGLGraph, source, message_func, reduce_func, reverse: 
     prop_edges(graph, frontiers, message_func, reduce_func, apply_node_func)
 
 
-DGLGraph.prop_nodes = lambda self, nodes_generator, message_func, reduce_func, apply_node_func=None: prop_nodes(
-    self, nodes_generator, message_func, reduce_func, apply_node_func)
-DGLGraph.prop_edges = lambda self, edges_generator, message_func, reduce_func, apply_node_func=None: prop_edges(
-    self, edges_generator, message_func, reduce_func, apply_node_func)
+def _prop_nodes_method(self, nodes_generator, message_func, reduce_func, apply_node_func=None, etype=None) -> None:
+    """DGLGraph.prop_nodes, as DGL 2.1's: pull(frontier, ..., etype=etype) for each node frontier in turn."""
+    for frontier in nodes_generator:
+        self.pull(frontier, message_func, reduce_func, apply_node_func, etype=etype)
+
+
+def _prop_edges_method(self, edges_generator, message_func, reduce_func, apply_node_func=None, etype=None) -> None:
+    """DGLGraph.prop_edges, as DGL 2.1's: send_and_recv(frontier, ..., etype=etype) for each edge frontier."""
+    for frontier in edges_generator:
+        self.send_and_recv(frontier, message_func, reduce_func, apply_node_func, etype=etype)
+
+
+DGLGraph.prop_nodes = _prop_nodes_method
+DGLGraph.prop_edges = _prop_edges_method

@@ -26,7 +26,8 @@ PROB_DTYPES = (torch.float32, torch.float64, torch.bool, torch.uint8, torch.int8
 
 
 def sample_neighbors(g: DGLGraph, nodes, fanout, edge_dir: str = "in", prob: Optional[str] = None,
-                     replace: bool = False, copy_ndata: bool = True, copy_edata: bool = True, *, exclude_edges=None,
+                     replace: bool = False, copy_ndata: bool = True, copy_edata: bool = True,
+                     _dist_training: bool = False, exclude_edges=None, output_device=None, *,
                      seed: Optional[int] = None) -> DGLGraph:
     """dgl.sampling.sample_neighbors over the core's sampler (graph/sampling.hpp). For each node of `nodes` (ids
     or a boolean mask; {ntype: ...} with several types), `fanout` of its in-edges (edge_dir="in") or out-edges
@@ -45,7 +46,12 @@ def sample_neighbors(g: DGLGraph, nodes, fanout, edge_dir: str = "in", prob: Opt
     keeps every node of g and only the sampled edges in g's direction (edata[EID]: their ids in g), with g's
     node features (copy_ndata) and the sampled edges' features (copy_edata). The draws come from torch's
     default generator (torch.manual_seed makes them repeat) unless `seed` is given: the same distribution as
-    DGL's, not the same edges."""
+    DGL's, not the same edges. The parameters are DGL 2.1's, in its order (exclude_edges after _dist_training,
+    DGL's internal flag for its distributed graph, which is not supported here); output_device: where the
+    result goes (g's device by default), as DGL's."""
+    if _dist_training:
+        raise NotImplementedError("sample_neighbors: _dist_training (DGL's internal flag for DistGraph sampling) "
+                                  "is not supported by topograph")
     _check(g, "sample_neighbors")
     edge_dir, replace, weights = _sampling_options(g, edge_dir, prob, replace, "sample_neighbors")
     fanouts = _fanouts(g, fanout)
@@ -64,7 +70,7 @@ def sample_neighbors(g: DGLGraph, nodes, fanout, edge_dir: str = "in", prob: Opt
         mp.carry_edge_features(g, frontier, range(len(fanouts)), edge_ids)
     for r, eid in enumerate(edge_ids):
         mp.edge_frame(frontier, r)[EID] = eid.to(g.idtype)
-    return frontier
+    return frontier if output_device is None else frontier.to(output_device)
 
 
 # g.sample_neighbors(nodes, fanout, ...), as DGL attaches it (dgl/sampling/neighbor.py)
