@@ -126,6 +126,17 @@ def test_sample_neighbors_dgl_parameters():
         topograph.sampling.sample_neighbors(g, [1], -1, _dist_training=True)
 
 
+# DGL 2.1: DGLGraph.adj_external(transpose=False, ctx=F.cpu(), scipy_fmt=None, etype=None) and
+# inc / incidence_matrix(typestr, ctx=F.cpu(), etype=None): the matrix is on the CPU unless ctx says otherwise,
+# whatever the graph's device.
+def test_adj_external_and_inc_default_to_cpu():
+    cpu = torch.device("cpu")
+    for method in (topograph.DGLGraph.adj_external, topograph.DGLGraph.inc, topograph.DGLGraph.incidence_matrix):
+        assert inspect.signature(method).parameters["ctx"].default == cpu, method
+    g = ring()
+    assert g.adj_external().device == cpu and g.inc("in").device == cpu
+
+
 # DGL 2.1: DGLGraph.set_n_initializer(initializer, field=None, ntype=None) and
 # set_e_initializer(initializer, field=None, etype=None): the type may come positionally.
 def test_initializers_take_type_positionally():

@@ -207,12 +207,13 @@ def adj_tensors(g: DGLGraph, fmt: str, etype: EType = None):
     return g._g.adjacency(g._relation(etype), fmt == "csr", True)  # the core's formats (built once), copied
 
 
-def adj_external(g: DGLGraph, transpose: bool = False, ctx=None, scipy_fmt: Optional[str] = None,
+def adj_external(g: DGLGraph, transpose: bool = False, ctx=torch.device("cpu"), scipy_fmt: Optional[str] = None,
                  etype: EType = None):
     """DGLGraph.adj_external: the relation's adjacency matrix [sources, destinations] (transpose: [destinations,
     sources]) with a 1 per edge (parallel edges summed where the format sums them), as a torch sparse COO tensor
-    (float32, uncoalesced, on ctx or g's device) or, with scipy_fmt 'coo' / 'csr' / 'csc', a SciPy matrix (int64, as
-    DGL's: arithmetic on it then promotes as on DGL's, e.g. a degree normalisation comes out float64)."""
+    (float32, uncoalesced, on ctx: the CPU by default whatever g's device, as DGL 2.1's ctx=F.cpu(); None: g's
+    device) or, with scipy_fmt 'coo' / 'csr' / 'csc', a SciPy matrix (int64, as DGL's: arithmetic on it then
+    promotes as on DGL's, e.g. a degree normalisation comes out float64)."""
     relation = g.to_canonical_etype(etype)
     u, v = (t.to(device="cpu", dtype=torch.int64) for t in g.all_edges(form="uv", order="eid", etype=relation))
     shape = (g.num_src_nodes(relation[0]), g.num_dst_nodes(relation[2]))
@@ -252,11 +253,11 @@ def adjacency_matrix(g: DGLGraph, etype=None):
     return adj(g, etype)
 
 
-def incidence_matrix(g: DGLGraph, typestr: str, ctx=None, etype=None) -> torch.Tensor:
+def incidence_matrix(g: DGLGraph, typestr: str, ctx=torch.device("cpu"), etype=None) -> torch.Tensor:
     """DGL's g.inc / g.incidence_matrix: a torch sparse COO [nodes, E] of the relation (a relation between two node
     types: 'in' [num_dst, E], 'out' [num_src, E]): 'in' 1 at (v, e) for e = u -> v, 'out' 1 at (u, e), 'both'
-    (one node type) -1 at (u, e) and +1 at (v, e), a self loop's two summing to 0; float32, on ctx (the graph's
-    device by default), coalesced as DGL's."""
+    (one node type) -1 at (u, e) and +1 at (v, e), a self loop's two summing to 0; float32, on ctx (the CPU by
+    default whatever g's device, as DGL 2.1's ctx=F.cpu(); ctx=None: g's device), coalesced as DGL's."""
     if typestr not in ("in", "out", "both"):
         raise DGLError(f"incidence_matrix: typestr must be 'in', 'out' or 'both', got {typestr!r}")
     etype = g.to_canonical_etype(etype)
