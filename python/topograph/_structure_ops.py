@@ -112,15 +112,21 @@ def _knn_check(x, k: int, algorithm: str, dist: str, exclude_self: bool, what: s
     return k
 
 
+def pairwise_squared_distance(x: torch.Tensor) -> torch.Tensor:
+    """dgl.nn.pytorch.factory.pairwise_squared_distance: x [..., P, D] -> [..., P, P], the squared euclidean
+    distance of every pair of points, by DGL's computation |x_i|^2 + |x_j|^2 - 2 x_i.x_j (a matmul; it can be
+    slightly negative from rounding, as DGL's)."""
+    norms = torch.sum(x * x, -1, True)
+    return norms + norms.transpose(-1, -2) - 2 * x @ x.transpose(-1, -2)
+
+
 def _nearest(points: torch.Tensor, k: int, dist: str) -> torch.Tensor:
     """[S, P, D] -> [S, P, k] (or [P, D] -> [P, k]): each point's k nearest points of its set (itself
     included), nearest first, by DGL's computation (squared distances through a matmul, torch.topk), so ties
     resolve as DGL's do."""
     if dist == "cosine":
         points = points / (torch.sqrt(torch.sum(points * points, dim=-1, keepdim=True)) + 1e-5)
-    norms = torch.sum(points * points, -1, True)
-    squared = norms + norms.transpose(-1, -2) - 2 * points @ points.transpose(-1, -2)
-    return torch.topk(squared, k, -1, largest=False)[1].to(torch.int64)
+    return torch.topk(pairwise_squared_distance(points), k, -1, largest=False)[1].to(torch.int64)
 
 
 def _clamped(k: int, smallest: int) -> int:

@@ -1,10 +1,12 @@
 """dgl.nn's graph-building modules (DGL 2.1's names): KNNGraph, SegmentedKNNGraph and RadiusGraph, modules over
 topograph.knn_graph / segmented_knn_graph / radius_graph for models that build their graph from point features
-(DGCNN, point clouds)."""
+(DGCNN, point clouds). As DGL 2.1's module, it also holds the functions knn_graph, segmented_knn_graph,
+radius_graph (topograph's own, re-exported) and pairwise_squared_distance."""
 from __future__ import annotations
 
 import torch
 
+from .._structure_ops import pairwise_squared_distance  # noqa: F401 (DGL 2.1's factory holds it)
 from .._structure_ops import knn_graph, radius_graph, segmented_knn_graph
 
 
