@@ -1,4 +1,4 @@
-"""DGL 2.1 module paths that re-export functions defined elsewhere.
+"""DGL 2.1 module paths that re-export functions defined elsewhere, and dgl.graph's refusal of mixed id dtypes.
 Each fact below was checked on DGL 2.1.0 (bench/peers/.venv)."""
 import subprocess
 import sys
@@ -13,6 +13,7 @@ import topograph.nn.factory
 import topograph.nn.pytorch.factory
 import topograph.nn.pytorch.glob
 import topograph.readout
+from topograph import DGLError
 
 FACTORY_MODULES = [topograph.nn.pytorch.factory, topograph.nn.factory]
 
@@ -77,3 +78,48 @@ def test_dgl_import_paths(tmp_path):
     """)
     r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr
+
+
+I32 = torch.tensor([0, 1], dtype=torch.int32)
+I64 = torch.tensor([1, 2], dtype=torch.int64)
+
+
+# DGL 2.1: dgl.graph((int32 tensor, int64 tensor)) raises DGLError ("Expected col to be the same type as
+# row(int32). But got int64."), either order, also in the ('coo', (u, v)) form, with empty tensors, and with a
+# list for one side (a list is int64); dgl.DGLGraph((u, v)) the same.
+@pytest.mark.parametrize("data", [(I32, I64), (I64, I32), ("coo", (I32, I64)), (I32, [1, 2]),
+                                  (I32[:0], I64[:0])], ids=["32-64", "64-32", "coo", "list", "empty"])
+def test_graph_refuses_mixed_id_dtypes(data):
+    with pytest.raises(DGLError, match=r"int32.*int64|int64.*int32"):
+        topograph.graph(data)
+
+
+def test_deprecated_constructor_refuses_mixed_id_dtypes():
+    with pytest.raises(DGLError, match=r"int32.*int64"):
+        topograph.DGLGraph((I32, I64))
+
+
+# DGL 2.1: the same in one relation of dgl.heterograph.
+def test_heterograph_refuses_mixed_id_dtypes_in_a_relation():
+    with pytest.raises(DGLError, match=r"int32.*int64"):
+        topograph.heterograph({("a", "r", "b"): (I32, I64)})
+
+
+# DGL 2.1: ('csr', (int32 indptr, int64 indices, [])) raises DGLError too ("Expected indices to be the same
+# type as indptr(int32). But got int64.").
+def test_csr_refuses_mixed_id_dtypes():
+    with pytest.raises(DGLError, match=r"int32.*int64"):
+        topograph.graph(("csr", (torch.tensor([0, 1, 2], dtype=torch.int32), torch.tensor([1, 0]), [])))
+
+
+# DGL 2.1: with idtype given, mixed dtypes are accepted and cast to it; numpy arrays are read as int64 whatever
+# their dtype (np int32 with np int64 builds an int64 graph); relations of different (consistent) dtypes are
+# accepted by dgl.heterograph.
+def test_mixed_id_dtypes_still_accepted_where_dgl_accepts_them():
+    np = pytest.importorskip("numpy")
+    assert topograph.graph((I32, I64), idtype=torch.int64).idtype == torch.int64
+    assert topograph.graph((I32, I64), idtype=torch.int32).idtype == torch.int32
+    assert topograph.heterograph({("a", "r", "b"): (I32, I64)}, idtype=torch.int64).idtype == torch.int64
+    assert topograph.graph((np.array([0, 1], dtype=np.int32), np.array([1, 2]))).idtype == torch.int64
+    g = topograph.heterograph({("a", "r", "b"): (I32, I32), ("a", "s", "b"): (I64, I64)})
+    assert g.num_edges() == 4

@@ -50,7 +50,7 @@ def _graph_data(data, what: str):
     eids = arrays[2]  # empty: torch.tensor([]) is float32, which DGL takes too
     eids = _ids(eids, f"{what}: {fmt} edge ids") if len(eids) else torch.empty(0, dtype=torch.int64)
     nnz = indices.shape[0]
-    lines = pointer_ids(indptr, nnz, f"{what}: {fmt}").to(indices.dtype)  # each entry's row (csr) / column (csc)
+    lines = pointer_ids(indptr, nnz, f"{what}: {fmt}").to(indptr.dtype)  # each entry's row (csr) / column (csc)
     if eids.numel():
         seen = torch.zeros(nnz, dtype=torch.bool, device=indices.device)
         in_range = eids.numel() == nnz and bool(((eids >= 0) & (eids < nnz)).all())
@@ -65,6 +65,15 @@ def _graph_data(data, what: str):
     if fmt == "csr":
         return lines, indices, indptr.numel() - 1, None
     return indices, lines, None, indptr.numel() - 1
+
+
+def _check_same_dtype(u: torch.Tensor, v: torch.Tensor, idtype, what: str) -> None:
+    """Without idtype, the two id tensors of a relation ((src, dst), or a csr / csc's indptr and indices) must
+    have one dtype: DGL 2.1 raises DGLError for int32 with int64 (a list or numpy array is int64) rather than
+    pick one; with idtype, both are cast to it, as there."""
+    if idtype is None and u.dtype != v.dtype:
+        raise DGLError(f"{what}: the id tensors have different dtypes, {u.dtype} and {v.dtype} (src and dst, or a "
+                       f"csr / csc's indptr and indices); as DGL, give both one dtype or pass idtype= to cast them")
 
 
 def _check_pointer_count(fixed, count: int, what: str, side: str) -> None:
@@ -88,6 +97,7 @@ def graph(data, num_nodes: Optional[int] = None, idtype=None, device=None, row_s
     u, v, sources, destinations = _graph_data(data, "graph")
     if u.shape[0] != v.shape[0]:
         raise DGLError(f"graph: {u.shape[0]} source ids but {v.shape[0]} destination ids")
+    _check_same_dtype(u, v, idtype, "graph")
     dtype = _idtype_of((u, v), idtype)
     if num_nodes is None:
         n = max(_max_id(u), _max_id(v), sources or 0, destinations or 0)
@@ -115,6 +125,7 @@ def heterograph(data_dict: Dict[CanonicalEType, tuple], num_nodes_dict: Optional
         u, v, sources, destinations = _graph_data(data, f"heterograph {key}")
         if u.shape[0] != v.shape[0]:
             raise DGLError(f"heterograph {key}: {u.shape[0]} source ids but {v.shape[0]} destination ids")
+        _check_same_dtype(u, v, idtype, f"heterograph {key}")
         rels.append((key, u, v))
         pointers += [(key, key[0], sources, "source"), (key, key[2], destinations, "destination")]
     dtype = _idtype_of([t for _, u, v in rels for t in (u, v)], idtype)
