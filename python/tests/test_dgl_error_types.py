@@ -152,3 +152,20 @@ def test_except_dgl_error_in_a_dgl_script():
         except dgl.DGLError as e:
             caught.append(type(e).__name__)
     assert len(caught) == 4
+
+
+def test_float_ids_in_lists_and_numpy_arrays_are_refused_not_truncated():
+    """DGL 2.1 raises DGLError for in_degrees([1.7]), find_edges([0.6]), apply_edges(f, [0.4]) ('Expect argument
+    ... to have data type int32 or int64'); topograph converted lists straight to int64, which truncated: node 1,
+    edge 0, a wrong answer with nothing said."""
+    g = g0()
+    for call in (lambda: g.in_degrees([1.7]), lambda: g.out_degrees(np.array([0.5])), lambda: g.find_edges([0.6]),
+                 lambda: g.apply_edges(lambda e: {}, [0.4]), lambda: g.has_nodes([1.5]), lambda: g.in_degrees([True])):
+        with pytest.raises(dgl.DGLError) as info:
+            call()
+        assert isinstance(info.value, TypeError)
+    # integer lists, numpy integer arrays and empty lists still work
+    assert g.in_degrees([1]).tolist() == g.in_degrees(T([1])).tolist()
+    assert g.in_degrees(np.array([1], dtype=np.int32)).tolist() == g.in_degrees(T([1])).tolist()
+    assert g.find_edges([]).__len__() == 2
+    assert g.has_nodes([0, 1]).tolist() == [True, True]

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import operator
 
+import torch
+
 ALL = "__ALL__"  # dgl.base.ALL: every node / edge
 NID = "_ID"  # dgl.NID: the original node ids of a block's (or subgraph's) nodes, in srcdata / dstdata
 EID = "_ID"  # dgl.EID: the original edge ids of a block's edges, in edata
@@ -19,6 +21,17 @@ class DGLTypeError(DGLError, TypeError):
     """An argument of the wrong type where DGL 2.1 raises DGLError: float or bool node ids, an idtype other than
     torch.int32 / torch.int64, graph data that is no pair. Both a DGLError, so that a DGL script's
     ``except dgl.DGLError`` catches it, and a TypeError, as topograph raised it before (``except TypeError``)."""
+
+
+def id_tensor(x) -> torch.Tensor:
+    """Ids as given (a tensor as it is; a list, a numpy array or a scalar converted keeping its kind of number, int64
+    for integers and for an empty list), for the callers' dtype checks. Converting straight to int64 truncated
+    floats: in_degrees([1.7]) answered for node 1 and find_edges([0.6]) for edge 0, where DGL 2.1 raises."""
+    if isinstance(x, torch.Tensor):
+        return x
+    t = torch.as_tensor(x)
+    integral = not (t.dtype.is_floating_point or t.dtype.is_complex or t.dtype == torch.bool)
+    return t.to(torch.int64) if integral or t.numel() == 0 else t
 
 
 def is_all(x) -> bool:

@@ -21,7 +21,7 @@ from typing import Iterable, List, Optional, Tuple, Union
 import torch
 
 from . import _C
-from ._base import ALL, EID, NID, DGLError, DGLTypeError  # noqa: F401 (EID, NID: imported from here elsewhere)
+from ._base import ALL, EID, NID, DGLError, DGLTypeError, id_tensor  # noqa: F401 (EID, NID: imported from here elsewhere)
 from ._slice import relation_slice
 from ._verbs import MessagePassingVerbs
 from ._views import _EdgeSpace, _NodeSpace, _TypedFeatures
@@ -39,7 +39,7 @@ def _device_args(device) -> Tuple[str, int]:
 
 def _ids(x, what: str) -> torch.Tensor:
     """A 1-D integer id tensor (lists and numpy arrays are converted; int64 unless already an int tensor)."""
-    t = x if isinstance(x, torch.Tensor) else torch.as_tensor(x, dtype=torch.int64)
+    t = id_tensor(x)
     if t.dtype not in (torch.int32, torch.int64, torch.int16, torch.int8, torch.uint8):
         raise DGLTypeError(f"{what}: node ids must be an integer tensor, got {t.dtype}")
     if t.dim() != 1:

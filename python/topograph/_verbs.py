@@ -26,7 +26,7 @@ from typing import Dict, Optional
 import torch
 
 from . import _C
-from ._base import ALL, DGLError, DGLTypeError, is_all
+from ._base import ALL, DGLError, DGLTypeError, id_tensor, is_all
 
 
 def _mp():
@@ -60,8 +60,7 @@ def _relation_view(g, etype, what: str):
 def _as_ids(x, what: str) -> torch.Tensor:
     """An id, ids (a tensor of any shape, a list, a numpy array) as a 1-D int64 tensor; DGLTypeError (a TypeError and a
     DGLError, as DGL 2.1's) for non-integers."""
-    t = torch.tensor([int(x)]) if isinstance(x, numbers.Integral) else \
-        x if isinstance(x, torch.Tensor) else torch.as_tensor(x, dtype=torch.int64)
+    t = id_tensor([x] if isinstance(x, numbers.Number) else x)
     if t.dtype.is_floating_point or t.dtype.is_complex or t.dtype == torch.bool:
         raise DGLTypeError(f"{what}: ids must be integers, got {t.dtype}")
     return t.reshape(-1).to(torch.int64)
