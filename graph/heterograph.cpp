@@ -336,15 +336,7 @@ HeteroGraph HeteroGraph::reverse() const {
 }
 
 HeteroGraph HeteroGraph::edge_type_subgraph(const std::vector<CanonicalEType>& etypes) const {
-  std::vector<int> ids;
-  for (const auto& et : etypes) ids.push_back(relation_id(et));
-  auto data = std::make_shared<detail::GraphData>(*data_);
-  data->relations.clear();
-  for (int r : ids) data->relations.push_back(data_->relations[r]);
-  HeteroGraph out(std::move(data));
-  out.ndata_ = ndata_;
-  for (std::size_t k = 0; k < ids.size(); ++k) out.edata_[k] = edata_[ids[k]];
-  return out;
+  return edge_type_subgraph(etypes, data_->node_types);
 }
 
 HeteroGraph HeteroGraph::edge_type_subgraph(const std::vector<CanonicalEType>& etypes,
@@ -372,10 +364,14 @@ HeteroGraph HeteroGraph::edge_type_subgraph(const std::vector<CanonicalEType>& e
       if (kept_type[type] < 0)
         fail("edge_type_subgraph: relation {} needs its {} type '{}', which is not among the node types kept ({})",
              old.etype.str(), side, data_->node_types[type], fmt::join(node_types, ", "));
-    auto rel = std::make_shared<detail::RelationData>(old);  // shares src, dst and the format caches
-    rel->src_type = kept_type[old.src_type];
-    rel->dst_type = kept_type[old.dst_type];
-    data->relations.push_back(std::move(rel));
+    if (kept_type[old.src_type] == old.src_type && kept_type[old.dst_type] == old.dst_type) {
+      data->relations.push_back(data_->relations[r]);  // its types keep their numbers: the same relation
+    } else {
+      auto rel = std::make_shared<detail::RelationData>(old);  // shares src, dst and the format caches
+      rel->src_type = kept_type[old.src_type];
+      rel->dst_type = kept_type[old.dst_type];
+      data->relations.push_back(std::move(rel));
+    }
     ids.push_back(r);
   }
   HeteroGraph out(std::move(data));
