@@ -142,3 +142,23 @@ TEST_CASE("nli config: files are required and the task's own options are checked
   c.set("model", "deepsets");
   CHECK(error_of([&] { c.validate(); }).find("nli needs a model that reads token ids") != std::string::npos);
 }
+
+TEST_CASE("nli: a training file without two labels is an error naming the nli task and the file, not classify") {
+  const auto dir = topo::testing::fresh_temp_dir("nli_one_label");
+  const fs::path train = dir / "train.jsonl", dashes = dir / "dashes.jsonl";
+  std::ofstream(train) << kPair << "\n" << kPair << "\n";
+  std::ofstream(dashes) << R"({"gold_label": "-", "sentence1": "x", "sentence2": "y"})" << "\n";
+  const auto error_training_on = [&](const fs::path& file) {
+    TrainConfig c;
+    c.set("task", "nli").set("model", "star");
+    c.set("train", file.string()).set("dev", train.string());
+    c.progress = "none";
+    c.out = (dir / "run").string();
+    return error_of([&] { Trainer(c).run(); });
+  };
+  const std::string one = error_training_on(train), none = error_training_on(dashes);
+  CHECK(one.find("nli: '" + train.string() + "' has a single label 'entailment'") != std::string::npos);
+  CHECK(none.find("nli: '" + dashes.string() + "' holds no training examples") != std::string::npos);
+  CHECK(one.find("classify:") == std::string::npos);
+  fs::remove_all(dir);
+}

@@ -63,8 +63,8 @@ EncodedSplit encode_split(const text::Dataset& data, const text::Vocabulary& voc
 }
 
 TextClassification::TextClassification(const ClassifyOptions& options) : options_(options) {
-  TOPO_CHECK(options.read.max_length > 0, "classify: max_length must be > 0 (sentences are truncated to it)");
-  TOPO_CHECK(options.eval_batch > 0, "classify: eval_batch must be > 0");
+  TOPO_CHECK(options.read.max_length > 0, "{}: max_length must be > 0 (sentences are truncated to it)", options.task);
+  TOPO_CHECK(options.eval_batch > 0, "{}: eval_batch must be > 0", options.task);
   text::ReadOptions train_read = options.read;
   train_read.sst_subtrees = options.train_subtrees;
   train_read.sst_unique_subtrees = options.train_unique_subtrees;
@@ -72,13 +72,13 @@ TextClassification::TextClassification(const ClassifyOptions& options) : options
   if (!options.dev.empty()) {
     dev = text::read_dataset(options.format, options.dev, options.read);
   } else {
-    TOPO_CHECK(options.dev_split > 0, "classify: no dev file and no dev_split");
-    TOPO_CHECK(!options.train_subtrees, "classify: dev_split would hold out subtrees; give a dev file");
+    TOPO_CHECK(options.dev_split > 0, "{}: no dev file and no dev_split", options.task);
+    TOPO_CHECK(!options.train_subtrees, "{}: dev_split would hold out subtrees; give a dev file", options.task);
     std::tie(train, dev) = text::split_last(std::move(train), options.dev_split);
   }
   if (!options.test.empty()) test = text::read_dataset(options.format, options.test, options.read);
-  TOPO_CHECK(!train.examples.empty(), "classify: '{}' holds no training examples", options.train);
-  TOPO_CHECK(!dev.examples.empty(), "classify: the dev split is empty");
+  TOPO_CHECK(!train.examples.empty(), "{}: '{}' holds no training examples", options.task, options.train);
+  TOPO_CHECK(!dev.examples.empty(), "{}: the dev split is empty", options.task);
   pairs_ = !train.examples.front().tokens2.empty();
 
   vocab_ = text::Vocabulary::build({&train}, options.min_freq);
@@ -100,7 +100,7 @@ TextClassification::TextClassification(const ClassifyOptions& options) : options
   // Classes are what training saw: a dev/test label outside them is an error naming file:line
   // (encode_split), not a class the model could never learn.
   labels_ = text::LabelSet::build({&train});
-  TOPO_CHECK(labels_.size() >= 2, "classify: '{}' has a single label '{}'; nothing to classify", options.train,
+  TOPO_CHECK(labels_.size() >= 2, "{}: '{}' has a single label '{}'; nothing to classify", options.task, options.train,
              labels_.name(0));
   majority_label_ = majority_label(train, labels_);
   const text::Dataset* parts[3] = {&train, &dev, &test};

@@ -18,6 +18,7 @@
 namespace topo::apps {
 
 struct ClassifyOptions {
+  std::string task = "classify";   // the --task this runs as (classify, nli): its errors name it
   std::string format;              // one of text::dataset_formats()
   std::string train, dev, test;    // paths; empty dev with dev_split > 0, empty test allowed
   std::int64_t dev_split = 0;      // > 0: dev = the last dev_split training examples

@@ -25,6 +25,7 @@ TaskRegistration nli_registration() {
   };
   t.make = [](const TaskSettings& s) -> std::unique_ptr<Task> {
     ClassifyOptions o = text_classification_options(s);
+    o.task = "nli";
     o.format = "snli";
     o.read.parse_tokens = s.option<std::string>("tokens") == "parse";
     return std::make_unique<TextClassification>(o);
