@@ -157,10 +157,17 @@ Dataset read_tsv(const std::string& path, const ReadOptions& opts) {
     if (first) {
       first = false;
       std::size_t found_label = columns.size(), found_text = columns.size();
-      for (std::size_t c = 0; c < columns.size(); ++c) {
-        if (trim(columns[c]) == opts.label_field && found_label == columns.size()) found_label = c;
-        if (trim(columns[c]) == opts.text_field && found_text == columns.size()) found_text = c;
-      }
+      const std::pair<const std::string*, std::size_t*> fields[2] = {{&opts.label_field, &found_label},
+                                                                     {&opts.text_field, &found_text}};
+      for (std::size_t c = 0; c < columns.size(); ++c)
+        for (auto [field, found] : fields)
+          if (trim(columns[c]) == *field) {
+            // Two columns of one name: which one is meant is a guess (pandas renames, csv.DictReader takes the last).
+            if (*found < columns.size())
+              fail("{}:{}: header names '{}' twice (columns {} and {}); rename one", d.path, line, *field, *found + 1,
+                   c + 1);
+            *found = c;
+          }
       if (found_label < columns.size() && found_text < columns.size()) {  // a header line
         label_col = found_label;
         text_col = found_text;

@@ -236,6 +236,9 @@ TEST_CASE("text readers: TSV with a header (any column order) and without one") 
   CHECK(n.examples[1].tokens == V{"second"});
   const std::string bad = write_temp_file("b.tsv", "label\ttext\n1\n");
   check_error_at([&] { read_tsv(bad, {}); }, bad, 2, "column");
+  // A header naming a field twice is ambiguous (the first column was taken, without a word).
+  const std::string twice = write_temp_file("t.tsv", "text\ttext\tlabel\ngood\tbad\tpos\n");
+  check_error_at([&] { read_tsv(twice, {}); }, twice, 1, "header names 'text' twice (columns 1 and 2)");
 }
 
 TEST_CASE("text readers: JSON lines with integer and string labels, custom keys, bad JSON") {
