@@ -45,7 +45,7 @@ def test_walks_stop_at_dead_ends_and_by_restart_prob():
     chain = topograph.graph(([0, 1, 2], [1, 2, 3]), num_nodes=5)  # 3 and 4 have no out-edge
     traces, types = random_walk(chain, [0, 2, 4], length=3)
     assert traces.tolist() == [[0, 1, 2, 3], [2, 3, -1, -1], [4, -1, -1, -1]]
-    assert random_walk(chain, [0, 1], length=3, restart_prob=1.0)[0][:, 1:].eq(-1).all()
+    assert random_walk(chain, [0, 1], length=3, restart_prob=torch.ones(3))[0][:, 1:].eq(-1).all()
     traces, _ = random_walk(chain, [0, 1], length=3, restart_prob=torch.tensor([0.0, 1.0, 0.0]))
     assert traces.tolist() == [[0, 1, -1, -1], [1, 2, -1, -1]]
     torch.manual_seed(1)

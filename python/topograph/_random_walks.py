@@ -45,6 +45,9 @@ def _restart(restart_prob, steps: int) -> Optional[torch.Tensor]:
         return None
     p = torch.as_tensor(restart_prob, dtype=torch.float64).cpu()
     if p.dim() == 0:
+        # DGL 2.1 refuses a single 1.0 (every walk would end before it starts); a per-step 1 only ends that step
+        if not 0 <= float(p) < 1:
+            raise DGLError(f"random_walk: restart_prob values must be in [0, 1) for a single float, got {float(p)}")
         p = p.expand(steps)
     if p.dim() != 1 or p.numel() != steps:
         raise DGLError(f"random_walk: restart_prob must be a float or hold one value per step ({steps}), "
@@ -135,8 +138,8 @@ def random_walk(g: DGLGraph, nodes, *, metapath: Optional[Sequence[EType]] = Non
         current = torch.where(alive, indices[pick] if indices.numel() else current, torch.full_like(current, -1))
         traces[:, i + 1] = current
         edges[:, i] = torch.where(alive, eids[pick] if eids.numel() else current, torch.full_like(current, -1))
-    types = torch.tensor([g.ntypes.index(start_type)] + [g.ntypes.index(r[2]) for r in steps], dtype=torch.int64)
-    traces, edges = traces.to(g.idtype), edges.to(g.idtype)  # ids in the graph's dtype, as DGL's
+    types = torch.tensor([g.ntypes.index(start_type)] + [g.ntypes.index(r[2]) for r in steps], dtype=g.idtype)
+    traces, edges = traces.to(g.idtype), edges.to(g.idtype)  # ids (and type ids) in the graph's dtype, as DGL's
     return (traces, edges, types) if return_eids else (traces, types)
 
 
