@@ -27,3 +27,28 @@ def test_random_walk_scalar_restart_prob_of_one_is_an_error():
         topograph.sampling.random_walk(g, [0], length=2, restart_prob=1.0)
     traces, _ = topograph.sampling.random_walk(g, [0], length=2, restart_prob=0.0)
     assert traces.tolist() == [[0, 1, 0]]
+
+
+# --- dgl.to_simple
+def test_to_simple_arbitrary_copy_edata_stores_each_kept_edges_parent_id():
+    # DGL 2.1's 'arbitrary' picks each merged edge's features by a subframe of the first (lowest) parent edge,
+    # which also stores those parent ids under dgl.EID (int64); 'sum' / 'mean' store none
+    g = topograph.graph(([0, 0, 1, 2, 0], [1, 1, 2, 0, 2]))
+    g.edata["w"] = torch.arange(5.0)
+    s = topograph.to_simple(g, copy_edata=True)
+    assert sorted(s.edata.keys()) == sorted(["count", "w", topograph.EID])
+    assert s.edata[topograph.EID].tolist() == [0, 4, 2, 3] and s.edata[topograph.EID].dtype == torch.int64
+    assert topograph.to_simple(g.int(), copy_edata=True).edata[topograph.EID].dtype == torch.int64
+    assert sorted(topograph.to_simple(g, copy_edata=True, aggregator="sum").edata.keys()) == ["count", "w"]
+    assert topograph.EID not in topograph.to_simple(g).edata  # copy_edata=False: nothing copied
+
+
+def test_unknown_reducer_names_are_dgl_errors():
+    # DGL 2.1: add_self_loop's "Unsupported aggregation" and to_simple's "Aggregator ... not recognized" are
+    # DGLError (both still ValueErrors here, as before)
+    g = topograph.graph(([0, 1], [1, 1]))
+    g.edata["w"] = torch.ones(2)
+    with pytest.raises(DGLError, match="median"):
+        topograph.add_self_loop(g, fill_data="median")
+    with pytest.raises(DGLError, match="median"):
+        topograph.to_simple(g, copy_edata=True, aggregator="median")

@@ -79,7 +79,7 @@ def to_simple(g: DGLGraph, return_counts: Optional[str] = "count", writeback_map
     'sum' or 'mean'."""
     _check(g, "to_simple")
     if aggregator not in ("arbitrary", "sum", "mean"):
-        raise ValueError(f"to_simple: aggregator must be 'arbitrary', 'sum' or 'mean', got {aggregator!r}")
+        raise DGLError(f"to_simple: aggregator must be 'arbitrary', 'sum' or 'mean', got {aggregator!r}")
     relations = g.canonical_etypes
     merged = [_simple(*g.all_edges(etype=c), g.num_nodes(c[2])) for c in relations]
     new = _rebuilt(g, [(u, v) for u, v, _, _, _ in merged])
@@ -97,6 +97,9 @@ def to_simple(g: DGLGraph, return_counts: Optional[str] = "count", writeback_map
                 total = total.index_add(0, new_of_old.to(value.device), value)
                 target[name] = total if aggregator == "sum" else \
                     total / counts.to(value.device).view(-1, *[1] * (value.dim() - 1))
+        if copy_edata and aggregator == "arbitrary":
+            # DGL 2.1 takes these features as a subframe of the kept parent edges, which stores their ids
+            target[EID] = first_old.to(new.device)
         if return_counts is not None:
             target[return_counts] = counts.to(device=new.device, dtype=g.idtype)
     if not writeback_mapping:
@@ -194,7 +197,7 @@ def add_self_loop(g: DGLGraph, edge_feat_names: Optional[Sequence[str]] = None, 
         raise TypeError(f"add_self_loop: expected a topograph graph, got {type(g).__name__}")
     if isinstance(fill_data, str):
         if fill_data not in REDUCERS:
-            raise ValueError(f"add_self_loop: fill_data must be a number or one of {list(REDUCERS)}, "
+            raise DGLError(f"add_self_loop: fill_data must be a number or one of {list(REDUCERS)}, "
                              f"got {fill_data!r}")
     elif not isinstance(fill_data, numbers.Number):
         raise TypeError(f"add_self_loop: fill_data must be a number or a reducer name, got {type(fill_data).__name__}")
