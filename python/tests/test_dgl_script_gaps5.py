@@ -52,3 +52,21 @@ def test_unknown_reducer_names_are_dgl_errors():
         topograph.add_self_loop(g, fill_data="median")
     with pytest.raises(DGLError, match="median"):
         topograph.to_simple(g, copy_edata=True, aggregator="median")
+
+
+# --- dgl.function message passing
+def test_message_passing_input_errors_are_dgl_errors():
+    # DGL 2.1 raises DGLError for integer features in a built-in ("Feature data must be float type") and for a
+    # reducer reading a message the message function does not write ("Invalid message ... function pairs")
+    import topograph.function as fn
+    g = topograph.graph(([0, 1], [1, 2]))
+    g.ndata["i"] = torch.arange(3)
+    g.ndata["x"] = torch.ones(3, 2)
+    with pytest.raises(DGLError, match="float"):
+        g.update_all(fn.copy_u("i", "m"), fn.sum("m", "o"))
+    with pytest.raises(TypeError):  # still the TypeError it was
+        g.update_all(fn.copy_u("i", "m"), fn.sum("m", "o"))
+    with pytest.raises(DGLError, match="'mm'"):
+        g.update_all(fn.copy_u("x", "m"), fn.sum("mm", "o"))
+    with pytest.raises(DGLError, match="'mm'"):
+        g.update_all(lambda edges: {"m": edges.src["x"]}, fn.sum("mm", "o"))

@@ -339,8 +339,8 @@ def message_passing(g, message_func, reduce_func, apply_node_func=None) -> Dict[
     elif isinstance(reduce_func, BuiltinReduce):  # UDF messages, then the built-in reducer over them
         messages = message_dict(g, message_func)
         if reduce_func.msg not in messages:
-            raise ValueError(f"update_all: the reducer reads message {reduce_func.msg!r}, the message function "
-                             f"writes {sorted(messages)}")
+            raise DGLError(f"update_all: the reducer reads message {reduce_func.msg!r}, the message function "
+                           f"writes {sorted(messages)}")
         out = {reduce_func.out: ops.gspmm_zero_empty(g, "copy_rhs", reduce_func.op, None, messages[reduce_func.msg])}
     elif callable(reduce_func):
         # computed in full before any is stored: a reducer reading nodes.data sees the features before the update
@@ -365,8 +365,8 @@ def update_all(g, message_func, reduce_func, apply_node_func=None) -> None:
 def _reduce_builtin(g, message_func: BuiltinMessage, reduce_func: BuiltinReduce) -> torch.Tensor:
     """A built-in message reduced by a built-in: [num_dst, ...], 0 for a destination without in-edges."""
     if message_func.out != reduce_func.msg:
-        raise ValueError(f"update_all: the reducer reads message {reduce_func.msg!r}, "
-                         f"the message function writes {message_func.out!r}")
+        raise DGLError(f"update_all: the reducer reads message {reduce_func.msg!r}, "
+                       f"the message function writes {message_func.out!r}")
     m, reduce = message_func, reduce_func.op
     if m.op == "copy_lhs" and m.lhs_target in "ue":
         x = _operand(g, m.lhs_target, m.lhs_field)

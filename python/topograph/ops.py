@@ -33,6 +33,7 @@ import torch
 from . import _C, _float64
 from ._autograd import FLOAT_DTYPES, taped
 from ._compile import eager
+from ._base import DGLTypeError
 from ._graph import ALL, DGLError, DGLGraph
 from ._segment import gather_mm, segment_mm, segment_reduce, segment_softmax  # dgl.ops' segment ops: plain torch
 from ._segment import group_softmax
@@ -45,12 +46,12 @@ _TARGETS = {"u": 0, "src": 0, "v": 1, "dst": 1, "e": 2, "edge": 2}
 
 
 def _need_float(x: torch.Tensor, what: str) -> None:
-    """A TypeError naming `what` unless x is float16, bfloat16, float32 or float64 (DGL's feature dtypes; it
-    refuses integer features too). The cast to the kernels' float32 and back, or the float64 path, is taped's
-    (_autograd.py)."""
+    """A DGLTypeError naming `what` unless x is float16, bfloat16, float32 or float64 (DGL's feature dtypes; it
+    refuses integer features too, with a DGLError). The cast to the kernels' float32 and back, or the float64
+    path, is taped's (_autograd.py)."""
     if x.dtype not in FLOAT_DTYPES:
-        raise TypeError(f"{what}: features must be float16, bfloat16, float32 or float64, got {x.dtype} (cast with "
-                        f".float())")
+        raise DGLTypeError(f"{what}: features must be float16, bfloat16, float32 or float64, got {x.dtype} (cast "
+                           f"with .float())")
 
 
 def _feature(x: Optional[torch.Tensor], what: str):
