@@ -112,10 +112,17 @@ TaggedDataset read_tagged(TagFormat format, const std::string& path, const TagRe
             ++d.stats.documents;
             return;
           }
-          const std::vector<std::string_view> columns = detail::split_fields(s, ' ');
+          // Spaces (CoNLL-2003's own files) or tabs (many exports of it): the first token line decides.
+          if (conll_columns == 0) d.conll_separator = s.find('\t') != std::string_view::npos ? '\t' : ' ';
+          const char sep = d.conll_separator, other = sep == ' ' ? '\t' : ' ';
+          const char* sep_name = sep == ' ' ? "space" : "tab";
+          if (sep == ' ' && s.find(other) != std::string_view::npos)
+            bad_line("a tab in a file of space-separated columns (line {} has no tab)", conll_columns_line);
+          const std::vector<std::string_view> columns = detail::split_fields(s, sep);
           for (std::string_view c : columns)
-            if (c.empty()) bad_line("empty column (two spaces in a row?)");
-          if (columns.size() < 2) bad_line("{} column; expected 'token ... tag' (>= 2 space-separated)", columns.size());
+            if (c.empty()) bad_line("empty column (two {}s in a row?)", sep_name);
+          if (columns.size() < 2)
+            bad_line("{} column; expected 'token ... tag' (>= 2 {}-separated)", columns.size(), sep_name);
           if (conll_columns == 0) {
             conll_columns = columns.size();
             conll_columns_line = line;
@@ -177,7 +184,9 @@ void write_tagged_predictions(const std::string& path, const TaggedDataset& data
                               const std::vector<std::vector<std::string>>& predicted) {
   TOPO_CHECK(predicted.size() == data.sentences.size(), "predictions for '{}': {} sentences, the file has {}",
              data.path, predicted.size(), data.sentences.size());
-  const char separator = data.format == TagFormat::Conll || data.format == TagFormat::Bmes ? ' ' : '\t';
+  const char separator = data.format == TagFormat::Conll  ? data.conll_separator
+                         : data.format == TagFormat::Bmes ? ' '
+                                                          : '\t';
   std::string out;
   for (std::size_t s = 0; s < predicted.size(); ++s) {
     const TaggedSentence& sentence = data.sentences[s];

@@ -1,8 +1,9 @@
 #pragma once
 // Sequence-labelling corpora: one token per line with its tag, a blank line between sentences.
-//   conll   CoNLL-2003 columns "token POS chunk NER" (space-separated; any number >= 2 of columns, the same in
-//           the whole file): the token is the first column, the tag the last. "-DOCSTART-" lines are document
-//           separators, not sentences (counted in stats.documents).
+//   conll   CoNLL-2003 columns "token POS chunk NER" (single spaces, or tabs where the file's first token line
+//           has one: one separator for the whole file; any number >= 2 of columns, the same in the whole file): the
+//           token is the first column, the tag the last. "-DOCSTART-" lines are document separators, not
+//           sentences (counted in stats.documents).
 //   conllu  CoNLL-U (10 tab-separated columns): FORM is the token, UPOS (column 4) or XPOS (column 5) the tag;
 //           comment lines (#), multiword-token ranges ("3-4") and empty nodes ("8.1") are skipped and counted.
 //   weibo   Weibo NER "CHAR<position digits><TAB>TAG": the trailing digits (the character's position inside a
@@ -48,6 +49,7 @@ struct TaggedDataset {
   TaggedReadStats stats;
   std::string path;
   TagFormat format = TagFormat::Conll;
+  char conll_separator = ' ';  // conll: the file's column separator (' ' or '\t'), used again for predictions
 };
 
 struct TagReadOptions {
@@ -58,8 +60,8 @@ struct TagReadOptions {
 
 TaggedDataset read_tagged(TagFormat format, const std::string& path, const TagReadOptions& options = {});
 
-// The file `data` came from, each token line followed by its predicted tag (space-separated for conll and bmes,
-// a tab for conllu and weibo), a blank line after each sentence: conlleval reads a conll result directly
+// The file `data` came from, each token line followed by its predicted tag (after the file's separator for conll,
+// a space for bmes, a tab for conllu and weibo), a blank line after each sentence: conlleval reads a conll result directly
 // (gold tag, then predicted). predicted[s] has one tag per token of sentence s. Written atomically.
 void write_tagged_predictions(const std::string& path, const TaggedDataset& data,
                               const std::vector<std::vector<std::string>>& predicted);

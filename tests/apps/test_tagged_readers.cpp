@@ -163,3 +163,28 @@ TEST_CASE("tagged predictions: the input's lines plus a predicted column, a blan
   CHECK(testing::error_of([&] { write_tagged_predictions(out, d, {{"O"}, {"O"}}); }).find("1 tags for 2 tokens") !=
         std::string::npos);
 }
+
+TEST_CASE("tagged readers: CoNLL columns separated by tabs read as spaced ones; predictions keep the separator") {
+  // Many exports of CoNLL-2003 use tabs; they stopped at their first line ("1 column"). Tabs or spaces, one per file.
+  const std::string tabs = testing::write_temp_file(
+      "tabs.conll", "-DOCSTART-\t-X-\t-X-\tO\n\nEU\tNNP\tI-NP\tI-ORG\nsays\tVBZ\tI-VP\tO\n\nPeter\tNNP\tI-NP\tI-PER\n");
+  const TaggedDataset d = read_tagged(TagFormat::Conll, tabs);
+  REQUIRE(d.sentences.size() == 2);
+  CHECK(d.sentences[0].tokens == std::vector<std::string>{"EU", "says"});
+  CHECK(d.sentences[0].tags == std::vector<std::string>{"I-ORG", "O"});
+  CHECK(d.stats.documents == 1);
+  const std::string out = (testing::fresh_temp_dir("pred_tabs") / "out.txt").string();
+  write_tagged_predictions(out, d, {{"B-ORG", "O"}, {"B-PER"}});
+  CHECK(slurp(out) == "EU\tNNP\tI-NP\tI-ORG\tB-ORG\nsays\tVBZ\tI-VP\tO\tO\n\nPeter\tNNP\tI-NP\tI-PER\tB-PER\n\n");
+
+  // One separator per file: a line of the other kind is an error naming it and the line that set the separator.
+  const std::string mixed = testing::write_temp_file("mixed.conll", "EU NNP I-ORG\nsays\tVBZ\tO\n");
+  CHECK(testing::error_of([&] { read_tagged(TagFormat::Conll, mixed); })
+            .find(mixed + ":2: a tab in a file of space-separated columns (line 1 has no tab)") != std::string::npos);
+  const std::string spaced = testing::write_temp_file("spaced.conll", "EU\tNNP\tI-ORG\nsays VBZ O\n");
+  CHECK(testing::error_of([&] { read_tagged(TagFormat::Conll, spaced); })
+            .find(spaced + ":2: 1 column; expected 'token ... tag' (>= 2 tab-separated)") != std::string::npos);
+  const std::string doubled = testing::write_temp_file("doubled.conll", "EU\t\tI-ORG\n");
+  CHECK(testing::error_of([&] { read_tagged(TagFormat::Conll, doubled); }).find(":1: empty column (two tabs in a row?)") !=
+        std::string::npos);
+}
