@@ -70,3 +70,24 @@ def test_message_passing_input_errors_are_dgl_errors():
         g.update_all(fn.copy_u("x", "m"), fn.sum("mm", "o"))
     with pytest.raises(DGLError, match="'mm'"):
         g.update_all(lambda edges: {"m": edges.src["x"]}, fn.sum("mm", "o"))
+
+
+# --- batches
+def test_batch_num_nodes_and_edges_are_in_the_graphs_idtype():
+    # DGL 2.1 keeps the batch counts in the graph's idtype (int32 for an int32 graph), batched or not
+    h = topograph.graph(([0, 1], [1, 0]), idtype=torch.int32)
+    h.edata["e"] = torch.ones(2, 2)
+    for g in (h, topograph.batch([h, h])):
+        assert g.batch_num_nodes().dtype == torch.int32 and g.batch_num_edges().dtype == torch.int32
+    b = topograph.batch([h, h])
+    assert b.batch_num_nodes().tolist() == [2, 2]
+    assert topograph.batch([h.long(), h.long()]).batch_num_edges().dtype == torch.int64
+    # what reads the counts still works on them: readouts, unbatch, segment ops, re-setting them
+    b.ndata["x"] = torch.arange(4.0).view(4, 1)
+    assert topograph.sum_nodes(b, "x").tolist() == [[1.0], [5.0]]
+    assert topograph.broadcast_edges(b, torch.tensor([[1.0], [2.0]])).tolist() == [[1.0], [1.0], [2.0], [2.0]]
+    assert [g.num_edges() for g in topograph.unbatch(b)] == [2, 2]
+    b.set_batch_num_nodes(b.batch_num_nodes())
+    b.set_batch_num_edges(b.batch_num_edges())
+    assert topograph.unbatch(b)[1].edata["e"].shape == (2, 2)
+    assert topograph.nn.AvgPooling()(b, b.ndata["x"]).tolist() == [[0.5], [2.5]]

@@ -494,11 +494,12 @@ class DGLGraph(MessagePassingVerbs):
     def batch_size(self) -> int:
         return self._g.batch_size
 
+    # in the graph's idtype, as DGL 2.1 keeps them (a script may compare or concatenate them with its ids)
     def batch_num_nodes(self, ntype: Optional[str] = None) -> torch.Tensor:
-        return torch.tensor(self._g.batch_num_nodes(self._g.ntype_id(self._ntype(ntype))), dtype=torch.int64)
+        return torch.tensor(self._g.batch_num_nodes(self._g.ntype_id(self._ntype(ntype))), dtype=self.idtype)
 
     def batch_num_edges(self, etype: EType = None) -> torch.Tensor:
-        return torch.tensor(self._g.batch_num_edges(self._relation(etype)), dtype=torch.int64)
+        return torch.tensor(self._g.batch_num_edges(self._relation(etype)), dtype=self.idtype)
 
     def __reduce__(self):
         """Pickled as the types, edges, batch, device and features that rebuild it (_pickle.py), as DGL's graphs
