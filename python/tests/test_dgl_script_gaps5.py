@@ -91,3 +91,14 @@ def test_batch_num_nodes_and_edges_are_in_the_graphs_idtype():
     b.set_batch_num_edges(b.batch_num_edges())
     assert topograph.unbatch(b)[1].edata["e"].shape == (2, 2)
     assert topograph.nn.AvgPooling()(b, b.ndata["x"]).tolist() == [[0.5], [2.5]]
+
+
+# --- subgraphs
+def test_a_mask_of_the_wrong_length_is_a_dgl_error():
+    # DGL 2.1 reads a short mask as a mask of the first nodes; topograph refuses it, as a DGLError as its other
+    # bad ids are (still a ValueError)
+    g = topograph.graph(([0, 1, 2], [1, 2, 3]))
+    with pytest.raises(DGLError, match="4 entries"):
+        topograph.node_subgraph(g, torch.tensor([True, False]))
+    with pytest.raises(DGLError, match="3 entries"):
+        topograph.edge_subgraph(g, torch.tensor([True]))

@@ -19,7 +19,7 @@ def _id_list(x, count: int, what: str) -> list:
     t = x if isinstance(x, torch.Tensor) else torch.as_tensor(x)
     if t.dtype == torch.bool:
         if t.dim() != 1 or t.numel() != count:
-            raise ValueError(f"{what}: a boolean mask must have {count} entries, got shape {tuple(t.shape)}")
+            raise DGLError(f"{what}: a boolean mask must have {count} entries, got shape {tuple(t.shape)}")
         return t.nonzero().flatten().tolist()
     return _ids(t if t.numel() else t.to(torch.int64), what).tolist()
 
