@@ -144,6 +144,18 @@ TEST_CASE("node-classify: bad data lines and settings are named") {
   CHECK(error_of([&] { c.validate(); }).find("'labelled' = '0,x': 'x' is not a node id") != std::string::npos);
   c.set("labelled", "0,33").set("test_nodes", "33");
   CHECK(error_of([&] { Trainer(c).run(); }).find("node 33 is in --labelled and in --test-nodes") != std::string::npos);
+  // The file's own splits are named as the file's, not as options the user never typed.
+  NodeDataset d;
+  d.num_nodes = 3, d.num_classes = 2, d.labels = {0, -1, 1}, d.edges = {{0, 1}, {1, 2}};
+  d.splits.train = {0, 2};
+  d.splits.dev = {2};
+  CHECK(error_of([&] { NodeClassification(d, "g.npz", NodeSplits{}); })
+            .find("node 2 is in the train split of g.npz and in the dev split of g.npz") != std::string::npos);
+  d.splits = {.train = {0, 1}, .dev = {2}, .test = {}};
+  CHECK(error_of([&] { NodeClassification(d, "g.npz", NodeSplits{}); })
+            .find("node 1 of the train split of g.npz has no label in g.npz") != std::string::npos);
+  CHECK(error_of([&] { NodeClassification(d, "g.npz", NodeSplits{.train = {1}, .dev = {}, .test = {}}); })
+            .find("node 1 of --labelled has no label in g.npz") != std::string::npos);
   c = node_config("gcn", dir);
   c.set("data", "/nonexistent/graph.txt");
   CHECK(error_of([&] { Trainer(c).run(); }).find("/nonexistent/graph.txt") != std::string::npos);

@@ -335,32 +335,42 @@ NodeClassification::NodeClassification(NodeDataset data, std::string path, NodeS
   const std::int64_t n = data_.num_nodes;
   for (const std::int64_t f : fanouts_)
     TOPO_CHECK(f >= 1 || f == -1, "node-classify: --fanouts {} must be >= 1 or -1 (every in-edge)", f);
-  // A split the options leave empty is the file's.
-  if (splits_.train.empty()) splits_.train = data_.splits.train;
-  if (splits_.dev.empty()) splits_.dev = data_.splits.dev;
-  if (splits_.test.empty()) splits_.test = data_.splits.test;
-  std::vector<const char*> owner(static_cast<std::size_t>(n), nullptr);
-  auto claim = [&](const std::vector<std::int64_t>& nodes, const char* field) {
+  // A split the options leave empty is the file's; errors name where each split came from, the option or the
+  // file (a node in two of the file's own splits is the file's fault, not an option the user never typed).
+  const auto take = [&](std::vector<std::int64_t>& split, const std::vector<std::int64_t>& file_split,
+                        const char* option, const char* name) {
+    if (!split.empty()) return fmt::format("--{}", option);
+    split = file_split;
+    return fmt::format("the {} split of {}", name, path_);
+  };
+  const std::string train_from = take(splits_.train, data_.splits.train, "labelled", "train");
+  std::string dev_from = take(splits_.dev, data_.splits.dev, "dev-nodes", "dev");
+  const std::string test_from = take(splits_.test, data_.splits.test, "test-nodes", "test");
+  std::vector<const std::string*> owner(static_cast<std::size_t>(n), nullptr);
+  auto claim = [&](const std::vector<std::int64_t>& nodes, const std::string& from) {
     for (const std::int64_t v : nodes) {
-      TOPO_CHECK(v >= 0 && v < n, "node-classify: --{} names node {}, outside [0, {}) of {}", field, v, n, path_);
-      TOPO_CHECK(owner[v] == nullptr, "node-classify: node {} is in --{} and in --{}", v, owner[v], field);
-      owner[v] = field;
+      TOPO_CHECK(v >= 0 && v < n, "node-classify: {} names node {}, outside [0, {}) of {}", from, v, n, path_);
+      TOPO_CHECK(owner[v] == nullptr, "node-classify: node {} is in {} and in {}", v, *owner[v], from);
+      owner[v] = &from;
     }
   };
-  claim(splits_.train, "labelled");
-  claim(splits_.test, "test-nodes");
-  if (splits_.dev.empty())
+  claim(splits_.train, train_from);
+  claim(splits_.test, test_from);
+  if (splits_.dev.empty()) {
+    dev_from = "the dev nodes (every node in no other split)";
     for (std::int64_t v = 0; v < n; ++v)
       if (owner[v] == nullptr) splits_.dev.push_back(v);
-  claim(splits_.dev, "dev-nodes");
+  }
+  claim(splits_.dev, dev_from);
   TOPO_CHECK(!splits_.train.empty(),
              "node-classify: no training node: {} has no train split, and --labelled names none", path_);
   TOPO_CHECK(!splits_.dev.empty(), "node-classify: no dev node left (every node is labelled or a test node)");
-  for (const auto& [nodes, field] : {std::pair{&splits_.train, "labelled"}, std::pair{&splits_.dev, "dev-nodes"},
-                                     std::pair{&splits_.test, "test-nodes"}})
+  using Named = std::pair<const std::vector<std::int64_t>*, const std::string*>;
+  for (const auto& [nodes, from] : {Named{&splits_.train, &train_from}, Named{&splits_.dev, &dev_from},
+                                    Named{&splits_.test, &test_from}})
     for (const std::int64_t v : *nodes)
-      TOPO_CHECK(data_.labels[static_cast<std::size_t>(v)] >= 0, "node-classify: node {} of --{} has no label in {}", v,
-                 field, path_);
+      TOPO_CHECK(data_.labels[static_cast<std::size_t>(v)] >= 0, "node-classify: node {} of {} has no label in {}", v,
+                 *from, path_);
   graph_ = std::make_shared<const HeteroGraph>(node_classify_graph(data_));
   // The graph holds the edges now: the listed int64 pairs (16 B an edge; 0.3 GiB at 21M edges) would only
   // sit beside it for the whole run.
