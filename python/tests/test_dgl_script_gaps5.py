@@ -102,3 +102,15 @@ def test_a_mask_of_the_wrong_length_is_a_dgl_error():
         topograph.node_subgraph(g, torch.tensor([True, False]))
     with pytest.raises(DGLError, match="3 entries"):
         topograph.edge_subgraph(g, torch.tensor([True]))
+
+
+# --- readouts
+def test_readout_with_an_unknown_op_is_a_dgl_error():
+    # DGL 2.1: "reducer prod not recognized." is a DGLError (still a ValueError here)
+    g = topograph.graph(([0], [1]))
+    g.ndata["h"] = torch.ones(2, 1)
+    g.edata["e"] = torch.ones(1, 1)
+    with pytest.raises(DGLError, match="'prod'"):
+        topograph.readout_nodes(g, "h", op="prod")
+    with pytest.raises(DGLError, match="'prod'"):
+        topograph.readout_edges(g, "e", op="prod")

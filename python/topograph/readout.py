@@ -85,7 +85,7 @@ def _weighted(frame, feat: str, weight: Optional[str], what: str) -> torch.Tenso
 
 def _check_op(op: str, what: str) -> None:
     if op not in REDUCERS:
-        raise ValueError(f"{what}: op must be one of {list(REDUCERS)}, got {op!r}")
+        raise DGLError(f"{what}: op must be one of {list(REDUCERS)}, got {op!r}")
 
 
 def readout_nodes(graph, feat: str, weight: Optional[str] = None, *, op: str = "sum",
