@@ -114,3 +114,19 @@ def test_readout_with_an_unknown_op_is_a_dgl_error():
         topograph.readout_nodes(g, "h", op="prod")
     with pytest.raises(DGLError, match="'prod'"):
         topograph.readout_edges(g, "e", op="prod")
+
+
+# --- dgl.nn layers' attributes
+def test_graph_sage_gat_conv_answer_to_dgls_private_attribute_names():
+    # layer-by-layer inference loops size their output buffers by DGL's attributes:
+    # torch.zeros(N, layer._out_feats), layer._num_heads, layer._in_src_feats
+    nn = topograph.nn
+    g = nn.GraphConv(5, 3, norm="right", allow_zero_in_degree=True)
+    assert (g._in_feats, g._out_feats, g._norm, g._allow_zero_in_degree) == (5, 3, "right", True)
+    g.set_allow_zero_in_degree(False)
+    assert g._allow_zero_in_degree is False
+    s = nn.SAGEConv((4, 6), 2, "pool")
+    assert (s._in_src_feats, s._in_dst_feats, s._out_feats, s._aggre_type) == (4, 6, 2, "pool")
+    a = nn.GATConv(5, 3, num_heads=4)
+    assert (a._in_src_feats, a._in_dst_feats, a._out_feats, a._num_heads) == (5, 5, 3, 4)
+    assert a._allow_zero_in_degree is False

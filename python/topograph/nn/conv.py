@@ -62,6 +62,19 @@ def _degree_norm(degrees: torch.Tensor, power: float, like: torch.Tensor) -> tor
     return norm.view(-1, *[1] * (like.dim() - 1)).to(like.device)
 
 
+def dgl_attribute_names(**names: str):
+    """Class decorator: DGL 2.1's private attribute names (`_out_feats`, `_num_heads`, ...) read and write the
+    layer's own attributes, since DGL users' inference loops size their buffers by them."""
+    def decorate(cls):
+        for dgl_name, ours in names.items():
+            setattr(cls, dgl_name, property(lambda self, a=ours: getattr(self, a),
+                                            lambda self, value, a=ours: setattr(self, a, value)))
+        return cls
+    return decorate
+
+
+@dgl_attribute_names(_in_feats="in_feats", _out_feats="out_feats", _norm="norm",
+                     _allow_zero_in_degree="allow_zero_in_degree")
 class GraphConv(torch.nn.Module):
     """h_dst = bias + sum_{src -> dst} (c_src c_dst)^(-1/2)... with DGL's `norm`: 'both' (out-degree^-1/2 of
     the source, in-degree^-1/2 of the destination), 'right' (1 / in-degree), 'left' (1 / out-degree), 'none';
@@ -113,6 +126,8 @@ class GraphConv(torch.nn.Module):
         return self.activation(rst) if self.activation is not None else rst
 
 
+@dgl_attribute_names(_in_src_feats="in_src", _in_dst_feats="in_dst", _out_feats="out_feats",
+                     _aggre_type="aggregator_type")
 class SAGEConv(torch.nn.Module):
     """h_dst = fc_self(h_dst) + fc_neigh(aggregate_{src -> dst} h_src), aggregator 'mean', 'pool' (max of
     ReLU(fc_pool h_src)), 'lstm' (the last hidden state of an LSTM over each destination's messages in edge-id
@@ -209,6 +224,8 @@ class SAGEConv(torch.nn.Module):
             return graph.dstdata["neigh"]
 
 
+@dgl_attribute_names(_in_src_feats="in_src", _in_dst_feats="in_dst", _out_feats="out_feats", _num_heads="heads",
+                     _allow_zero_in_degree="allow_zero_in_degree")
 class GATConv(torch.nn.Module):
     """Graph attention: z = W h [N, H, out]; e_{s->d} = LeakyReLU(a_l . z_s + a_r . z_d); alpha = softmax
     over each destination's in-edges; h_d = sum_s alpha z_s (+ residual, + bias) -> [N_dst, H, out].
@@ -223,6 +240,7 @@ class GATConv(torch.nn.Module):
                  allow_zero_in_degree: bool = False, bias: bool = True):
         super().__init__()
         in_src, in_dst = in_feats if isinstance(in_feats, (tuple, list)) else (in_feats, in_feats)
+        self.in_src, self.in_dst = in_src, in_dst
         self.heads, self.out_feats, self.activation = num_heads, out_feats, activation
         self.allow_zero_in_degree, self.negative_slope = allow_zero_in_degree, negative_slope
         self.shared = not isinstance(in_feats, (tuple, list))
