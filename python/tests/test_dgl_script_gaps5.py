@@ -130,3 +130,28 @@ def test_graph_sage_gat_conv_answer_to_dgls_private_attribute_names():
     a = nn.GATConv(5, 3, num_heads=4)
     assert (a._in_src_feats, a._in_dst_feats, a._out_feats, a._num_heads) == (5, 5, 3, 4)
     assert a._allow_zero_in_degree is False
+
+
+# --- graph utilities
+def test_laplacian_lambda_max_gives_numpy_floats():
+    # DGL 2.1 returns scipy's eigenvalue, a numpy.float64 (a float that also has .item(), which scripts call)
+    np = pytest.importorskip("numpy")
+    g = topograph.to_bidirected(topograph.graph(([0, 1, 2], [1, 2, 0])))
+    (lmax,) = topograph.laplacian_lambda_max(g)
+    assert isinstance(lmax, np.float64) and lmax.item() == pytest.approx(1.5)
+
+
+def test_edge_weight_norm_and_edge_softmax_input_errors_are_dgl_errors():
+    # DGL 2.1's EdgeWeightNorm raises DGLError for weights of more than one column and for non-positive
+    # weights under norm='both'; edge_softmax's bad norm_by and logits not one row per edge of eids (silent in
+    # DGL 2.1) are DGLError here alike, as the other shape errors of edge_softmax are
+    g = topograph.graph(([0, 1, 2], [1, 2, 0]))
+    norm = topograph.nn.EdgeWeightNorm(norm="both")
+    with pytest.raises(DGLError, match="> 0"):
+        norm(g, -torch.ones(3))
+    with pytest.raises(DGLError, match="one scalar per edge"):
+        norm(g, torch.ones(3, 2))
+    with pytest.raises(DGLError, match="norm_by"):
+        topograph.nn.functional.edge_softmax(g, torch.ones(3, 1), norm_by="both")
+    with pytest.raises(DGLError, match="eids"):
+        topograph.nn.functional.edge_softmax(g, torch.ones(3, 1), eids=torch.tensor([0, 1]))

@@ -300,6 +300,11 @@ def laplacian_lambda_max(g: DGLGraph) -> list:
     """dgl.laplacian_lambda_max: per graph of the batch, the largest eigenvalue (real part) of its normalised
     Laplacian I - D^-1/2 A^T D^-1/2 (D the in-degrees clamped to >= 1), as ChebConv takes it; dense per graph."""
     from ._construct import unbatch
+    try:
+        import numpy  # not a dependency: DGL's type where it is there (scipy's eigenvalue, a float with .item())
+        scalar = numpy.float64
+    except ImportError:
+        scalar = float
 
     out = []
     for member in unbatch(g):
@@ -308,5 +313,5 @@ def laplacian_lambda_max(g: DGLGraph) -> list:
         a = _dense_adjacency(member, torch.float64).T
         laplacian = torch.eye(member.num_nodes(), dtype=torch.float64) - norm[:, None] * a.cpu() * norm[None, :]
         values = torch.linalg.eigvals(laplacian) if member.num_nodes() else torch.zeros(1, dtype=torch.complex128)
-        out.append(float(values.real[values.abs().argmax()]))
+        out.append(scalar(values.real[values.abs().argmax()]))
     return out

@@ -243,10 +243,10 @@ def edge_softmax(graph: DGLGraph, logits: torch.Tensor, eids=ALL, norm_by: str =
         except (ValueError, DGLError) as e:  # named as this call's argument, not as edge_subgraph's
             raise type(e)(f"edge_softmax: eids: {str(e).removeprefix('edge_subgraph: ')}") from None
         if logits.shape[0] != g.num_edges():
-            raise ValueError(f"edge_softmax: logits must have one row per edge of eids ({g.num_edges()}), got "
-                             f"{tuple(logits.shape)}")
+            raise DGLError(f"edge_softmax: logits must have one row per edge of eids ({g.num_edges()}), got "
+                           f"{tuple(logits.shape)}")
     if norm_by not in ("dst", "src"):
-        raise ValueError(f"edge_softmax: norm_by must be 'dst' or 'src', got {norm_by!r}")
+        raise DGLError(f"edge_softmax: norm_by must be 'dst' or 'src', got {norm_by!r}")
     x, one_d = _feature(logits, "edge_softmax: logits")
     rel, by_src = g._relation(None), norm_by == "src"
     out = taped(lambda s, need: _C.edge_softmax(g._g, rel, s, by_src, need[0]), x,
@@ -262,7 +262,7 @@ def _edge_softmax_relations(g: DGLGraph, logits: Mapping, eids, norm_by: str) ->
         raise DGLError("edge_softmax: eids is not supported with {relation: logits} (nor by DGL 2.1's); take "
                        "the edge subgraph first")
     if norm_by not in ("dst", "src"):
-        raise ValueError(f"edge_softmax: norm_by must be 'dst' or 'src', got {norm_by!r}")
+        raise DGLError(f"edge_softmax: norm_by must be 'dst' or 'src', got {norm_by!r}")
     given = {g.to_canonical_etype(k): v for k, v in logits.items()}
     missing = [c for c in g.canonical_etypes if c not in given]
     if missing:

@@ -328,13 +328,13 @@ class EdgeWeightNorm(torch.nn.Module):
 
     def forward(self, graph, edge_weight: torch.Tensor) -> torch.Tensor:
         if edge_weight.dim() != 1 or edge_weight.shape[0] != graph.num_edges():
-            raise ValueError(f"EdgeWeightNorm: edge_weight must be one scalar per edge [{graph.num_edges()}], got "
-                             f"{tuple(edge_weight.shape)}")
+            raise DGLError(f"EdgeWeightNorm: edge_weight must be one scalar per edge [{graph.num_edges()}], got "
+                           f"{tuple(edge_weight.shape)}")
         if self._norm == "none":
             return edge_weight
         if self._norm == "both" and bool((edge_weight <= 0).any()):
-            raise ValueError("EdgeWeightNorm: norm='both' takes the square root of weight sums: every edge "
-                             "weight must be > 0")
+            raise DGLError("EdgeWeightNorm: norm='both' takes the square root of weight sums: every edge "
+                           "weight must be > 0")
         src, dst = (ids.to(device=edge_weight.device, dtype=torch.int64) for ids in graph.all_edges())
         in_sum = edge_weight.new_zeros(graph.num_dst_nodes()).index_add(0, dst, edge_weight) + self._eps
         if self._norm == "right":
