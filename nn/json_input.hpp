@@ -110,17 +110,28 @@ Json parse_json_text(std::string_view text, const std::string& source) {
   }
 }
 
-// The file at `path`, read whole and parsed so; `what` ("config file", "topology file") begins each error:
-// "WHAT 'PATH' cannot be opened", "... is a directory, not a JSON file" (one opens and reads as empty), "... is
-// not valid JSON: why".
+// The most a file of settings (a config, a topology file) may hold. Ours are a few KB; the bound makes a path
+// that never ends (/dev/zero, /dev/urandom: a probe of topo-topology, 2026-12-06) an error naming it, where
+// reading it whole ran out of memory with a message that named no file.
+inline constexpr std::size_t kMaxJsonFileBytes = std::size_t{64} << 20;
+
+// The file at `path`, read whole (at most max_bytes) and parsed so; `what` ("config file", "topology file")
+// begins each error: "WHAT 'PATH' cannot be opened", "... is a directory, not a JSON file" (one opens and reads
+// as empty), "... holds more than N MiB", "... is not valid JSON: why".
 template <class Json = nlohmann::json>
-Json read_json_file(const std::string& path, const std::string& what) {
-  std::ifstream in(path);
+Json read_json_file(const std::string& path, const std::string& what, std::size_t max_bytes = kMaxJsonFileBytes) {
+  std::ifstream in(path, std::ios::binary);
   TOPO_CHECK(in.good(), "{} '{}' cannot be opened", what, path);
   TOPO_CHECK(!std::filesystem::is_directory(path), "{} '{}' is a directory, not a JSON file", what, path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_json_text<Json>(text.str(), fmt::format("{} '{}'", what, path));  // not +: GCC 12's -Wrestrict
+  std::string text;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    text.append(chunk, static_cast<std::size_t>(in.gcount()));
+    TOPO_CHECK(text.size() <= max_bytes, "{} '{}' holds more than {} bytes: not a JSON file of settings", what, path,
+               max_bytes);
+  }
+  TOPO_CHECK(!in.bad(), "{} '{}' cannot be read", what, path);
+  return parse_json_text<Json>(text, fmt::format("{} '{}'", what, path));  // not +: GCC 12's -Wrestrict
 }
 
 // `value`'s JSON for an error message, cut as shown_text cuts.

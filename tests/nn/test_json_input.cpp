@@ -55,3 +55,21 @@ TEST_CASE("shown_json: an error message quotes a value's JSON cut to a readable 
   const std::string long_text = topo::shown_json(json(std::string(1000, 'x')), 20);
   CHECK(long_text == "\"xxxxxxxxxxxxxxxxxxx... (1002 characters)");
 }
+
+TEST_CASE("read_json_file: a path that never ends (/dev/zero) is an error naming it, not an out-of-memory") {
+  // Reading it whole ran out of memory: "out of memory (an allocation failed)", no file named (2026-12-06).
+  std::string message;
+  try {
+    (void)topo::read_json_file("/dev/zero", "topology file");
+  } catch (const std::exception& e) {
+    message = e.what();
+  }
+  CHECK(message.find("topology file '/dev/zero' holds more than 67108864 bytes") != std::string::npos);
+  message.clear();
+  try {
+    (void)topo::read_json_file("/dev/null", "config file");
+  } catch (const std::exception& e) {
+    message = e.what();
+  }
+  CHECK(message.find("config file '/dev/null' is not valid JSON") != std::string::npos);
+}
