@@ -32,6 +32,33 @@ std::int64_t window_radius(const TopologyRelation& r, std::int64_t tokens) {
   return r.radius;
 }
 
+namespace {
+
+// At most how many edges relation_edges gives `r` in a sentence of `tokens` tokens, without building them.
+std::int64_t relation_edge_bound(const TopologySpec& spec, const TopologyRelation& r, std::int64_t tokens) {
+  const Axis src = axis_of(spec, r.src, tokens), dst = axis_of(spec, r.dst, tokens);
+  const std::int64_t s = src.count, d = dst.count;
+  switch (r.builder) {
+    case TopologyBuilderKind::Window: return d * std::min(2 * std::min(window_radius(r, tokens), s) + 1, s);
+    case TopologyBuilderKind::Dilated: return d * std::min(2 * std::min(r.reach, s), s);
+    case TopologyBuilderKind::Ring: return d * 2;
+    case TopologyBuilderKind::Block: return d * std::min(r.size, s);
+    case TopologyBuilderKind::Self: return d;
+    case TopologyBuilderKind::Global: {
+      // The listed positions read every source, the others read the listed ones.
+      const std::int64_t listed =
+          std::min<std::int64_t>(static_cast<std::int64_t>(r.positions.size()), std::max(src.length, dst.length));
+      return listed * s + d * listed;
+    }
+    case TopologyBuilderKind::Random: return d * std::min(r.per_node, s);
+    case TopologyBuilderKind::All:
+    case TopologyBuilderKind::Full: return d * s;
+  }
+  return d * s;
+}
+
+}  // namespace
+
 SentenceEdges relation_edges(const TopologySpec& spec, const TopologyRelation& r, std::int64_t tokens) {
   const Axis src = axis_of(spec, r.src, tokens), dst = axis_of(spec, r.dst, tokens);
   SentenceEdges out;
@@ -168,6 +195,24 @@ TopologyGraph build_topology(const TopologySpec& spec, const std::vector<std::in
   std::map<std::int64_t, std::vector<std::vector<SentenceEdges>>> by_length;  // [plan][entry]
   for (std::int64_t n : lengths) {
     if (by_length.count(n)) continue;
+    // The sentence's size before any edge is built: what every group's relations can hold, with the relation
+    // that holds the most named.
+    std::int64_t bound = 0, largest = 0;
+    int largest_relation = 0;
+    for (const GroupPlan& plan : plans)
+      for (int r : plan.relations) {
+        if (r < 0) continue;
+        const std::int64_t edges = relation_edge_bound(spec, spec.relations[static_cast<std::size_t>(r)], n);
+        bound += edges;
+        if (edges > largest) largest = edges, largest_relation = r;
+      }
+    if (bound > kMaxSentenceEdges) {
+      const TopologyRelation& r = spec.relations[static_cast<std::size_t>(largest_relation)];
+      fail("{}: {}: a sentence of {} token{} would hold up to {} edges ({} of them '{}', {} {} -> {}); a sentence's "
+           "graph holds at most {} (full attention over 2048 tokens): use fewer nodes or a sparser builder",
+           spec.source, r.path, n, n == 1 ? "" : "s", bound, largest, r.name, builder_name(r.builder), r.src, r.dst,
+           kMaxSentenceEdges);
+    }
     std::vector<std::vector<SentenceEdges>>& per_plan = by_length[n];
     for (const GroupPlan& plan : plans) {
       std::vector<SentenceEdges> entries;
@@ -263,9 +308,9 @@ TopologyGraph build_topology(const TopologySpec& spec, const std::vector<std::in
 }
 
 void check_topology_lengths(const TopologySpec& spec, std::int64_t max_tokens) {
-  std::vector<std::int64_t> lengths(static_cast<std::size_t>(std::max<std::int64_t>(max_tokens, 1)));
-  for (std::size_t i = 0; i < lengths.size(); ++i) lengths[i] = static_cast<std::int64_t>(i) + 1;
-  (void)build_topology(spec, lengths);  // one batch of every length: the in-edge check runs per length
+  // One sentence at a time: one batch of every length held 64 sentences' graphs at once (2^30 edges for a
+  // file at the size bound).
+  for (std::int64_t n = 1; n <= std::max<std::int64_t>(max_tokens, 1); ++n) (void)build_topology(spec, {n});
 }
 
 }  // namespace topo::models

@@ -48,13 +48,21 @@ struct TopologyGraph {
   std::vector<std::vector<Block>> blocks;  // [dst type][head group]: all of one type share their source numbering
 };
 
+// The most edges one sentence's graph may hold (every head group's relations together): 2^22, full attention
+// over 2048 tokens. A file past it (a 'full' relation over a type of 4096 nodes: 2^24 edges per sentence, 2^30
+// for the 64 lengths checked up front) ran out of memory with a message that named no file; it is refused,
+// naming the file and the relation that builds the most.
+inline constexpr std::int64_t kMaxSentenceEdges = std::int64_t{1} << 22;
+
 // Throws topo::Error naming the file, head group, destination node and sentence length when a destination has
-// no in-edge in some group (an empty softmax). Built on the CPU, then moved to `device`.
+// no in-edge in some group (an empty softmax), and naming the file and a relation when a sentence's relations
+// would build more than kMaxSentenceEdges edges. Built on the CPU, then moved to `device`.
 TopologyGraph build_topology(const TopologySpec& spec, const std::vector<std::int64_t>& lengths,
                              Device device = Device::cpu());
 
-// build_topology for one sentence of each length 1..max_tokens: the in-edge check up front, so a file that
-// leaves short sentences without context fails when it is loaded, not mid-training.
+// build_topology for one sentence of each length 1..max_tokens, one length at a time: the in-edge and size
+// checks up front, so a file that leaves short sentences without context fails when it is loaded, not
+// mid-training.
 void check_topology_lengths(const TopologySpec& spec, std::int64_t max_tokens);
 
 }  // namespace topo::models

@@ -292,6 +292,52 @@ TEST_CASE("topology files: every bad file is an error naming the file and the JS
   CHECK_NOTHROW(build_topology(dilated, {5, 4}));
 }
 
+TEST_CASE("topology files past the size bounds: errors naming the file and the field, not out-of-memory") {
+  const std::string local = R"({"name": "local", "src": "tok", "dst": "tok", "builder": "window", "radius": 1})";
+  // A probe (2026-12-06): each of these ran out of memory ("out of memory (an allocation failed)", no file named)
+  // or ran for minutes; "N/ 4" and "N/+4" were taken as "N/4".
+  CHECK(error_of([&] { (void)spec_of(R"({"nodes": {"a": 4096, "b": 4096}, "relations": [)" + local +
+                                      R"(, {"name": "r", "src": "a", "dst": "tok", "builder": "all"},
+                                            {"name": "s", "src": "b", "dst": "tok", "builder": "all"}]})"); })
+            .find("test.json: nodes: the types' counts sum to 8192 nodes per sentence; at most 4096 in all") !=
+        std::string::npos);
+  CHECK_NOTHROW(spec_of(R"({"nodes": {"a": 4000, "b": {"count": 96, "in_sequence": true}}, "relations": [)" + local +
+                        R"(, {"name": "r", "src": "a", "dst": "tok", "builder": "all"}]})"));
+  for (const std::string width : {"N/ 4", "N/+4", "N/-4", "N/", "N/4 "}) {
+    CAPTURE(width);
+    CHECK(error_of([&] {
+            (void)spec_of(fmt::format(R"({{"relations": [{{"name": "w", "src": "tok", "dst": "tok", "builder": "window", "width": "{}"}}]}})", width));
+          }).find("relations[0].width: expected an odd integer or \"N/k\" with k >= 1") != std::string::npos);
+  }
+  // 'full' over a type of 4096 nodes: 2^24 edges in every sentence.
+  const TopologySpec dense = spec_of(R"({"nodes": {"g": 4096}, "relations": [)" + local +
+                                     R"(, {"name": "gg", "src": "g", "dst": "g", "builder": "full"},
+                                          {"name": "b", "src": "g", "dst": "tok", "builder": "all"}]})");
+  const std::string message = error_of([&] { check_topology_lengths(dense, 64); });
+  CAPTURE(message);
+  CHECK(message.find("test.json: relations[1]: a sentence of 1 token would hold up to 16781313 edges (16777216 of "
+                     "them 'gg', full g -> g); a sentence's graph holds at most 4194304") != std::string::npos);
+  // [CLS]-like leading nodes under full attention; and full attention past 2048 tokens (only the graph path: the
+  // band kernel builds no graph).
+  CHECK(error_of([&] {
+          check_topology_lengths(
+              spec_of(R"({"nodes": {"c": {"count": 4096, "in_sequence": true}}, "relations": [{"name": "f", "src": "tok", "dst": "tok", "builder": "full"}]})"),
+              64);
+        }).find("relations[0]: a sentence of 1 token would hold up to 16785409 edges") != std::string::npos);
+  const TopologySpec full = spec_of(R"({"relations": [{"name": "f", "src": "tok", "dst": "tok", "builder": "full"}]})");
+  CHECK(error_of([&] { build_topology(full, {8, 2049}); }).find("a sentence of 2049 tokens would hold up to 4198401 edges") !=
+        std::string::npos);
+  // The bound counts what the builders can build, not their fields: a radius or block of 2^40 is the sentence.
+  CHECK_NOTHROW(check_topology_lengths(
+      spec_of(R"({"relations": [{"name": "b", "src": "tok", "dst": "tok", "builder": "block", "size": 1099511627776},
+                                {"name": "g", "src": "tok", "dst": "tok", "builder": "global", "positions": [0, 1099511627776]},
+                                {"name": "r", "src": "tok", "dst": "tok", "builder": "random", "per_node": 1099511627776, "seed": 1}]})"),
+      64));
+  CHECK_NOTHROW(build_topology(spec_of(R"({"nodes": {"c": {"count": 1, "in_sequence": true}}, "relations": [)" + local +
+                                       R"(, {"name": "g", "src": "tok", "dst": "tok", "builder": "global", "positions": [0]}]})"),
+                               {4096}));  // Longformer over 4096 tokens
+}
+
 TEST_CASE("the shipped topology files parse, build for every short length, and say what they claim") {
   const std::string dir = std::string(TOPO_SOURCE_DIR) + "/configs/topologies/";
   for (const char* name : {"star", "multiscale", "longformer", "bigbird", "custom_topology", "head_groups"}) {
