@@ -155,3 +155,14 @@ def test_edge_weight_norm_and_edge_softmax_input_errors_are_dgl_errors():
         topograph.nn.functional.edge_softmax(g, torch.ones(3, 1), norm_by="both")
     with pytest.raises(DGLError, match="eids"):
         topograph.nn.functional.edge_softmax(g, torch.ones(3, 1), eids=torch.tensor([0, 1]))
+
+
+# --- node views
+def test_nodes_without_a_type_on_several_node_types_is_a_dgl_error():
+    # DGL 2.1: "Node type name must be specified if there are more than one node types." is a DGLError
+    hg = topograph.heterograph({("a", "r", "b"): ([0, 1], [1, 2])})
+    with pytest.raises(DGLError, match="name one"):
+        hg.nodes()
+    with pytest.raises(DGLError, match="name one"):
+        hg.nodes[None].data  # noqa: B018 (the view's own lookup)
+    assert hg.nodes("b").tolist() == [0, 1, 2]

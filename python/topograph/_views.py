@@ -128,7 +128,7 @@ class _NodeSpace:
         if ntype is None:
             types = g.srctypes if self._side == "src" else g.dsttypes if self._side == "dst" else g.ntypes
             if len(types) != 1:
-                raise ValueError(f"the graph has node types {types}: name one")
+                raise DGLError(f"the graph has node types {types}: name one")
             ntype = types[0]
         stored = g._stored_ntype(ntype, self._side)
         if stored not in g._g.ntypes:  # as DGL's; else a frame made for a mistyped name reads as empty
