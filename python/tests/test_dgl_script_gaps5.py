@@ -166,3 +166,32 @@ def test_nodes_without_a_type_on_several_node_types_is_a_dgl_error():
     with pytest.raises(DGLError, match="name one"):
         hg.nodes[None].data  # noqa: B018 (the view's own lookup)
     assert hg.nodes("b").tolist() == [0, 1, 2]
+
+
+def test_graph_conv_external_weight_on_a_weighted_module_is_a_dgl_error():
+    # DGL 2.1: "External weight is provided while at the same time the module has defined its own weight
+    # parameter" is a DGLError
+    g = topograph.graph(([0, 1], [1, 0]))
+    with pytest.raises(DGLError, match="weight=False"):
+        topograph.nn.GraphConv(3, 2)(g, torch.ones(2, 3), weight=torch.ones(3, 2))
+
+
+# --- dgl.sparse
+def test_sparse_shape_errors_are_runtime_errors_too():
+    # DGL 2.1's dgl.sparse checks shapes in C++ (TORCH_CHECK): a script catches RuntimeError; topograph's
+    # errors stay DGLErrors (ValueErrors) with their messages, and are RuntimeErrors as well
+    sp = topograph.sparse
+    A = sp.spmatrix(torch.tensor([[0, 1], [1, 2]]), shape=(3, 3))
+    cases = [
+        (lambda: A @ torch.ones(4, 2), "spmm"),  # SpMM: Invalid input shapes
+        (lambda: A + sp.identity((4, 4)), "shapes"),  # Elementwise operators ... different shapes
+        (lambda: sp.matmul(A, sp.identity((2, 2))), "chain"),  # SpSpMM: the second dim of lhs_mat ...
+        (lambda: sp.spmatrix(torch.tensor([[0, 1], [1, 2]]), torch.ones(3), (3, 3)), "nnz"),  # indices.size(1) == ...
+        (lambda: A.reduce(0, "prod"), "rtype"),  # unknown reduce function prod
+        (lambda: sp.sddmm(A, torch.ones(2, 2), torch.ones(2, 3)), "sddmm"),
+    ]
+    for call, words in cases:
+        with pytest.raises(RuntimeError, match=words):
+            call()
+        with pytest.raises(DGLError, match=words):
+            call()

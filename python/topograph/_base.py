@@ -23,6 +23,11 @@ class DGLTypeError(DGLError, TypeError):
     ``except dgl.DGLError`` catches it, and a TypeError, as topograph raised it before (``except TypeError``)."""
 
 
+class DGLRuntimeError(DGLError, RuntimeError):
+    """A bad shape or argument where DGL 2.1 checks in C++ and so raises RuntimeError (dgl.sparse's operators):
+    a RuntimeError for the scripts that catch that, and a DGLError (ValueError) as topograph raised it before."""
+
+
 def id_tensor(x) -> torch.Tensor:
     """Ids as given (a tensor as it is; a list, a numpy array or a scalar converted keeping its kind of number, int64
     for integers and for an empty list), for the callers' dtype checks. Converting straight to int64 truncated

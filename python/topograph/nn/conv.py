@@ -108,8 +108,8 @@ class GraphConv(torch.nn.Module):
         if self.norm in ("left", "both"):
             feat_src = feat_src * _degree_norm(graph.out_degrees(), -0.5 if self.norm == "both" else -1.0, feat_src)
         if weight is not None and self.weight is not None:
-            raise ValueError("GraphConv: the module has its own weight; pass weight= only to one built with "
-                             "weight=False")
+            raise DGLError("GraphConv: the module has its own weight; pass weight= only to one built with "
+                           "weight=False")
         weight = weight if weight is not None else self.weight
         aggregate = (lambda x: ops.copy_u_sum(graph, x)) if edge_weight is None else \
             (lambda x: ops.u_mul_e_sum(graph, x, edge_weight.view(-1, *[1] * (x.dim() - 1))))

@@ -17,6 +17,7 @@ from typing import Optional, Tuple
 
 import torch
 
+from .._base import DGLRuntimeError
 from .._segment import pointer_ids
 
 
@@ -435,7 +436,8 @@ def _values(val, nnz: int, device, given: bool = False) -> torch.Tensor:
     if not isinstance(val, torch.Tensor):
         raise TypeError(f"spmatrix: val must be a torch.Tensor, got {type(val).__name__}")
     if val.dim() not in (1, 2) or val.shape[0] != nnz:
-        raise ValueError(f"spmatrix: val must be [nnz] or [nnz, D] with nnz = {nnz}, got {tuple(val.shape)}")
+        raise DGLRuntimeError(f"spmatrix: val must be [nnz] or [nnz, D] with nnz = {nnz}, got "
+                              f"{tuple(val.shape)}")
     return val
 
 

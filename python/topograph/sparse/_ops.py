@@ -21,6 +21,7 @@ from typing import Optional, Union
 import torch
 
 from .. import ops
+from .._base import DGLRuntimeError
 from ._matrix import SparseMatrix, _Structure, coalesced, diag, gather_lines, is_scalar, val_like
 
 _REDUCTIONS = {"sum": "sum", "smax": "amax", "smin": "amin", "smean": "mean", "sprod": "prod"}
@@ -47,8 +48,8 @@ def spmm(A: SparseMatrix, X: torch.Tensor) -> torch.Tensor:
         ok = X.dim() == 3 and X.shape[0] == N and X.shape[2] == val.shape[1]
     if not ok:
         wanted = f"[{N}], [{N}, D] or [{N}, D, K]" if val.dim() == 1 else f"[{N}, D, {val.shape[1]}]"
-        raise ValueError(f"spmm: a matrix of shape {A.shape} with values {tuple(val.shape)} multiplies {wanted}, "
-                         f"got {tuple(X.shape)}")
+        raise DGLRuntimeError(f"spmm: a matrix of shape {A.shape} with values {tuple(val.shape)} multiplies "
+                              f"{wanted}, got {tuple(X.shape)}")
     ops._need_float(val, "spmm: A's values")
     ops._need_float(X, "spmm: X")
     g = A._s.graph()
@@ -73,9 +74,9 @@ def spspmm(A: SparseMatrix, B: SparseMatrix) -> SparseMatrix:
     _need_matrix(A, "spspmm")
     _need_matrix(B, "spspmm", "B")
     if A.shape[1] != B.shape[0]:
-        raise ValueError(f"spspmm: shapes {A.shape} and {B.shape} do not chain")
+        raise DGLRuntimeError(f"spspmm: shapes {A.shape} and {B.shape} do not chain")
     if A.val.dim() != 1 or B.val.dim() != 1:
-        raise ValueError("spspmm: both matrices must have scalar values ([nnz])")
+        raise DGLRuntimeError("spspmm: both matrices must have scalar values ([nnz])")
     a_entry, b_entry = gather_lines(B.row, B.shape[0], A.col)
     shape = (A.shape[0], B.shape[1])
     return coalesced(A.row[a_entry], B.col[b_entry], A.val[a_entry] * B.val[b_entry], shape,
@@ -107,10 +108,10 @@ def sddmm(A: SparseMatrix, X1: torch.Tensor, X2: torch.Tensor) -> SparseMatrix:
         (dims == (2, 2) and X2.shape == (X1.shape[1], N)) or
         (dims == (3, 3) and X2.shape[0] == X1.shape[1] and X2.shape[1] == N and X2.shape[2] == X1.shape[2])))
     if not shapes_ok:
-        raise ValueError(f"sddmm: a matrix of shape {A.shape} takes X1 [{L}, K] and X2 [K, {N}] ([{L}] and [{N}], or "
-                         f"[{L}, K, H] and [K, {N}, H]), got {tuple(X1.shape)} and {tuple(X2.shape)}")
+        raise DGLRuntimeError(f"sddmm: a matrix of shape {A.shape} takes X1 [{L}, K] and X2 [K, {N}] ([{L}] and "
+                              f"[{N}], or [{L}, K, H] and [K, {N}, H]), got {tuple(X1.shape)} and {tuple(X2.shape)}")
     if A.val.dim() == 2 and dims == (3, 3) and A.val.shape[1] != X1.shape[2]:
-        raise ValueError(f"bsddmm: values {tuple(A.val.shape)} against H = {X1.shape[2]} batches")
+        raise DGLRuntimeError(f"bsddmm: values {tuple(A.val.shape)} against H = {X1.shape[2]} batches")
     for t, name in ((A.val, "A's values"), (X1, "X1"), (X2, "X2")):
         ops._need_float(t, f"sddmm: {name}")
     g = A._s.graph()
@@ -150,7 +151,7 @@ def reduce(input: SparseMatrix, dim: Optional[int] = None, rtype: str = "sum") -
     trailing shape; per column (dim 0) -> [N, ...]; per row (dim 1) -> [L, ...]."""
     _need_matrix(input, "reduce", "input")
     if rtype not in _REDUCTIONS:
-        raise ValueError(f"reduce: rtype must be one of {sorted(_REDUCTIONS)}, got {rtype!r}")
+        raise DGLRuntimeError(f"reduce: rtype must be one of {sorted(_REDUCTIONS)}, got {rtype!r}")
     val = input.val
     how = _REDUCTIONS[rtype]
     if dim is None:
@@ -290,12 +291,12 @@ def _same_shape(A, B, what: str) -> None:
     _need_matrix(A, what)
     _need_matrix(B, what, "B")
     if A.shape != B.shape:
-        raise ValueError(f"{what}: shapes {A.shape} and {B.shape} differ")
+        raise DGLRuntimeError(f"{what}: shapes {A.shape} and {B.shape} differ")
 
 
 def _matching_values(A: SparseMatrix, B: SparseMatrix, what: str):
     if A.val.shape[1:] != B.val.shape[1:]:
-        raise ValueError(f"{what}: values of shapes {tuple(A.val.shape)} and {tuple(B.val.shape)} do not match")
+        raise DGLRuntimeError(f"{what}: values of shapes {tuple(A.val.shape)} and {tuple(B.val.shape)} do not match")
     return A.val, B.val
 
 
