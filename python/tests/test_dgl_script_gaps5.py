@@ -195,3 +195,15 @@ def test_sparse_shape_errors_are_runtime_errors_too():
             call()
         with pytest.raises(DGLError, match=words):
             call()
+
+
+def test_csr_and_csc_value_indices_of_a_coo_matrix_are_a_tensor_even_in_order():
+    # DGL 2.1 gives value indices as a tensor for a matrix built from COO (spmatrix, from_coo, g.adj(), its
+    # arithmetic), in order or not; scripts index A.val with them. None (DGL's answer only where the matrix is
+    # stored in that very format) made A.val[None] a [1, nnz] tensor without a word
+    sp = topograph.sparse
+    B = sp.spmatrix(torch.tensor([[0, 0, 2], [1, 3, 0]]), torch.tensor([1.0, 2.0, 3.0]), shape=(3, 4))
+    assert B.csr()[2].tolist() == [0, 1, 2] and B.csc()[2].tolist() == [2, 0, 1]
+    indptr, cols, order = B.csr()
+    assert torch.equal(sp.from_csr(indptr, cols, B.val[order], B.shape).to_dense(), B.to_dense())
+    assert topograph.graph(([0, 1], [1, 2])).adj().csr()[2].tolist() == [0, 1]

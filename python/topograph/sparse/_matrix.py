@@ -90,13 +90,13 @@ class SparseMatrix:
         """[2, nnz]: rows over columns."""
         return torch.stack([self._s.row, self._s.col])
 
-    def csr(self) -> Tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor]]:
-        """(indptr [L + 1], column of each entry by row, entry index of each or None when the entries are
-        already in row order). Entries keep their given order within a row, as DGL's."""
+    def csr(self) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(indptr [L + 1], column of each entry by row, entry index of each). Entries keep their given order
+        within a row, as DGL's."""
         return _compressed(self._s.row, self._s.col, self.shape[0])
 
-    def csc(self) -> Tuple[torch.Tensor, torch.Tensor, Optional[torch.Tensor]]:
-        """(indptr [N + 1], row of each entry by column, entry index of each or None), as csr by columns."""
+    def csc(self) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(indptr [N + 1], row of each entry by column, entry index of each), as csr by columns."""
         return _compressed(self._s.col, self._s.row, self.shape[1])
 
     def to_dense(self) -> torch.Tensor:
@@ -361,13 +361,13 @@ def to_torch_sparse_coo(spmat: SparseMatrix) -> torch.Tensor:
 
 def to_torch_sparse_csr(spmat: SparseMatrix) -> torch.Tensor:
     indptr, cols, order = spmat.csr()
-    val = spmat.val if order is None else spmat.val[order]
+    val = spmat.val[order]
     return torch.sparse_csr_tensor(indptr, cols, val, spmat.shape + tuple(val.shape[1:]))
 
 
 def to_torch_sparse_csc(spmat: SparseMatrix) -> torch.Tensor:
     indptr, rows, order = spmat.csc()
-    val = spmat.val if order is None else spmat.val[order]
+    val = spmat.val[order]
     return torch.sparse_csc_tensor(indptr, rows, val, spmat.shape + tuple(val.shape[1:]))
 
 
@@ -403,8 +403,9 @@ def _compressed(major: torch.Tensor, minor: torch.Tensor, extent: int):
     order = torch.sort(major, stable=True).indices
     indptr = torch.zeros(extent + 1, dtype=torch.int64, device=major.device)
     indptr[1:] = torch.cumsum(torch.bincount(major, minlength=extent), 0)
-    in_order = bool(torch.equal(order, torch.arange(order.numel(), device=order.device)))
-    return indptr, minor[order], None if in_order else order
+    # always the permutation, as DGL 2.1 gives it for a matrix built from COO (None only where it stores that
+    # format itself): a script reads A.val[order], which None would silently turn into a [1, nnz] tensor
+    return indptr, minor[order], order
 
 
 def _expand_indptr(indptr: torch.Tensor, indices: torch.Tensor, what: str) -> torch.Tensor:
