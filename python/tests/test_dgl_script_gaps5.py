@@ -207,3 +207,17 @@ def test_csr_and_csc_value_indices_of_a_coo_matrix_are_a_tensor_even_in_order():
     indptr, cols, order = B.csr()
     assert torch.equal(sp.from_csr(indptr, cols, B.val[order], B.shape).to_dense(), B.to_dense())
     assert topograph.graph(([0, 1], [1, 2])).adj().csr()[2].tolist() == [0, 1]
+
+
+# --- user-defined functions
+def test_a_udf_returning_the_wrong_thing_is_a_dgl_error():
+    # DGL 2.1: "Expect dictionary type for feature data" and "Expect number of features to match number of
+    # nodes" are DGLErrors (still TypeError / ValueError here)
+    g = topograph.graph(([0, 1], [1, 2]))
+    g.ndata["x"] = torch.ones(3, 1)
+    with pytest.raises(DGLError, match="3 rows"):
+        g.apply_nodes(lambda nodes: {"bad": torch.ones(2)})
+    with pytest.raises(DGLError, match="dict"):
+        g.apply_edges(lambda edges: torch.ones(2))
+    with pytest.raises(TypeError, match="dict"):
+        g.apply_edges(lambda edges: torch.ones(2))

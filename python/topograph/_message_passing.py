@@ -30,7 +30,7 @@ from typing import Callable, Dict, Iterator, Optional
 import torch
 
 from . import ops
-from ._base import DGLError
+from ._base import DGLError, DGLTypeError
 from .function import BuiltinMessage, BuiltinReduce
 
 
@@ -261,11 +261,11 @@ class NodeBatch:
 def udf_output(result, rows: int, what: str) -> Dict[str, torch.Tensor]:
     """A UDF's return value: a dict of tensors with `rows` rows each."""
     if not isinstance(result, Mapping):
-        raise TypeError(f"{what} must return a dict {{name: tensor}}, got {type(result).__name__}")
+        raise DGLTypeError(f"{what} must return a dict {{name: tensor}}, got {type(result).__name__}")
     for name, value in result.items():
         if not isinstance(value, torch.Tensor) or value.dim() == 0 or value.shape[0] != rows:
             shape = tuple(value.shape) if isinstance(value, torch.Tensor) else type(value).__name__
-            raise ValueError(f"{what}: {name!r} must be a tensor of {rows} rows, got {shape}")
+            raise DGLError(f"{what}: {name!r} must be a tensor of {rows} rows, got {shape}")
     return dict(result)
 
 
