@@ -221,3 +221,28 @@ def test_a_udf_returning_the_wrong_thing_is_a_dgl_error():
         g.apply_edges(lambda edges: torch.ones(2))
     with pytest.raises(TypeError, match="dict"):
         g.apply_edges(lambda edges: torch.ones(2))
+
+
+# --- bad arguments DGL 2.1 does not check cleanly
+def test_bad_arguments_without_a_clean_dgl_error_are_dgl_errors():
+    # DGL 2.1 answers these with an AssertionError, a bare torch error or nothing at all (multi_update_all takes
+    # any cross reducer name, EdgeWeightNorm reads norm='left' as 'right'); topograph's messages name the
+    # argument, and a script's `except dgl.DGLError` now catches them (they stay ValueErrors)
+    import topograph.function as fn
+    from topograph.dataloading import MultiLayerFullNeighborSampler, as_edge_prediction_sampler
+    hg = topograph.heterograph({("a", "r", "b"): ([0, 1], [1, 0]), ("b", "s", "a"): ([0], [1])})
+    hg.nodes["a"].data["h"] = torch.ones(2, 1)
+    with pytest.raises(DGLError, match="cross_reducer"):
+        hg.multi_update_all({"r": (fn.copy_u("h", "m"), fn.sum("m", "o"))}, "prod")
+    with pytest.raises(DGLError, match="joins two node types"):
+        topograph.to_bidirected(hg)
+    with pytest.raises(DGLError, match="norm"):
+        topograph.nn.EdgeWeightNorm(norm="left")
+    g = topograph.batch([topograph.graph(([0], [1])), topograph.graph(([0], [1]))])
+    g.ndata["h"] = torch.ones(4, 3)
+    with pytest.raises(DGLError, match="one row per graph"):
+        topograph.broadcast_nodes(g, torch.ones(3, 3))
+    with pytest.raises(DGLError, match="sortby"):
+        topograph.topk_nodes(g, "h", 1, sortby=7)
+    with pytest.raises(DGLError, match="reverse_eids"):
+        as_edge_prediction_sampler(MultiLayerFullNeighborSampler(1), exclude="reverse_id")

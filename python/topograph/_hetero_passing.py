@@ -80,8 +80,8 @@ def _combined_per_destination(g, per_relation: List[Tuple[int, tuple]], cross_re
 def multi_update_all(g, etype_dict, cross_reducer: str, apply_node_func=None) -> None:
     """DGLGraph.multi_update_all (its doc in _graph.py)."""
     if cross_reducer not in CROSS_REDUCERS:
-        raise ValueError(f"multi_update_all: cross_reducer must be one of {sorted(CROSS_REDUCERS)}, "
-                         f"got {cross_reducer!r}")
+        raise DGLError(f"multi_update_all: cross_reducer must be one of {sorted(CROSS_REDUCERS)}, "
+                       f"got {cross_reducer!r}")
     if not isinstance(etype_dict, Mapping):
         raise TypeError(f"multi_update_all: etype_dict must be {{etype: (message_func, reduce_func)}}, "
                         f"got {type(etype_dict).__name__}")

@@ -120,7 +120,7 @@ def repeat_rows(graph_feat: torch.Tensor, seglen, what: str) -> torch.Tensor:
     lengths = torch.as_tensor(seglen).to(device=graph_feat.device, dtype=torch.int64)
     if graph_feat.dim() == 0 or graph_feat.shape[0] != lengths.numel():
         shape = tuple(graph_feat.shape)
-        raise ValueError(f"{what}: graph_feat must have one row per graph ({lengths.numel()}), got shape {shape}")
+        raise DGLError(f"{what}: graph_feat must have one row per graph ({lengths.numel()}), got shape {shape}")
     return torch.repeat_interleave(graph_feat, lengths, dim=0)
 
 

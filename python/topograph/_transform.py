@@ -117,8 +117,8 @@ def to_bidirected(g: DGLGraph, copy_ndata: bool = False, readonly=None) -> DGLGr
     edges = []
     for s, e, d in g.canonical_etypes:
         if s != d:
-            raise ValueError(f"to_bidirected: relation {(s, e, d)} joins two node types; every relation's source "
-                             f"and destination types must agree")
+            raise DGLError(f"to_bidirected: relation {(s, e, d)} joins two node types; every relation's source "
+                           f"and destination types must agree")
         u, v = g.all_edges(etype=(s, e, d))
         loop = u == v  # a self loop is its own reverse
         both_u, both_v = torch.cat([u, v[~loop]]), torch.cat([v, u[~loop]])

@@ -180,8 +180,8 @@ def _topk(x: torch.Tensor, seglen: torch.Tensor, k: int, descending: bool, sortb
         raise ValueError(f"{what}: k must be an int >= 0, got {k!r}")
     rows, width = x.shape
     if sortby is not None and not (isinstance(sortby, numbers.Integral) and -width <= sortby < width):
-        raise ValueError(f"{what}: sortby must be a column of feature {name!r} (in [-{width}, {width})), "
-                         f"got {sortby!r}")
+        raise DGLError(f"{what}: sortby must be a column of feature {name!r} (in [-{width}, {width})), "
+                       f"got {sortby!r}")
     lengths = seglen.to(device=x.device, dtype=torch.int64)
     batch = lengths.numel()
     slots = max(int(lengths.max()) if batch else 0, int(k))  # each graph padded to `slots` rows, as DGL

@@ -58,8 +58,8 @@ class Exclusion:
                              f"edge ids (a tensor or {{etype: tensor}}), got {exclude!r}")
         if isinstance(exclude, str) and exclude == "reverse_id":
             if reverse_eids is None:
-                raise ValueError(f"{what}: exclude='reverse_id' needs reverse_eids, a tensor mapping each edge id to "
-                                 f"its reverse edge's id ({{etype: tensor}} per relation)")
+                raise DGLError(f"{what}: exclude='reverse_id' needs reverse_eids, a tensor mapping each edge id to "
+                               f"its reverse edge's id ({{etype: tensor}} per relation)")
             reverse_eids = ({k: torch.as_tensor(v) for k, v in reverse_eids.items()}
                             if isinstance(reverse_eids, Mapping) else torch.as_tensor(reverse_eids))
         if isinstance(exclude, str) and exclude == "reverse_types" and not isinstance(reverse_etypes, Mapping):

@@ -323,7 +323,7 @@ class EdgeWeightNorm(torch.nn.Module):
     def __init__(self, norm: str = "both", eps: float = 0.0):
         super().__init__()
         if norm not in ("both", "right", "none"):
-            raise ValueError(f"EdgeWeightNorm: norm must be 'both', 'right' or 'none', got {norm!r}")
+            raise DGLError(f"EdgeWeightNorm: norm must be 'both', 'right' or 'none', got {norm!r}")
         self._norm, self._eps = norm, eps
 
     def forward(self, graph, edge_weight: torch.Tensor) -> torch.Tensor:
