@@ -21,15 +21,35 @@ using Json = nlohmann::ordered_json;
 
 std::string shown(const Json& value) { return shown_json(value); }
 
-// A name used in relation and type lists: letters, digits, '_' and '-'.
+// The longest name of a type or relation. Errors quote names (unknown ones too) and the graph's relation labels
+// hold them: a name of 1 MB made a 1 MB error line.
+constexpr std::size_t kMaxNameLength = 100;
+
+bool name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; }
+
+// An object's key as an error's JSON path shows it: itself when it could be a name, else its JSON (quoted,
+// control characters escaped), cut: a key of 1 MB, or one holding a newline or a terminal escape, was printed
+// as it was.
+std::string key_text(const std::string& key) {
+  if (!key.empty() && key.size() <= kMaxNameLength && std::all_of(key.begin(), key.end(), name_char)) return key;
+  return shown_json(Json(key), 60);
+}
+
+// A name used in relation and type lists: letters, digits, '_' and '-', at most kMaxNameLength of them.
 void check_name(const std::string& source, const std::string& path, const Json& value) {
   if (!value.is_string()) bad(source, path, "expected a name (a string), got " + shown(value));
   const std::string name = value.get<std::string>();
   if (name.empty()) bad(source, path, "the name is empty");
-  for (char c : name)
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'))
-      bad(source, path, fmt::format("'{}': a name holds letters, digits, '_' and '-' only", name));
+  if (!std::all_of(name.begin(), name.end(), name_char))
+    bad(source, path, fmt::format("{}: a name holds letters, digits, '_' and '-' only", shown_json(value, 60)));
+  if (name.size() > kMaxNameLength)
+    bad(source, path,
+        fmt::format("{}: a name is at most {} characters, got {}", shown_json(value, 60), kMaxNameLength, name.size()));
 }
+
+// Relations a file may hold: a head group's de-duplication merges each relation's edges into those of the
+// earlier ones, so its work grows with the square of their count; 20,000 ran for minutes.
+constexpr std::size_t kMaxRelations = 256;
 
 // Larger values are clipped where they are used (a radius past the sentence) or refused (node counts, heads).
 constexpr std::int64_t kMaxInteger = std::int64_t{1} << 40;
@@ -47,13 +67,16 @@ std::int64_t integer(const std::string& source, const std::string& path, const J
 
 // Nodes of a type per sentence, and heads of a group: beyond these a file is a mistake, not a model.
 constexpr std::int64_t kMaxNodes = 4096, kMaxHeads = 4096;
+// Layers a per-layer heads list may cover: a run's --layers bound (apps/train/config.cpp's kMaxLayers). Past it
+// the list set --layers to its length, and the config's check then named a field the user never typed.
+constexpr std::size_t kMaxLayers = 1024;
 
 // The keys `object` may hold; any other is an error naming it and the known ones.
 void check_keys(const std::string& source, const std::string& path, const Json& object,
                 const std::vector<std::string>& known) {
   for (const auto& [key, value] : object.items())
     if (std::find(known.begin(), known.end(), key) == known.end())
-      bad(source, path + "." + key,
+      bad(source, path + "." + key_text(key),
           fmt::format("unknown field (expected {})", known.empty() ? std::string("none") : fmt::format("{}", fmt::join(known, ", "))));
 }
 
@@ -105,7 +128,7 @@ void parse_nodes(TopologySpec& spec, const Json& nodes) {
   const std::string& source = spec.source;
   if (!nodes.is_object()) bad(source, "nodes", "expected an object {\"TYPE\": count, ...}, got " + shown(nodes));
   for (const auto& [name, value] : nodes.items()) {
-    const std::string path = "nodes." + name;
+    const std::string path = "nodes." + key_text(name);
     check_name(source, path, Json(name));
     if (name == kTokenType || name == kEmbeddingType)
       bad(source, path, fmt::format("'{}' is built in (the sentence's tokens / their embeddings); name another type", name));
@@ -263,6 +286,9 @@ TopologyHeadGroup parse_head_group(const TopologySpec& spec, const Json& value, 
   const Json& heads = required(source, g.path, value, "heads", "the group's heads (an integer, or one per layer)");
   if (heads.is_array()) {
     if (heads.empty()) bad(source, g.path + ".heads", "an empty list: give the heads of each layer");
+    if (heads.size() > kMaxLayers)
+      bad(source, g.path + ".heads",
+          fmt::format("lists the heads of {} layers; a run has at most {} layers", heads.size(), kMaxLayers));
     g.per_layer = true;
     for (std::size_t l = 0; l < heads.size(); ++l)
       g.heads.push_back(integer(source, fmt::format("{}.heads[{}]", g.path, l), heads[l], 0, kMaxHeads));
@@ -388,6 +414,8 @@ TopologySpec parse_topology(const nlohmann::ordered_json& file, const std::strin
   const Json& relations = required(source, "(top)", file, "relations", "the list of relations");
   if (!relations.is_array() || relations.empty())
     bad(source, "relations", "expected a non-empty list of relations, got " + shown(relations));
+  if (relations.size() > kMaxRelations)
+    bad(source, "relations", fmt::format("{} relations; a file holds at most {}", relations.size(), kMaxRelations));
   for (std::size_t i = 0; i < relations.size(); ++i) {
     TopologyRelation r = parse_relation(spec, relations[i], i);
     for (const TopologyRelation& other : spec.relations)
@@ -404,6 +432,8 @@ TopologySpec parse_topology(const nlohmann::ordered_json& file, const std::strin
     const Json& groups = file.at("head_groups");
     if (!groups.is_array() || groups.empty())
       bad(source, "head_groups", "expected a non-empty list of {\"heads\", \"relations\"} (or no head_groups: every head over every relation), got " + shown(groups));
+    if (groups.size() > kMaxRelations)  // each builds its own copy of its relations' edges
+      bad(source, "head_groups", fmt::format("{} groups; a file holds at most {}", groups.size(), kMaxRelations));
     for (std::size_t i = 0; i < groups.size(); ++i) spec.head_groups.push_back(parse_head_group(spec, groups[i], i));
     std::size_t layers = 0;
     for (const TopologyHeadGroup& g : spec.head_groups)

@@ -309,6 +309,38 @@ TEST_CASE("topology files past the size bounds: errors naming the file and the f
             (void)spec_of(fmt::format(R"({{"relations": [{{"name": "w", "src": "tok", "dst": "tok", "builder": "window", "width": "{}"}}]}})", width));
           }).find("relations[0].width: expected an odd integer or \"N/k\" with k >= 1") != std::string::npos);
   }
+  // A per-layer list of 3200 layers set --layers 3200, and the config refused "'layers' = 3200", naming no file.
+  CHECK(error_of([&] {
+          (void)spec_of(R"({"relations": [)" + local + R"(], "head_groups": [{"heads": [)" +
+                        fmt::format("{}", fmt::join(std::vector<int>(3200, 1), ", ")) + R"(], "relations": ["local"]}]})");
+        }).find("test.json: head_groups[0].heads: lists the heads of 3200 layers; a run has at most 1024 layers") !=
+        std::string::npos);
+  // Names and keys of 1 MB were quoted whole (a 1 MB error line), a key with a newline or a terminal escape as
+  // it was; 20,000 relations ran for minutes.
+  const std::string big(1 << 20, 'x');
+  for (const std::string& text :
+       {R"({"relations": [)" + local + R"(], ")" + big + R"(": 1})",
+        R"({"relations": [)" + local + R"(], "head_groups": [{"heads": 1, "relations": [")" + big + R"("]}]})",
+        R"({"nodes": {")" + big + R"(!": 1}, "relations": [)" + local + "]}",
+        R"({"relations": [{"name": ")" + big + R"(", "src": "tok", "dst": "tok", "builder": "self"}]})"}) {
+    const std::string m = error_of([&] { (void)spec_of(text); });
+    CAPTURE(m.substr(0, 300));
+    CHECK(m.size() < 400);
+    CHECK(m.find("... (1048") != std::string::npos);
+  }
+  CHECK(error_of([&] { (void)spec_of(R"({"relations": [)" + local + R"(], "a\nb\u001b[31m": 1})"); })
+            .find(R"(test.json: (top)."a\nb\u001b[31m": unknown field)") != std::string::npos);
+  CHECK(error_of([&] {
+          (void)spec_of(R"({"relations": [{"name": ")" + std::string(101, 'r') +
+                        R"(", "src": "tok", "dst": "tok", "builder": "self"}]})");
+        }).find("relations[0].name: \"rrrr") != std::string::npos);
+  {
+    std::vector<std::string> many;
+    for (int i = 0; i < 20000; ++i)
+      many.push_back(fmt::format(R"({{"name": "r{}", "src": "tok", "dst": "tok", "builder": "self"}})", i));
+    CHECK(error_of([&] { (void)spec_of(fmt::format(R"({{"relations": [{}]}})", fmt::join(many, ", "))); })
+              .find("test.json: relations: 20000 relations; a file holds at most 256") != std::string::npos);
+  }
   // 'full' over a type of 4096 nodes: 2^24 edges in every sentence.
   const TopologySpec dense = spec_of(R"({"nodes": {"g": 4096}, "relations": [)" + local +
                                      R"(, {"name": "gg", "src": "g", "dst": "g", "builder": "full"},
