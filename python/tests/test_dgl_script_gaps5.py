@@ -246,3 +246,12 @@ def test_bad_arguments_without_a_clean_dgl_error_are_dgl_errors():
         topograph.topk_nodes(g, "h", 1, sortby=7)
     with pytest.raises(DGLError, match="reverse_eids"):
         as_edge_prediction_sampler(MultiLayerFullNeighborSampler(1), exclude="reverse_id")
+
+
+def test_a_blocks_ndata_is_a_dgl_error():
+    # DGL 2.1's block.ndata reads the source side as a {type: tensor} dict and refuses writes (an AssertionError
+    # or a DGLError); topograph points to srcdata / dstdata, now as a DGLError
+    g = topograph.graph(([0, 1, 2], [1, 2, 3]))
+    block = topograph.to_block(g, torch.tensor([1, 2, 3]))
+    with pytest.raises(DGLError, match="srcdata"):
+        block.ndata  # noqa: B018

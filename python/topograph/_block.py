@@ -68,8 +68,8 @@ class DGLBlock(DGLGraph):
 
     @property
     def ndata(self):
-        raise ValueError("a block has source and destination nodes: use block.srcdata / block.dstdata (or "
-                         "block.srcnodes[ntype].data / block.dstnodes[ntype].data)")
+        raise DGLError("a block has source and destination nodes: use block.srcdata / block.dstdata (or "
+                       "block.srcnodes[ntype].data / block.dstnodes[ntype].data)")
 
     @property
     def srcdata(self):
