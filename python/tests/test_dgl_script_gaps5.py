@@ -255,3 +255,22 @@ def test_a_blocks_ndata_is_a_dgl_error():
     block = topograph.to_block(g, torch.tensor([1, 2, 3]))
     with pytest.raises(DGLError, match="srcdata"):
         block.ndata  # noqa: B018
+
+
+# --- data loading
+def test_neighbor_sampler_ids_are_in_the_graphs_idtype():
+    # DGL 2.1 hands back input_nodes and output_nodes in the graph's idtype (int32 on an int32 graph), as the
+    # blocks' NID / EID already are here
+    from topograph.dataloading import DataLoader, MultiLayerFullNeighborSampler, NeighborSampler
+    g = topograph.graph((torch.arange(6), (torch.arange(6) + 1) % 6)).int()
+    g.ndata["x"] = torch.arange(6.0)
+    for sampler in (MultiLayerFullNeighborSampler(2), NeighborSampler([2, 2])):
+        (inp, out, blocks), = list(DataLoader(g, torch.tensor([1, 4], dtype=torch.int32), sampler, batch_size=2))
+        assert inp.dtype == out.dtype == torch.int32 and out.tolist() == [1, 4]
+        assert torch.equal(g.ndata["x"][inp], blocks[0].srcdata["x"])  # int32 ids still index features
+    hg = topograph.heterograph({("a", "r", "b"): ([0, 1], [1, 0])}, idtype=torch.int32)
+    inp, out, _ = MultiLayerFullNeighborSampler(1).sample(hg, {"b": torch.tensor([0, 1], dtype=torch.int32)})
+    assert {t: v.dtype for t, v in inp.items()} == {"a": torch.int32, "b": torch.int32}
+    assert out["b"].dtype == torch.int32
+    inp, out, _ = MultiLayerFullNeighborSampler(1).sample(g.long(), torch.tensor([1]))
+    assert inp.dtype == out.dtype == torch.int64

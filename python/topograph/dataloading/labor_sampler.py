@@ -99,7 +99,7 @@ class LaborSampler(BlockSampler):
             seeds = block.srcdata[NID].to(torch.int64)
             blocks.insert(0, block)
         self._next_batch()
-        return seeds, output_nodes, blocks
+        return seeds.to(g.idtype), output_nodes.to(g.idtype), blocks  # in g's idtype, as DGL's samplers
 
 
 def uniform_between(z0: torch.Tensor, z1: torch.Tensor, contribution: float) -> torch.Tensor:

@@ -97,8 +97,9 @@ class MultiLayerNeighborSampler(BlockSampler):
             block = DGLBlock(handle)
             _carry_block_features(g, block, src, dst, eids)
             blocks.append(block)
-        inputs = {t: blocks[0].srcnodes[t].data[NID].to(torch.int64) for t in types}  # what blocks[0] reads
-        outputs = {t: ids for t, ids in zip(types, seeds) if t in sets}
+        # what blocks[0] reads, and the seeds, in g's idtype as DGL 2.1 hands them back
+        inputs = {t: blocks[0].srcnodes[t].data[NID].to(g.idtype) for t in types}
+        outputs = {t: ids.to(g.idtype) for t, ids in zip(types, seeds) if t in sets}
         if single:
             (t,) = types
             out = inputs[t], outputs[t], blocks
