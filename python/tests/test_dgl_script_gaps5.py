@@ -274,3 +274,13 @@ def test_neighbor_sampler_ids_are_in_the_graphs_idtype():
     assert out["b"].dtype == torch.int32
     inp, out, _ = MultiLayerFullNeighborSampler(1).sample(g.long(), torch.tensor([1]))
     assert inp.dtype == out.dtype == torch.int64
+
+
+def test_ids_of_more_than_one_dimension_are_a_dgl_error():
+    # DGL 2.1: 'Expect a 1-D tensor for argument "nodes"' is a DGLError, in the data loader and the graph's calls
+    from topograph.dataloading import DataLoader, MultiLayerFullNeighborSampler
+    g = topograph.graph(([0, 1], [1, 2]))
+    with pytest.raises(DGLError, match="1-D"):
+        next(iter(DataLoader(g, torch.tensor([[1, 2]]), MultiLayerFullNeighborSampler(1), batch_size=2)))
+    with pytest.raises(DGLError, match="1-D"):
+        g.in_degrees(torch.tensor([[0, 1]]))

@@ -43,7 +43,7 @@ def _ids(x, what: str) -> torch.Tensor:
     if t.dtype not in (torch.int32, torch.int64, torch.int16, torch.int8, torch.uint8):
         raise DGLTypeError(f"{what}: node ids must be an integer tensor, got {t.dtype}")
     if t.dim() != 1:
-        raise ValueError(f"{what}: node ids must be 1-D, got shape {tuple(t.shape)}")
+        raise DGLError(f"{what}: node ids must be 1-D, got shape {tuple(t.shape)}")
     return t
 
 
