@@ -284,3 +284,20 @@ def test_ids_of_more_than_one_dimension_are_a_dgl_error():
         next(iter(DataLoader(g, torch.tensor([[1, 2]]), MultiLayerFullNeighborSampler(1), batch_size=2)))
     with pytest.raises(DGLError, match="1-D"):
         g.in_degrees(torch.tensor([[0, 1]]))
+
+
+# --- printing features
+def test_feature_views_print_as_dgls():
+    # a script's print(g.ndata) shows DGL 2.1's repr: the {name: tensor} dict (a defaultdict {name: {type:
+    # tensor}} on a graph of several types), whose text the script's output then matches
+    import collections
+    g = topograph.graph(([0, 1], [1, 2]))
+    g.ndata["x"] = torch.ones(3, 2)
+    g.edata["w"] = torch.arange(2.0)
+    assert repr(g.ndata) == repr({"x": g.ndata["x"]}) and repr(g.edata) == repr({"w": g.edata["w"]})
+    assert repr(g.nodes[[0, 2]].data) == repr({"x": torch.ones(2, 2)})
+    hg = topograph.heterograph({("a", "r", "b"): ([0, 1], [1, 0]), ("b", "s", "a"): ([0], [1])})
+    hg.nodes["a"].data["h"] = torch.ones(2, 1)
+    hg.edges["r"].data["e"] = torch.zeros(2)
+    assert repr(hg.ndata) == repr(collections.defaultdict(dict, {"h": {"a": torch.ones(2, 1)}}))
+    assert repr(hg.edata) == repr(collections.defaultdict(dict, {"e": {("a", "r", "b"): torch.zeros(2)}}))

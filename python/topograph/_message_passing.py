@@ -64,7 +64,7 @@ class Frame(MutableMapping):
         return len(self._data)
 
     def __repr__(self) -> str:
-        return f"{self._what}({ {k: tuple(v.shape) for k, v in self._data.items()} })"
+        return repr(dict(self._data))  # DGL's: print(g.ndata) shows the {name: tensor} dict
 
 
 def frames(g) -> dict:

@@ -4,6 +4,7 @@ g.srcdata / g.dstdata as DGL's HeteroNodeDataView / HeteroEdgeDataView ({type: t
 frames themselves (Frame: named tensors with their rows checked) are topograph/_message_passing.py's."""
 from __future__ import annotations
 
+import collections
 from collections.abc import Mapping, MutableMapping
 from typing import TYPE_CHECKING, List, Optional
 
@@ -62,7 +63,8 @@ class _TypedFeatures(MutableMapping):
         return len(self._names())
 
     def __repr__(self) -> str:
-        return repr({name: self[name] for name in self._names()})
+        # DGL's text: HeteroNodeDataView's repr is a defaultdict(dict) {name: {type: tensor}}
+        return repr(collections.defaultdict(dict, {name: self[name] for name in self._names()}))
 
 
 class _Features:
@@ -114,6 +116,9 @@ class _RowFeatures(MutableMapping):
 
     def __contains__(self, name) -> bool:
         return name in self._frame
+
+    def __repr__(self) -> str:
+        return repr({name: self[name] for name in self._frame})  # DGL's: those rows of each feature
 
 
 class _NodeSpace:
