@@ -39,7 +39,10 @@ int run(int argc, char** argv) {
   std::int64_t n = 64, heads = 0;
   auto common = [&](CLI::App* sub) {
     sub->add_option("FILE", file, "the topology file (JSON, docs/topologies.md)")->required();
-    sub->add_option("--n", n, fmt::format("tokens in the sentence, 1..{} (default 64)", kMaxDrawTokens));
+    // Checked here too (layout_topology checks it for every caller): CLI11 clamps 10^20 to 2^63 - 1, and its
+    // range check names the value as typed.
+    sub->add_option("--n", n, fmt::format("tokens in the sentence, 1..{} (default 64)", kMaxDrawTokens))
+        ->check(CLI::Range(std::int64_t{1}, kMaxDrawTokens));
     sub->add_option("--heads", heads,
                     "H, the heads of the one group of a file without head_groups (default 1); a file with "
                     "head_groups: must equal their sum")
