@@ -301,3 +301,22 @@ def test_feature_views_print_as_dgls():
     hg.edges["r"].data["e"] = torch.zeros(2)
     assert repr(hg.ndata) == repr(collections.defaultdict(dict, {"h": {"a": torch.ones(2, 1)}}))
     assert repr(hg.edata) == repr(collections.defaultdict(dict, {"e": {("a", "r", "b"): torch.zeros(2)}}))
+
+
+def test_layers_print_as_dgls():
+    # print(model) in a DGL script shows DGL 2.1's text for these layers: GraphConv's summary line, GATConv's
+    # LeakyReLU submodule, TypedLinear's sizes
+    nn = topograph.nn
+    assert repr(nn.GraphConv(5, 3)) == "GraphConv(in=5, out=3, normalization=both, activation=None)"
+    act = torch.relu
+    assert repr(nn.GraphConv(5, 3, norm="right", activation=act)) == \
+        f"GraphConv(in=5, out=3, normalization=right, activation={act})"
+    gat = repr(nn.GATConv(5, 3, 2, residual=True)).splitlines()
+    assert gat[1:] == ["  (fc): Linear(in_features=5, out_features=6, bias=False)",
+                       "  (feat_drop): Dropout(p=0.0, inplace=False)",
+                       "  (attn_drop): Dropout(p=0.0, inplace=False)",
+                       "  (leaky_relu): LeakyReLU(negative_slope=0.2)",
+                       "  (res_fc): Linear(in_features=5, out_features=6, bias=True)", ")"]
+    assert repr(nn.TypedLinear(5, 3, 2)) == "TypedLinear(in_size=5, out_size=3, num_types=2)"
+    assert repr(nn.TypedLinear(5, 3, 2, regularizer="basis", num_bases=2)) == \
+        "TypedLinear(in_size=5, out_size=3, num_types=2, regularizer=basis, num_bases=2)"

@@ -101,6 +101,9 @@ class GraphConv(torch.nn.Module):
         """As DGL's: HeteroGraphConv sets it on every module it holds (a relation may leave nodes without in-edges)."""
         self.allow_zero_in_degree = set_value
 
+    def extra_repr(self) -> str:  # DGL's summary, which print(model) shows
+        return f"in={self.in_feats}, out={self.out_feats}, normalization={self.norm}, activation={self.activation}"
+
     def forward(self, graph, feat: Features, weight: Optional[torch.Tensor] = None,
                 edge_weight: Optional[torch.Tensor] = None) -> torch.Tensor:
         _check_in_degrees(graph, self.allow_zero_in_degree, "GraphConv")
@@ -252,6 +255,7 @@ class GATConv(torch.nn.Module):
         self.attn_l = torch.nn.Parameter(torch.empty(1, num_heads, out_feats))
         self.attn_r = torch.nn.Parameter(torch.empty(1, num_heads, out_feats))
         self.feat_drop, self.attn_drop = torch.nn.Dropout(feat_drop), torch.nn.Dropout(attn_drop)
+        self.leaky_relu = torch.nn.LeakyReLU(negative_slope)  # a submodule, as DGL's (print(model) lists it)
         # as DGL 2.1: a linear residual carries the bias; otherwise the bias is a parameter of its own
         self.res_fc = None
         if residual:
@@ -297,7 +301,7 @@ class GATConv(torch.nn.Module):
         el = (z_src * self.attn_l).sum(-1, keepdim=True)  # [N_src, H, 1]
         er = (z_dst * self.attn_r).sum(-1, keepdim=True)  # [N_dst, H, 1]
         if get_attention or edge_weight is not None:  # alpha [E, H, 1] wanted: the composition, which makes it
-            e = torch.nn.functional.leaky_relu(ops.u_add_v(graph, el, er), self.negative_slope)
+            e = self.leaky_relu(ops.u_add_v(graph, el, er))
             alpha = self.attn_drop(ops.edge_softmax(graph, e))  # [E, H, 1]
             if edge_weight is not None:
                 alpha = alpha * edge_weight.reshape(-1, 1, 1).to(alpha.dtype)

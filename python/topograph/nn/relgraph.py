@@ -74,6 +74,12 @@ class TypedLinear(torch.nn.Module):
             return (self.coeff @ self.W.view(self.num_bases, -1)).view(self.num_types, self.in_size, self.out_size)
         return self.W
 
+    def __repr__(self) -> str:  # DGL's text, which print(model) shows
+        text = f"TypedLinear(in_size={self.in_size}, out_size={self.out_size}, num_types={self.num_types}"
+        if self.regularizer is not None:
+            text += f", regularizer={self.regularizer}, num_bases={self.num_bases}"
+        return text + ")"
+
     def forward(self, x: torch.Tensor, x_type, sorted_by_type: bool = False) -> torch.Tensor:
         """x [N, in], x_type [N] type ids -> [N, out]. sorted_by_type is accepted for DGL's signature (the rows
         are grouped by type either way)."""
