@@ -418,7 +418,7 @@ void TrainConfig::validate() const {
                     models_reading(chosen_task.input)));
   // Counts past these are typos, and near 2^63 they wrapped in the step arithmetic: a batch of 2^63 - 1 crashed
   // the length bucketing (SIGSEGV), epochs of 2^63 - 1 planned -4 steps, min_steps of 2^63 - 1 was ignored.
-  constexpr std::int64_t kMaxEpochs = 1'000'000, kMaxBatch = std::int64_t{1} << 24, kMaxSteps = 1'000'000'000'000;
+  constexpr std::int64_t kMaxEpochs = 1'000'000, kMaxSteps = 1'000'000'000'000;
   if (patience < 0) bad("patience", patience, "must be >= 0 (0: never stop early)");
   if (min_steps < 0 || min_steps > kMaxSteps) bad("min_steps", min_steps, fmt::format("must be in [0, {}]", kMaxSteps));
   if (eval_batch < 0) bad("eval_batch", eval_batch, "must be >= 0 (0: the task's default)");

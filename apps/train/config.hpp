@@ -19,6 +19,10 @@
 
 namespace topo::apps {
 
+// The largest batch (sentences, or nodes) a run or an evaluation takes: past it a count is a typo, and near 2^63
+// a batch crashed the length bucketing (config.cpp).
+inline constexpr std::int64_t kMaxBatch = std::int64_t{1} << 24;
+
 struct TrainConfig {
   // What is trained: a registered task (apps/tasks/registry.hpp) and a registered model (models/registry.hpp).
   // Set them by name (set("task", "classify")): choosing another one resets its options to their defaults.

@@ -104,8 +104,11 @@ std::optional<EvalOptions> parse_eval_args(int argc, const char* const* argv, st
                  "classifiers: sst | sst-stsa | mtl | tsv | jsonl; taggers: conll | conllu | weibo | bmes; nli: snli "
                  "(default: the training format)");
   app.add_option("--json", o.json, "write the result here (atomically)");
-  app.add_option("--batch", o.batch, "sentences per batch (timing is per batch)");
-  app.add_option("--threads", o.threads, "CPU threads (0: default)");
+  // Ranges checked at parsing: CLI11 clamps 10^20 to 2^63 - 1, and its check names the value as typed.
+  app.add_option("--batch", o.batch, "sentences per batch (timing is per batch)")
+      ->check(CLI::Range(std::int64_t{1}, kMaxBatch));
+  app.add_option("--threads", o.threads, "CPU threads (0: default)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{kMaxThreads}));
   app.add_option("--device", o.device, "cpu | cuda | cuda:N");
   app.add_option("--precision", o.precision,
                  "GEMMs: fp32 | bf16 (bf16 inputs, fp32 accumulation; AVX512_BF16 CPUs only, fp32 elsewhere)");

@@ -532,3 +532,22 @@ TEST_CASE("classify: lr_base_width scales the Linears whose fan-in grows with hi
   CHECK(joined == scaled_run.losses);
   fs::remove_all(dir);
 }
+
+TEST_CASE("topo-eval's command line: a batch or thread count out of range names the value as typed") {
+  const auto error_parsing = [](std::vector<const char*> args) {
+    args.insert(args.begin(), {"topo-eval", "--checkpoint", "run", "--test", "t.txt"});
+    std::ostringstream out;
+    return topo::testing::error_of([&] { (void)parse_eval_args(static_cast<int>(args.size()), args.data(), out); });
+  };
+  // CLI11 clamps 10^20 to 2^63 - 1: --batch ran with it, --threads reported 9223372036854775807.
+  CHECK(error_parsing({"--batch", "99999999999999999999"}).find("--batch: Value 99999999999999999999 not in range") !=
+        std::string::npos);
+  CHECK(error_parsing({"--batch", "0"}).find("--batch: Value 0 not in range 1 to 16777216") != std::string::npos);
+  CHECK(error_parsing({"--threads", "99999999999999999999"})
+            .find("--threads: Value 99999999999999999999 not in range 0 to 4096") != std::string::npos);
+  const char* fine[] = {"topo-eval", "--checkpoint", "run", "--test", "t.txt", "--batch", "16", "--threads", "0"};
+  std::ostringstream out;
+  const auto o = parse_eval_args(9, fine, out);
+  REQUIRE(o.has_value());
+  CHECK(o->batch == 16);
+}
