@@ -18,6 +18,7 @@
 #include "apps/graphs/generate.hpp"
 #include "apps/graphs/sampling_report.hpp"
 #include "apps/train/cli.hpp"
+#include "apps/train/config.hpp"
 #include "kernels/atomic_file.hpp"
 #include "kernels/error.hpp"
 #include "kernels/memory.hpp"
@@ -48,10 +49,12 @@ int run(int argc, char** argv) {
   sample->add_option("--fanouts", fanouts, "in-edges drawn per node and layer, input layer first (default 10,25)")
       ->delimiter(',');
   // Ranges, so that -1 is an error naming the flag rather than OpenMP's default (threads) or 2^64 - 1 (seed).
+  // Bounded below 2^63 - 1, where CLI11 clamps a longer number (10^20 batches ran for ever, naming nothing).
+  constexpr std::int64_t kMaxTimedBatches = 1'000'000;
   sample->add_option("--batch", batch, "training nodes per batch (default 1024)")
-      ->check(CLI::Range(std::int64_t{1}, std::numeric_limits<std::int64_t>::max()));
+      ->check(CLI::Range(std::int64_t{1}, kMaxBatch));
   sample->add_option("--batches", batches, "batches timed (default 50)")
-      ->check(CLI::Range(std::int64_t{1}, std::numeric_limits<std::int64_t>::max()));
+      ->check(CLI::Range(std::int64_t{1}, kMaxTimedBatches));
   sample->add_option("--threads", threads, "threads (default: OpenMP's)")->check(CLI::Range(0, 4096));
   sample->add_option("--seed", seed, "the shuffle's and the draws' seed (default 1)")
       ->check(CLI::Range(std::int64_t{0}, std::numeric_limits<std::int64_t>::max()));
