@@ -320,3 +320,16 @@ def test_layers_print_as_dgls():
     assert repr(nn.TypedLinear(5, 3, 2)) == "TypedLinear(in_size=5, out_size=3, num_types=2)"
     assert repr(nn.TypedLinear(5, 3, 2, regularizer="basis", num_bases=2)) == \
         "TypedLinear(in_size=5, out_size=3, num_types=2, regularizer=basis, num_bases=2)"
+
+
+def test_a_block_of_several_types_prints_as_dgls():
+    # DGL 2.1's Block repr: one line for one relation, else four lines ending with the metagraph's
+    # (source type, destination type, edge type) edges, as print(blocks) shows them
+    hg = topograph.heterograph({("user", "follows", "user"): ([0], [1]), ("user", "plays", "game"): ([0, 1], [0, 0])})
+    block = topograph.to_block(hg, {"game": torch.tensor([0]), "user": torch.tensor([1])})
+    assert repr(block) == ("Block(num_src_nodes={'game': 1, 'user': 2},\n"
+                           "      num_dst_nodes={'game': 1, 'user': 1},\n"
+                           "      num_edges={('user', 'follows', 'user'): 1, ('user', 'plays', 'game'): 2},\n"
+                           "      metagraph=[('user', 'user', 'follows'), ('user', 'game', 'plays')])")
+    g = topograph.graph(([0, 1], [1, 2]))
+    assert repr(topograph.to_block(g, torch.tensor([1, 2]))) == "Block(num_src_nodes=3, num_dst_nodes=2, num_edges=2)"

@@ -15,7 +15,8 @@ import torch
 
 from . import _C
 from ._base import DGLError
-from ._graph import EID, NID, CanonicalEType, DGLGraph, _NodeSpace, _TypedFeatures, _host_ids, _ids, _max_id, _mp
+from ._graph import (EID, NID, CanonicalEType, DGLGraph, _NodeSpace, _TypedFeatures, _host_ids, _ids, _max_id, _mp,
+                     metagraph_edges)
 
 _SRC, _DST = "SRC/", "DST/"
 
@@ -103,14 +104,18 @@ class DGLBlock(DGLGraph):
         return torch.tensor([self.num_nodes(ntype)], dtype=torch.int64)
 
     def __repr__(self) -> str:
+        """DGL's text: one line for one relation; else four, the metagraph's types in the order DGL's block
+        metagraph adds them (by relation, source then destination)."""
         if self.is_homogeneous:
             return (f"Block(num_src_nodes={self.num_src_nodes()}, num_dst_nodes={self.num_dst_nodes()}, "
                     f"num_edges={self.num_edges()})")
         src = {t: self.num_src_nodes(t) for t in self.srctypes}
         dst = {t: self.num_dst_nodes(t) for t in self.dsttypes}
-        edges = {c: self.num_edges(c) for c in self.canonical_etypes}
-        return (f"Block(num_src_nodes={src}, num_dst_nodes={dst}, num_edges={edges}, "
-                f"metagraph={self.canonical_etypes})")
+        relations = self.canonical_etypes
+        edges = {c: self.num_edges(c) for c in relations}
+        meta = metagraph_edges(dict.fromkeys(t for s, _, d in relations for t in (s, d)), relations)
+        return (f"Block(num_src_nodes={src},\n      num_dst_nodes={dst},\n      num_edges={edges},\n"
+                f"      metagraph={meta})")
 
     def _stored_etype(self, etype: CanonicalEType) -> CanonicalEType:
         s, e, d = etype

@@ -75,6 +75,17 @@ def _max_id(t: torch.Tensor) -> int:
     return int(t.max()) + 1 if t.numel() else 0
 
 
+def metagraph_edges(node_order, relations) -> list:
+    """DGL's printed metagraph, networkx's MultiDiGraph.edges(keys=True): (source type, destination type, edge
+    type), by source in node_order, each source's destinations by first edge, then the keys."""
+    meta = []
+    for s in node_order:
+        mine = [(d, e) for u, e, d in relations if u == s]
+        for d in dict.fromkeys(d for d, _ in mine):
+            meta += [(s, d, e) for dd, e in mine if dd == d]
+    return meta
+
+
 class DGLGraph(MessagePassingVerbs):
     """A (hetero)graph: DGL's query names over Topograph's store. Build with ``topograph.graph`` /
     ``topograph.heterograph`` / ``topograph.batch``. The verbs on some nodes or edges (apply_nodes, apply_edges,
@@ -518,11 +529,7 @@ class DGLGraph(MessagePassingVerbs):
                     f"      ndata_schemes={node_attr_schemes(self)}\n      edata_schemes={edge_attr_schemes(self)})")
         nodes = {t: self.num_nodes(t) for t in self.ntypes}
         edges = {c: self.num_edges(c) for c in self.canonical_etypes}
-        meta = []  # networkx's MultiDiGraph.edges(keys=True): by source, its destinations by first edge, keys
-        for s in self.ntypes:
-            mine = [(d, e) for u, e, d in self.canonical_etypes if u == s]
-            for d in dict.fromkeys(d for d, _ in mine):
-                meta += [(s, d, e) for dd, e in mine if dd == d]
+        meta = metagraph_edges(self.ntypes, self.canonical_etypes)
         return f"Graph(num_nodes={nodes},\n      num_edges={edges},\n      metagraph={meta})"
 
     # --- helpers
