@@ -81,6 +81,15 @@ void check_same_config(const nlohmann::json& saved, const TrainConfig& now, cons
   const nlohmann::json current = now.recorded_json();
   const auto& runtime = TrainConfig::runtime_fields();
   static const nlohmann::json defaults = TrainConfig{}.to_json();
+  // The task and the model first: they decide which other fields a config holds, so another model's run
+  // otherwise stopped at the first option its model has ("no config field 'attention'").
+  for (const char* key : {"task", "model"})
+    if (saved.contains(key) && current.contains(key))
+      TOPO_CHECK(saved.at(key) == current.at(key),
+                 "resume: --{} {} differs from the checkpoint's {} ({}); resume with the same settings or start a "
+                 "fresh run in another --out",
+                 key, current.at(key).get<std::string>(),
+                 saved.at(key).is_string() ? saved.at(key).get<std::string>() : saved.at(key).dump(), path);
   for (const auto& [key, value] : current.items()) {
     if (std::find(runtime.begin(), runtime.end(), key) != runtime.end()) continue;
     // A checkpoint older than a field ran with that field's default (e.g. precision fp32).

@@ -290,6 +290,15 @@ TEST_CASE("training: resume from the epoch checkpoint continues the identical lo
   } catch (const Error& e) {
     CHECK(std::string(e.what()).find("'lr'") != std::string::npos);
   }
+  // Another model's run names the model, not the first option only one of the two models has.
+  TrainConfig other_model = config(b_dir);
+  other_model.resume = "on";
+  other_model.set("model", other_model.model == "star" ? "transformer" : "star");
+  other_model.heads = 4;  // dividing hidden 16
+  const std::string model_error = testing::error_of([&] { Trainer(other_model).run(); });
+  INFO(model_error);
+  CHECK(model_error.find("resume: --model " + other_model.model + " differs from the checkpoint's") !=
+        std::string::npos);
   TrainConfig missing = config(fresh_dir("resume_missing"));
   missing.resume = "on";
   CHECK_THROWS_AS(Trainer(missing).run(), Error);
