@@ -198,7 +198,7 @@ def add_self_loop(g: DGLGraph, edge_feat_names: Optional[Sequence[str]] = None, 
     if isinstance(fill_data, str):
         if fill_data not in REDUCERS:
             raise DGLError(f"add_self_loop: fill_data must be a number or one of {list(REDUCERS)}, "
-                             f"got {fill_data!r}")
+                           f"got {fill_data!r}")
     elif not isinstance(fill_data, numbers.Number):
         raise TypeError(f"add_self_loop: fill_data must be a number or a reducer name, got {type(fill_data).__name__}")
     r = g._relation(etype)
