@@ -12,7 +12,7 @@ from typing import Optional, Tuple
 
 import torch
 
-from ._base import DGLError
+from ._base import DGLError, DGLTypeError
 from ._graph import EID, DGLGraph, EType
 from ._random_walks import node2vec_random_walk, pack_traces, random_walk  # noqa: F401 (dgl.sampling's names)
 from ._neighbor_selection import PinSAGESampler, RandomWalkNeighborSampler, select_topk  # noqa: F401 (the same)
@@ -134,17 +134,17 @@ def _fanouts(g: DGLGraph, fanout) -> list:
         out[g._relation(etype)] = _fanout_value(value, f"fanout[{etype!r}]")
     missing = [c for c, v in zip(relations, out) if v is None]
     if missing:
-        raise ValueError(f"sample_neighbors: fanout names no value for {missing} (give 0 to sample none)")
+        raise DGLError(f"sample_neighbors: fanout names no value for {missing} (give 0 to sample none)")
     return out
 
 
 def _fanout_value(value, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) and not (isinstance(value, torch.Tensor) and
                                                                        value.dim() == 0):
-        raise TypeError(f"sample_neighbors: {what} must be an int, got {value!r}")
+        raise DGLTypeError(f"sample_neighbors: {what} must be an int, got {value!r}")
     value = int(value)
     if value < -1:
-        raise ValueError(f"sample_neighbors: {what} must be >= -1 (-1: every edge), got {value}")
+        raise DGLError(f"sample_neighbors: {what} must be >= -1 (-1: every edge), got {value}")
     return value
 
 
