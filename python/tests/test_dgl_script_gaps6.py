@@ -20,3 +20,29 @@ def test_a_fanout_dict_missing_a_relation_is_a_dgl_error():
         topograph.sampling.sample_neighbors(g, {"u": [1]}, -2)
     with pytest.raises(topograph.DGLTypeError, match=r"fanout\['f'\] must be an int"):
         topograph.sampling.sample_neighbors(g, {"u": [1]}, {"f": 1.5, "r": 1})
+
+
+# --- wrong options and feature sizes for dgl.nn layers
+def test_layer_option_and_size_errors_are_dgls_types():
+    nn = topograph.nn
+    g = topograph.graph(([0, 1, 2, 3], [1, 2, 3, 0]))
+    x = torch.ones(4, 5)
+    # DGL 2.1: DGLError 'Invalid norm value. Must be either "none", "both", "right" or "left". ...'
+    with pytest.raises(DGLError, match="norm must be"):
+        nn.GraphConv(5, 2, norm="bad")
+    # DGL 2.1: DGLError "Invalid aggregator_type. Must be one of {...}. But got 'max' instead."
+    with pytest.raises(DGLError, match="aggregator_type must be"):
+        nn.SAGEConv(5, 2, "max")
+    # DGL 2.1: KeyError 'Aggregator type lstm not recognized.' (GMMConv's KeyError already matched)
+    with pytest.raises(KeyError, match="aggregator_type must be"):
+        nn.GINConv(None, "lstm")
+    # DGL 2.1: DGLError "Expect number of features to match number of nodes (len(u)). Got 3 and 4 instead."
+    for pool in (nn.SumPooling(), nn.AvgPooling(), nn.MaxPooling()):
+        with pytest.raises(DGLError, match="feat has 3 rows, the graph has 4 nodes"):
+            pool(g, torch.ones(3, 5))
+    # DGL 2.1: an AssertionError for SAGEConv and GraphConv alike; GraphConv's is already a DGLError here
+    with pytest.raises(DGLError, match="edge_weight must have one row per edge"):
+        nn.SAGEConv(5, 2, "mean")(g, x, edge_weight=torch.ones(3))
+    # DGL 2.1: torch's RuntimeError from the size mismatch inside the LSTM step
+    with pytest.raises(RuntimeError, match=r"Set2Set: feat must be \[N, 4\]"):
+        nn.Set2Set(4, 2, 1)(g, x)

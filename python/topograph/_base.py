@@ -23,6 +23,11 @@ class DGLTypeError(DGLError, TypeError):
     ``except dgl.DGLError`` catches it, and a TypeError, as topograph raised it before (``except TypeError``)."""
 
 
+class DGLKeyError(DGLError, KeyError):
+    """An unknown option name where DGL 2.1 raises KeyError (GINConv's aggregator_type): a KeyError for the scripts
+    that catch that, and a DGLError (ValueError) as topograph raised it before."""
+
+
 class DGLRuntimeError(DGLError, RuntimeError):
     """A bad shape or argument where DGL 2.1 checks in C++ and so raises RuntimeError (dgl.sparse's operators):
     a RuntimeError for the scripts that catch that, and a DGLError (ValueError) as topograph raised it before."""

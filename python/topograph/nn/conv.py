@@ -15,7 +15,7 @@ import torch
 
 from .. import function as fn
 from .. import ops
-from .._base import DGLError
+from .._base import DGLError, DGLKeyError
 from ..utils import expand_as_pair
 
 Features = Union[torch.Tensor, Tuple[torch.Tensor, torch.Tensor]]
@@ -84,7 +84,7 @@ class GraphConv(torch.nn.Module):
                  activation=None, allow_zero_in_degree: bool = False):
         super().__init__()
         if norm not in ("none", "both", "right", "left"):
-            raise ValueError(f"GraphConv: norm must be 'none', 'both', 'right' or 'left', got {norm!r}")
+            raise DGLError(f"GraphConv: norm must be 'none', 'both', 'right' or 'left', got {norm!r}")
         self.in_feats, self.out_feats, self.norm = in_feats, out_feats, norm
         self.allow_zero_in_degree, self.activation = allow_zero_in_degree, activation
         self.weight = torch.nn.Parameter(torch.empty(in_feats, out_feats)) if weight else None
@@ -142,7 +142,7 @@ class SAGEConv(torch.nn.Module):
                  norm=None, activation=None):
         super().__init__()
         if aggregator_type not in ("mean", "gcn", "pool", "lstm"):
-            raise ValueError(f"SAGEConv: aggregator_type must be 'mean', 'gcn', 'pool' or 'lstm', got "
+            raise DGLError(f"SAGEConv: aggregator_type must be 'mean', 'gcn', 'pool' or 'lstm', got "
                              f"{aggregator_type!r}")
         in_src, in_dst = in_feats if isinstance(in_feats, (tuple, list)) else (in_feats, in_feats)
         self.in_src, self.in_dst, self.out_feats = in_src, in_dst, out_feats
@@ -349,7 +349,7 @@ class EdgeWeightNorm(torch.nn.Module):
 
 def _edge_weight(graph, edge_weight: Optional[torch.Tensor], what: str) -> Optional[torch.Tensor]:
     if edge_weight is not None and (edge_weight.dim() == 0 or edge_weight.shape[0] != graph.num_edges()):
-        raise ValueError(f"{what}: edge_weight must have one row per edge ({graph.num_edges()}), got "
+        raise DGLError(f"{what}: edge_weight must have one row per edge ({graph.num_edges()}), got "
                          f"{tuple(edge_weight.shape)}")
     return edge_weight
 
@@ -370,7 +370,7 @@ class GINConv(torch.nn.Module):
                  activation=None):
         super().__init__()
         if aggregator_type not in ("sum", "max", "mean"):
-            raise ValueError(f"GINConv: aggregator_type must be 'sum', 'max' or 'mean', got {aggregator_type!r}")
+            raise DGLKeyError(f"GINConv: aggregator_type must be 'sum', 'max' or 'mean', got {aggregator_type!r}")
         self.apply_func, self._aggregator_type, self.activation = apply_func, aggregator_type, activation
         if learn_eps:
             self.eps = torch.nn.Parameter(torch.tensor([float(init_eps)]))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import torch
 
 from .. import _segment
+from .._base import DGLError, DGLRuntimeError
 from ..readout import _check_graph, _topk
 
 
@@ -20,7 +21,7 @@ def _batch_rows(graph, feat: torch.Tensor, what: str) -> torch.Tensor:
         raise ValueError(f"{what}: the graph has node types {graph.ntypes}; pooling reads a graph of one node type")
     seglen = graph.batch_num_nodes()
     if feat.shape[0] != int(seglen.sum()):
-        raise ValueError(f"{what}: feat has {feat.shape[0]} rows, the graph has {int(seglen.sum())} nodes")
+        raise DGLError(f"{what}: feat has {feat.shape[0]} rows, the graph has {int(seglen.sum())} nodes")
     return seglen
 
 
@@ -117,7 +118,8 @@ class Set2Set(torch.nn.Module):
     def forward(self, graph, feat: torch.Tensor) -> torch.Tensor:
         seglen = _batch_rows(graph, feat, "Set2Set")
         if feat.dim() != 2 or feat.shape[1] != self.input_dim:
-            raise ValueError(f"Set2Set: feat must be [N, {self.input_dim}], got {tuple(feat.shape)}")
+            # DGL 2.1's mismatch surfaces as torch's RuntimeError inside the LSTM step
+            raise DGLRuntimeError(f"Set2Set: feat must be [N, {self.input_dim}], got {tuple(feat.shape)}")
         batch = seglen.numel()
         state = (feat.new_zeros((self.n_layers, batch, self.input_dim)),
                  feat.new_zeros((self.n_layers, batch, self.input_dim)))
