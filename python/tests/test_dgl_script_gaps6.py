@@ -46,3 +46,18 @@ def test_layer_option_and_size_errors_are_dgls_types():
     # DGL 2.1: torch's RuntimeError from the size mismatch inside the LSTM step
     with pytest.raises(RuntimeError, match=r"Set2Set: feat must be \[N, 4\]"):
         nn.Set2Set(4, 2, 1)(g, x)
+
+
+# --- dgl.nn.RelGraphConv
+def test_rel_graph_conv_reads_the_graphs_norm_edge_feature_when_none_is_given():
+    # DGL 2.1's message function scales by edges.data['norm'] whenever the graph has it, so an R-GCN script that
+    # stores g.edata['norm'] and calls conv(g, x, etypes) gets the normalised output; here it was ignored
+    torch.manual_seed(0)
+    g = topograph.graph(([0, 1, 2, 0, 3], [1, 2, 0, 2, 2]))
+    x, etypes = torch.randn(4, 3), torch.tensor([0, 1, 0, 1, 1])
+    conv = topograph.nn.RelGraphConv(3, 2, 2, regularizer="basis", num_bases=2)
+    norm = topograph.norm_by_dst(g).unsqueeze(1)
+    expected = conv(g, x, etypes, norm)
+    g.edata["norm"] = norm
+    torch.testing.assert_close(conv(g, x, etypes), expected)
+    assert not torch.allclose(conv(g, x, etypes, torch.ones(5, 1)), expected)  # a given norm wins, as in DGL

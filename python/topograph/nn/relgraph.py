@@ -132,6 +132,9 @@ class RelGraphConv(torch.nn.Module):
         types = _type_ids(etypes, num_edges, self.num_rels, "RelGraphConv: etypes", feat.device)
         src, _ = g.all_edges()
         messages = self.linear_r(feat.index_select(0, src.to(device=feat.device, dtype=torch.int64)), types)  # [E, out]
+        if norm is None and len(g.canonical_etypes) == 1 and "norm" in g.edata:
+            # DGL 2.1's message function scales by edges.data['norm'] whenever the graph carries it
+            norm = g.edata["norm"]
         if norm is not None:
             if norm.dim() == 0 or norm.shape[0] != num_edges or norm.numel() != num_edges:
                 raise ValueError(f"RelGraphConv: norm must be [E] or [E, 1] (E = {num_edges}), got {tuple(norm.shape)}")
