@@ -61,3 +61,17 @@ def test_rel_graph_conv_reads_the_graphs_norm_edge_feature_when_none_is_given():
     g.edata["norm"] = norm
     torch.testing.assert_close(conv(g, x, etypes), expected)
     assert not torch.allclose(conv(g, x, etypes, torch.ones(5, 1)), expected)  # a given norm wins, as in DGL
+
+
+# --- graph transformer layers on padded batches
+def test_graph_transformer_shape_errors_are_runtime_errors_as_torchs():
+    # DGL 2.1 lets torch's Linear / broadcast raise RuntimeError for a padded batch of the wrong width or a bias
+    # of the wrong shape; here they are DGLRuntimeError, still the ValueError they were
+    nn = topograph.nn
+    layer = nn.GraphormerLayer(feat_size=8, hidden_size=16, num_heads=2)
+    with pytest.raises(RuntimeError, match=r"ndata must be \[B, N, 8\], got \(2, 4, 5\)"):
+        layer(torch.ones(2, 4, 5))
+    with pytest.raises(RuntimeError, match="attn_bias must be"):
+        nn.BiasedMHA(8, 2)(torch.ones(2, 4, 8), attn_bias=torch.ones(2, 3, 3, 2))
+    with pytest.raises(ValueError):
+        layer(torch.ones(2, 4, 5))

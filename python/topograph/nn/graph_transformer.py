@@ -14,6 +14,8 @@ import math
 import torch
 import torch.nn.functional as F
 
+from .._base import DGLRuntimeError
+
 
 class DegreeEncoder(torch.nn.Module):
     """Degree embeddings (Graphormer's centrality encoding): degrees [B, N] ('in' / 'out') or [2, B, N]
@@ -56,16 +58,17 @@ class SpatialEncoder(torch.nn.Module):
 
 
 def _check_padded(what: str, name: str, x, dims: int, layout: str, last=None) -> None:
-    """x [B, N, ...] of `dims` dimensions (and last size `last`): a ValueError naming the argument and its
-    layout otherwise, before an unpacking or broadcast error deep in the layer."""
+    """x [B, N, ...] of `dims` dimensions (and last size `last`): a DGLRuntimeError naming the argument and its
+    layout otherwise, before an unpacking or broadcast error deep in the layer (DGL 2.1's layers let torch raise
+    that RuntimeError)."""
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{what}: {name} must be a tensor {layout}, got {type(x).__name__}")
     if x.dim() != dims or (last is not None and x.shape[-1] != last):
-        raise ValueError(f"{what}: {name} must be {layout}, got {tuple(x.shape)}")
+        raise DGLRuntimeError(f"{what}: {name} must be {layout}, got {tuple(x.shape)}")
 
 
 def _check_broadcasts(what: str, name: str, x, shape, layout: str) -> None:
-    """An optional bias or mask that must broadcast to `shape`."""
+    """An optional bias or mask that must broadcast to `shape` (else torch's RuntimeError there, as in DGL 2.1)."""
     if x is None:
         return
     try:
@@ -73,7 +76,7 @@ def _check_broadcasts(what: str, name: str, x, shape, layout: str) -> None:
     except RuntimeError:
         ok = False
     if not ok:
-        raise ValueError(f"{what}: {name} must be {layout} = {list(shape)} (or broadcast to it), got "
+        raise DGLRuntimeError(f"{what}: {name} must be {layout} = {list(shape)} (or broadcast to it), got "
                          f"{tuple(x.shape)}")
 
 
