@@ -61,8 +61,8 @@ struct TagReadOptions {
 TaggedDataset read_tagged(TagFormat format, const std::string& path, const TagReadOptions& options = {});
 
 // The file `data` came from, each token line followed by its predicted tag (after the file's separator for conll,
-// a space for bmes, a tab for conllu and weibo), a blank line after each sentence: conlleval reads a conll result directly
-// (gold tag, then predicted). predicted[s] has one tag per token of sentence s. Written atomically.
+// a space for bmes, a tab for conllu and weibo), a blank line after each sentence: conlleval reads a conll result
+// directly (gold tag, then predicted). predicted[s] has one tag per token of sentence s. Written atomically.
 void write_tagged_predictions(const std::string& path, const TaggedDataset& data,
                               const std::vector<std::vector<std::string>>& predicted);
 

@@ -185,6 +185,6 @@ TEST_CASE("tagged readers: CoNLL columns separated by tabs read as spaced ones; 
   CHECK(testing::error_of([&] { read_tagged(TagFormat::Conll, spaced); })
             .find(spaced + ":2: 1 column; expected 'token ... tag' (>= 2 tab-separated)") != std::string::npos);
   const std::string doubled = testing::write_temp_file("doubled.conll", "EU\t\tI-ORG\n");
-  CHECK(testing::error_of([&] { read_tagged(TagFormat::Conll, doubled); }).find(":1: empty column (two tabs in a row?)") !=
-        std::string::npos);
+  CHECK(testing::error_of([&] { read_tagged(TagFormat::Conll, doubled); })
+            .find(":1: empty column (two tabs in a row?)") != std::string::npos);
 }
