@@ -75,3 +75,32 @@ def test_graph_transformer_shape_errors_are_runtime_errors_as_torchs():
         nn.BiasedMHA(8, 2)(torch.ones(2, 4, 8), attn_bias=torch.ones(2, 3, 3, 2))
     with pytest.raises(ValueError):
         layer(torch.ones(2, 4, 5))
+
+
+# --- dgl.dataloading.ClusterGCNSampler
+def test_cluster_gcn_sampler_batches_induced_subgraphs_of_whole_partitions(tmp_path):
+    # DGL 2.1 (examples/pytorch/cluster_gcn): k partitions cached at cache_path (partition_offset [k + 1],
+    # partition_node_ids [N]); a DataLoader over torch.arange(k) yields the subgraph induced by the union of the
+    # batch's partitions, nodes in partition order, with NID / EID and g's features. Topograph has no METIS: the
+    # partitions are contiguous runs of a reverse Cuthill-McKee order, so which nodes share one differs from DGL's
+    n = 30
+    u = torch.arange(n).repeat(2)
+    g = topograph.to_bidirected(topograph.graph((u, (u * 7 + torch.arange(2 * n) // n + 1) % n), num_nodes=n))
+    g.ndata["x"] = torch.arange(n, dtype=torch.float32)
+    cache = tmp_path / "cluster_gcn.pkl"
+    sampler = topograph.dataloading.ClusterGCNSampler(g, 5, cache_path=str(cache), prefetch_ndata=["x"])
+    assert cache.exists() and sampler.partition_offset.tolist()[0] == 0 and len(sampler.partition_offset) == 6
+    assert sorted(sampler.partition_node_ids.tolist()) == list(range(n))
+    loader = topograph.dataloading.DataLoader(g, torch.arange(5), sampler, batch_size=2, shuffle=False)
+    subgraphs = list(loader)
+    assert len(subgraphs) == 3 and sum(sg.num_nodes() for sg in subgraphs) == n
+    offsets, ids = sampler.partition_offset, sampler.partition_node_ids
+    first = subgraphs[0]
+    torch.testing.assert_close(first.ndata[topograph.NID], ids[offsets[0]:offsets[2]])
+    torch.testing.assert_close(first.ndata["x"], g.ndata["x"][first.ndata[topograph.NID]])
+    assert first.num_edges() == g.subgraph(first.ndata[topograph.NID]).num_edges()
+    # the cache is read back, and checked against k and the graph as DGL's
+    again = topograph.dataloading.ClusterGCNSampler(g, 5, cache_path=str(cache))
+    assert torch.equal(again.partition_node_ids, ids)
+    with pytest.raises(DGLError, match="Number of partitions in the cache"):
+        topograph.dataloading.ClusterGCNSampler(g, 4, cache_path=str(cache))

@@ -1,10 +1,13 @@
 """dgl.dataloading's samplers that return one subgraph per batch instead of blocks (DGL 2.1's semantics):
-ShaDowKHopSampler (Zeng et al., ShaDow-GNN: the subgraph induced by the seeds' sampled k-hop neighbourhood) and
+ShaDowKHopSampler (Zeng et al., ShaDow-GNN: the subgraph induced by the seeds' sampled k-hop neighbourhood),
 SAINTSampler (Zeng et al., GraphSAINT: a random node set by node, edge or random-walk sampling, whatever the
-indices). Both build on the package's sampling (sample_neighbors, random_walk) and node_subgraph; the subgraph
-carries NID / EID and g's features, as DGL's."""
+indices) and ClusterGCNSampler (Chiang et al., Cluster-GCN: the subgraph induced by the batch's partitions). They
+build on the package's sampling (sample_neighbors, random_walk) and node_subgraph; the subgraph carries NID / EID
+and g's features, as DGL's."""
 from __future__ import annotations
 
+import os
+import pickle
 from typing import Sequence
 
 import torch
@@ -13,6 +16,7 @@ from .._base import DGLError
 from .._block import to_block
 from .._graph import EID, NID
 from .._random_walks import pack_traces, random_walk
+from .._reorder import _rcmk_permutation
 from .._subgraph import node_subgraph
 from .._transform import remove_edges
 from ..sampling import sample_neighbors
@@ -92,3 +96,56 @@ class SAINTSampler(Sampler):
     def sample(self, g, indices):
         subg = node_subgraph(g, self._nodes(g).to(g.idtype))
         return subg if self.output_device is None else subg.to(self.output_device)
+
+
+class ClusterGCNSampler(Sampler):
+    """The subgraph of g induced by the nodes of the batch's partitions (the DataLoader's indices are partition
+    ids 0..k-1), nodes in partition order, as DGL 2.1's. DGL partitions with METIS, which topograph does not have:
+    here partition i is the i-th of k near-equal runs of g's reverse Cuthill-McKee order, which keeps linked
+    nodes close, so a batch is still a dense cluster; which nodes share a partition differs from DGL's.
+    cache_path holds (partition_offset [k + 1], partition_node_ids [N]) as DGL's file does: read back when it
+    exists (checked against k and g), written otherwise. balance_ntypes / balance_edges / mode are METIS's
+    options, accepted and unused (the runs are balanced by node count)."""
+
+    def __init__(self, g, k: int, cache_path: str = "cluster_gcn.pkl", balance_ntypes=None,
+                 balance_edges: bool = False, mode: str = "k-way", prefetch_ndata=None, prefetch_edata=None,
+                 output_device=None):
+        if mode not in ("k-way", "recursive"):
+            raise DGLError(f"ClusterGCNSampler: mode must be 'k-way' or 'recursive', got {mode!r}")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise DGLError(f"ClusterGCNSampler: k must be a positive int, got {k!r}")
+        if os.path.exists(cache_path):
+            self.partition_offset, self.partition_node_ids = _read_partition_cache(cache_path, k, g.num_nodes())
+        else:
+            order = _rcmk_permutation(g)
+            sizes = torch.full((k,), g.num_nodes() // k, dtype=torch.int64)
+            sizes[: g.num_nodes() % k] += 1
+            self.partition_offset = torch.cat([torch.zeros(1, dtype=torch.int64), sizes.cumsum(0)])
+            self.partition_node_ids = order
+            with open(cache_path, "wb") as f:
+                pickle.dump((self.partition_offset, self.partition_node_ids), f)
+        self.prefetch_ndata, self.prefetch_edata = prefetch_ndata or [], prefetch_edata or []
+        self.output_device = output_device
+
+    def sample(self, g, partition_ids):
+        offset, ids = self.partition_offset, self.partition_node_ids
+        nodes = torch.cat([ids[offset[i]:offset[i + 1]] for i in torch.as_tensor(partition_ids).tolist()])
+        subg = node_subgraph(g, nodes.to(device=g.device, dtype=g.idtype))
+        return subg if self.output_device is None else subg.to(self.output_device)
+
+
+def _read_partition_cache(path: str, k: int, num_nodes: int):
+    """DGL 2.1's checks, in its words, so that a stale cache of another k or graph is named, not used."""
+    try:
+        with open(path, "rb") as f:
+            offset, ids = pickle.load(f)
+    except (EOFError, TypeError, ValueError, pickle.UnpicklingError):
+        raise DGLError(f"The contents in the cache file {path} is invalid. Please remove the cache file {path} or "
+                       "specify another path.") from None
+    if len(offset) != k + 1:
+        raise DGLError("Number of partitions in the cache does not match the value of k. Please remove the cache "
+                       f"file {path} or specify another path.")
+    if len(ids) != num_nodes:
+        raise DGLError("Number of nodes in the cache does not match the given graph. Please remove the cache file "
+                       f"{path} or specify another path.")
+    return torch.as_tensor(offset), torch.as_tensor(ids)
