@@ -104,3 +104,12 @@ def test_cluster_gcn_sampler_batches_induced_subgraphs_of_whole_partitions(tmp_p
     assert torch.equal(again.partition_node_ids, ids)
     with pytest.raises(DGLError, match="Number of partitions in the cache"):
         topograph.dataloading.ClusterGCNSampler(g, 4, cache_path=str(cache))
+
+
+# --- print(model)
+def test_gcn2conv_prints_as_dgls():
+    # DGL 2.1's extra_repr: in, alpha and beta (its bias / activation parts never show: it tests the key
+    # "self._bias" in __dict__)
+    assert repr(topograph.nn.GCN2Conv(4, 1)) == "GCN2Conv(in=4, alpha=0.1, beta=0.6931471805599453)"
+    assert repr(topograph.nn.GCN2Conv(8, 2, alpha=0.2, lambda_=0.5, activation=torch.relu)) == \
+        f"GCN2Conv(in=8, alpha=0.2, beta={__import__('math').log(0.5 / 2 + 1)})"

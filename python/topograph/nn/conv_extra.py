@@ -258,6 +258,9 @@ class GCN2Conv(torch.nn.Module):
     def set_allow_zero_in_degree(self, set_value: bool) -> None:
         self._allow_zero_in_degree = set_value
 
+    def extra_repr(self) -> str:  # DGL 2.1's summary, which print(model) shows
+        return f"in={self._in_feats}, alpha={self.alpha}, beta={self.beta}"
+
     def forward(self, graph, feat: torch.Tensor, feat_0: torch.Tensor,
                 edge_weight: Optional[torch.Tensor] = None) -> torch.Tensor:
         _one_relation(graph, "GCN2Conv")
