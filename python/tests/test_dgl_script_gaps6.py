@@ -113,3 +113,13 @@ def test_gcn2conv_prints_as_dgls():
     assert repr(topograph.nn.GCN2Conv(4, 1)) == "GCN2Conv(in=4, alpha=0.1, beta=0.6931471805599453)"
     assert repr(topograph.nn.GCN2Conv(8, 2, alpha=0.2, lambda_=0.5, activation=torch.relu)) == \
         f"GCN2Conv(in=8, alpha=0.2, beta={__import__('math').log(0.5 / 2 + 1)})"
+
+
+# --- dgl.heterograph
+def test_a_relation_key_of_two_names_is_a_value_error_too():
+    # DGL 2.1 unpacks each key into (src type, edge type, dst type): ValueError "not enough values to unpack";
+    # here a DGLTypeError, so that the TypeError it was and DGL's ValueError both catch it
+    with pytest.raises(ValueError, match=r"relation keys are \(src type, edge type, dst type\), got \('a', 'b'\)"):
+        topograph.heterograph({("a", "b"): ([0], [1])})
+    with pytest.raises(TypeError):
+        topograph.heterograph({("a", "b"): ([0], [1])})

@@ -121,7 +121,7 @@ def heterograph(data_dict: Dict[CanonicalEType, tuple], num_nodes_dict: Optional
     rels, pointers = [], []
     for key, data in data_dict.items():
         if not (isinstance(key, tuple) and len(key) == 3 and all(isinstance(k, str) for k in key)):
-            raise TypeError(f"heterograph: relation keys are (src type, edge type, dst type), got {key!r}")
+            raise DGLTypeError(f"heterograph: relation keys are (src type, edge type, dst type), got {key!r}")
         u, v, sources, destinations = _graph_data(data, f"heterograph {key}")
         if u.shape[0] != v.shape[0]:
             raise DGLError(f"heterograph {key}: {u.shape[0]} source ids but {v.shape[0]} destination ids")
