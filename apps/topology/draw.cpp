@@ -36,8 +36,7 @@ std::vector<std::vector<std::int64_t>> adjacency(const TopologyLayout& layout) {
   // A group with 0 heads in every layer (a group switched off, e.g. to ablate it) attends nowhere: its edges
   // carry nothing, so they are no hop. Groups with heads in some layer count (the path over every layer).
   std::vector<bool> attends;
-  for (const models::TopologyHeadGroup& g : layout.spec.head_groups)
-    attends.push_back(g.heads.empty() || std::any_of(g.heads.begin(), g.heads.end(), [](std::int64_t h) { return h > 0; }));
+  for (const models::TopologyHeadGroup& g : layout.spec.head_groups) attends.push_back(g.attends());
   for (const TopologyCell& c : topology_cells(layout))
     if (attends[static_cast<std::size_t>(c.group)])
       out[static_cast<std::size_t>(layout.axis_index(c.src_type, c.src))].push_back(

@@ -339,6 +339,10 @@ std::int64_t TopologyHeadGroup::heads_in_layer(std::size_t l, std::int64_t total
   return per_layer ? heads.at(l) : heads.front();
 }
 
+bool TopologyHeadGroup::attends() const {
+  return heads.empty() || std::any_of(heads.begin(), heads.end(), [](std::int64_t h) { return h > 0; });
+}
+
 std::int64_t TopologySpec::lead_count() const {
   std::int64_t c = 0;
   for (const TopologyNodeType& t : node_types)
@@ -489,8 +493,10 @@ TopologySpec parse_topology(const nlohmann::ordered_json& file, const std::strin
   bool tokens_updated = false;
   for (const TopologyRelation& r : spec.relations) tokens_updated |= r.dst == kTokenType;
   if (!tokens_updated) bad(source, "relations", "no relation has dst 'tok': the tokens would never be updated");
-  // Every type that is updated is updated by every head group (a group's heads attend at each destination).
-  for (const TopologyHeadGroup& g : spec.head_groups)
+  // Every type that is updated is updated by every head group that attends (a group's heads attend at each
+  // destination); a group switched off (0 heads in every layer) was refused for an empty softmax it never takes.
+  for (const TopologyHeadGroup& g : spec.head_groups) {
+    if (!g.attends()) continue;
     for (const std::string& type : spec.destination_types()) {
       bool feeds = false;
       for (int r : g.relations) feeds |= spec.relations[static_cast<std::size_t>(r)].dst == type;
@@ -500,6 +506,7 @@ TopologySpec parse_topology(const nlohmann::ordered_json& file, const std::strin
                         "empty softmax at every '{}' node",
                         type, type));
     }
+  }
   return spec;
 }
 

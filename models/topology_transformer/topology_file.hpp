@@ -57,6 +57,9 @@ struct TopologyHeadGroup {
   std::string path;                 // "head_groups[1]"
   // Heads in layer l (0-based) of a run with `total` heads.
   std::int64_t heads_in_layer(std::size_t l, std::int64_t total) const;
+  // False for a group with 0 heads in every layer (switched off, e.g. to ablate it): it attends nowhere, so its
+  // relations need not reach every destination and its edges are no hop.
+  bool attends() const;
 };
 
 // parallel: every destination type reads the previous layer's states; sequential: tok is updated first, then

@@ -252,8 +252,10 @@ TopologyGraph build_topology(const TopologySpec& spec, const std::vector<std::in
         for (std::int64_t d : edges.dst) ++in_degree[static_cast<std::size_t>(d)];
         entries.push_back(std::move(edges));
       }
+      // A group switched off (0 heads in every layer) takes no softmax, so a node it leaves without an in-edge is
+      // no error.
       for (std::size_t i = 0; i < in_degree.size(); ++i)
-        if (in_degree[i] == 0)
+        if (in_degree[i] == 0 && spec.head_groups[static_cast<std::size_t>(plan.group)].attends())
           fail("{}: {}: node {} of '{}' in a sentence of {} token{} has no in-edge, so its attention (softmax) "
                "would be empty; add a relation that reaches it (e.g. self)",
                spec.source, group_text(spec, plan.group), i, plan.dst, n, n == 1 ? "" : "s");

@@ -290,6 +290,22 @@ TEST_CASE("topology files: every bad file is an error naming the file and the JS
   CHECK(empty.find("test.json: (all heads) (far): node 0 of 'tok' in a sentence of 1 token has no in-edge") != std::string::npos);
   CHECK(error_of([&] { build_topology(dilated, {5, 1, 4}); }).find("sentence of 1 token has no in-edge") != std::string::npos);
   CHECK_NOTHROW(build_topology(dilated, {5, 4}));
+
+  // A group switched off (0 heads in every layer: an ablation) takes no softmax: it need not reach every updated
+  // type nor every node of one. It was refused for the empty softmax it never takes.
+  const std::string hub = R"({"nodes": {"hub": 1}, "relations": [)" + local + R"(,
+      {"name": "up", "src": "tok", "dst": "hub", "builder": "all"},
+      {"name": "far", "src": "tok", "dst": "tok", "builder": "dilated", "dilation": 2, "reach": 1}],
+    "head_groups": [{"heads": )";
+  const auto with_heads = [&](const std::string& on, const std::string& off) {
+    return hub + on + R"(, "relations": ["local", "up"]}, {"heads": )" + off + R"(, "relations": ["far"]}]})";
+  };
+  const TopologySpec off = spec_of(with_heads("[2, 2]", "[0, 0]"));
+  CHECK(!off.head_groups[1].attends());
+  CHECK(off.head_groups[0].attends());
+  CHECK_NOTHROW(check_topology_lengths(off, 8));
+  CHECK(error_of([&] { (void)spec_of(with_heads("[2, 1]", "[0, 1]")); })
+            .find("test.json: head_groups[1].relations: no relation into 'hub'") != std::string::npos);
 }
 
 TEST_CASE("topology files past the size bounds: errors naming the file and the field, not out-of-memory") {

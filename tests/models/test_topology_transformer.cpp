@@ -247,3 +247,30 @@ TEST_CASE("the graph model's weights: one attention and LayerNorm per destinatio
         std::string::npos);
 }
 
+
+TEST_CASE("a head group switched off (0 heads in every layer) changes nothing: the file without it gives the same") {
+  const std::string body = R"({"nodes": {"hub": 1}, "relations": [
+      {"name": "local", "src": "tok", "dst": "tok", "builder": "window", "radius": 1},
+      {"name": "up", "src": "tok", "dst": "hub", "builder": "all"},
+      {"name": "down", "src": "hub", "dst": "tok", "builder": "all"})";
+  const std::string groups = R"("head_groups": [{"heads": [4, 4], "relations": ["local", "up", "down"]})";
+  // The switched-off group reaches neither the hub nor, in a 1-token sentence, any token (dilated).
+  const std::string with_off = testing::write_temp_file(
+      "off_group.json", body + R"(, {"name": "far", "src": "tok", "dst": "tok", "builder": "dilated", "dilation": 2,
+      "reach": 1}], )" + groups + R"(, {"heads": [0, 0], "relations": ["far"]}]})");
+  const std::string without = testing::write_temp_file("no_off_group.json", body + "], " + groups + "]}");
+  auto model_of = [](const std::string& file) {
+    TopologyTransformerConfig config{.encoder = {}, .topology = read_topology_file(file)};
+    config.encoder.vocab_size = 30, config.encoder.hidden = 16, config.encoder.heads = 4, config.encoder.layers = 2;
+    config.encoder.max_length = 64;
+    return std::make_unique<TopologyTransformer>(config);
+  };
+  const auto off = model_of(with_off), plain = model_of(without);
+  off->reset_parameters(5);
+  copy_parameters(*off, *plain, [](std::string name) { return name; });
+  const SequenceBatch batch = random_batch({7, 1, 12}, 0, 30, 6);
+  const Run a = run(*off, [&] { return off->encode(batch); }, 8), b = run(*plain, [&] { return plain->encode(batch); }, 8);
+  CHECK(a.tokens == b.tokens);
+  CHECK(a.sentences == b.sentences);
+  CHECK(a.grads == b.grads);
+}
