@@ -208,10 +208,18 @@ TopologyGraph build_topology(const TopologySpec& spec, const std::vector<std::in
       }
     if (bound > kMaxSentenceEdges) {
       const TopologyRelation& r = spec.relations[static_cast<std::size_t>(largest_relation)];
+      // Dense attention over long sentences has a path without a graph: the band kernel (topology_transformer.hpp's
+      // band_runs), which a run with --attention graph gave up.
+      const bool band_kind = r.src == kTokenType && (r.builder == TopologyBuilderKind::Full ||
+                                                     r.builder == TopologyBuilderKind::All ||
+                                                     r.builder == TopologyBuilderKind::Window);
       fail("{}: {}: a sentence of {} token{} would hold up to {} edges ({} of them '{}', {} {} -> {}); a sentence's "
-           "graph holds at most {} (full attention over 2048 tokens): use fewer nodes or a sparser builder",
+           "graph holds at most {} (full attention over 2048 tokens): use fewer nodes or a sparser builder{}",
            spec.source, r.path, n, n == 1 ? "" : "s", bound, largest, r.name, builder_name(r.builder), r.src, r.dst,
-           kMaxSentenceEdges);
+           kMaxSentenceEdges,
+           band_kind ? "; with --attention auto, head groups of one window or full relation over the tokens into "
+                       "them run as a band and build no graph"
+                     : "");
     }
     std::vector<std::vector<SentenceEdges>>& per_plan = by_length[n];
     for (const GroupPlan& plan : plans) {

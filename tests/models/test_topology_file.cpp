@@ -373,8 +373,12 @@ TEST_CASE("topology files past the size bounds: errors naming the file and the f
               64);
         }).find("relations[0]: a sentence of 1 token would hold up to 16785409 edges") != std::string::npos);
   const TopologySpec full = spec_of(R"({"relations": [{"name": "f", "src": "tok", "dst": "tok", "builder": "full"}]})");
-  CHECK(error_of([&] { build_topology(full, {8, 2049}); }).find("a sentence of 2049 tokens would hold up to 4198401 edges") !=
+  const std::string long_full = error_of([&] { build_topology(full, {8, 2049}); });
+  CHECK(long_full.find("a sentence of 2049 tokens would hold up to 4198401 edges") != std::string::npos);
+  // ... and it names the path that has no such bound; 'full' between other types has none, so no hint there.
+  CHECK(long_full.find("with --attention auto, head groups of one window or full relation over the tokens") !=
         std::string::npos);
+  CHECK(message.find("--attention auto") == std::string::npos);
   // The bound counts what the builders can build, not their fields: a radius or block of 2^40 is the sentence.
   CHECK_NOTHROW(check_topology_lengths(
       spec_of(R"({"relations": [{"name": "b", "src": "tok", "dst": "tok", "builder": "block", "size": 1099511627776},
