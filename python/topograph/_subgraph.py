@@ -92,10 +92,20 @@ def node_subgraph(graph: DGLGraph, nodes, *, relabel_nodes: bool = True, store_i
 def edge_subgraph(graph: DGLGraph, edges, *, relabel_nodes: bool = True, store_ids: bool = True,
                   output_device=None) -> DGLGraph:
     """The given edges (ids or a boolean mask; {etype: ...} with several relations), in the order given;
-    relabel_nodes keeps only the nodes they touch, by increasing parent id (ndata[NID] maps them back)."""
+    relabel_nodes keeps only the nodes they touch, numbered as DGL 2.1's (first appearance, relation by
+    relation, sources then destinations; ndata[NID] maps them back)."""
     _check(graph, "edge_subgraph")
-    sub = _finish(graph, graph._g.edge_subgraph(_edge_sets(graph, edges, "edge_subgraph"), relabel_nodes), store_ids)
-    return _to_device(sub, output_device)
+    handle = graph._g.edge_subgraph(_edge_sets(graph, edges, "edge_subgraph"), relabel_nodes)  # checks the ids
+    if not relabel_nodes:
+        return _to_device(_finish(graph, handle, store_ids), output_device)
+    # the core numbers the kept nodes by parent id; DGL's order is first appearance, which scripts that index
+    # the subgraph's rows by position see
+    eids = [handle.parent_ids(False, r) for r in range(len(graph.canonical_etypes))]
+    eids = [torch.arange(graph.num_edges(c)) if e is None else e.cpu().to(torch.int64)
+            for e, c in zip(eids, graph.canonical_etypes)]
+    ends = [tuple(x.cpu().to(torch.int64) for x in graph.find_edges(e, etype=c))
+            for e, c in zip(eids, graph.canonical_etypes)]
+    return _from_parent_edges(graph, ends, eids, True, store_ids, output_device)
 
 
 def _to_device(sub: DGLGraph, output_device) -> DGLGraph:
@@ -125,8 +135,6 @@ def _seed_subgraph(graph: DGLGraph, nodes, relabel_nodes: bool, store_ids: bool,
     relation and, relabelled, ndata[NID] on every node type. The parent's features come along (gathered by
     those ids). As DGL's, the result is one graph (a batch's batch_size becomes 1). Ids out of range: a
     DGLError naming the id."""
-    from ._mutation import _first_occurrences, _on_device, _plain
-
     what = "in_subgraph" if incoming else "out_subgraph"
     _check(graph, what)
     seeds = {t: graph._checked_ids(ids, graph.num_nodes(t), f"{what}: node of {t!r}")
@@ -144,6 +152,20 @@ def _seed_subgraph(graph: DGLGraph, nodes, relabel_nodes: bool, store_ids: bool,
         u, v, e = (x.cpu().to(torch.int64) for x in walk(r, mine.tolist()))
         edges.append((u, v))
         eids.append(e)
+    return _from_parent_edges(graph, edges, eids, relabel_nodes, store_ids, output_device)
+
+
+def _from_parent_edges(graph: DGLGraph, edges: list, eids: list, relabel_nodes: bool, store_ids: bool,
+                       output_device) -> DGLGraph:
+    """One unbatched graph of graph's relations holding edges[r] = (u, v) (int64 parent node ids on the host),
+    the parent edges eids[r]: every node kept, or with relabel_nodes only the nodes those edges touch, numbered
+    as DGL's: by first appearance, relation by relation, among the relation's sources then its destinations.
+    store_ids: edata[EID] (idtype) on every relation and, relabelled, ndata[NID] on every node type. The
+    parent's features come along (gathered by those ids)."""
+    from ._mutation import _first_occurrences, _on_device, _plain
+
+    relations = graph.canonical_etypes
+    empty = torch.zeros(0, dtype=torch.int64)
     counts = {t: graph.num_nodes(t) for t in graph.ntypes}
     kept = None
     if relabel_nodes:  # DGL's numbering: first appearance, relation by relation, sources then destinations
