@@ -95,14 +95,15 @@ def edge_subgraph(graph: DGLGraph, edges, *, relabel_nodes: bool = True, store_i
     relabel_nodes keeps only the nodes they touch, numbered as DGL 2.1's (first appearance, relation by
     relation, sources then destinations; ndata[NID] maps them back)."""
     _check(graph, "edge_subgraph")
-    handle = graph._g.edge_subgraph(_edge_sets(graph, edges, "edge_subgraph"), relabel_nodes)  # checks the ids
+    sets = _edge_sets(graph, edges, "edge_subgraph")
     if not relabel_nodes:
+        handle = graph._g.edge_subgraph(sets, False)  # checks the ids
         return _to_device(_finish(graph, handle, store_ids), output_device)
-    # the core numbers the kept nodes by parent id; DGL's order is first appearance, which scripts that index
-    # the subgraph's rows by position see
-    eids = [handle.parent_ids(False, r) for r in range(len(graph.canonical_etypes))]
-    eids = [torch.arange(graph.num_edges(c)) if e is None else e.cpu().to(torch.int64)
-            for e, c in zip(eids, graph.canonical_etypes)]
+    # The core numbers the kept nodes by parent id; DGL's order is first appearance, which scripts that index the
+    # subgraph's rows by position see. So the graph is built once, here, from the edges' ends: building the
+    # core's subgraph first only to read its edge ids back took 40-60 ms of 100 (200k of 2M edges).
+    eids = [graph._checked_ids(sets.get(r, []), graph.num_edges(c), f"edge_subgraph: edges[{c[1]!r}]")
+            for r, c in enumerate(graph.canonical_etypes)]
     ends = [tuple(x.cpu().to(torch.int64) for x in graph.find_edges(e, etype=c))
             for e, c in zip(eids, graph.canonical_etypes)]
     return _from_parent_edges(graph, ends, eids, True, store_ids, output_device)
