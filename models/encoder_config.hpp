@@ -20,6 +20,11 @@ namespace topo::models {
 
 struct EncoderSpec;  // models/registry.hpp
 
+// The most layers and heads an encoder takes: far past any model that trains here, so that a typo fails at once,
+// naming its field (topo-train's config, a topology file's per-layer heads), instead of building for minutes (a
+// million layers ignored SIGTERM while it grew to 16 GiB) or failing in the allocator.
+inline constexpr std::int64_t kMaxLayers = 1024, kMaxHeads = 4096;
+
 struct EncoderConfig {
   std::int64_t vocab_size = 0;  // > 0: token ids through an embedding table
   std::int64_t input_dim = 0;   // > 0: continuous features through a linear projection (exactly one of the two)

@@ -12,6 +12,7 @@
 #include "kernels/threads.hpp"
 #include "apps/tasks/registry.hpp"
 #include "apps/text/decode.hpp"
+#include "models/encoder_config.hpp"
 #include "models/registry.hpp"
 #include "nn/json_input.hpp"
 #include "nn/json_number.hpp"
@@ -422,9 +423,9 @@ void TrainConfig::validate() const {
   if (patience < 0) bad("patience", patience, "must be >= 0 (0: never stop early)");
   if (min_steps < 0 || min_steps > kMaxSteps) bad("min_steps", min_steps, fmt::format("must be in [0, {}]", kMaxSteps));
   if (eval_batch < 0) bad("eval_batch", eval_batch, "must be >= 0 (0: the task's default)");
-  // Upper bounds far past any model that trains here, so that a typo fails at once, naming its field, instead of
-  // building for minutes (a million layers ignored SIGTERM while it grew to 16 GiB) or failing in the allocator.
-  constexpr std::int64_t kMaxLayers = 1024, kMaxWidth = 65536, kMaxHeads = 4096;
+  // Upper bounds far past any model that trains here (models::kMaxLayers / kMaxHeads: encoder_config.hpp).
+  constexpr std::int64_t kMaxWidth = 65536;
+  using models::kMaxHeads, models::kMaxLayers;
   if (layers < 1 || layers > kMaxLayers) bad("layers", layers, fmt::format("must be in [1, {}]", kMaxLayers));
   if (hidden < 1 || hidden > kMaxWidth) bad("hidden", hidden, fmt::format("must be in [1, {}]", kMaxWidth));
   if (heads < 1 || heads > kMaxHeads) bad("heads", heads, fmt::format("must be in [1, {}]", kMaxHeads));

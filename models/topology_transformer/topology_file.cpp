@@ -6,6 +6,7 @@
 #include <set>
 
 #include "kernels/error.hpp"
+#include "models/encoder_config.hpp"
 #include "nn/json_input.hpp"
 
 namespace topo::models {
@@ -65,11 +66,9 @@ std::int64_t integer(const std::string& source, const std::string& path, const J
   return v;
 }
 
-// Nodes of a type per sentence, and heads of a group: beyond these a file is a mistake, not a model.
-constexpr std::int64_t kMaxNodes = 4096, kMaxHeads = 4096;
-// Layers a per-layer heads list may cover: a run's --layers bound (apps/train/config.cpp's kMaxLayers). Past it
-// the list set --layers to its length, and the config's check then named a field the user never typed.
-constexpr std::size_t kMaxLayers = 1024;
+// Nodes of a type per sentence, and heads of a group (the encoders' kMaxHeads): beyond these a file is a
+// mistake, not a model.
+constexpr std::int64_t kMaxNodes = 4096;
 
 // The keys `object` may hold; any other is an error naming it and the known ones.
 void check_keys(const std::string& source, const std::string& path, const Json& object,
@@ -286,7 +285,8 @@ TopologyHeadGroup parse_head_group(const TopologySpec& spec, const Json& value, 
   const Json& heads = required(source, g.path, value, "heads", "the group's heads (an integer, or one per layer)");
   if (heads.is_array()) {
     if (heads.empty()) bad(source, g.path + ".heads", "an empty list: give the heads of each layer");
-    if (heads.size() > kMaxLayers)
+    // A longer list set --layers to its length, and the config's check then named a field the user never typed.
+    if (heads.size() > static_cast<std::size_t>(kMaxLayers))
       bad(source, g.path + ".heads",
           fmt::format("lists the heads of {} layers; a run has at most {} layers", heads.size(), kMaxLayers));
     g.per_layer = true;
