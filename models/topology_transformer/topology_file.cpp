@@ -516,4 +516,15 @@ nlohmann::ordered_json read_topology_json(const std::string& path) {
 
 TopologySpec read_topology_file(const std::string& path) { return parse_topology(read_topology_json(path), path); }
 
+bool band_runs(const TopologySpec& spec) {
+  if (spec.destination_types().size() != 1) return false;
+  for (const TopologyHeadGroup& g : spec.head_groups) {
+    if (g.relations.size() != 1) return false;
+    const TopologyRelation& r = spec.relations[static_cast<std::size_t>(g.relations[0])];
+    const bool dense = r.builder == TopologyBuilderKind::Full || r.builder == TopologyBuilderKind::All;
+    if (r.src != kTokenType || (r.builder != TopologyBuilderKind::Window && !dense)) return false;
+  }
+  return true;
+}
+
 }  // namespace topo::models

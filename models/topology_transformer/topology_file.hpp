@@ -94,4 +94,8 @@ nlohmann::ordered_json read_topology_json(const std::string& path);
 // read_topology_json, then parse_topology: errors name the path (and the JSON path of a bad field).
 TopologySpec read_topology_file(const std::string& path);
 
+// Whether the band path (`--attention auto`: the fused band attention, no graph built) can run `spec`: tok the
+// only destination, each group one window or full tok -> tok.
+bool band_runs(const TopologySpec& spec);
+
 }  // namespace topo::models

@@ -208,11 +208,8 @@ TopologyGraph build_topology(const TopologySpec& spec, const std::vector<std::in
       }
     if (bound > kMaxSentenceEdges) {
       const TopologyRelation& r = spec.relations[static_cast<std::size_t>(largest_relation)];
-      // Dense attention over long sentences has a path without a graph: the band kernel (topology_transformer.hpp's
-      // band_runs), which a run with --attention graph gave up.
-      const bool band_kind = r.src == kTokenType && (r.builder == TopologyBuilderKind::Full ||
-                                                     r.builder == TopologyBuilderKind::All ||
-                                                     r.builder == TopologyBuilderKind::Window);
+      // A file the band kernel can run has a path without a graph, which a run with --attention graph gave up.
+      const bool band_kind = band_runs(spec);
       fail("{}: {}: a sentence of {} token{} would hold up to {} edges ({} of them '{}', {} {} -> {}); a sentence's "
            "graph holds at most {} (full attention over 2048 tokens): use fewer nodes or a sparser builder{}",
            spec.source, r.path, n, n == 1 ? "" : "s", bound, largest, r.name, builder_name(r.builder), r.src, r.dst,

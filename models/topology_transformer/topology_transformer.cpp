@@ -6,17 +6,6 @@
 
 namespace topo::models {
 
-bool band_runs(const TopologySpec& spec) {
-  if (spec.destination_types().size() != 1) return false;
-  for (const TopologyHeadGroup& g : spec.head_groups) {
-    if (g.relations.size() != 1) return false;
-    const TopologyRelation& r = spec.relations[static_cast<std::size_t>(g.relations[0])];
-    const bool dense = r.builder == TopologyBuilderKind::Full || r.builder == TopologyBuilderKind::All;
-    if (r.src != kTokenType || (r.builder != TopologyBuilderKind::Window && !dense)) return false;
-  }
-  return true;
-}
-
 TopologyTransformer::Layer::Layer(const std::vector<std::string>& types, std::int64_t hidden, std::int64_t heads) {
   for (const std::string& t : types) {
     attention.push_back(register_module(t + "_attention", std::make_shared<nn::GraphMultiHeadAttention>(hidden, heads)));

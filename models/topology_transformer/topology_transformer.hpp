@@ -36,9 +36,6 @@ struct TopologyTransformerConfig {
   bool band = true;  // use the band path where the pattern allows it (false: always the graph)
 };
 
-// Whether the band path can run `spec`: tok the only destination, each group one window or full tok -> tok.
-bool band_runs(const TopologySpec& spec);
-
 class TopologyTransformer : public SequenceEncoder {
  public:
   explicit TopologyTransformer(const TopologyTransformerConfig& config);

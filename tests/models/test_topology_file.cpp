@@ -379,6 +379,13 @@ TEST_CASE("topology files past the size bounds: errors naming the file and the f
   CHECK(long_full.find("with --attention auto, head groups of one window or full relation over the tokens") !=
         std::string::npos);
   CHECK(message.find("--attention auto") == std::string::npos);
+  // Nor where the band kernel cannot take the whole file (a second destination type): auto builds its graph too.
+  const TopologySpec full_and_hub = spec_of(R"({"nodes": {"h": 1}, "relations": [
+      {"name": "f", "src": "tok", "dst": "tok", "builder": "full"},
+      {"name": "up", "src": "tok", "dst": "h", "builder": "all"}]})");
+  const std::string no_band = error_of([&] { build_topology(full_and_hub, {2049}); });
+  CHECK(no_band.find("would hold up to") != std::string::npos);
+  CHECK(no_band.find("--attention auto") == std::string::npos);
   // The bound counts what the builders can build, not their fields: a radius or block of 2^40 is the sentence.
   CHECK_NOTHROW(check_topology_lengths(
       spec_of(R"({"relations": [{"name": "b", "src": "tok", "dst": "tok", "builder": "block", "size": 1099511627776},
